@@ -1,0 +1,104 @@
+// Issuers and their API tokens. Shared by the operator API, the admin CLI and the dev
+// stack's first-run setup, so all three behave the same and all three are audited.
+import { errors } from '../../core/errors';
+import { newId } from '../../core/ids';
+import { generateToken, hashToken } from '../../core/tokens';
+import type { Db } from '../../prisma/client';
+import type { ApiToken, Issuer } from '../../prisma/generated/client';
+import { recordAudit } from './audit';
+
+export interface IssuerInput {
+  name: string;
+  environment: 'sandbox' | 'production';
+  brandedAvailabilityDelayDays?: number;
+}
+
+export function presentIssuer(issuer: Issuer) {
+  return {
+    id: issuer.id,
+    name: issuer.name,
+    environment: issuer.environment,
+    brandedAvailabilityDelayDays: issuer.brandedAvailabilityDelayDays,
+    createdAt: issuer.createdAt.toISOString(),
+    updatedAt: issuer.updatedAt.toISOString(),
+  };
+}
+
+export function presentToken(token: ApiToken, secret?: string) {
+  return {
+    id: token.id,
+    ...(secret ? { token: secret } : {}),
+    label: token.label,
+    createdAt: token.createdAt.toISOString(),
+    revokedAt: token.revokedAt ? token.revokedAt.toISOString() : null,
+  };
+}
+
+export async function createIssuer(db: Db, input: IssuerInput, actor: string, now: Date): Promise<Issuer> {
+  return db.$transaction(async (tx) => {
+    const issuer = await tx.issuer.create({
+      data: {
+        id: newId('iss'),
+        name: input.name,
+        environment: input.environment,
+        brandedAvailabilityDelayDays: input.brandedAvailabilityDelayDays ?? 0,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    await recordAudit(tx, { actor, action: 'issuer.create', targetId: issuer.id, details: { ...input } }, now);
+    return issuer;
+  });
+}
+
+export async function getIssuer(db: Db, issuerId: string): Promise<Issuer> {
+  const issuer = await db.issuer.findUnique({ where: { id: issuerId } });
+  if (!issuer) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
+  return issuer;
+}
+
+export async function updateIssuer(
+  db: Db,
+  issuerId: string,
+  changes: { name?: string; brandedAvailabilityDelayDays?: number },
+  actor: string,
+  now: Date,
+): Promise<Issuer> {
+  return db.$transaction(async (tx) => {
+    const found = await tx.issuer.findUnique({ where: { id: issuerId } });
+    if (!found) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
+    const issuer = await tx.issuer.update({ where: { id: issuerId }, data: { ...changes, updatedAt: now } });
+    await recordAudit(tx, { actor, action: 'issuer.update', targetId: issuerId, details: changes }, now);
+    return issuer;
+  });
+}
+
+/** Returns the stored token record and its secret, which is never available again. */
+export async function createToken(
+  db: Db,
+  issuerId: string,
+  label: string | undefined,
+  actor: string,
+  now: Date,
+): Promise<{ token: ApiToken; secret: string }> {
+  return db.$transaction(async (tx) => {
+    const issuer = await tx.issuer.findUnique({ where: { id: issuerId } });
+    if (!issuer) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
+    const secret = generateToken();
+    const token = await tx.apiToken.create({
+      data: { id: newId('tok'), issuerId, label: label ?? null, tokenHash: hashToken(secret), createdAt: now },
+    });
+    await recordAudit(tx, { actor, action: 'token.create', targetId: token.id, details: { issuerId, label } }, now);
+    return { token, secret };
+  });
+}
+
+export async function revokeToken(db: Db, issuerId: string, tokenId: string, actor: string, now: Date): Promise<void> {
+  await db.$transaction(async (tx) => {
+    const token = await tx.apiToken.findFirst({ where: { id: tokenId, issuerId } });
+    if (!token) throw errors.notFound('token_not_found', `No token ${tokenId} for issuer ${issuerId}.`);
+    if (token.revokedAt) return;
+    await tx.apiToken.update({ where: { id: tokenId }, data: { revokedAt: now } });
+    await recordAudit(tx, { actor, action: 'token.revoke', targetId: tokenId, details: { issuerId } }, now);
+  });
+}

@@ -1,0 +1,48 @@
+// createApp(deps) builds the Koa application; api/server.ts listens. Middleware runs top
+// down: request id → access log → errors → body → routes.
+import Koa from 'koa';
+import Router from '@koa/router';
+import { errors, ApiError } from '../core/errors';
+import type { AppDeps } from './deps';
+import type { RouteSpec } from './route';
+import { mountRoutes } from './route';
+import { requestId } from './middleware/request-id';
+import { accessLog } from './middleware/access-log';
+import { errorHandler } from './middleware/error-handler';
+import { jsonBody } from './middleware/json-body';
+import { createGuards } from './middleware/auth';
+import { buildOpenApi } from './openapi';
+import { healthRoutes } from './health/routes';
+import { chgRoutes } from './chg/routes';
+import { adminRoutes } from './admin/routes';
+
+export const API_VERSION = '2.0.0';
+
+export function allRoutes(deps: AppDeps): RouteSpec[] {
+  const routes: RouteSpec[] = [];
+  const openApi = () => buildOpenApi(routes, API_VERSION);
+  routes.push(...healthRoutes(deps, openApi), ...chgRoutes(deps), ...adminRoutes(deps));
+  return routes;
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa();
+  app.proxy = true;
+  // Errors are logged by errorHandler with their request id; silence Koa's own printing.
+  app.silent = true;
+  const router = new Router();
+  mountRoutes(router, allRoutes(deps), createGuards({ db: deps.db, operatorToken: deps.config.operatorToken }));
+  app.use(requestId(deps.logger));
+  app.use(accessLog());
+  app.use(errorHandler());
+  app.use(jsonBody());
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new ApiError('method_not_allowed', 'This route does not take that method.', { reasonCode: 'method_not_allowed' }),
+      notImplemented: () => errors.notFound('route_not_found', 'No such route.'),
+    }),
+  );
+  return app;
+}

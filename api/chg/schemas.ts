@@ -1,0 +1,161 @@
+// Request and response schemas of the cardholder group routes (API.md, Cardholder groups).
+import { externalIdSchema, idSchema, nullableTimestampSchema, statusSchema, timestampSchema, errorObjectSchema } from '../schemas/common';
+
+export const CARD_NETWORKS = ['visa', 'mastercard', 'amex', 'discover', 'other'] as const;
+export const MAX_CARDHOLDERS_PER_GROUP = 100;
+export const MAX_CARDS_PER_CARDHOLDER = 20;
+export const MAX_BULK_ITEMS = 500;
+export const MAX_SETTINGS_BYTES = 16 * 1024;
+
+export interface CardInput {
+  externalId: string;
+  last4: string;
+  network: (typeof CARD_NETWORKS)[number];
+  status: 'active' | 'inactive';
+}
+export interface CardholderInput {
+  externalId: string;
+  status: 'active' | 'inactive';
+  cards: CardInput[];
+}
+export interface GroupSettings {
+  locale?: string;
+  timezone?: string;
+  displayName?: string;
+  metadata?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+export interface GroupInput {
+  externalId: string;
+  status: 'active' | 'inactive';
+  settings: GroupSettings;
+  cardholders: CardholderInput[];
+}
+
+const cardInputSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['externalId', 'last4', 'network'],
+  properties: {
+    externalId: externalIdSchema,
+    last4: { type: 'string', pattern: '^[0-9]{4}$', description: 'Last four digits of the card number.' },
+    network: { type: 'string', enum: CARD_NETWORKS },
+    status: { ...statusSchema, default: 'active' },
+  },
+};
+
+const cardholderInputSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['externalId', 'cards'],
+  properties: {
+    externalId: externalIdSchema,
+    status: { ...statusSchema, default: 'active' },
+    cards: { type: 'array', minItems: 1, maxItems: MAX_CARDS_PER_CARDHOLDER, items: cardInputSchema },
+  },
+};
+
+export const settingsSchema = {
+  type: 'object',
+  description:
+    'Product, localization and presentation settings. Unknown keys are kept as given (at most 16 KiB in all).',
+  maxProperties: 50,
+  additionalProperties: true,
+  properties: {
+    locale: { type: 'string', minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', example: 'en-US' },
+    timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone name.', example: 'America/New_York' },
+    displayName: { type: 'string', minLength: 1, maxLength: 200 },
+    metadata: { type: 'object', maxProperties: 50, additionalProperties: true },
+  },
+};
+
+export const groupInputSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['externalId', 'cardholders'],
+  description:
+    'The desired state of one group. Cardholders and cards missing from the body are soft-deactivated.',
+  properties: {
+    externalId: externalIdSchema,
+    status: { ...statusSchema, default: 'active' },
+    settings: { ...settingsSchema, default: {} },
+    cardholders: { type: 'array', minItems: 1, maxItems: MAX_CARDHOLDERS_PER_GROUP, items: cardholderInputSchema },
+  },
+};
+
+export const bulkInputSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['items'],
+  properties: {
+    items: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_BULK_ITEMS,
+      description: 'Groups to upsert, each validated and stored on its own.',
+      // Each item is validated separately against the group schema so that one bad item
+      // fails alone instead of failing the batch.
+      items: { type: 'object' },
+    },
+  },
+};
+
+const cardSchema = {
+  type: 'object',
+  required: ['id', 'externalId', 'last4', 'network', 'status', 'deactivatedAt'],
+  properties: {
+    id: idSchema('card'),
+    externalId: { type: 'string' },
+    last4: { type: 'string' },
+    network: { type: 'string', enum: CARD_NETWORKS },
+    status: statusSchema,
+    deactivatedAt: nullableTimestampSchema,
+  },
+};
+
+const cardholderSchema = {
+  type: 'object',
+  required: ['id', 'externalId', 'status', 'deactivatedAt', 'cards'],
+  properties: {
+    id: idSchema('ch'),
+    externalId: { type: 'string' },
+    status: statusSchema,
+    deactivatedAt: nullableTimestampSchema,
+    cards: { type: 'array', items: cardSchema },
+  },
+};
+
+export const groupSchema = {
+  type: 'object',
+  required: ['id', 'externalId', 'status', 'settings', 'createdAt', 'updatedAt', 'deactivatedAt', 'cardholders'],
+  properties: {
+    id: idSchema('chg'),
+    externalId: { type: 'string' },
+    status: statusSchema,
+    settings: { type: 'object' },
+    createdAt: timestampSchema,
+    updatedAt: timestampSchema,
+    deactivatedAt: nullableTimestampSchema,
+    cardholders: { type: 'array', items: cardholderSchema },
+  },
+};
+
+export const bulkResultSchema = {
+  type: 'object',
+  required: ['results'],
+  properties: {
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'status'],
+        properties: {
+          index: { type: 'integer' },
+          status: { type: 'string', enum: ['created', 'updated', 'failed'] },
+          id: idSchema('chg'),
+          error: errorObjectSchema,
+        },
+      },
+    },
+  },
+};

@@ -1,0 +1,20 @@
+// What the HTTP layer needs from the outside world, passed in by whoever builds the app
+// (api/server.ts in production, test/helpers in tests).
+import type { Db } from '../prisma/client';
+import type { Logger } from '../core/logger';
+import type { Config } from '../core/config';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface AppDeps {
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+  config: Pick<Config, 'operatorToken'> & { operatorToken: string };
+  /** Readiness probe of the workflow engine; absent means "not configured". */
+  temporalHealth?: () => Promise<void>;
+}

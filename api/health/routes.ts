@@ -1,0 +1,58 @@
+// Liveness, readiness and the OpenAPI document: unauthenticated, for load balancers and tools.
+import { defineRoute, type RouteSpec } from '../route';
+import { errors } from '../../core/errors';
+import type { AppDeps } from '../deps';
+
+export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/healthz',
+      operationId: 'healthz',
+      summary: 'The process is up',
+      tag: 'Health',
+      auth: 'none',
+      responses: { 200: { description: 'Up.', schema: { type: 'object', properties: { status: { const: 'ok' } } } } },
+      async handle(ctx) {
+        ctx.body = { status: 'ok' };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/readyz',
+      operationId: 'readyz',
+      summary: 'PostgreSQL and Temporal are reachable',
+      tag: 'Health',
+      auth: 'none',
+      responses: { 200: { description: 'Ready.', schema: { type: 'object', properties: { status: { const: 'ready' }, database: { type: 'string' }, temporal: { type: 'string' } } } } },
+      errorStatuses: [503],
+      async handle(ctx) {
+        try {
+          await deps.db.$queryRaw`SELECT 1`;
+        } catch {
+          throw errors.unavailable('database_unavailable', 'The database is unreachable.');
+        }
+        if (deps.temporalHealth) {
+          try {
+            await deps.temporalHealth();
+          } catch {
+            throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable.');
+          }
+        }
+        ctx.body = { status: 'ready', database: 'ok', temporal: deps.temporalHealth ? 'ok' : 'not_configured' };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'openapi',
+      summary: 'This document',
+      tag: 'Health',
+      auth: 'none',
+      responses: { 200: { description: 'OpenAPI 3.1 document.' } },
+      async handle(ctx) {
+        ctx.body = openApi();
+      },
+    }),
+  ];
+}

@@ -1,0 +1,67 @@
+// Authentication guards (API.md, Authentication). Issuer routes take an issuer API token;
+// /admin routes take the operator token. Every failure is the same 401 so that a caller
+// learns nothing about which tokens exist.
+import type { Context } from 'koa';
+import { errors } from '../../core/errors';
+import type { Db } from '../../prisma/client';
+import { hashToken, isWellFormedToken, safeEqualHex } from '../../core/tokens';
+
+export type AuthKind = 'issuer' | 'operator' | 'none';
+
+export interface AuthenticatedIssuer {
+  id: string;
+  name: string;
+  environment: 'sandbox' | 'production';
+  brandedAvailabilityDelayDays: number;
+  tokenId: string;
+}
+
+function bearer(ctx: Context): string {
+  const header = ctx.get('Authorization');
+  if (!header) throw errors.unauthenticated('missing_token', 'An Authorization: Bearer <token> header is required.');
+  const match = /^Bearer ([^\s]+)$/.exec(header);
+  if (!match) throw errors.unauthenticated('invalid_token', 'The Authorization header must be "Bearer <token>".');
+  return match[1];
+}
+
+export function createGuards(deps: { db: Db; operatorToken: string }): Record<AuthKind, (ctx: Context) => Promise<void>> {
+  const operatorHash = hashToken(deps.operatorToken);
+  return {
+    none: async () => undefined,
+
+    async operator(ctx) {
+      const token = bearer(ctx);
+      if (!safeEqualHex(hashToken(token), operatorHash)) {
+        throw errors.unauthenticated('invalid_token', 'The operator token is not valid.');
+      }
+      ctx.state.actor = 'operator';
+    },
+
+    async issuer(ctx) {
+      const token = bearer(ctx);
+      if (!isWellFormedToken(token)) throw errors.unauthenticated('invalid_token', 'The API token is not valid.');
+      const tokenHash = hashToken(token);
+      const row = await deps.db.apiToken.findUnique({ where: { tokenHash }, include: { issuer: true } });
+      // The lookup is by hash, so timing reveals nothing about the secret; the explicit
+      // constant-time comparison keeps that true if the lookup ever changes.
+      if (!row || row.revokedAt !== null || !safeEqualHex(row.tokenHash, tokenHash)) {
+        throw errors.unauthenticated('invalid_token', 'The API token is not valid.');
+      }
+      const issuer: AuthenticatedIssuer = {
+        id: row.issuer.id,
+        name: row.issuer.name,
+        environment: row.issuer.environment as AuthenticatedIssuer['environment'],
+        brandedAvailabilityDelayDays: row.issuer.brandedAvailabilityDelayDays,
+        tokenId: row.id,
+      };
+      ctx.state.issuer = issuer;
+      ctx.state.log = ctx.state.log.child({ issuerId: issuer.id });
+    },
+  };
+}
+
+export function issuerOf(ctx: Context): AuthenticatedIssuer {
+  const issuer = ctx.state.issuer as AuthenticatedIssuer | undefined;
+  if (!issuer) throw new Error('issuerOf called on a route without issuer authentication');
+  return issuer;
+}

@@ -1,0 +1,100 @@
+// Renders /openapi.json from the route declarations: the schemas shown are the objects
+// ajv enforces, and every route's error responses use the one error object.
+import { errorObjectSchema } from './schemas/common';
+import { idPattern } from '../core/ids';
+import type { RouteSpec } from './route';
+
+// Statuses any route can answer, whatever it does.
+const SHARED_ERRORS: Record<number, string> = {
+  500: 'Unexpected failure; the body says nothing internal. Quote `uuid` to support.',
+  503: 'Database or workflow engine unreachable (`Retry-After` is set).',
+};
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers.',
+  401: 'Missing, malformed, unknown or revoked token.',
+  404: 'Not found; another issuer\'s ids are answered exactly like missing ones.',
+  409: 'Conflict with stored state (`reasonCode` says which).',
+  413: 'Body larger than 1 MiB.',
+  415: 'Body not application/json.',
+};
+
+export function buildOpenApi(routes: RouteSpec[], version: string): object {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const route of routes) {
+    (paths[route.path] ??= {})[route.method] = operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Issuer Rewards Service',
+      version,
+      description:
+        'Cardholder groups, merchant offers, transaction ingestion and reward reconciliation for card issuers. ' +
+        'Money is integer minor units (fields ending in Minor); rates are basis points (Bps); timestamps are ISO 8601 UTC. ' +
+        'Typed ids are a prefix and a lowercase UUID. Every response carries X-Request-Id.',
+    },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: {
+        IssuerApiToken: { type: 'http', scheme: 'bearer', description: 'Issuer API token (rwd_sk_...), created by the operator.' },
+        OperatorToken: { type: 'http', scheme: 'bearer', description: 'The OPERATOR_TOKEN of the deployment.' },
+      },
+      schemas: { Error: errorObjectSchema },
+    },
+    paths,
+  };
+}
+
+function operation(route: RouteSpec): object {
+  const errorStatuses = new Set<number>([...(route.errorStatuses ?? [])]);
+  if (route.auth !== 'none') errorStatuses.add(401);
+  if (route.params || route.query || route.body) errorStatuses.add(400);
+  if (route.body) {
+    errorStatuses.add(413);
+    errorStatuses.add(415);
+  }
+  const responses: Record<string, object> = {};
+  for (const [status, spec] of Object.entries(route.responses)) {
+    responses[status] = spec.schema
+      ? { description: spec.description, content: { 'application/json': { schema: spec.schema } } }
+      : { description: spec.description };
+  }
+  const errorResponse = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
+  for (const status of [...errorStatuses].sort()) {
+    responses[String(status)] ??= errorResponse(ERROR_DESCRIPTIONS[status] ?? 'Error.');
+  }
+  for (const [status, description] of Object.entries(SHARED_ERRORS)) responses[status] ??= errorResponse(description);
+  const parameters = [
+    ...Object.entries(route.params ?? {}).map(([name, prefix]) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: { type: 'string', pattern: idPattern(prefix) },
+    })),
+    ...queryParameters(route.query),
+    { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
+  ];
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [route.tag],
+    security: route.auth === 'issuer' ? [{ IssuerApiToken: [] }] : route.auth === 'operator' ? [{ OperatorToken: [] }] : [],
+    parameters,
+    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+    responses,
+  };
+}
+
+function queryParameters(query: object | undefined): object[] {
+  const schema = query as { properties?: Record<string, object>; required?: string[] } | undefined;
+  return Object.entries(schema?.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: schema?.required?.includes(name) ?? false,
+    schema: property,
+  }));
+}

@@ -1,0 +1,95 @@
+// Routes are declarations: method, path, auth, the ajv schemas of their input and output,
+// and a handler that receives input already validated. The same declarations are mounted
+// on the Koa router and rendered into /openapi.json (api/openapi.ts), so the document
+// cannot drift from what is enforced.
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { idPattern, isId, type IdPrefix } from '../core/ids';
+import { errors } from '../core/errors';
+import { assertValid, compileBody, compileQuery, type Validator } from './validation';
+import type { AuthKind } from './middleware/auth';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RouteInput<B, Q> {
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+}
+
+export interface ResponseSpec {
+  description: string;
+  schema?: object;
+}
+
+export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
+  method: HttpMethod;
+  /** OpenAPI form: /api/v2/chg/{chgId}. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  auth: AuthKind;
+  /** Path parameters that are typed ids, by parameter name. */
+  params?: Record<string, IdPrefix>;
+  query?: object;
+  body?: object;
+  responses: Record<number, ResponseSpec>;
+  /** Error statuses this route can answer besides the ones every route shares. */
+  errorStatuses?: number[];
+  handle(ctx: Context, input: RouteInput<B, Q>): Promise<void>;
+}
+
+export function defineRoute<B = unknown, Q = Record<string, unknown>>(spec: RouteSpec<B, Q>): RouteSpec {
+  return spec as unknown as RouteSpec;
+}
+
+export function idParamSchema(prefix: IdPrefix): object {
+  return { type: 'string', pattern: idPattern(prefix) };
+}
+
+interface CompiledRoute {
+  spec: RouteSpec;
+  body?: Validator<unknown>;
+  query?: Validator<Record<string, unknown>>;
+}
+
+export function mountRoutes(router: Router, specs: RouteSpec[], guards: Record<AuthKind, (ctx: Context) => Promise<void>>): void {
+  for (const spec of specs) {
+    const compiled: CompiledRoute = {
+      spec,
+      body: spec.body ? compileBody(spec.body) : undefined,
+      query: spec.query ? compileQuery(spec.query) : undefined,
+    };
+    const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    router[spec.method](spec.operationId, koaPath, async (ctx: Context) => {
+      await guards[spec.auth](ctx);
+      const input = readInput(ctx, compiled);
+      await spec.handle(ctx, input);
+    });
+  }
+}
+
+function readInput(ctx: Context, route: CompiledRoute): RouteInput<unknown, Record<string, unknown>> {
+  const params = (ctx as Context & { params: Record<string, string> }).params ?? {};
+  for (const [name, prefix] of Object.entries(route.spec.params ?? {})) {
+    if (!isId(prefix, params[name])) {
+      throw errors.validation('invalid_id', `${name} must be a ${prefix}_ id (${prefix}_ followed by a lowercase UUID).`, [
+        { path: `/${name}`, message: `must match ${idPattern(prefix)}` },
+      ]);
+    }
+  }
+  const query: Record<string, unknown> = { ...ctx.query };
+  if (route.query) {
+    assertValid(route.query, query, 'invalid_query', 'query string');
+  } else if (Object.keys(query).length > 0) {
+    throw errors.validation('invalid_query', 'This route takes no query parameters.', Object.keys(query).map((k) => ({ path: `/${k}`, message: 'is not a known parameter' })));
+  }
+  const body = (ctx.request as { body?: unknown }).body;
+  if (route.body) {
+    if (body === undefined) throw errors.validation('invalid_body', 'A JSON request body is required.');
+    assertValid(route.body, body, 'invalid_body', 'request body');
+  }
+  return { params, query, body };
+}

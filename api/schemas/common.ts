@@ -1,0 +1,54 @@
+// Schema pieces shared by several areas. Each is a plain JSON schema object: ajv validates
+// with it and api/openapi.ts publishes it unchanged.
+import { idPattern, type IdPrefix } from '../../core/ids';
+import { ERROR_CLASSES } from '../../core/errors';
+
+export const idSchema = (prefix: IdPrefix, description?: string) => ({
+  type: 'string',
+  pattern: idPattern(prefix),
+  ...(description ? { description } : {}),
+});
+
+/** Issuer-assigned ids: 1 to 128 visible ASCII characters. */
+export const externalIdSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[!-~]+$',
+  description: "The issuer's own id: 1 to 128 visible ASCII characters.",
+};
+
+export const timestampSchema = { type: 'string', format: 'date-time', description: 'ISO 8601, UTC.' };
+export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' };
+
+export const statusSchema = { type: 'string', enum: ['active', 'inactive'] };
+
+export const errorObjectSchema = {
+  type: 'object',
+  required: ['code', 'httpStatusCode', 'uuid', 'message'],
+  properties: {
+    code: {
+      type: 'integer',
+      enum: Object.values(ERROR_CLASSES).map((c) => c.code),
+      description: 'Stable error class code; use it for durable handling.',
+    },
+    httpStatusCode: { type: 'integer' },
+    uuid: { type: 'string', pattern: idPattern('err'), description: 'Error instance id; quote it to support.' },
+    message: { type: 'string', description: 'Human-readable; must not drive decisions.' },
+    name: { type: 'string', enum: Object.keys(ERROR_CLASSES) },
+    reasonCode: { type: 'string', description: 'Machine-readable reason within the class.' },
+    details: {
+      type: 'object',
+      properties: {
+        errors: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['path', 'message'],
+            properties: { path: { type: 'string', description: 'JSON pointer into the request.' }, message: { type: 'string' } },
+          },
+        },
+      },
+    },
+  },
+};

@@ -1,0 +1,43 @@
+// The API process: reads configuration, connects, listens, and shuts down gracefully
+// (stop accepting, let in-flight requests finish, then close the pool).
+import { loadConfig, requireConnections } from '../core/config';
+import { createLogger } from '../core/logger';
+import { createDb } from '../prisma/client';
+import { connectTemporal } from '../worker/connection';
+import { createApp } from './app';
+import { systemClock } from './deps';
+
+async function main(): Promise<void> {
+  const config = requireConnections(loadConfig());
+  const logger = createLogger(config.logLevel, 'api');
+  if (!config.operatorToken) throw new Error('OPERATOR_TOKEN is required for the API process');
+  const db = createDb(config.databaseUrl, config.databasePoolSize);
+  const temporal = await connectTemporal(config);
+  const app = createApp({
+    db,
+    logger,
+    clock: systemClock,
+    config: { operatorToken: config.operatorToken },
+    temporalHealth: async () => {
+      await temporal.workflowService.getSystemInfo({});
+    },
+  });
+  const server = app.listen(config.port, config.host, () => {
+    logger.info({ port: config.port, host: config.host }, 'API listening');
+  });
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'API shutting down');
+    server.close(() => {
+      void Promise.allSettled([db.$disconnect(), temporal.close()]).then(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(1), 15_000).unref();
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

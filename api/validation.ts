@@ -1,0 +1,58 @@
+// One ajv instance for request bodies, one for query strings (which arrive as text and are
+// coerced to the schema's types). Schemas are compiled once, when their route module loads.
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { errors, type FieldError } from '../core/errors';
+
+function createAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: true, coerceTypes, useDefaults: true, removeAdditional: false });
+  addFormats(ajv, ['date-time', 'uri']);
+  // OpenAPI annotations we put in schemas; ajv ignores them.
+  ajv.addKeyword('example');
+  return ajv;
+}
+
+const bodyAjv = createAjv(false);
+const queryAjv = createAjv(true);
+
+export type Validator<T> = ValidateFunction<T>;
+
+export function compileBody<T>(schema: object): Validator<T> {
+  return bodyAjv.compile<T>(schema);
+}
+
+export function compileQuery<T>(schema: object): Validator<T> {
+  return queryAjv.compile<T>(schema);
+}
+
+// Bound the list: a 10,000-element array of bad items must not produce a 10,000-entry reply.
+const MAX_FIELD_ERRORS = 20;
+
+export function toFieldErrors(ajvErrors: ErrorObject[] | null | undefined, prefix = ''): FieldError[] {
+  return (ajvErrors ?? []).slice(0, MAX_FIELD_ERRORS).map((e) => {
+    let path = prefix + e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') {
+      const extra = String((e.params as { additionalProperty: string }).additionalProperty);
+      path = `${path}/${extra}`;
+      message = 'is not a known field';
+    } else if (e.keyword === 'required') {
+      path = `${path}/${String((e.params as { missingProperty: string }).missingProperty)}`;
+      message = 'is required';
+    } else if (e.keyword === 'enum') {
+      message = `must be one of: ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
+    }
+    return { path: path || '/', message };
+  });
+}
+
+export function assertValid<T>(
+  validate: Validator<T>,
+  value: unknown,
+  reasonCode: 'invalid_body' | 'invalid_query' | 'invalid_id',
+  what: string,
+): asserts value is T {
+  if (!validate(value)) {
+    throw errors.validation(reasonCode, `The ${what} is invalid.`, toFieldErrors(validate.errors));
+  }
+}

@@ -1,0 +1,96 @@
+// The one place that reads the environment. Every variable is validated up front and
+// all problems are reported together, so a bad deployment fails at start, not at 3 a.m.
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  databasePoolSize: number;
+  temporalAddress?: string;
+  temporalNamespace: string;
+  temporalTaskQueue: string;
+  temporalApiKey?: string;
+  temporalTls: boolean;
+  temporalCli?: string;
+  operatorToken?: string;
+  logLevel: string;
+  dataDir: string;
+  embeddedPgPort: number;
+  temporalDevPort: number;
+  temporalUiPort: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const str = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+
+  const databaseUrl = str('DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be a postgresql:// URL');
+  }
+  const operatorToken = str('OPERATOR_TOKEN');
+  if (operatorToken !== undefined && operatorToken.length < 32) {
+    problems.push('OPERATOR_TOKEN must be at least 32 characters');
+  }
+  const logLevel = str('LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const temporalApiKey = str('TEMPORAL_API_KEY');
+
+  const config: Config = {
+    port: int('PORT', 3000, 0, 65535),
+    host: str('HOST') ?? '0.0.0.0',
+    databaseUrl,
+    databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 500),
+    temporalAddress: str('TEMPORAL_ADDRESS'),
+    temporalNamespace: str('TEMPORAL_NAMESPACE') ?? 'default',
+    temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'rewards',
+    temporalApiKey,
+    temporalTls: bool('TEMPORAL_TLS', temporalApiKey !== undefined),
+    temporalCli: str('TEMPORAL_CLI'),
+    operatorToken,
+    logLevel,
+    dataDir: str('DATA_DIR') ?? '.data',
+    embeddedPgPort: int('EMBEDDED_PG_PORT', 54329, 1, 65535),
+    temporalDevPort: int('TEMPORAL_DEV_PORT', 7233, 1, 65535),
+    temporalUiPort: int('TEMPORAL_UI_PORT', 8233, 1, 65535),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** For processes that cannot run without their backing services (API, worker, admin CLI). */
+export function requireConnections(config: Config): Config & { databaseUrl: string; temporalAddress: string } {
+  const missing = [
+    config.databaseUrl ? null : 'DATABASE_URL is required (npm start sets it for the embedded database)',
+    config.temporalAddress ? null : 'TEMPORAL_ADDRESS is required (npm start sets it for the dev server)',
+  ].filter((p): p is string => p !== null);
+  if (missing.length > 0) throw new ConfigError(missing);
+  return config as Config & { databaseUrl: string; temporalAddress: string };
+}

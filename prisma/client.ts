@@ -1,0 +1,11 @@
+// The Prisma client factory. Prisma 7 talks to PostgreSQL through the pg driver adapter,
+// so no native query engine is needed at run time.
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from './generated/client';
+
+export type Db = PrismaClient;
+
+export function createDb(databaseUrl: string, poolSize = 10): Db {
+  const adapter = new PrismaPg({ connectionString: databaseUrl, max: poolSize });
+  return new PrismaClient({ adapter });
+}

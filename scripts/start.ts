@@ -1,0 +1,91 @@
+// `npm start`: the whole service on one machine. Uses DATABASE_URL and TEMPORAL_ADDRESS
+// when set; otherwise starts embedded PostgreSQL (.data/postgres) and the Temporal dev
+// server (.data/temporal.db, Web UI on TEMPORAL_UI_PORT). Then migrates, prepares the
+// first-run sandbox issuer, and runs the API and the worker as child processes.
+// Ctrl-C stops the children first, then Temporal, then PostgreSQL.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadConfig } from '../core/config';
+import { createLogger } from '../core/logger';
+import { migrate } from '../prisma/migrate';
+import { createDb } from '../prisma/client';
+import { startEmbeddedPostgres } from './lib/embedded-postgres';
+import { startTemporalDevServer, stopChild } from './lib/temporal-dev-server';
+import { ensureOperatorToken, ensureSandboxIssuer } from './lib/first-run';
+
+const ROOT = resolve(__dirname, '..');
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'stack');
+  const dataDir = resolve(ROOT, config.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const stops: Array<() => Promise<void>> = [];
+
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    logger.info({ port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
+    const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: config.embeddedPgPort, persistent: true });
+    stops.unshift(() => pg.stop());
+    await pg.createDatabase('rewards');
+    databaseUrl = pg.databaseUrl('rewards');
+  }
+  let temporalAddress = config.temporalAddress;
+  if (!temporalAddress) {
+    logger.info({ port: config.temporalDevPort }, 'starting the Temporal dev server');
+    const temporal = await startTemporalDevServer({
+      cli: config.temporalCli,
+      port: config.temporalDevPort,
+      uiPort: config.temporalUiPort,
+      dbFile: join(dataDir, 'temporal.db'),
+    });
+    stops.unshift(() => temporal.stop());
+    temporalAddress = temporal.address;
+    logger.info({ ui: temporal.uiUrl }, 'Temporal Web UI');
+  }
+
+  const migrations = await migrate(databaseUrl);
+  logger.info({ applied: migrations.applied }, 'migrations up to date');
+  const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
+  const db = createDb(databaseUrl, 2);
+  await ensureSandboxIssuer(db, (issuer, token) => {
+    console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
+  });
+  await db.$disconnect();
+
+  const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, OPERATOR_TOKEN: operatorToken.value };
+  const children = [runChild('api/server.ts', env), runChild('worker/main.ts', env)];
+  console.log(`\nAPI       http://localhost:${config.port}  (OpenAPI: /openapi.json, readiness: /readyz)`);
+  if (!config.temporalAddress) console.log(`Temporal  http://localhost:${config.temporalUiPort}  (Web UI)`);
+  console.log(`Operator  token ${operatorToken.source}${operatorToken.printable ? `: ${operatorToken.value}` : ''}\n`);
+
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('stopping');
+    await Promise.all(children.map((c) => stopChild(c, 20_000)));
+    for (const stop of stops) await stop().catch((err) => logger.warn({ err }, 'stop failed'));
+    process.exit(code);
+  };
+  for (const child of children) {
+    child.once('exit', (code) => {
+      if (!stopping) {
+        logger.error({ code }, 'a service process exited; stopping the stack');
+        void shutdown(1);
+      }
+    });
+  }
+  process.once('SIGINT', () => void shutdown(0));
+  process.once('SIGTERM', () => void shutdown(0));
+}
+
+function runChild(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry)], { cwd: ROOT, env, stdio: 'inherit' });
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exit(1);
+});

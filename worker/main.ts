@@ -1,0 +1,30 @@
+// The worker process. SIGINT/SIGTERM let running activities finish (the SDK's shutdown
+// grace) before the process exits.
+import { loadConfig, requireConnections } from '../core/config';
+import { createLogger } from '../core/logger';
+import { createDb } from '../prisma/client';
+import { connectWorker } from './connection';
+import { createWorker } from './worker';
+
+async function main(): Promise<void> {
+  const config = requireConnections(loadConfig());
+  const logger = createLogger(config.logLevel, 'worker');
+  const db = createDb(config.databaseUrl, config.databasePoolSize);
+  const connection = await connectWorker(config);
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.temporalTaskQueue,
+    deps: { db, logger, clock: { now: () => new Date() } },
+  });
+  logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');
+  await worker.run();
+  await db.$disconnect();
+  await connection.close();
+  logger.info('worker stopped');
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exit(1);
+});

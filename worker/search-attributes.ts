@@ -1,0 +1,19 @@
+// Custom search attributes that let operators find any transaction in the Temporal UI
+// (DESIGN.md, Transaction lifecycle). The dev server registers them at start; a cluster
+// operator registers them once with `temporal operator search-attribute create`.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const RewardsIssuerId = defineSearchAttributeKey('RewardsIssuerId', SearchAttributeType.KEYWORD);
+export const RewardsChgId = defineSearchAttributeKey('RewardsChgId', SearchAttributeType.KEYWORD);
+export const RewardsTransactionId = defineSearchAttributeKey('RewardsTransactionId', SearchAttributeType.KEYWORD);
+export const RewardsMerchantId = defineSearchAttributeKey('RewardsMerchantId', SearchAttributeType.KEYWORD);
+export const RewardsStatus = defineSearchAttributeKey('RewardsStatus', SearchAttributeType.KEYWORD);
+
+/** Name → type, in the form the dev server's `--search-attribute` flag takes. */
+export const SEARCH_ATTRIBUTE_DECLARATIONS: Record<string, 'Keyword'> = {
+  RewardsIssuerId: 'Keyword',
+  RewardsChgId: 'Keyword',
+  RewardsTransactionId: 'Keyword',
+  RewardsMerchantId: 'Keyword',
+  RewardsStatus: 'Keyword',
+};

@@ -1,0 +1,20 @@
+// Builds the worker: the bundled workflows of workflows/ and the activities of activities/.
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../activities';
+
+export const WORKFLOWS_PATH = require.resolve('../workflows');
+
+export function createWorker(options: {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+}): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    workflowsPath: WORKFLOWS_PATH,
+    activities: createActivities(options.deps),
+  });
+}
