@@ -1,0 +1,56 @@
+// `npm run admin -- <command> [args]`: operator tasks from a shell. Talks to PostgreSQL
+// directly (DATABASE_URL, or the embedded database of `npm start` when unset).
+import { userInfo } from 'node:os';
+import { ApiError } from '../core/errors';
+import { loadConfig } from '../core/config';
+import { createDb } from '../prisma/client';
+import { parseArgs, UsageError, type Command } from './admin/command';
+import { issuerCommands } from './admin/issuer-commands';
+
+const COMMANDS: Command[] = [...issuerCommands];
+
+function help(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.usage.length));
+  return ['Usage: npm run admin -- <command> [args]', '', ...COMMANDS.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`)].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    console.error(help());
+    return name === undefined || name === 'help' || name === '--help' ? 0 : 2;
+  }
+  const config = loadConfig();
+  const databaseUrl = config.databaseUrl ?? `postgresql://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/rewards`;
+  const db = createDb(databaseUrl, 2);
+  try {
+    await command.run(parseArgs(rest), {
+      db,
+      actor: `cli:${userInfo().username}`,
+      now: new Date(),
+      print: (value) => console.log(JSON.stringify(value, null, 2)),
+    });
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`${err.message}\nusage: npm run admin -- ${command.usage}`);
+      return 2;
+    }
+    if (err instanceof ApiError) {
+      console.error(JSON.stringify(err.toBody(), null, 2));
+      return 1;
+    }
+    throw err;
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);
