@@ -115,8 +115,9 @@ const isErrorObject = ajv.compile(errorObjectSchema);
 /** Asserts an API.md error object with the given status (and reason, when given). */
 export function assertError(res: TestResponse, status: number, reasonCode?: string): void {
   assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${res.text.slice(0, 500)}`);
-  assert.ok(isErrorObject(res.body), `not an error object: ${res.text.slice(0, 500)} ${JSON.stringify(isErrorObject.errors)}`);
-  assert.equal(res.body.httpStatusCode, status);
-  assert.match(res.body.uuid, /^err_[0-9a-f-]{36}$/);
-  if (reasonCode) assert.equal(res.body.reasonCode, reasonCode, `reasonCode: ${res.text.slice(0, 300)}`);
+  const body: any = res.body;
+  assert.ok(isErrorObject(body), `not an error object: ${res.text.slice(0, 500)} ${JSON.stringify(isErrorObject.errors)}`);
+  assert.equal(body.httpStatusCode, status);
+  assert.match(body.uuid, /^err_[0-9a-f-]{36}$/);
+  if (reasonCode) assert.equal(body.reasonCode, reasonCode, `reasonCode: ${res.text.slice(0, 300)}`);
 }
