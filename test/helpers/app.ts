@@ -116,7 +116,8 @@ const isErrorObject = ajv.compile(errorObjectSchema);
 export function assertError(res: TestResponse, status: number, reasonCode?: string): void {
   assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${res.text.slice(0, 500)}`);
   const body: any = res.body;
-  assert.ok(isErrorObject(body), `not an error object: ${res.text.slice(0, 500)} ${JSON.stringify(isErrorObject.errors)}`);
+  const valid: boolean = isErrorObject(res.body);
+  assert.ok(valid, `not an error object: ${res.text.slice(0, 500)} ${JSON.stringify(isErrorObject.errors)}`);
   assert.equal(body.httpStatusCode, status);
   assert.match(body.uuid, /^err_[0-9a-f-]{36}$/);
   if (reasonCode) assert.equal(body.reasonCode, reasonCode, `reasonCode: ${res.text.slice(0, 300)}`);
