@@ -3,6 +3,7 @@
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { Config } from '../core/config';
+import type { Handover } from './ingestion/handover-queue';
 
 export interface Clock {
   now(): Date;
@@ -17,4 +18,6 @@ export interface AppDeps {
   config: Pick<Config, 'operatorToken'> & { operatorToken: string };
   /** Readiness probe of the workflow engine; absent means "not configured". */
   temporalHealth?: () => Promise<void>;
+  /** Hands accepted events to Temporal after the response; absent means the sweeper does it. */
+  handover?: Handover;
 }

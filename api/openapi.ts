@@ -49,7 +49,9 @@ function operation(route: RouteSpec): object {
   const errorStatuses = new Set<number>([...(route.errorStatuses ?? [])]);
   if (route.auth !== 'none') errorStatuses.add(401);
   if (route.params || route.query || route.body) errorStatuses.add(400);
-  if (route.body) {
+  const body = route.body ?? route.documentedBody;
+  if (body) {
+    errorStatuses.add(400);
     errorStatuses.add(413);
     errorStatuses.add(415);
   }
@@ -84,7 +86,7 @@ function operation(route: RouteSpec): object {
     tags: [route.tag],
     security: route.auth === 'issuer' ? [{ IssuerApiToken: [] }] : route.auth === 'operator' ? [{ OperatorToken: [] }] : [],
     parameters,
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
     responses,
   };
 }

@@ -35,6 +35,11 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
   params?: Record<string, IdPrefix>;
   query?: object;
   body?: object;
+  /**
+   * For routes that validate their body piece by piece (batches where each item fails on
+   * its own): the schema published in /openapi.json. The handler must enforce it.
+   */
+  documentedBody?: object;
   responses: Record<number, ResponseSpec>;
   /** Error statuses this route can answer besides the ones every route shares. */
   errorStatuses?: number[];

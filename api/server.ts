@@ -3,7 +3,10 @@
 import { loadConfig, requireConnections } from '../core/config';
 import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
+import { Client } from '@temporalio/client';
 import { connectTemporal } from '../worker/connection';
+import { handOver } from '../activities/handover';
+import { createHandoverQueue } from './ingestion/handover-queue';
 import { createApp } from './app';
 import { systemClock } from './deps';
 
@@ -13,7 +16,13 @@ async function main(): Promise<void> {
   if (!config.operatorToken) throw new Error('OPERATOR_TOKEN is required for the API process');
   const db = createDb(config.databaseUrl, config.databasePoolSize);
   const temporal = await connectTemporal(config);
+  const client = new Client({ connection: temporal, namespace: config.temporalNamespace });
+  const handover = createHandoverQueue(
+    (items) => handOver({ client, db, taskQueue: config.temporalTaskQueue }, items, () => new Date()),
+    logger,
+  );
   const app = createApp({
+    handover,
     db,
     logger,
     clock: systemClock,
@@ -28,7 +37,11 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'API shutting down');
     server.close(() => {
-      void Promise.allSettled([db.$disconnect(), temporal.close()]).then(() => process.exit(0));
+      // Hand over what was accepted before stopping; anything cut short is the sweeper's.
+      void handover
+        .drain()
+        .then(() => Promise.allSettled([db.$disconnect(), temporal.close()]))
+        .then(() => process.exit(0));
     });
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 15_000).unref();

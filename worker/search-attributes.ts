@@ -5,15 +5,16 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 
 export const RewardsIssuerId = defineSearchAttributeKey('RewardsIssuerId', SearchAttributeType.KEYWORD);
 export const RewardsChgId = defineSearchAttributeKey('RewardsChgId', SearchAttributeType.KEYWORD);
-export const RewardsTransactionId = defineSearchAttributeKey('RewardsTransactionId', SearchAttributeType.KEYWORD);
+// A list: one purchase carries its authorization's auth_ id and its settlement's txn_ ids.
+export const RewardsTransactionId = defineSearchAttributeKey('RewardsTransactionId', SearchAttributeType.KEYWORD_LIST);
 export const RewardsMerchantId = defineSearchAttributeKey('RewardsMerchantId', SearchAttributeType.KEYWORD);
 export const RewardsStatus = defineSearchAttributeKey('RewardsStatus', SearchAttributeType.KEYWORD);
 
 /** Name → type, in the form the dev server's `--search-attribute` flag takes. */
-export const SEARCH_ATTRIBUTE_DECLARATIONS: Record<string, 'Keyword'> = {
+export const SEARCH_ATTRIBUTE_DECLARATIONS: Record<string, 'Keyword' | 'KeywordList'> = {
   RewardsIssuerId: 'Keyword',
   RewardsChgId: 'Keyword',
-  RewardsTransactionId: 'Keyword',
+  RewardsTransactionId: 'KeywordList',
   RewardsMerchantId: 'Keyword',
   RewardsStatus: 'Keyword',
 };

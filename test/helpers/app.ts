@@ -47,6 +47,7 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     clock: overrides.clock ?? systemClock,
     config: { operatorToken: OPERATOR_TOKEN },
+    handover: overrides.handover,
     temporalHealth:
       overrides.temporalHealth ??
       (async () => {

@@ -1,0 +1,71 @@
+// Hands stored events to Temporal: one signalWithStart per event, starting the purchase's
+// TransactionLifecycle workflow if it is not running. Used right after the commit (in the
+// API process, asynchronously) and by the sweeper for anything that was not handed over.
+// Signals are idempotent for the workflow (it ignores an event id it has seen), so
+// handing an event over twice is harmless.
+import type { Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { Db } from '../prisma/client';
+import type { EventKind, IngestedEvent } from '../api/ingestion/schemas';
+import { LIFECYCLE_WORKFLOW_TYPE, type LifecycleInput, type LifecycleSignalName } from '../workflows/lifecycle-signals';
+import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../worker/search-attributes';
+
+export interface HandoverItem {
+  eventId: string;
+  issuerId: string;
+  chgId: string;
+  externalId: string;
+  workflowId: string;
+  signal: LifecycleSignalName;
+}
+
+/** DESIGN.md: one workflow per purchase, keyed by the authorization's id when known. */
+export function lifecycleWorkflowId(issuerId: string, kind: EventKind, event: IngestedEvent): string {
+  const purchaseKey = kind === 'settled' && 'authorizationId' in event && event.authorizationId ? event.authorizationId : event.id;
+  return `txn/${issuerId}/${purchaseKey}`;
+}
+
+export function signalFor(kind: EventKind, state: string): LifecycleSignalName {
+  if (kind === 'auth') return state === 'reversed' ? 'reversal' : 'authorization';
+  return state === 'refunded' ? 'refund' : 'settlement';
+}
+
+export async function handOver(
+  deps: { client: Client; db: Db; taskQueue: string },
+  items: HandoverItem[],
+  now: () => Date,
+): Promise<{ handedOver: string[]; failed: Array<{ eventId: string; error: string }> }> {
+  const handedOver: string[] = [];
+  const failed: Array<{ eventId: string; error: string }> = [];
+  for (const item of items) {
+    try {
+      await deps.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
+        workflowId: item.workflowId,
+        taskQueue: deps.taskQueue,
+        args: [{ issuerId: item.issuerId } satisfies LifecycleInput],
+        signal: item.signal,
+        signalArgs: [{ eventId: item.eventId }],
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: RewardsIssuerId, value: item.issuerId },
+          { key: RewardsChgId, value: item.chgId },
+          { key: RewardsTransactionId, value: [item.eventId] },
+          { key: RewardsStatus, value: 'pending' },
+        ]),
+        memo: { issuerId: item.issuerId, chgId: item.chgId, externalId: item.externalId },
+      });
+      handedOver.push(item.eventId);
+    } catch (err) {
+      failed.push({ eventId: item.eventId, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  if (handedOver.length > 0) {
+    await deps.db.ingestedEvent.updateMany({ where: { id: { in: handedOver } }, data: { handedOverAt: now() } });
+  }
+  if (failed.length > 0) {
+    await deps.db.ingestedEvent.updateMany({
+      where: { id: { in: failed.map((f) => f.eventId) } },
+      data: { handoverAttempts: { increment: 1 } },
+    });
+  }
+  return { handedOver, failed };
+}

@@ -1,0 +1,58 @@
+// Runs hand-overs after the response, so accepting events costs one database commit and
+// never waits on Temporal (DESIGN.md, quality bars). Bounded: a fixed number of workers and
+// a capped backlog; whatever is dropped or fails stays un-handed in the database, where the
+// sweeper finds it.
+import type { Logger } from '../../core/logger';
+import type { HandoverItem } from '../../activities/handover';
+
+export interface Handover {
+  enqueue(items: HandoverItem[]): void;
+  drain(): Promise<void>;
+}
+
+export function createHandoverQueue(
+  handOver: (items: HandoverItem[]) => Promise<{ failed: Array<{ eventId: string; error: string }> }>,
+  logger: Logger,
+  options: { concurrency?: number; maxBacklog?: number; chunkSize?: number } = {},
+): Handover {
+  const concurrency = options.concurrency ?? 8;
+  const maxBacklog = options.maxBacklog ?? 50_000;
+  const chunkSize = options.chunkSize ?? 25;
+  const backlog: HandoverItem[] = [];
+  let running = 0;
+  let idle: Array<() => void> = [];
+
+  const pump = () => {
+    while (running < concurrency && backlog.length > 0) {
+      const chunk = backlog.splice(0, chunkSize);
+      running++;
+      handOver(chunk)
+        .then(({ failed }) => {
+          if (failed.length > 0) logger.warn({ failed: failed.length, first: failed[0] }, 'hand-over failed; the sweeper will retry');
+        })
+        .catch((err) => logger.warn({ err, events: chunk.length }, 'hand-over failed; the sweeper will retry'))
+        .finally(() => {
+          running--;
+          pump();
+          if (running === 0 && backlog.length === 0) {
+            const waiting = idle;
+            idle = [];
+            waiting.forEach((resolve) => resolve());
+          }
+        });
+    }
+  };
+
+  return {
+    enqueue(items) {
+      const room = maxBacklog - backlog.length;
+      if (items.length > room) logger.warn({ dropped: items.length - room }, 'hand-over backlog full; the sweeper will pick these up');
+      backlog.push(...items.slice(0, Math.max(room, 0)));
+      pump();
+    },
+    drain() {
+      if (running === 0 && backlog.length === 0) return Promise.resolve();
+      return new Promise((resolve) => idle.push(resolve));
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// Resolves the cardholder and card named by events (the issuer's externalIds or our
+// ch_/card_ ids) for one issuer, with two queries per batch whatever its size.
+import { isId } from '../../core/ids';
+import type { Db } from '../../prisma/client';
+import type { IngestedEvent } from './schemas';
+
+export interface ResolvedCard {
+  chgId: string;
+  cardholderId: string;
+  cardId: string;
+}
+
+export type Resolution = { ok: true; card: ResolvedCard } | { ok: false; reason: 'unknown_cardholder' | 'unknown_card' | 'card_cardholder_mismatch' };
+
+interface CardholderRow {
+  id: string;
+  chgId: string;
+  externalId: string;
+  status: string;
+  updatedAt: Date;
+}
+interface CardRow {
+  id: string;
+  cardholderId: string;
+  externalId: string;
+}
+
+export async function resolveCards(db: Db, issuerId: string, events: IngestedEvent[]): Promise<Resolution[]> {
+  const refs = [...new Set(events.map((e) => e.cardholderId))];
+  const cardholders: CardholderRow[] = await db.cardholder.findMany({
+    where: { issuerId, OR: [{ id: { in: refs.filter((r) => isId('ch', r)) } }, { externalId: { in: refs } }] },
+    select: { id: true, chgId: true, externalId: true, status: true, updatedAt: true },
+  });
+  const byId = new Map(cardholders.map((c) => [c.id, c]));
+  // An externalId may have rows in several groups (it moved); the active one wins, else
+  // the one touched last.
+  const byExternal = new Map<string, CardholderRow>();
+  for (const c of cardholders) {
+    const seen = byExternal.get(c.externalId);
+    if (!seen || rank(c) > rank(seen)) byExternal.set(c.externalId, c);
+  }
+  const cardRefs = [...new Set(events.map((e) => e.cardId))];
+  const cards: CardRow[] = await db.card.findMany({
+    where: { issuerId, OR: [{ id: { in: cardRefs.filter((r) => isId('card', r)) } }, { externalId: { in: cardRefs } }] },
+    select: { id: true, cardholderId: true, externalId: true },
+  });
+  return events.map((event) => {
+    const cardholder = byId.get(event.cardholderId) ?? byExternal.get(event.cardholderId);
+    if (!cardholder) return { ok: false, reason: 'unknown_cardholder' };
+    const named = cards.filter((k) => k.id === event.cardId || k.externalId === event.cardId);
+    const card = named.find((k) => k.cardholderId === cardholder.id);
+    if (card) return { ok: true, card: { chgId: cardholder.chgId, cardholderId: cardholder.id, cardId: card.id } };
+    return { ok: false, reason: named.length > 0 ? 'card_cardholder_mismatch' : 'unknown_card' };
+  });
+}
+
+function rank(c: CardholderRow): number {
+  return (c.status === 'active' ? 1e15 : 0) + c.updatedAt.getTime();
+}

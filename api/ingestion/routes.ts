@@ -1,0 +1,68 @@
+// Transaction ingestion (SPEC.md 4.4, API.md "Ingestion"): one event or up to 1000.
+// 204 when all were accepted, 200 with the failures when some were, 400 when none were.
+import type { Context } from 'koa';
+import { defineRoute, type RouteSpec } from '../route';
+import { issuerOf } from '../middleware/auth';
+import { errors } from '../../core/errors';
+import { compileBody } from '../validation';
+import type { AppDeps } from '../deps';
+import { ingestBatch } from './store';
+import { authEventSchema, failuresSchema, MAX_EVENTS_PER_BATCH, settledEventSchema, type EventKind, type IngestedEvent } from './schemas';
+
+const validators = {
+  auth: compileBody<IngestedEvent>(authEventSchema),
+  settled: compileBody<IngestedEvent>(settledEventSchema),
+};
+
+function batchOf(body: unknown): unknown[] {
+  if (Array.isArray(body)) {
+    if (body.length === 0 || body.length > MAX_EVENTS_PER_BATCH) {
+      throw errors.validation('invalid_body', `Send one event or an array of 1 to ${MAX_EVENTS_PER_BATCH} events.`, [
+        { path: '/', message: `must hold 1 to ${MAX_EVENTS_PER_BATCH} events` },
+      ]);
+    }
+    return body;
+  }
+  if (body !== null && typeof body === 'object') return [body];
+  throw errors.validation('invalid_body', 'Send one event object or an array of events.', [{ path: '/', message: 'must be an object or an array' }]);
+}
+
+export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
+  const route = (kind: EventKind, path: string, operationId: string, summary: string, schema: object) =>
+    defineRoute({
+      method: 'post',
+      path,
+      operationId,
+      summary,
+      description:
+        `Accepts one event or an array of 1 to ${MAX_EVENTS_PER_BATCH}. Accepted means stored durably before the response; ` +
+        'processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is ' +
+        'a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, ' +
+        'card_cardholder_mismatch, id_conflict, unknown_related_transaction.',
+      tag: 'Ingestion',
+      auth: 'issuer',
+      documentedBody: { oneOf: [schema, { type: 'array', minItems: 1, maxItems: MAX_EVENTS_PER_BATCH, items: schema }] },
+      responses: {
+        204: { description: 'Every event accepted.' },
+        200: { description: 'Some events accepted; the failures.', schema: failuresSchema },
+        400: { description: 'No event accepted: the failures (or an error object when the body is not an event or array).', schema: failuresSchema },
+      },
+      async handle(ctx: Context) {
+        const body = (ctx.request as { body?: unknown }).body;
+        if (body === undefined) throw errors.validation('invalid_body', 'A JSON request body is required.');
+        const events = batchOf(body);
+        const outcome = await ingestBatch(deps.db, issuerOf(ctx).id, kind, events, validators[kind], deps.clock.now());
+        if (outcome.handovers.length > 0) deps.handover?.enqueue(outcome.handovers);
+        if (outcome.failures.length === 0) {
+          ctx.status = 204;
+          return;
+        }
+        ctx.status = outcome.acceptedCount > 0 ? 200 : 400;
+        ctx.body = outcome.failures;
+      },
+    });
+  return [
+    route('auth', '/api/v1/incoming-auth', 'ingestAuthorizations', 'Submit card authorization events', authEventSchema),
+    route('settled', '/api/v1/incoming-txn', 'ingestSettledTransactions', 'Submit settled transaction events', settledEventSchema),
+  ];
+}
