@@ -101,7 +101,7 @@ describe('ingestion routes', () => {
     assert.deepEqual(
       res.body.map((f: any) => [f.index, f.id, f.error.reasonCode]),
       [
-        [1, batch[1].id, 'invalid_event'],
+        [1, (batch[1] as any).id, 'invalid_event'],
         [2, (batch[2] as any).id, 'unknown_cardholder'],
         [3, (batch[3] as any).id, 'unknown_card'],
         [4, (batch[4] as any).id, 'card_cardholder_mismatch'],
