@@ -8,7 +8,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { Db } from '../prisma/client';
 import type { EventKind, IngestedEvent } from '../api/ingestion/schemas';
 import { LIFECYCLE_WORKFLOW_TYPE, type LifecycleInput, type LifecycleSignalName } from '../workflows/lifecycle-signals';
-import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../worker/search-attributes';
+import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../workflows/search-attributes';
 
 export interface HandoverItem {
   eventId: string;

@@ -1,4 +1,4 @@
 // Workflow entry point bundled by the worker. Deterministic code only: this folder imports
 // @temporalio/workflow and types, nothing with effects (test/workflows/boundary.test.ts).
 // The transaction lifecycle and webhook delivery workflows arrive with their issues.
-export {};
+export { transactionLifecycle } from './transaction-lifecycle';

@@ -16,6 +16,8 @@ export type LifecycleSignalName = 'authorization' | 'reversal' | 'settlement' | 
 
 export interface LifecycleInput {
   issuerId: string;
+  /** How long a previewed authorization waits for its settlement; default 10 days. */
+  settlementTimeoutMs?: number;
 }
 
 export const LIFECYCLE_WORKFLOW_TYPE = 'transactionLifecycle';

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTE_DECLARATIONS } from '../../worker/search-attributes';
+import { SEARCH_ATTRIBUTE_DECLARATIONS } from '../../workflows/search-attributes';
 
 const ROOT = resolve(__dirname, '..', '..');
 

@@ -1,5 +1,6 @@
 // Workflow code must stay deterministic: files in workflows/ import only
-// @temporalio/workflow, type-only imports, and each other (STYLE.md, habit 1).
+// @temporalio/workflow, @temporalio/common (deterministic, bundled with the workflow),
+// type-only imports, and each other (STYLE.md, habit 1).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ export function forbiddenImports(source: string): string[] {
     const typeOnly = Boolean(m[2]);
     const spec = m[3] ?? m[4];
     if (typeOnly) continue;
-    if (spec === '@temporalio/workflow' || spec.startsWith('./') || spec.startsWith('../workflows/')) continue;
+    if (spec === '@temporalio/workflow' || spec === '@temporalio/common' || spec.startsWith('./') || spec.startsWith('../workflows/')) continue;
     problems.push(spec);
   }
   return problems;

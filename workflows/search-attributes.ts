@@ -1,3 +1,5 @@
+// Defined here, beside the workflows that set them, since workflow code may import only
+// deterministic modules; the worker and clients import them from here too.
 // Custom search attributes that let operators find any transaction in the Temporal UI
 // (DESIGN.md, Transaction lifecycle). The dev server registers them at start; a cluster
 // operator registers them once with `temporal operator search-attribute create`.
