@@ -1,7 +1,7 @@
 // Builders for catalogue tests: merchants and offers created through the operator API,
 // with unique names so tests never see each other's rows.
 import assert from 'node:assert/strict';
-import type { TestApp, TestIssuer } from './app';
+import type { TestApp, TestIssuer, TestResponse } from './app';
 import { groupBody, uniq } from './groups';
 
 export const DAY_MS = 86_400_000;
@@ -33,7 +33,7 @@ export async function walkPages(issuer: TestIssuer | { call: TestIssuer['call'] 
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
     const sep = path.includes('?') ? '&' : '?';
-    const res = await issuer.call('GET', `${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const res: TestResponse = await issuer.call('GET', `${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     assert.equal(res.status, 200, res.text);
     assert.ok(res.body.data.length <= limit);
     items.push(...res.body.data);
