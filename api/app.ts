@@ -16,13 +16,26 @@ import { healthRoutes } from './health/routes';
 import { chgRoutes } from './chg/routes';
 import { adminRoutes } from './admin/routes';
 import { ingestionRoutes } from './ingestion/routes';
+import { catalogueAdminRoutes } from './catalogue/admin-routes';
+import { catalogueRoutes } from './catalogue/routes';
+import { activationRoutes } from './catalogue/activation-routes';
+import { eligibilityRoutes } from './catalogue/eligibility-routes';
 
 export const API_VERSION = '2.0.0';
 
 export function allRoutes(deps: AppDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
   const openApi = () => buildOpenApi(routes, API_VERSION);
-  routes.push(...healthRoutes(deps, openApi), ...chgRoutes(deps), ...ingestionRoutes(deps), ...adminRoutes(deps));
+  routes.push(
+    ...healthRoutes(deps, openApi),
+    ...chgRoutes(deps),
+    ...catalogueRoutes(deps),
+    ...activationRoutes(deps),
+    ...eligibilityRoutes(deps),
+    ...ingestionRoutes(deps),
+    ...adminRoutes(deps),
+    ...catalogueAdminRoutes(deps),
+  );
   return routes;
 }
 

@@ -6,8 +6,9 @@ import { loadConfig } from '../core/config';
 import { createDb } from '../prisma/client';
 import { parseArgs, UsageError, type Command } from './admin/command';
 import { issuerCommands } from './admin/issuer-commands';
+import { catalogueCommands } from './admin/catalogue-commands';
 
-const COMMANDS: Command[] = [...issuerCommands];
+const COMMANDS: Command[] = [...issuerCommands, ...catalogueCommands];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));

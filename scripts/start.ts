@@ -1,7 +1,7 @@
 // `npm start`: the whole service on one machine. Uses DATABASE_URL and TEMPORAL_ADDRESS
 // when set; otherwise starts embedded PostgreSQL (.data/postgres) and the Temporal dev
 // server (.data/temporal.db, Web UI on TEMPORAL_UI_PORT). Then migrates, prepares the
-// first-run sandbox issuer, and runs the API and the worker as child processes.
+// first-run sandbox issuer, loads the sandbox catalogue, and runs the API and the worker as child processes.
 // Ctrl-C stops the children first, then Temporal, then PostgreSQL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { createDb } from '../prisma/client';
 import { startEmbeddedPostgres } from './lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from './lib/temporal-dev-server';
 import { ensureOperatorToken, ensureSandboxIssuer } from './lib/first-run';
+import { importCatalogueFile, SANDBOX_CATALOGUE_FILE } from '../api/catalogue/import';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -49,6 +50,9 @@ async function main(): Promise<void> {
   logger.info({ applied: migrations.applied }, 'migrations up to date');
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
   const db = createDb(databaseUrl, 2);
+  // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
+  const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date());
+  logger.info(catalogue, 'sandbox catalogue loaded');
   await ensureSandboxIssuer(db, (issuer, token) => {
     console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
   });

@@ -2,3 +2,4 @@
 // @temporalio/workflow and types, nothing with effects (test/workflows/boundary.test.ts).
 // The transaction lifecycle and webhook delivery workflows arrive with their issues.
 export { transactionLifecycle } from './transaction-lifecycle';
+export { handoverSweeper } from './handover-sweeper';

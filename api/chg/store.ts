@@ -9,6 +9,7 @@ import type { Db } from '../../prisma/client';
 import type { Prisma } from '../../prisma/generated/client';
 import type { GroupInput } from './schemas';
 import type { GroupRow } from './present';
+import { deactivateGroupActivations } from '../catalogue/activation-store';
 
 type Tx = Prisma.TransactionClient;
 type Status = 'active' | 'inactive';
@@ -40,6 +41,7 @@ export async function upsertGroup(db: Db, issuerId: string, input: GroupInput, n
         });
       }
       await syncCardholders(tx, { issuerId, groupId, groupActive, now }, existing, input);
+      if (!groupActive) await deactivateGroupActivations(tx, issuerId, groupId, now);
       const group = await tx.cardholderGroup.findUniqueOrThrow({ where: { id: groupId }, include: GROUP_INCLUDE });
       return { created: !existing, group };
     });
@@ -175,6 +177,7 @@ export async function deactivateGroup(db: Db, issuerId: string, chgId: string, n
     await tx.card.updateMany({ where: { chgId, issuerId, status: 'active' }, data: inactive });
     await tx.cardholder.updateMany({ where: { chgId, issuerId, status: 'active' }, data: inactive });
     await tx.cardholderGroup.updateMany({ where: { id: chgId, issuerId, status: 'active' }, data: inactive });
+    await deactivateGroupActivations(tx, issuerId, chgId, now);
     return readGroup(tx, issuerId, chgId);
   });
 }

@@ -1,0 +1,153 @@
+// The operator's writes to the catalogue. Shared by the operator API, the admin CLI and
+// the catalogue import, so every path validates and audits alike.
+import { errors } from '../../core/errors';
+import { newId } from '../../core/ids';
+import type { Db } from '../../prisma/client';
+import type { Merchant, Offer, Prisma } from '../../prisma/generated/client';
+import { recordAudit } from '../admin/audit';
+
+type Tx = Prisma.TransactionClient;
+
+export interface MerchantInput {
+  name?: string;
+  category?: string;
+  status?: 'active' | 'inactive';
+  logoUrl?: string | null;
+  websiteUrl?: string | null;
+  issuerIds?: string[] | null;
+  brandedBalance?: { enabled?: boolean; spendMinimumMinor?: number; availabilityDelayDays?: number; expiryDays?: number };
+  matchRules?: { descriptorPatterns?: string[]; acquirerMerchantIds?: string[]; mccs?: string[] };
+}
+
+export interface OfferInput {
+  title?: string;
+  description?: string | null;
+  cashbackRateBps?: number;
+  brandedRateBps?: number;
+  minSpendMinor?: number;
+  maxRewardMinor?: number | null;
+  maxRewardPerChgMinor?: number | null;
+  mccs?: string[] | null;
+  startsAt?: string;
+  endsAt?: string | null;
+  status?: 'active' | 'inactive';
+}
+
+const bigOrNull = (v: number | null | undefined) => (v === undefined ? undefined : v === null ? null : BigInt(v));
+
+/** Prisma data for the fields present in the input; issuerIds is written by setIssuerIds. */
+function merchantData(input: MerchantInput) {
+  const b = input.brandedBalance ?? {};
+  const r = input.matchRules ?? {};
+  return {
+    name: input.name,
+    category: input.category,
+    status: input.status,
+    logoUrl: input.logoUrl,
+    websiteUrl: input.websiteUrl,
+    brandedEnabled: b.enabled,
+    brandedSpendMinimumMinor: bigOrNull(b.spendMinimumMinor) ?? undefined,
+    brandedAvailabilityDelayDays: b.availabilityDelayDays,
+    brandedExpiryDays: b.expiryDays,
+    matchDescriptorPatterns: r.descriptorPatterns,
+    matchAcquirerMerchantIds: r.acquirerMerchantIds,
+    matchMccs: r.mccs,
+  };
+}
+
+// Prisma cannot write NULL into a list column, so "visible to every issuer" is written in SQL.
+async function setIssuerIds(tx: Tx, merchantId: string, issuerIds: string[] | null | undefined): Promise<void> {
+  if (issuerIds === undefined) return;
+  if (issuerIds === null) await tx.$executeRaw`UPDATE "merchant" SET "issuer_ids" = NULL WHERE "id" = ${merchantId}`;
+  else await tx.merchant.update({ where: { id: merchantId }, data: { issuerIds } });
+}
+
+/** Creates the merchant, or with `id` of an existing one, replaces the fields given (import). */
+export async function saveMerchant(db: Db, input: MerchantInput, actor: string, now: Date, id?: string): Promise<{ merchant: Merchant; created: boolean }> {
+  return db.$transaction(async (tx) => {
+    const existing = id ? await tx.merchant.findUnique({ where: { id } }) : null;
+    const merchantId = existing?.id ?? id ?? newId('mp');
+    if (existing) {
+      await tx.merchant.update({ where: { id: merchantId }, data: { ...merchantData(input), updatedAt: now } });
+    } else {
+      if (!input.name || !input.category) throw errors.validation('invalid_body', 'A new merchant needs a name and a category.');
+      await tx.merchant.create({ data: { ...merchantData(input), name: input.name, category: input.category, id: merchantId, createdAt: now, updatedAt: now } });
+    }
+    await setIssuerIds(tx, merchantId, existing ? input.issuerIds : input.issuerIds ?? undefined);
+    await recordAudit(tx, { actor, action: existing ? 'merchant.update' : 'merchant.create', targetId: merchantId, details: { ...input } }, now);
+    return { merchant: await tx.merchant.findUniqueOrThrow({ where: { id: merchantId } }), created: !existing };
+  });
+}
+
+export async function getMerchant(db: Db | Tx, merchantId: string): Promise<Merchant> {
+  const merchant = await db.merchant.findUnique({ where: { id: merchantId } });
+  if (!merchant) throw errors.notFound('merchant_not_found', `No merchant ${merchantId}.`);
+  return merchant;
+}
+
+export async function updateMerchant(db: Db, merchantId: string, input: MerchantInput, actor: string, now: Date): Promise<Merchant> {
+  await getMerchant(db, merchantId);
+  return (await saveMerchant(db, input, actor, now, merchantId)).merchant;
+}
+
+function offerData(input: OfferInput) {
+  return {
+    title: input.title,
+    description: input.description,
+    cashbackRateBps: input.cashbackRateBps,
+    brandedRateBps: input.brandedRateBps,
+    minSpendMinor: bigOrNull(input.minSpendMinor) ?? undefined,
+    maxRewardMinor: bigOrNull(input.maxRewardMinor),
+    maxRewardPerChgMinor: bigOrNull(input.maxRewardPerChgMinor),
+    mccs: input.mccs ?? undefined,
+    startsAt: input.startsAt === undefined ? undefined : new Date(input.startsAt),
+    endsAt: input.endsAt === undefined ? undefined : input.endsAt === null ? null : new Date(input.endsAt),
+    status: input.status,
+  };
+}
+
+/** Rules on the offer as it will be stored (input merged over the stored row). */
+function checkOffer(offer: { cashbackRateBps: number; brandedRateBps: number; startsAt: Date; endsAt: Date | null }): void {
+  if (offer.cashbackRateBps === 0 && offer.brandedRateBps === 0) {
+    throw errors.validation('invalid_body', 'An offer needs a cashback or a branded rate.', [{ path: '/cashbackRateBps', message: 'cashbackRateBps and brandedRateBps cannot both be 0' }]);
+  }
+  if (offer.endsAt !== null && offer.endsAt.getTime() < offer.startsAt.getTime()) {
+    throw errors.validation('invalid_body', 'endsAt is before startsAt.', [{ path: '/endsAt', message: 'must not be before startsAt' }]);
+  }
+}
+
+/** Creates an offer of the merchant, or with `id` of an existing one, updates it (import, PATCH). */
+export async function saveOffer(db: Db, merchantId: string, input: OfferInput, actor: string, now: Date, id?: string): Promise<{ offer: Offer; created: boolean }> {
+  return db.$transaction(async (tx) => {
+    await getMerchant(tx, merchantId);
+    const existing = id ? await tx.offer.findUnique({ where: { id } }) : null;
+    if (existing && existing.merchantId !== merchantId) throw errors.notFound('offer_not_found', `No offer ${id} for merchant ${merchantId}.`);
+    const data = offerData(input);
+    const offerId = existing?.id ?? id ?? newId('ofr');
+    checkOffer({
+      cashbackRateBps: data.cashbackRateBps ?? existing?.cashbackRateBps ?? 0,
+      brandedRateBps: data.brandedRateBps ?? existing?.brandedRateBps ?? 0,
+      startsAt: data.startsAt ?? existing?.startsAt ?? now,
+      endsAt: data.endsAt === undefined ? existing?.endsAt ?? null : data.endsAt,
+    });
+    if (existing) {
+      await tx.offer.update({ where: { id: offerId }, data: { ...data, updatedAt: now } });
+      if (input.mccs === null) await tx.$executeRaw`UPDATE "offer" SET "mccs" = NULL WHERE "id" = ${offerId}`;
+    } else {
+      if (!input.title || input.startsAt === undefined || input.cashbackRateBps === undefined || input.brandedRateBps === undefined) {
+        throw errors.validation('invalid_body', 'A new offer needs title, rates and startsAt.');
+      }
+      await tx.offer.create({
+        data: { ...data, id: offerId, merchantId, title: input.title, cashbackRateBps: input.cashbackRateBps, brandedRateBps: input.brandedRateBps, startsAt: new Date(input.startsAt), createdAt: now, updatedAt: now },
+      });
+    }
+    await recordAudit(tx, { actor, action: existing ? 'offer.update' : 'offer.create', targetId: offerId, details: { merchantId, ...input } }, now);
+    return { offer: await tx.offer.findUniqueOrThrow({ where: { id: offerId } }), created: !existing };
+  });
+}
+
+export async function updateOffer(db: Db, merchantId: string, offerId: string, input: OfferInput, actor: string, now: Date): Promise<Offer> {
+  const found = await db.offer.findFirst({ where: { id: offerId, merchantId } });
+  if (!found) throw errors.notFound('offer_not_found', `No offer ${offerId} for merchant ${merchantId}.`);
+  return (await saveOffer(db, merchantId, input, actor, now, offerId)).offer;
+}

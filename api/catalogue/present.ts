@@ -1,0 +1,111 @@
+// Stored catalogue rows → the shapes of API.md. BIGINT money is checked to be a safe
+// integer before it becomes a JSON number.
+import type { Activation, Merchant, Offer } from '../../prisma/generated/client';
+import { minorFromBigInt } from '../../core/rules/money';
+import { offerStatusAt, type CatalogueStatus } from '../../core/rules/offer-status';
+import type { EarnOffer } from '../../core/rules/eligibility';
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+const nullableMinor = (v: bigint | null): number | null => (v === null ? null : minorFromBigInt(v));
+
+/**
+ * Prisma cannot write or read NULL in a list column: it reads NULL as []. Our writes never
+ * store an empty list (the schemas require minItems 1), so [] read back means NULL.
+ */
+export function nullableList(list: string[]): string[] | null {
+  return list.length === 0 ? null : list;
+}
+
+function brandedBalance(m: Merchant) {
+  return {
+    enabled: m.brandedEnabled,
+    spendMinimumMinor: minorFromBigInt(m.brandedSpendMinimumMinor),
+    availabilityDelayDays: m.brandedAvailabilityDelayDays,
+    expiryDays: m.brandedExpiryDays,
+  };
+}
+
+export function presentActivationSummary(activation: Activation | null | undefined) {
+  if (!activation) return { status: 'not_activated', activatedAt: null, presentedOfferId: null };
+  return { status: activation.status, activatedAt: iso(activation.activatedAt), presentedOfferId: activation.presentedOfferId };
+}
+
+/** The merchant as an issuer sees it under one group. */
+export function presentMerchant(m: Merchant, activation: Activation | null | undefined) {
+  return {
+    id: m.id,
+    name: m.name,
+    category: m.category,
+    status: m.status,
+    logoUrl: m.logoUrl,
+    websiteUrl: m.websiteUrl,
+    brandedBalance: brandedBalance(m),
+    activation: presentActivationSummary(activation),
+  };
+}
+
+/** The merchant as the operator manages it. */
+export function presentAdminMerchant(m: Merchant) {
+  return {
+    id: m.id,
+    name: m.name,
+    category: m.category,
+    status: m.status,
+    logoUrl: m.logoUrl,
+    websiteUrl: m.websiteUrl,
+    issuerIds: nullableList(m.issuerIds),
+    brandedBalance: brandedBalance(m),
+    matchRules: { descriptorPatterns: m.matchDescriptorPatterns, acquirerMerchantIds: m.matchAcquirerMerchantIds, mccs: m.matchMccs },
+    createdAt: m.createdAt.toISOString(),
+    updatedAt: m.updatedAt.toISOString(),
+  };
+}
+
+export function presentOffer(o: Offer, now: Date) {
+  return {
+    id: o.id,
+    merchantId: o.merchantId,
+    title: o.title,
+    description: o.description,
+    cashbackRateBps: o.cashbackRateBps,
+    brandedRateBps: o.brandedRateBps,
+    minSpendMinor: minorFromBigInt(o.minSpendMinor),
+    maxRewardMinor: nullableMinor(o.maxRewardMinor),
+    maxRewardPerChgMinor: nullableMinor(o.maxRewardPerChgMinor),
+    mccs: nullableList(o.mccs),
+    startsAt: o.startsAt.toISOString(),
+    endsAt: iso(o.endsAt),
+    status: offerStatusAt(toWindow(o), now),
+  };
+}
+
+export function presentAdminOffer(o: Offer, now: Date) {
+  return { ...presentOffer(o, now), catalogueStatus: o.status, createdAt: o.createdAt.toISOString(), updatedAt: o.updatedAt.toISOString() };
+}
+
+export function presentActivation(chgId: string, merchantId: string, a: Activation | null) {
+  return {
+    merchantId,
+    chgId,
+    ...presentActivationSummary(a),
+    deactivatedAt: a ? iso(a.deactivatedAt) : null,
+  };
+}
+
+function toWindow(o: Offer) {
+  return { startsAt: o.startsAt, endsAt: o.endsAt, catalogueStatus: o.status as CatalogueStatus };
+}
+
+/** A stored offer in the form the pure earn rules take. */
+export function toEarnOffer(o: Offer): EarnOffer {
+  return {
+    id: o.id,
+    ...toWindow(o),
+    minSpendMinor: minorFromBigInt(o.minSpendMinor),
+    mccs: nullableList(o.mccs),
+    cashbackRateBps: o.cashbackRateBps,
+    brandedRateBps: o.brandedRateBps,
+    maxRewardMinor: nullableMinor(o.maxRewardMinor),
+    maxRewardPerChgMinor: nullableMinor(o.maxRewardPerChgMinor),
+  };
+}

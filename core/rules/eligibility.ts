@@ -1,0 +1,179 @@
+// Earn eligibility of one merchant for one group (API.md, Merchants ... eligibility and
+// Reward rules). Pure: the caller loads the merchant, its offers, the activation and the
+// group state. The per-offer conditions are complete on purpose: the transaction workflow
+// records them as the transaction's match trace.
+import { offerStatusAt, type CatalogueStatus } from './offer-status';
+import { computeOfferReward, type OfferReward, type RewardTerms } from './reward';
+import { assertMinor } from './money';
+
+export const EARN_REASONS = [
+  'merchant_not_activated', 'no_active_offer', 'chg_inactive', 'merchant_inactive', 'below_min_spend', 'mcc_excluded', 'offer_cap_reached',
+] as const;
+export type EarnReason = (typeof EARN_REASONS)[number];
+export const REWARD_CURRENCY = 'usd';
+
+export interface EarnOffer extends RewardTerms {
+  id: string;
+  startsAt: Date;
+  endsAt: Date | null;
+  catalogueStatus: CatalogueStatus;
+  minSpendMinor: number;
+  /** null: every MCC qualifies. */
+  mccs: string[] | null;
+}
+
+export interface EarnTransaction {
+  amountMinor: number;
+  /** Absent in an eligibility preview without an MCC; then MCC rules are not checked. */
+  mcc?: string;
+  currency: string;
+  at: Date;
+}
+
+export interface EarnInput {
+  merchant: { id: string; status: CatalogueStatus };
+  offers: EarnOffer[];
+  activation: { status: CatalogueStatus; activatedAt: Date } | null;
+  groupStatus: CatalogueStatus;
+  cardholderStatus?: CatalogueStatus;
+  cardStatus?: CatalogueStatus;
+  transaction?: EarnTransaction;
+  /** Reward already earned by the group per offer id, for per-group caps. */
+  earnedSoFarByOffer?: Record<string, number>;
+  /** The instant to evaluate at when there is no transaction. */
+  now: Date;
+}
+
+export interface Condition {
+  name: string;
+  passed: boolean;
+  detail: string;
+}
+
+export interface OfferEvaluation {
+  offerId: string;
+  eligible: boolean;
+  conditions: Condition[];
+  reward?: OfferReward;
+}
+
+export interface EarnDecision {
+  eligible: boolean;
+  at: Date;
+  reasons: EarnReason[];
+  eligibleOfferIds: string[];
+  winningOfferId?: string;
+  estimatedRewardMinor?: number;
+  offers: OfferEvaluation[];
+}
+
+// Which reason a failed condition stands for. Conditions without a reason (currency)
+// cannot fail for a previewed transaction; ingestion ends non-usd ones not_matched.
+const REASON_OF: Record<string, EarnReason | undefined> = {
+  activation_before_transaction: 'merchant_not_activated',
+  offer_window: 'no_active_offer',
+  merchant_active: 'merchant_inactive',
+  chg_active: 'chg_inactive',
+  cardholder_active: 'chg_inactive',
+  card_active: 'chg_inactive',
+  min_spend: 'below_min_spend',
+  mcc_allowed: 'mcc_excluded',
+  cap_not_exhausted: 'offer_cap_reached',
+};
+
+export function evaluateEarn(input: EarnInput): EarnDecision {
+  const tx = input.transaction;
+  if (tx) assertMinor(tx.amountMinor, 'transaction.amountMinor');
+  const at = tx?.at ?? input.now;
+  const shared = sharedConditions(input, at);
+  const offers = input.offers.map((offer) => evaluateOffer(offer, shared, input, at));
+  const qualifying = offers.filter((o) => o.eligible);
+  const decision: EarnDecision = { eligible: qualifying.length > 0, at, reasons: [], eligibleOfferIds: qualifying.map((o) => o.offerId), offers };
+  if (decision.eligible) {
+    if (tx) {
+      const winner = pickWinner(qualifying, input.offers);
+      decision.winningOfferId = winner.offerId;
+      decision.estimatedRewardMinor = winner.reward!.totalMinor;
+    }
+    return decision;
+  }
+  decision.reasons = reasonsFor(shared, offers, input.offers.length);
+  return decision;
+}
+
+/** Conditions that do not depend on the offer: activation, group, cardholder, card, merchant. */
+function sharedConditions(input: EarnInput, at: Date): Condition[] {
+  const { activation } = input;
+  const conditions: Condition[] = [];
+  if (!activation) {
+    conditions.push({ name: 'activation_before_transaction', passed: false, detail: 'the merchant was never activated for the group' });
+  } else if (activation.status !== 'active') {
+    conditions.push({ name: 'activation_before_transaction', passed: false, detail: 'the activation was deactivated' });
+  } else {
+    const passed = activation.activatedAt.getTime() <= at.getTime();
+    conditions.push({ name: 'activation_before_transaction', passed, detail: `activated at ${activation.activatedAt.toISOString()}, evaluated at ${at.toISOString()}` });
+  }
+  conditions.push({ name: 'chg_active', passed: input.groupStatus === 'active', detail: `group is ${input.groupStatus}` });
+  if (input.cardholderStatus) conditions.push({ name: 'cardholder_active', passed: input.cardholderStatus === 'active', detail: `cardholder is ${input.cardholderStatus}` });
+  if (input.cardStatus) conditions.push({ name: 'card_active', passed: input.cardStatus === 'active', detail: `card is ${input.cardStatus}` });
+  conditions.push({ name: 'merchant_active', passed: input.merchant.status === 'active', detail: `merchant is ${input.merchant.status}` });
+  return conditions;
+}
+
+function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, at: Date): OfferEvaluation {
+  const tx = input.transaction;
+  const earnedSoFar = input.earnedSoFarByOffer?.[offer.id] ?? 0;
+  const status = offerStatusAt(offer, at);
+  const conditions = [...shared, { name: 'offer_window', passed: status === 'active', detail: `offer is ${status} at ${at.toISOString()}` }];
+  if (tx) {
+    conditions.push({ name: 'min_spend', passed: tx.amountMinor >= offer.minSpendMinor, detail: `amount ${tx.amountMinor} vs minimum ${offer.minSpendMinor}` });
+    conditions.push(mccCondition(offer, tx.mcc));
+    conditions.push({ name: 'currency_usd', passed: tx.currency === REWARD_CURRENCY, detail: `currency ${tx.currency}` });
+  }
+  const capLeft = offer.maxRewardPerChgMinor === null ? null : offer.maxRewardPerChgMinor - earnedSoFar;
+  conditions.push({
+    name: 'cap_not_exhausted',
+    passed: capLeft === null || capLeft > 0,
+    detail: capLeft === null ? 'no per-group cap' : `earned ${earnedSoFar} of the per-group cap ${offer.maxRewardPerChgMinor}`,
+  });
+  const eligible = conditions.every((c) => c.passed);
+  const evaluation: OfferEvaluation = { offerId: offer.id, eligible, conditions };
+  if (eligible && tx) evaluation.reward = computeOfferReward(offer, tx.amountMinor, earnedSoFar);
+  return evaluation;
+}
+
+function mccCondition(offer: EarnOffer, mcc: string | undefined): Condition {
+  if (offer.mccs === null) return { name: 'mcc_allowed', passed: true, detail: 'offer has no MCC restriction' };
+  if (mcc === undefined) return { name: 'mcc_allowed', passed: true, detail: `not checked: no MCC given (offer allows ${offer.mccs.join(', ')})` };
+  return { name: 'mcc_allowed', passed: offer.mccs.includes(mcc), detail: `MCC ${mcc}; offer allows ${offer.mccs.join(', ')}` };
+}
+
+/** Most reward wins; a tie goes to the earliest start, then the smallest id, so the choice is stable. */
+function pickWinner(qualifying: OfferEvaluation[], offers: EarnOffer[]): OfferEvaluation {
+  const byId = new Map(offers.map((o) => [o.id, o]));
+  return [...qualifying].sort((a, b) => {
+    const byReward = b.reward!.totalMinor - a.reward!.totalMinor;
+    if (byReward !== 0) return byReward;
+    const byStart = byId.get(a.offerId)!.startsAt.getTime() - byId.get(b.offerId)!.startsAt.getTime();
+    return byStart !== 0 ? byStart : a.offerId < b.offerId ? -1 : 1;
+  })[0];
+}
+
+/**
+ * Shared failures always count. Offer-level failures (min spend, MCC, cap) only count for
+ * offers whose window is open: a scheduled offer failing min spend is not why the
+ * transaction did not earn. No offer in its window at all is no_active_offer.
+ */
+function reasonsFor(shared: Condition[], offers: OfferEvaluation[], offerCount: number): EarnReason[] {
+  const reasons = new Set<EarnReason>();
+  for (const c of shared) if (!c.passed && REASON_OF[c.name]) reasons.add(REASON_OF[c.name]!);
+  const open = offers.filter((o) => o.conditions.find((c) => c.name === 'offer_window')!.passed);
+  if (offerCount === 0 || open.length === 0) reasons.add('no_active_offer');
+  for (const offer of open) {
+    for (const c of offer.conditions) {
+      const reason = REASON_OF[c.name];
+      if (!c.passed && reason && c.name !== 'offer_window') reasons.add(reason);
+    }
+  }
+  return EARN_REASONS.filter((r) => reasons.has(r));
+}

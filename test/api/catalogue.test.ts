@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../helpers/app';
+import { createGroup, createMerchant, createOffer, daysFromNow, walkPages } from '../helpers/catalogue';
+import { uniq } from '../helpers/groups';
+
+describe('issuer catalogue routes', () => {
+  let app: TestApp;
+  let issuer: TestIssuer;
+  let other: TestIssuer;
+  let chgId: string;
+  let tag: string;
+  let merchants: any[];
+  let hidden: any;
+  before(async () => {
+    app = await startTestApp();
+    [issuer, other] = [await newIssuer(app), await newIssuer(app)];
+    chgId = await createGroup(issuer);
+    tag = uniq('Cat').replace('-', '');
+    merchants = [];
+    for (let i = 0; i < 7; i++) {
+      merchants.push(await createMerchant(app, { name: `${tag} ${String.fromCharCode(71 - i)} shop`, category: i % 2 ? 'fuel' : 'dining', brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 } }));
+    }
+    hidden = await createMerchant(app, { name: `${tag} hidden`, issuerIds: [other.id] });
+  });
+  after(() => app.close());
+
+  const base = () => `/api/v2/chg/${chgId}`;
+
+  it('lists merchants by name across pages without duplicates or gaps', async () => {
+    const all = await walkPages(issuer, `${base()}/merchants?q=${tag}`, 2);
+    assert.deepEqual(all.map((m) => m.id), [...merchants].reverse().map((m) => m.id));
+    assert.deepEqual(all[0].activation, { status: 'not_activated', activatedAt: null, presentedOfferId: null });
+    assert.deepEqual(all[0].brandedBalance, { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 });
+  });
+
+  it('filters merchants by category, q, activated and status', async () => {
+    const fuel = await walkPages(issuer, `${base()}/merchants?q=${tag}&category=fuel`, 50);
+    assert.equal(fuel.length, 3);
+    assert.ok(fuel.every((m) => m.category === 'fuel'));
+    const one = await issuer.call('GET', `${base()}/merchants?q=${encodeURIComponent(`${tag} c SHOP`.toLowerCase())}`);
+    assert.deepEqual(one.body.data.map((m: any) => m.id), [merchants[4].id]);
+    assert.equal((await issuer.call('PUT', `${base()}/merchant/${merchants[0].id}/activation`, {})).status, 201);
+    const activated = await walkPages(issuer, `${base()}/merchants?q=${tag}&activated=true`, 50);
+    assert.deepEqual(activated.map((m) => m.id), [merchants[0].id]);
+    assert.equal(activated[0].activation.status, 'active');
+    const notActivated = await walkPages(issuer, `${base()}/merchants?q=${tag}&activated=false`, 50);
+    assert.equal(notActivated.length, 6);
+    await app.operator('PATCH', `/admin/v1/merchants/${merchants[6].id}`, { status: 'inactive' });
+    const inactive = await walkPages(issuer, `${base()}/merchants?q=${tag}&status=inactive`, 50);
+    assert.deepEqual(inactive.map((m) => m.id), [merchants[6].id]);
+    assert.equal((await walkPages(issuer, `${base()}/merchants?q=${tag}`, 50)).length, 6);
+  });
+
+  it('hides merchants restricted to other issuers, as if missing', async () => {
+    assert.equal((await walkPages(issuer, `${base()}/merchants?q=${tag}%20hidden`, 50)).length, 0);
+    assertError(await issuer.call('GET', `${base()}/merchant/${hidden.id}`), 404, 'merchant_not_found');
+    const otherChg = await createGroup(other);
+    const seen = await other.call('GET', `/api/v2/chg/${otherChg}/merchant/${hidden.id}`);
+    assert.equal(seen.status, 200, seen.text);
+  });
+
+  it('reads one merchant and answers 404/400 for unknown, foreign and malformed ids', async () => {
+    const res = await issuer.call('GET', `${base()}/merchant/${merchants[1].id}`);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.name, merchants[1].name);
+    assertError(await issuer.call('GET', `${base()}/merchant/mp_${crypto.randomUUID()}`), 404, 'merchant_not_found');
+    assertError(await issuer.call('GET', `/api/v2/chg/chg_${crypto.randomUUID()}/merchants`), 404, 'chg_not_found');
+    assertError(await other.call('GET', `${base()}/merchants`), 404, 'chg_not_found');
+    assertError(await other.call('GET', `${base()}/merchant/${merchants[1].id}`), 404, 'chg_not_found');
+    assertError(await issuer.call('GET', `${base()}/merchant/MP_123`), 400, 'invalid_id');
+    assertError(await issuer.call('GET', `/api/v2/chg/chg_x/merchants`), 400, 'invalid_id');
+    assertError(await issuer.call('GET', `${base()}/merchants?limit=0`), 400, 'invalid_query');
+    assertError(await issuer.call('GET', `${base()}/merchants?cursor=garbage`), 400, 'invalid_query');
+  });
+
+  describe('offers', () => {
+    let merchant: any;
+    let offers: Record<string, any>;
+    before(async () => {
+      merchant = await createMerchant(app);
+      offers = {
+        cashback: await createOffer(app, merchant.id, { startsAt: daysFromNow(-5) }),
+        branded: await createOffer(app, merchant.id, { cashbackRateBps: 0, brandedRateBps: 300, startsAt: daysFromNow(-4) }),
+        both: await createOffer(app, merchant.id, { cashbackRateBps: 100, brandedRateBps: 100, startsAt: daysFromNow(-3) }),
+        scheduled: await createOffer(app, merchant.id, { startsAt: daysFromNow(5) }),
+        ended: await createOffer(app, merchant.id, { startsAt: daysFromNow(-9), endsAt: daysFromNow(-1) }),
+      };
+    });
+    const ids = (list: any[]) => list.map((o) => o.id);
+
+    it('lists offers by startsAt across pages, on both list routes', async () => {
+      const expected = [offers.ended, offers.cashback, offers.branded, offers.both, offers.scheduled].map((o) => o.id);
+      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${merchant.id}`, 2)), expected);
+      assert.deepEqual(ids(await walkPages(issuer, `${base()}/merchant/${merchant.id}/offers`, 1)), expected);
+      const all = await walkPages(issuer, `${base()}/offers`, 200);
+      assert.equal(new Set(ids(all)).size, all.length);
+      assert.ok(expected.every((id) => ids(all).includes(id)));
+    });
+
+    it('filters offers by status and type', async () => {
+      const path = `${base()}/merchant/${merchant.id}/offers`;
+      assert.deepEqual(ids(await walkPages(issuer, `${path}?status=scheduled`, 50)), [offers.scheduled.id]);
+      assert.deepEqual(ids(await walkPages(issuer, `${path}?status=ended`, 50)), [offers.ended.id]);
+      assert.deepEqual(ids(await walkPages(issuer, `${path}?status=active`, 50)), [offers.cashback.id, offers.branded.id, offers.both.id]);
+      assert.deepEqual(ids(await walkPages(issuer, `${path}?type=branded`, 50)), [offers.branded.id, offers.both.id]);
+      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${merchant.id}&type=cashback&status=active`, 50)), [offers.cashback.id, offers.both.id]);
+      assertError(await issuer.call('GET', `${path}?status=paused`), 400, 'invalid_query');
+      assertError(await issuer.call('GET', `${base()}/offers?merchantId=nope`), 400, 'invalid_query');
+    });
+
+    it('reads one offer on both routes with the API.md shape', async () => {
+      const res = await issuer.call('GET', `${base()}/offer/${offers.both.id}`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(Object.keys(res.body).sort(), ['brandedRateBps', 'cashbackRateBps', 'description', 'endsAt', 'id', 'maxRewardMinor', 'maxRewardPerChgMinor', 'mccs', 'merchantId', 'minSpendMinor', 'startsAt', 'status', 'title']);
+      const scoped = await issuer.call('GET', `${base()}/merchant/${merchant.id}/offer/${offers.ended.id}`);
+      assert.equal(scoped.body.status, 'ended');
+    });
+
+    it('answers 404 for another merchant\'s offer, hidden or unknown offers, and 400 for malformed ids', async () => {
+      assertError(await issuer.call('GET', `${base()}/merchant/${merchants[0].id}/offer/${offers.both.id}`), 404, 'offer_not_found');
+      const hiddenOffer = await createOffer(app, hidden.id);
+      assertError(await issuer.call('GET', `${base()}/offer/${hiddenOffer.id}`), 404, 'offer_not_found');
+      assert.equal((await walkPages(issuer, `${base()}/offers?merchantId=${hidden.id}`, 50)).length, 0);
+      assertError(await issuer.call('GET', `${base()}/merchant/${hidden.id}/offers`), 404, 'merchant_not_found');
+      assertError(await issuer.call('GET', `${base()}/offer/ofr_${crypto.randomUUID()}`), 404, 'offer_not_found');
+      assertError(await other.call('GET', `${base()}/offer/${offers.both.id}`), 404, 'chg_not_found');
+      assertError(await issuer.call('GET', `${base()}/offer/ofr_1`), 400, 'invalid_id');
+      assertError(await issuer.call('GET', `${base()}/merchant/${merchant.id}/offer/offer`), 400, 'invalid_id');
+    });
+  });
+});
