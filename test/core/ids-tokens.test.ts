@@ -13,8 +13,10 @@ describe('core/ids', () => {
 
   it('rejects ids of another prefix, uppercase, padding and non-strings', () => {
     const id = newId('chg');
+    // Computed before the assertions: assert.ok(!isId(...)) narrows `id` to never.
+    const upper = id.toUpperCase();
     assert.ok(!isId('ch', id));
-    assert.ok(!isId('chg', id.toUpperCase()));
+    assert.ok(!isId('chg', upper));
     assert.ok(!isId('chg', ` ${id}`));
     assert.ok(!isId('chg', `${id}\n`));
     assert.ok(!isId('chg', 42));
