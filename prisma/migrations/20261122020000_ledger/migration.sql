@@ -134,3 +134,21 @@ CREATE INDEX "reward_grant_account_id_idx" ON "reward_grant"("account_id");
 
 -- Deferred for the same reason as ledger_transfer.reward_event_id.
 ALTER TABLE "reward_event" ADD CONSTRAINT "reward_event_reward_grant_id_fkey" FOREIGN KEY ("reward_grant_id") REFERENCES "reward_grant"("id") ON DELETE RESTRICT ON UPDATE RESTRICT DEFERRABLE INITIALLY DEFERRED;
+
+-- Which grants each spend, expiry or clawback transfer drew from: the audit trail of a
+-- grant's remaining value (remaining = amount - sum of draws), and what a replayed
+-- operation returns.
+CREATE TABLE "reward_grant_draw" (
+    "id" BIGSERIAL NOT NULL,
+    "issuer_id" TEXT NOT NULL,
+    "grant_id" TEXT NOT NULL,
+    "transfer_id" TEXT NOT NULL,
+    "amount_minor" BIGINT NOT NULL,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    CONSTRAINT "reward_grant_draw_pkey" PRIMARY KEY ("id"),
+    CONSTRAINT "reward_grant_draw_grant_id_fkey" FOREIGN KEY ("grant_id") REFERENCES "reward_grant"("id") ON DELETE RESTRICT ON UPDATE RESTRICT,
+    CONSTRAINT "reward_grant_draw_transfer_id_fkey" FOREIGN KEY ("transfer_id") REFERENCES "ledger_transfer"("id") ON DELETE RESTRICT ON UPDATE RESTRICT,
+    CONSTRAINT "reward_grant_draw_amount_minor_check" CHECK ("amount_minor" > 0)
+);
+CREATE UNIQUE INDEX "reward_grant_draw_transfer_id_grant_id_key" ON "reward_grant_draw"("transfer_id", "grant_id");
+CREATE INDEX "reward_grant_draw_grant_id_idx" ON "reward_grant_draw"("grant_id");
