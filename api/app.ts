@@ -15,13 +15,14 @@ import { buildOpenApi } from './openapi';
 import { healthRoutes } from './health/routes';
 import { chgRoutes } from './chg/routes';
 import { adminRoutes } from './admin/routes';
+import { ledgerAdminRoutes } from './ledger/admin-routes';
 
 export const API_VERSION = '2.0.0';
 
 export function allRoutes(deps: AppDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
   const openApi = () => buildOpenApi(routes, API_VERSION);
-  routes.push(...healthRoutes(deps, openApi), ...chgRoutes(deps), ...adminRoutes(deps));
+  routes.push(...healthRoutes(deps, openApi), ...chgRoutes(deps), ...adminRoutes(deps), ...ledgerAdminRoutes(deps));
   return routes;
 }
 
