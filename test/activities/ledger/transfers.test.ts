@@ -19,31 +19,40 @@ describe('activities/ledger postTransfer', () => {
   }
 
   it('posts each transfer kind as two entries on the planned accounts, summing to zero', async () => {
-    const { issuerId, base, post } = await setup();
-    // Fund the liabilities first so every kind can be posted.
-    await post('earn_cashback', 1000);
-    await post('earn_branded', 1000);
-    for (const kind of TRANSFER_KINDS) {
-      const { transfer, created } = await post(kind, 100, { transactionId: 'txn_x' });
-      assert.ok(created);
-      const plan = planTransfer(kind, base);
-      assert.equal(transfer.debitAccountId, plan.debit.id);
-      assert.equal(transfer.creditAccountId, plan.credit.id);
-      const entries = await db.ledgerEntry.findMany({ where: { transferId: transfer.id }, orderBy: { id: 'asc' } });
-      assert.deepEqual(entries.map((e) => [e.accountId, e.amountMinor]), [[plan.debit.id, 100n], [plan.credit.id, -100n]], kind);
-    }
-    const tb = await trialBalance(db, { issuerId });
-    assert.equal(tb.totalMinor, 0);
-    const byKind = Object.fromEntries(tb.accounts.map((a) => [a.kind, a.balanceMinor]));
-    // cashback: +1000 +100 -100; branded: +1000 +100 -100 (spend) -100 (expire) -100 (clawback)
-    assert.deepEqual(byKind, { chg_cashback: 1000, chg_branded: 800, breakage: 100, merchant_receivable: 1900 });
-    // Raw branded postings bypass the grants (branded.ts keeps both in step); the invariant
-    // check notices exactly that and nothing else.
-    const violations = await ledgerInvariants(db, { issuerId });
-    assert.deepEqual([...new Set(violations.map((v) => v.invariant))], [
-      'branded account balance equals the remaining value of its grants',
-      'transfer draws sum to the transfer amount',
-    ]);
+    const { issuerId, base } = await setup();
+    // Raw branded postings bypass the grants (branded.ts keeps both in step), which leaves
+    // the ledger deliberately unhealthy; so this runs in a transaction that is rolled back,
+    // keeping the shared database healthy for tests that check every issuer.
+    const ROLLBACK = new Error('rollback');
+    await assert.rejects(db.$transaction(async (tx) => {
+      const post = (kind: TransferKind, amountMinor: number) =>
+        postTransfer(tx, { ...base, kind, amountMinor, idempotencyKey: key(kind), transactionId: 'txn_x' });
+      // Fund the liabilities first so every kind can be posted.
+      await post('earn_cashback', 1000);
+      await post('earn_branded', 1000);
+      for (const kind of TRANSFER_KINDS) {
+        const { transfer, created } = await post(kind, 100);
+        assert.ok(created);
+        const plan = planTransfer(kind, base);
+        assert.equal(transfer.debitAccountId, plan.debit.id);
+        assert.equal(transfer.creditAccountId, plan.credit.id);
+        const entries = await tx.ledgerEntry.findMany({ where: { transferId: transfer.id }, orderBy: { id: 'asc' } });
+        assert.deepEqual(entries.map((e) => [e.accountId, e.amountMinor]), [[plan.debit.id, 100n], [plan.credit.id, -100n]], kind);
+      }
+      const tb = await trialBalance(tx, { issuerId });
+      assert.equal(tb.totalMinor, 0);
+      const byKind = Object.fromEntries(tb.accounts.map((a) => [a.kind, a.balanceMinor]));
+      // cashback: +1000 +100 -100; branded: +1000 +100 -100 (spend) -100 (expire) -100 (clawback)
+      assert.deepEqual(byKind, { chg_cashback: 1000, chg_branded: 800, breakage: 100, merchant_receivable: 1900 });
+      // The invariant check notices exactly the missing grants and draws, nothing else.
+      const violations = await ledgerInvariants(tx, { issuerId });
+      assert.deepEqual([...new Set(violations.map((v) => v.invariant))], [
+        'branded account balance equals the remaining value of its grants',
+        'transfer draws sum to the transfer amount',
+      ]);
+      throw ROLLBACK;
+    }, { timeout: 30_000 }), (e) => e === ROLLBACK);
+    assert.equal(await db.ledgerTransfer.count({ where: { issuerId } }), 0);
   });
 
   it('posts nothing when the same key comes again with the same content', async () => {
