@@ -20,6 +20,7 @@ import { catalogueAdminRoutes } from './catalogue/admin-routes';
 import { catalogueRoutes } from './catalogue/routes';
 import { activationRoutes } from './catalogue/activation-routes';
 import { eligibilityRoutes } from './catalogue/eligibility-routes';
+import { ledgerAdminRoutes } from './ledger/admin-routes';
 
 export const API_VERSION = '2.0.0';
 
@@ -35,6 +36,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...ingestionRoutes(deps),
     ...adminRoutes(deps),
     ...catalogueAdminRoutes(deps),
+    ...ledgerAdminRoutes(deps),
   );
   return routes;
 }

@@ -1,0 +1,93 @@
+// The ledger's invariants, checked against the stored rows. The database enforces what a
+// single row can (CHECKs, unique keys); these are the ones that span rows. Tests call this
+// after every scenario (test/helpers/ledger.ts); an operator check can call it too.
+import { Prisma } from '../../prisma/generated/client';
+import type { Db } from '../../prisma/client';
+import { issuerFilter } from './trial-balance';
+import type { Tx } from './tx';
+
+/** Each check reports at most this many offenders: enough to debug, bounded in size. */
+const MAX_REPORTED = 20;
+
+interface Check {
+  name: string;
+  query(issuerId: string | undefined): Prisma.Sql;
+}
+
+const CHECKS: Check[] = [
+  {
+    name: 'transfer has exactly two entries that sum to zero and match its accounts and amount',
+    query: (issuerId) => Prisma.sql`
+      SELECT t.id AS subject, COUNT(e.id)::text || ' entries, sum ' || COALESCE(SUM(e.amount_minor), 0)::text AS detail
+        FROM ledger_transfer t LEFT JOIN ledger_entry e ON e.transfer_id = t.id
+       WHERE ${issuerFilter('t.issuer_id', issuerId)}
+       GROUP BY t.id
+      HAVING COUNT(e.id) <> 2 OR COALESCE(SUM(e.amount_minor), 0) <> 0
+          OR COUNT(*) FILTER (WHERE e.account_id = t.debit_account_id AND e.amount_minor = t.amount_minor) <> 1
+          OR COUNT(*) FILTER (WHERE e.account_id = t.credit_account_id AND e.amount_minor = -t.amount_minor) <> 1`,
+  },
+  {
+    name: 'all entries sum to zero',
+    query: (issuerId) => Prisma.sql`
+      SELECT 'ledger' AS subject, 'total ' || SUM(amount_minor)::text AS detail FROM ledger_entry
+       WHERE ${issuerFilter('issuer_id', issuerId)} HAVING COALESCE(SUM(amount_minor), 0) <> 0`,
+  },
+  {
+    name: 'cached account balance equals the sum of its entries',
+    query: (issuerId) => Prisma.sql`
+      SELECT a.id AS subject, 'cached ' || a.balance_minor::text || ', entries ' || COALESCE(SUM(e.amount_minor), 0)::text AS detail
+        FROM ledger_account a LEFT JOIN ledger_entry e ON e.account_id = a.id
+       WHERE ${issuerFilter('a.issuer_id', issuerId)}
+       GROUP BY a.id
+      HAVING a.balance_minor <> CASE a.normal_side WHEN 'debit' THEN COALESCE(SUM(e.amount_minor), 0) ELSE -COALESCE(SUM(e.amount_minor), 0) END`,
+  },
+  {
+    name: 'liability account is not negative',
+    query: (issuerId) => Prisma.sql`
+      SELECT id AS subject, 'balance ' || balance_minor::text AS detail FROM ledger_account
+       WHERE ${issuerFilter('issuer_id', issuerId)} AND kind IN ('chg_cashback', 'chg_branded') AND balance_minor < 0`,
+  },
+  {
+    name: 'grant remaining is within 0..amount and equals amount minus its draws',
+    query: (issuerId) => Prisma.sql`
+      SELECT g.id AS subject, 'amount ' || g.amount_minor::text || ', remaining ' || g.remaining_minor::text || ', drawn ' || COALESCE(SUM(d.amount_minor), 0)::text AS detail
+        FROM reward_grant g LEFT JOIN reward_grant_draw d ON d.grant_id = g.id
+       WHERE ${issuerFilter('g.issuer_id', issuerId)}
+       GROUP BY g.id
+      HAVING g.remaining_minor < 0 OR g.remaining_minor > g.amount_minor OR g.remaining_minor <> g.amount_minor - COALESCE(SUM(d.amount_minor), 0)`,
+  },
+  {
+    name: 'branded account balance equals the remaining value of its grants',
+    query: (issuerId) => Prisma.sql`
+      SELECT a.id AS subject, 'balance ' || a.balance_minor::text || ', grants ' || COALESCE(SUM(g.remaining_minor), 0)::text AS detail
+        FROM ledger_account a LEFT JOIN reward_grant g ON g.account_id = a.id
+       WHERE ${issuerFilter('a.issuer_id', issuerId)} AND a.kind = 'chg_branded'
+       GROUP BY a.id
+      HAVING a.balance_minor <> COALESCE(SUM(g.remaining_minor), 0)`,
+  },
+  {
+    name: 'transfer draws sum to the transfer amount',
+    query: (issuerId) => Prisma.sql`
+      SELECT t.id AS subject, t.kind || ' of ' || t.amount_minor::text || ', drawn ' || COALESCE(SUM(d.amount_minor), 0)::text AS detail
+        FROM ledger_transfer t LEFT JOIN reward_grant_draw d ON d.transfer_id = t.id
+       WHERE ${issuerFilter('t.issuer_id', issuerId)} AND t.kind IN ('spend_branded', 'expire_branded', 'clawback_branded')
+       GROUP BY t.id
+      HAVING t.amount_minor <> COALESCE(SUM(d.amount_minor), 0)`,
+  },
+];
+
+export interface InvariantViolation {
+  invariant: string;
+  subject: string;
+  detail: string;
+}
+
+/** Every violated invariant; empty when the ledger is healthy. */
+export async function ledgerInvariants(db: Db | Tx, options: { issuerId?: string } = {}): Promise<InvariantViolation[]> {
+  const violations: InvariantViolation[] = [];
+  for (const check of CHECKS) {
+    const rows = await db.$queryRaw<{ subject: string; detail: string }[]>`${check.query(options.issuerId)} LIMIT ${MAX_REPORTED}`;
+    for (const r of rows) violations.push({ invariant: check.name, subject: r.subject, detail: r.detail });
+  }
+  return violations;
+}

@@ -1,0 +1,95 @@
+// Which accounts each transfer kind debits and credits (DESIGN.md, Ledger table), and the
+// reward event that reports it. Pure: the activities apply the plan.
+import { accounts, type AccountRef } from './accounts';
+import { assert } from './errors';
+
+export const TRANSFER_KINDS = [
+  'earn_cashback',
+  'earn_branded',
+  'spend_branded',
+  'expire_branded',
+  'clawback_cashback',
+  'clawback_branded',
+] as const;
+export type TransferKind = (typeof TRANSFER_KINDS)[number];
+
+export const REWARD_EVENT_TYPES = [
+  'cashback_earned',
+  'branded_earned',
+  'branded_spent',
+  'branded_expired',
+  'cashback_clawed_back',
+  'branded_clawed_back',
+] as const;
+export type RewardEventType = (typeof REWARD_EVENT_TYPES)[number];
+
+export interface TransferParties {
+  issuerId: string;
+  chgId: string;
+  merchantId: string;
+}
+
+export interface TransferPlan {
+  debit: AccountRef;
+  credit: AccountRef;
+}
+
+export function planTransfer(kind: TransferKind, p: TransferParties): TransferPlan {
+  const receivable = accounts.merchantReceivable(p.issuerId, p.merchantId);
+  const cashback = accounts.chgCashback(p.issuerId, p.chgId);
+  const branded = accounts.chgBranded(p.issuerId, p.chgId, p.merchantId);
+  switch (kind) {
+    // The merchant funds the reward: we are owed by it and owe the group.
+    case 'earn_cashback':
+      return { debit: receivable, credit: cashback };
+    case 'earn_branded':
+      return { debit: receivable, credit: branded };
+    // The merchant honours the balance instead of funding it: our liability and its
+    // receivable both shrink.
+    case 'spend_branded':
+      return { debit: branded, credit: receivable };
+    // Unused balance becomes the merchant's breakage income.
+    case 'expire_branded':
+      return { debit: branded, credit: accounts.breakage(p.issuerId, p.merchantId) };
+    // A refund reverses the earn: debit the liability it was credited to.
+    case 'clawback_cashback':
+      return { debit: cashback, credit: receivable };
+    case 'clawback_branded':
+      return { debit: branded, credit: receivable };
+  }
+}
+
+const EVENT_TYPE: Record<TransferKind, RewardEventType> = {
+  earn_cashback: 'cashback_earned',
+  earn_branded: 'branded_earned',
+  spend_branded: 'branded_spent',
+  expire_branded: 'branded_expired',
+  clawback_cashback: 'cashback_clawed_back',
+  clawback_branded: 'branded_clawed_back',
+};
+
+export function rewardEventTypeFor(kind: TransferKind): RewardEventType {
+  return EVENT_TYPE[kind];
+}
+
+export interface PlannedEntry {
+  accountId: string;
+  /** Signed: positive = debit, negative = credit. */
+  amountMinor: number;
+}
+
+/** The two entries of a transfer; asserts they balance. */
+export function entriesOf(plan: TransferPlan, amountMinor: number): [PlannedEntry, PlannedEntry] {
+  assert(Number.isSafeInteger(amountMinor) && amountMinor > 0, `transfer amount must be positive, got ${amountMinor}`);
+  assert(plan.debit.id !== plan.credit.id, 'a transfer needs two distinct accounts');
+  const entries: [PlannedEntry, PlannedEntry] = [
+    { accountId: plan.debit.id, amountMinor },
+    { accountId: plan.credit.id, amountMinor: -amountMinor },
+  ];
+  assert(entries[0].amountMinor + entries[1].amountMinor === 0, 'debits must equal credits');
+  return entries;
+}
+
+export function isTransferKind(value: string): value is TransferKind {
+  return (TRANSFER_KINDS as readonly string[]).includes(value);
+}

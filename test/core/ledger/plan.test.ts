@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import {
+  TRANSFER_KINDS, accounts, allocateDraw, balanceDelta, compareFifo, entriesOf, fromDbMinor, isLedgerError, isLiability,
+  normalSideOf, planTransfer, requirePositiveMinor, rewardEventTypeFor, sumMinor, LEDGER_INVALID_INPUT,
+} from '../../../core/ledger';
+
+const p = { issuerId: 'iss_1', chgId: 'chg_1', merchantId: 'mp_1' };
+
+describe('core/ledger account plan', () => {
+  it('builds deterministic per-issuer account ids', () => {
+    assert.equal(accounts.merchantReceivable('iss_1', 'mp_1').id, 'iss_1:merchant_receivable:mp_1');
+    assert.equal(accounts.chgCashback('iss_1', 'chg_1').id, 'iss_1:chg_cashback:chg_1');
+    assert.equal(accounts.chgBranded('iss_1', 'chg_1', 'mp_1').id, 'iss_1:chg_branded:chg_1:mp_1');
+    assert.equal(accounts.breakage('iss_1', 'mp_1').id, 'iss_1:breakage:mp_1');
+    assert.throws(() => accounts.chgCashback('iss_1', 'a:b'));
+  });
+
+  it('gives each account kind its normal side and marks the liabilities', () => {
+    assert.equal(normalSideOf('merchant_receivable'), 'debit');
+    for (const k of ['chg_cashback', 'chg_branded', 'breakage'] as const) assert.equal(normalSideOf(k), 'credit');
+    assert.deepEqual((['merchant_receivable', 'chg_cashback', 'chg_branded', 'breakage'] as const).filter(isLiability), ['chg_cashback', 'chg_branded']);
+    assert.equal(balanceDelta('debit', 5), 5);
+    assert.equal(balanceDelta('credit', 5), -5);
+  });
+
+  it('follows DESIGN.md for every transfer kind', () => {
+    const table = Object.fromEntries(TRANSFER_KINDS.map((k) => {
+      const plan = planTransfer(k, p);
+      return [k, [plan.debit.kind, plan.credit.kind]];
+    }));
+    assert.deepEqual(table, {
+      earn_cashback: ['merchant_receivable', 'chg_cashback'],
+      earn_branded: ['merchant_receivable', 'chg_branded'],
+      spend_branded: ['chg_branded', 'merchant_receivable'],
+      expire_branded: ['chg_branded', 'breakage'],
+      clawback_cashback: ['chg_cashback', 'merchant_receivable'],
+      clawback_branded: ['chg_branded', 'merchant_receivable'],
+    });
+    for (const k of TRANSFER_KINDS) {
+      const plan = planTransfer(k, p);
+      for (const a of [plan.debit, plan.credit]) assert.equal(a.issuerId, 'iss_1');
+    }
+  });
+
+  it('pairs each transfer kind with its reward event type', () => {
+    assert.deepEqual(TRANSFER_KINDS.map(rewardEventTypeFor), [
+      'cashback_earned', 'branded_earned', 'branded_spent', 'branded_expired', 'cashback_clawed_back', 'branded_clawed_back',
+    ]);
+  });
+
+  it('writes two entries that sum to zero, debit positive', () => {
+    const [debit, credit] = entriesOf(planTransfer('earn_cashback', p), 250);
+    assert.deepEqual([debit.amountMinor, credit.amountMinor], [250, -250]);
+    assert.equal(debit.accountId, 'iss_1:merchant_receivable:mp_1');
+    assert.throws(() => entriesOf(planTransfer('earn_cashback', p), 0));
+    assert.throws(() => entriesOf(planTransfer('earn_cashback', p), 1.5));
+  });
+});
+
+describe('core/ledger money', () => {
+  it('accepts only positive safe integers as amounts', () => {
+    assert.equal(requirePositiveMinor(1), 1);
+    for (const bad of [0, -1, 0.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1, Infinity]) {
+      assert.throws(() => requirePositiveMinor(bad), (e) => isLedgerError(e, LEDGER_INVALID_INPUT));
+    }
+  });
+
+  it('converts database BIGINTs only within the safe range', () => {
+    assert.equal(fromDbMinor(123n), 123);
+    assert.equal(fromDbMinor('-7'), -7);
+    assert.throws(() => fromDbMinor(2n ** 60n));
+    assert.throws(() => sumMinor([Number.MAX_SAFE_INTEGER, 1]));
+    assert.equal(sumMinor([1, 2, 3]), 6);
+  });
+});
+
+describe('core/ledger draw allocation', () => {
+  it('takes up to the amount in the given order, never more than a grant holds', () => {
+    const grants = [{ grantId: 'a', remainingMinor: 100 }, { grantId: 'b', remainingMinor: 0 }, { grantId: 'c', remainingMinor: 50 }];
+    assert.deepEqual(allocateDraw(grants, 120), [{ grantId: 'a', amountMinor: 100 }, { grantId: 'c', amountMinor: 20 }]);
+    assert.deepEqual(allocateDraw(grants, 500), [{ grantId: 'a', amountMinor: 100 }, { grantId: 'c', amountMinor: 50 }]);
+    assert.deepEqual(allocateDraw(grants, 0), []);
+  });
+
+  it('orders grants by expiry, then creation, then id', () => {
+    const d = (s: string) => new Date(s);
+    const gs = [
+      { id: 'z', expiresAt: d('2027-01-02'), createdAt: d('2026-01-01') },
+      { id: 'y', expiresAt: d('2027-01-01'), createdAt: d('2026-01-02') },
+      { id: 'x', expiresAt: d('2027-01-01'), createdAt: d('2026-01-02') },
+      { id: 'w', expiresAt: d('2027-01-01'), createdAt: d('2026-01-01') },
+    ];
+    assert.deepEqual([...gs].sort(compareFifo).map((g) => g.id), ['w', 'x', 'y', 'z']);
+  });
+});
