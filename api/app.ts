@@ -21,6 +21,7 @@ import { catalogueRoutes } from './catalogue/routes';
 import { activationRoutes } from './catalogue/activation-routes';
 import { eligibilityRoutes } from './catalogue/eligibility-routes';
 import { ledgerAdminRoutes } from './ledger/admin-routes';
+import { transactionRoutes } from './rewards/transaction-routes';
 
 export const API_VERSION = '2.0.0';
 
@@ -34,6 +35,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...activationRoutes(deps),
     ...eligibilityRoutes(deps),
     ...ingestionRoutes(deps),
+    ...transactionRoutes(deps),
     ...adminRoutes(deps),
     ...catalogueAdminRoutes(deps),
     ...ledgerAdminRoutes(deps),

@@ -3,7 +3,9 @@
 import { loadConfig, requireConnections } from '../core/config';
 import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
-import { connectWorker } from './connection';
+import { Client } from '@temporalio/client';
+import { connectTemporal, connectWorker } from './connection';
+import { ensureSchedules } from './schedules';
 import { createWorker } from './worker';
 
 async function main(): Promise<void> {
@@ -11,16 +13,20 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, 'worker');
   const db = createDb(config.databaseUrl, config.databasePoolSize);
   const connection = await connectWorker(config);
+  const clientConnection = await connectTemporal(config);
+  const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
+  await ensureSchedules(client, config.temporalTaskQueue);
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: { db, logger, clock: { now: () => new Date() } },
+    deps: { db, logger, clock: { now: () => new Date() }, temporal: { client, taskQueue: config.temporalTaskQueue } },
   });
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');
   await worker.run();
   await db.$disconnect();
   await connection.close();
+  await clientConnection.close();
   logger.info('worker stopped');
 }
 

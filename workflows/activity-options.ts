@@ -4,7 +4,11 @@ import type { ActivityOptions } from '@temporalio/workflow';
 
 /** Failure types that retrying cannot fix; activities throw them as non-retryable. */
 export const NON_RETRYABLE = {
+  // core/ledger/errors.ts: the same strings (workflow code cannot import it).
   ledgerIdempotencyConflict: 'LEDGER_IDEMPOTENCY_CONFLICT',
+  ledgerInsufficientBalance: 'LEDGER_INSUFFICIENT_BALANCE',
+  ledgerInvalidInput: 'LEDGER_INVALID_INPUT',
+  ledgerGrantNotExpirable: 'LEDGER_GRANT_NOT_EXPIRABLE',
   eventNotFound: 'EVENT_NOT_FOUND',
   invariantBroken: 'INVARIANT_BROKEN',
 } as const;

@@ -71,7 +71,7 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     if (!next) {
       if (previewOf && settledCount === 0) {
         if (!(await condition(() => inbox.length > 0, timeoutMs))) {
-          await run({ signal: 'authorization', eventId: previewOf }, () => posting.lapsePreview({ eventId: previewOf! }));
+          await run({ signal: 'authorization', eventId: previewOf }, () => posting.lapsePreview(step({ signal: 'authorization', eventId: previewOf! })));
           previewOf = undefined;
         }
         continue;
@@ -92,23 +92,23 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     }
     switch (next.signal) {
       case 'authorization':
-        if (settledCount === 0 && (await run(next, () => posting.previewAuthorization({ eventId: next.eventId }))) === 'previewed') {
+        if (settledCount === 0 && (await run(next, () => posting.previewAuthorization(step(next)))) === 'previewed') {
           previewOf = next.eventId;
         }
         break;
       case 'reversal':
-        if (settledCount === 0) await run(next, () => posting.voidPreview({ eventId: next.eventId }));
+        if (settledCount === 0) await run(next, () => posting.voidPreview(step(next)));
         previewOf = undefined;
         break;
       case 'settlement':
-        await run(next, () => posting.settleTransaction({ eventId: next.eventId }));
+        await run(next, () => posting.settleTransaction(step(next)));
         settledCount++;
         previewOf = undefined;
         inbox.push(...deferredRefunds);
         deferredRefunds = [];
         break;
       case 'refund':
-        if ((await run(next, () => posting.clawBackRefund({ eventId: next.eventId }))) === 'waiting_for_purchase') {
+        if ((await run(next, () => posting.clawBackRefund(step(next)))) === 'waiting_for_purchase') {
           deferredRefunds.push(next);
         }
         break;
@@ -137,6 +137,12 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     summary.steps.push({ ...step, status: 'unknown' });
     upsertSearchAttributes([{ key: RewardsStatus, value: 'unknown' }]);
   }
+}
+
+// Activities get the workflow's clock: it is the same on every retry of a step, and
+// time-skipping tests move it (availability and expiry dates are computed from it).
+function step(pending: Pending) {
+  return { eventId: pending.eventId, atMs: Date.now() };
 }
 
 function takeNext(inbox: Pending[]): Pending | undefined {

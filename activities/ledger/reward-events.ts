@@ -15,6 +15,8 @@ export interface RecordRewardEventInput {
   merchantId?: string | null;
   transactionId?: string | null;
   rewardGrantId?: string | null;
+  offerId?: string | null;
+  sourceEventId?: string | null;
   description: string;
   occurredAt: Date;
 }
@@ -53,6 +55,8 @@ export async function recordRewardEvent(tx: Tx, input: RecordRewardEventInput): 
     merchantId: input.merchantId ?? null,
     transactionId: input.transactionId ?? null,
     rewardGrantId: input.rewardGrantId ?? null,
+    offerId: input.offerId ?? null,
+    sourceEventId: input.sourceEventId ?? null,
     idempotencyKey: input.idempotencyKey,
     description: input.description,
     occurredAt: input.occurredAt,

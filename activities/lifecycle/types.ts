@@ -22,11 +22,16 @@ export interface EventRef {
   eventId: string;
 }
 
+/** A step of the workflow: the event, and the workflow's clock (time-skipping tests move it). */
+export interface StepInput extends EventRef {
+  atMs?: number;
+}
+
 export interface LifecycleActivities {
-  previewAuthorization(input: EventRef): Promise<StepOutcome>;
-  voidPreview(input: EventRef): Promise<StepOutcome>;
-  lapsePreview(input: EventRef): Promise<StepOutcome>;
-  settleTransaction(input: EventRef): Promise<StepOutcome>;
-  clawBackRefund(input: EventRef): Promise<StepOutcome>;
+  previewAuthorization(input: StepInput): Promise<StepOutcome>;
+  voidPreview(input: StepInput): Promise<StepOutcome>;
+  lapsePreview(input: StepInput): Promise<StepOutcome>;
+  settleTransaction(input: StepInput): Promise<StepOutcome>;
+  clawBackRefund(input: StepInput): Promise<StepOutcome>;
   markUnknown(input: EventRef & { reason: string; workflowId: string }): Promise<void>;
 }

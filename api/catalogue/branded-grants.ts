@@ -1,12 +1,21 @@
-// The group's branded balance grants at one merchant, for spend eligibility.
+// The group's branded balance grants at one merchant that still hold value and have not
+// expired (pending or available), for spend eligibility. Read from the ledger's grants
+// (`rg_`), whose remaining value always equals the branded liability account's balance.
 import type { Db } from '../../prisma/client';
+import type { Prisma } from '../../prisma/generated/client';
 import type { SpendGrant } from '../../core/rules/spend-eligibility';
+import { fromDbMinor } from '../../core/ledger';
 
-/**
- * The ledger (reward grants, `rg_`) arrives with the rewards issue; until then no group
- * holds branded balance, so this returns no grants and spend eligibility reports
- * no_available_balance. The signature is the one the ledger-backed version will keep.
- */
-export async function loadBrandedGrants(_db: Db, _issuerId: string, _chgId: string, _merchantId: string): Promise<SpendGrant[]> {
-  return [];
+export async function loadBrandedGrants(
+  db: Db | Prisma.TransactionClient,
+  issuerId: string,
+  chgId: string,
+  merchantId: string,
+  at: Date = new Date(),
+): Promise<SpendGrant[]> {
+  const rows = await db.rewardGrant.findMany({
+    where: { issuerId, chgId, merchantId, remainingMinor: { gt: 0n }, expiresAt: { gt: at } },
+    select: { remainingMinor: true, availableAt: true, expiresAt: true },
+  });
+  return rows.map((g) => ({ remainingMinor: fromDbMinor(g.remainingMinor), availableAt: g.availableAt, expiresAt: g.expiresAt }));
 }

@@ -87,7 +87,7 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
             availabilityDelayDays: merchant.brandedAvailabilityDelayDays,
           },
           groupStatus: group.status as CatalogueStatus,
-          grants: await loadBrandedGrants(db, issuer.id, group.id, merchant.id),
+          grants: await loadBrandedGrants(db, issuer.id, group.id, merchant.id, clock.now()),
           issuerDelayDays: issuer.brandedAvailabilityDelayDays,
           amountMinor: query.amountMinor,
           at: clock.now(),

@@ -62,16 +62,15 @@ async function assertIdsFree(tx: Tx, issuerId: string, groupId: string, input: G
   const cardIds = input.cardholders
     .filter((c) => c.status === 'active')
     .flatMap((c) => c.cards.filter((k) => k.status === 'active').map((k) => k.externalId));
-  const [cardholders, cards] = await Promise.all([
-    tx.cardholder.findMany({
-      where: { issuerId, status: 'active', chgId: { not: groupId }, externalId: { in: cardholderIds } },
-      select: { externalId: true },
-    }),
-    tx.card.findMany({
-      where: { issuerId, status: 'active', chgId: { not: groupId }, externalId: { in: cardIds } },
-      select: { externalId: true },
-    }),
-  ]);
+  // One after the other: a transaction is one connection.
+  const cardholders = await tx.cardholder.findMany({
+    where: { issuerId, status: 'active', chgId: { not: groupId }, externalId: { in: cardholderIds } },
+    select: { externalId: true },
+  });
+  const cards = await tx.card.findMany({
+    where: { issuerId, status: 'active', chgId: { not: groupId }, externalId: { in: cardIds } },
+    select: { externalId: true },
+  });
   if (cardholders.length > 0 || cards.length > 0) {
     throw errors.conflict('external_id_conflict', 'A cardholder or card id is already active in another group of this issuer.', {
       cardholderExternalIds: cardholders.map((c) => c.externalId),

@@ -1,0 +1,84 @@
+// Turns a decision context into the reward decision and its match trace: the record issuer
+// support reads to answer "why no cashback?" (API.md, match-trace). The trace is written
+// when the event is processed and never recomputed.
+import { evaluateEarn, REWARD_CURRENCY, type EarnDecision } from '../../core/rules/eligibility';
+import { evaluateSpend, type SpendDecision } from '../../core/rules/spend-eligibility';
+import { decideSettlement, type SettlementDecision } from '../../core/rules/settlement';
+import { minorFromBigInt } from '../../core/rules/money';
+import type { CatalogueStatus } from '../../core/rules/offer-status';
+import type { DecisionContext } from './context';
+
+export interface RewardDecision {
+  status: 'matched' | 'not_matched';
+  merchantId: string | null;
+  earn: EarnDecision | null;
+  spend: SpendDecision | null;
+  settlement: SettlementDecision;
+  trace: Record<string, unknown>;
+}
+
+export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
+  const amountMinor = minorFromBigInt(ctx.event.amountMinor);
+  const currencyOk = ctx.event.currency === REWARD_CURRENCY;
+  const merchant = ctx.merchant;
+  const earn =
+    merchant && currencyOk
+      ? evaluateEarn({
+          merchant: { id: merchant.id, status: merchant.status as CatalogueStatus },
+          offers: ctx.earnOffers,
+          activation: ctx.activation && { status: ctx.activation.status as CatalogueStatus, activatedAt: ctx.activation.activatedAt },
+          groupStatus: ctx.groupStatus,
+          cardholderStatus: ctx.cardholderStatus,
+          cardStatus: ctx.cardStatus,
+          transaction: { amountMinor, mcc: ctx.payload.mcc, currency: ctx.event.currency, at: ctx.event.eventCreatedAt },
+          earnedSoFarByOffer: ctx.earnedSoFarByOffer,
+          now: at,
+        })
+      : null;
+  const spend =
+    merchant && currencyOk
+      ? evaluateSpend({
+          merchant: {
+            status: merchant.status as CatalogueStatus,
+            brandedEnabled: merchant.brandedEnabled,
+            spendMinimumMinor: minorFromBigInt(merchant.brandedSpendMinimumMinor),
+            availabilityDelayDays: merchant.brandedAvailabilityDelayDays,
+          },
+          groupStatus: ctx.groupStatus,
+          grants: ctx.grants,
+          issuerDelayDays: ctx.issuer.brandedAvailabilityDelayDays,
+          amountMinor,
+          at,
+        })
+      : null;
+  const settlement = decideSettlement({ amountMinor, earn, spend, offers: ctx.earnOffers, earnedSoFarByOffer: ctx.earnedSoFarByOffer });
+  const rewarded = settlement.spentMinor > 0 || settlement.cashbackMinor + settlement.brandedMinor > 0;
+  const status = rewarded ? 'matched' : 'not_matched';
+  const winning = ctx.offers.find((o) => o.id === settlement.winningOfferId);
+  const trace = {
+    evaluatedAt: at.toISOString(),
+    transaction: { amountMinor, currency: ctx.event.currency, mcc: ctx.payload.mcc, createdAt: ctx.event.eventCreatedAt.toISOString(), merchantDescriptor: ctx.payload.merchantDescriptor },
+    merchantMatch: ctx.match,
+    checks: [
+      { name: 'currency_usd', passed: currencyOk, detail: `currency is ${ctx.event.currency}` },
+      { name: 'merchant_identified', passed: merchant !== null, detail: ctx.match.detail },
+    ],
+    earn: earn && { eligible: earn.eligible, reasons: earn.reasons, offers: earn.offers },
+    winningOfferId: settlement.winningOfferId,
+    arithmetic: {
+      amountMinor,
+      spentMinor: settlement.spentMinor,
+      eligibleAmountMinor: settlement.eligibleAmountMinor,
+      cashbackRateBps: winning?.cashbackRateBps ?? null,
+      brandedRateBps: winning?.brandedRateBps ?? null,
+      uncappedMinor: settlement.reward?.uncappedMinor ?? 0,
+      cappedBy: settlement.reward?.cappedBy ?? null,
+      cashbackMinor: settlement.cashbackMinor,
+      brandedMinor: settlement.brandedMinor,
+      formula: 'floor(eligibleAmountMinor x rateBps / 10000) per component, then caps (branded trimmed first)',
+    },
+    spend: spend && { ...spend, spentMinor: settlement.spentMinor },
+    outcome: status,
+  };
+  return { status, merchantId: merchant?.id ?? ctx.match.merchantId ?? null, earn, spend, settlement, trace };
+}

@@ -1,0 +1,92 @@
+// Refunds claw back what the purchase earned, in proportion to the refunded amount and
+// never more than was earned (core/rules/settlement.ts, clawbackDue). Branded balance comes
+// back from the grants the purchase created; value already spent or expired cannot be taken
+// back and is recorded in the trace as unrecoverable. One database transaction per refund.
+import { newId } from '../../core/ids';
+import { clawBackBranded, postTransfer, recordRewardEvent } from '../ledger';
+import { clawbackDue } from '../../core/rules/settlement';
+import { minorFromBigInt } from '../../core/rules/money';
+import { fromDbMinor } from '../../core/ledger';
+import type { Prisma } from '../../prisma/generated/client';
+import { lockEvent } from './context';
+import { storedOutcome } from './stored-outcome';
+import type { LifecycleDeps } from './deps';
+import type { StepInput, StepOutcome } from './types';
+
+type Tx = Prisma.TransactionClient;
+
+export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
+  const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
+  const outcome = await deps.db.$transaction(async (tx) => {
+    const refund = await lockEvent(tx, input.eventId);
+    if (refund.processedAt) return storedOutcome(tx, refund);
+    // Lock the purchase too: two refunds of one purchase are clawed back one after the other.
+    const purchase = await lockEvent(tx, refund.relatedEventId!);
+    if (!purchase.processedAt) return { status: 'waiting_for_purchase' } satisfies StepOutcome;
+    const history = await purchaseHistory(tx, purchase.id, refund.id);
+    const purchaseAmount = minorFromBigInt(purchase.amountMinor);
+    const refundMinor = minorFromBigInt(refund.amountMinor);
+    const due = (earned: number, clawed: number) =>
+      clawbackDue({ earnedMinor: earned, purchaseAmountMinor: purchaseAmount, refundedBeforeMinor: history.refundedBeforeMinor, refundMinor, clawedBackBeforeMinor: clawed });
+    const cashbackDue = due(history.cashback.earned, history.cashback.clawed);
+    const brandedDue = due(history.branded.earned, history.branded.clawed);
+    const base = { issuerId: purchase.issuerId, chgId: purchase.chgId, transactionId: purchase.id, at };
+    const merchantId = purchase.merchantId!;
+    const rewardEventIds: string[] = [];
+    let brandedClawed = 0;
+
+    if (cashbackDue > 0) {
+      const rewardEventId = newId('brevt');
+      await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.cashback.offerId, sourceEventId: refund.id, idempotencyKey: `refund:${refund.id}:cashback_clawed_back`, type: 'cashback_clawed_back', amountMinor: cashbackDue, description: 'Cashback reversed by a refund', occurredAt: at });
+      await postTransfer(tx, { ...base, merchantId, kind: 'clawback_cashback', idempotencyKey: `refund:${refund.id}:clawback_cashback`, amountMinor: cashbackDue, rewardEventId });
+      rewardEventIds.push(rewardEventId);
+    }
+    if (brandedDue > 0) {
+      const rewardEventId = newId('brevt');
+      const draw = await clawBackBranded(tx, { ...base, merchantId, idempotencyKey: `refund:${refund.id}:clawback_branded`, rewardEventId, maxAmountMinor: brandedDue, grantIds: history.grantIds });
+      brandedClawed = draw.drawnMinor;
+      if (draw.drawnMinor > 0) {
+        await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.branded.offerId, sourceEventId: refund.id, idempotencyKey: `refund:${refund.id}:branded_clawed_back`, type: 'branded_clawed_back', amountMinor: draw.drawnMinor, rewardGrantId: draw.allocations[0]?.grantId ?? null, description: 'Balance reversed by a refund', occurredAt: at });
+        rewardEventIds.push(rewardEventId);
+      }
+    }
+
+    const clawedTotal = history.cashback.clawed + history.branded.clawed + cashbackDue + brandedClawed;
+    const earnedTotal = history.cashback.earned + history.branded.earned;
+    const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
+    const trace = {
+      evaluatedAt: at.toISOString(),
+      refund: { amountMinor: refundMinor, purchaseTransactionId: purchase.id, purchaseAmountMinor: purchaseAmount, refundedBeforeMinor: history.refundedBeforeMinor },
+      cashback: { earnedMinor: history.cashback.earned, clawedBeforeMinor: history.cashback.clawed, clawedNowMinor: cashbackDue },
+      branded: { earnedMinor: history.branded.earned, clawedBeforeMinor: history.branded.clawed, dueMinor: brandedDue, clawedNowMinor: brandedClawed, unrecoverableMinor: brandedDue - brandedClawed },
+      formula: 'due = floor(earned x min(purchase, refunded so far) / purchase) - clawed before',
+      outcome: status,
+      rewardEventIds,
+    };
+    await tx.ingestedEvent.update({
+      where: { id: refund.id },
+      data: { rewardStatus: status, merchantId: purchase.merchantId, matchTrace: trace as Prisma.InputJsonValue, processedAt: at, failureReason: null },
+    });
+    if (earnedTotal > 0 && clawedTotal >= earnedTotal) {
+      await tx.ingestedEvent.update({ where: { id: purchase.id }, data: { rewardStatus: 'reversed' } });
+    }
+    return { status, merchantId: purchase.merchantId ?? undefined } satisfies StepOutcome;
+  });
+  await deps.faults?.afterCommit?.('clawBackRefund', input.eventId);
+  return outcome;
+}
+
+async function purchaseHistory(tx: Tx, purchaseId: string, refundId: string) {
+  const events = await tx.rewardEvent.findMany({ where: { transactionId: purchaseId }, orderBy: { occurredAt: 'asc' } });
+  const sum = (type: string) => events.filter((e) => e.type === type).reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
+  const refunds = await tx.ingestedEvent.findMany({
+    where: { relatedEventId: purchaseId, kind: 'settled', state: 'refunded', processedAt: { not: null }, id: { not: refundId } },
+    select: { amountMinor: true },
+  });
+  return {
+    cashback: { earned: sum('cashback_earned'), clawed: sum('cashback_clawed_back'), offerId: events.find((e) => e.type === 'cashback_earned')?.offerId ?? null },
+    branded: { earned: sum('branded_earned'), clawed: sum('branded_clawed_back'), offerId: events.find((e) => e.type === 'branded_earned')?.offerId ?? null },
+    grantIds: events.filter((e) => e.type === 'branded_earned' && e.rewardGrantId).map((e) => e.rewardGrantId!),
+    refundedBeforeMinor: refunds.reduce((s, r) => s + minorFromBigInt(r.amountMinor), 0),
+  };
+}

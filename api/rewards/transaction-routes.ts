@@ -1,0 +1,102 @@
+// Per-transaction reconciliation (SPEC.md 4.3, API.md): reward-detail, reward-overviews and
+// the match trace. Transactions are settled events (`txn_`) of the calling issuer's group.
+import { defineRoute, type RouteSpec } from '../route';
+import { issuerOf } from '../middleware/auth';
+import { errors } from '../../core/errors';
+import { isId } from '../../core/ids';
+import type { AppDeps } from '../deps';
+import { requireGroup } from '../catalogue/scope';
+import { rewardDetails } from './reward-detail';
+import { matchTraceSchema, overviewsBodySchema, overviewsSchema, rewardDetailSchema } from './schemas';
+
+export function transactionRoutes(deps: AppDeps): RouteSpec[] {
+  const { db } = deps;
+  const tag = 'Rewards';
+  const params = { chgId: 'chg', txnId: 'txn' } as const;
+  const findTransaction = async (issuerId: string, chgId: string, txnId: string) => {
+    await requireGroup(db, issuerId, chgId);
+    const event = await db.ingestedEvent.findFirst({ where: { id: txnId, issuerId, chgId, kind: 'settled' } });
+    if (!event) throw errors.notFound('transaction_not_found', `No transaction ${txnId} in group ${chgId}.`);
+    return event;
+  };
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/chg/{chgId}/transaction/{txnId}/reward-detail',
+      operationId: 'getTransactionRewardDetail',
+      summary: 'Reward outcome of one settled transaction (version: current)',
+      description:
+        'status: pending (accepted, processing not finished), matched (final effects posted), not_matched (finished, nothing earned ' +
+        'or spent; merchantId present if a merchant was identified), reversed (all earned reward clawed back), unknown (processing ' +
+        'failed and awaits an operator). For a refund, clawedBackAmountMinor is what that refund took back.',
+      tag,
+      auth: 'issuer',
+      params,
+      responses: { 200: { description: 'The reward detail.', schema: rewardDetailSchema } },
+      errorStatuses: [404],
+      async handle(ctx, { params: p }) {
+        const event = await findTransaction(issuerOf(ctx).id, p.chgId, p.txnId);
+        ctx.body = (await rewardDetails(db, [event]))[0];
+      },
+    }),
+    defineRoute<{ transactionIds?: string[]; externalIds?: string[] }>({
+      method: 'post',
+      path: '/api/v2/chg/{chgId}/transactions/reward-overviews',
+      operationId: 'getTransactionRewardOverviews',
+      summary: 'Reward details of many settled transactions, by our txn_ ids or the issuer ids',
+      description: '1 to 100 ids in all. Ids that are unknown, of another group or of another issuer are listed in notFound.',
+      tag,
+      auth: 'issuer',
+      params: { chgId: 'chg' },
+      body: overviewsBodySchema,
+      responses: { 200: { description: 'Found details, in request order, and the ids not found.', schema: overviewsSchema } },
+      errorStatuses: [404],
+      async handle(ctx, { params: p, body }) {
+        const issuerId = issuerOf(ctx).id;
+        await requireGroup(db, issuerId, p.chgId);
+        const transactionIds = body.transactionIds ?? [];
+        const externalIds = body.externalIds ?? [];
+        if (transactionIds.length + externalIds.length === 0 || transactionIds.length + externalIds.length > 100) {
+          throw errors.validation('invalid_body', 'Send 1 to 100 ids in all.', [{ path: '/', message: 'must name 1 to 100 transactions' }]);
+        }
+        const events = await db.ingestedEvent.findMany({
+          where: { issuerId, chgId: p.chgId, kind: 'settled', OR: [{ id: { in: transactionIds.filter((t) => isId('txn', t)) } }, { externalId: { in: externalIds } }] },
+        });
+        const details = new Map((await rewardDetails(db, events)).map((d) => [d.transactionId, d]));
+        const byExternal = new Map(events.map((e) => [e.externalId, e.id]));
+        const data = [];
+        const notFound = [];
+        for (const id of transactionIds) (details.has(id) ? data.push(details.get(id)!) : notFound.push(id));
+        for (const id of externalIds) (byExternal.has(id) ? data.push(details.get(byExternal.get(id)!)!) : notFound.push(id));
+        ctx.body = { data, notFound };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/chg/{chgId}/transaction/{txnId}/match-trace',
+      operationId: 'getTransactionMatchTrace',
+      summary: 'Why a transaction did or did not earn (recorded when it was processed)',
+      description:
+        'The merchant match (rule or none), every offer considered with each condition and its outcome, the winning offer, ' +
+        'the reward arithmetic and the spend decision. For a refund: the clawback arithmetic. trace is null while pending.',
+      tag,
+      auth: 'issuer',
+      params,
+      responses: { 200: { description: 'The recorded decision.', schema: matchTraceSchema } },
+      errorStatuses: [404],
+      async handle(ctx, { params: p }) {
+        const event = await findTransaction(issuerOf(ctx).id, p.chgId, p.txnId);
+        const [detail] = await rewardDetails(db, [event]);
+        ctx.body = {
+          transactionId: event.id,
+          externalId: event.externalId,
+          status: detail.status,
+          merchantId: event.merchantId,
+          processedAt: event.processedAt?.toISOString() ?? null,
+          failureReason: event.failureReason,
+          trace: event.matchTrace ?? null,
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,76 @@
+// The whole service for end-to-end tests: the API (with its real hand-over to Temporal)
+// and a real worker on a task queue of its own, over the run's PostgreSQL and Temporal.
+import { randomUUID } from 'node:crypto';
+import assert from 'node:assert/strict';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { createWorker } from '../../worker/worker';
+import { createLogger } from '../../core/logger';
+import { createDb, type Db } from '../../prisma/client';
+import { handOver } from '../../activities/handover';
+import { createHandoverQueue } from '../../api/ingestion/handover-queue';
+import type { ActivityDeps } from '../../activities';
+import { startTestApp, type TestApp } from './app';
+import { testDatabaseUrl, testTemporalAddress } from './env';
+
+let runtimeQuiet = false;
+
+export interface Stack {
+  app: TestApp;
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  worker: Worker;
+  /** Polls the stored event until its reward status is one of `statuses`. */
+  waitForStatus(eventId: string, statuses: string[], timeoutMs?: number): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startStack(options: { faults?: ActivityDeps['faults']; clock?: { now(): Date } } = {}): Promise<Stack> {
+  if (!runtimeQuiet) {
+    // Worker logs at WARN and above only; test output stays readable.
+    Runtime.install({ logger: new (require('@temporalio/worker').DefaultLogger)('WARN') });
+    runtimeQuiet = true;
+  }
+  const taskQueue = `test-${randomUUID()}`;
+  const db = createDb(testDatabaseUrl(), 10);
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const clientConnection = await Connection.connect({ address: testTemporalAddress() });
+  const client = new Client({ connection: clientConnection });
+  const workerConnection = await NativeConnection.connect({ address: testTemporalAddress() });
+  const clock = options.clock ?? { now: () => new Date() };
+  const worker = await createWorker({
+    connection: workerConnection,
+    namespace: 'default',
+    taskQueue,
+    deps: { db, logger, clock, temporal: { client, taskQueue }, faults: options.faults },
+  });
+  const running = worker.run();
+  const handover = createHandoverQueue((items) => handOver({ client, db, taskQueue }, items, () => new Date()), logger);
+  const app = await startTestApp({ db, handover });
+  return {
+    app,
+    db,
+    client,
+    taskQueue,
+    worker,
+    async waitForStatus(eventId, statuses, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const row = await db.ingestedEvent.findUnique({ where: { id: eventId }, select: { rewardStatus: true } });
+        if (row && statuses.includes(row.rewardStatus)) return row.rewardStatus;
+        assert.ok(Date.now() < deadline, `event ${eventId} stayed ${row?.rewardStatus}, expected ${statuses.join('|')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async stop() {
+      await handover.drain();
+      await app.close();
+      worker.shutdown();
+      await running;
+      await workerConnection.close();
+      await clientConnection.close();
+      await db.$disconnect();
+    },
+  };
+}
