@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createWorker } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
@@ -28,9 +28,13 @@ export interface Stack {
 
 export async function startStack(options: { faults?: ActivityDeps['faults']; clock?: { now(): Date } } = {}): Promise<Stack> {
   if (!runtimeQuiet) {
-    // Worker logs at WARN and above only; test output stays readable.
-    Runtime.install({ logger: new (require('@temporalio/worker').DefaultLogger)('WARN') });
     runtimeQuiet = true;
+    try {
+      // Worker logs at WARN and above only; test output stays readable.
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      // Another test file already started a worker, and with it the runtime.
+    }
   }
   const taskQueue = `test-${randomUUID()}`;
   const db = createDb(testDatabaseUrl(), 10);
