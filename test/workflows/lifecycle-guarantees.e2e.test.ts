@@ -1,0 +1,157 @@
+// Guarantees of the lifecycle beyond the happy path: crash safety, concurrency, the
+// sweeper, and a match trace that names the condition that failed.
+import assert from 'node:assert/strict';
+import { startStack, type Stack } from '../helpers/stack';
+import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
+import { groupBody } from '../helpers/groups';
+import { cardOf, settledEvent, type CardRef } from '../helpers/events';
+import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { assertLedgerHealthy } from '../helpers/ledger';
+import { createSweepActivities } from '../../activities/sweeper';
+
+const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
+
+describe('TransactionLifecycle guarantees', function () {
+  this.timeout(180_000);
+  // Armed by a test: the next settlement activity fails right after its commit, once.
+  let crashNextSettlement = false;
+  const crashed: string[] = [];
+  let stack: Stack;
+  let issuer: TestIssuer;
+  let group: any;
+  let card: CardRef;
+  let merchant: any;
+
+  before(async () => {
+    stack = await startStack({
+      faults: {
+        afterCommit(activity, eventId) {
+          if (activity === 'settleTransaction' && crashNextSettlement) {
+            crashNextSettlement = false;
+            crashed.push(eventId);
+            throw new Error('simulated crash after the commit');
+          }
+        },
+      },
+    });
+    issuer = await newIssuer(stack.app);
+    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    card = cardOf(group);
+    merchant = await createMerchant(stack.app, { brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 300, startsAt: daysFromNow(-5) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+  });
+  after(() => stack.stop());
+  afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
+
+  const storedId = async (externalId: string) =>
+    (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId } } })).id;
+
+  it('posts exactly once when the settlement activity fails after its commit and is retried', async () => {
+    const event = settledEvent(card, { amount: 5_000, merchantId: merchant.id });
+    crashNextSettlement = true;
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
+    const id = await storedId(event.id);
+    assert.equal(await stack.waitForStatus(id, FINAL), 'matched');
+    assert.deepEqual(crashed, [id], 'the first attempt failed after committing');
+    const transfers = await stack.db.ledgerTransfer.findMany({ where: { transactionId: id } });
+    assert.equal(transfers.length, 1);
+    assert.equal(transfers[0].amountMinor, 150n);
+    assert.equal((await stack.db.rewardEvent.count({ where: { transactionId: id } })), 1);
+  });
+
+  it('yields 200 stored events, 200 workflows and one posting each when 5 clients send the same 200 at once', async () => {
+    const batch = Array.from({ length: 200 }, () => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
+    const results = await Promise.all(Array.from({ length: 5 }, () => issuer.call('POST', '/api/v1/incoming-txn', batch)));
+    assert.deepEqual(results.map((r) => r.status), [204, 204, 204, 204, 204]);
+    const rows = await stack.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } } });
+    assert.equal(rows.length, 200);
+    for (const row of rows) await stack.waitForStatus(row.id, FINAL, 120_000);
+    const transfers = await stack.db.ledgerTransfer.groupBy({ by: ['transactionId'], where: { transactionId: { in: rows.map((r) => r.id) } }, _count: true });
+    assert.equal(transfers.length, 200);
+    assert.ok(transfers.every((t) => t._count === 1));
+    const workflows = await stack.client.workflow.count(`TaskQueue = "${stack.taskQueue}" AND WorkflowId STARTS_WITH "txn/${issuer.id}/txn-"`);
+    assert.ok(workflows.count >= 200, `expected at least 200 workflows, saw ${workflows.count}`);
+  });
+
+  it('hands over, through the sweeper, an event accepted while no hand-over ran', async () => {
+    const quiet = await startTestApp({ db: stack.db }); // no hand-over configured: like Temporal being down
+    const event = settledEvent(card, { amount: 2_000, merchantId: merchant.id });
+    assert.equal((await quiet.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: event })).status, 204);
+    await quiet.close();
+    const id = await storedId(event.id);
+    assert.equal((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id } })).handedOverAt, null);
+    const sweep = createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: { client: stack.client, taskQueue: stack.taskQueue } });
+    const swept = await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
+    assert.ok(swept.handedOver >= 1);
+    assert.equal(await stack.waitForStatus(id, FINAL), 'matched');
+    assert.ok((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id } })).handedOverAt);
+  });
+
+  describe('match trace of not_matched purchases', () => {
+    async function traceOf(chgId: string, cardRef: CardRef, overrides: Record<string, unknown>) {
+      const event = settledEvent(cardRef, overrides);
+      assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
+      const id = await storedId(event.id);
+      assert.equal(await stack.waitForStatus(id, FINAL), 'not_matched');
+      const res = await issuer.call('GET', `/api/v2/chg/${chgId}/transaction/${id}/match-trace`);
+      assert.equal(res.status, 200);
+      return res.body.trace;
+    }
+    const failed = (trace: any) => trace.earn.offers.flatMap((o: any) => o.conditions.filter((c: any) => !c.passed).map((c: any) => c.name));
+
+    async function merchantWith(offer: Record<string, unknown>) {
+      const m = await createMerchant(stack.app, { brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+      await createOffer(stack.app, m.id, { cashbackRateBps: 400, ...offer });
+      await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${m.id}/activation`, {});
+      return m;
+    }
+
+    it('names the offer window for a purchase outside it', async () => {
+      const m = await merchantWith({ startsAt: daysFromNow(5) });
+      const trace = await traceOf(group.id, card, { merchantId: m.id });
+      assert.deepEqual(failed(trace), ['offer_window']);
+      assert.deepEqual(trace.earn.reasons, ['no_active_offer']);
+    });
+
+    it('names the minimum spend', async () => {
+      const m = await merchantWith({ startsAt: daysFromNow(-1), minSpendMinor: 5_000 });
+      const trace = await traceOf(group.id, card, { merchantId: m.id, amount: 4_999 });
+      assert.deepEqual(failed(trace), ['min_spend']);
+      assert.deepEqual(trace.earn.reasons, ['below_min_spend']);
+    });
+
+    it('names the MCC restriction', async () => {
+      const m = await merchantWith({ startsAt: daysFromNow(-1), mccs: ['5411'] });
+      const trace = await traceOf(group.id, card, { merchantId: m.id, mcc: '5814' });
+      assert.deepEqual(failed(trace), ['mcc_allowed']);
+    });
+
+    it('names an exhausted per-group cap', async () => {
+      const m = await merchantWith({ startsAt: daysFromNow(-1), maxRewardPerChgMinor: 100 });
+      const first = settledEvent(card, { merchantId: m.id, amount: 10_000 });
+      await issuer.call('POST', '/api/v1/incoming-txn', first);
+      assert.equal(await stack.waitForStatus(await storedId(first.id), FINAL), 'matched');
+      const trace = await traceOf(group.id, card, { merchantId: m.id, amount: 10_000 });
+      assert.deepEqual(failed(trace), ['cap_not_exhausted']);
+      assert.deepEqual(trace.earn.reasons, ['offer_cap_reached']);
+    });
+
+    it('names a deactivated card and a deactivated group', async () => {
+      const own = (await issuer.call('POST', '/api/v2/chg', groupBody({ cardholders: [{ externalId: `c-${Date.now()}`, cards: [{ externalId: `k1-${Date.now()}`, last4: '1111', network: 'visa' }, { externalId: `k2-${Date.now()}`, last4: '2222', network: 'visa' }] }] }))).body;
+      await issuer.call('PUT', `/api/v2/chg/${own.id}/merchant/${merchant.id}/activation`, {});
+      await issuer.call('DELETE', `/api/v2/chg/${own.id}/cardholder/${own.cardholders[0].id}/card/${own.cardholders[0].cards[1].id}`);
+      const cardTrace = await traceOf(own.id, cardOf(own, 0, 1), { merchantId: merchant.id });
+      assert.deepEqual(failed(cardTrace), ['card_active']);
+      await issuer.call('DELETE', `/api/v2/chg/${own.id}`);
+      const groupTrace = await traceOf(own.id, cardOf(own, 0, 0), { merchantId: merchant.id });
+      assert.ok(failed(groupTrace).includes('chg_active'), JSON.stringify(failed(groupTrace)));
+    });
+
+    it('names the missing merchant match', async () => {
+      const trace = await traceOf(group.id, card, { merchantId: undefined });
+      assert.equal(trace.merchantMatch.rule, 'none');
+      assert.equal(trace.earn, null);
+    });
+  });
+});
