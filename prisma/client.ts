@@ -7,5 +7,7 @@ export type Db = PrismaClient;
 
 export function createDb(databaseUrl: string, poolSize = 10): Db {
   const adapter = new PrismaPg({ connectionString: databaseUrl, max: poolSize });
-  return new PrismaClient({ adapter });
+  // Waiting for a pooled connection is normal under load (a burst of activities); failing a
+  // transaction after Prisma's default 2 s would only turn that wait into retries.
+  return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 20_000 } });
 }

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
     deps: { db, logger, clock: { now: () => new Date() }, temporal: { client, taskQueue: config.temporalTaskQueue } },
+    maxConcurrentActivities: config.databasePoolSize,
   });
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');
   await worker.run();

@@ -9,6 +9,8 @@ export function createWorker(options: {
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
+  /** Activities each hold a database connection: more at once than the pool has only queue. */
+  maxConcurrentActivities?: number;
 }): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
@@ -16,5 +18,6 @@ export function createWorker(options: {
     taskQueue: options.taskQueue,
     workflowsPath: WORKFLOWS_PATH,
     activities: createActivities(options.deps),
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 10,
   });
 }
