@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
   const db = createDb(databaseUrl, 2);
   // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
-  const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date());
+  const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), { onlyMissing: true });
   logger.info(catalogue, 'sandbox catalogue loaded');
   await ensureSandboxIssuer(db, (issuer, token) => {
     console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);

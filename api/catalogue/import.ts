@@ -18,8 +18,17 @@ const validateMerchant = compileBody<MerchantInput>(merchantCreateSchema);
 const validateOffer = compileBody<OfferInput>(offerCreateSchema);
 
 export interface ImportResult {
-  merchants: { created: number; updated: number };
-  offers: { created: number; updated: number };
+  merchants: { created: number; updated: number; skipped: number };
+  offers: { created: number; updated: number; skipped: number };
+}
+
+export interface ImportOptions {
+  /**
+   * Add only what is missing, leaving stored merchants and offers as they are. `npm start`
+   * loads the sandbox catalogue this way on every start: operator changes to sandbox
+   * merchants survive restarts, and an unchanged catalogue writes no audit entries.
+   */
+  onlyMissing?: boolean;
 }
 
 interface FileMerchant extends MerchantInput {
@@ -44,26 +53,37 @@ function parseCatalogue(data: unknown): FileMerchant[] {
   });
 }
 
-export async function importCatalogue(db: Db, data: unknown, actor: string, now: Date): Promise<ImportResult> {
+export async function importCatalogue(db: Db, data: unknown, actor: string, now: Date, options: ImportOptions = {}): Promise<ImportResult> {
   const merchants = parseCatalogue(data);
-  const result: ImportResult = { merchants: { created: 0, updated: 0 }, offers: { created: 0, updated: 0 } };
+  const result: ImportResult = { merchants: { created: 0, updated: 0, skipped: 0 }, offers: { created: 0, updated: 0, skipped: 0 } };
+  const stored = options.onlyMissing ? await storedIds(db, merchants) : { merchants: new Set<string>(), offers: new Set<string>() };
   for (const { id, offers, ...merchant } of merchants) {
-    const saved = await saveMerchant(db, merchant, actor, now, id);
-    result.merchants[saved.created ? 'created' : 'updated']++;
+    if (stored.merchants.has(id)) result.merchants.skipped++;
+    else result.merchants[(await saveMerchant(db, merchant, actor, now, id)).created ? 'created' : 'updated']++;
     for (const { id: offerId, ...offer } of offers ?? []) {
-      const savedOffer = await saveOffer(db, id, offer, actor, now, offerId);
-      result.offers[savedOffer.created ? 'created' : 'updated']++;
+      if (stored.offers.has(offerId)) result.offers.skipped++;
+      else result.offers[(await saveOffer(db, id, offer, actor, now, offerId)).created ? 'created' : 'updated']++;
     }
   }
   return result;
 }
 
-export async function importCatalogueFile(db: Db, file: string, actor: string, now: Date): Promise<ImportResult> {
+async function storedIds(db: Db, merchants: FileMerchant[]) {
+  const merchantIds = merchants.map((m) => m.id);
+  const offerIds = merchants.flatMap((m) => (m.offers ?? []).map((o) => o.id));
+  const [storedMerchants, storedOffers] = [
+    await db.merchant.findMany({ where: { id: { in: merchantIds } }, select: { id: true } }),
+    await db.offer.findMany({ where: { id: { in: offerIds } }, select: { id: true } }),
+  ];
+  return { merchants: new Set(storedMerchants.map((m) => m.id)), offers: new Set(storedOffers.map((o) => o.id)) };
+}
+
+export async function importCatalogueFile(db: Db, file: string, actor: string, now: Date, options: ImportOptions = {}): Promise<ImportResult> {
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
     throw errors.validation('invalid_json', `Cannot read ${file} as JSON: ${(err as Error).message}`);
   }
-  return importCatalogue(db, data, actor, now);
+  return importCatalogue(db, data, actor, now, options);
 }

@@ -32,7 +32,13 @@ describe('catalogue import (sandbox catalogue)', () => {
   it('loads idempotently with fixed ids', async () => {
     await importCatalogueFile(app.db, SANDBOX_CATALOGUE_FILE, 'test', new Date());
     const again = await importCatalogueFile(app.db, SANDBOX_CATALOGUE_FILE, 'test', new Date());
-    assert.deepEqual(again, { merchants: { created: 0, updated: file.merchants.length }, offers: { created: 0, updated: file.merchants.flatMap((m: any) => m.offers).length } });
+    const offerCount = file.merchants.flatMap((m: any) => m.offers).length;
+    assert.deepEqual(again, { merchants: { created: 0, updated: file.merchants.length, skipped: 0 }, offers: { created: 0, updated: offerCount, skipped: 0 } });
+    // What `npm start` does on every start: nothing to add, nothing written, nothing audited.
+    const auditBefore = await app.db.operatorAuditLog.count();
+    const onStart = await importCatalogueFile(app.db, SANDBOX_CATALOGUE_FILE, 'test', new Date(), { onlyMissing: true });
+    assert.deepEqual(onStart, { merchants: { created: 0, updated: 0, skipped: file.merchants.length }, offers: { created: 0, updated: 0, skipped: offerCount } });
+    assert.equal(await app.db.operatorAuditLog.count(), auditBefore);
     const issuer = await newIssuer(app);
     const chgId = await createGroup(issuer);
     const blueBottle = file.merchants[0];
