@@ -5,6 +5,7 @@ import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import { createLifecycleActivities } from './lifecycle';
 import { createSweepActivities } from './sweeper';
+import { createExpiryActivities } from './expiry';
 import type { LifecycleDeps } from './lifecycle/deps';
 
 export interface ActivityDeps {
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createLifecycleActivities(deps),
     ...createSweepActivities(deps),
+    ...createExpiryActivities(deps),
   };
 }
 

@@ -22,6 +22,7 @@ import { activationRoutes } from './catalogue/activation-routes';
 import { eligibilityRoutes } from './catalogue/eligibility-routes';
 import { ledgerAdminRoutes } from './ledger/admin-routes';
 import { transactionRoutes } from './rewards/transaction-routes';
+import { balanceRoutes } from './rewards/balance-routes';
 
 export const API_VERSION = '2.0.0';
 
@@ -36,6 +37,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...eligibilityRoutes(deps),
     ...ingestionRoutes(deps),
     ...transactionRoutes(deps),
+    ...balanceRoutes(deps),
     ...adminRoutes(deps),
     ...catalogueAdminRoutes(deps),
     ...ledgerAdminRoutes(deps),

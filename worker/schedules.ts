@@ -2,9 +2,13 @@
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 
 export const HANDOVER_SWEEPER_SCHEDULE_ID = 'rewards-handover-sweeper';
+// Grants expire on a day boundary of their own; an hour late is within what a cardholder
+// notices, and spend eligibility already ignores expired grants before the job runs.
+export const EXPIRE_GRANTS_SCHEDULE_ID = 'rewards-expire-grants';
 
 export async function ensureSchedules(client: Client, taskQueue: string): Promise<void> {
   await ensureSchedule(client, HANDOVER_SWEEPER_SCHEDULE_ID, 'handoverSweeper', taskQueue, '1 minute');
+  await ensureSchedule(client, EXPIRE_GRANTS_SCHEDULE_ID, 'expireGrants', taskQueue, '1 hour');
 }
 
 async function ensureSchedule(client: Client, scheduleId: string, workflowType: string, taskQueue: string, every: string): Promise<void> {

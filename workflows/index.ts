@@ -3,3 +3,4 @@
 // The transaction lifecycle and webhook delivery workflows arrive with their issues.
 export { transactionLifecycle } from './transaction-lifecycle';
 export { handoverSweeper } from './handover-sweeper';
+export { expireGrants } from './expire-grants';

@@ -1,12 +1,16 @@
 // Refunds claw back what the purchase earned, in proportion to the refunded amount and
 // never more than was earned (core/rules/settlement.ts, clawbackDue). Branded balance comes
-// back from the grants the purchase created; value already spent or expired cannot be taken
-// back and is recorded in the trace as unrecoverable. One database transaction per refund.
+// back from the grants the purchase created first. What those grants no longer hold (already
+// spent or expired) is the shortfall: it is clawed back from the group's cashback balance as
+// far as that balance reaches, and only the rest is recorded in the trace as unrecoverable (the
+// merchant bears it). No balance ever goes negative. README.md, "Rewards: balance rules".
+// One database transaction per refund.
 import { newId } from '../../core/ids';
 import { clawBackBranded, postTransfer, recordRewardEvent } from '../ledger';
 import { clawbackDue } from '../../core/rules/settlement';
 import { minorFromBigInt } from '../../core/rules/money';
-import { fromDbMinor } from '../../core/ledger';
+import { accounts, fromDbMinor } from '../../core/ledger';
+import { lockAccounts } from '../ledger/accounts';
 import type { Prisma } from '../../prisma/generated/client';
 import { lockEvent } from './context';
 import { storedOutcome } from './stored-outcome';
@@ -14,6 +18,10 @@ import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
 
 type Tx = Prisma.TransactionClient;
+
+/** Marks the cashback clawback that covers a branded shortfall, so the purchase's history
+ *  counts it as branded value recovered, not as its cashback clawed back. */
+const SHORTFALL_KEY_SUFFIX = ':branded_shortfall_from_cashback';
 
 export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
@@ -34,6 +42,13 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     const merchantId = purchase.merchantId!;
     const rewardEventIds: string[] = [];
     let brandedClawed = 0;
+    let shortfallFromCashback = 0;
+    const cashbackAccountId = accounts.chgCashback(purchase.issuerId, purchase.chgId).id;
+    if (brandedDue > 0) {
+      // The shortfall may touch the cashback account after the branded one: take all three
+      // locks now, in the id order every poster uses, so this cannot deadlock with a settlement.
+      await lockAccounts(tx, [accounts.chgBranded(purchase.issuerId, purchase.chgId, merchantId).id, cashbackAccountId, accounts.merchantReceivable(purchase.issuerId, merchantId).id]);
+    }
 
     if (cashbackDue > 0) {
       const rewardEventId = newId('brevt');
@@ -50,15 +65,25 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
         rewardEventIds.push(rewardEventId);
       }
     }
+    if (brandedDue > brandedClawed) {
+      const cashbackBalance = (await lockAccounts(tx, [cashbackAccountId])).get(cashbackAccountId)?.balanceMinor ?? 0;
+      shortfallFromCashback = Math.min(brandedDue - brandedClawed, cashbackBalance);
+    }
+    if (shortfallFromCashback > 0) {
+      const rewardEventId = newId('brevt');
+      await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.branded.offerId, sourceEventId: refund.id, idempotencyKey: `refund:${refund.id}${SHORTFALL_KEY_SUFFIX}`, type: 'cashback_clawed_back', amountMinor: shortfallFromCashback, description: 'Spent or expired balance reversed by a refund, taken from cashback', occurredAt: at });
+      await postTransfer(tx, { ...base, merchantId, kind: 'clawback_cashback', idempotencyKey: `refund:${refund.id}:clawback_cashback_for_branded`, amountMinor: shortfallFromCashback, rewardEventId });
+      rewardEventIds.push(rewardEventId);
+    }
 
-    const clawedTotal = history.cashback.clawed + history.branded.clawed + cashbackDue + brandedClawed;
+    const clawedTotal = history.cashback.clawed + history.branded.clawed + cashbackDue + brandedClawed + shortfallFromCashback;
     const earnedTotal = history.cashback.earned + history.branded.earned;
     const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
     const trace = {
       evaluatedAt: at.toISOString(),
       refund: { amountMinor: refundMinor, purchaseTransactionId: purchase.id, purchaseAmountMinor: purchaseAmount, refundedBeforeMinor: history.refundedBeforeMinor },
       cashback: { earnedMinor: history.cashback.earned, clawedBeforeMinor: history.cashback.clawed, clawedNowMinor: cashbackDue },
-      branded: { earnedMinor: history.branded.earned, clawedBeforeMinor: history.branded.clawed, dueMinor: brandedDue, clawedNowMinor: brandedClawed, unrecoverableMinor: brandedDue - brandedClawed },
+      branded: { earnedMinor: history.branded.earned, clawedBeforeMinor: history.branded.clawed, dueMinor: brandedDue, clawedNowMinor: brandedClawed, shortfallFromCashbackMinor: shortfallFromCashback, unrecoverableMinor: brandedDue - brandedClawed - shortfallFromCashback },
       formula: 'due = floor(earned x min(purchase, refunded so far) / purchase) - clawed before',
       outcome: status,
       rewardEventIds,
@@ -78,14 +103,16 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
 
 async function purchaseHistory(tx: Tx, purchaseId: string, refundId: string) {
   const events = await tx.rewardEvent.findMany({ where: { transactionId: purchaseId }, orderBy: { occurredAt: 'asc' } });
-  const sum = (type: string) => events.filter((e) => e.type === type).reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
+  const isShortfall = (e: { idempotencyKey: string }) => e.idempotencyKey.endsWith(SHORTFALL_KEY_SUFFIX);
+  const sum = (type: string, shortfall = false) =>
+    events.filter((e) => e.type === type && isShortfall(e) === shortfall).reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
   const refunds = await tx.ingestedEvent.findMany({
     where: { relatedEventId: purchaseId, kind: 'settled', state: 'refunded', processedAt: { not: null }, id: { not: refundId } },
     select: { amountMinor: true },
   });
   return {
     cashback: { earned: sum('cashback_earned'), clawed: sum('cashback_clawed_back'), offerId: events.find((e) => e.type === 'cashback_earned')?.offerId ?? null },
-    branded: { earned: sum('branded_earned'), clawed: sum('branded_clawed_back'), offerId: events.find((e) => e.type === 'branded_earned')?.offerId ?? null },
+    branded: { earned: sum('branded_earned'), clawed: sum('branded_clawed_back') + sum('cashback_clawed_back', true), offerId: events.find((e) => e.type === 'branded_earned')?.offerId ?? null },
     grantIds: events.filter((e) => e.type === 'branded_earned' && e.rewardGrantId).map((e) => e.rewardGrantId!),
     refundedBeforeMinor: refunds.reduce((s, r) => s + minorFromBigInt(r.amountMinor), 0),
   };

@@ -1,0 +1,131 @@
+// Group-level reconciliation (API.md, Rewards and reconciliation): the rewards summary, the
+// activity feed, grants about to expire and the balance at one merchant. All are scoped to
+// the calling issuer and the group; another issuer's group, or a merchant the issuer cannot
+// see, answers 404 like a missing one (existence never leaks).
+import { defineRoute, type RouteSpec } from '../route';
+import { issuerOf } from '../middleware/auth';
+import type { AppDeps } from '../deps';
+import { requireGroup, requireVisibleMerchant } from '../catalogue/scope';
+import { fromDbMinor } from '../../core/ledger';
+import { rewardsSummary, brandedBuckets } from './summary';
+import { activityPage, type ActivityQuery } from './activity';
+import { activityPageSchema, activityQuerySchema, expiringQuerySchema, expiringSchema, merchantBalanceSchema, summarySchema } from './balance-schemas';
+
+const DAY_MS = 86_400_000;
+/** The expiring list and a merchant's grant list are not paginated; this bounds them. */
+export const MAX_LISTED_GRANTS = 500;
+
+export function balanceRoutes(deps: AppDeps): RouteSpec[] {
+  const { db, clock } = deps;
+  const tag = 'Rewards';
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/chg/{chgId}/rewards/summary',
+      operationId: 'getRewardsSummary',
+      summary: 'Cashback and branded balance totals of a group, from the ledger',
+      description:
+        'Flows (earned, spent, expired, clawed back) are sums of the ledger transfers (one reward event each); balanceMinor is the ' +
+        'chg_cashback account; availableMinor + notYetAvailableMinor is the chg_branded accounts split by grant availability. ' +
+        'earned = spent + expired + clawedBack + available + notYetAvailable for branded balance; cashback balance = earned - clawedBack. ' +
+        'cashback.pendingMinor is the cashback previewed on authorizations that have not settled yet (not reversed, not lapsed): ' +
+        'expected, not owed, not in the ledger and not in balanceMinor. expiredMinor includes value past its expiry that the hourly ' +
+        'expiry job has not yet moved to breakage.',
+      tag,
+      auth: 'issuer',
+      params: { chgId: 'chg' },
+      responses: { 200: { description: 'The summary.', schema: summarySchema } },
+      errorStatuses: [404],
+      async handle(ctx, { params: p }) {
+        const issuerId = issuerOf(ctx).id;
+        await requireGroup(db, issuerId, p.chgId);
+        ctx.body = await rewardsSummary(db, issuerId, p.chgId, clock.now());
+      },
+    }),
+    defineRoute<unknown, ActivityQuery>({
+      method: 'get',
+      path: '/api/v2/chg/{chgId}/rewards/activity',
+      operationId: 'listRewardsActivity',
+      summary: 'Reward events of a group, newest first',
+      description: 'Ordered by occurredAt, then id, both descending; every reward event type, or only `type`. Cursor paginated.',
+      tag,
+      auth: 'issuer',
+      params: { chgId: 'chg' },
+      query: activityQuerySchema,
+      responses: { 200: { description: 'One page of activity.', schema: activityPageSchema } },
+      errorStatuses: [404],
+      async handle(ctx, { params: p, query }) {
+        const issuerId = issuerOf(ctx).id;
+        await requireGroup(db, issuerId, p.chgId);
+        ctx.body = await activityPage(db, issuerId, p.chgId, query);
+      },
+    }),
+    defineRoute<unknown, { withinDays: number }>({
+      method: 'get',
+      path: '/api/v2/chg/{chgId}/rewards/expiring',
+      operationId: 'listExpiringRewards',
+      summary: 'Branded balance grants that expire within withinDays (1..365, default 30), soonest first',
+      description: `Grants that still hold value and have not expired yet; at most ${MAX_LISTED_GRANTS}.`,
+      tag,
+      auth: 'issuer',
+      params: { chgId: 'chg' },
+      query: expiringQuerySchema,
+      responses: { 200: { description: 'The grants.', schema: expiringSchema } },
+      errorStatuses: [404],
+      async handle(ctx, { params: p, query }) {
+        const issuerId = issuerOf(ctx).id;
+        await requireGroup(db, issuerId, p.chgId);
+        const now = clock.now();
+        const rows = await db.rewardGrant.findMany({
+          where: { issuerId, chgId: p.chgId, remainingMinor: { gt: 0n }, expiresAt: { gt: now, lte: new Date(now.getTime() + query.withinDays * DAY_MS) } },
+          orderBy: [{ expiresAt: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }],
+          take: MAX_LISTED_GRANTS,
+        });
+        ctx.body = {
+          data: rows.map((g) => ({ rewardGrantId: g.id, merchantId: g.merchantId, remainingMinor: fromDbMinor(g.remainingMinor), expiresAt: g.expiresAt.toISOString() })),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/chg/{chgId}/merchant/{merchantId}/balance',
+      operationId: 'getMerchantBalance',
+      summary: "The group's branded balance at one merchant, with its grants in spending order",
+      description:
+        'Grants that still hold value and have not expired, FIFO by expiry (the order they are spent in); at most ' +
+        `${MAX_LISTED_GRANTS} listed, the totals cover all. expiringWithin30DaysMinor counts available and not-yet-available value.`,
+      tag,
+      auth: 'issuer',
+      params: { chgId: 'chg', merchantId: 'mp' },
+      responses: { 200: { description: 'The balance.', schema: merchantBalanceSchema } },
+      errorStatuses: [404],
+      async handle(ctx, { params: p }) {
+        const issuerId = issuerOf(ctx).id;
+        await requireGroup(db, issuerId, p.chgId);
+        await requireVisibleMerchant(db, issuerId, p.merchantId);
+        const now = clock.now();
+        const [buckets, grants] = await db.$transaction(
+          (tx) => Promise.all([
+            brandedBuckets(tx, issuerId, p.chgId, now, p.merchantId),
+            tx.rewardGrant.findMany({
+              where: { issuerId, chgId: p.chgId, merchantId: p.merchantId, remainingMinor: { gt: 0n }, expiresAt: { gt: now } },
+              orderBy: [{ expiresAt: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }],
+              take: MAX_LISTED_GRANTS,
+            }),
+          ]),
+          { isolationLevel: 'RepeatableRead' },
+        );
+        ctx.body = {
+          merchantId: p.merchantId,
+          currency: 'usd',
+          availableMinor: buckets.available,
+          notYetAvailableMinor: buckets.notYetAvailable,
+          expiringWithin30DaysMinor: buckets.expiringWithin30Days,
+          grants: grants.map((g) => ({
+            rewardGrantId: g.id, remainingMinor: fromDbMinor(g.remainingMinor), availableAt: g.availableAt.toISOString(), expiresAt: g.expiresAt.toISOString(),
+          })),
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,111 @@
+// Schemas of the group-level reconciliation routes (API.md, Rewards and reconciliation).
+import { idSchema, timestampSchema } from '../schemas/common';
+import { pageSchema, paginationQueryProperties } from '../pagination';
+import { REWARD_EVENT_TYPES } from '../../core/ledger';
+
+const minor = { type: 'integer', minimum: 0 };
+const usd = { type: 'string', enum: ['usd'] };
+
+const cashbackSummarySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['earnedMinor', 'clawedBackMinor', 'pendingMinor', 'balanceMinor'],
+  properties: {
+    earnedMinor: minor,
+    clawedBackMinor: { ...minor, description: 'Includes spent or expired branded balance a refund took back from cashback.' },
+    pendingMinor: { ...minor, description: 'Previewed on authorizations not yet settled; not in the ledger, not in balanceMinor.' },
+    balanceMinor: { ...minor, description: 'The chg_cashback ledger account: earnedMinor - clawedBackMinor.' },
+  },
+};
+
+const brandedSummarySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['earnedMinor', 'availableMinor', 'notYetAvailableMinor', 'spentMinor', 'expiredMinor', 'clawedBackMinor'],
+  properties: {
+    earnedMinor: minor,
+    availableMinor: minor,
+    notYetAvailableMinor: minor,
+    spentMinor: minor,
+    expiredMinor: { ...minor, description: 'Moved to breakage, plus value past its expiry the hourly expiry job has not moved yet.' },
+    clawedBackMinor: minor,
+  },
+};
+
+export const summarySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['chgId', 'currency', 'cashback', 'brandedBalance'],
+  properties: { chgId: idSchema('chg'), currency: usd, cashback: cashbackSummarySchema, brandedBalance: brandedSummarySchema },
+};
+
+export const activityQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...paginationQueryProperties, type: { type: 'string', enum: REWARD_EVENT_TYPES, description: 'Only rows of this type.' } },
+};
+
+export const activityRowSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'type', 'amountMinor', 'currency', 'occurredAt', 'description'],
+  properties: {
+    id: idSchema('brevt'),
+    type: { type: 'string', enum: REWARD_EVENT_TYPES },
+    amountMinor: { type: 'integer', minimum: 1 },
+    currency: usd,
+    merchantId: idSchema('mp'),
+    merchantName: { type: 'string' },
+    transactionId: idSchema('txn'),
+    rewardGrantId: idSchema('rg'),
+    occurredAt: timestampSchema,
+    description: { type: 'string' },
+  },
+};
+
+export const activityPageSchema = pageSchema(activityRowSchema);
+
+export const expiringQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { withinDays: { type: 'integer', minimum: 1, maximum: 365, default: 30 } },
+};
+
+export const expiringSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['data'],
+  properties: {
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['rewardGrantId', 'merchantId', 'remainingMinor', 'expiresAt'],
+        properties: { rewardGrantId: idSchema('rg'), merchantId: idSchema('mp'), remainingMinor: { type: 'integer', minimum: 1 }, expiresAt: timestampSchema },
+      },
+    },
+  },
+};
+
+export const merchantBalanceSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['merchantId', 'currency', 'availableMinor', 'notYetAvailableMinor', 'expiringWithin30DaysMinor', 'grants'],
+  properties: {
+    merchantId: idSchema('mp'),
+    currency: usd,
+    availableMinor: minor,
+    notYetAvailableMinor: minor,
+    expiringWithin30DaysMinor: { ...minor, description: 'Of available and not-yet-available value, what expires within 30 days.' },
+    grants: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['rewardGrantId', 'remainingMinor', 'availableAt', 'expiresAt'],
+        properties: { rewardGrantId: idSchema('rg'), remainingMinor: { type: 'integer', minimum: 1 }, availableAt: timestampSchema, expiresAt: timestampSchema },
+      },
+    },
+  },
+};
