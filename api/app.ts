@@ -1,5 +1,5 @@
 // createApp(deps) builds the Koa application; api/server.ts listens. Middleware runs top
-// down: request id → access log → errors → body → routes.
+// down: request id → access log → metrics → errors → body → routes.
 import Koa from 'koa';
 import Router from '@koa/router';
 import { errors, ApiError } from '../core/errors';
@@ -10,6 +10,7 @@ import { requestId } from './middleware/request-id';
 import { accessLog } from './middleware/access-log';
 import { errorHandler } from './middleware/error-handler';
 import { jsonBody } from './middleware/json-body';
+import { requestMetrics } from './middleware/metrics';
 import { createGuards } from './middleware/auth';
 import { buildOpenApi } from './openapi';
 import { healthRoutes } from './health/routes';
@@ -54,6 +55,7 @@ export function createApp(deps: AppDeps): Koa {
   mountRoutes(router, allRoutes(deps), createGuards({ db: deps.db, operatorToken: deps.config.operatorToken }));
   app.use(requestId(deps.logger));
   app.use(accessLog());
+  app.use(requestMetrics());
   app.use(errorHandler());
   app.use(jsonBody());
   app.use(router.routes());

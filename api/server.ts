@@ -8,11 +8,13 @@ import { connectTemporal } from '../worker/connection';
 import { handOver } from '../activities/handover';
 import { createHandoverQueue } from './ingestion/handover-queue';
 import { createApp } from './app';
+import { collectProcessMetrics } from '../core/metrics';
 import { systemClock } from './deps';
 
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
   const logger = createLogger(config.logLevel, 'api');
+  collectProcessMetrics();
   if (!config.operatorToken) throw new Error('OPERATOR_TOKEN is required for the API process');
   const db = createDb(config.databaseUrl, config.databasePoolSize);
   const temporal = await connectTemporal(config);

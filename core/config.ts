@@ -18,6 +18,7 @@ export interface Config {
   embeddedPgPort: number;
   temporalDevPort: number;
   temporalUiPort: number;
+  workerMetricsPort: number;
 }
 
 export class ConfigError extends Error {
@@ -80,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddedPgPort: int('EMBEDDED_PG_PORT', 54329, 1, 65535),
     temporalDevPort: int('TEMPORAL_DEV_PORT', 7233, 1, 65535),
     temporalUiPort: int('TEMPORAL_UI_PORT', 8233, 1, 65535),
+    workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

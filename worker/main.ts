@@ -6,11 +6,21 @@ import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
 import { connectTemporal, connectWorker } from './connection';
 import { ensureSchedules } from './schedules';
+import { Runtime } from '@temporalio/worker';
+import { collectProcessMetrics } from '../core/metrics';
+import { startWorkerMetricsServer } from './metrics-server';
 import { createWorker } from './worker';
+
+// Temporal's runtime exports its worker metrics here; /metrics on WORKER_METRICS_PORT
+// serves them after ours (worker/metrics-server.ts).
+const TEMPORAL_METRICS_ADDRESS = '127.0.0.1:9465';
 
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
   const logger = createLogger(config.logLevel, 'worker');
+  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: TEMPORAL_METRICS_ADDRESS } } } });
+  collectProcessMetrics();
+  const metricsServer = config.workerMetricsPort ? startWorkerMetricsServer(config.workerMetricsPort, `http://${TEMPORAL_METRICS_ADDRESS}/metrics`) : undefined;
   const db = createDb(config.databaseUrl, config.databasePoolSize);
   const connection = await connectWorker(config);
   const clientConnection = await connectTemporal(config);
@@ -28,6 +38,7 @@ async function main(): Promise<void> {
   await db.$disconnect();
   await connection.close();
   await clientConnection.close();
+  metricsServer?.close();
   logger.info('worker stopped');
 }
 

@@ -1,6 +1,7 @@
 // Builds the worker: the bundled workflows of workflows/ and the activities of activities/.
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { ActivityFailureCounter } from './metrics-interceptor';
 
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
@@ -19,5 +20,6 @@ export function createWorker(options: {
     workflowsPath: WORKFLOWS_PATH,
     activities: createActivities(options.deps),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 10,
+    interceptors: { activity: [() => ({ inbound: new ActivityFailureCounter() })] },
   });
 }

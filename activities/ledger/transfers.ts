@@ -1,6 +1,7 @@
 // Posting a transfer: two immutable entries that sum to zero, and both accounts' cached
 // balances, in the caller's database transaction. Idempotent by key (STYLE.md habit 7).
 import { randomUUID } from 'node:crypto';
+import { ledgerPostings } from '../../core/metrics';
 import type { LedgerTransfer } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
 import {
@@ -99,6 +100,9 @@ export async function postTransfer(tx: Tx, input: PostTransferInput): Promise<Po
       throw err;
     }
   }
+  // Counted when written; a transaction rolled back later still counts (an attempt that
+  // the trial balance never sees), which is the right bias for an operations counter.
+  ledgerPostings.inc({ kind: input.kind });
   return { transfer, created: true };
 }
 

@@ -8,11 +8,14 @@ import { lapsePreview, previewAuthorization, voidPreview } from './preview';
 import { settleTransaction } from './settle';
 import { clawBackRefund } from './refund';
 import { markUnknown } from './unknown';
+import { lifecycleOutcomes } from '../../core/metrics';
 
-function typedFailures<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+function typedFailures<A extends unknown[], R extends { status: string }>(step: string, fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args) => {
     try {
-      return await fn(...args);
+      const outcome = await fn(...args);
+      lifecycleOutcomes.inc({ step, status: outcome.status });
+      return outcome;
     } catch (err) {
       if (err instanceof LedgerError && NON_RETRYABLE_LEDGER_ERRORS.includes(err.type)) {
         throw ApplicationFailure.nonRetryable(err.message, err.type, err.details);
@@ -24,11 +27,11 @@ function typedFailures<A extends unknown[], R>(fn: (...args: A) => Promise<R>): 
 
 export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivities {
   return {
-    previewAuthorization: typedFailures((input) => previewAuthorization(deps, input)),
-    voidPreview: typedFailures((input) => voidPreview(deps, input)),
-    lapsePreview: typedFailures((input) => lapsePreview(deps, input)),
-    settleTransaction: typedFailures((input) => settleTransaction(deps, input)),
-    clawBackRefund: typedFailures((input) => clawBackRefund(deps, input)),
+    previewAuthorization: typedFailures('previewAuthorization', (input) => previewAuthorization(deps, input)),
+    voidPreview: typedFailures('voidPreview', (input) => voidPreview(deps, input)),
+    lapsePreview: typedFailures('lapsePreview', (input) => lapsePreview(deps, input)),
+    settleTransaction: typedFailures('settleTransaction', (input) => settleTransaction(deps, input)),
+    clawBackRefund: typedFailures('clawBackRefund', (input) => clawBackRefund(deps, input)),
     markUnknown: (input) => markUnknown(deps, input),
   };
 }

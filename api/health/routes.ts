@@ -2,6 +2,7 @@
 import { defineRoute, type RouteSpec } from '../route';
 import { errors } from '../../core/errors';
 import type { AppDeps } from '../deps';
+import { registry } from '../../core/metrics';
 
 export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] {
   return [
@@ -40,6 +41,20 @@ export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] 
           }
         }
         ctx.body = { status: 'ready', database: 'ok', temporal: deps.temporalHealth ? 'ok' : 'not_configured' };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/metrics',
+      operationId: 'metrics',
+      summary: 'Prometheus metrics of this process (text exposition format)',
+      description: 'Unauthenticated, like /healthz: expose it only to the scraping network. The worker serves its own on WORKER_METRICS_PORT.',
+      tag: 'Health',
+      auth: 'none',
+      responses: { 200: { description: 'Prometheus text format.' } },
+      async handle(ctx) {
+        ctx.type = registry.contentType;
+        ctx.body = await registry.metrics();
       },
     }),
     defineRoute({

@@ -7,6 +7,7 @@ import { errors } from '../../core/errors';
 import { compileBody } from '../validation';
 import type { AppDeps } from '../deps';
 import { ingestBatch } from './store';
+import { eventsIngested } from '../../core/metrics';
 import { authEventSchema, failuresSchema, MAX_EVENTS_PER_BATCH, settledEventSchema, type EventKind, type IngestedEvent } from './schemas';
 
 const validators = {
@@ -53,6 +54,8 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
         const events = batchOf(body);
         const outcome = await ingestBatch(deps.db, issuerOf(ctx).id, kind, events, validators[kind], deps.clock.now());
         if (outcome.handovers.length > 0) deps.handover?.enqueue(outcome.handovers);
+        eventsIngested.inc({ kind, outcome: 'accepted' }, outcome.acceptedCount);
+        eventsIngested.inc({ kind, outcome: 'failed' }, outcome.failures.length);
         if (outcome.failures.length === 0) {
           ctx.status = 204;
           return;

@@ -88,6 +88,19 @@ describe('TransactionLifecycle guarantees', function () {
     assert.ok((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id } })).handedOverAt);
   });
 
+  it('shows the counters of the scenarios above at /metrics', async () => {
+    const res = await stack.app.request('GET', '/metrics');
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
+    const value = (pattern: RegExp) => Number(pattern.exec(res.text)?.[1] ?? NaN);
+    assert.ok(value(/rewards_http_requests_total\{method="POST",route="\/api\/v1\/incoming-txn",status="204"\} (\d+)/) >= 6);
+    assert.ok(value(/rewards_events_ingested_total\{kind="settled",outcome="accepted"\} (\d+)/) >= 200);
+    assert.ok(value(/rewards_ledger_postings_total\{kind="earn_cashback"\} (\d+)/) >= 200);
+    assert.ok(value(/rewards_lifecycle_outcomes_total\{step="settleTransaction",status="matched"\} (\d+)/) >= 200);
+    assert.ok(value(/rewards_activity_failures_total\{activity="settleTransaction"\} (\d+)/) >= 1, 'the simulated crash was counted');
+    assert.match(res.text, /rewards_http_request_duration_seconds_bucket\{le="0.1",method="POST",route="\/api\/v1\/incoming-txn",status="204"\}/);
+  });
+
   describe('match trace of not_matched purchases', () => {
     async function traceOf(chgId: string, cardRef: CardRef, overrides: Record<string, unknown>) {
       const event = settledEvent(cardRef, overrides);
