@@ -5,6 +5,7 @@ import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import { createLifecycleActivities } from './lifecycle';
 import { createSweepActivities } from './sweeper';
+import { createWebhookActivities } from './webhooks/attempt';
 import type { LifecycleDeps } from './lifecycle/deps';
 
 export interface ActivityDeps {
@@ -14,12 +15,15 @@ export interface ActivityDeps {
   /** The client the sweeper hands events over with. */
   temporal: { client: Client; taskQueue: string };
   faults?: LifecycleDeps['faults'];
+  /** Tests only: a shorter webhook HTTP time-out than the contract's 10 s. */
+  webhookAttemptTimeoutMs?: number;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createLifecycleActivities(deps),
     ...createSweepActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

@@ -10,7 +10,20 @@
 //   5. finish when nothing is pending; a later refund starts a new run with the same id,
 //      and the activities read what earlier runs posted from the database.
 // An activity that fails for good marks its event `unknown` for an operator to reprocess.
-import { ActivityFailure, condition, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+// A step that wrote a webhook record starts its WebhookDelivery as an abandoned child
+// (webhook/<evt id>): the purchase may finish long before the delivery's retries do.
+import {
+  ActivityFailure,
+  condition,
+  ParentClosePolicy,
+  proxyActivities,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  WorkflowIdReusePolicy,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { LifecycleActivities, StepOutcome } from '../activities/lifecycle/types';
 import { bookkeepingOptions, postingOptions } from './activity-options';
 import {
@@ -23,6 +36,8 @@ import {
   type LifecycleSignalName,
 } from './lifecycle-signals';
 import { RewardsMerchantId, RewardsStatus, RewardsTransactionId } from './search-attributes';
+import { webhookDelivery } from './webhook-delivery';
+import { webhookDeliveryWorkflowId } from './webhook-delivery-contract';
 
 const posting = proxyActivities<LifecycleActivities>(postingOptions);
 const bookkeeping = proxyActivities<Pick<LifecycleActivities, 'markUnknown'>>(bookkeepingOptions);
@@ -124,6 +139,7 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
         { key: RewardsStatus, value: outcome.status },
         ...(outcome.merchantId ? [{ key: RewardsMerchantId, value: outcome.merchantId }] : []),
       ]);
+      if (outcome.webhookId) await startWebhookDelivery(outcome.webhookId);
       return outcome.status;
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
@@ -136,6 +152,21 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     await bookkeeping.markUnknown({ eventId: step.eventId, reason, workflowId: workflowInfo().workflowId });
     summary.steps.push({ ...step, status: 'unknown' });
     upsertSearchAttributes([{ key: RewardsStatus, value: 'unknown' }]);
+  }
+}
+
+// REJECT_DUPLICATE: a re-run of the purchase that returns the same stored webhook finds its
+// delivery already started (running or closed) and leaves it alone; replays are separate runs.
+async function startWebhookDelivery(webhookId: string): Promise<void> {
+  try {
+    await startChild(webhookDelivery, {
+      workflowId: webhookDeliveryWorkflowId(webhookId),
+      args: [{ webhookId }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
 }
 
