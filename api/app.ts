@@ -22,6 +22,8 @@ import { activationRoutes } from './catalogue/activation-routes';
 import { eligibilityRoutes } from './catalogue/eligibility-routes';
 import { ledgerAdminRoutes } from './ledger/admin-routes';
 import { transactionRoutes } from './rewards/transaction-routes';
+import { webhookRoutes } from './webhooks/routes';
+import { webhookAdminRoutes } from './webhooks/admin-routes';
 
 export const API_VERSION = '2.0.0';
 
@@ -36,9 +38,11 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...eligibilityRoutes(deps),
     ...ingestionRoutes(deps),
     ...transactionRoutes(deps),
+    ...webhookRoutes(deps),
     ...adminRoutes(deps),
     ...catalogueAdminRoutes(deps),
     ...ledgerAdminRoutes(deps),
+    ...webhookAdminRoutes(deps),
   );
   return routes;
 }

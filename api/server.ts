@@ -23,6 +23,7 @@ async function main(): Promise<void> {
   );
   const app = createApp({
     handover,
+    temporal: { client, taskQueue: config.temporalTaskQueue },
     db,
     logger,
     clock: systemClock,

@@ -47,7 +47,7 @@ export async function startStack(options: { faults?: ActivityDeps['faults']; clo
   });
   const running = worker.run();
   const handover = createHandoverQueue((items) => handOver({ client, db, taskQueue }, items, () => new Date()), logger);
-  const app = await startTestApp({ db, handover });
+  const app = await startTestApp({ db, handover, temporal: { client, taskQueue } });
   return {
     app,
     db,
