@@ -2,9 +2,7 @@
 // through the API or CLI), audited.
 import { defineRoute, type RouteSpec } from '../route';
 import type { AppDeps } from '../deps';
-import { recordAudit } from '../admin/audit';
-import { findWebhook } from './records';
-import { replayWebhook } from './replay';
+import { replayAsOperator } from './operator-replay';
 import { replayAcceptedSchema } from './schemas';
 
 export function webhookAdminRoutes(deps: AppDeps): RouteSpec[] {
@@ -21,15 +19,8 @@ export function webhookAdminRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 202: { description: 'The replay started.', schema: replayAcceptedSchema } },
       errorStatuses: [404, 409, 503],
       async handle(ctx, { params }) {
-        const webhook = await findWebhook(db, params.webhookId);
-        const started = await replayWebhook(deps.temporal, webhook);
-        await recordAudit(
-          db,
-          { actor: ctx.state.actor, action: 'webhook.replay', targetId: webhook.id, details: { issuerId: webhook.issuerId, workflowId: started.workflowId } },
-          clock.now(),
-        );
         ctx.status = 202;
-        ctx.body = started;
+        ctx.body = await replayAsOperator(db, deps.temporal, params.webhookId, ctx.state.actor, clock.now());
       },
     }),
   ];
