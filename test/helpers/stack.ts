@@ -15,6 +15,13 @@ import { testDatabaseUrl, testTemporalAddress } from './env';
 
 let runtimeQuiet = false;
 
+/** Worker logs at WARN and above only; test output stays readable. Once per process. */
+export function quietTemporalRuntime(): void {
+  if (runtimeQuiet) return;
+  Runtime.install({ logger: new (require('@temporalio/worker').DefaultLogger)('WARN') });
+  runtimeQuiet = true;
+}
+
 export interface Stack {
   app: TestApp;
   db: Db;
@@ -27,11 +34,7 @@ export interface Stack {
 }
 
 export async function startStack(options: { faults?: ActivityDeps['faults']; clock?: { now(): Date } } = {}): Promise<Stack> {
-  if (!runtimeQuiet) {
-    // Worker logs at WARN and above only; test output stays readable.
-    Runtime.install({ logger: new (require('@temporalio/worker').DefaultLogger)('WARN') });
-    runtimeQuiet = true;
-  }
+  quietTemporalRuntime();
   const taskQueue = `test-${randomUUID()}`;
   const db = createDb(testDatabaseUrl(), 10);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
