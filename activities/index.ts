@@ -6,15 +6,19 @@ import type { Logger } from '../core/logger';
 import { createLifecycleActivities } from './lifecycle';
 import { createSweepActivities } from './sweeper';
 import { createExpiryActivities } from './expiry';
+import { createWebhookActivities } from './webhooks/attempt';
+import { createDeliveryStarter } from './webhooks/start-delivery';
 import type { LifecycleDeps } from './lifecycle/deps';
 
 export interface ActivityDeps {
   db: Db;
   logger: Logger;
   clock: { now(): Date };
-  /** The client the sweeper hands events over with. */
+  /** The client the sweeper hands events over with and webhook deliveries start with. */
   temporal: { client: Client; taskQueue: string };
   faults?: LifecycleDeps['faults'];
+  /** Tests only: a shorter webhook HTTP time-out than the contract's 10 s. */
+  webhookAttemptTimeoutMs?: number;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -22,6 +26,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createLifecycleActivities(deps),
     ...createSweepActivities(deps),
     ...createExpiryActivities(deps),
+    ...createWebhookActivities(deps),
+    ...createDeliveryStarter(deps),
   };
 }
 

@@ -24,6 +24,8 @@ import { eligibilityRoutes } from './catalogue/eligibility-routes';
 import { ledgerAdminRoutes } from './ledger/admin-routes';
 import { transactionRoutes } from './rewards/transaction-routes';
 import { balanceRoutes } from './rewards/balance-routes';
+import { webhookRoutes } from './webhooks/routes';
+import { webhookAdminRoutes } from './webhooks/admin-routes';
 
 export const API_VERSION = '2.0.0';
 
@@ -39,9 +41,11 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...ingestionRoutes(deps),
     ...transactionRoutes(deps),
     ...balanceRoutes(deps),
+    ...webhookRoutes(deps),
     ...adminRoutes(deps),
     ...catalogueAdminRoutes(deps),
     ...ledgerAdminRoutes(deps),
+    ...webhookAdminRoutes(deps),
   );
   return routes;
 }

@@ -4,6 +4,7 @@ import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { Config } from '../core/config';
 import type { Handover } from './ingestion/handover-queue';
+import type { WorkflowEngine } from './webhooks/replay';
 
 export interface Clock {
   now(): Date;
@@ -20,4 +21,6 @@ export interface AppDeps {
   temporalHealth?: () => Promise<void>;
   /** Hands accepted events to Temporal after the response; absent means the sweeper does it. */
   handover?: Handover;
+  /** Starts workflows (webhook replay); absent means those routes answer 503. */
+  temporal?: WorkflowEngine;
 }

@@ -25,6 +25,7 @@ async function main(): Promise<void> {
   );
   const app = createApp({
     handover,
+    temporal: { client, taskQueue: config.temporalTaskQueue },
     db,
     logger,
     clock: systemClock,

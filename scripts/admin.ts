@@ -7,8 +7,11 @@ import { createDb } from '../prisma/client';
 import { parseArgs, UsageError, type Command } from './admin/command';
 import { issuerCommands } from './admin/issuer-commands';
 import { catalogueCommands } from './admin/catalogue-commands';
+import { webhookCommands } from './admin/webhook-commands';
+import { Client, type Connection } from '@temporalio/client';
+import { connectTemporal } from '../worker/connection';
 
-const COMMANDS: Command[] = [...issuerCommands, ...catalogueCommands];
+const COMMANDS: Command[] = [...issuerCommands, ...catalogueCommands, ...webhookCommands];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));
@@ -25,12 +28,19 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const databaseUrl = config.databaseUrl ?? `postgresql://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/rewards`;
   const db = createDb(databaseUrl, 2);
+  let temporal: Connection | undefined;
   try {
     await command.run(parseArgs(rest), {
       db,
       actor: `cli:${userInfo().username}`,
       now: new Date(),
       print: (value) => console.log(JSON.stringify(value, null, 2)),
+      async temporal() {
+        // TEMPORAL_ADDRESS, or the dev server of `npm start` when unset (like the database).
+        const temporalAddress = config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}`;
+        temporal ??= await connectTemporal({ ...config, temporalAddress });
+        return { client: new Client({ connection: temporal, namespace: config.temporalNamespace }), taskQueue: config.temporalTaskQueue };
+      },
     });
     return 0;
   } catch (err) {
@@ -44,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
     }
     throw err;
   } finally {
+    await temporal?.close();
     await db.$disconnect();
   }
 }

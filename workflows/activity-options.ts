@@ -39,6 +39,16 @@ export const bookkeepingOptions: ActivityOptions = {
   },
 };
 
+/**
+ * One webhook HTTP attempt per activity execution: the retry schedule is the workflow's
+ * durable timers (API.md, Webhooks), so the activity itself never retries. The request is
+ * aborted at 10 s; the extra 5 s leave room to record the outcome.
+ */
+export const webhookAttemptOptions: ActivityOptions = {
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 1, maximumInterval: '1 second', maximumAttempts: 1 },
+};
+
 /** The sweeper hands over events in bulk and runs again a minute later anyway. */
 export const sweepOptions: ActivityOptions = {
   startToCloseTimeout: '2 minutes',

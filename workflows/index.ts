@@ -1,6 +1,6 @@
 // Workflow entry point bundled by the worker. Deterministic code only: this folder imports
 // @temporalio/workflow and types, nothing with effects (test/workflows/boundary.test.ts).
-// The transaction lifecycle and webhook delivery workflows arrive with their issues.
 export { transactionLifecycle } from './transaction-lifecycle';
 export { handoverSweeper } from './handover-sweeper';
 export { expireGrants } from './expire-grants';
+export { webhookDelivery } from './webhook-delivery';

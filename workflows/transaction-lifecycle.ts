@@ -10,8 +10,11 @@
 //   5. finish when nothing is pending; a later refund starts a new run with the same id,
 //      and the activities read what earlier runs posted from the database.
 // An activity that fails for good marks its event `unknown` for an operator to reprocess.
+// A step that wrote a webhook record starts its WebhookDelivery workflow (webhook/<evt id>)
+// through an activity: the purchase may finish long before the delivery's retries do.
 import { ActivityFailure, condition, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { LifecycleActivities, StepOutcome } from '../activities/lifecycle/types';
+import type { DeliveryStarter } from '../activities/webhooks/start-delivery';
 import { bookkeepingOptions, postingOptions } from './activity-options';
 import {
   authorizationSignal,
@@ -25,7 +28,7 @@ import {
 import { RewardsMerchantId, RewardsStatus, RewardsTransactionId } from './search-attributes';
 
 const posting = proxyActivities<LifecycleActivities>(postingOptions);
-const bookkeeping = proxyActivities<Pick<LifecycleActivities, 'markUnknown'>>(bookkeepingOptions);
+const bookkeeping = proxyActivities<Pick<LifecycleActivities, 'markUnknown'> & DeliveryStarter>(bookkeepingOptions);
 
 export const DEFAULT_SETTLEMENT_TIMEOUT_MS = 10 * 24 * 60 * 60 * 1000;
 // A refund whose purchase has not been settled yet waits for it, but not forever.
@@ -124,6 +127,7 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
         { key: RewardsStatus, value: outcome.status },
         ...(outcome.merchantId ? [{ key: RewardsMerchantId, value: outcome.merchantId }] : []),
       ]);
+      if (outcome.webhookId) await bookkeeping.startWebhookDelivery({ webhookId: outcome.webhookId });
       return outcome.status;
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;

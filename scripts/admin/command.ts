@@ -1,12 +1,15 @@
 // The shape of an admin CLI command and a small argument parser (positionals and
 // --flag value pairs), enough for operator commands without a dependency.
 import type { Db } from '../../prisma/client';
+import type { WorkflowEngine } from '../../api/webhooks/replay';
 
 export interface CommandContext {
   db: Db;
   actor: string;
   now: Date;
   print(value: unknown): void;
+  /** Connects to Temporal on first use: only commands that start workflows need it. */
+  temporal(): Promise<WorkflowEngine>;
 }
 
 export interface ParsedArgs {

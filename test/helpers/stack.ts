@@ -15,6 +15,18 @@ import { testDatabaseUrl, testTemporalAddress } from './env';
 
 let runtimeQuiet = false;
 
+/** Worker logs at WARN and above only; test output stays readable. Once per process. */
+export function quietTemporalRuntime(): void {
+  if (runtimeQuiet) return;
+  runtimeQuiet = true;
+  try {
+    // Worker logs at WARN and above only; test output stays readable.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Another test file already started a worker, and with it the runtime.
+  }
+}
+
 export interface Stack {
   app: TestApp;
   db: Db;
@@ -27,15 +39,7 @@ export interface Stack {
 }
 
 export async function startStack(options: { faults?: ActivityDeps['faults']; clock?: { now(): Date } } = {}): Promise<Stack> {
-  if (!runtimeQuiet) {
-    runtimeQuiet = true;
-    try {
-      // Worker logs at WARN and above only; test output stays readable.
-      Runtime.install({ logger: new DefaultLogger('WARN') });
-    } catch {
-      // Another test file already started a worker, and with it the runtime.
-    }
-  }
+  quietTemporalRuntime();
   const taskQueue = `test-${randomUUID()}`;
   const db = createDb(testDatabaseUrl(), 10);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -51,7 +55,7 @@ export async function startStack(options: { faults?: ActivityDeps['faults']; clo
   });
   const running = worker.run();
   const handover = createHandoverQueue((items) => handOver({ client, db, taskQueue }, items, () => new Date()), logger);
-  const app = await startTestApp({ db, handover });
+  const app = await startTestApp({ db, handover, temporal: { client, taskQueue } });
   return {
     app,
     db,

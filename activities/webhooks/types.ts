@@ -1,0 +1,32 @@
+// The contract between the WebhookDelivery workflow and its activities. The workflow
+// imports only these types (never the implementations, which do I/O).
+
+export interface AttemptInput {
+  webhookId: string;
+  attemptNumber: number;
+  /** The wait before the next attempt if this one fails; null when it is the last. */
+  nextAttemptInMs: number | null;
+  replay: boolean;
+}
+
+export type AttemptOutcome =
+  | 'succeeded'
+  | 'failed'
+  /** No endpoint, or the type is not enabled: retrying cannot help. */
+  | 'undeliverable'
+  /** A duplicate start of a delivered webhook: nothing sent. */
+  | 'already_delivered'
+  | 'not_found';
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  statusCode?: number | null;
+  error?: string | null;
+}
+
+export interface WebhookActivities {
+  /** One HTTP POST, recorded; idempotent per (webhookId, attemptNumber). */
+  attemptWebhookDelivery(input: AttemptInput): Promise<AttemptResult>;
+  /** Records an attempt whose activity was lost (worker stopped, time-out) as failed. */
+  recordLostWebhookAttempt(input: AttemptInput & { error: string }): Promise<AttemptResult>;
+}

@@ -1,0 +1,49 @@
+// Replay: a new WebhookDelivery run for a stored webhook, with the same webhookId and the
+// same body. Shared by the issuer API, the operator API and the admin CLI.
+//
+// The run's attempts continue the webhook's numbering (first = attemptCount + 1) and its
+// workflow id names that number, so a double-clicked replay starts one run, not two. A
+// webhook whose delivery is still retrying (`delivering`) is not replayed: its run would
+// interleave attempts with the replay; wait for it to finish, or let it succeed.
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { errors } from '../../core/errors';
+import { classifyFailure } from '../../core/failures';
+import type { Webhook } from '../../prisma/generated/client';
+import {
+  WEBHOOK_DELIVERY_WORKFLOW_TYPE,
+  webhookReplayWorkflowId,
+  type WebhookDeliveryInput,
+} from '../../workflows/webhook-delivery-contract';
+
+export interface WorkflowEngine {
+  client: Client;
+  taskQueue: string;
+}
+
+export interface ReplayStarted {
+  webhookId: string;
+  firstAttemptNumber: number;
+  workflowId: string;
+}
+
+export async function replayWebhook(temporal: WorkflowEngine | undefined, webhook: Webhook): Promise<ReplayStarted> {
+  if (!temporal) throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is not configured; replay later.');
+  if (webhook.status === 'delivering') {
+    throw errors.conflict('webhook_delivery_in_progress', `Webhook ${webhook.id} is still being delivered; its next attempt is scheduled.`, {
+      nextAttemptAt: webhook.nextAttemptAt?.toISOString() ?? null,
+    });
+  }
+  const firstAttemptNumber = webhook.attemptCount + 1;
+  const workflowId = webhookReplayWorkflowId(webhook.id, firstAttemptNumber);
+  const input: WebhookDeliveryInput = { webhookId: webhook.id, firstAttemptNumber, replay: true };
+  try {
+    await temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, { workflowId, taskQueue: temporal.taskQueue, args: [input] });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return { webhookId: webhook.id, firstAttemptNumber, workflowId };
+    if (classifyFailure(err) === 'workflow_engine_unavailable') {
+      throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable; replay later.');
+    }
+    throw err;
+  }
+  return { webhookId: webhook.id, firstAttemptNumber, workflowId };
+}

@@ -1,0 +1,115 @@
+// Issuer webhook routes (API.md, Webhooks): the receiving endpoint and its secret, the
+// webhook records with their attempts, and replay.
+import { defineRoute, type RouteSpec } from '../route';
+import { issuerOf } from '../middleware/auth';
+import { pageSchema } from '../pagination';
+import type { AppDeps } from '../deps';
+import { getEndpoint, presentEndpoint, putEndpoint, rotateSecret, type EndpointInput } from './endpoint-store';
+import { findWebhook, listWebhooks, webhookWithAttempts, type WebhookListQuery } from './records';
+import { replayWebhook } from './replay';
+import {
+  endpointBodySchema,
+  endpointSchema,
+  replayAcceptedSchema,
+  rotatedSecretSchema,
+  webhookDetailSchema,
+  webhookListQuerySchema,
+  webhookSchema,
+} from './schemas';
+
+export function webhookRoutes(deps: AppDeps): RouteSpec[] {
+  const { db, clock } = deps;
+  const tag = 'Webhooks';
+  return [
+    defineRoute<EndpointInput>({
+      method: 'put',
+      path: '/api/v2/webhook-endpoint',
+      operationId: 'putWebhookEndpoint',
+      summary: 'Create or replace the webhook endpoint; the signing secret is returned on creation only',
+      tag,
+      auth: 'issuer',
+      body: endpointBodySchema,
+      responses: {
+        201: { description: 'Created; `signingSecret` holds the whsec_ secret.', schema: endpointSchema },
+        200: { description: 'Updated; the secret is unchanged and not returned.', schema: endpointSchema },
+      },
+      errorStatuses: [409],
+      async handle(ctx, { body }) {
+        const { endpoint, signingSecret } = await putEndpoint(db, issuerOf(ctx), body, clock.now());
+        ctx.status = signingSecret ? 201 : 200;
+        ctx.body = presentEndpoint(endpoint, signingSecret);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/webhook-endpoint',
+      operationId: 'getWebhookEndpoint',
+      summary: 'Read the webhook endpoint (without its secret)',
+      tag,
+      auth: 'issuer',
+      responses: { 200: { description: 'The endpoint.', schema: endpointSchema } },
+      errorStatuses: [404],
+      async handle(ctx) {
+        ctx.body = presentEndpoint(await getEndpoint(db, issuerOf(ctx).id));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v2/webhook-endpoint/rotate-secret',
+      operationId: 'rotateWebhookSecret',
+      summary: 'Replace the signing secret; the previous one keeps signing beside it for 24 h',
+      tag,
+      auth: 'issuer',
+      responses: { 200: { description: 'The new secret.', schema: rotatedSecretSchema } },
+      errorStatuses: [404, 409],
+      async handle(ctx) {
+        const rotated = await rotateSecret(db, issuerOf(ctx).id, clock.now());
+        ctx.body = { signingSecret: rotated.signingSecret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
+      },
+    }),
+    defineRoute<unknown, WebhookListQuery>({
+      method: 'get',
+      path: '/api/v2/webhooks',
+      operationId: 'listWebhooks',
+      summary: 'Webhook records, newest first, filtered by status and type',
+      tag,
+      auth: 'issuer',
+      query: webhookListQuerySchema,
+      responses: { 200: { description: 'A page of webhooks.', schema: pageSchema(webhookSchema) } },
+      async handle(ctx, { query }) {
+        ctx.body = await listWebhooks(db, issuerOf(ctx).id, query);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/webhooks/{webhookId}',
+      operationId: 'getWebhook',
+      summary: 'One webhook record with every delivery attempt',
+      tag,
+      auth: 'issuer',
+      params: { webhookId: 'evt' },
+      responses: { 200: { description: 'The webhook and its attempts, oldest first.', schema: webhookDetailSchema } },
+      errorStatuses: [404],
+      async handle(ctx, { params }) {
+        ctx.body = await webhookWithAttempts(db, await findWebhook(db, params.webhookId, issuerOf(ctx).id));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v2/webhooks/{webhookId}/replay',
+      operationId: 'replayWebhook',
+      summary: 'Deliver a webhook again, same webhookId and body, on the full retry schedule',
+      description: 'Any status but delivering (a delivery still retrying answers 409). Receivers must answer 2xx to a webhook they already processed.',
+      tag,
+      auth: 'issuer',
+      params: { webhookId: 'evt' },
+      responses: { 202: { description: 'The replay started.', schema: replayAcceptedSchema } },
+      errorStatuses: [404, 409, 503],
+      async handle(ctx, { params }) {
+        const started = await replayWebhook(deps.temporal, await findWebhook(db, params.webhookId, issuerOf(ctx).id));
+        ctx.status = 202;
+        ctx.body = { webhookId: started.webhookId, firstAttemptNumber: started.firstAttemptNumber };
+      },
+    }),
+  ];
+}

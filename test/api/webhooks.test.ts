@@ -1,0 +1,150 @@
+// Webhook endpoint configuration, records, isolation and replay over HTTP.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { startStack, type Stack } from '../helpers/stack';
+import { assertError, newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
+import { newWebhookRecord, startReceiver, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import { webhookCommands } from '../../scripts/admin/webhook-commands';
+import { parseArgs } from '../../scripts/admin/command';
+
+describe('webhook API', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  let issuer: TestIssuer;
+  let receiver: Receiver;
+
+  before(async () => {
+    stack = await startStack();
+    issuer = await newIssuer(stack.app);
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await receiver.close();
+    await stack.stop();
+  });
+
+  describe('endpoint', () => {
+    it('creates with a secret (201), reads without it, updates without it (200), and rotates', async () => {
+      const fresh = await newIssuer(stack.app);
+      assertError(await fresh.call('GET', '/api/v2/webhook-endpoint'), 404, 'webhook_endpoint_not_found');
+      assertError(await fresh.call('POST', '/api/v2/webhook-endpoint/rotate-secret'), 404, 'webhook_endpoint_not_found');
+      const created = await fresh.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url });
+      assert.equal(created.status, 201, created.text);
+      assert.match(created.body.signingSecret, /^whsec_/);
+      assert.deepEqual(created.body.enabledTypes, ['qualified_auth', 'qualified_settlement']);
+      const read = await fresh.call('GET', '/api/v2/webhook-endpoint');
+      assert.equal(read.status, 200);
+      assert.equal(read.body.signingSecret, undefined);
+      assert.equal(read.body.url, receiver.url);
+      const updated = await fresh.call('PUT', '/api/v2/webhook-endpoint', { url: `${receiver.url}/v2`, enabledTypes: ['qualified_auth'] });
+      assert.equal(updated.status, 200);
+      assert.equal(updated.body.signingSecret, undefined);
+      assert.deepEqual(updated.body.enabledTypes, ['qualified_auth']);
+      const stored = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: fresh.id } });
+      assert.equal(stored.secret, created.body.signingSecret, 'an update keeps the secret');
+
+      const rotated = await fresh.call('POST', '/api/v2/webhook-endpoint/rotate-secret');
+      assert.equal(rotated.status, 200, rotated.text);
+      assert.notEqual(rotated.body.signingSecret, created.body.signingSecret);
+      const after = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: fresh.id } });
+      assert.deepEqual([after.secret, after.previousSecret], [rotated.body.signingSecret, created.body.signingSecret]);
+      const overlapMs = after.previousSecretExpiresAt!.getTime() - after.updatedAt.getTime();
+      assert.equal(overlapMs, 24 * 60 * 60 * 1000);
+      assert.equal((await fresh.call('GET', '/api/v2/webhook-endpoint')).body.previousSecretExpiresAt, after.previousSecretExpiresAt!.toISOString());
+    });
+
+    it('rejects bad URLs with 400: http for production, credentials, garbage, too long, unknown types', async () => {
+      const production = await newIssuer(stack.app, 'production');
+      assertError(await production.call('PUT', '/api/v2/webhook-endpoint', { url: 'http://hooks.example.com/x' }), 400, 'invalid_webhook_url');
+      assert.equal((await production.call('PUT', '/api/v2/webhook-endpoint', { url: 'https://hooks.example.com/x' })).status, 201);
+      const sandbox = await newIssuer(stack.app);
+      assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: 'https://u:p@hooks.example.com/' }), 400, 'invalid_webhook_url');
+      assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: 'nope' }), 400, 'invalid_webhook_url');
+      assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: `https://h.example.com/${'a'.repeat(2100)}` }), 400);
+      assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: 'https://h.example.com/', enabledTypes: ['refund'] }), 400);
+      assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', {}), 400);
+      assertError(await sandbox.call('GET', '/api/v2/webhook-endpoint'), 404);
+    });
+  });
+
+  describe('records', () => {
+    it('lists newest first with filters and pages, and shows one webhook with its attempts', async () => {
+      const own = await newIssuer(stack.app);
+      const ids = [];
+      for (let i = 0; i < 3; i++) ids.push(await newWebhookRecord(stack.db, own.id, i === 1 ? 'qualified_auth' : 'qualified_settlement'));
+      const page1 = await own.call('GET', '/api/v2/webhooks?limit=2');
+      assert.equal(page1.status, 200, page1.text);
+      assert.deepEqual(page1.body.data.map((w: any) => w.webhookId), [ids[2], ids[1]]);
+      const page2 = await own.call('GET', `/api/v2/webhooks?limit=2&cursor=${page1.body.nextCursor}`);
+      assert.deepEqual(page2.body.data.map((w: any) => w.webhookId), [ids[0]]);
+      assert.equal(page2.body.nextCursor, null);
+      const auths = await own.call('GET', '/api/v2/webhooks?type=qualified_auth');
+      assert.deepEqual(auths.body.data.map((w: any) => w.webhookId), [ids[1]]);
+      assert.deepEqual((await own.call('GET', '/api/v2/webhooks?status=delivered')).body.data, []);
+      assert.equal((await own.call('GET', '/api/v2/webhooks?status=pending')).body.data.length, 3);
+      assertError(await own.call('GET', '/api/v2/webhooks?status=lost'), 400);
+      assertError(await own.call('GET', '/api/v2/webhooks?cursor=garbage'), 400);
+      const one = await own.call('GET', `/api/v2/webhooks/${ids[0]}`);
+      assert.equal(one.status, 200);
+      assert.deepEqual([one.body.webhookId, one.body.status, one.body.attempts], [ids[0], 'pending', []]);
+      assert.equal(one.body.data.webhookId, ids[0]);
+    });
+
+    it("answers 404 webhook_not_found for another issuer's webhook exactly like a missing one, on GET and replay", async () => {
+      const mine = await newWebhookRecord(stack.db, issuer.id);
+      const other = await newIssuer(stack.app);
+      const missing = `evt_${randomUUID()}`;
+      for (const id of [mine, missing]) {
+        assertError(await other.call('GET', `/api/v2/webhooks/${id}`), 404, 'webhook_not_found');
+        assertError(await other.call('POST', `/api/v2/webhooks/${id}/replay`), 404, 'webhook_not_found');
+      }
+      assert.ok(!(await other.call('GET', '/api/v2/webhooks')).body.data.some((w: any) => w.webhookId === mine));
+      assertError(await other.call('GET', '/api/v2/webhooks/evt_nope'), 400, 'invalid_id');
+      assert.equal((await stack.db.webhookAttempt.count({ where: { webhookId: mine } })), 0, 'no replay ran');
+    });
+  });
+
+  describe('replay', () => {
+    it('lets the operator replay any webhook, audited, through the API and the admin CLI', async () => {
+      const own = await newIssuer(stack.app);
+      await own.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url });
+      const webhookId = await newWebhookRecord(stack.db, own.id);
+      const res = await stack.app.operator('POST', `/admin/v1/webhooks/${webhookId}/replay`);
+      assert.equal(res.status, 202, res.text);
+      assert.deepEqual(res.body, { webhookId, firstAttemptNumber: 1, workflowId: `webhook/${webhookId}/replay/1` });
+      await waitForWebhookStatus(stack.db, webhookId, ['delivered']);
+      const audit = await stack.db.operatorAuditLog.findFirst({ where: { action: 'webhook.replay', targetId: webhookId } });
+      assert.equal(audit?.actor, 'operator');
+      assertError(await stack.app.operator('POST', `/admin/v1/webhooks/evt_${randomUUID()}/replay`), 404, 'webhook_not_found');
+
+      const printed: any[] = [];
+      await webhookCommands[0].run(parseArgs([webhookId]), {
+        db: stack.db,
+        actor: 'cli:test',
+        now: new Date(),
+        print: (v) => printed.push(v),
+        temporal: async () => ({ client: stack.client, taskQueue: stack.taskQueue }),
+      });
+      assert.deepEqual(printed, [{ webhookId, firstAttemptNumber: 2, workflowId: `webhook/${webhookId}/replay/2` }]);
+      await stack.client.workflow.getHandle(printed[0].workflowId).result();
+      assert.equal((await stack.db.webhook.findUniqueOrThrow({ where: { id: webhookId } })).attemptCount, 2);
+      assert.ok(await stack.db.operatorAuditLog.findFirst({ where: { action: 'webhook.replay', targetId: webhookId, actor: 'cli:test' } }));
+    });
+
+    it('answers 409 while a delivery is still retrying', async () => {
+      const webhookId = await newWebhookRecord(stack.db, issuer.id);
+      await stack.db.webhook.update({ where: { id: webhookId }, data: { status: 'delivering', attemptCount: 1, nextAttemptAt: new Date(Date.now() + 60_000) } });
+      assertError(await issuer.call('POST', `/api/v2/webhooks/${webhookId}/replay`), 409, 'webhook_delivery_in_progress');
+    });
+
+    it('answers 503 workflow_engine_unavailable when the app has no workflow engine', async () => {
+      const app = await startTestApp({ db: stack.db });
+      try {
+        const webhookId = await newWebhookRecord(stack.db, issuer.id);
+        assertError(await app.request('POST', `/api/v2/webhooks/${webhookId}/replay`, { token: issuer.token }), 503, 'workflow_engine_unavailable');
+      } finally {
+        await app.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,64 @@
+// End to end: a settlement ingested over HTTP runs the TransactionLifecycle, whose
+// qualified_settlement webhook is delivered by its WebhookDelivery child to a local receiver
+// with the documented, signed envelope.
+import assert from 'node:assert/strict';
+import { Webhook } from 'standardwebhooks';
+import { startStack, type Stack } from '../helpers/stack';
+import { newIssuer } from '../helpers/app';
+import { groupBody } from '../helpers/groups';
+import { cardOf, settledEvent } from '../helpers/events';
+import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { configureEndpoint, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+
+describe('WebhookDelivery end to end', function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  let receiver: Receiver;
+
+  before(async () => {
+    stack = await startStack();
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await receiver.close();
+    await stack.stop();
+  });
+
+  it('delivers qualified_settlement for a matched settlement with the audit chain in data', async () => {
+    const issuer = await newIssuer(stack.app);
+    const secret = await configureEndpoint(issuer, receiver.url);
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 200, startsAt: daysFromNow(-10) });
+    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+
+    const settled = settledEvent(cardOf(group), { amount: 10_000, merchantId: merchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', settled)).status, 204);
+    const txn = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: settled.id } } });
+    assert.equal(await stack.waitForStatus(txn.id, ['matched', 'not_matched', 'unknown']), 'matched');
+
+    const request = await waitFor('the qualified_settlement webhook', async () =>
+      receiver.requests.find((r) => JSON.parse(r.body).data?.transactionId === txn.id),
+    );
+    const envelope = new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as any;
+    const record = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: txn.id } });
+    assert.deepEqual(Object.keys(envelope).sort(), ['createdAt', 'data', 'type', 'webhookId']);
+    assert.deepEqual([envelope.webhookId, envelope.type, envelope.createdAt], [record.id, 'qualified_settlement', record.createdAt.toISOString()]);
+    assert.equal(request.headers['webhook-id'], record.id);
+    assert.match(record.id, /^evt_/);
+    const events = await stack.db.rewardEvent.findMany({ where: { transactionId: txn.id }, select: { id: true } });
+    assert.deepEqual(
+      { chgId: envelope.data.chgId, transactionId: envelope.data.transactionId, externalId: envelope.data.externalId, merchantId: envelope.data.merchantId },
+      { chgId: group.id, transactionId: txn.id, externalId: settled.id, merchantId: merchant.id },
+    );
+    assert.equal(envelope.data.rewardEventIds.length, 2);
+    assert.ok(envelope.data.rewardEventIds.every((id: string) => id.startsWith('brevt_')));
+    assert.ok(envelope.data.rewardGrantIds.length === 1 && envelope.data.rewardGrantIds[0].startsWith('rg_'));
+    assert.equal(envelope.data.earnedAmountMinor, 700);
+    assert.deepEqual([...envelope.data.rewardEventIds].sort(), events.map((e) => e.id).sort());
+    const delivered = await waitForWebhookStatus(stack.db, record.id, ['delivered']);
+    assert.equal(delivered.attemptCount, 1);
+    const listed = (await issuer.call('GET', '/api/v2/webhooks?status=delivered&type=qualified_settlement')).body.data;
+    assert.deepEqual(listed.map((w: any) => w.webhookId), [record.id]);
+  });
+});

@@ -1,0 +1,46 @@
+// The names and input of the WebhookDelivery workflow. The lifecycle (a parent workflow),
+// the API's replay and the admin CLI import these, so ids and defaults live in one place.
+
+export const WEBHOOK_DELIVERY_WORKFLOW_TYPE = 'webhookDelivery';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/**
+ * Waits between attempts (API.md, Webhooks): 10 retries after the first attempt, 11
+ * attempts over about 3 days. Each wait is a durable Temporal timer.
+ */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [
+  30 * SECOND, 2 * MINUTE, 10 * MINUTE, 30 * MINUTE, 1 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, 24 * HOUR, 24 * HOUR,
+];
+
+/** Bounds on a configured schedule: a typo must not schedule a year of retries. */
+export const MAX_WEBHOOK_RETRIES = 50;
+export const MAX_WEBHOOK_RETRY_WAIT_MS = 7 * 24 * HOUR;
+
+export interface WebhookDeliveryInput {
+  webhookId: string;
+  /** Waits between attempts; default DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS. */
+  retryScheduleMs?: number[];
+  /** Number of this run's first attempt; a replay continues after the recorded attempts. */
+  firstAttemptNumber?: number;
+  /** A replay delivers again even when the webhook was already delivered. */
+  replay?: boolean;
+}
+
+export interface WebhookDeliveryResult {
+  webhookId: string;
+  status: 'delivered' | 'failed' | 'already_delivered' | 'not_found';
+  /** Attempts this run made. */
+  attempts: number;
+}
+
+export function webhookDeliveryWorkflowId(webhookId: string): string {
+  return `webhook/${webhookId}`;
+}
+
+/** One id per replay point: a double-clicked replay starts one run, a later replay another. */
+export function webhookReplayWorkflowId(webhookId: string, firstAttemptNumber: number): string {
+  return `webhook/${webhookId}/replay/${firstAttemptNumber}`;
+}
