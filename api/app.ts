@@ -22,6 +22,7 @@ import { catalogueRoutes } from './catalogue/routes';
 import { activationRoutes } from './catalogue/activation-routes';
 import { eligibilityRoutes } from './catalogue/eligibility-routes';
 import { ledgerAdminRoutes } from './ledger/admin-routes';
+import { operationsAdminRoutes } from './operations/admin-routes';
 import { transactionRoutes } from './rewards/transaction-routes';
 import { balanceRoutes } from './rewards/balance-routes';
 import { webhookRoutes } from './webhooks/routes';
@@ -45,6 +46,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...adminRoutes(deps),
     ...catalogueAdminRoutes(deps),
     ...ledgerAdminRoutes(deps),
+    ...operationsAdminRoutes(deps),
     ...webhookAdminRoutes(deps),
   );
   return routes;

@@ -8,10 +8,11 @@ import { parseArgs, UsageError, type Command } from './admin/command';
 import { issuerCommands } from './admin/issuer-commands';
 import { catalogueCommands } from './admin/catalogue-commands';
 import { webhookCommands } from './admin/webhook-commands';
+import { transactionCommands } from './admin/transaction-commands';
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporal } from '../worker/connection';
 
-const COMMANDS: Command[] = [...issuerCommands, ...catalogueCommands, ...webhookCommands];
+const COMMANDS: Command[] = [...issuerCommands, ...catalogueCommands, ...webhookCommands, ...transactionCommands];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));

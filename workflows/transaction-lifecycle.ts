@@ -9,7 +9,8 @@
 //   4. refund         → claw back in proportion to the refunded amount (compensates 3).
 //   5. finish when nothing is pending; a later refund starts a new run with the same id,
 //      and the activities read what earlier runs posted from the database.
-// An activity that fails for good marks its event `unknown` for an operator to reprocess.
+// An activity that fails for good marks its event `unknown` for an operator to reprocess
+// (the `reprocess` signal re-runs that step; its activity is idempotent).
 // A step that wrote a webhook record starts its WebhookDelivery workflow (webhook/<evt id>)
 // through an activity: the purchase may finish long before the delivery's retries do.
 import { ActivityFailure, condition, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
@@ -19,6 +20,7 @@ import { bookkeepingOptions, postingOptions } from './activity-options';
 import {
   authorizationSignal,
   refundSignal,
+  reprocessSignal,
   reversalSignal,
   settlementSignal,
   type EventSignal,
@@ -60,6 +62,12 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
   setHandler(reversalSignal, receive('reversal'));
   setHandler(settlementSignal, receive('settlement'));
   setHandler(refundSignal, receive('refund'));
+  setHandler(reprocessSignal, (r) => {
+    const key = `reprocess:${r.requestId}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    inbox.push({ signal: r.step, eventId: r.eventId });
+  });
 
   const timeoutMs = input.settlementTimeoutMs ?? DEFAULT_SETTLEMENT_TIMEOUT_MS;
   const summary: LifecycleSummary = { steps: [] };

@@ -7,5 +7,8 @@ export interface LifecycleDeps {
   logger: Logger;
   clock: { now(): Date };
   /** Fault injection for crash-safety tests; never set in production. */
-  faults?: { afterCommit?(activity: string, eventId: string): Promise<void> | void };
+  faults?: {
+    beforeActivity?(activity: string, eventId: string): Promise<void> | void;
+    afterCommit?(activity: string, eventId: string): Promise<void> | void;
+  };
 }

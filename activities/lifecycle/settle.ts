@@ -18,6 +18,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 export async function settleTransaction(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
+  await deps.faults?.beforeActivity?.('settleTransaction', input.eventId);
   const outcome = await deps.db.$transaction(async (tx) => {
     const event = await lockEvent(tx, input.eventId);
     if (event.processedAt) return storedOutcome(tx, event);
