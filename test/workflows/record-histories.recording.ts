@@ -1,0 +1,134 @@
+// Records the workflow histories that test/workflows/replay.test.ts replays. Not part of
+// `npm test` (the file name does not end in .test.ts); run it after a deliberate, versioned
+// workflow change with `npm run record-histories`, and commit the JSON it writes.
+// Each scenario drives the real service (HTTP → Temporal → PostgreSQL) like the e2e tests.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { startStack, type Stack } from '../helpers/stack';
+import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
+import { groupBody } from '../helpers/groups';
+import { authEvent, cardOf, settledEvent } from '../helpers/events';
+import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { startReceiver } from '../helpers/webhooks';
+import { startTimeSkipping } from '../helpers/time-skipping';
+import { LIFECYCLE_WORKFLOW_TYPE } from '../../workflows/lifecycle-signals';
+
+const DIR = join(__dirname, 'histories');
+const FINAL = ['matched', 'not_matched', 'reversed', 'unknown', 'voided', 'previewed'];
+
+describe('record workflow histories', function () {
+  this.timeout(300_000);
+  let stack: Stack;
+  let issuer: TestIssuer;
+  let failNext = false;
+
+  before(async () => {
+    stack = await startStack({
+      faults: {
+        beforeActivity(activity) {
+          if (activity === 'settleTransaction' && failNext) {
+            failNext = false;
+            throw ApplicationFailure.nonRetryable('recorded permanent failure', 'INVARIANT_BROKEN');
+          }
+        },
+      },
+    });
+    issuer = await newIssuer(stack.app);
+  });
+  after(() => stack.stop());
+
+  async function save(name: string, workflowId: string) {
+    const handle = stack.client.workflow.getHandle(workflowId);
+    await handle.result().catch(() => undefined);
+    writeFileSync(join(DIR, `${name}.json`), `${historyToJSON(await handle.fetchHistory())}\n`);
+  }
+  const row = (kind: 'auth' | 'settled', externalId: string) =>
+    stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } } });
+
+  it('records the lifecycle, webhook delivery and sweeper paths', async () => {
+    const receiver = await startReceiver((n) => (n === 0 ? 500 : 204));
+    assert.equal((await issuer.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url })).status, 201);
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const card = cardOf(group);
+    const merchant = await createMerchant(stack.app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 100, startsAt: daysFromNow(-3) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+
+    // Authorization, then its settlement: preview, qualified_auth, settlement, qualified_settlement.
+    const auth = authEvent(card, { amount: 8_000, merchantId: merchant.id });
+    await issuer.call('POST', '/api/v1/incoming-auth', auth);
+    const authRow = await row('auth', auth.id);
+    await stack.waitForStatus(authRow.id, ['previewed']);
+    const settled = settledEvent(card, { amount: 8_000, merchantId: merchant.id, authorizationId: auth.id });
+    await issuer.call('POST', '/api/v1/incoming-txn', settled);
+    await stack.waitForStatus((await row('settled', settled.id)).id, FINAL);
+    await save('lifecycle-auth-settle', authRow.workflowId);
+
+    // A refund later: a new run of the purchase's workflow.
+    const refund = settledEvent(card, { state: 'refunded', amount: 3_000, relatedTransactionId: settled.id, merchantId: merchant.id });
+    await issuer.call('POST', '/api/v1/incoming-txn', refund);
+    await stack.waitForStatus((await row('settled', refund.id)).id, FINAL);
+    await save('lifecycle-refund', authRow.workflowId);
+
+    // An authorization reversed before settlement.
+    const reversed = authEvent(card, { merchantId: merchant.id });
+    await issuer.call('POST', '/api/v1/incoming-auth', reversed);
+    const reversedRow = await row('auth', reversed.id);
+    await stack.waitForStatus(reversedRow.id, ['previewed']);
+    await issuer.call('POST', '/api/v1/incoming-auth', { ...reversed, state: 'reversed' });
+    await stack.waitForStatus(reversedRow.id, ['voided']);
+    await save('lifecycle-auth-reversal', reversedRow.workflowId);
+
+    // A settlement that fails for good, then is reprocessed.
+    failNext = true;
+    const failing = settledEvent(card, { amount: 1_000, merchantId: merchant.id });
+    await issuer.call('POST', '/api/v1/incoming-txn', failing);
+    const failingRow = await row('settled', failing.id);
+    await stack.waitForStatus(failingRow.id, ['unknown']);
+    await save('lifecycle-settle-unknown', failingRow.workflowId);
+    assert.equal((await stack.app.operator('POST', `/admin/v1/transactions/${failingRow.id}/reprocess`, {})).status, 202);
+    await stack.waitForStatus(failingRow.id, ['matched']);
+    await save('lifecycle-unknown-reprocess', failingRow.workflowId);
+
+    // The qualified_settlement delivery: the first attempt got a 500, the retry a 204.
+    const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: (await row('settled', settled.id)).id } });
+    for (let i = 0; i < 600 && (await stack.db.webhook.findUniqueOrThrow({ where: { id: webhook.id } })).status !== 'delivered'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await save('webhook-delivery-retry', `webhook/${webhook.id}`);
+    await receiver.close();
+
+    // The sweeper.
+    const sweeper = await stack.client.workflow.start('handoverSweeper', { taskQueue: stack.taskQueue, workflowId: `sweeper-${Date.now()}` });
+    await save('handover-sweeper', sweeper.workflowId);
+    const expiry = await stack.client.workflow.start('expireGrants', { taskQueue: stack.taskQueue, workflowId: `expire-${Date.now()}`, args: [{ issuerId: issuer.id }] });
+    await save('expire-grants', expiry.workflowId);
+  });
+
+  it('records a lapsed preview on the time-skipping server', async () => {
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app);
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-3) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    const auth = authEvent(cardOf(group), { merchantId: merchant.id });
+    const quiet = await startTestApp({ db: stack.db });
+    await quiet.request('POST', '/api/v1/incoming-auth', { token: issuer.token, body: auth });
+    await quiet.close();
+    const authRow = await row('auth', auth.id);
+    const ts = await startTimeSkipping(stack.db);
+    try {
+      await ts.withWorker(async () => {
+        const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
+          workflowId: authRow.workflowId, taskQueue: ts.taskQueue, args: [{ issuerId: issuer.id }], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
+        });
+        await handle.result();
+        writeFileSync(join(DIR, 'lifecycle-auth-lapse.json'), `${historyToJSON(await handle.fetchHistory())}\n`);
+      });
+    } finally {
+      await ts.teardown();
+    }
+  });
+});

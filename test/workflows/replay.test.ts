@@ -1,0 +1,65 @@
+// Recorded histories of every workflow type (test/workflows/histories, written by
+// `npm run record-histories`) replay against the current workflow code. A workflow change
+// that breaks them needs a patched() guard, not a new recording.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { loadHistoryDir, replayHistories } from '../../scripts/lib/replay';
+import { quietTemporalRuntime } from '../helpers/stack';
+
+const ROOT = join(__dirname, '..', '..');
+const HISTORIES = join(__dirname, 'histories');
+const run = promisify(execFile);
+
+/** A copy of workflows/ inside the project (so imports resolve) with an incompatible change. */
+function incompatibleCopy(): { entry: string; cleanup(): void } {
+  const dir = mkdtempSync(join(ROOT, '.replay-candidate-'));
+  cpSync(join(ROOT, 'workflows'), join(dir, 'workflows'), { recursive: true });
+  cpSync(join(ROOT, 'activities'), join(dir, 'activities'), { recursive: true });
+  const file = join(dir, 'workflows', 'transaction-lifecycle.ts');
+  // Marking the step unknown before running it: a new activity where history has another.
+  const changed = readFileSync(file, 'utf8').replace(
+    'const summary: LifecycleSummary = { steps: [] };',
+    "const summary: LifecycleSummary = { steps: [] };\n  await bookkeeping.markUnknown({ eventId: 'x', reason: 'changed', workflowId: 'x' });",
+  );
+  assert.notEqual(changed, readFileSync(file, 'utf8'), 'the change applies');
+  writeFileSync(file, changed);
+  return { entry: join(dir, 'workflows', 'index.ts'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+describe('workflow replay of recorded histories', function () {
+  this.timeout(180_000);
+  const histories = loadHistoryDir(HISTORIES);
+  before(() => quietTemporalRuntime());
+
+  it('has recorded histories of every workflow type', () => {
+    const types = new Set(histories.map((h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
+    assert.deepEqual([...types].sort(), ['expireGrants', 'handoverSweeper', 'transactionLifecycle', 'webhookDelivery']);
+    assert.ok(histories.length >= 8);
+  });
+
+  it('replays every history against the current code', async () => {
+    const outcomes = await replayHistories(histories);
+    assert.deepEqual(outcomes.filter((o) => !o.ok), []);
+    assert.equal(outcomes.length, histories.length);
+  });
+
+  it('fails `npm run replay` on an incompatible change and passes on the real code', async () => {
+    const candidate = incompatibleCopy();
+    try {
+      const broken = await run(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES, '--workflows', candidate.entry], { cwd: ROOT }).then(
+        () => ({ code: 0, stdout: '' }),
+        (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
+      );
+      assert.equal(broken.code, 1);
+      assert.match(broken.stdout, /DIVERGED {2}lifecycle-auth-settle/);
+      assert.match(broken.stdout, /Nondeterminism|DeterminismViolation/i);
+    } finally {
+      candidate.cleanup();
+    }
+    const real = await run(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES], { cwd: ROOT });
+    assert.match(real.stdout, new RegExp(`${histories.length} replayed, 0 diverged`));
+  });
+});
