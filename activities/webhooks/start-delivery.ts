@@ -5,13 +5,17 @@
 // can run the whole path. Idempotent: a delivery already started is left alone.
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
+import type { Db } from '../../prisma/client';
+import { webhookWorkflowAttributes } from './workflow-attributes';
 import { WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
 
-export function createDeliveryStarter(deps: { temporal: { client: Client; taskQueue: string } }) {
+export function createDeliveryStarter(deps: { db: Db; temporal: { client: Client; taskQueue: string } }) {
   return {
     async startWebhookDelivery(input: { webhookId: string }): Promise<void> {
+      const webhook = await deps.db.webhook.findUniqueOrThrow({ where: { id: input.webhookId } });
       try {
         await deps.temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
+          ...webhookWorkflowAttributes(webhook),
           workflowId: webhookDeliveryWorkflowId(input.webhookId),
           taskQueue: deps.temporal.taskQueue,
           args: [{ webhookId: input.webhookId } satisfies WebhookDeliveryInput],

@@ -9,6 +9,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
 import type { Webhook } from '../../prisma/generated/client';
+import { webhookWorkflowAttributes } from '../../activities/webhooks/workflow-attributes';
 import {
   WEBHOOK_DELIVERY_WORKFLOW_TYPE,
   webhookReplayWorkflowId,
@@ -37,7 +38,7 @@ export async function replayWebhook(temporal: WorkflowEngine | undefined, webhoo
   const workflowId = webhookReplayWorkflowId(webhook.id, firstAttemptNumber);
   const input: WebhookDeliveryInput = { webhookId: webhook.id, firstAttemptNumber, replay: true };
   try {
-    await temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, { workflowId, taskQueue: temporal.taskQueue, args: [input] });
+    await temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, { ...webhookWorkflowAttributes(webhook), workflowId, taskQueue: temporal.taskQueue, args: [input] });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return { webhookId: webhook.id, firstAttemptNumber, workflowId };
     if (classifyFailure(err) === 'workflow_engine_unavailable') {

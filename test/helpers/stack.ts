@@ -38,14 +38,14 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(options: { faults?: ActivityDeps['faults']; clock?: { now(): Date } } = {}): Promise<Stack> {
+export async function startStack(options: { faults?: ActivityDeps['faults']; clock?: { now(): Date }; temporalAddress?: string } = {}): Promise<Stack> {
   quietTemporalRuntime();
   const taskQueue = `test-${randomUUID()}`;
   const db = createDb(testDatabaseUrl(), 10);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const clientConnection = await Connection.connect({ address: testTemporalAddress() });
+  const clientConnection = await Connection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const client = new Client({ connection: clientConnection });
-  const workerConnection = await NativeConnection.connect({ address: testTemporalAddress() });
+  const workerConnection = await NativeConnection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const clock = options.clock ?? { now: () => new Date() };
   const worker = await createWorker({
     connection: workerConnection,

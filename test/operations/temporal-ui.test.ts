@@ -1,0 +1,73 @@
+// An operator finds a transaction's workflow in the Temporal Web UI by our search
+// attribute. Headless Chromium (Debian's `chromium` package, installed by .ci/run) driven by
+// playwright-core; the screenshot is written to test-output/temporal-ui.png.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { startTemporalDevServer, type TemporalDevServerHandle } from '../../scripts/lib/temporal-dev-server';
+import { startStack, type Stack } from '../helpers/stack';
+import { freePort } from '../helpers/ports';
+import { newIssuer } from '../helpers/app';
+import { groupBody } from '../helpers/groups';
+import { cardOf, settledEvent } from '../helpers/events';
+import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const OUTPUT = join(__dirname, '..', '..', 'test-output');
+
+describe('Temporal Web UI', function () {
+  this.timeout(180_000);
+  let server: TemporalDevServerHandle;
+  let stack: Stack;
+  let browser: Browser;
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      // Developers without Chromium skip this one (reported as pending); CI installs it.
+      console.warn(`skipping: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+      this.skip();
+    }
+    const port = await freePort();
+    server = await startTemporalDevServer({ port, uiPort: await freePort() });
+    stack = await startStack({ temporalAddress: server.address });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+    await server?.stop();
+  });
+
+  it('finds a transaction by RewardsTransactionId', async () => {
+    const issuer = await newIssuer(stack.app);
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app);
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-1) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    const event = settledEvent(cardOf(group), { merchantId: merchant.id });
+    await issuer.call('POST', '/api/v1/incoming-txn', event);
+    const row = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } } });
+    await stack.waitForStatus(row.id, ['matched']);
+
+    const query = `RewardsTransactionId="${row.id}"`;
+    // Visibility is eventually consistent: wait until the server's own query finds it.
+    for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count === 0; i++) await new Promise((r) => setTimeout(r, 200));
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${server.uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
+    await page.getByText(row.workflowId).first().waitFor({ timeout: 60_000 });
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: join(OUTPUT, 'temporal-ui.png'), fullPage: true });
+    assert.ok(await page.getByText(row.workflowId).count() >= 1);
+    assert.equal(await page.getByText('transactionLifecycle').count() >= 1, true);
+    // The same query finds the transaction's webhook delivery (its workflow carries the id too).
+    const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: row.id } });
+    assert.ok((await stack.client.workflow.count(query)).count >= 1);
+    for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count < 2; i++) await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await stack.client.workflow.count(query)).count, 2, `lifecycle and webhook/${webhook.id}`);
+  });
+});
