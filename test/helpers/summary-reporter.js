@@ -1,4 +1,5 @@
-// Mocha's spec output, then one closing line `N passed, N failed` that CI reads.
+// Mocha's spec output, then one closing line `N passed, N failed` (`, N skipped` when any
+// test was skipped) that CI reads.
 'use strict';
 const Mocha = require('mocha');
 
@@ -8,8 +9,8 @@ class SummaryReporter extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
     runner.once(EVENT_RUN_END, () => {
-      const { passes, failures } = runner.stats;
-      process.stdout.write(`\n${passes} passed, ${failures} failed\n`);
+      const { passes, failures, pending } = runner.stats;
+      process.stdout.write(`\n${passes} passed, ${failures} failed${pending ? `, ${pending} skipped` : ''}\n`);
     });
   }
 }
