@@ -4,7 +4,7 @@
 import { evaluateEarn, REWARD_CURRENCY, type EarnDecision } from '../../core/rules/eligibility';
 import { evaluateSpend, type SpendDecision } from '../../core/rules/spend-eligibility';
 import { decideSettlement, type SettlementDecision } from '../../core/rules/settlement';
-import { minorFromBigInt } from '../../core/rules/money';
+import { fromDbMinor } from '../../core/ledger';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import type { DecisionContext } from './context';
 
@@ -18,7 +18,7 @@ export interface RewardDecision {
 }
 
 export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
-  const amountMinor = minorFromBigInt(ctx.event.amountMinor);
+  const amountMinor = fromDbMinor(ctx.event.amountMinor);
   const currencyOk = ctx.event.currency === REWARD_CURRENCY;
   const merchant = ctx.merchant;
   const earn =
@@ -41,7 +41,7 @@ export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
           merchant: {
             status: merchant.status as CatalogueStatus,
             brandedEnabled: merchant.brandedEnabled,
-            spendMinimumMinor: minorFromBigInt(merchant.brandedSpendMinimumMinor),
+            spendMinimumMinor: fromDbMinor(merchant.brandedSpendMinimumMinor),
             availabilityDelayDays: merchant.brandedAvailabilityDelayDays,
           },
           groupStatus: ctx.groupStatus,

@@ -8,7 +8,6 @@
 import { newId } from '../../core/ids';
 import { clawBackBranded, postTransfer, recordRewardEvent } from '../ledger';
 import { clawbackDue } from '../../core/rules/settlement';
-import { minorFromBigInt } from '../../core/rules/money';
 import { accounts, fromDbMinor } from '../../core/ledger';
 import { lockAccounts } from '../ledger/accounts';
 import type { Prisma } from '../../prisma/generated/client';
@@ -32,8 +31,8 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     const purchase = await lockEvent(tx, refund.relatedEventId!);
     if (!purchase.processedAt) return { status: 'waiting_for_purchase' } satisfies StepOutcome;
     const history = await purchaseHistory(tx, purchase.id, refund.id);
-    const purchaseAmount = minorFromBigInt(purchase.amountMinor);
-    const refundMinor = minorFromBigInt(refund.amountMinor);
+    const purchaseAmount = fromDbMinor(purchase.amountMinor);
+    const refundMinor = fromDbMinor(refund.amountMinor);
     const due = (earned: number, clawed: number) =>
       clawbackDue({ earnedMinor: earned, purchaseAmountMinor: purchaseAmount, refundedBeforeMinor: history.refundedBeforeMinor, refundMinor, clawedBackBeforeMinor: clawed });
     const cashbackDue = due(history.cashback.earned, history.cashback.clawed);
@@ -114,6 +113,6 @@ async function purchaseHistory(tx: Tx, purchaseId: string, refundId: string) {
     cashback: { earned: sum('cashback_earned'), clawed: sum('cashback_clawed_back'), offerId: events.find((e) => e.type === 'cashback_earned')?.offerId ?? null },
     branded: { earned: sum('branded_earned'), clawed: sum('branded_clawed_back') + sum('cashback_clawed_back', true), offerId: events.find((e) => e.type === 'branded_earned')?.offerId ?? null },
     grantIds: events.filter((e) => e.type === 'branded_earned' && e.rewardGrantId).map((e) => e.rewardGrantId!),
-    refundedBeforeMinor: refunds.reduce((s, r) => s + minorFromBigInt(r.amountMinor), 0),
+    refundedBeforeMinor: refunds.reduce((s, r) => s + fromDbMinor(r.amountMinor), 0),
   };
 }

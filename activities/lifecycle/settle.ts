@@ -5,7 +5,7 @@
 import { newId } from '../../core/ids';
 import { postTransfer, recordRewardEvent, spendBranded, earnBranded } from '../ledger';
 import { decideSettlement } from '../../core/rules/settlement';
-import { minorFromBigInt } from '../../core/rules/money';
+import { fromDbMinor } from '../../core/ledger';
 import { recordWebhook } from '../webhooks/record';
 import type { Prisma } from '../../prisma/generated/client';
 import { lockEvent, loadDecisionContext } from './context';
@@ -40,7 +40,7 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
       // earn then applies to what the draw really left.
       if (draw.drawnMinor !== decision.settlement.spentMinor) {
         const spend = { eligible: draw.drawnMinor > 0, availableBalanceMinor: draw.drawnMinor, pendingBalanceMinor: 0, spendRestrictionReasons: [] };
-        decision = { ...decision, settlement: decideSettlement({ amountMinor: minorFromBigInt(event.amountMinor), earn: decision.earn, spend, offers: ctx.earnOffers, earnedSoFarByOffer: ctx.earnedSoFarByOffer }) };
+        decision = { ...decision, settlement: decideSettlement({ amountMinor: fromDbMinor(event.amountMinor), earn: decision.earn, spend, offers: ctx.earnOffers, earnedSoFarByOffer: ctx.earnedSoFarByOffer }) };
       }
     }
     const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;

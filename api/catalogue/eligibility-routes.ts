@@ -5,7 +5,7 @@ import { issuerOf } from '../middleware/auth';
 import type { AppDeps } from '../deps';
 import { evaluateEarn, REWARD_CURRENCY } from '../../core/rules/eligibility';
 import { evaluateSpend } from '../../core/rules/spend-eligibility';
-import { minorFromBigInt } from '../../core/rules/money';
+import { fromDbMinor } from '../../core/ledger';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import { eligibilityQuerySchema, eligibilitySchema, spendEligibilitySchema, spendQuerySchema } from './schemas';
 import { requireGroup, requireVisibleMerchant } from './scope';
@@ -83,7 +83,7 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
           merchant: {
             status: merchant.status as CatalogueStatus,
             brandedEnabled: merchant.brandedEnabled,
-            spendMinimumMinor: minorFromBigInt(merchant.brandedSpendMinimumMinor),
+            spendMinimumMinor: fromDbMinor(merchant.brandedSpendMinimumMinor),
             availabilityDelayDays: merchant.brandedAvailabilityDelayDays,
           },
           groupStatus: group.status as CatalogueStatus,

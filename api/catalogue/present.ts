@@ -1,12 +1,12 @@
 // Stored catalogue rows → the shapes of API.md. BIGINT money is checked to be a safe
 // integer before it becomes a JSON number.
 import type { Activation, Merchant, Offer } from '../../prisma/generated/client';
-import { minorFromBigInt } from '../../core/rules/money';
+import { fromDbMinor } from '../../core/ledger';
 import { offerStatusAt, type CatalogueStatus } from '../../core/rules/offer-status';
 import type { EarnOffer } from '../../core/rules/eligibility';
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
-const nullableMinor = (v: bigint | null): number | null => (v === null ? null : minorFromBigInt(v));
+const nullableMinor = (v: bigint | null): number | null => (v === null ? null : fromDbMinor(v));
 
 /**
  * Prisma cannot write or read NULL in a list column: it reads NULL as []. Our writes never
@@ -19,7 +19,7 @@ export function nullableList(list: string[]): string[] | null {
 function brandedBalance(m: Merchant) {
   return {
     enabled: m.brandedEnabled,
-    spendMinimumMinor: minorFromBigInt(m.brandedSpendMinimumMinor),
+    spendMinimumMinor: fromDbMinor(m.brandedSpendMinimumMinor),
     availabilityDelayDays: m.brandedAvailabilityDelayDays,
     expiryDays: m.brandedExpiryDays,
   };
@@ -69,7 +69,7 @@ export function presentOffer(o: Offer, now: Date) {
     description: o.description,
     cashbackRateBps: o.cashbackRateBps,
     brandedRateBps: o.brandedRateBps,
-    minSpendMinor: minorFromBigInt(o.minSpendMinor),
+    minSpendMinor: fromDbMinor(o.minSpendMinor),
     maxRewardMinor: nullableMinor(o.maxRewardMinor),
     maxRewardPerChgMinor: nullableMinor(o.maxRewardPerChgMinor),
     mccs: nullableList(o.mccs),
@@ -101,7 +101,7 @@ export function toEarnOffer(o: Offer): EarnOffer {
   return {
     id: o.id,
     ...toWindow(o),
-    minSpendMinor: minorFromBigInt(o.minSpendMinor),
+    minSpendMinor: fromDbMinor(o.minSpendMinor),
     mccs: nullableList(o.mccs),
     cashbackRateBps: o.cashbackRateBps,
     brandedRateBps: o.brandedRateBps,

@@ -4,9 +4,5 @@ export function assertMinor(value: number, name: string): void {
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative safe integer, got ${value}`);
 }
 
-/** A BIGINT column read as bigint, checked before it becomes a JSON number. */
-export function minorFromBigInt(value: bigint): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new RangeError(`amount ${value} is beyond the safe integer range`);
-  return n;
-}
+
+// Reading BIGINT columns into numbers: fromDbMinor in core/ledger/money.ts, the one crossing point.
