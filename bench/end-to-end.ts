@@ -16,7 +16,7 @@ export interface EndToEndResult {
   errors: number;
 }
 
-export async function runEndToEnd(options: { apiUrl: string; fixture: Fixture; receiver: Receiver; seconds: number; rate: number; runId: string }): Promise<EndToEndResult> {
+export async function runEndToEnd(options: { apiUrl: string; fixture: Fixture; receiver: Receiver; seconds: number; rate: number; runId: string; drainTimeoutMs: number }): Promise<EndToEndResult> {
   const url = new URL(options.apiUrl);
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
@@ -42,8 +42,9 @@ export async function runEndToEnd(options: { apiUrl: string; fixture: Fixture; r
     ));
   }
   await Promise.all(posts);
-  // Stragglers: bounded wait for the last webhooks.
-  const deadline = performance.now() + 30_000;
+  // Stragglers: a bounded wait for the last webhooks, so that the next phase starts on a
+  // quiet system (when arrivals outrun the lifecycle, this wait is the backlog draining).
+  const deadline = performance.now() + options.drainTimeoutMs;
   while (latencies.length < total - errors && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   options.receiver.onWebhook = () => undefined;
   return {

@@ -49,7 +49,7 @@ async function main(): Promise<void> {
 
     log(`end to end: ${config.e2eRate} events/s for ${config.e2eSeconds} s`);
     loads.endToEnd = load1m();
-    const e2e = await runEndToEnd({ apiUrl: stack.apiUrl, fixture, receiver, seconds: config.e2eSeconds, rate: config.e2eRate, runId });
+    const e2e = await runEndToEnd({ apiUrl: stack.apiUrl, fixture, receiver, seconds: config.e2eSeconds, rate: config.e2eRate, runId, drainTimeoutMs: config.drainTimeoutSeconds * 1000 });
     phases.endToEnd = e2e;
 
     log(`sustained: backlog of ${config.backlog} settled events through the real lifecycle`);

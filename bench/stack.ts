@@ -4,7 +4,7 @@
 // production and `npm start`), so their CPU use is visible and they compete like the
 // real thing on 2 cores. Nothing of .data/ is touched.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +35,12 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
   };
   try {
     log('starting embedded PostgreSQL');
-    const pg = await startEmbeddedPostgres({ dataDir: join(tempDir, 'postgres'), port: await freePort(), persistent: false });
+    // BENCH_PG_LOG=<file> keeps PostgreSQL's log (e.g. to read a deadlock's details).
+    const pgLog = process.env.BENCH_PG_LOG;
+    const pg = await startEmbeddedPostgres({
+      dataDir: join(tempDir, 'postgres'), port: await freePort(), persistent: false,
+      log: pgLog ? (line) => appendFileSync(pgLog, line.endsWith('\n') ? line : `${line}\n`) : undefined,
+    });
     stops.unshift(() => pg.stop());
     await pg.createDatabase('rewards_bench');
     const databaseUrl = pg.databaseUrl('rewards_bench');
