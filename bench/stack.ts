@@ -61,8 +61,10 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       PORT: String(port),
       HOST: '127.0.0.1',
     };
+    // BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each child process there at its exit.
+    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)] : [];
     const spawnNode = (entry: string, extraEnv: Record<string, string> = {}) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry)], {
+      const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, entry)], {
         cwd: ROOT,
         env: { ...env, ...extraEnv },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
