@@ -30,7 +30,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
   const stops: Array<() => Promise<void>> = [async () => rmSync(tempDir, { recursive: true, force: true })];
   const children: ChildProcess[] = [];
   const stop = async () => {
-    await Promise.all(children.map((c) => stopChild(c, 15_000)));
+    // 20 s: the API gives its hand-over 15 s before it exits by itself (and writes its profile).
+    await Promise.all(children.map((c) => stopChild(c, 20_000)));
     for (const s of stops) await s().catch((err) => log(`stop failed: ${String(err)}`));
   };
   try {
