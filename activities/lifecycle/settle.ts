@@ -8,6 +8,8 @@ import { decideSettlement } from '../../core/rules/settlement';
 import { fromDbMinor } from '../../core/ledger';
 import { recordWebhook } from '../webhooks/record';
 import type { Prisma } from '../../prisma/generated/client';
+import { lockAccounts } from '../ledger/accounts';
+import { accounts } from '../../core/ledger';
 import { lockEvent, loadDecisionContext } from './context';
 import { decideReward } from './decide';
 import { storedOutcome } from './stored-outcome';
@@ -28,6 +30,18 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
     const rewardEventIds: string[] = [];
     const rewardGrantIds: string[] = [];
     const merchantId = ctx.merchant?.id;
+    if (merchantId && (decision.settlement.spentMinor > 0 || decision.settlement.cashbackMinor > 0 || decision.settlement.brandedMinor > 0)) {
+      // Each posting below locks its two accounts in id order, but the branded account sorts
+      // before the merchant receivable the cashback posting already holds: take every lock
+      // now, in one id-ordered statement (as refunds do), so concurrent settlements of one
+      // merchant cannot deadlock (40P01 seen under `npm run bench`). Accounts not created yet
+      // are created and locked by their first posting.
+      await lockAccounts(tx, [
+        accounts.merchantReceivable(event.issuerId, merchantId).id,
+        accounts.chgCashback(event.issuerId, event.chgId).id,
+        accounts.chgBranded(event.issuerId, event.chgId, merchantId).id,
+      ]);
+    }
 
     if (merchantId && decision.settlement.spentMinor > 0) {
       const rewardEventId = newId('brevt');

@@ -1,0 +1,45 @@
+// The benchmark's knobs, read once from the environment and validated (every problem
+// listed). Defaults keep `npm run bench` around 4-5 minutes on 2 cores.
+export interface BenchConfig {
+  /** Ingestion and each read phase. */
+  seconds: number;
+  e2eSeconds: number;
+  e2eRate: number;
+  backlog: number;
+  drainTimeoutSeconds: number;
+  groups: number;
+  ingestClients: number;
+  batchSize: number;
+  readConnections: number;
+  /** Watchdog: the whole run stops after this, whatever happens. */
+  maxSeconds: number;
+}
+
+export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
+  const problems: string[] = [];
+  const int = (name: string, fallback: number, min: number, max: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const seconds = int('BENCH_SECONDS', 15, 1, 600);
+  const config: BenchConfig = {
+    seconds,
+    e2eSeconds: int('BENCH_E2E_SECONDS', 20, 1, 600),
+    e2eRate: int('BENCH_E2E_RATE', 10, 1, 1000),
+    backlog: int('BENCH_BACKLOG', 400, 100, 100_000),
+    drainTimeoutSeconds: int('BENCH_DRAIN_TIMEOUT_SECONDS', 150, 10, 1800),
+    groups: int('BENCH_GROUPS', 50, 1, 1000),
+    ingestClients: int('BENCH_INGEST_CLIENTS', 8, 1, 64),
+    batchSize: int('BENCH_BATCH_SIZE', 100, 1, 1000),
+    readConnections: int('BENCH_READ_CONNECTIONS', 32, 1, 256),
+    maxSeconds: int('BENCH_MAX_SECONDS', 900, 60, 7200),
+  };
+  if (problems.length > 0) throw new Error(`Invalid benchmark configuration:\n  - ${problems.join('\n  - ')}`);
+  return config;
+}

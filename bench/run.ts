@@ -1,0 +1,142 @@
+// `npm run bench`: DESIGN.md "Quality bars", measured on a throw-away stack.
+//   1. fixtures through the APIs          4. sustained: real backlog, then the ceiling, drain check
+//   2. (warm-up) end to end at 10/s       5. reads: reward-detail, summary
+//   3. ...                                6. ingestion (last: its backlog is thrown away with the stack)
+// Ingestion runs last because 8 clients leave tens of thousands of purchases for the worker,
+// far more than a run can drain; earlier phases would measure that backlog instead.
+import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import pg from 'pg';
+import { loadBenchConfig } from './config';
+import { childReady, startBenchStack, type BenchStack } from './stack';
+import { startReceiver } from './receiver';
+import { buildFixture } from './fixtures';
+import { runEndToEnd } from './end-to-end';
+import { pendingAfterDrain, runCeilingDrain, runLifecycleDrain } from './sustained';
+import { runReads } from './reads';
+import { runIngestion } from './ingestion';
+import { describeMachine } from './machine';
+import { met, printReport, writeResults, type Row } from './report';
+
+const PROCESSES =
+  'API (api/server.ts) and worker (bench/worker-process.ts = worker/main.ts without metrics ports) as separate Node processes, ' +
+  'ceiling worker as a third during its phase; load generator, webhook receiver and ceiling hand-over in the bench process; ' +
+  'PostgreSQL (embedded) and Temporal dev server (in memory) as their own processes; all on this machine';
+
+const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
+const load1m = () => Math.round(os.loadavg()[0] * 100) / 100;
+
+async function main(): Promise<void> {
+  const config = loadBenchConfig();
+  const machine = describeMachine();
+  const runId = randomBytes(4).toString('hex');
+  let stack: BenchStack | undefined;
+  const receiver = await startReceiver();
+  const watchdog = setTimeout(() => {
+    console.error(`bench: still running after ${config.maxSeconds} s; stopping`);
+    void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
+  }, config.maxSeconds * 1000);
+  const interrupt = () => void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  try {
+    stack = await startBenchStack(log);
+    log(`API at ${stack.apiUrl}; building fixtures (${config.groups} groups, 2 merchants)`);
+    const fixture = await buildFixture({ apiUrl: stack.apiUrl, operatorToken: stack.operatorToken, groups: config.groups, webhookUrl: receiver.url });
+    const phases: Record<string, unknown> = {};
+    const loads: Record<string, number> = {};
+
+    log(`end to end: ${config.e2eRate} events/s for ${config.e2eSeconds} s`);
+    loads.endToEnd = load1m();
+    const e2e = await runEndToEnd({ apiUrl: stack.apiUrl, fixture, receiver, seconds: config.e2eSeconds, rate: config.e2eRate, runId, drainTimeoutMs: config.drainTimeoutSeconds * 1000 });
+    phases.endToEnd = e2e;
+
+    log(`sustained: backlog of ${config.backlog} settled events through the real lifecycle`);
+    loads.sustained = load1m();
+    const transactions: Array<{ chgId: string; txnId: string }> = [];
+    const lifecycle = await runLifecycleDrain({
+      apiUrl: stack.apiUrl, fixture, receiver, backlog: config.backlog, timeoutMs: config.drainTimeoutSeconds * 1000, runId,
+      onTransaction: (chgId, txnId) => transactions.push({ chgId, txnId }),
+    });
+    const drain = await pendingAfterDrain(stack.databaseUrl, fixture.issuerId, `sus-${runId}-`, 30_000);
+    phases.lifecycle = { ...lifecycle, drain };
+    log(`lifecycle: ${lifecycle.steadyPerSecond.toFixed(1)}/s steady; accepted ${drain.accepted}, pending after drain ${drain.pending}`);
+
+    log(`ceiling: the same backlog through empty workflows of the same shape`);
+    loads.ceiling = load1m();
+    const taskQueue = `bench-ceiling-${runId}`;
+    const ceilingWorker = stack.spawnNode('bench/ceiling-worker.ts', { BENCH_CEILING_TASK_QUEUE: taskQueue });
+    await childReady(ceilingWorker);
+    const ceiling = await runCeilingDrain({ temporalAddress: stack.temporalAddress, worker: ceilingWorker, taskQueue, backlog: config.backlog, timeoutMs: config.drainTimeoutSeconds * 1000, runId });
+    ceilingWorker.kill('SIGTERM');
+    phases.ceiling = ceiling;
+    log(`ceiling: ${ceiling.steadyPerSecond.toFixed(1)}/s steady`);
+
+    log(`reads: reward-detail and summary, ${config.readConnections} connections, ${config.seconds} s each`);
+    loads.reads = load1m();
+    const detailPaths = transactions.slice(0, 2000).map((t) => `/api/v2/chg/${t.chgId}/transaction/${t.txnId}/reward-detail`);
+    const detail = await runReads({ apiUrl: stack.apiUrl, token: fixture.token, paths: detailPaths, seconds: config.seconds, connections: config.readConnections });
+    const summaryPaths = fixture.groups.map((g) => `/api/v2/chg/${g.chgId}/rewards/summary`);
+    const summary = await runReads({ apiUrl: stack.apiUrl, token: fixture.token, paths: summaryPaths, seconds: config.seconds, connections: config.readConnections });
+    phases.rewardDetail = detail;
+    phases.summary = summary;
+
+    log(`ingestion: ${config.ingestClients} clients, batches of ${config.batchSize}, ${config.seconds} s (hand-over and worker live)`);
+    loads.ingestion = load1m();
+    const ingestion = await runIngestion({ apiUrl: stack.apiUrl, fixture, seconds: config.seconds, clients: config.ingestClients, batchSize: config.batchSize, runId });
+    const handedOver = await countHandedOver(stack.databaseUrl, fixture.issuerId, `ing-${runId}-`);
+    phases.ingestion = { ...ingestion, handedOverDuringPhase: handedOver };
+
+    const ratio = (lifecycle.steadyPerSecond / ceiling.steadyPerSecond) * 100;
+    const missing = e2e.sent - e2e.received;
+    const rows: Row[] = [
+      { figure: 'Ingestion: settled events accepted', value: ingestion.eventsPerSecond, unit: 'events/s', target: { op: '>=', value: 5000 },
+        note: `${ingestion.batches} batches, ${ingestion.errors} errors; handed over meanwhile: ${Math.round(handedOver / ingestion.seconds)}/s` },
+      { figure: 'Ingestion: batch latency p50', value: ingestion.batchP50Ms, unit: 'ms' },
+      { figure: 'Ingestion: batch latency p99', value: ingestion.batchP99Ms, unit: 'ms', target: { op: '<=', value: 100 } },
+      { figure: `End to end at ${config.e2eRate}/s: p50`, value: e2e.p50Ms, unit: 'ms', note: `${e2e.received}/${e2e.sent} webhooks received` },
+      { figure: `End to end at ${config.e2eRate}/s: p99`, value: missing > 0 ? Infinity : e2e.p99Ms, unit: 'ms', target: { op: '<=', value: 1000 }, note: `max ${Math.round(e2e.maxMs)} ms` },
+      { figure: 'Sustained: lifecycle (steady 10-90%)', value: lifecycle.steadyPerSecond, unit: 'events/s', note: `backlog ${lifecycle.offered}, ${lifecycle.completed} completed in ${lifecycle.seconds.toFixed(1)} s` },
+      { figure: 'Sustained: ceiling, empty same-shape wf', value: ceiling.steadyPerSecond, unit: 'events/s', note: `${ceiling.completed}/${ceiling.offered} in ${ceiling.seconds.toFixed(1)} s` },
+      { figure: 'Sustained: lifecycle / ceiling', value: ratio, unit: '%', target: { op: '>=', value: 80 } },
+      { figure: 'Backlog drained: still pending', value: drain.pending, unit: 'events', target: { op: '<=', value: 0 }, note: `${drain.accepted} accepted` },
+      { figure: 'Reads: reward-detail', value: detail.requestsPerSecond, unit: 'req/s', target: { op: '>=', value: 2000 }, note: `${detail.errors} errors` },
+      { figure: 'Reads: reward-detail p99', value: detail.p99Ms, unit: 'ms', target: { op: '<=', value: 25 }, note: `p50 ${detail.p50Ms.toFixed(1)} ms` },
+      { figure: 'Reads: summary', value: summary.requestsPerSecond, unit: 'req/s', target: { op: '>=', value: 2000 }, note: `${summary.errors} errors` },
+      { figure: 'Reads: summary p99', value: summary.p99Ms, unit: 'ms', target: { op: '<=', value: 25 }, note: `p50 ${summary.p50Ms.toFixed(1)} ms` },
+    ];
+    const table = printReport(machine, PROCESSES, rows);
+    const file = writeResults(resolve(__dirname, 'results'), {
+      at: new Date().toISOString(), runId, machine, processes: PROCESSES, config, loadAverageAtPhaseStart: loads,
+      rows: rows.map((r) => ({ ...r, met: met(r) })), phases, table,
+    });
+    log(`results written to ${file}`);
+  } finally {
+    clearTimeout(watchdog);
+    await receiver.close();
+    await stack?.stop();
+  }
+}
+
+async function countHandedOver(databaseUrl: string, issuerId: string, prefix: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ingested_event WHERE issuer_id = $1 AND external_id LIKE $2 AND handed_over_at IS NOT NULL`,
+      [issuerId, `${prefix}%`],
+    );
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,114 @@
+// The benchmark's own stack, built like `npm start` but throw-away: embedded PostgreSQL in a
+// temporary folder and an in-memory Temporal dev server, both on free ports, a freshly
+// migrated database, then the API and the worker as separate Node processes (as in
+// production and `npm start`), so their CPU use is visible and they compete like the
+// real thing on 2 cores. Nothing of .data/ is touched.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { migrate } from '../prisma/migrate';
+import { startEmbeddedPostgres } from '../scripts/lib/embedded-postgres';
+import { startTemporalDevServer, stopChild } from '../scripts/lib/temporal-dev-server';
+import { freePort } from '../test/helpers/ports';
+
+const ROOT = resolve(__dirname, '..');
+
+export interface BenchStack {
+  apiUrl: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  operatorToken: string;
+  /** Starts another Node process over the same database and Temporal server. */
+  spawnNode(entry: string, extraEnv?: Record<string, string>): ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startBenchStack(log: (line: string) => void): Promise<BenchStack> {
+  const tempDir = mkdtempSync(join(tmpdir(), 'rewards-bench-'));
+  const stops: Array<() => Promise<void>> = [async () => rmSync(tempDir, { recursive: true, force: true })];
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    // 20 s: the API gives its hand-over 15 s before it exits by itself (and writes its profile).
+    await Promise.all(children.map((c) => stopChild(c, 20_000)));
+    for (const s of stops) await s().catch((err) => log(`stop failed: ${String(err)}`));
+  };
+  try {
+    log('starting embedded PostgreSQL');
+    // BENCH_PG_LOG=<file> keeps PostgreSQL's log (e.g. to read a deadlock's details).
+    const pgLog = process.env.BENCH_PG_LOG;
+    const pg = await startEmbeddedPostgres({
+      dataDir: join(tempDir, 'postgres'), port: await freePort(), persistent: false,
+      log: pgLog ? (line) => appendFileSync(pgLog, line.endsWith('\n') ? line : `${line}\n`) : undefined,
+    });
+    stops.unshift(() => pg.stop());
+    await pg.createDatabase('rewards_bench');
+    const databaseUrl = pg.databaseUrl('rewards_bench');
+    await migrate(databaseUrl);
+
+    log('starting the Temporal dev server (in memory)');
+    const temporal = await startTemporalDevServer({ cli: process.env.TEMPORAL_CLI, port: await freePort() });
+    stops.unshift(() => temporal.stop());
+
+    const operatorToken = `op_bench_${randomBytes(24).toString('hex')}`;
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporal.address,
+      OPERATOR_TOKEN: operatorToken,
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    };
+    // BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each child process there at its exit.
+    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)] : [];
+    const spawnNode = (entry: string, extraEnv: Record<string, string> = {}) => {
+      const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, entry)], {
+        cwd: ROOT,
+        env: { ...env, ...extraEnv },
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      children.push(child);
+      return child;
+    };
+    spawnNode('api/server.ts');
+    spawnNode('bench/worker-process.ts');
+    const apiUrl = `http://127.0.0.1:${port}`;
+    await waitForReady(apiUrl);
+    return { apiUrl, databaseUrl, temporalAddress: temporal.address, operatorToken, spawnNode, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+// /readyz answers 200 once the API reaches PostgreSQL and Temporal; bounded at 60 s.
+async function waitForReady(apiUrl: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const res = await fetch(`${apiUrl}/readyz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`API at ${apiUrl} not ready within 60 s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Resolves once the child says it is polling (an IPC 'ready' message); bounded. */
+export function childReady(child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  return new Promise((resolveReady, reject) => {
+    const timer = setTimeout(() => reject(new Error('child process not ready in time')), timeoutMs);
+    child.once('exit', (code) => reject(new Error(`child process exited with ${code}`)));
+    child.on('message', (m: unknown) => {
+      if ((m as { ready?: boolean })?.ready) {
+        clearTimeout(timer);
+        resolveReady();
+      }
+    });
+  });
+}
