@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): Koa {
   // Errors are logged by errorHandler with their request id; silence Koa's own printing.
   app.silent = true;
   const router = new Router();
-  mountRoutes(router, allRoutes(deps), createGuards({ db: deps.db, operatorToken: deps.config.operatorToken }));
+  mountRoutes(router, allRoutes(deps), createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache }));
   app.use(requestId(deps.logger));
   app.use(accessLog());
   app.use(requestMetrics());

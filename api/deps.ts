@@ -4,6 +4,7 @@ import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { Config } from '../core/config';
 import type { Handover } from './ingestion/handover-queue';
+import type { TokenCache } from './middleware/token-cache';
 import type { WorkflowEngine } from './webhooks/replay';
 
 export interface Clock {
@@ -19,6 +20,8 @@ export interface AppDeps {
   config: Pick<Config, 'operatorToken'> & { operatorToken: string };
   /** Readiness probe of the workflow engine; absent means "not configured". */
   temporalHealth?: () => Promise<void>;
+  /** Token → issuer cache, on when its LISTEN connection is (api/middleware/token-cache.ts). */
+  tokenCache?: TokenCache;
   /** Hands accepted events to Temporal after the response; absent means the sweeper does it. */
   handover?: Handover;
   /** Starts workflows (webhook replay); absent means those routes answer 503. */

@@ -8,6 +8,7 @@ import { connectTemporal } from '../worker/connection';
 import { handOver } from '../activities/handover';
 import { createHandoverQueue } from './ingestion/handover-queue';
 import { createApp } from './app';
+import { listenForAuthChanges, TokenCache } from './middleware/token-cache';
 import { collectProcessMetrics } from '../core/metrics';
 import { systemClock } from './deps';
 
@@ -23,7 +24,10 @@ async function main(): Promise<void> {
     (items) => handOver({ client, db, taskQueue: config.temporalTaskQueue }, items, () => new Date()),
     logger,
   );
+  const tokenCache = new TokenCache();
+  const authListener = listenForAuthChanges(config.databaseUrl, tokenCache, logger);
   const app = createApp({
+    tokenCache,
     handover,
     temporal: { client, taskQueue: config.temporalTaskQueue },
     db,
@@ -43,7 +47,7 @@ async function main(): Promise<void> {
       // Hand over what was accepted before stopping; anything cut short is the sweeper's.
       void handover
         .drain()
-        .then(() => Promise.allSettled([db.$disconnect(), temporal.close()]))
+        .then(() => Promise.allSettled([authListener.close(), db.$disconnect(), temporal.close()]))
         .then(() => process.exit(0));
     });
     server.closeIdleConnections();

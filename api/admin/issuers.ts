@@ -4,7 +4,8 @@ import { errors } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { generateToken, hashToken } from '../../core/tokens';
 import type { Db } from '../../prisma/client';
-import type { ApiToken, Issuer } from '../../prisma/generated/client';
+import type { ApiToken, Issuer, Prisma } from '../../prisma/generated/client';
+import { AUTH_CHANGED_CHANNEL } from '../middleware/token-cache';
 import { recordAudit } from './audit';
 
 export interface IssuerInput {
@@ -32,6 +33,11 @@ export function presentToken(token: ApiToken, secret?: string) {
     createdAt: token.createdAt.toISOString(),
     revokedAt: token.revokedAt ? token.revokedAt.toISOString() : null,
   };
+}
+
+/** API processes cache token → issuer; this tells them, at commit, to forget the issuer. */
+async function notifyAuthChanged(tx: Prisma.TransactionClient, issuerId: string): Promise<void> {
+  await tx.$executeRaw`SELECT pg_notify(${AUTH_CHANGED_CHANNEL}, ${issuerId})`;
 }
 
 export async function createIssuer(db: Db, input: IssuerInput, actor: string, now: Date): Promise<Issuer> {
@@ -68,6 +74,7 @@ export async function updateIssuer(
     const found = await tx.issuer.findUnique({ where: { id: issuerId } });
     if (!found) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
     const issuer = await tx.issuer.update({ where: { id: issuerId }, data: { ...changes, updatedAt: now } });
+    await notifyAuthChanged(tx, issuerId);
     await recordAudit(tx, { actor, action: 'issuer.update', targetId: issuerId, details: changes }, now);
     return issuer;
   });
@@ -99,6 +106,7 @@ export async function revokeToken(db: Db, issuerId: string, tokenId: string, act
     if (!token) throw errors.notFound('token_not_found', `No token ${tokenId} for issuer ${issuerId}.`);
     if (token.revokedAt) return;
     await tx.apiToken.update({ where: { id: tokenId }, data: { revokedAt: now } });
+    await notifyAuthChanged(tx, issuerId);
     await recordAudit(tx, { actor, action: 'token.revoke', targetId: tokenId, details: { issuerId } }, now);
   });
 }

@@ -100,6 +100,8 @@ export function adminRoutes(deps: AppDeps): RouteSpec[] {
       errorStatuses: [404],
       async handle(ctx, { params, body }) {
         ctx.body = presentIssuer(await updateIssuer(db, params.issuerId, body, ctx.state.actor, clock.now()));
+        // Other processes hear the NOTIFY; this one forgets before it answers.
+        deps.tokenCache?.evictIssuer(params.issuerId);
       },
     }),
     defineRoute<{ label?: string }>({
@@ -131,6 +133,7 @@ export function adminRoutes(deps: AppDeps): RouteSpec[] {
       errorStatuses: [404],
       async handle(ctx, { params }) {
         await revokeToken(db, params.issuerId, params.tokenId, ctx.state.actor, clock.now());
+        deps.tokenCache?.evictIssuer(params.issuerId);
         ctx.status = 204;
       },
     }),

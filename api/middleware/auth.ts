@@ -5,6 +5,7 @@ import type { Context } from 'koa';
 import { errors } from '../../core/errors';
 import type { Db } from '../../prisma/client';
 import { hashToken, isWellFormedToken, safeEqualHex } from '../../core/tokens';
+import type { TokenCache } from './token-cache';
 
 export type AuthKind = 'issuer' | 'operator' | 'none';
 
@@ -24,7 +25,7 @@ function bearer(ctx: Context): string {
   return match[1];
 }
 
-export function createGuards(deps: { db: Db; operatorToken: string }): Record<AuthKind, (ctx: Context) => Promise<void>> {
+export function createGuards(deps: { db: Db; operatorToken: string; tokenCache?: TokenCache }): Record<AuthKind, (ctx: Context) => Promise<void>> {
   const operatorHash = hashToken(deps.operatorToken);
   return {
     none: async () => undefined,
@@ -41,6 +42,11 @@ export function createGuards(deps: { db: Db; operatorToken: string }): Record<Au
       const token = bearer(ctx);
       if (!isWellFormedToken(token)) throw errors.unauthenticated('invalid_token', 'The API token is not valid.');
       const tokenHash = hashToken(token);
+      const cached = deps.tokenCache?.get(tokenHash, Date.now());
+      if (cached) {
+        authenticate(ctx, cached);
+        return;
+      }
       const row = await deps.db.apiToken.findUnique({ where: { tokenHash }, include: { issuer: true } });
       // The lookup is by hash, so timing reveals nothing about the secret; the explicit
       // constant-time comparison keeps that true if the lookup ever changes.
@@ -54,10 +60,15 @@ export function createGuards(deps: { db: Db; operatorToken: string }): Record<Au
         brandedAvailabilityDelayDays: row.issuer.brandedAvailabilityDelayDays,
         tokenId: row.id,
       };
-      ctx.state.issuer = issuer;
-      ctx.state.log = ctx.state.log.child({ issuerId: issuer.id });
+      deps.tokenCache?.set(tokenHash, issuer, Date.now());
+      authenticate(ctx, issuer);
     },
   };
+}
+
+function authenticate(ctx: Context, issuer: AuthenticatedIssuer): void {
+  ctx.state.issuer = issuer;
+  ctx.state.log = ctx.state.log.child({ issuerId: issuer.id });
 }
 
 export function issuerOf(ctx: Context): AuthenticatedIssuer {

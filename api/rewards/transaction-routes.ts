@@ -13,11 +13,12 @@ export function transactionRoutes(deps: AppDeps): RouteSpec[] {
   const { db } = deps;
   const tag = 'Rewards';
   const params = { chgId: 'chg', txnId: 'txn' } as const;
+  // One query on the hot path; the group is looked at only to name what is missing.
   const findTransaction = async (issuerId: string, chgId: string, txnId: string) => {
-    await requireGroup(db, issuerId, chgId);
     const event = await db.ingestedEvent.findFirst({ where: { id: txnId, issuerId, chgId, kind: 'settled' } });
-    if (!event) throw errors.notFound('transaction_not_found', `No transaction ${txnId} in group ${chgId}.`);
-    return event;
+    if (event) return event;
+    await requireGroup(db, issuerId, chgId);
+    throw errors.notFound('transaction_not_found', `No transaction ${txnId} in group ${chgId}.`);
   };
   return [
     defineRoute({

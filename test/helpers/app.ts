@@ -48,6 +48,7 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
     clock: overrides.clock ?? systemClock,
     config: { operatorToken: OPERATOR_TOKEN },
     handover: overrides.handover,
+    tokenCache: overrides.tokenCache,
     temporal: overrides.temporal,
     temporalHealth:
       overrides.temporalHealth ??
