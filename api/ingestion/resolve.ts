@@ -44,10 +44,15 @@ export async function resolveCards(db: Db, issuerId: string, events: IngestedEve
     where: { issuerId, OR: [{ id: { in: cardRefs.filter((r) => isId('card', r)) } }, { externalId: { in: cardRefs } }] },
     select: { id: true, cardholderId: true, externalId: true },
   });
+  // Cards by the names an event may use (our id or the issuer's), so each event is a lookup.
+  const cardsByName = new Map<string, CardRow[]>();
+  for (const card of cards) {
+    for (const name of new Set([card.id, card.externalId])) cardsByName.set(name, [...(cardsByName.get(name) ?? []), card]);
+  }
   return events.map((event) => {
     const cardholder = byId.get(event.cardholderId) ?? byExternal.get(event.cardholderId);
     if (!cardholder) return { ok: false, reason: 'unknown_cardholder' };
-    const named = cards.filter((k) => k.id === event.cardId || k.externalId === event.cardId);
+    const named = cardsByName.get(event.cardId) ?? [];
     const card = named.find((k) => k.cardholderId === cardholder.id);
     if (card) return { ok: true, card: { chgId: cardholder.chgId, cardholderId: cardholder.id, cardId: card.id } };
     return { ok: false, reason: named.length > 0 ? 'card_cardholder_mismatch' : 'unknown_card' };

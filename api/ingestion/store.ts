@@ -9,6 +9,7 @@ import type { Prisma } from '../../prisma/generated/client';
 import { toFieldErrors, type Validator } from '../validation';
 import { classifyResubmission, fingerprint } from './fingerprint';
 import { resolveCards } from './resolve';
+import { insertNewEvents } from './insert-events';
 import type { EventKind, IngestedEvent, SettledEvent } from './schemas';
 import { lifecycleWorkflowId, signalFor, type HandoverItem } from '../../activities/handover';
 
@@ -120,12 +121,7 @@ async function storeCandidates(
 ): Promise<HandoverItem[]> {
   if (candidates.length === 0) return [];
   return db.$transaction(async (tx) => {
-    const inserted = await tx.ingestedEvent.createManyAndReturn({
-      data: candidates.map((c) => c.row),
-      skipDuplicates: true,
-      select: { id: true, externalId: true },
-    });
-    const insertedIds = new Set(inserted.map((r) => r.externalId));
+    const insertedIds = await insertNewEvents(tx, candidates.map((c) => c.row));
     const handovers: HandoverItem[] = [];
     const existingKeys = candidates.filter((c) => !insertedIds.has(c.event.id)).map((c) => c.event.id);
     const existing = existingKeys.length
