@@ -20,7 +20,7 @@ import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
 
 const PROCESSES =
-  'API (api/server.ts) and worker (bench/worker-process.ts = worker/main.ts without metrics ports) as separate Node processes, ' +
+  'API (api/server.ts) and worker (worker/main.ts, metrics ports off) as separate Node processes, ' +
   'ceiling worker as a third during its phase; load generator, webhook receiver and ceiling hand-over in the bench process; ' +
   'PostgreSQL (embedded) and Temporal dev server (in memory) as their own processes; all on this machine';
 

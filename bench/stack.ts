@@ -74,7 +74,9 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       return child;
     };
     spawnNode('api/server.ts');
-    spawnNode('bench/worker-process.ts');
+    // The real worker process; its metrics ports are fixed by default, so off here (a second
+    // stack on the machine would collide on them).
+    spawnNode('worker/main.ts', { WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0' });
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitForReady(apiUrl);
     return { apiUrl, databaseUrl, temporalAddress: temporal.address, operatorToken, spawnNode, stop };

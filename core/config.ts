@@ -19,6 +19,7 @@ export interface Config {
   temporalDevPort: number;
   temporalUiPort: number;
   workerMetricsPort: number;
+  temporalMetricsPort: number;
 }
 
 export class ConfigError extends Error {
@@ -82,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalDevPort: int('TEMPORAL_DEV_PORT', 7233, 1, 65535),
     temporalUiPort: int('TEMPORAL_UI_PORT', 8233, 1, 65535),
     workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
+    temporalMetricsPort: int('TEMPORAL_METRICS_PORT', 9465, 0, 65535),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

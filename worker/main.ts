@@ -6,21 +6,30 @@ import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
 import { connectTemporal, connectWorker } from './connection';
 import { ensureSchedules } from './schedules';
-import { Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { collectProcessMetrics } from '../core/metrics';
 import { startWorkerMetricsServer } from './metrics-server';
 import { createWorker } from './worker';
 
-// Temporal's runtime exports its worker metrics here; /metrics on WORKER_METRICS_PORT
-// serves them after ours (worker/metrics-server.ts).
-const TEMPORAL_METRICS_ADDRESS = '127.0.0.1:9465';
+// LOG_LEVEL (pino's names) for the SDK's own log lines too.
+const SDK_LOG_LEVELS: Record<string, 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR'> = {
+  trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR',
+};
 
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
   const logger = createLogger(config.logLevel, 'worker');
-  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: TEMPORAL_METRICS_ADDRESS } } } });
+  // Temporal's runtime exports its worker metrics on an internal loopback port; /metrics on
+  // WORKER_METRICS_PORT serves them after ours (worker/metrics-server.ts). Port 0: off.
+  const temporalMetrics = config.temporalMetricsPort ? `127.0.0.1:${config.temporalMetricsPort}` : undefined;
+  Runtime.install({
+    logger: new DefaultLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'INFO'),
+    ...(temporalMetrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics } } } } : {}),
+  });
   collectProcessMetrics();
-  const metricsServer = config.workerMetricsPort ? startWorkerMetricsServer(config.workerMetricsPort, `http://${TEMPORAL_METRICS_ADDRESS}/metrics`) : undefined;
+  const metricsServer = config.workerMetricsPort
+    ? startWorkerMetricsServer(config.workerMetricsPort, temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined)
+    : undefined;
   const db = createDb(config.databaseUrl, config.databasePoolSize);
   const connection = await connectWorker(config);
   const clientConnection = await connectTemporal(config);
@@ -34,7 +43,10 @@ async function main(): Promise<void> {
     maxConcurrentActivities: config.databasePoolSize,
   });
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');
-  await worker.run();
+  const running = worker.run();
+  // A parent that spawned us with an IPC channel (npm run bench) learns we are polling.
+  process.send?.({ ready: true });
+  await running;
   await db.$disconnect();
   await connection.close();
   await clientConnection.close();
