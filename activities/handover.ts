@@ -1,10 +1,12 @@
 // Hands stored events to Temporal: one signalWithStart per event, starting the purchase's
 // TransactionLifecycle workflow if it is not running. Used right after the commit (in the
 // API process, asynchronously) and by the sweeper for anything that was not handed over.
-// Signals are idempotent for the workflow (it ignores an event id it has seen), so
-// handing an event over twice is harmless.
+// Signals are idempotent for a running workflow (it ignores an event id it has seen); the
+// sweeper never hands over an event that was already processed, so a purchase whose
+// workflow finished does not get a second run from a repeated hand-over.
 import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import { mapLimited } from '../core/concurrency';
 import type { Db } from '../prisma/client';
 import type { EventKind, IngestedEvent } from '../api/ingestion/schemas';
 import { LIFECYCLE_WORKFLOW_TYPE, type LifecycleInput, type LifecycleSignalName } from '../workflows/lifecycle-signals';
@@ -30,6 +32,10 @@ export function signalFor(kind: EventKind, state: string): LifecycleSignalName {
   return state === 'refunded' ? 'refund' : 'settlement';
 }
 
+/** signalWithStarts in flight per call: a few round trips at once keep up with any worker. */
+export const HANDOVER_CONCURRENCY = 8;
+
+/** Signals every item (bounded concurrency), then records which were handed over in one statement. */
 export async function handOver(
   deps: { client: Client; db: Db; taskQueue: string },
   items: HandoverItem[],
@@ -37,7 +43,7 @@ export async function handOver(
 ): Promise<{ handedOver: string[]; failed: Array<{ eventId: string; error: string }> }> {
   const handedOver: string[] = [];
   const failed: Array<{ eventId: string; error: string }> = [];
-  for (const item of items) {
+  await mapLimited(items, HANDOVER_CONCURRENCY, async (item) => {
     try {
       await deps.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
         workflowId: item.workflowId,
@@ -57,7 +63,7 @@ export async function handOver(
     } catch (err) {
       failed.push({ eventId: item.eventId, error: err instanceof Error ? err.message : String(err) });
     }
-  }
+  });
   if (handedOver.length > 0) {
     await deps.db.ingestedEvent.updateMany({ where: { id: { in: handedOver } }, data: { handedOverAt: now() } });
   }

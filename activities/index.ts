@@ -14,7 +14,7 @@ export interface ActivityDeps {
   db: Db;
   logger: Logger;
   clock: { now(): Date };
-  /** The client the sweeper hands events over with and webhook deliveries start with. */
+  /** The client the sweeper hands events over with. */
   temporal: { client: Client; taskQueue: string };
   faults?: LifecycleDeps['faults'];
   /** Tests only: a shorter webhook HTTP time-out than the contract's 10 s. */
@@ -27,7 +27,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSweepActivities(deps),
     ...createExpiryActivities(deps),
     ...createWebhookActivities(deps),
-    ...createDeliveryStarter(deps),
+    ...createDeliveryStarter(),
   };
 }
 

@@ -10,6 +10,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { collectProcessMetrics } from '../core/metrics';
 import { startWorkerMetricsServer } from './metrics-server';
 import { createWorker } from './worker';
+import { startWebhookRelay } from './webhook-relay';
 
 // LOG_LEVEL (pino's names) for the SDK's own log lines too.
 const SDK_LOG_LEVELS: Record<string, 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR'> = {
@@ -35,18 +36,23 @@ async function main(): Promise<void> {
   const clientConnection = await connectTemporal(config);
   const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   await ensureSchedules(client, config.temporalTaskQueue);
+  const clock = { now: () => new Date() };
+  const temporal = { client, taskQueue: config.temporalTaskQueue };
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: { db, logger, clock: { now: () => new Date() }, temporal: { client, taskQueue: config.temporalTaskQueue } },
+    deps: { db, logger, clock, temporal },
     maxConcurrentActivities: config.databasePoolSize,
   });
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');
   const running = worker.run();
+  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl });
   // A parent that spawned us with an IPC channel (npm run bench) learns we are polling.
   process.send?.({ ready: true });
   await running;
+  // The SDK stops the worker on SIGINT/SIGTERM; the relay finishes its attempts in flight.
+  await relay.stop();
   await db.$disconnect();
   await connection.close();
   await clientConnection.close();

@@ -20,6 +20,9 @@ export function createWorker(options: {
     workflowsPath: WORKFLOWS_PATH,
     activities: createActivities(options.deps),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 10,
+    // The lifecycle's postings are local activities, each one database transaction: as for
+    // activities, more at once than the pool has connections would only queue.
+    maxConcurrentLocalActivityExecutions: options.maxConcurrentActivities ?? 10,
     interceptors: { activity: [() => ({ inbound: new ActivityFailureCounter() })] },
   });
 }

@@ -1,6 +1,6 @@
 // Timeouts and retry policies for each class of activity, in one place, every field
 // spelled out and every retry bounded (STYLE.md, habit 3).
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 
 /** Failure types that retrying cannot fix; activities throw them as non-retryable. */
 export const NON_RETRYABLE = {
@@ -27,6 +27,19 @@ export const postingOptions: ActivityOptions = {
   },
 };
 
+/**
+ * The same steps run as local activities (the lifecycle since the lean-pipeline change):
+ * one database transaction each, executed inside the workflow task that asked for it, so a
+ * step costs one marker instead of a task round trip (and Temporal Cloud bills all markers
+ * of one workflow task as one action). Retries that back off longer than 10 s wait on a
+ * server timer rather than holding the workflow task open.
+ */
+export const postingLocalOptions: LocalActivityOptions = {
+  startToCloseTimeout: postingOptions.startToCloseTimeout,
+  retry: postingOptions.retry,
+  localRetryThreshold: '10 seconds',
+};
+
 /** Recording an outcome (e.g. `unknown`) must eventually succeed, so it retries longer. */
 export const bookkeepingOptions: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
@@ -39,6 +52,13 @@ export const bookkeepingOptions: ActivityOptions = {
   },
 };
 
+/** markUnknown as a local activity: the same long, bounded retries as bookkeepingOptions. */
+export const bookkeepingLocalOptions: LocalActivityOptions = {
+  startToCloseTimeout: bookkeepingOptions.startToCloseTimeout,
+  retry: bookkeepingOptions.retry,
+  localRetryThreshold: '10 seconds',
+};
+
 /**
  * One webhook HTTP attempt per activity execution: the retry schedule is the workflow's
  * durable timers (API.md, Webhooks), so the activity itself never retries. The request is
@@ -49,8 +69,14 @@ export const webhookAttemptOptions: ActivityOptions = {
   retry: { initialInterval: '1 second', backoffCoefficient: 1, maximumInterval: '1 second', maximumAttempts: 1 },
 };
 
-/** The sweeper hands over events in bulk and runs again a minute later anyway. */
+/**
+ * The sweeper hands over events page by page, marking each page before the next and
+ * heartbeating after it: a retry (or the next scheduled run) starts where this one stopped.
+ * The activity stops itself after SWEEP_BUDGET_MS; the start-to-close time-out is the
+ * backstop for a sweeper that hangs, the heartbeat time-out for one whose worker died.
+ */
 export const sweepOptions: ActivityOptions = {
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 };

@@ -1,22 +1,21 @@
 // TransactionLifecycle: one workflow per purchase (workflow id txn/<issuer>/<auth or
 // settlement id>), driven by signals that carry stored event ids.
 //
-//   1. authorization  → preview the reward (no ledger posting), request qualified_auth.
+//   1. authorization  → preview the reward (no ledger posting), write qualified_auth.
 //   2. wait for settlement, at most settlementTimeoutMs (default 10 days); a reversal
 //      voids the preview, the time-out lapses it.
 //   3. settlement     → match, eligibility, spend branded balance, post earn transfers,
-//      reward events and grants in one database transaction; request qualified_settlement.
+//      reward events and grants in one database transaction; write qualified_settlement.
 //   4. refund         → claw back in proportion to the refunded amount (compensates 3).
 //   5. finish when nothing is pending; a later refund starts a new run with the same id,
 //      and the activities read what earlier runs posted from the database.
+// Each step is one local activity and one search-attribute upsert (lifecycle-steps.ts).
 // An activity that fails for good marks its event `unknown` for an operator to reprocess
 // (the `reprocess` signal re-runs that step; its activity is idempotent).
-// A step that wrote a webhook record starts its WebhookDelivery workflow (webhook/<evt id>)
-// through an activity: the purchase may finish long before the delivery's retries do.
-import { ActivityFailure, condition, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { LifecycleActivities, StepOutcome } from '../activities/lifecycle/types';
-import type { DeliveryStarter } from '../activities/webhooks/start-delivery';
-import { bookkeepingOptions, postingOptions } from './activity-options';
+// Webhook records written by a step sit in the outbox; the worker's relay delivers them and
+// hands a failing one to its own WebhookDelivery workflow, so the purchase never waits on
+// a receiver.
+import { condition, patched, setHandler } from '@temporalio/workflow';
 import {
   authorizationSignal,
   refundSignal,
@@ -27,24 +26,15 @@ import {
   type LifecycleInput,
   type LifecycleSignalName,
 } from './lifecycle-signals';
-import { RewardsMerchantId, RewardsStatus, RewardsTransactionId } from './search-attributes';
+import { LEAN_PIPELINE_PATCH, leanSteps, newLifecycleRecord, type LifecycleSummary, type Pending, type StepRunner } from './lifecycle-steps';
+import { stepsV1 } from './lifecycle-steps-v1';
 
-const posting = proxyActivities<LifecycleActivities>(postingOptions);
-const bookkeeping = proxyActivities<Pick<LifecycleActivities, 'markUnknown'> & DeliveryStarter>(bookkeepingOptions);
+export type { LifecycleSummary } from './lifecycle-steps';
 
 export const DEFAULT_SETTLEMENT_TIMEOUT_MS = 10 * 24 * 60 * 60 * 1000;
 // A refund whose purchase has not been settled yet waits for it, but not forever.
 const REFUND_WAIT_MS = 60 * 60 * 1000;
 const MAX_REFUND_WAITS = 72;
-
-interface Pending {
-  signal: LifecycleSignalName;
-  eventId: string;
-}
-
-export interface LifecycleSummary {
-  steps: Array<{ signal: LifecycleSignalName; eventId: string; status: string }>;
-}
 
 // Settlements go before refunds, so a refund in the same batch as its purchase finds it posted.
 const PRIORITY: Record<LifecycleSignalName, number> = { authorization: 0, reversal: 1, settlement: 2, refund: 3 };
@@ -70,8 +60,12 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
   });
 
   const timeoutMs = input.settlementTimeoutMs ?? DEFAULT_SETTLEMENT_TIMEOUT_MS;
-  const summary: LifecycleSummary = { steps: [] };
-  const transactionIds: string[] = [];
+  const record = newLifecycleRecord();
+  const lean = leanSteps(record);
+  const v1 = stepsV1(record);
+  // Asked where each step issues its first command: a run recorded before the patch replays
+  // its old steps as v1 and takes the lean shape for the steps it runs from now on.
+  const steps = (): StepRunner => (patched(LEAN_PIPELINE_PATCH) ? lean : v1);
   let previewOf: string | undefined;
   let settledCount = 0;
   let deferredRefunds: Pending[] = [];
@@ -82,7 +76,7 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     if (!next) {
       if (previewOf && settledCount === 0) {
         if (!(await condition(() => inbox.length > 0, timeoutMs))) {
-          await run({ signal: 'authorization', eventId: previewOf }, () => posting.lapsePreview(step({ signal: 'authorization', eventId: previewOf! })));
+          await steps().run({ signal: 'authorization', eventId: previewOf }, 'lapsePreview');
           previewOf = undefined;
         }
         continue;
@@ -94,67 +88,36 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
         deferredRefunds = [];
         continue;
       }
-      for (const refund of deferredRefunds) await markUnknown(refund, 'the refunded purchase was never settled');
+      for (const refund of deferredRefunds) await steps().markUnknown(refund, 'the refunded purchase was never settled');
       break;
     }
-    if (!transactionIds.includes(next.eventId)) {
-      transactionIds.push(next.eventId);
-      upsertSearchAttributes([{ key: RewardsTransactionId, value: [...transactionIds] }]);
-    }
+    const runner = steps();
+    runner.take(next.eventId);
     switch (next.signal) {
       case 'authorization':
-        if (settledCount === 0 && (await run(next, () => posting.previewAuthorization(step(next)))) === 'previewed') {
+        if (settledCount === 0 && (await runner.run(next, 'previewAuthorization')) === 'previewed') {
           previewOf = next.eventId;
         }
         break;
       case 'reversal':
-        if (settledCount === 0) await run(next, () => posting.voidPreview(step(next)));
+        if (settledCount === 0) await runner.run(next, 'voidPreview');
         previewOf = undefined;
         break;
       case 'settlement':
-        await run(next, () => posting.settleTransaction(step(next)));
+        await runner.run(next, 'settleTransaction');
         settledCount++;
         previewOf = undefined;
         inbox.push(...deferredRefunds);
         deferredRefunds = [];
         break;
       case 'refund':
-        if ((await run(next, () => posting.clawBackRefund(step(next)))) === 'waiting_for_purchase') {
+        if ((await runner.run(next, 'clawBackRefund')) === 'waiting_for_purchase') {
           deferredRefunds.push(next);
         }
         break;
     }
   }
-  return summary;
-
-  async function run(step: Pending, activity: () => Promise<StepOutcome>): Promise<string> {
-    try {
-      const outcome = await activity();
-      summary.steps.push({ ...step, status: outcome.status });
-      upsertSearchAttributes([
-        { key: RewardsStatus, value: outcome.status },
-        ...(outcome.merchantId ? [{ key: RewardsMerchantId, value: outcome.merchantId }] : []),
-      ]);
-      if (outcome.webhookId) await bookkeeping.startWebhookDelivery({ webhookId: outcome.webhookId });
-      return outcome.status;
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      await markUnknown(step, err.cause?.message ?? err.message);
-      return 'unknown';
-    }
-  }
-
-  async function markUnknown(step: Pending, reason: string): Promise<void> {
-    await bookkeeping.markUnknown({ eventId: step.eventId, reason, workflowId: workflowInfo().workflowId });
-    summary.steps.push({ ...step, status: 'unknown' });
-    upsertSearchAttributes([{ key: RewardsStatus, value: 'unknown' }]);
-  }
-}
-
-// Activities get the workflow's clock: it is the same on every retry of a step, and
-// time-skipping tests move it (availability and expiry dates are computed from it).
-function step(pending: Pending) {
-  return { eventId: pending.eventId, atMs: Date.now() };
+  return record.summary;
 }
 
 function takeNext(inbox: Pending[]): Pending | undefined {

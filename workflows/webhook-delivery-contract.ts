@@ -25,6 +25,12 @@ export interface WebhookDeliveryInput {
   retryScheduleMs?: number[];
   /** Number of this run's first attempt; a replay continues after the recorded attempts. */
   firstAttemptNumber?: number;
+  /**
+   * Attempts of this schedule already made, the last of them failed: the worker's relay
+   * makes attempt 1 itself and starts this workflow with 1 only when it fails. The run waits
+   * the schedule's next entry, then continues with attempt `resumeAfterAttempt + 1`.
+   */
+  resumeAfterAttempt?: number;
   /** A replay delivers again even when the webhook was already delivered. */
   replay?: boolean;
 }

@@ -1,6 +1,8 @@
 // WebhookDelivery: one workflow per delivery run of a webhook (workflow id webhook/<evt id>;
 // a replay runs as webhook/<evt id>/replay/<first attempt number>).
 //
+//   0. a run started by the relay after its failed first attempt waits the first entry of the
+//      schedule, then continues with attempt 2 (resumeAfterAttempt).
 //   1. attempt   → one HTTP POST per activity execution (10 s time-out, no activity retry),
 //                  recorded in webhook_attempt with the webhook row's new status.
 //   2. on failure, wait for the next entry of the retry schedule (a durable timer, so the
@@ -25,22 +27,25 @@ const bookkeeping = proxyActivities<Pick<WebhookActivities, 'recordLostWebhookAt
 
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   const schedule = checkedSchedule(input.retryScheduleMs ?? [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS]);
-  const first = input.firstAttemptNumber ?? 1;
+  const resumed = checkedResume(input.resumeAfterAttempt ?? 0, schedule);
+  const first = input.firstAttemptNumber ?? resumed + 1;
   const result = (status: WebhookDeliveryResult['status'], made: number): WebhookDeliveryResult => ({ webhookId: input.webhookId, status, attempts: made });
 
-  for (let i = 0; i <= schedule.length; i++) {
+  if (resumed > 0) await sleep(schedule[resumed - 1]);
+  for (let i = resumed; i <= schedule.length; i++) {
+    const made = i - resumed;
     const nextAttemptInMs = i < schedule.length ? schedule[i] : null;
-    const outcome = await attemptOnce({ webhookId: input.webhookId, attemptNumber: first + i, nextAttemptInMs, replay: input.replay ?? false });
+    const outcome = await attemptOnce({ webhookId: input.webhookId, attemptNumber: first + made, nextAttemptInMs, replay: input.replay ?? false });
     switch (outcome.outcome) {
       case 'succeeded':
-        return result('delivered', i + 1);
+        return result('delivered', made + 1);
       case 'undeliverable':
-        return result('failed', i + 1);
+        return result('failed', made + 1);
       case 'already_delivered':
       case 'not_found':
-        return result(outcome.outcome, i);
+        return result(outcome.outcome, made);
       case 'failed':
-        if (nextAttemptInMs === null) return result('failed', i + 1);
+        if (nextAttemptInMs === null) return result('failed', made + 1);
         await sleep(nextAttemptInMs);
     }
   }
@@ -56,6 +61,13 @@ async function attemptOnce(input: AttemptInput): Promise<AttemptResult> {
     // counts as an attempt: recorded as failed unless its own record made it to the database.
     return bookkeeping.recordLostWebhookAttempt({ ...input, error: err.cause?.message ?? err.message });
   }
+}
+
+function checkedResume(resumed: number, schedule: number[]): number {
+  if (!Number.isInteger(resumed) || resumed < 0 || resumed > schedule.length) {
+    throw ApplicationFailure.nonRetryable(`resumeAfterAttempt must be an integer of 0..${schedule.length}`, 'INVALID_WEBHOOK_SCHEDULE');
+  }
+  return resumed;
 }
 
 function checkedSchedule(schedule: number[]): number[] {

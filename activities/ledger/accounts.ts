@@ -5,9 +5,15 @@ import type { AccountKind, AccountRef, NormalSide } from '../../core/ledger';
 import { fromDbMinor } from '../../core/ledger';
 import type { Tx } from './tx';
 
+/**
+ * Inserts missing accounts in id order. A new row is held by its inserting transaction until
+ * commit, so concurrent first uses wait on each other here: in the same order as the locks
+ * below, which is what keeps them from deadlocking.
+ */
 export async function ensureAccounts(tx: Tx, refs: readonly AccountRef[], at: Date): Promise<void> {
+  const sorted = [...new Map(refs.map((r) => [r.id, r])).values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   await tx.ledgerAccount.createMany({
-    data: refs.map((r) => ({ id: r.id, issuerId: r.issuerId, kind: r.kind, chgId: r.chgId, merchantId: r.merchantId, normalSide: r.normalSide, createdAt: at })),
+    data: sorted.map((r) => ({ id: r.id, issuerId: r.issuerId, kind: r.kind, chgId: r.chgId, merchantId: r.merchantId, normalSide: r.normalSide, createdAt: at })),
     skipDuplicates: true,
   });
 }
@@ -17,6 +23,17 @@ export interface LockedAccount {
   kind: AccountKind;
   normalSide: NormalSide;
   balanceMinor: number;
+}
+
+/**
+ * Every account a posting transaction may touch, created if missing and locked, all in id
+ * order and before any transfer: the first purchases of a new merchant or group, arriving
+ * together, then queue behind each other instead of deadlocking (40P01) on rows that one
+ * transaction inserted and another wanted to lock.
+ */
+export async function ensureAndLockAccounts(tx: Tx, refs: readonly AccountRef[], at: Date): Promise<Map<string, LockedAccount>> {
+  await ensureAccounts(tx, refs, at);
+  return lockAccounts(tx, refs.map((r) => r.id));
 }
 
 /** Locks accounts in id order: every poster takes locks in the same order, so two

@@ -8,7 +8,7 @@ import { decideSettlement } from '../../core/rules/settlement';
 import { fromDbMinor } from '../../core/ledger';
 import { recordWebhook } from '../webhooks/record';
 import type { Prisma } from '../../prisma/generated/client';
-import { lockAccounts } from '../ledger/accounts';
+import { ensureAndLockAccounts } from '../ledger/accounts';
 import { accounts } from '../../core/ledger';
 import { lockEvent, loadDecisionContext } from './context';
 import { decideReward } from './decide';
@@ -32,15 +32,14 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
     const merchantId = ctx.merchant?.id;
     if (merchantId && (decision.settlement.spentMinor > 0 || decision.settlement.cashbackMinor > 0 || decision.settlement.brandedMinor > 0)) {
       // Each posting below locks its two accounts in id order, but the branded account sorts
-      // before the merchant receivable the cashback posting already holds: take every lock
-      // now, in one id-ordered statement (as refunds do), so concurrent settlements of one
-      // merchant cannot deadlock (40P01 seen under `npm run bench`). Accounts not created yet
-      // are created and locked by their first posting.
-      await lockAccounts(tx, [
-        accounts.merchantReceivable(event.issuerId, merchantId).id,
-        accounts.chgCashback(event.issuerId, event.chgId).id,
-        accounts.chgBranded(event.issuerId, event.chgId, merchantId).id,
-      ]);
+      // before the merchant receivable the cashback posting already holds, and a merchant's
+      // or group's first purchases also insert the accounts: create and lock all three now,
+      // in one id order, so concurrent settlements cannot deadlock (40P01 seen under load).
+      await ensureAndLockAccounts(tx, [
+        accounts.merchantReceivable(event.issuerId, merchantId),
+        accounts.chgCashback(event.issuerId, event.chgId),
+        accounts.chgBranded(event.issuerId, event.chgId, merchantId),
+      ], at);
     }
 
     if (merchantId && decision.settlement.spentMinor > 0) {

@@ -7,6 +7,7 @@ import type { WebhookEndpoint } from '../../prisma/generated/client';
 import { buildEnvelope } from '../../core/webhooks/envelope';
 import { signatureHeaders } from '../../core/webhooks/signing';
 import { sendWebhook, MAX_ATTEMPT_ERROR_LENGTH } from './send';
+import { webhookAttempts } from '../../core/metrics';
 import type { AttemptInput, AttemptResult, WebhookActivities } from './types';
 
 export interface WebhookDeps {
@@ -91,7 +92,9 @@ async function record(db: Db, input: AttemptInput, attempt: AttemptRecord): Prom
     });
     return true;
   });
-  return written ? result : (await recordedAttempt(db, input))!;
+  if (!written) return (await recordedAttempt(db, input))!;
+  webhookAttempts.inc({ outcome: result.outcome });
+  return result;
 }
 
 async function recordedAttempt(db: Db, input: AttemptInput): Promise<AttemptResult | undefined> {

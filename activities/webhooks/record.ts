@@ -1,7 +1,10 @@
 // Writes a webhook record (`evt_`) in the caller's transaction, so a webhook exists exactly
-// when the effects it announces were committed. Idempotent by (type, source event).
+// when the effects it announces were committed. Idempotent by (type, source event). The row
+// is the outbox entry of its first delivery attempt: the NOTIFY, delivered at commit, wakes
+// the worker's relay at once (activities/webhooks/outbox.ts).
 import { newId } from '../../core/ids';
 import type { Prisma } from '../../prisma/generated/client';
+import { OUTBOX_CHANNEL } from './outbox';
 
 export type WebhookType = 'qualified_auth' | 'qualified_settlement';
 
@@ -25,5 +28,6 @@ export async function recordWebhook(
       updatedAt: input.at,
     },
   });
+  await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
   return id;
 }

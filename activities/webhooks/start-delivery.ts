@@ -1,32 +1,40 @@
-// Starts the WebhookDelivery workflow of a recorded webhook. The lifecycle calls this as an
-// activity rather than starting a child workflow: the delivery then lives on its own (a
-// purchase workflow may finish long before a 3-day retry schedule does), and the
-// time-skipping test server, which stops skipping time while an abandoned child exists,
-// can run the whole path. Idempotent: a delivery already started is left alone.
+// Starts the WebhookDelivery workflow (webhook/<evt id>) that carries a webhook's retries
+// after the relay's first attempt failed. A client start rather than a child workflow: the
+// delivery lives on its own (a 3-day schedule outlasts the purchase), and the time-skipping
+// test server, which stops skipping time while an abandoned child exists, can run it.
+// Idempotent: a delivery already started, running or closed, is left alone.
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import type { Db } from '../../prisma/client';
+import type { Webhook } from '../../prisma/generated/client';
 import { webhookWorkflowAttributes } from './workflow-attributes';
 import { WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
 
-export function createDeliveryStarter(deps: { db: Db; temporal: { client: Client; taskQueue: string } }) {
+export async function startDeliveryRetries(
+  temporal: { client: Client; taskQueue: string },
+  webhook: Pick<Webhook, 'id' | 'issuerId' | 'sourceEventId' | 'data' | 'type'>,
+  retryScheduleMs: readonly number[],
+): Promise<void> {
+  try {
+    await temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
+      ...webhookWorkflowAttributes(webhook),
+      workflowId: webhookDeliveryWorkflowId(webhook.id),
+      taskQueue: temporal.taskQueue,
+      args: [{ webhookId: webhook.id, retryScheduleMs: [...retryScheduleMs], resumeAfterAttempt: 1 } satisfies WebhookDeliveryInput],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/**
+ * The activity lifecycle runs of the v1 shape (workflows/lifecycle-steps-v1.ts) call after a
+ * step that wrote a webhook. The outbox relay delivers every webhook now, so there is nothing
+ * left to do; the activity stays registered so that those runs replay and finish.
+ */
+export function createDeliveryStarter() {
   return {
-    async startWebhookDelivery(input: { webhookId: string }): Promise<void> {
-      const webhook = await deps.db.webhook.findUniqueOrThrow({ where: { id: input.webhookId } });
-      try {
-        await deps.temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
-          ...webhookWorkflowAttributes(webhook),
-          workflowId: webhookDeliveryWorkflowId(input.webhookId),
-          taskQueue: deps.temporal.taskQueue,
-          args: [{ webhookId: input.webhookId } satisfies WebhookDeliveryInput],
-          // A re-run of the purchase returns the same stored webhook: its delivery, running
-          // or closed, is not started again (replays are separate runs with their own ids).
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
-    },
+    async startWebhookDelivery(_input: { webhookId: string }): Promise<void> {},
   };
 }
 

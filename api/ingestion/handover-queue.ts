@@ -1,7 +1,9 @@
 // Runs hand-overs after the response, so accepting events costs one database commit and
-// never waits on Temporal (DESIGN.md, quality bars). Bounded: a fixed number of workers and
-// a capped backlog; whatever is dropped or fails stays un-handed in the database, where the
-// sweeper finds it.
+// never waits on Temporal (DESIGN.md, quality bars). Bounded: a fixed number of chunks in
+// flight (each signals its events a few at a time, then marks them in one statement) and a
+// capped backlog; whatever is dropped or fails stays un-handed in the database, where the
+// sweeper finds it. Small chunks keep the work lost to a crash small: at most the chunks in
+// flight are signalled but not marked, and the sweeper skips those already processed.
 import type { Logger } from '../../core/logger';
 import type { HandoverItem } from '../../activities/handover';
 
@@ -15,9 +17,9 @@ export function createHandoverQueue(
   logger: Logger,
   options: { concurrency?: number; maxBacklog?: number; chunkSize?: number } = {},
 ): Handover {
-  const concurrency = options.concurrency ?? 8;
+  const concurrency = options.concurrency ?? 4;
   const maxBacklog = options.maxBacklog ?? 50_000;
-  const chunkSize = options.chunkSize ?? 25;
+  const chunkSize = options.chunkSize ?? 16;
   const backlog: HandoverItem[] = [];
   let running = 0;
   let idle: Array<() => void> = [];

@@ -4,7 +4,7 @@
 // transaction (api/admin/issuers.ts), and every API process LISTENs and evicts that
 // issuer's entries at once. While the listening connection is down the cache is off, so
 // a revocation can never be missed; entries also expire after a minute regardless.
-import pg from 'pg';
+import { listen, type Listener } from '../../prisma/listen';
 import type { Logger } from '../../core/logger';
 import type { AuthenticatedIssuer } from './auth';
 
@@ -47,45 +47,12 @@ export class TokenCache {
   }
 }
 
-/** Keeps a LISTEN connection open (reconnecting with bounded backoff) and feeds the cache. */
-export function listenForAuthChanges(databaseUrl: string, cache: TokenCache, logger: Logger): { close(): Promise<void> } {
-  let client: pg.Client | undefined;
-  let closed = false;
-  let delayMs = 500;
-  const connect = async (): Promise<void> => {
-    if (closed) return;
-    const next = new pg.Client({ connectionString: databaseUrl });
-    const lost = (err?: Error) => {
-      cache.setListening(false);
-      if (client !== next) return;
-      client = undefined;
-      if (!closed) {
-        logger.warn({ err }, 'auth change listener lost; token cache off until it reconnects');
-        setTimeout(() => void connect(), delayMs).unref();
-        delayMs = Math.min(delayMs * 2, 30_000);
-      }
-    };
-    next.on('error', lost);
-    next.on('end', () => lost());
-    next.on('notification', (msg) => {
-      if (msg.channel === AUTH_CHANGED_CHANNEL && msg.payload) cache.evictIssuer(msg.payload);
-    });
-    try {
-      client = next;
-      await next.connect();
-      await next.query(`LISTEN ${AUTH_CHANGED_CHANNEL}`);
-      delayMs = 500;
-      cache.setListening(true);
-    } catch (err) {
-      lost(err as Error);
-    }
-  };
-  void connect();
-  return {
-    async close() {
-      closed = true;
-      cache.setListening(false);
-      await client?.end().catch(() => undefined);
-    },
-  };
+/** Keeps a LISTEN connection open and feeds the cache; the cache is off while it is down. */
+export function listenForAuthChanges(databaseUrl: string, cache: TokenCache, logger: Logger): Listener {
+  return listen(
+    databaseUrl,
+    AUTH_CHANGED_CHANNEL,
+    { onNotify: (issuerId) => issuerId && cache.evictIssuer(issuerId), onListening: (on) => cache.setListening(on) },
+    logger,
+  );
 }

@@ -27,6 +27,16 @@ export function findTestServer(): string {
   return path;
 }
 
+/**
+ * The file-backed dev server of `npm start` (README, "The dev stack's Temporal server"): with
+ * SQLite's defaults (rollback journal, a sync per commit) it completed 2.6x fewer workflows
+ * than in memory on the project machine; write-ahead logging with syncs at checkpoints only
+ * matches in-memory speed. A power cut may lose the last commits of the dev server's history,
+ * never corrupt the file: acceptable for a development stack, which production replaces by
+ * a real cluster.
+ */
+export const SQLITE_FILE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
+
 export interface TemporalDevServerHandle {
   address: string;
   uiUrl?: string;
@@ -46,7 +56,7 @@ export async function startTemporalDevServer(options: {
   else args.push('--headless');
   if (options.dbFile) {
     mkdirSync(dirname(resolve(options.dbFile)), { recursive: true });
-    args.push('--db-filename', resolve(options.dbFile));
+    args.push('--db-filename', resolve(options.dbFile), ...SQLITE_FILE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]));
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_DECLARATIONS)) {
     args.push('--search-attribute', `${name}=${type}`);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createWorker } from '../../worker/worker';
+import { startWebhookRelay, type RelayOptions, type WebhookRelay } from '../../worker/webhook-relay';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
 import { handOver } from '../../activities/handover';
@@ -38,7 +39,9 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(options: { faults?: ActivityDeps['faults']; clock?: { now(): Date }; temporalAddress?: string } = {}): Promise<Stack> {
+export async function startStack(
+  options: { faults?: ActivityDeps['faults']; clock?: { now(): Date }; temporalAddress?: string; relay?: Partial<RelayOptions> } = {},
+): Promise<Stack> {
   quietTemporalRuntime();
   const taskQueue = `test-${randomUUID()}`;
   const db = createDb(testDatabaseUrl(), 10);
@@ -54,6 +57,7 @@ export async function startStack(options: { faults?: ActivityDeps['faults']; clo
     deps: { db, logger, clock, temporal: { client, taskQueue }, faults: options.faults },
   });
   const running = worker.run();
+  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: { client, taskQueue }, databaseUrl: testDatabaseUrl() }, options.relay);
   const handover = createHandoverQueue((items) => handOver({ client, db, taskQueue }, items, () => new Date()), logger);
   const app = await startTestApp({ db, handover, temporal: { client, taskQueue } });
   return {
@@ -74,6 +78,7 @@ export async function startStack(options: { faults?: ActivityDeps['faults']; clo
     async stop() {
       await handover.drain();
       await app.close();
+      await relay.stop();
       worker.shutdown();
       await running;
       await workerConnection.close();

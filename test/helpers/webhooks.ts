@@ -66,17 +66,23 @@ export async function configureEndpoint(issuer: TestIssuer, url: string, enabled
 }
 
 /** A webhook record as the lifecycle's activities write it (same function, own transaction). */
+/**
+ * A webhook record as the relay leaves one it handed to a WebhookDelivery workflow: tests that
+ * drive that workflow themselves get a row no relay of the run will also deliver.
+ */
 export async function newWebhookRecord(db: Db, issuerId: string, type: WebhookType = 'qualified_settlement'): Promise<string> {
   const sourceEventId = `txn_${randomUUID()}`;
-  return db.$transaction((tx) =>
-    recordWebhook(tx, {
+  return db.$transaction(async (tx) => {
+    const id = await recordWebhook(tx, {
       issuerId,
       type,
       sourceEventId,
       at: new Date(),
       data: { chgId: `chg_${randomUUID()}`, transactionId: sourceEventId, externalId: `ext-${randomUUID()}`, rewardEventIds: [], rewardGrantIds: [], earnedAmountMinor: 500 },
-    }),
-  );
+    });
+    await tx.webhook.update({ where: { id }, data: { relayedAt: new Date() } });
+    return id;
+  });
 }
 
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {

@@ -19,11 +19,11 @@ function incompatibleCopy(): { entry: string; cleanup(): void } {
   cpSync(join(ROOT, 'workflows'), join(dir, 'workflows'), { recursive: true });
   cpSync(join(ROOT, 'activities'), join(dir, 'activities'), { recursive: true });
   const file = join(dir, 'workflows', 'transaction-lifecycle.ts');
-  // Marking the step unknown before running it: a new activity where history has another.
+  // A timer before the first step: a new command where history has another.
   const changed = readFileSync(file, 'utf8').replace(
-    'const summary: LifecycleSummary = { steps: [] };',
-    "const summary: LifecycleSummary = { steps: [] };\n  await bookkeeping.markUnknown({ eventId: 'x', reason: 'changed', workflowId: 'x' });",
-  );
+    'const record = newLifecycleRecord();',
+    "const record = newLifecycleRecord();\n  await sleep(1);",
+  ).replace("import { condition, patched, setHandler } from '@temporalio/workflow';", "import { condition, patched, setHandler, sleep } from '@temporalio/workflow';");
   assert.notEqual(changed, readFileSync(file, 'utf8'), 'the change applies');
   writeFileSync(file, changed);
   return { entry: join(dir, 'workflows', 'index.ts'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };

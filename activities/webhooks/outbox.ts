@@ -1,0 +1,52 @@
+// The webhook table as the outbox of first delivery attempts. A step of the lifecycle writes
+// the row in its own transaction and NOTIFYs OUTBOX_CHANNEL; relays (worker/webhook-relay.ts,
+// one per worker process) claim rows with SKIP LOCKED, so several processes share the work
+// and no row is relayed by two at once while its claim holds.
+import type { Db } from '../../prisma/client';
+import type { Prisma } from '../../prisma/generated/client';
+
+export const OUTBOX_CHANNEL = 'rewards_webhook_outbox';
+
+export interface OutboxRow {
+  id: string;
+  issuerId: string;
+  sourceEventId: string;
+  type: string;
+  data: Prisma.JsonValue;
+}
+
+/**
+ * Claims the oldest rows nobody holds: at most `limit` in all and `perIssuer` of one issuer
+ * (so one issuer's burst cannot fill a relay), none of the `skipIssuers` (issuers whose
+ * receiver already has a relay's full share in flight). A claim lasts `claimMs`.
+ */
+export function claimOutbox(db: Db, input: { limit: number; perIssuer: number; claimMs: number; skipIssuers: string[] }): Promise<OutboxRow[]> {
+  return db.$queryRaw<OutboxRow[]>`
+    WITH candidates AS (
+      SELECT id, issuer_id, created_at FROM webhook
+       WHERE relayed_at IS NULL AND (relay_claimed_until IS NULL OR relay_claimed_until < now())
+         AND issuer_id <> ALL(${input.skipIssuers}::text[])
+       ORDER BY created_at LIMIT ${input.limit * 4}
+       FOR UPDATE SKIP LOCKED
+    ), chosen AS (
+      SELECT id FROM (
+        SELECT id, created_at, row_number() OVER (PARTITION BY issuer_id ORDER BY created_at) AS n FROM candidates
+      ) ranked WHERE n <= ${input.perIssuer} ORDER BY created_at LIMIT ${input.limit}
+    )
+    UPDATE webhook w SET relay_claimed_until = now() + ${input.claimMs} * interval '1 millisecond'
+      FROM chosen WHERE w.id = chosen.id
+    RETURNING w.id, w.issuer_id AS "issuerId", w.source_event_id AS "sourceEventId", w.type, w.data`;
+}
+
+/** The relay is done with the row: delivered, undeliverable, or handed to its delivery workflow. */
+export async function markRelayed(db: Db, id: string, at: Date): Promise<void> {
+  await db.webhook.update({ where: { id }, data: { relayedAt: at, relayClaimedUntil: null } });
+}
+
+/** Gives a claimed row back after `retryInMs` (a relay that failed mid-way, or is stopping). */
+export async function releaseClaim(db: Db, ids: string[], retryInMs: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db.$executeRaw`
+    UPDATE webhook SET relay_claimed_until = now() + ${retryInMs} * interval '1 millisecond'
+     WHERE id = ANY(${ids}::text[]) AND relayed_at IS NULL`;
+}

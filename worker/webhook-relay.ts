@@ -1,0 +1,160 @@
+// The webhook relay: runs in every worker process and delivers the first attempt of each
+// webhook straight from the outbox (activities/webhooks/outbox.ts), woken by the NOTIFY of
+// the transaction that wrote it. A webhook delivered on its first attempt costs Temporal
+// nothing; one whose first attempt fails is handed to its own WebhookDelivery workflow
+// (webhook/<evt id>), which runs the rest of the retry schedule as durable timers, every
+// attempt recorded, inspectable and replayable in the UI.
+//
+// Nothing is lost when a relay dies: a claimed row whose relay never finished is claimed
+// again when its claim expires, and the attempt record of a first attempt that was already
+// made is reused rather than sent again (attempts are idempotent per webhook and number).
+// Bounded everywhere: first attempts in flight per process and per issuer, rows per claim,
+// and the wait between polls when no notification arrives.
+import type { Client } from '@temporalio/client';
+import type { Db } from '../prisma/client';
+import type { Logger } from '../core/logger';
+import { listen, type Listener } from '../prisma/listen';
+import { claimOutbox, markRelayed, OUTBOX_CHANNEL, releaseClaim, type OutboxRow } from '../activities/webhooks/outbox';
+import { createWebhookActivities } from '../activities/webhooks/attempt';
+import { startDeliveryRetries } from '../activities/webhooks/start-delivery';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
+
+export interface RelayOptions {
+  /** First attempts in flight in this process. */
+  concurrency: number;
+  /** ... of one issuer: a slow receiver holds at most this many slots. */
+  perIssuer: number;
+  /** How long a claim holds; longer than an attempt (10 s) and its bookkeeping. */
+  claimMs: number;
+  /** Poll interval when no notification comes (the listener was down, or a claim expired). */
+  pollMs: number;
+  /** A row whose relay failed mid-way (Temporal down) is tried again after this. */
+  retryInMs: number;
+  retryScheduleMs: readonly number[];
+}
+
+export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
+  concurrency: 32,
+  perIssuer: 8,
+  claimMs: 60_000,
+  pollMs: 2_000,
+  retryInMs: 5_000,
+  retryScheduleMs: DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
+};
+
+export interface RelayDeps {
+  db: Db;
+  logger: Logger;
+  clock: { now(): Date };
+  databaseUrl: string;
+  /** Where failing webhooks' delivery workflows start. */
+  temporal: { client: Client; taskQueue: string };
+  /** Tests only: a shorter HTTP time-out than the contract's 10 s. */
+  webhookAttemptTimeoutMs?: number;
+}
+
+export interface WebhookRelay {
+  /** Stops claiming, waits for the attempts in flight, gives back what was claimed but not started. */
+  stop(): Promise<void>;
+}
+
+export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptions> = {}): WebhookRelay {
+  const options = { ...DEFAULT_RELAY_OPTIONS, ...overrides };
+  const { attemptWebhookDelivery } = createWebhookActivities(deps);
+  const queued = new Map<string, OutboxRow[]>(); // per issuer, claimed and waiting for a slot
+  const inFlight = new Map<string, number>();
+  const running = new Set<Promise<void>>();
+  let total = 0;
+  let stopping = false;
+  let dirty = true;
+  let wake: (() => void) | undefined;
+  const nudge = () => {
+    dirty = true;
+    wake?.();
+  };
+  const listener: Listener = listen(deps.databaseUrl, OUTBOX_CHANNEL, { onNotify: nudge }, deps.logger);
+
+  const held = (issuerId: string) => (queued.get(issuerId)?.length ?? 0) + (inFlight.get(issuerId) ?? 0);
+
+  async function relayOne(row: OutboxRow): Promise<void> {
+    const nextAttemptInMs = options.retryScheduleMs[0] ?? null;
+    try {
+      const result = await attemptWebhookDelivery({ webhookId: row.id, attemptNumber: 1, nextAttemptInMs, replay: false });
+      if (result.outcome === 'failed' && nextAttemptInMs !== null) {
+        await startDeliveryRetries(deps.temporal, row, options.retryScheduleMs);
+      }
+      await markRelayed(deps.db, row.id, deps.clock.now());
+    } catch (err) {
+      deps.logger.warn({ err, webhookId: row.id }, 'webhook relay failed; the row is tried again');
+      await releaseClaim(deps.db, [row.id], options.retryInMs).catch(() => undefined);
+    }
+  }
+
+  function dispatch(): void {
+    for (const [issuerId, rows] of queued) {
+      while (rows.length > 0 && total < options.concurrency && (inFlight.get(issuerId) ?? 0) < options.perIssuer) {
+        const row = rows.shift()!;
+        total++;
+        inFlight.set(issuerId, (inFlight.get(issuerId) ?? 0) + 1);
+        const done = relayOne(row).finally(() => {
+          total--;
+          inFlight.set(issuerId, inFlight.get(issuerId)! - 1);
+          if (inFlight.get(issuerId) === 0) inFlight.delete(issuerId);
+          running.delete(done);
+          nudge();
+        });
+        running.add(done);
+      }
+      if (rows.length === 0) queued.delete(issuerId);
+    }
+  }
+
+  async function claim(): Promise<void> {
+    const room = options.concurrency - total - [...queued.values()].reduce((n, rows) => n + rows.length, 0);
+    if (room <= 0) return;
+    const busy = new Set([...queued.keys(), ...inFlight.keys()].filter((issuerId) => held(issuerId) >= options.perIssuer));
+    const rows = await claimOutbox(deps.db, { limit: room, perIssuer: options.perIssuer, claimMs: options.claimMs, skipIssuers: [...busy] });
+    for (const row of rows) queued.set(row.issuerId, [...(queued.get(row.issuerId) ?? []), row]);
+    // A full claim means more may be waiting: look again without waiting for a notification.
+    if (rows.length === room) dirty = true;
+  }
+
+  const loop = (async () => {
+    while (!stopping) {
+      if (dirty) {
+        dirty = false;
+        try {
+          await claim();
+        } catch (err) {
+          deps.logger.warn({ err }, 'webhook relay could not claim; retrying');
+        }
+        dispatch();
+      }
+      if (dirty || stopping) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          dirty = true;
+          resolve();
+        }, options.pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  })();
+
+  return {
+    async stop() {
+      stopping = true;
+      wake?.();
+      await loop;
+      await Promise.allSettled([...running]);
+      const unstarted = [...queued.values()].flat().map((row) => row.id);
+      queued.clear();
+      await releaseClaim(deps.db, unstarted, 0).catch(() => undefined);
+      await listener.close();
+    },
+  };
+}
