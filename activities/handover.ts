@@ -9,7 +9,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { mapLimited } from '../core/concurrency';
 import type { Db } from '../prisma/client';
 import type { EventKind, IngestedEvent } from '../api/ingestion/schemas';
-import { LIFECYCLE_WORKFLOW_TYPE, type LifecycleInput, type LifecycleSignalName } from '../workflows/lifecycle-signals';
+import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type LifecycleSignalName } from '../workflows/lifecycle-signals';
 import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../workflows/search-attributes';
 
 export interface HandoverItem {
@@ -48,7 +48,7 @@ export async function handOver(
       await deps.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
         workflowId: item.workflowId,
         taskQueue: deps.taskQueue,
-        args: [{ issuerId: item.issuerId } satisfies LifecycleInput],
+        args: [lifecycleInput(item.issuerId)],
         signal: item.signal,
         signalArgs: [{ eventId: item.eventId }],
         typedSearchAttributes: new TypedSearchAttributes([

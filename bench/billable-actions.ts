@@ -4,7 +4,8 @@
 //   - every other signal is 1;
 //   - every activity start or retry is 1 (the started event carries the attempt number);
 //   - all markers (local activities, patches) recorded by one workflow task are 1 together;
-//   - every timer started is 1; every search-attribute upsert is 1;
+//   - every timer started is 1; every search-attribute upsert is 1, but for one that only sets
+//     TemporalChangeVersion (written by patched(), exempt);
 //   - a child workflow start is 2; signalling another workflow is 1; an accepted update is 1.
 // Heartbeats, queries and schedule actions are not in a history and are not counted here
 // (the lifecycle uses none of them per purchase).
@@ -61,9 +62,12 @@ export function costOfHistory(history: { events?: JsonEvent[] }): HistoryCost {
       case 'EVENT_TYPE_TIMER_STARTED':
         add('timer started');
         break;
-      case 'EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES':
+      case 'EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES': {
+        const fields = Object.keys((attributes.searchAttributes as { indexedFields?: object } | undefined)?.indexedFields ?? {});
+        if (fields.length === 1 && fields[0] === 'TemporalChangeVersion') break;
         add('search attribute upsert');
         break;
+      }
       case 'EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED':
         add('child workflow', 2);
         break;

@@ -1,7 +1,11 @@
 // `npm run bench`: DESIGN.md "Quality bars", measured on a throw-away stack.
-//   1. fixtures through the APIs          4. sustained: real backlog, then the ceiling, drain check
-//   2. (warm-up) end to end at 10/s       5. reads: reward-detail, summary
-//   3. ...                                6. ingestion (last: its backlog is thrown away with the stack)
+//   1. fixtures through the APIs          5. cost: billable actions per purchase, from histories
+//   2. floor: the empty workflow          6. end to end at half the sustained rate
+//   3. end to end at 10/s                 7. reads: reward-detail, summary
+//   4. sustained: the real lifecycle,     8. ingestion (last: its backlog is thrown away with the stack)
+//      drain check and trial balance
+// The floor runs first, on an empty server: the lifecycle then runs beside the floor's
+// finished workflows, which can only make the lifecycle's share of the floor look smaller.
 // Ingestion runs last because 8 clients leave tens of thousands of purchases for the worker,
 // far more than a run can drain; earlier phases would measure that backlog instead.
 import { resolve } from 'node:path';
@@ -13,15 +17,16 @@ import { childReady, startBenchStack, type BenchStack } from './stack';
 import { startReceiver } from './receiver';
 import { buildFixture } from './fixtures';
 import { runEndToEnd } from './end-to-end';
-import { pendingAfterDrain, runCeilingDrain, runLifecycleDrain } from './sustained';
+import { pendingAfterDrain, runFloorDrain, runLifecycleDrain } from './sustained';
+import { measureCost } from './cost';
 import { runReads } from './reads';
 import { runIngestion } from './ingestion';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
 
 const PROCESSES =
-  'API (api/server.ts) and worker (worker/main.ts, metrics ports off) as separate Node processes, ' +
-  'ceiling worker as a third during its phase; load generator, webhook receiver and ceiling hand-over in the bench process; ' +
+  'API (api/server.ts) and worker (worker/main.ts with its webhook relay, metrics ports off) as separate Node processes, ' +
+  'floor worker as a third during its phase; load generator, webhook receiver and floor hand-over in the bench process; ' +
   'PostgreSQL (embedded) and Temporal dev server (in memory) as their own processes; all on this machine';
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -47,6 +52,16 @@ async function main(): Promise<void> {
     const phases: Record<string, unknown> = {};
     const loads: Record<string, number> = {};
 
+    log(`floor: a backlog of ${config.backlog} empty workflows that complete on their signal`);
+    loads.floor = load1m();
+    const taskQueue = `bench-floor-${runId}`;
+    const floorWorker = stack.spawnNode('bench/floor-worker.ts', { BENCH_FLOOR_TASK_QUEUE: taskQueue });
+    await childReady(floorWorker);
+    const floor = await runFloorDrain({ temporalAddress: stack.temporalAddress, worker: floorWorker, taskQueue, backlog: config.backlog, timeoutMs: config.drainTimeoutSeconds * 1000, runId });
+    floorWorker.kill('SIGTERM');
+    phases.floor = floor;
+    log(`floor: ${floor.steadyPerSecond.toFixed(1)}/s steady`);
+
     log(`end to end: ${config.e2eRate} events/s for ${config.e2eSeconds} s`);
     loads.endToEnd = load1m();
     const e2e = await runEndToEnd({ apiUrl: stack.apiUrl, fixture, receiver, seconds: config.e2eSeconds, rate: config.e2eRate, runId, drainTimeoutMs: config.drainTimeoutSeconds * 1000 });
@@ -61,17 +76,20 @@ async function main(): Promise<void> {
     });
     const drain = await pendingAfterDrain(stack.databaseUrl, fixture.issuerId, `sus-${runId}-`, 30_000);
     phases.lifecycle = { ...lifecycle, drain };
-    log(`lifecycle: ${lifecycle.steadyPerSecond.toFixed(1)}/s steady; accepted ${drain.accepted}, pending after drain ${drain.pending}`);
+    log(`lifecycle: ${lifecycle.steadyPerSecond.toFixed(1)}/s steady; accepted ${drain.accepted}, pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}`);
 
-    log(`ceiling: the same backlog through empty workflows of the same shape`);
-    loads.ceiling = load1m();
-    const taskQueue = `bench-ceiling-${runId}`;
-    const ceilingWorker = stack.spawnNode('bench/ceiling-worker.ts', { BENCH_CEILING_TASK_QUEUE: taskQueue });
-    await childReady(ceilingWorker);
-    const ceiling = await runCeilingDrain({ temporalAddress: stack.temporalAddress, worker: ceilingWorker, taskQueue, backlog: config.backlog, timeoutMs: config.drainTimeoutSeconds * 1000, runId });
-    ceilingWorker.kill('SIGTERM');
-    phases.ceiling = ceiling;
-    log(`ceiling: ${ceiling.steadyPerSecond.toFixed(1)}/s steady`);
+    log(`cost: ${config.costPurchases} settled and ${config.costPurchases} authorized-then-settled purchases, counted from their histories`);
+    const cost = await measureCost({
+      apiUrl: stack.apiUrl, fixture, receiver, temporalAddress: stack.temporalAddress, databaseUrl: stack.databaseUrl, runId, count: config.costPurchases,
+      timeoutMs: config.drainTimeoutSeconds * 1000,
+    });
+    phases.cost = cost;
+
+    const halfRate = Math.max(1, Math.floor(lifecycle.steadyPerSecond / 2));
+    log(`end to end: ${halfRate} events/s (half the sustained rate) for ${config.e2eSeconds} s`);
+    loads.endToEndHalf = load1m();
+    const e2eHalf = await runEndToEnd({ apiUrl: stack.apiUrl, fixture, receiver, seconds: config.e2eSeconds, rate: halfRate, runId: `${runId}-half`, drainTimeoutMs: config.drainTimeoutSeconds * 1000 });
+    phases.endToEndHalf = { rate: halfRate, ...e2eHalf };
 
     log(`reads: reward-detail and summary, ${config.readConnections} connections, ${config.seconds} s each`);
     loads.reads = load1m();
@@ -88,19 +106,27 @@ async function main(): Promise<void> {
     const handedOver = await countHandedOver(stack.databaseUrl, fixture.issuerId, `ing-${runId}-`);
     phases.ingestion = { ...ingestion, handedOverDuringPhase: handedOver };
 
-    const ratio = (lifecycle.steadyPerSecond / ceiling.steadyPerSecond) * 100;
-    const missing = e2e.sent - e2e.received;
+    const ratio = (lifecycle.steadyPerSecond / floor.steadyPerSecond) * 100;
+    const p99 = (r: typeof e2e) => (r.sent - r.received > 0 ? Infinity : r.p99Ms);
+    const rules = (c: typeof cost.settled) => Object.entries(c.byRule).map(([rule, n]) => `${rule} ${Number(n.toFixed(1))}`).join(', ');
     const rows: Row[] = [
       { figure: 'Ingestion: settled events accepted', value: ingestion.eventsPerSecond, unit: 'events/s', target: { op: '>=', value: 5000 },
         note: `${ingestion.batches} batches, ${ingestion.errors} errors; handed over meanwhile: ${Math.round(handedOver / ingestion.seconds)}/s` },
       { figure: 'Ingestion: batch latency p50', value: ingestion.batchP50Ms, unit: 'ms' },
       { figure: 'Ingestion: batch latency p99', value: ingestion.batchP99Ms, unit: 'ms', target: { op: '<=', value: 100 } },
       { figure: `End to end at ${config.e2eRate}/s: p50`, value: e2e.p50Ms, unit: 'ms', note: `${e2e.received}/${e2e.sent} webhooks received` },
-      { figure: `End to end at ${config.e2eRate}/s: p99`, value: missing > 0 ? Infinity : e2e.p99Ms, unit: 'ms', target: { op: '<=', value: 1000 }, note: `max ${Math.round(e2e.maxMs)} ms` },
+      { figure: `End to end at ${config.e2eRate}/s: p99`, value: p99(e2e), unit: 'ms', target: { op: '<=', value: 1000 }, note: `max ${Math.round(e2e.maxMs)} ms` },
+      { figure: `End to end at ${halfRate}/s (half sustained): p99`, value: p99(e2eHalf), unit: 'ms', target: { op: '<=', value: 2000 },
+        note: `p50 ${Math.round(e2eHalf.p50Ms)} ms, ${e2eHalf.received}/${e2eHalf.sent} received` },
       { figure: 'Sustained: lifecycle (steady 10-90%)', value: lifecycle.steadyPerSecond, unit: 'events/s', note: `backlog ${lifecycle.offered}, ${lifecycle.completed} completed in ${lifecycle.seconds.toFixed(1)} s` },
-      { figure: 'Sustained: ceiling, empty same-shape wf', value: ceiling.steadyPerSecond, unit: 'events/s', note: `${ceiling.completed}/${ceiling.offered} in ${ceiling.seconds.toFixed(1)} s` },
-      { figure: 'Sustained: lifecycle / ceiling', value: ratio, unit: '%', target: { op: '>=', value: 80 } },
+      { figure: 'Sustained: floor, empty workflow', value: floor.steadyPerSecond, unit: 'events/s', note: `${floor.completed}/${floor.offered} in ${floor.seconds.toFixed(1)} s` },
+      { figure: 'Sustained: lifecycle / floor', value: ratio, unit: '%', target: { op: '>=', value: 75 } },
       { figure: 'Backlog drained: still pending', value: drain.pending, unit: 'events', target: { op: '<=', value: 0 }, note: `${drain.accepted} accepted` },
+      { figure: 'Backlog drained: trial balance', value: Math.abs(drain.trialBalanceMinor), unit: 'minor', target: { op: '<=', value: 0 }, note: `${drain.entries} ledger entries` },
+      { figure: 'Cost: actions per settled purchase', value: cost.settled.actions, unit: 'actions', target: { op: '<=', value: 4 }, note: rules(cost.settled) },
+      { figure: 'Cost: history events per settled', value: cost.settled.events, unit: 'events', note: `${cost.settled.purchases} purchases` },
+      { figure: 'Cost: actions per auth-then-settled', value: cost.authorizedThenSettled.actions, unit: 'actions', target: { op: '<=', value: 9 }, note: rules(cost.authorizedThenSettled) },
+      { figure: 'Cost: history events per auth-then-settled', value: cost.authorizedThenSettled.events, unit: 'events', note: `${cost.authorizedThenSettled.purchases} purchases` },
       { figure: 'Reads: reward-detail', value: detail.requestsPerSecond, unit: 'req/s', target: { op: '>=', value: 2000 }, note: `${detail.errors} errors` },
       { figure: 'Reads: reward-detail p99', value: detail.p99Ms, unit: 'ms', target: { op: '<=', value: 25 }, note: `p50 ${detail.p50Ms.toFixed(1)} ms` },
       { figure: 'Reads: summary', value: summary.requestsPerSecond, unit: 'req/s', target: { op: '>=', value: 2000 }, note: `${summary.errors} errors` },

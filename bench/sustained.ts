@@ -1,17 +1,20 @@
 // Phase: sustained throughput. A backlog of settled events is offered at once; the rate at
 // which purchases complete (qualified_settlement webhook received) is measured between 10%
-// and 90% of the backlog, leaving out ramp-up and tail. Then the same for the ceiling
-// workflows (bench/ceiling-workflows.ts) handed over with the same hand-over queue and the
-// same signalWithStart, on the same Temporal server. Finally the drain check: every
-// accepted event of the backlog ends processed (no reward_status 'pending').
+// and 90% of the backlog, leaving out ramp-up and tail. The floor is the same measurement of
+// the cheapest possible purchase (bench/floor-workflows.ts) handed over by the API's own
+// hand-over queue with the same signalWithStart, on the same Temporal server. Finally the
+// drain check: every accepted event of the backlog ends processed (no reward_status
+// 'pending') and the ledger's trial balance is zero.
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import pg from 'pg';
 import { createHandoverQueue } from '../api/ingestion/handover-queue';
+import { HANDOVER_CONCURRENCY } from '../activities/handover';
+import { mapLimited } from '../core/concurrency';
 import { createLogger } from '../core/logger';
 import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../workflows/search-attributes';
-import { CEILING_LIFECYCLE_TYPE } from './ceiling-activities';
+import { FLOOR_WORKFLOW_TYPE } from './floor-workflows';
 import { closedLoop } from './load';
 import { purchase, type Fixture } from './fixtures';
 import type { Receiver } from './receiver';
@@ -87,17 +90,17 @@ export async function runLifecycleDrain(options: { apiUrl: string; fixture: Fixt
   return result;
 }
 
-export async function runCeilingDrain(options: { temporalAddress: string; worker: ChildProcess; taskQueue: string; backlog: number; timeoutMs: number; runId: string }): Promise<DrainResult> {
+export async function runFloorDrain(options: { temporalAddress: string; worker: ChildProcess; taskQueue: string; backlog: number; timeoutMs: number; runId: string }): Promise<DrainResult> {
   let done = 0;
   options.worker.on('message', (m: unknown) => {
-    if ((m as { attempted?: number })?.attempted) done += (m as { attempted: number }).attempted;
+    if ((m as { completed?: number })?.completed) done += (m as { completed: number }).completed;
   });
   const connection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection });
-  // The API's own hand-over queue (same concurrency, chunking, one signalWithStart per event).
+  // The API's own hand-over queue, and the same signals in flight per chunk as its handOver.
   const queue = createHandoverQueue(async (items) => {
-    for (const item of items) {
-      await client.workflow.signalWithStart(CEILING_LIFECYCLE_TYPE, {
+    await mapLimited(items, HANDOVER_CONCURRENCY, (item) =>
+      client.workflow.signalWithStart(FLOOR_WORKFLOW_TYPE, {
         workflowId: item.workflowId,
         taskQueue: options.taskQueue,
         args: [],
@@ -110,28 +113,29 @@ export async function runCeilingDrain(options: { temporalAddress: string; worker
           { key: RewardsStatus, value: 'pending' },
         ]),
         memo: { issuerId: item.issuerId, chgId: item.chgId, externalId: item.externalId },
-      });
-    }
+      }),
+    );
     return { failed: [] };
-  }, createLogger('warn', 'bench-ceiling'));
+  }, createLogger('warn', 'bench-floor'));
+  const batches = Math.ceil(options.backlog / 100);
   const offer = async () => {
-    for (let b = 0; b < Math.ceil(options.backlog / 100); b++) {
+    for (let b = 0; b < batches; b++) {
       queue.enqueue(Array.from({ length: 100 }, (_, i) => {
         const id = `${options.runId}-${b * 100 + i}`;
-        return { eventId: `txn_${id}`, issuerId: 'iss_ceiling', chgId: 'chg_ceiling', externalId: id, workflowId: `ceiling/${id}`, signal: 'settlement' as const };
+        return { eventId: `txn_${id}`, issuerId: 'iss_floor', chgId: 'chg_floor', externalId: id, workflowId: `floor/${id}`, signal: 'settlement' as const };
       }));
     }
     await queue.drain();
   };
   try {
-    return await measureDrain(Math.ceil(options.backlog / 100) * 100, options.timeoutMs, offer, () => done);
+    return await measureDrain(batches * 100, options.timeoutMs, offer, () => done);
   } finally {
     await connection.close();
   }
 }
 
-/** Drain check: waits (bounded) until no event of the backlog is still pending. */
-export async function pendingAfterDrain(databaseUrl: string, issuerId: string, prefix: string, timeoutMs: number): Promise<{ accepted: number; pending: number }> {
+/** Drain check: waits (bounded) until no event of the backlog is still pending, then sums the ledger. */
+export async function pendingAfterDrain(databaseUrl: string, issuerId: string, prefix: string, timeoutMs: number): Promise<{ accepted: number; pending: number; trialBalanceMinor: number; entries: number }> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -143,7 +147,14 @@ export async function pendingAfterDrain(databaseUrl: string, issuerId: string, p
         [issuerId, `${prefix}%`],
       );
       const result = { accepted: Number(rows[0].accepted), pending: Number(rows[0].pending) };
-      if (result.pending === 0 || Date.now() > deadline) return result;
+      if (result.pending === 0 || Date.now() > deadline) {
+        // Every entry of every transfer, debits positive: a balanced ledger sums to zero.
+        const ledger = await client.query<{ total: string; entries: string }>(
+          `SELECT coalesce(sum(amount_minor), 0) AS total, count(*) AS entries FROM ledger_entry WHERE issuer_id = $1`,
+          [issuerId],
+        );
+        return { ...result, trialBalanceMinor: Number(ledger.rows[0].total), entries: Number(ledger.rows[0].entries) };
+      }
       await new Promise((r) => setTimeout(r, 500));
     }
   } finally {

@@ -30,6 +30,20 @@ export interface LifecycleInput {
   issuerId: string;
   /** How long a previewed authorization waits for its settlement; default 10 days. */
   settlementTimeoutMs?: number;
+  /**
+   * The step shape the run was started with, for its whole life (README, "Changing a workflow
+   * that waits for days"). Absent in runs started before the lean pipeline: they finish in
+   * their own shape (workflows/lifecycle-steps-v1.ts) while new runs take the current one.
+   */
+  shape?: number;
+}
+
+/** 2: each step one local activity and one upsert, webhooks through the outbox relay. */
+export const LIFECYCLE_SHAPE = 2;
+
+/** The input every starter of a new run passes (hand-over, sweeper, reprocess, tests). */
+export function lifecycleInput(issuerId: string): LifecycleInput {
+  return { issuerId, shape: LIFECYCLE_SHAPE };
 }
 
 export const LIFECYCLE_WORKFLOW_TYPE = 'transactionLifecycle';

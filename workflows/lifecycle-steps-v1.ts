@@ -1,10 +1,10 @@
-// The step shape of TransactionLifecycle runs started before the lean-pipeline patch, kept
-// so that those runs (an authorization may wait 10 days for its settlement) replay and
-// finish on the new code. Each step: an upsert of the transaction ids when an event joins,
+// The step shape of TransactionLifecycle runs started before the lean pipeline (their input
+// has no `shape`), kept so that those runs (an authorization may wait 10 days for its
+// settlement, a refund may start a new run later) replay and finish on the new code. Each step: an upsert of the transaction ids when an event joins,
 // a regular activity, an upsert of the outcome, and a startWebhookDelivery activity (now a
-// no-op: the outbox relay delivers every webhook). Delete this file, and the patched()
-// branch that calls it, once no run of the old shape is open (README, "Changing a workflow
-// that waits for days").
+// no-op: the outbox relay delivers every webhook). Delete this file, its branch in
+// transaction-lifecycle.ts and the v1 histories once no run of the old shape is open (README,
+// "Changing a workflow that waits for days").
 import { ActivityFailure, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { LifecycleActivities, StepOutcome } from '../activities/lifecycle/types';
 import type { DeliveryStarter } from '../activities/webhooks/start-delivery';

@@ -7,15 +7,12 @@
 // Webhooks are not the workflow's business any more: the worker's relay sends the first
 // attempt from the outbox and starts a WebhookDelivery workflow only when it fails
 // (worker/webhook-relay.ts). Runs that began before this change keep the v1 step shape
-// (lifecycle-steps-v1.ts) until they finish; the workflow chooses with patched().
+// (lifecycle-steps-v1.ts) until they finish; the workflow chooses by its input's `shape`.
 import { ActivityFailure, ApplicationFailure, proxyLocalActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { LifecycleActivities, StepOutcome } from '../activities/lifecycle/types';
 import { bookkeepingLocalOptions, postingLocalOptions } from './activity-options';
 import type { LifecycleSignalName } from './lifecycle-signals';
 import { RewardsMerchantId, RewardsStatus, RewardsTransactionId } from './search-attributes';
-
-/** The patch that introduced local-activity steps and the outbox relay (README, "Changing a workflow that waits for days"). */
-export const LEAN_PIPELINE_PATCH = 'lean-pipeline';
 
 export type PostingStep = 'previewAuthorization' | 'voidPreview' | 'lapsePreview' | 'settleTransaction' | 'clawBackRefund';
 

@@ -9,13 +9,14 @@
 //   4. refund         → claw back in proportion to the refunded amount (compensates 3).
 //   5. finish when nothing is pending; a later refund starts a new run with the same id,
 //      and the activities read what earlier runs posted from the database.
-// Each step is one local activity and one search-attribute upsert (lifecycle-steps.ts).
+// Each step is one local activity and one search-attribute upsert (lifecycle-steps.ts);
+// runs started before that shape keep theirs (lifecycle-steps-v1.ts, chosen by input.shape).
 // An activity that fails for good marks its event `unknown` for an operator to reprocess
 // (the `reprocess` signal re-runs that step; its activity is idempotent).
 // Webhook records written by a step sit in the outbox; the worker's relay delivers them and
 // hands a failing one to its own WebhookDelivery workflow, so the purchase never waits on
 // a receiver.
-import { condition, patched, setHandler } from '@temporalio/workflow';
+import { condition, setHandler } from '@temporalio/workflow';
 import {
   authorizationSignal,
   refundSignal,
@@ -26,7 +27,7 @@ import {
   type LifecycleInput,
   type LifecycleSignalName,
 } from './lifecycle-signals';
-import { LEAN_PIPELINE_PATCH, leanSteps, newLifecycleRecord, type LifecycleSummary, type Pending, type StepRunner } from './lifecycle-steps';
+import { leanSteps, newLifecycleRecord, type LifecycleSummary, type Pending } from './lifecycle-steps';
 import { stepsV1 } from './lifecycle-steps-v1';
 
 export type { LifecycleSummary } from './lifecycle-steps';
@@ -61,11 +62,9 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
 
   const timeoutMs = input.settlementTimeoutMs ?? DEFAULT_SETTLEMENT_TIMEOUT_MS;
   const record = newLifecycleRecord();
-  const lean = leanSteps(record);
-  const v1 = stepsV1(record);
-  // Asked where each step issues its first command: a run recorded before the patch replays
-  // its old steps as v1 and takes the lean shape for the steps it runs from now on.
-  const steps = (): StepRunner => (patched(LEAN_PIPELINE_PATCH) ? lean : v1);
+  // The shape is fixed at start (its input is in the history): a run never changes shape, so
+  // new runs carry no patch marker, and runs started before the lean pipeline finish as v1.
+  const steps = (input.shape ?? 1) >= 2 ? leanSteps(record) : stepsV1(record);
   let previewOf: string | undefined;
   let settledCount = 0;
   let deferredRefunds: Pending[] = [];
@@ -76,7 +75,7 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     if (!next) {
       if (previewOf && settledCount === 0) {
         if (!(await condition(() => inbox.length > 0, timeoutMs))) {
-          await steps().run({ signal: 'authorization', eventId: previewOf }, 'lapsePreview');
+          await steps.run({ signal: 'authorization', eventId: previewOf }, 'lapsePreview');
           previewOf = undefined;
         }
         continue;
@@ -88,30 +87,29 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
         deferredRefunds = [];
         continue;
       }
-      for (const refund of deferredRefunds) await steps().markUnknown(refund, 'the refunded purchase was never settled');
+      for (const refund of deferredRefunds) await steps.markUnknown(refund, 'the refunded purchase was never settled');
       break;
     }
-    const runner = steps();
-    runner.take(next.eventId);
+    steps.take(next.eventId);
     switch (next.signal) {
       case 'authorization':
-        if (settledCount === 0 && (await runner.run(next, 'previewAuthorization')) === 'previewed') {
+        if (settledCount === 0 && (await steps.run(next, 'previewAuthorization')) === 'previewed') {
           previewOf = next.eventId;
         }
         break;
       case 'reversal':
-        if (settledCount === 0) await runner.run(next, 'voidPreview');
+        if (settledCount === 0) await steps.run(next, 'voidPreview');
         previewOf = undefined;
         break;
       case 'settlement':
-        await runner.run(next, 'settleTransaction');
+        await steps.run(next, 'settleTransaction');
         settledCount++;
         previewOf = undefined;
         inbox.push(...deferredRefunds);
         deferredRefunds = [];
         break;
       case 'refund':
-        if ((await runner.run(next, 'clawBackRefund')) === 'waiting_for_purchase') {
+        if ((await steps.run(next, 'clawBackRefund')) === 'waiting_for_purchase') {
           deferredRefunds.push(next);
         }
         break;

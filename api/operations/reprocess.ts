@@ -9,7 +9,7 @@ import { classifyFailure } from '../../core/failures';
 import type { Db } from '../../prisma/client';
 import { recordAudit } from '../admin/audit';
 import { signalFor } from '../../activities/handover';
-import { LIFECYCLE_WORKFLOW_TYPE, type LifecycleInput, type ReprocessSignal } from '../../workflows/lifecycle-signals';
+import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type ReprocessSignal } from '../../workflows/lifecycle-signals';
 import type { EventKind } from '../ingestion/schemas';
 import type { WorkflowEngine } from '../webhooks/replay';
 
@@ -45,7 +45,7 @@ export async function reprocessTransaction(
     await temporal.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
       workflowId: event.workflowId,
       taskQueue: temporal.taskQueue,
-      args: [{ issuerId: event.issuerId } satisfies LifecycleInput],
+      args: [lifecycleInput(event.issuerId)],
       signal: 'reprocess',
       signalArgs: [signal],
     });

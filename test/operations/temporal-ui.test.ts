@@ -12,6 +12,7 @@ import { newIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { configureEndpoint, startReceiver, type Receiver } from '../helpers/webhooks';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUTPUT = join(__dirname, '..', '..', 'test-output');
@@ -21,6 +22,7 @@ describe('Temporal Web UI', function () {
   let server: TemporalDevServerHandle;
   let stack: Stack;
   let browser: Browser;
+  let receiver: Receiver;
 
   before(async function () {
     if (!existsSync(CHROMIUM)) {
@@ -30,7 +32,9 @@ describe('Temporal Web UI', function () {
     }
     const port = await freePort();
     server = await startTemporalDevServer({ port, uiPort: await freePort() });
-    stack = await startStack({ temporalAddress: server.address });
+    // The first attempt of each webhook fails, so its retries run as a WebhookDelivery workflow.
+    stack = await startStack({ temporalAddress: server.address, relay: { retryScheduleMs: [200] } });
+    receiver = await startReceiver((n) => (n === 0 ? 503 : 204));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -38,12 +42,14 @@ describe('Temporal Web UI', function () {
   });
   after(async () => {
     await browser?.close();
+    await receiver?.close();
     await stack?.stop();
     await server?.stop();
   });
 
   it('finds a transaction by RewardsTransactionId', async () => {
     const issuer = await newIssuer(stack.app);
+    await configureEndpoint(issuer, receiver.url);
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     const merchant = await createMerchant(stack.app);
     await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-1) });
@@ -64,7 +70,7 @@ describe('Temporal Web UI', function () {
     await page.screenshot({ path: join(OUTPUT, 'temporal-ui.png'), fullPage: true });
     assert.ok(await page.getByText(row.workflowId).count() >= 1);
     assert.equal(await page.getByText('transactionLifecycle').count() >= 1, true);
-    // The same query finds the transaction's webhook delivery (its workflow carries the id too).
+    // The same query finds the transaction's webhook retries (their workflow carries the id too).
     const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: row.id } });
     assert.ok((await stack.client.workflow.count(query)).count >= 1);
     for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count < 2; i++) await new Promise((r) => setTimeout(r, 200));

@@ -1,6 +1,8 @@
 // Records the workflow histories that test/workflows/replay.test.ts replays. Not part of
 // `npm test` (the file name does not end in .test.ts); run it after a deliberate, versioned
-// workflow change with `npm run record-histories`, and commit the JSON it writes.
+// workflow change with `npm run record-histories`, and commit the JSON it writes. Histories of
+// earlier shapes stay beside the new ones under their version prefix (v1-*.json: before the
+// lean-pipeline patch), because runs of those shapes may still be open when the code changes.
 // Each scenario drives the real service (HTTP → Temporal → PostgreSQL) like the e2e tests.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -14,7 +16,12 @@ import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { startReceiver } from '../helpers/webhooks';
 import { startTimeSkipping } from '../helpers/time-skipping';
-import { LIFECYCLE_WORKFLOW_TYPE } from '../../workflows/lifecycle-signals';
+import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput } from '../../workflows/lifecycle-signals';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { createWorker } from '../../worker/worker';
+import { createLogger } from '../../core/logger';
+import { testTemporalAddress } from '../helpers/env';
 
 const DIR = join(__dirname, 'histories');
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown', 'voided', 'previewed'];
@@ -27,6 +34,7 @@ describe('record workflow histories', function () {
 
   before(async () => {
     stack = await startStack({
+      relay: { retryScheduleMs: [100, 100] },
       faults: {
         beforeActivity(activity) {
           if (activity === 'settleTransaction' && failNext) {
@@ -93,8 +101,8 @@ describe('record workflow histories', function () {
     await stack.waitForStatus(failingRow.id, ['matched']);
     await save('lifecycle-unknown-reprocess', failingRow.workflowId);
 
-    // The qualified_settlement delivery: the first attempt got a 500, the retry a 204.
-    const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: (await row('settled', settled.id)).id } });
+    // The qualified_auth delivery: the relay's first attempt got a 500, the workflow's retry a 204.
+    const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: authRow.id } });
     for (let i = 0; i < 600 && (await stack.db.webhook.findUniqueOrThrow({ where: { id: webhook.id } })).status !== 'delivered'; i++) {
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -106,6 +114,43 @@ describe('record workflow histories', function () {
     await save('handover-sweeper', sweeper.workflowId);
     const expiry = await stack.client.workflow.start('expireGrants', { taskQueue: stack.taskQueue, workflowId: `expire-${Date.now()}`, args: [{ issuerId: issuer.id }] });
     await save('expire-grants', expiry.workflowId);
+  });
+
+  it('records a v1 run that previewed on the v1 code and settled after the upgrade', async () => {
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app);
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-3) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    const auth = authEvent(cardOf(group), { merchantId: merchant.id });
+    const settled = settledEvent(cardOf(group), { merchantId: merchant.id, authorizationId: auth.id });
+    const quiet = await startTestApp({ db: stack.db });
+    await quiet.request('POST', '/api/v1/incoming-auth', { token: issuer.token, body: auth });
+    await quiet.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: settled });
+    await quiet.close();
+    const authRow = await row('auth', auth.id);
+    const taskQueue = `record-v1-${Date.now()}`;
+    const connection = await NativeConnection.connect({ address: testTemporalAddress() });
+    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client: stack.client, taskQueue } };
+    try {
+      const v1 = await Worker.create({ connection, taskQueue, workflowsPath: require.resolve('./fixtures/v1'), activities: createActivities(deps) });
+      const handle = await v1.runUntil(async () => {
+        // The input of a run started before the lean pipeline: no `shape`.
+        const h = await stack.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
+          workflowId: authRow.workflowId, taskQueue, args: [{ issuerId: issuer.id }], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
+        });
+        await stack.waitForStatus(authRow.id, ['previewed']);
+        await new Promise((r) => setTimeout(r, 1_000)); // the v1 run reaches its settlement timer
+        return h;
+      });
+      const current = await createWorker({ connection, namespace: 'default', taskQueue, deps });
+      await current.runUntil(async () => {
+        await handle.signal('settlement', { eventId: (await row('settled', settled.id)).id });
+        await handle.result();
+      });
+      writeFileSync(join(DIR, 'v1-lifecycle-auth-then-settle-after-upgrade.json'), `${historyToJSON(await handle.fetchHistory())}\n`);
+    } finally {
+      await connection.close();
+    }
   });
 
   it('records a lapsed preview on the time-skipping server', async () => {
@@ -122,7 +167,7 @@ describe('record workflow histories', function () {
     try {
       await ts.withWorker(async () => {
         const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-          workflowId: authRow.workflowId, taskQueue: ts.taskQueue, args: [{ issuerId: issuer.id }], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
+          workflowId: authRow.workflowId, taskQueue: ts.taskQueue, args: [lifecycleInput(issuer.id)], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
         });
         await handle.result();
         writeFileSync(join(DIR, 'lifecycle-auth-lapse.json'), `${historyToJSON(await handle.fetchHistory())}\n`);

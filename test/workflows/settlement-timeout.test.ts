@@ -7,7 +7,7 @@ import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { startTimeSkipping, type TimeSkippingStack } from '../helpers/time-skipping';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { LIFECYCLE_WORKFLOW_TYPE } from '../../workflows/lifecycle-signals';
+import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput } from '../../workflows/lifecycle-signals';
 import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../../workflows/transaction-lifecycle';
 
 describe('TransactionLifecycle settlement time-out (time-skipping)', function () {
@@ -44,7 +44,7 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
     await ts.withWorker(async () => {
       const started = await ts.env.currentTimeMs();
       const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-        workflowId: auth.workflowId, taskQueue: ts.taskQueue, args: [{ issuerId: issuer.id }], signal: 'authorization', signalArgs: [{ eventId: auth.id }],
+        workflowId: auth.workflowId, taskQueue: ts.taskQueue, args: [lifecycleInput(issuer.id)], signal: 'authorization', signalArgs: [{ eventId: auth.id }],
       });
       const summary: any = await handle.result();
       assert.deepEqual(summary.steps.map((s: any) => s.status), ['previewed', 'lapsed']);
@@ -60,7 +60,7 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
     const settled = await ingest('/api/v1/incoming-txn', settledEvent(cardOf(group), { merchantId: merchant.id, amount: 4_000, authorizationId: authBody.id }), 'settled');
     await ts.withWorker(async () => {
       const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-        workflowId: auth.workflowId, taskQueue: ts.taskQueue, args: [{ issuerId: issuer.id }], signal: 'authorization', signalArgs: [{ eventId: auth.id }],
+        workflowId: auth.workflowId, taskQueue: ts.taskQueue, args: [lifecycleInput(issuer.id)], signal: 'authorization', signalArgs: [{ eventId: auth.id }],
       });
       await ts.env.sleep('9 days');
       await handle.signal('settlement', { eventId: settled.id });

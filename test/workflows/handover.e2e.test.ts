@@ -1,0 +1,137 @@
+// The hand-over under faults, tried as an operator would: the real API process killed right
+// after answering 204 to 1,000 settled events, then the sweeper; and a repeated hand-over of
+// a purchase whose workflow has finished. Every purchase must end with exactly one run.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { startStack, type Stack } from '../helpers/stack';
+import { newIssuer, OPERATOR_TOKEN, type TestIssuer } from '../helpers/app';
+import { groupBody } from '../helpers/groups';
+import { cardOf, settledEvent, type CardRef } from '../helpers/events';
+import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { assertLedgerHealthy } from '../helpers/ledger';
+import { testDatabaseUrl, testTemporalAddress } from '../helpers/env';
+import { freePort } from '../helpers/ports';
+import { createSweepActivities } from '../../activities/sweeper';
+
+const ROOT = join(__dirname, '..', '..');
+const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
+
+describe('hand-over under faults', function () {
+  this.timeout(300_000);
+  let stack: Stack;
+  let issuer: TestIssuer;
+  let card: CardRef;
+  let merchant: any;
+
+  before(async () => {
+    stack = await startStack();
+    issuer = await newIssuer(stack.app);
+    card = cardOf((await issuer.call('POST', '/api/v2/chg', groupBody())).body);
+    merchant = await createMerchant(stack.app, { brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 200, startsAt: daysFromNow(-5) });
+    const group = (await stack.db.card.findFirstOrThrow({ where: { issuerId: issuer.id }, select: { chgId: true } })).chgId;
+    await issuer.call('PUT', `/api/v2/chg/${group}/merchant/${merchant.id}/activation`, {});
+  });
+  after(() => stack.stop());
+  afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
+
+  /** The sweeper as its schedule runs it, a minute later (past its 30 s grace). */
+  const sweep = () =>
+    createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: { client: stack.client, taskQueue: stack.taskQueue } })
+      .sweepHandovers({ olderThanMs: 30_000, limit: 5000 });
+  /** Runs of workflows whose id starts with the prefix, once visibility has caught up. */
+  async function runsOf(prefix: string, expected: number): Promise<number> {
+    const query = `WorkflowId STARTS_WITH "${prefix}"`;
+    let count = 0;
+    for (let i = 0; i < 100; i++) {
+      count = (await stack.client.workflow.count(query)).count;
+      if (count >= expected) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await new Promise((r) => setTimeout(r, 1_000)); // a duplicate run would show up by now
+    return (await stack.client.workflow.count(query)).count;
+  }
+
+  it('gives each of 1,000 purchases exactly one run after the API is killed right after its 204s', async () => {
+    const port = await freePort();
+    const api = spawnApi(port, stack.taskQueue);
+    try {
+      await waitForReady(`http://127.0.0.1:${port}`, api);
+      const batches = Array.from({ length: 10 }, (_, b) =>
+        Array.from({ length: 100 }, (_, i) => settledEvent(card, { id: `kill-${b}-${i}-${Date.now()}`, amount: 1_000 + i, merchantId: merchant.id })),
+      );
+      const statuses = await Promise.all(
+        batches.map((events) =>
+          fetch(`http://127.0.0.1:${port}/api/v1/incoming-txn`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${issuer.token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(events),
+          }).then((r) => r.status),
+        ),
+      );
+      api.kill('SIGKILL');
+      assert.deepEqual(statuses, Array(10).fill(204));
+
+      const ids = batches.flat().map((e) => e.id);
+      const rows = () => stack.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, kind: 'settled', externalId: { in: ids } } });
+      assert.equal((await rows()).length, 1000, 'every accepted event is stored');
+      const swept = await sweep();
+      assert.equal(swept.failed, 0);
+      assert.ok(swept.handedOver > 0, `the kill left events for the sweeper: ${JSON.stringify(swept)}`);
+      for (const row of await rows()) assert.equal(await stack.waitForStatus(row.id, FINAL, 180_000), 'matched');
+      assert.ok((await rows()).every((r) => r.handedOverAt !== null), 'every event is marked handed over');
+      assert.equal(await runsOf(`txn/${issuer.id}/kill-`, 1000), 1000, 'one run per purchase');
+      const transfers = await stack.db.ledgerTransfer.groupBy({ by: ['transactionId'], where: { transactionId: { in: (await rows()).map((r) => r.id) } }, _count: true });
+      assert.equal(transfers.length, 1000);
+      assert.ok(transfers.every((t) => t._count === 1), 'one posting each');
+    } finally {
+      api.kill('SIGKILL');
+    }
+  });
+
+  it('does not start a second run when a finished purchase is handed over again', async () => {
+    const event = settledEvent(card, { amount: 2_500, merchantId: merchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
+    const row = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } } });
+    assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    await stack.client.workflow.getHandle(row.workflowId).result();
+    // The API died after the signal went out but before it recorded the hand-over.
+    await stack.db.ingestedEvent.update({ where: { id: row.id }, data: { handedOverAt: null } });
+
+    const swept = await sweep();
+    assert.ok(swept.alreadyProcessed >= 1, JSON.stringify(swept));
+    assert.ok((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt, 'marked, not signalled');
+    assert.equal(await runsOf(row.workflowId, 1), 1);
+  });
+});
+
+function spawnApi(port: number, taskQueue: string): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'api', 'server.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: testDatabaseUrl(),
+      TEMPORAL_ADDRESS: testTemporalAddress(),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      OPERATOR_TOKEN,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+    },
+    stdio: 'ignore',
+  });
+}
+
+async function waitForReady(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 240; i++) {
+    assert.equal(child.exitCode, null, 'the API process exited');
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  assert.fail('the API process did not become ready');
+}

@@ -1,0 +1,131 @@
+// The webhook relay (worker/webhook-relay.ts) on the real dev server and PostgreSQL: first
+// attempts straight from the outbox, failing webhooks handed to their WebhookDelivery
+// workflow, nothing sent twice after a relay died, several relays sharing one outbox, and
+// one issuer's hanging receiver not holding up another issuer's webhooks.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { startStack, type Stack } from '../helpers/stack';
+import { newIssuer, type TestIssuer } from '../helpers/app';
+import { configureEndpoint, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import { recordWebhook } from '../../activities/webhooks/record';
+import { startWebhookRelay } from '../../worker/webhook-relay';
+import { createLogger } from '../../core/logger';
+import { testDatabaseUrl } from '../helpers/env';
+import { webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
+
+const SCHEDULE = [200, 200];
+
+describe('webhook relay', function () {
+  this.timeout(120_000);
+  let stack: Stack;
+
+  before(async () => {
+    stack = await startStack({ relay: { retryScheduleMs: SCHEDULE, perIssuer: 2, concurrency: 4 } });
+  });
+  after(() => stack.stop());
+
+  /** A webhook written the way a lifecycle step writes it: into the outbox, with its NOTIFY. */
+  const outboxWebhook = (issuerId: string) =>
+    stack.db.$transaction((tx) =>
+      recordWebhook(tx, {
+        issuerId,
+        type: 'qualified_settlement',
+        sourceEventId: `txn_${randomUUID()}`,
+        at: new Date(),
+        data: { chgId: `chg_${randomUUID()}`, externalId: `ext-${randomUUID()}`, rewardEventIds: [], rewardGrantIds: [], earnedAmountMinor: 100 },
+      }),
+    );
+  const webhookIdsAt = (r: Receiver) => r.requests.map((q) => q.headers['webhook-id']);
+
+  async function issuerWithReceiver(answer?: Parameters<typeof startReceiver>[0]): Promise<{ issuer: TestIssuer; receiver: Receiver }> {
+    const issuer = await newIssuer(stack.app);
+    const receiver = await startReceiver(answer);
+    await configureEndpoint(issuer, receiver.url);
+    return { issuer, receiver };
+  }
+
+  it('delivers a first attempt from the outbox with no workflow at all', async () => {
+    const { issuer, receiver } = await issuerWithReceiver();
+    try {
+      const id = await outboxWebhook(issuer.id);
+      const row = await waitForWebhookStatus(stack.db, id, ['delivered']);
+      assert.deepEqual([row.attemptCount, Boolean(row.relayedAt), row.relayClaimedUntil], [1, true, null]);
+      assert.deepEqual(webhookIdsAt(receiver), [id]);
+      await assert.rejects(stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id)).describe(), WorkflowNotFoundError);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('hands a webhook whose first attempt failed to its WebhookDelivery workflow, which carries on with attempt 2', async () => {
+    const { issuer, receiver } = await issuerWithReceiver((n) => (n === 0 ? 503 : 204));
+    try {
+      const id = await outboxWebhook(issuer.id);
+      const handle = stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id));
+      const result = await waitFor('the delivery workflow', async () => handle.result().catch((err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))));
+      assert.deepEqual(result, { webhookId: id, status: 'delivered', attempts: 1 });
+      const started = (await handle.fetchHistory()).events![0].workflowExecutionStartedEventAttributes!;
+      const input = JSON.parse(Buffer.from(started.input!.payloads![0].data!).toString()) as WebhookDeliveryInput;
+      assert.deepEqual(input, { webhookId: id, retryScheduleMs: SCHEDULE, resumeAfterAttempt: 1 });
+      const attempts = await stack.db.webhookAttempt.findMany({ where: { webhookId: id }, orderBy: { attemptNumber: 'asc' } });
+      assert.deepEqual(attempts.map((a) => [a.attemptNumber, a.outcome, a.statusCode]), [[1, 'failed', 503], [2, 'succeeded', 204]]);
+      assert.deepEqual(webhookIdsAt(receiver), [id, id]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('does not send again a first attempt recorded before its relay died', async () => {
+    const { issuer, receiver } = await issuerWithReceiver();
+    const relay2 = startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client: stack.client, taskQueue: stack.taskQueue }, databaseUrl: testDatabaseUrl() }, { retryScheduleMs: SCHEDULE });
+    try {
+      // The dead relay's state: attempt 1 recorded as failed, the row claimed until just now.
+      const id = await stack.db.$transaction(async (tx) => {
+        const webhookId = await recordWebhook(tx, { issuerId: issuer.id, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: { chgId: `chg_${randomUUID()}` } });
+        await tx.webhook.update({ where: { id: webhookId }, data: { relayClaimedUntil: new Date(Date.now() + 1_500), status: 'delivering', attemptCount: 1 } });
+        await tx.webhookAttempt.create({ data: { id: `${webhookId}/attempt/1`, webhookId, attemptNumber: 1, startedAt: new Date(), statusCode: 500, latencyMs: 3, outcome: 'failed', error: 'http_status: receiver answered 500' } });
+        return webhookId;
+      });
+      const row = await waitForWebhookStatus(stack.db, id, ['delivered']);
+      assert.equal(row.attemptCount, 2);
+      assert.deepEqual(webhookIdsAt(receiver), [id], 'only attempt 2 reached the receiver');
+    } finally {
+      await relay2.stop();
+      await receiver.close();
+    }
+  });
+
+  it('shares one outbox between relays: 120 webhooks, each sent exactly once', async () => {
+    const { issuer, receiver } = await issuerWithReceiver();
+    const others = [1, 2].map(() =>
+      startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client: stack.client, taskQueue: stack.taskQueue }, databaseUrl: testDatabaseUrl() }, { perIssuer: 4, concurrency: 8 }),
+    );
+    try {
+      const ids = await Promise.all(Array.from({ length: 120 }, () => outboxWebhook(issuer.id)));
+      await waitFor('every webhook relayed', async () => ((await stack.db.webhook.count({ where: { id: { in: ids }, relayedAt: null } })) === 0 ? true : undefined));
+      assert.equal(await stack.db.webhook.count({ where: { id: { in: ids }, status: 'delivered', attemptCount: 1 } }), 120);
+      assert.deepEqual([...webhookIdsAt(receiver)].sort(), [...ids].sort());
+    } finally {
+      await Promise.all(others.map((r) => r.stop()));
+      await receiver.close();
+    }
+  });
+
+  it('keeps delivering other issuers’ webhooks while one issuer’s receiver hangs', async () => {
+    const slow = await issuerWithReceiver(() => 'hang');
+    const fast = await issuerWithReceiver();
+    try {
+      const slowIds = await Promise.all(Array.from({ length: 6 }, () => outboxWebhook(slow.issuer.id)));
+      await waitFor('the slow receiver holding its share', async () => (slow.receiver.requests.length >= 2 ? true : undefined));
+      const id = await outboxWebhook(fast.issuer.id);
+      await waitForWebhookStatus(stack.db, id, ['delivered']);
+      // The stack's relay allows 2 attempts in flight per issuer, of 4 in all.
+      assert.equal(slow.receiver.requests.length, 2, 'the hanging issuer holds no more than its share');
+      assert.equal(await stack.db.webhook.count({ where: { id: { in: slowIds }, status: 'delivered' } }), 0);
+    } finally {
+      await slow.receiver.close();
+      await fast.receiver.close();
+    }
+  });
+});
