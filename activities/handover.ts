@@ -1,11 +1,13 @@
 // Hands stored events to Temporal: one signalWithStart per event, starting the purchase's
 // TransactionLifecycle workflow if it is not running. Used right after the commit (in the
 // API process, asynchronously) and by the sweeper for anything that was not handed over.
-// Signals are idempotent for a running workflow (it ignores an event id it has seen); the
-// sweeper never hands over an event that was already processed, so a purchase whose
-// workflow finished does not get a second run from a repeated hand-over.
-import type { Client } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+// Signals are idempotent for a running workflow (it ignores an event id it has seen). A
+// closed workflow is started again only for an event still waiting to be processed (a refund
+// after the purchase finished, a settlement after its authorization lapsed): an event its
+// closed run already processed was handed over before, and its repeated hand-over (the API
+// died before recording the first) must not start a second run of a finished purchase.
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes, WorkflowIdReusePolicy } from '@temporalio/common';
 import { mapLimited } from '../core/concurrency';
 import type { Db } from '../prisma/client';
 import type { EventKind, IngestedEvent } from '../api/ingestion/schemas';
@@ -45,20 +47,7 @@ export async function handOver(
   const failed: Array<{ eventId: string; error: string }> = [];
   await mapLimited(items, HANDOVER_CONCURRENCY, async (item) => {
     try {
-      await deps.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-        workflowId: item.workflowId,
-        taskQueue: deps.taskQueue,
-        args: [lifecycleInput(item.issuerId)],
-        signal: item.signal,
-        signalArgs: [{ eventId: item.eventId }],
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: RewardsIssuerId, value: item.issuerId },
-          { key: RewardsChgId, value: item.chgId },
-          { key: RewardsTransactionId, value: [item.eventId] },
-          { key: RewardsStatus, value: 'pending' },
-        ]),
-        memo: { issuerId: item.issuerId, chgId: item.chgId, externalId: item.externalId },
-      });
+      await signalEvent(deps, item);
       handedOver.push(item.eventId);
     } catch (err) {
       failed.push({ eventId: item.eventId, error: err instanceof Error ? err.message : String(err) });
@@ -74,4 +63,34 @@ export async function handOver(
     });
   }
   return { handedOver, failed };
+}
+
+/** Signals the purchase's running workflow, or starts one (see the header for a closed one). */
+async function signalEvent(deps: { client: Client; db: Db; taskQueue: string }, item: HandoverItem): Promise<void> {
+  const start = (workflowIdReusePolicy: WorkflowIdReusePolicy) =>
+    deps.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
+      workflowId: item.workflowId,
+      taskQueue: deps.taskQueue,
+      args: [lifecycleInput(item.issuerId)],
+      signal: item.signal,
+      signalArgs: [{ eventId: item.eventId }],
+      workflowIdReusePolicy,
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: RewardsIssuerId, value: item.issuerId },
+        { key: RewardsChgId, value: item.chgId },
+        { key: RewardsTransactionId, value: [item.eventId] },
+        { key: RewardsStatus, value: 'pending' },
+      ]),
+      memo: { issuerId: item.issuerId, chgId: item.chgId, externalId: item.externalId },
+    });
+  try {
+    await start(WorkflowIdReusePolicy.REJECT_DUPLICATE);
+    return;
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  // The workflow has closed. A run closes only after every event it took was processed (its
+  // status left 'pending'), so a pending event is one it never saw: it needs a new run.
+  const event = await deps.db.ingestedEvent.findUnique({ where: { id: item.eventId }, select: { rewardStatus: true } });
+  if (event?.rewardStatus === 'pending') await start(WorkflowIdReusePolicy.ALLOW_DUPLICATE);
 }

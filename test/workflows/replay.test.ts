@@ -23,7 +23,7 @@ function incompatibleCopy(): { entry: string; cleanup(): void } {
   const changed = readFileSync(file, 'utf8').replace(
     'const record = newLifecycleRecord();',
     "const record = newLifecycleRecord();\n  await sleep(1);",
-  ).replace("import { condition, patched, setHandler } from '@temporalio/workflow';", "import { condition, patched, setHandler, sleep } from '@temporalio/workflow';");
+  ).replace("import { condition, setHandler } from '@temporalio/workflow';", "import { condition, setHandler, sleep } from '@temporalio/workflow';");
   assert.notEqual(changed, readFileSync(file, 'utf8'), 'the change applies');
   writeFileSync(file, changed);
   return { entry: join(dir, 'workflows', 'index.ts'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
@@ -55,6 +55,7 @@ describe('workflow replay of recorded histories', function () {
       );
       assert.equal(broken.code, 1);
       assert.match(broken.stdout, /DIVERGED {2}lifecycle-auth-settle/);
+      assert.match(broken.stdout, /DIVERGED {2}v1-lifecycle-auth-settle/);
       assert.match(broken.stdout, /Nondeterminism|DeterminismViolation/i);
     } finally {
       candidate.cleanup();
