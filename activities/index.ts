@@ -9,6 +9,7 @@ import { createExpiryActivities } from './expiry';
 import { createWebhookActivities } from './webhooks/attempt';
 import { createDeliveryStarter } from './webhooks/start-delivery';
 import type { LifecycleDeps } from './lifecycle/deps';
+import { KnownAccounts } from './ledger/known-accounts';
 
 export interface ActivityDeps {
   db: Db;
@@ -23,7 +24,7 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...createLifecycleActivities(deps),
+    ...createLifecycleActivities({ ...deps, knownAccounts: new KnownAccounts() }),
     ...createSweepActivities(deps),
     ...createExpiryActivities(deps),
     ...createWebhookActivities(deps),

@@ -90,7 +90,7 @@ export async function runLifecycleDrain(options: { apiUrl: string; fixture: Fixt
   return result;
 }
 
-export async function runFloorDrain(options: { temporalAddress: string; worker: ChildProcess; taskQueue: string; backlog: number; timeoutMs: number; runId: string }): Promise<DrainResult> {
+export async function runFloorDrain(options: { temporalAddress: string; worker: ChildProcess; taskQueue: string; backlog: number; timeoutMs: number; runId: string; workflowType?: string }): Promise<DrainResult> {
   let done = 0;
   options.worker.on('message', (m: unknown) => {
     if ((m as { completed?: number })?.completed) done += (m as { completed: number }).completed;
@@ -100,7 +100,7 @@ export async function runFloorDrain(options: { temporalAddress: string; worker: 
   // The API's own hand-over queue, and the same signals in flight per chunk as its handOver.
   const queue = createHandoverQueue(async (items) => {
     await mapLimited(items, HANDOVER_CONCURRENCY, (item) =>
-      client.workflow.signalWithStart(FLOOR_WORKFLOW_TYPE, {
+      client.workflow.signalWithStart(options.workflowType ?? FLOOR_WORKFLOW_TYPE, {
         workflowId: item.workflowId,
         taskQueue: options.taskQueue,
         args: [],

@@ -15,7 +15,7 @@ import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import { listen, type Listener } from '../prisma/listen';
 import { claimOutbox, markRelayed, OUTBOX_CHANNEL, releaseClaim, type OutboxRow } from '../activities/webhooks/outbox';
-import { createWebhookActivities } from '../activities/webhooks/attempt';
+import { attemptAndRecord, resultOf } from '../activities/webhooks/attempt';
 import { startDeliveryRetries } from '../activities/webhooks/start-delivery';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
 
@@ -60,7 +60,6 @@ export interface WebhookRelay {
 
 export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptions> = {}): WebhookRelay {
   const options = { ...DEFAULT_RELAY_OPTIONS, ...overrides };
-  const { attemptWebhookDelivery } = createWebhookActivities(deps);
   const queued = new Map<string, OutboxRow[]>(); // per issuer, claimed and waiting for a slot
   const inFlight = new Map<string, number>();
   const running = new Set<Promise<void>>();
@@ -78,12 +77,19 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
 
   async function relayOne(row: OutboxRow): Promise<void> {
     const nextAttemptInMs = options.retryScheduleMs[0] ?? null;
+    const input = { webhookId: row.id, attemptNumber: 1, nextAttemptInMs, replay: false };
     try {
-      const result = await attemptWebhookDelivery({ webhookId: row.id, attemptNumber: 1, nextAttemptInMs, replay: false });
+      // The usual path is one statement after the claim: the attempt's record marks the row
+      // relayed when no workflow is needed. A first attempt made before (its relay died) is
+      // taken as recorded, never sent again.
+      const recorded = row.state.recorded;
+      const result = recorded ? resultOf(recorded) : await attemptAndRecord(deps, row.state, input, true);
       if (result.outcome === 'failed' && nextAttemptInMs !== null) {
-        await startDeliveryRetries(deps.temporal, row, options.retryScheduleMs);
+        await startDeliveryRetries(deps.temporal, { ...row.state.webhook, sourceEventId: row.sourceEventId, data: row.state.webhook.data as never }, options.retryScheduleMs);
+        await markRelayed(deps.db, row.id, deps.clock.now());
+      } else if (recorded) {
+        await markRelayed(deps.db, row.id, deps.clock.now());
       }
-      await markRelayed(deps.db, row.id, deps.clock.now());
     } catch (err) {
       deps.logger.warn({ err, webhookId: row.id }, 'webhook relay failed; the row is tried again');
       await releaseClaim(deps.db, [row.id], options.retryInMs).catch(() => undefined);

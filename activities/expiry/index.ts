@@ -9,6 +9,8 @@ import type { Db } from '../../prisma/client';
 import type { Logger } from '../../core/logger';
 import { newId } from '../../core/ids';
 import { expireGrant, inTransaction, listExpiredGrants, recordRewardEvent, type Grant, type Tx } from '../ledger';
+import { ensureAndLockAccounts } from '../ledger/accounts';
+import { accounts } from '../../core/ledger';
 
 /** The most grants one activity call looks at: keeps each call well inside its timeout. */
 export const MAX_EXPIRY_BATCH = 1000;
@@ -61,6 +63,9 @@ export async function expireDueGrants(deps: ExpiryDeps, input: ExpireBatchInput)
 
 /** Posts one grant's expiry and its reward event; returns the amount moved to breakage. */
 export async function expireOne(tx: Tx, grant: Grant, at: Date): Promise<number> {
+  // Accounts before grants, as every poster takes them: a settlement spending from this
+  // group's grants holds the branded account while it reads and draws them.
+  await ensureAndLockAccounts(tx, [accounts.chgBranded(grant.issuerId, grant.chgId, grant.merchantId), accounts.breakage(grant.issuerId, grant.merchantId)], at);
   const rewardEventId = newId('brevt');
   const draw = await expireGrant(tx, { issuerId: grant.issuerId, grantId: grant.id, at, idempotencyKey: `expire:${grant.id}`, rewardEventId });
   if (draw.drawnMinor === 0) return 0;

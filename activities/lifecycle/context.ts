@@ -1,100 +1,237 @@
 // Everything a reward decision about one stored event depends on, read inside the
-// activity's database transaction: the event (locked, so a retried or concurrent activity
-// waits and then sees what the first one did), the issuer, the card's state, the matched
-// merchant with its offers, the group's activation and what the group already earned.
+// activity's database transaction in as few statements as the locks allow (each statement
+// costs more than its rows here; see activities/ledger/batch.ts):
+//   1. the event, locked (a retried or concurrent activity waits, then sees what the first
+//      one did), with its issuer, the card's state and the merchants it may match;
+//   2. settlement only: the purchase's ledger accounts, created if new and locked in id
+//      order, BEFORE anything ledger-derived is read, so that what follows cannot change
+//      under the decision (statement snapshots are taken when a statement starts);
+//   3. the matched merchant with its offers, the group's activation, what the group already
+//      earned per offer (per-group caps) and its branded grants at the merchant.
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Prisma, IngestedEvent, Merchant, Offer, Activation, Issuer } from '../../prisma/generated/client';
-import { matchMerchant, type MerchantMatch } from '../../core/rules/matching';
+import { Prisma, type IngestedEvent } from '../../prisma/generated/client';
+import { matchMerchant, type MatchableMerchant, type MerchantMatch } from '../../core/rules/matching';
 import type { EarnOffer } from '../../core/rules/eligibility';
 import type { SpendGrant } from '../../core/rules/spend-eligibility';
-import { visibleTo } from '../../api/catalogue/scope';
-import { toEarnOffer } from '../../api/catalogue/present';
-import { loadBrandedGrants } from '../../api/catalogue/branded-grants';
-import { fromDbMinor } from '../../core/ledger';
+import type { CatalogueStatus } from '../../core/rules/offer-status';
+import { accounts, fromDbMinor, type AccountRef } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../api/ingestion/schemas';
 import { NON_RETRYABLE } from '../../workflows/activity-options';
+import { ensureAccounts, lockAccounts, type LockedAccount } from '../ledger/accounts';
+import type { KnownAccounts } from '../ledger/known-accounts';
 
 type Tx = Prisma.TransactionClient;
 
+const EVENT_COLUMNS = Prisma.sql`e.id, e.issuer_id AS "issuerId", e.kind, e.external_id AS "externalId", e.fingerprint, e.state, e.payload,
+  e.chg_id AS "chgId", e.cardholder_id AS "cardholderId", e.card_id AS "cardId", e.amount_minor AS "amountMinor", e.currency,
+  e.event_created_at AS "eventCreatedAt", e.authorization_external_id AS "authorizationExternalId", e.related_external_id AS "relatedExternalId",
+  e.related_event_id AS "relatedEventId", e.workflow_id AS "workflowId", e.received_at AS "receivedAt", e.state_changed_at AS "stateChangedAt",
+  e.handed_over_at AS "handedOverAt", e.handover_attempts AS "handoverAttempts", e.reward_status AS "rewardStatus", e.merchant_id AS "merchantId",
+  e.match_trace AS "matchTrace", e.processed_at AS "processedAt", e.failure_reason AS "failureReason"`;
+
+const notFound = (eventId: string) => ApplicationFailure.nonRetryable(`No stored event ${eventId}`, NON_RETRYABLE.eventNotFound);
+
+/** The event, locked for the rest of the transaction. */
 export async function lockEvent(tx: Tx, eventId: string): Promise<IngestedEvent> {
-  const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM ingested_event WHERE id = ${eventId} FOR UPDATE`;
-  if (locked.length === 0) throw ApplicationFailure.nonRetryable(`No stored event ${eventId}`, NON_RETRYABLE.eventNotFound);
-  return tx.ingestedEvent.findUniqueOrThrow({ where: { id: eventId } });
+  const [event] = await tx.$queryRaw<IngestedEvent[]>`SELECT ${EVENT_COLUMNS} FROM ingested_event e WHERE e.id = ${eventId} FOR UPDATE`;
+  if (!event) throw notFound(eventId);
+  return event;
+}
+
+export interface ContextMerchant {
+  id: string;
+  name: string;
+  status: CatalogueStatus;
+  brandedEnabled: boolean;
+  brandedSpendMinimumMinor: number;
+  brandedAvailabilityDelayDays: number;
+  brandedExpiryDays: number;
+}
+
+/** A branded grant that can be spent now or later, with its FIFO key. */
+export interface ContextGrant extends SpendGrant {
+  id: string;
+  createdAt: Date;
 }
 
 export interface DecisionContext {
   event: IngestedEvent;
   payload: EventPayload;
-  issuer: Issuer;
+  issuer: { id: string; environment: 'sandbox' | 'production'; brandedAvailabilityDelayDays: number };
   groupStatus: 'active' | 'inactive';
   cardholderStatus: 'active' | 'inactive';
   cardStatus: 'active' | 'inactive';
   match: MerchantMatch;
-  merchant: Merchant | null;
-  offers: Offer[];
+  merchant: ContextMerchant | null;
+  /** The merchant's offers as the catalogue holds them (the match trace shows their rates). */
+  offers: EarnOffer[];
+  /** The same offers as they can earn here: a merchant without branded balance pays cashback only. */
   earnOffers: EarnOffer[];
-  activation: Activation | null;
+  activation: { status: CatalogueStatus; activatedAt: Date } | null;
   earnedSoFarByOffer: Record<string, number>;
-  grants: SpendGrant[];
+  grants: ContextGrant[];
+  /** Settlement: the purchase's accounts, locked. Empty otherwise. */
+  accounts: Map<string, LockedAccount>;
+  /** A settlement's authorization (`auth_`), when the issuer named one that was ingested. */
+  authorizationId: string | null;
 }
 
-export async function loadDecisionContext(tx: Tx, event: IngestedEvent, at: Date): Promise<DecisionContext> {
+interface Head {
+  event: IngestedEvent;
+  issuerId: string;
+  environment: 'sandbox' | 'production';
+  issuerDelayDays: number;
+  groupStatus: 'active' | 'inactive';
+  cardholderStatus: 'active' | 'inactive';
+  cardStatus: 'active' | 'inactive';
+  candidates: MatchableMerchant[];
+  authorizationId: string | null;
+}
+
+/**
+ * Locks the event and reads the head of its context in one statement. Returns the event
+ * alone when it was processed before (a retried activity answers from what it stored).
+ */
+export async function lockEventWithContext(
+  tx: Tx,
+  eventId: string,
+  at: Date,
+  options: { lockAccounts: boolean; known?: KnownAccounts },
+): Promise<{ event: IngestedEvent; context?: DecisionContext }> {
+  const [row] = await tx.$queryRaw<Array<IngestedEvent & Omit<Head, 'event' | 'issuerId'>>>`
+    SELECT ${EVENT_COLUMNS}, i.environment, i.branded_availability_delay_days AS "issuerDelayDays",
+           (SELECT status FROM cardholder_group WHERE id = e.chg_id) AS "groupStatus",
+           (SELECT status FROM cardholder WHERE id = e.cardholder_id) AS "cardholderStatus",
+           (SELECT status FROM card WHERE id = e.card_id) AS "cardStatus",
+           (SELECT a.id FROM ingested_event a WHERE a.issuer_id = e.issuer_id AND a.kind = 'auth' AND a.external_id = e.authorization_external_id) AS "authorizationId",
+           -- Sandbox names its merchant (payload.merchantId); production matches on every
+           -- merchant the issuer may see.
+           (SELECT coalesce(jsonb_agg(jsonb_build_object('id', m.id, 'matchDescriptorPatterns', m.match_descriptor_patterns,
+                     'matchAcquirerMerchantIds', m.match_acquirer_merchant_ids, 'matchMccs', m.match_mccs)), '[]'::jsonb)
+              FROM merchant m
+             WHERE (m.issuer_ids IS NULL OR i.id = ANY(m.issuer_ids))
+               AND (i.environment <> 'sandbox' OR m.id = e.payload->>'merchantId')) AS candidates
+      FROM ingested_event e JOIN issuer i ON i.id = e.issuer_id
+     WHERE e.id = ${eventId}
+       FOR UPDATE OF e`;
+  if (!row) throw notFound(eventId);
+  const { environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, ...event } = row;
+  if (event.processedAt) return { event };
+  const head: Head = { event, issuerId: event.issuerId, environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId };
+  return { event, context: await loadRest(tx, head, at, options) };
+}
+
+async function loadRest(tx: Tx, head: Head, at: Date, options: { lockAccounts: boolean; known?: KnownAccounts }): Promise<DecisionContext> {
+  const { event } = head;
   const payload = event.payload as unknown as EventPayload;
-  // Sequential on purpose: a transaction is one connection, which runs one query at a time.
-  const issuer = await tx.issuer.findUniqueOrThrow({ where: { id: event.issuerId } });
-  const group = await tx.cardholderGroup.findUniqueOrThrow({ where: { id: event.chgId }, select: { status: true } });
-  const cardholder = await tx.cardholder.findUniqueOrThrow({ where: { id: event.cardholderId }, select: { status: true } });
-  const card = await tx.card.findUniqueOrThrow({ where: { id: event.cardId }, select: { status: true } });
   const match = matchMerchant(
     { merchantId: payload.merchantId, merchantDescriptor: payload.merchantDescriptor, mcc: payload.mcc },
-    await matchableMerchants(tx, issuer, payload.merchantId),
-    issuer.environment as 'sandbox' | 'production',
+    head.candidates.map((m) => ({ ...m, matchDescriptorPatterns: m.matchDescriptorPatterns ?? [], matchAcquirerMerchantIds: m.matchAcquirerMerchantIds ?? [], matchMccs: m.matchMccs ?? [] })),
+    head.environment,
   );
-  const merchant = match.merchantId ? await tx.merchant.findUnique({ where: { id: match.merchantId } }) : null;
-  const offers = merchant ? await tx.offer.findMany({ where: { merchantId: merchant.id }, orderBy: [{ startsAt: 'asc' }, { id: 'asc' }] }) : [];
-  const activation = merchant ? await tx.activation.findFirst({ where: { issuerId: event.issuerId, chgId: event.chgId, merchantId: merchant.id } }) : null;
-  const earnedSoFarByOffer = merchant ? await earnedByOffer(tx, event.issuerId, event.chgId, merchant.id) : {};
-  const grants = merchant ? await loadBrandedGrants(tx, event.issuerId, event.chgId, merchant.id, at) : [];
+  const base = {
+    event, payload, match,
+    issuer: { id: head.issuerId, environment: head.environment, brandedAvailabilityDelayDays: head.issuerDelayDays },
+    groupStatus: head.groupStatus, cardholderStatus: head.cardholderStatus, cardStatus: head.cardStatus, authorizationId: head.authorizationId,
+  };
+  if (!match.merchantId) {
+    return { ...base, merchant: null, offers: [], earnOffers: [], activation: null, earnedSoFarByOffer: {}, grants: [], accounts: new Map() };
+  }
+  const locked = options.lockAccounts ? await lockPurchaseAccounts(tx, purchaseAccounts(event.issuerId, event.chgId, match.merchantId), at, options.known) : new Map();
+  const details = await loadMerchantDetails(tx, { issuerId: event.issuerId, chgId: event.chgId, merchantId: match.merchantId, at });
   return {
-    event,
-    payload,
-    issuer,
-    groupStatus: group.status as 'active' | 'inactive',
-    cardholderStatus: cardholder.status as 'active' | 'inactive',
-    cardStatus: card.status as 'active' | 'inactive',
-    match,
-    merchant,
-    offers,
+    ...base,
+    ...details,
     // A merchant without branded balance cannot fund it: its offers earn cashback only.
-    earnOffers: offers.map(toEarnOffer).map((o) => (merchant?.brandedEnabled ? o : { ...o, brandedRateBps: 0 })),
-    activation,
-    earnedSoFarByOffer,
-    grants,
+    earnOffers: details.offers.map((o) => (details.merchant?.brandedEnabled ? o : { ...o, brandedRateBps: 0 })),
+    accounts: locked,
   };
 }
 
-// Sandbox names the merchant directly, so only that one is loaded; production matching
-// needs every merchant the issuer may see (their match rules).
-async function matchableMerchants(tx: Tx, issuer: Issuer, merchantId: string | undefined) {
-  const where = issuer.environment === 'sandbox' ? { AND: [{ id: merchantId ?? '' }, visibleTo(issuer.id)] } : visibleTo(issuer.id);
-  return tx.merchant.findMany({
-    where,
-    select: { id: true, matchDescriptorPatterns: true, matchAcquirerMerchantIds: true, matchMccs: true },
-  });
+/** Every account a settlement at this merchant may touch. */
+export function purchaseAccounts(issuerId: string, chgId: string, merchantId: string): AccountRef[] {
+  return [accounts.merchantReceivable(issuerId, merchantId), accounts.chgCashback(issuerId, chgId), accounts.chgBranded(issuerId, chgId, merchantId)];
 }
 
-/** Net reward per offer the group has kept (earned minus clawed back), for per-group caps. */
-async function earnedByOffer(tx: Tx, issuerId: string, chgId: string, merchantId: string): Promise<Record<string, number>> {
-  const rows = await tx.rewardEvent.groupBy({
-    by: ['offerId', 'type'],
-    where: { issuerId, chgId, merchantId, offerId: { not: null } },
-    _sum: { amountMinor: true },
-  });
-  const totals: Record<string, number> = {};
-  for (const row of rows) {
-    const amount = fromDbMinor(row._sum.amountMinor ?? 0n);
-    const sign = row.type.endsWith('_earned') ? 1 : row.type.endsWith('_clawed_back') ? -1 : 0;
-    totals[row.offerId!] = (totals[row.offerId!] ?? 0) + sign * amount;
+/** Creates the accounts this process has not seen yet, then locks all of them in id order. */
+async function lockPurchaseAccounts(tx: Tx, refs: AccountRef[], at: Date, known?: KnownAccounts): Promise<Map<string, LockedAccount>> {
+  const missing = known ? refs.filter((r) => !known.has(r.id)) : refs;
+  if (missing.length > 0) await ensureAccounts(tx, missing, at);
+  const locked = await lockAccounts(tx, refs.map((r) => r.id));
+  // A known account missing here was never created: forget it and fail this attempt (its
+  // retry creates it). Callers add accounts to `known` only after their commit.
+  const lost = refs.filter((r) => !locked.has(r.id));
+  if (lost.length > 0) {
+    for (const r of lost) known?.delete(r.id);
+    throw new Error(`ledger accounts ${lost.map((r) => r.id).join(', ')} not found`);
   }
-  return totals;
+  return locked;
+}
+
+interface JsonOffer {
+  id: string;
+  cashbackRateBps: number;
+  brandedRateBps: number;
+  minSpendMinor: string;
+  maxRewardMinor: string | null;
+  maxRewardPerChgMinor: string | null;
+  mccs: string[] | null;
+  startsAt: string;
+  endsAt: string | null;
+  status: CatalogueStatus;
+}
+
+async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string; merchantId: string; at: Date }) {
+  const [row] = await tx.$queryRaw<Array<{
+    merchant: (Omit<ContextMerchant, 'brandedSpendMinimumMinor'> & { brandedSpendMinimumMinor: string }) | null;
+    offers: JsonOffer[];
+    activation: { status: CatalogueStatus; activatedAt: string } | null;
+    earned: Record<string, string>;
+    grants: Array<{ id: string; remainingMinor: string; availableAt: string; expiresAt: string; createdAt: string }>;
+  }>>`
+    SELECT
+      (SELECT jsonb_build_object('id', m.id, 'name', m.name, 'status', m.status, 'brandedEnabled', m.branded_enabled,
+              'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
+              'brandedExpiryDays', m.branded_expiry_days)
+         FROM merchant m WHERE m.id = ${p.merchantId}) AS merchant,
+      (SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'cashbackRateBps', o.cashback_rate_bps, 'brandedRateBps', o.branded_rate_bps,
+              'minSpendMinor', o.min_spend_minor::text, 'maxRewardMinor', o.max_reward_minor::text, 'maxRewardPerChgMinor', o.max_reward_per_chg_minor::text,
+              'mccs', o.mccs, 'startsAt', o.starts_at, 'endsAt', o.ends_at, 'status', o.status) ORDER BY o.starts_at, o.id), '[]'::jsonb)
+         FROM offer o WHERE o.merchant_id = ${p.merchantId}) AS offers,
+      (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
+         FROM activation a WHERE a.issuer_id = ${p.issuerId} AND a.chg_id = ${p.chgId} AND a.merchant_id = ${p.merchantId}) AS activation,
+      -- Net reward per offer the group has kept (earned minus clawed back), for per-group caps.
+      (SELECT coalesce(jsonb_object_agg(x.offer_id, x.net::text), '{}'::jsonb) FROM (
+         SELECT offer_id, sum(CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
+                                   WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END) AS net
+           FROM reward_event WHERE issuer_id = ${p.issuerId} AND chg_id = ${p.chgId} AND merchant_id = ${p.merchantId} AND offer_id IS NOT NULL
+          GROUP BY offer_id) x) AS earned,
+      -- Pending or available grants that still hold value: what a purchase here may spend.
+      (SELECT coalesce(jsonb_agg(jsonb_build_object('id', g.id, 'remainingMinor', g.remaining_minor::text, 'availableAt', g.available_at,
+              'expiresAt', g.expires_at, 'createdAt', g.created_at)), '[]'::jsonb)
+         FROM reward_grant g
+        WHERE g.issuer_id = ${p.issuerId} AND g.chg_id = ${p.chgId} AND g.merchant_id = ${p.merchantId}
+          AND g.remaining_minor > 0 AND g.expires_at > ${p.at}) AS grants`;
+  const offers: EarnOffer[] = row.offers.map((o) => ({
+    id: o.id,
+    startsAt: new Date(o.startsAt),
+    endsAt: o.endsAt === null ? null : new Date(o.endsAt),
+    catalogueStatus: o.status,
+    minSpendMinor: fromDbMinor(o.minSpendMinor),
+    // A list column read as NULL or [] both mean "every MCC" (writes never store []).
+    mccs: o.mccs && o.mccs.length > 0 ? o.mccs : null,
+    cashbackRateBps: o.cashbackRateBps,
+    brandedRateBps: o.brandedRateBps,
+    maxRewardMinor: o.maxRewardMinor === null ? null : fromDbMinor(o.maxRewardMinor),
+    maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
+  }));
+  return {
+    merchant: row.merchant && { ...row.merchant, brandedSpendMinimumMinor: fromDbMinor(row.merchant.brandedSpendMinimumMinor) },
+    offers,
+    activation: row.activation && { status: row.activation.status, activatedAt: new Date(row.activation.activatedAt) },
+    earnedSoFarByOffer: Object.fromEntries(Object.entries(row.earned).map(([offerId, net]) => [offerId, fromDbMinor(net)])),
+    grants: row.grants.map((g) => ({
+      id: g.id, remainingMinor: fromDbMinor(g.remainingMinor), availableAt: new Date(g.availableAt), expiresAt: new Date(g.expiresAt), createdAt: new Date(g.createdAt),
+    })),
+  };
 }

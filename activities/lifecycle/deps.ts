@@ -1,11 +1,14 @@
 // What lifecycle activities need from the outside; only worker/ builds the real ones.
 import type { Db } from '../../prisma/client';
 import type { Logger } from '../../core/logger';
+import type { KnownAccounts } from '../ledger/known-accounts';
 
 export interface LifecycleDeps {
   db: Db;
   logger: Logger;
   clock: { now(): Date };
+  /** Accounts this process saw committed: settlements skip creating them. */
+  knownAccounts?: KnownAccounts;
   /** Fault injection for crash-safety tests; never set in production. */
   faults?: {
     beforeActivity?(activity: string, eventId: string): Promise<void> | void;

@@ -1,9 +1,9 @@
 // Authorization previews: what the purchase would earn and spend if it settled now. Nothing
 // is posted to the ledger; the preview and its trace are recorded on the authorization, and
 // a qualified_auth webhook record is written when it qualifies.
-import type { Prisma } from '../../prisma/generated/client';
-import { recordWebhook } from '../webhooks/record';
-import { lockEvent, loadDecisionContext } from './context';
+import { Prisma } from '../../prisma/generated/client';
+import { webhookWrite } from '../webhooks/record';
+import { lockEvent, lockEventWithContext } from './context';
 import { decideReward } from './decide';
 import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
@@ -12,27 +12,31 @@ import type { StepInput, StepOutcome } from './types';
 export async function previewAuthorization(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   return deps.db.$transaction(async (tx) => {
-    const event = await lockEvent(tx, input.eventId);
-    if (event.processedAt) return storedOutcome(tx, event);
-    const decision = decideReward(await loadDecisionContext(tx, event, at), at);
+    const { event, context } = await lockEventWithContext(tx, input.eventId, at, { lockAccounts: false });
+    if (!context) return storedOutcome(tx, event);
+    const decision = decideReward(context, at);
     const { cashbackMinor, brandedMinor, spentMinor } = decision.settlement;
     const status = decision.status === 'matched' ? 'previewed' : 'not_matched';
     const preview = { cashbackMinor, brandedMinor, spentMinor, earnedAmountMinor: cashbackMinor + brandedMinor };
-    await tx.ingestedEvent.update({
-      where: { id: event.id },
-      data: { rewardStatus: status, merchantId: decision.merchantId, matchTrace: { ...decision.trace, outcome: status, preview } as Prisma.InputJsonValue, processedAt: at, failureReason: null },
-    });
-    let webhookId: string | undefined;
-    if (status === 'previewed') {
-      webhookId = await recordWebhook(tx, {
-        issuerId: event.issuerId,
-        type: 'qualified_auth',
-        sourceEventId: event.id,
-        at,
-        data: { chgId: event.chgId, authorizationId: event.id, externalId: event.externalId, merchantId: decision.merchantId, currency: 'usd', rewardEventIds: [], rewardGrantIds: [], ...preview },
-      });
-    }
-    return { status, merchantId: decision.merchantId ?? undefined, webhookId };
+    const trace = { ...decision.trace, outcome: status, preview };
+    const webhook = status === 'previewed'
+      ? webhookWrite({
+          issuerId: event.issuerId,
+          type: 'qualified_auth',
+          sourceEventId: event.id,
+          at,
+          data: { chgId: event.chgId, authorizationId: event.id, externalId: event.externalId, merchantId: decision.merchantId, currency: 'usd', rewardEventIds: [], rewardGrantIds: [], ...preview },
+        })
+      : undefined;
+    // One statement: the outcome, and the webhook record with its NOTIFY.
+    await tx.$queryRaw`
+      WITH event_outcome AS (
+        UPDATE ingested_event SET reward_status = ${status}, merchant_id = ${decision.merchantId}, match_trace = ${JSON.stringify(trace)}::jsonb,
+               processed_at = ${at}, failure_reason = NULL
+         WHERE id = ${event.id})
+      ${webhook ? Prisma.sql`, ${webhook.cte}` : Prisma.empty}
+      SELECT 1 AS written ${webhook ? Prisma.sql`, ${webhook.select}` : Prisma.empty}`;
+    return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id };
   });
 }
 

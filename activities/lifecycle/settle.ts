@@ -2,16 +2,17 @@
 // spend of branded balance, earn transfers, reward events, the grant, the decision record
 // and the qualified_settlement webhook record. Either all of it is committed or none; a
 // retry after a commit finds the event processed and returns what was posted.
+// Four statements on the usual path (context.ts reads, activities/ledger/batch.ts writes):
+// lock the event and read its context, lock the purchase's accounts, read the merchant's
+// terms and the group's balances, write every effect.
 import { newId } from '../../core/ids';
-import { postTransfer, recordRewardEvent, spendBranded, earnBranded } from '../ledger';
 import { decideSettlement } from '../../core/rules/settlement';
-import { fromDbMinor } from '../../core/ledger';
-import { recordWebhook } from '../webhooks/record';
-import type { Prisma } from '../../prisma/generated/client';
-import { ensureAndLockAccounts } from '../ledger/accounts';
-import { accounts } from '../../core/ledger';
-import { lockEvent, loadDecisionContext } from './context';
-import { decideReward } from './decide';
+import { accounts, allocateDraw, compareFifo, sumMinor, fromDbMinor, type Allocation } from '../../core/ledger';
+import { Prisma } from '../../prisma/generated/client';
+import { newTransferId, writeBatch, type PostingBatch } from '../ledger/batch';
+import { webhookWrite } from '../webhooks/record';
+import { lockEventWithContext, type DecisionContext } from './context';
+import { decideReward, type RewardDecision } from './decide';
 import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
@@ -21,87 +22,115 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export async function settleTransaction(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   await deps.faults?.beforeActivity?.('settleTransaction', input.eventId);
+  let lockedAccountIds: string[] = [];
   const outcome = await deps.db.$transaction(async (tx) => {
-    const event = await lockEvent(tx, input.eventId);
-    if (event.processedAt) return storedOutcome(tx, event);
-    const ctx = await loadDecisionContext(tx, event, at);
-    let decision = decideReward(ctx, at);
-    const base = { issuerId: event.issuerId, chgId: event.chgId, transactionId: event.id, at };
-    const rewardEventIds: string[] = [];
-    const rewardGrantIds: string[] = [];
-    const merchantId = ctx.merchant?.id;
-    if (merchantId && (decision.settlement.spentMinor > 0 || decision.settlement.cashbackMinor > 0 || decision.settlement.brandedMinor > 0)) {
-      // Each posting below locks its two accounts in id order, but the branded account sorts
-      // before the merchant receivable the cashback posting already holds, and a merchant's
-      // or group's first purchases also insert the accounts: create and lock all three now,
-      // in one id order, so concurrent settlements cannot deadlock (40P01 seen under load).
-      await ensureAndLockAccounts(tx, [
-        accounts.merchantReceivable(event.issuerId, merchantId),
-        accounts.chgCashback(event.issuerId, event.chgId),
-        accounts.chgBranded(event.issuerId, event.chgId, merchantId),
-      ], at);
-    }
-
-    if (merchantId && decision.settlement.spentMinor > 0) {
-      const rewardEventId = newId('brevt');
-      const draw = await spendBranded(tx, { ...base, merchantId, idempotencyKey: `settle:${event.id}:spend`, rewardEventId, maxAmountMinor: decision.settlement.spentMinor });
-      if (draw.drawnMinor > 0) {
-        await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, idempotencyKey: `settle:${event.id}:branded_spent`, type: 'branded_spent', amountMinor: draw.drawnMinor, rewardGrantId: draw.allocations[0]?.grantId ?? null, description: `Spent at ${ctx.merchant!.name}`, occurredAt: at });
-        rewardEventIds.push(rewardEventId);
-      }
-      // The balance locked by the draw may be less than read before it (a concurrent spend):
-      // earn then applies to what the draw really left.
-      if (draw.drawnMinor !== decision.settlement.spentMinor) {
-        const spend = { eligible: draw.drawnMinor > 0, availableBalanceMinor: draw.drawnMinor, pendingBalanceMinor: 0, spendRestrictionReasons: [] };
-        decision = { ...decision, settlement: decideSettlement({ amountMinor: fromDbMinor(event.amountMinor), earn: decision.earn, spend, offers: ctx.earnOffers, earnedSoFarByOffer: ctx.earnedSoFarByOffer }) };
-      }
-    }
-    const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;
-    if (merchantId && cashbackMinor > 0) {
-      const rewardEventId = newId('brevt');
-      await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: winningOfferId, idempotencyKey: `settle:${event.id}:cashback_earned`, type: 'cashback_earned', amountMinor: cashbackMinor, description: `Cashback at ${ctx.merchant!.name}`, occurredAt: at });
-      await postTransfer(tx, { ...base, merchantId, kind: 'earn_cashback', idempotencyKey: `settle:${event.id}:earn_cashback`, amountMinor: cashbackMinor, rewardEventId });
-      rewardEventIds.push(rewardEventId);
-    }
-    if (merchantId && brandedMinor > 0) {
-      const merchant = ctx.merchant!;
-      const delayDays = Math.max(ctx.issuer.brandedAvailabilityDelayDays, merchant.brandedAvailabilityDelayDays);
-      const rewardEventId = newId('brevt');
-      const earned = await earnBranded(tx, {
-        ...base, merchantId, idempotencyKey: `settle:${event.id}:earn_branded`, amountMinor: brandedMinor, rewardEventId,
-        availableAt: new Date(at.getTime() + delayDays * DAY_MS),
-        expiresAt: new Date(at.getTime() + merchant.brandedExpiryDays * DAY_MS),
-      });
-      await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: winningOfferId, idempotencyKey: `settle:${event.id}:branded_earned`, type: 'branded_earned', amountMinor: brandedMinor, rewardGrantId: earned.grant.id, description: `${merchant.name} balance earned`, occurredAt: at });
-      rewardEventIds.push(rewardEventId);
-      rewardGrantIds.push(earned.grant.id);
-    }
-
+    const { event, context: ctx } = await lockEventWithContext(tx, input.eventId, at, { lockAccounts: true, known: deps.knownAccounts });
+    if (!ctx) return storedOutcome(tx, event);
+    lockedAccountIds = [...ctx.accounts.keys()];
+    const { decision, batch, rewardEventIds, rewardGrantIds } = planSettlement(ctx, at);
     const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
-    await tx.ingestedEvent.update({
-      where: { id: event.id },
-      data: { rewardStatus: status, merchantId: decision.merchantId, matchTrace: { ...decision.trace, outcome: status, rewardEventIds, rewardGrantIds } as Prisma.InputJsonValue, processedAt: at, failureReason: null },
+    const { cashbackMinor, brandedMinor, spentMinor } = decision.settlement;
+    const trace = { ...decision.trace, outcome: status, rewardEventIds, rewardGrantIds };
+    const webhook = status === 'matched'
+      ? webhookWrite({
+          issuerId: event.issuerId,
+          type: 'qualified_settlement',
+          sourceEventId: event.id,
+          at,
+          data: {
+            chgId: event.chgId, transactionId: event.id, externalId: event.externalId, authorizationId: ctx.authorizationId,
+            merchantId: ctx.merchant!.id, rewardEventIds, rewardGrantIds, currency: 'usd',
+            earnedAmountMinor: cashbackMinor + brandedMinor, cashbackMinor, brandedMinor, spentAmountMinor: spentMinor,
+          },
+        })
+      : undefined;
+    await writeBatch(tx, batch, ctx.accounts, {
+      ctes: [
+        Prisma.sql`event_outcome AS (
+          UPDATE ingested_event SET reward_status = ${status}, merchant_id = ${decision.merchantId}, match_trace = ${JSON.stringify(trace)}::jsonb,
+                 processed_at = ${at}, failure_reason = NULL
+           WHERE id = ${event.id})`,
+        ...(webhook ? [webhook.cte] : []),
+      ],
+      select: webhook ? [webhook.select] : [],
     });
-    let webhookId: string | undefined;
-    if (status === 'matched') {
-      const authorization = event.authorizationExternalId
-        ? await tx.ingestedEvent.findFirst({ where: { issuerId: event.issuerId, kind: 'auth', externalId: event.authorizationExternalId }, select: { id: true } })
-        : null;
-      webhookId = await recordWebhook(tx, {
-        issuerId: event.issuerId,
-        type: 'qualified_settlement',
-        sourceEventId: event.id,
-        at,
-        data: {
-          chgId: event.chgId, transactionId: event.id, externalId: event.externalId, authorizationId: authorization?.id ?? null,
-          merchantId, rewardEventIds, rewardGrantIds, currency: 'usd',
-          earnedAmountMinor: cashbackMinor + brandedMinor, cashbackMinor, brandedMinor, spentAmountMinor: decision.settlement.spentMinor,
-        },
-      });
-    }
-    return { status, merchantId: decision.merchantId ?? undefined, webhookId } satisfies StepOutcome;
+    return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id } satisfies StepOutcome;
   });
+  // Committed: the accounts exist from now on, whatever this process does next.
+  for (const id of lockedAccountIds) deps.knownAccounts?.add(id);
   // Test seam for crash safety: lets a test fail the activity after its commit.
   await deps.faults?.afterCommit?.('settleTransaction', input.eventId);
   return outcome;
+}
+
+/** The decision and every posting it makes, in the order the money moves. */
+function planSettlement(ctx: DecisionContext, at: Date) {
+  let decision = decideReward(ctx, at);
+  const { event, merchant } = ctx;
+  const batch: PostingBatch = { issuerId: event.issuerId, at, transfers: [], rewardEvents: [], grants: [], draws: [] };
+  const rewardEventIds: string[] = [];
+  const rewardGrantIds: string[] = [];
+  if (!merchant) return { decision, batch, rewardEventIds, rewardGrantIds };
+  const common = { chgId: event.chgId, merchantId: merchant.id, transactionId: event.id };
+  const key = (what: string) => `settle:${event.id}:${what}`;
+
+  if (decision.settlement.spentMinor > 0) {
+    // Branded balance first, FIFO by expiry, from grants read under the branded account's lock.
+    const allocations = drawAvailable(ctx, at, decision.settlement.spentMinor);
+    const drawnMinor = sumMinor(allocations.map((a) => a.amountMinor));
+    if (drawnMinor !== decision.settlement.spentMinor) decision = redecide(ctx, decision, drawnMinor);
+    if (drawnMinor > 0) {
+      const rewardEventId = newId('brevt');
+      const transferId = newTransferId();
+      batch.transfers.push({ id: transferId, idempotencyKey: key('spend'), kind: 'spend_branded', amountMinor: drawnMinor, rewardEventId, ...common });
+      batch.draws.push(...allocations.map((a) => ({ grantId: a.grantId, transferId, amountMinor: a.amountMinor })));
+      batch.rewardEvents.push({
+        id: rewardEventId, idempotencyKey: key('branded_spent'), type: 'branded_spent', amountMinor: drawnMinor, rewardGrantId: allocations[0].grantId,
+        offerId: null, sourceEventId: null, description: `Spent at ${merchant.name}`, ...common,
+      });
+      rewardEventIds.push(rewardEventId);
+    }
+  }
+  const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;
+  if (cashbackMinor > 0) {
+    const rewardEventId = newId('brevt');
+    batch.rewardEvents.push({
+      id: rewardEventId, idempotencyKey: key('cashback_earned'), type: 'cashback_earned', amountMinor: cashbackMinor, rewardGrantId: null,
+      offerId: winningOfferId, sourceEventId: null, description: `Cashback at ${merchant.name}`, ...common,
+    });
+    batch.transfers.push({ id: newTransferId(), idempotencyKey: key('earn_cashback'), kind: 'earn_cashback', amountMinor: cashbackMinor, rewardEventId, ...common });
+    rewardEventIds.push(rewardEventId);
+  }
+  if (brandedMinor > 0) {
+    const delayDays = Math.max(ctx.issuer.brandedAvailabilityDelayDays, merchant.brandedAvailabilityDelayDays);
+    const rewardEventId = newId('brevt');
+    const transferId = newTransferId();
+    const grantId = newId('rg');
+    batch.transfers.push({ id: transferId, idempotencyKey: key('earn_branded'), kind: 'earn_branded', amountMinor: brandedMinor, rewardEventId, ...common });
+    batch.grants.push({
+      id: grantId, chgId: event.chgId, merchantId: merchant.id, accountId: accounts.chgBranded(event.issuerId, event.chgId, merchant.id).id,
+      earnTransferId: transferId, sourceTransactionId: event.id, amountMinor: brandedMinor,
+      availableAt: new Date(at.getTime() + delayDays * DAY_MS), expiresAt: new Date(at.getTime() + merchant.brandedExpiryDays * DAY_MS),
+    });
+    batch.rewardEvents.push({
+      id: rewardEventId, idempotencyKey: key('branded_earned'), type: 'branded_earned', amountMinor: brandedMinor, rewardGrantId: grantId,
+      offerId: winningOfferId, sourceEventId: null, description: `${merchant.name} balance earned`, ...common,
+    });
+    rewardEventIds.push(rewardEventId);
+    rewardGrantIds.push(grantId);
+  }
+  return { decision, batch, rewardEventIds, rewardGrantIds };
+}
+
+/** Up to `amountMinor` from the grants available now, the one expiring first first. */
+function drawAvailable(ctx: DecisionContext, at: Date, amountMinor: number): Allocation[] {
+  const available = ctx.grants.filter((g) => g.availableAt <= at && g.expiresAt > at).sort(compareFifo);
+  return allocateDraw(available.map((g) => ({ grantId: g.id, remainingMinor: g.remainingMinor })), amountMinor);
+}
+
+/** The grants held less than the decision counted on: earn applies to what was really spent. */
+function redecide(ctx: DecisionContext, decision: RewardDecision, drawnMinor: number): RewardDecision {
+  const spend = { eligible: drawnMinor > 0, availableBalanceMinor: drawnMinor, pendingBalanceMinor: 0, spendRestrictionReasons: [] };
+  const settlement = decideSettlement({ amountMinor: fromDbMinor(ctx.event.amountMinor), earn: decision.earn, spend, offers: ctx.earnOffers, earnedSoFarByOffer: ctx.earnedSoFarByOffer });
+  return { ...decision, settlement };
 }

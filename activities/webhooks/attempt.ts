@@ -1,11 +1,12 @@
-// The WebhookDelivery activities: one signed HTTP attempt, recorded with the webhook's new
-// status in one database transaction. Idempotent per (webhookId, attemptNumber): an attempt
-// already recorded is returned as it was, never sent or recorded again.
+// One webhook delivery attempt: one signed HTTP POST, recorded with the webhook's new status
+// in one statement. Idempotent per (webhookId, attemptNumber): an attempt already recorded
+// is returned as it was, never sent or recorded again. Used by the WebhookDelivery workflow's
+// activities and by the worker's relay for every webhook's first attempt (worker/webhook-relay.ts).
+import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
 import type { Logger } from '../../core/logger';
-import type { WebhookEndpoint } from '../../prisma/generated/client';
 import { buildEnvelope } from '../../core/webhooks/envelope';
-import { signatureHeaders } from '../../core/webhooks/signing';
+import { signatureHeaders, type EndpointSecrets } from '../../core/webhooks/signing';
 import { sendWebhook, MAX_ATTEMPT_ERROR_LENGTH } from './send';
 import { webhookAttempts } from '../../core/metrics';
 import type { AttemptInput, AttemptResult, WebhookActivities } from './types';
@@ -29,82 +30,127 @@ interface AttemptRecord {
   error: string | null;
 }
 
+/** What an attempt needs to know, read in one statement (or with the relay's claim). */
+export interface AttemptState {
+  webhook: { id: string; issuerId: string; type: string; createdAt: Date; data: unknown; status: string };
+  endpoint: (EndpointSecrets & { url: string; enabledTypes: string[] }) | null;
+  /** This attempt's record, when it was made before. */
+  recorded: Pick<AttemptRecord, 'outcome' | 'statusCode' | 'error'> | null;
+}
+
 export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
   const { db } = deps;
   return {
     async attemptWebhookDelivery(input) {
-      const webhook = await db.webhook.findUnique({ where: { id: input.webhookId } });
-      if (!webhook) return { outcome: 'not_found' };
-      const recorded = await recordedAttempt(db, input);
-      if (recorded) return recorded;
-      if (!input.replay && webhook.status === 'delivered') return { outcome: 'already_delivered' };
-
-      const startedAt = deps.clock.now();
-      const endpoint = await db.webhookEndpoint.findUnique({ where: { issuerId: webhook.issuerId } });
-      const reason = undeliverableReason(endpoint, webhook.type);
-      if (reason || !endpoint) {
-        return record(db, input, { startedAt, statusCode: null, latencyMs: 0, outcome: 'failed', error: reason });
+      const state = await loadAttemptState(db, input.webhookId, input.attemptNumber);
+      if (!state) return { outcome: 'not_found' };
+      if (state.recorded) return resultOf(state.recorded);
+      if (!input.replay && state.webhook.status === 'delivered') return { outcome: 'already_delivered' };
+      if (state.webhook.status !== 'delivering') {
+        // Shown while the request is out: a replay requested meanwhile is refused (409).
+        await db.webhook.update({ where: { id: input.webhookId }, data: { status: 'delivering', updatedAt: deps.clock.now() } });
       }
-      await db.webhook.update({ where: { id: webhook.id }, data: { status: 'delivering', updatedAt: startedAt } });
-      // Secrets and URL are read at every attempt, so a rotation or a new URL applies to retries.
-      const body = buildEnvelope(webhook);
-      const sent = await sendWebhook(endpoint.url, { ...signatureHeaders(endpoint, webhook.id, body, startedAt) }, body, deps.webhookAttemptTimeoutMs);
-      deps.logger.info({ webhookId: webhook.id, attemptNumber: input.attemptNumber, statusCode: sent.statusCode, ok: sent.ok }, 'webhook attempt');
-      return record(db, input, { startedAt, statusCode: sent.statusCode, latencyMs: sent.latencyMs, outcome: sent.ok ? 'succeeded' : 'failed', error: sent.error });
+      return attemptAndRecord(deps, state, input);
     },
 
     async recordLostWebhookAttempt(input) {
       if (!(await db.webhook.findUnique({ where: { id: input.webhookId }, select: { id: true } }))) return { outcome: 'not_found' };
       const error = `attempt_lost: ${input.error}`.slice(0, MAX_ATTEMPT_ERROR_LENGTH);
-      return record(db, input, { startedAt: deps.clock.now(), statusCode: null, latencyMs: 0, outcome: 'failed', error });
+      return recordAttempt(db, input, { startedAt: deps.clock.now(), statusCode: null, latencyMs: 0, outcome: 'failed', error });
     },
   };
 }
 
-function undeliverableReason(endpoint: WebhookEndpoint | null, type: string): string | null {
+/**
+ * Sends the attempt described by `state` (not recorded yet) and records it. `relayed` marks
+ * the outbox row done in the same statement when the outcome needs no delivery workflow.
+ */
+export async function attemptAndRecord(deps: WebhookDeps, state: AttemptState, input: AttemptInput, relayed = false): Promise<AttemptResult> {
+  const startedAt = deps.clock.now();
+  const { webhook, endpoint } = state;
+  const reason = undeliverableReason(endpoint, webhook.type);
+  if (reason || !endpoint) {
+    return recordAttempt(deps.db, input, { startedAt, statusCode: null, latencyMs: 0, outcome: 'failed', error: reason }, relayed);
+  }
+  // Secrets and URL are read at every attempt, so a rotation or a new URL applies to retries.
+  const body = buildEnvelope(webhook);
+  const sent = await sendWebhook(endpoint.url, { ...signatureHeaders(endpoint, webhook.id, body, startedAt) }, body, deps.webhookAttemptTimeoutMs);
+  deps.logger.debug({ webhookId: webhook.id, attemptNumber: input.attemptNumber, statusCode: sent.statusCode, ok: sent.ok }, 'webhook attempt');
+  const attempt: AttemptRecord = { startedAt, statusCode: sent.statusCode, latencyMs: sent.latencyMs, outcome: sent.ok ? 'succeeded' : 'failed', error: sent.error };
+  return recordAttempt(deps.db, input, attempt, relayed && (sent.ok || input.nextAttemptInMs === null));
+}
+
+function undeliverableReason(endpoint: AttemptState['endpoint'], type: string): string | null {
   if (!endpoint) return 'not_configured: the issuer has no webhook endpoint (PUT /api/v2/webhook-endpoint, then replay)';
   if (!endpoint.enabledTypes.includes(type)) return `type_not_enabled: the webhook endpoint does not enable ${type}`;
   return null;
 }
 
-/** Writes the attempt and the webhook's new state; a second write of the same attempt loses. */
-async function record(db: Db, input: AttemptInput, attempt: AttemptRecord): Promise<AttemptResult> {
+/** Columns of the attempt state, for this module's load and the relay's claim (outbox.ts). */
+export const ATTEMPT_STATE_COLUMNS = (attemptNumber: number) => Prisma.sql`
+  jsonb_build_object('id', w.id, 'issuerId', w.issuer_id, 'type', w.type, 'createdAt', w.created_at, 'data', w.data, 'status', w.status) AS webhook,
+  (SELECT jsonb_build_object('url', ep.url, 'enabledTypes', ep.enabled_types, 'secret', ep.secret, 'previousSecret', ep.previous_secret,
+          'previousSecretExpiresAt', ep.previous_secret_expires_at)
+     FROM webhook_endpoint ep WHERE ep.issuer_id = w.issuer_id) AS endpoint,
+  (SELECT jsonb_build_object('outcome', a.outcome, 'statusCode', a.status_code, 'error', a.error)
+     FROM webhook_attempt a WHERE a.webhook_id = w.id AND a.attempt_number = ${attemptNumber}) AS recorded`;
+
+interface JsonAttemptState {
+  webhook: Omit<AttemptState['webhook'], 'createdAt'> & { createdAt: string };
+  endpoint: (Omit<NonNullable<AttemptState['endpoint']>, 'previousSecretExpiresAt'> & { previousSecretExpiresAt: string | null }) | null;
+  recorded: AttemptState['recorded'];
+}
+
+/** JSON columns (ATTEMPT_STATE_COLUMNS) into an AttemptState. */
+export function toAttemptState(row: JsonAttemptState): AttemptState {
+  return {
+    webhook: { ...row.webhook, createdAt: new Date(row.webhook.createdAt) },
+    endpoint: row.endpoint && { ...row.endpoint, previousSecretExpiresAt: row.endpoint.previousSecretExpiresAt === null ? null : new Date(row.endpoint.previousSecretExpiresAt) },
+    recorded: row.recorded,
+  };
+}
+
+async function loadAttemptState(db: Db, webhookId: string, attemptNumber: number): Promise<AttemptState | undefined> {
+  const [row] = await db.$queryRaw<JsonAttemptState[]>`SELECT ${ATTEMPT_STATE_COLUMNS(attemptNumber)} FROM webhook w WHERE w.id = ${webhookId}`;
+  return row && toAttemptState(row);
+}
+
+/**
+ * Writes the attempt and the webhook's new state in one statement; a second write of the same
+ * attempt loses and returns what the first recorded. The guard keeps a late record of an older
+ * attempt from overwriting a newer state.
+ */
+async function recordAttempt(db: Db, input: AttemptInput, attempt: AttemptRecord, relayed = false): Promise<AttemptResult> {
   const result = resultOf(attempt);
   const final = result.outcome !== 'failed' || input.nextAttemptInMs === null;
   const status = result.outcome === 'succeeded' ? 'delivered' : final ? 'failed' : 'delivering';
-  const written = await db.$transaction(async (tx) => {
-    const { count } = await tx.webhookAttempt.createMany({
-      data: [{ id: `${input.webhookId}/attempt/${input.attemptNumber}`, webhookId: input.webhookId, attemptNumber: input.attemptNumber, ...attempt }],
-      skipDuplicates: true,
-    });
-    if (count === 0) return false;
-    // The guard keeps a late record of an older attempt from overwriting a newer state.
-    await tx.webhook.updateMany({
-      where: { id: input.webhookId, attemptCount: { lt: input.attemptNumber } },
-      data: {
-        status,
-        attemptCount: input.attemptNumber,
-        lastAttemptAt: attempt.startedAt,
-        nextAttemptAt: final ? null : new Date(attempt.startedAt.getTime() + attempt.latencyMs + input.nextAttemptInMs!),
-        ...(status === 'delivered' ? { deliveredAt: attempt.startedAt } : {}),
-        updatedAt: attempt.startedAt,
-      },
-    });
-    return true;
-  });
-  if (!written) return (await recordedAttempt(db, input))!;
+  const nextAttemptAt = final ? null : new Date(attempt.startedAt.getTime() + attempt.latencyMs + input.nextAttemptInMs!);
+  const deliveredAt = status === 'delivered' ? attempt.startedAt : null;
+  const relayedAt = relayed ? attempt.startedAt : null;
+  const [written] = await db.$queryRaw<Array<{ recorded: number }>>`
+    WITH recorded AS (
+      INSERT INTO webhook_attempt (id, webhook_id, attempt_number, started_at, status_code, latency_ms, outcome, error)
+      VALUES (${`${input.webhookId}/attempt/${input.attemptNumber}`}, ${input.webhookId}, ${input.attemptNumber}, ${attempt.startedAt},
+              ${attempt.statusCode}::int, ${attempt.latencyMs}::int, ${attempt.outcome}, ${attempt.error})
+      ON CONFLICT DO NOTHING
+      RETURNING 1),
+    webhook_state AS (
+      UPDATE webhook SET status = ${status}, attempt_count = ${input.attemptNumber}::int, last_attempt_at = ${attempt.startedAt},
+             next_attempt_at = ${nextAttemptAt}::timestamptz, delivered_at = coalesce(${deliveredAt}::timestamptz, delivered_at),
+             updated_at = ${attempt.startedAt},
+             relayed_at = coalesce(${relayedAt}::timestamptz, relayed_at),
+             relay_claimed_until = CASE WHEN ${relayedAt}::timestamptz IS NULL THEN relay_claimed_until END
+       WHERE id = ${input.webhookId} AND attempt_count < ${input.attemptNumber}::int AND EXISTS (SELECT 1 FROM recorded))
+    SELECT (SELECT count(*)::int FROM recorded) AS recorded`;
+  if (written.recorded === 0) {
+    const stored = (await loadAttemptState(db, input.webhookId, input.attemptNumber))?.recorded;
+    return stored ? resultOf(stored) : result;
+  }
   webhookAttempts.inc({ outcome: result.outcome });
   return result;
 }
 
-async function recordedAttempt(db: Db, input: AttemptInput): Promise<AttemptResult | undefined> {
-  const row = await db.webhookAttempt.findUnique({
-    where: { webhookId_attemptNumber: { webhookId: input.webhookId, attemptNumber: input.attemptNumber } },
-  });
-  return row ? resultOf({ ...row, outcome: row.outcome as AttemptRecord['outcome'] }) : undefined;
-}
-
-function resultOf(attempt: Pick<AttemptRecord, 'outcome' | 'statusCode' | 'error'>): AttemptResult {
+export function resultOf(attempt: Pick<AttemptRecord, 'outcome' | 'statusCode' | 'error'>): AttemptResult {
   const errorClass = attempt.error?.split(':', 1)[0] ?? '';
   const outcome = attempt.outcome === 'succeeded' ? 'succeeded' : UNDELIVERABLE_CLASSES.has(errorClass) ? 'undeliverable' : 'failed';
   return { outcome, statusCode: attempt.statusCode, error: attempt.error };

@@ -3,7 +3,7 @@
 // one per worker process) claim rows with SKIP LOCKED, so several processes share the work
 // and no row is relayed by two at once while its claim holds.
 import type { Db } from '../../prisma/client';
-import type { Prisma } from '../../prisma/generated/client';
+import { ATTEMPT_STATE_COLUMNS, toAttemptState, type AttemptState } from './attempt';
 
 export const OUTBOX_CHANNEL = 'rewards_webhook_outbox';
 
@@ -12,7 +12,8 @@ export interface OutboxRow {
   issuerId: string;
   sourceEventId: string;
   type: string;
-  data: Prisma.JsonValue;
+  /** The first attempt's state, read with the claim. */
+  state: AttemptState;
 }
 
 /**
@@ -20,8 +21,8 @@ export interface OutboxRow {
  * (so one issuer's burst cannot fill a relay), none of the `skipIssuers` (issuers whose
  * receiver already has a relay's full share in flight). A claim lasts `claimMs`.
  */
-export function claimOutbox(db: Db, input: { limit: number; perIssuer: number; claimMs: number; skipIssuers: string[] }): Promise<OutboxRow[]> {
-  return db.$queryRaw<OutboxRow[]>`
+export async function claimOutbox(db: Db, input: { limit: number; perIssuer: number; claimMs: number; skipIssuers: string[] }): Promise<OutboxRow[]> {
+  const rows = await db.$queryRaw<Array<Omit<OutboxRow, 'state'> & Parameters<typeof toAttemptState>[0]>>`
     WITH candidates AS (
       SELECT id, issuer_id, created_at FROM webhook
        WHERE relayed_at IS NULL AND (relay_claimed_until IS NULL OR relay_claimed_until < now())
@@ -32,10 +33,16 @@ export function claimOutbox(db: Db, input: { limit: number; perIssuer: number; c
       SELECT id FROM (
         SELECT id, created_at, row_number() OVER (PARTITION BY issuer_id ORDER BY created_at) AS n FROM candidates
       ) ranked WHERE n <= ${input.perIssuer} ORDER BY created_at LIMIT ${input.limit}
+    ), claimed AS (
+      -- 'delivering' while the first attempt is out, as for every attempt (a replay waits).
+      UPDATE webhook w SET relay_claimed_until = now() + ${input.claimMs} * interval '1 millisecond',
+             status = CASE WHEN w.status = 'pending' THEN 'delivering' ELSE w.status END
+        FROM chosen WHERE w.id = chosen.id
+      RETURNING w.*
     )
-    UPDATE webhook w SET relay_claimed_until = now() + ${input.claimMs} * interval '1 millisecond'
-      FROM chosen WHERE w.id = chosen.id
-    RETURNING w.id, w.issuer_id AS "issuerId", w.source_event_id AS "sourceEventId", w.type, w.data`;
+    SELECT w.id, w.issuer_id AS "issuerId", w.source_event_id AS "sourceEventId", w.type, ${ATTEMPT_STATE_COLUMNS(1)}
+      FROM claimed w`;
+  return rows.map(({ webhook, endpoint, recorded, ...row }) => ({ ...row, state: toAttemptState({ webhook, endpoint, recorded }) }));
 }
 
 /** The relay is done with the row: delivered, undeliverable, or handed to its delivery workflow. */

@@ -3,7 +3,7 @@
 // is the outbox entry of its first delivery attempt: the NOTIFY, delivered at commit, wakes
 // the worker's relay at once (activities/webhooks/outbox.ts).
 import { newId } from '../../core/ids';
-import type { Prisma } from '../../prisma/generated/client';
+import { Prisma } from '../../prisma/generated/client';
 import { OUTBOX_CHANNEL } from './outbox';
 
 export type WebhookType = 'qualified_auth' | 'qualified_settlement';
@@ -30,4 +30,21 @@ export async function recordWebhook(
   });
   await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
   return id;
+}
+
+/**
+ * The same record as a CTE and a NOTIFY for a caller's single write statement (the
+ * settlement's; activities/ledger/batch.ts). No existence check: the caller holds the lock of
+ * the source event and has seen it unprocessed, so no record of it can exist yet.
+ */
+export function webhookWrite(input: { issuerId: string; type: WebhookType; sourceEventId: string; data: Record<string, unknown>; at: Date }): { id: string; cte: Prisma.Sql; select: Prisma.Sql } {
+  const id = newId('evt');
+  const data = JSON.stringify({ ...input.data, webhookId: id });
+  return {
+    id,
+    cte: Prisma.sql`webhook_record AS (
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, created_at, updated_at)
+      VALUES (${id}, ${input.issuerId}, ${input.type}, ${input.sourceEventId}, ${`${input.type}:${input.sourceEventId}`}, ${data}::jsonb, ${input.at}, ${input.at}))`,
+    select: Prisma.sql`pg_notify(${OUTBOX_CHANNEL}, '')::text AS notified`,
+  };
 }

@@ -38,7 +38,8 @@ describe('first settlements of new merchants and groups, all at once', function 
   it('settles 24 purchases over 12 new account sets in parallel, each on its first attempt', async () => {
     const merchants = [];
     for (let m = 0; m < MERCHANTS; m++) {
-      const merchant = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+      // Earned balance becomes available in 30 days: no purchase here spends another's.
+      const merchant = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 30, expiryDays: 365 } });
       await createOffer(app, merchant.id, { cashbackRateBps: 300, brandedRateBps: 200, startsAt: daysFromNow(-1) });
       merchants.push(merchant);
     }
