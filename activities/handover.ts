@@ -34,6 +34,19 @@ export function signalFor(kind: EventKind, state: string): LifecycleSignalName {
   return state === 'refunded' ? 'refund' : 'settlement';
 }
 
+/** Search attributes and memo a purchase's run starts with, so operators find it at once. */
+export function startAttributes(item: Pick<HandoverItem, 'issuerId' | 'chgId' | 'eventId' | 'externalId'>) {
+  return {
+    typedSearchAttributes: new TypedSearchAttributes([
+      { key: RewardsIssuerId, value: item.issuerId },
+      { key: RewardsChgId, value: item.chgId },
+      { key: RewardsTransactionId, value: [item.eventId] },
+      { key: RewardsStatus, value: 'pending' },
+    ]),
+    memo: { issuerId: item.issuerId, chgId: item.chgId, externalId: item.externalId },
+  };
+}
+
 /** signalWithStarts in flight per call: a few round trips at once keep up with any worker. */
 export const HANDOVER_CONCURRENCY = 8;
 
@@ -75,13 +88,7 @@ async function signalEvent(deps: { client: Client; db: Db; taskQueue: string }, 
       signal: item.signal,
       signalArgs: [{ eventId: item.eventId }],
       workflowIdReusePolicy,
-      typedSearchAttributes: new TypedSearchAttributes([
-        { key: RewardsIssuerId, value: item.issuerId },
-        { key: RewardsChgId, value: item.chgId },
-        { key: RewardsTransactionId, value: [item.eventId] },
-        { key: RewardsStatus, value: 'pending' },
-      ]),
-      memo: { issuerId: item.issuerId, chgId: item.chgId, externalId: item.externalId },
+      ...startAttributes(item),
     });
   try {
     await start(WorkflowIdReusePolicy.REJECT_DUPLICATE);

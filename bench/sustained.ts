@@ -7,13 +7,11 @@
 // 'pending') and the ledger's trial balance is zero.
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
 import pg from 'pg';
 import { createHandoverQueue } from '../api/ingestion/handover-queue';
-import { HANDOVER_CONCURRENCY } from '../activities/handover';
+import { HANDOVER_CONCURRENCY, startAttributes } from '../activities/handover';
 import { mapLimited } from '../core/concurrency';
 import { createLogger } from '../core/logger';
-import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../workflows/search-attributes';
 import { FLOOR_WORKFLOW_TYPE } from './floor-workflows';
 import { closedLoop } from './load';
 import { purchase, type Fixture } from './fixtures';
@@ -106,13 +104,7 @@ export async function runFloorDrain(options: { temporalAddress: string; worker: 
         args: [],
         signal: 'settlement',
         signalArgs: [{ eventId: item.eventId }],
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: RewardsIssuerId, value: item.issuerId },
-          { key: RewardsChgId, value: item.chgId },
-          { key: RewardsTransactionId, value: [item.eventId] },
-          { key: RewardsStatus, value: 'pending' },
-        ]),
-        memo: { issuerId: item.issuerId, chgId: item.chgId, externalId: item.externalId },
+        ...startAttributes(item),
       }),
     );
     return { failed: [] };

@@ -23,6 +23,9 @@ export function createHandoverQueue(
   const backlog: HandoverItem[] = [];
   let running = 0;
   let idle: Array<() => void> = [];
+  // A full backlog drops events on every request: one warning per 10 s, with the count.
+  let dropped = 0;
+  let lastWarnMs = -Infinity;
 
   const pump = () => {
     while (running < concurrency && backlog.length > 0) {
@@ -48,7 +51,14 @@ export function createHandoverQueue(
   return {
     enqueue(items) {
       const room = maxBacklog - backlog.length;
-      if (items.length > room) logger.warn({ dropped: items.length - room }, 'hand-over backlog full; the sweeper will pick these up');
+      if (items.length > room) {
+        dropped += items.length - Math.max(room, 0);
+        if (performance.now() - lastWarnMs >= 10_000) {
+          logger.warn({ dropped, backlog: backlog.length }, 'hand-over backlog full; the sweeper will pick these up');
+          lastWarnMs = performance.now();
+          dropped = 0;
+        }
+      }
       backlog.push(...items.slice(0, Math.max(room, 0)));
       pump();
     },

@@ -49,6 +49,8 @@ export async function startTemporalDevServer(options: {
   uiPort?: number;
   /** SQLite file; omitted means in-memory (tests). */
   dbFile?: string;
+  /** Pragmas for the SQLite file; default SQLITE_FILE_PRAGMAS. */
+  sqlitePragmas?: string[];
   log?: (line: string) => void;
 }): Promise<TemporalDevServerHandle> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
@@ -56,7 +58,7 @@ export async function startTemporalDevServer(options: {
   else args.push('--headless');
   if (options.dbFile) {
     mkdirSync(dirname(resolve(options.dbFile)), { recursive: true });
-    args.push('--db-filename', resolve(options.dbFile), ...SQLITE_FILE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]));
+    args.push('--db-filename', resolve(options.dbFile), ...(options.sqlitePragmas ?? SQLITE_FILE_PRAGMAS).flatMap((p) => ['--sqlite-pragma', p]));
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_DECLARATIONS)) {
     args.push('--search-attribute', `${name}=${type}`);
