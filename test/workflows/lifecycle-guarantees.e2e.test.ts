@@ -61,7 +61,8 @@ describe('TransactionLifecycle guarantees', function () {
   });
 
   it('yields 200 stored events, exactly 200 workflow runs and one posting each when 5 clients send the same 200 at once', async () => {
-    const batch = Array.from({ length: 200 }, () => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
+    const prefix = `five-${Date.now()}-`;
+    const batch = Array.from({ length: 200 }, (_, i) => settledEvent(card, { id: `${prefix}${i}`, amount: 1_000, merchantId: merchant.id }));
     const results = await Promise.all(Array.from({ length: 5 }, () => issuer.call('POST', '/api/v1/incoming-txn', batch)));
     assert.deepEqual(results.map((r) => r.status), [204, 204, 204, 204, 204]);
     const rows = await stack.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } } });
@@ -72,7 +73,7 @@ describe('TransactionLifecycle guarantees', function () {
     assert.ok(transfers.every((t) => t._count === 1));
     // Exactly one run per purchase: visibility is eventually consistent, so wait until it has
     // caught up with 200, then give a duplicate a moment to show.
-    const query = `TaskQueue = "${stack.taskQueue}" AND WorkflowId STARTS_WITH "txn/${issuer.id}/txn-"`;
+    const query = `TaskQueue = "${stack.taskQueue}" AND WorkflowId STARTS_WITH "txn/${issuer.id}/${prefix}"`;
     for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count < 200; i++) await new Promise((r) => setTimeout(r, 200));
     await new Promise((r) => setTimeout(r, 1_000));
     assert.equal((await stack.client.workflow.count(query)).count, 200);
