@@ -9,6 +9,8 @@ export interface BenchConfig {
   backlog: number;
   /** Purchases of each kind whose histories are counted for the cost figures. */
   costPurchases: number;
+  /** Purchases of the long-history group (about three reward events each). */
+  historyPurchases: number;
   drainTimeoutSeconds: number;
   groups: number;
   ingestClients: number;
@@ -37,6 +39,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     e2eRate: int('BENCH_E2E_RATE', 10, 1, 1000),
     backlog: int('BENCH_BACKLOG', 5000, 100, 100_000),
     costPurchases: int('BENCH_COST_PURCHASES', 5, 1, 100),
+    historyPurchases: int('BENCH_HISTORY_PURCHASES', 3400, 10, 100_000),
     drainTimeoutSeconds: int('BENCH_DRAIN_TIMEOUT_SECONDS', 400, 10, 1800),
     groups: int('BENCH_GROUPS', 50, 1, 1000),
     ingestClients: int('BENCH_INGEST_CLIENTS', 8, 1, 64),

@@ -15,7 +15,16 @@ export interface IngestionResult {
   seconds: number;
 }
 
-export async function runIngestion(options: { apiUrl: string; fixture: Fixture; seconds: number; clients: number; batchSize: number; runId: string }): Promise<IngestionResult> {
+export async function runIngestion(options: {
+  apiUrl: string;
+  fixture: Fixture;
+  seconds: number;
+  clients: number;
+  batchSize: number;
+  runId: string;
+  /** The bare floor server's path instead of the API's. */
+  path?: string;
+}): Promise<IngestionResult> {
   // Built once: every batch is the template with fresh ids, so the client's CPU stays small.
   const template = JSON.stringify(Array.from({ length: options.batchSize }, (_, i) => purchase(options.fixture, '__ID__', i)));
   const pieces = template.split('"__ID__"');
@@ -28,7 +37,7 @@ export async function runIngestion(options: { apiUrl: string; fixture: Fixture; 
     next: (connection, n) => {
       let body = pieces[0];
       for (let i = 1; i < pieces.length; i++) body += `"ing-${options.runId}-${connection}-${n}-${i}"${pieces[i]}`;
-      return { method: 'POST', path: '/api/v1/incoming-txn', headers, body };
+      return { method: 'POST', path: options.path ?? '/api/v1/incoming-txn', headers, body };
     },
   });
   const accepted = (result.requests - result.errors) * options.batchSize;

@@ -1,9 +1,10 @@
 // `npm run bench`: DESIGN.md "Quality bars", measured on a throw-away stack.
-//   1. fixtures through the APIs          5. cost: billable actions per purchase, from histories
-//   2. floor: the empty workflow          6. end to end at half the sustained rate
-//   3. end to end at 10/s                 7. reads: reward-detail, summary
-//   4. sustained: the real lifecycle,     8. ingestion (last: its backlog is thrown away with the stack)
-//      drain check and trial balance
+//   1. fixtures through the APIs          6. end to end at half the sustained rate
+//   2. floor: the empty workflow          7. history: a short and a long group, for the summary
+//   3. end to end at 10/s                 8. reads: the bare floor server, reward-detail, summary
+//   4. sustained: the real lifecycle,     9. ingestion: the floor server, then the API (last: its
+//      drain check and trial balance         backlog is thrown away with the stack)
+//   5. cost: billable actions per purchase, from histories
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
 // Ingestion runs last because 8 clients leave tens of thousands of purchases for the worker,
@@ -14,11 +15,13 @@ import os from 'node:os';
 import pg from 'pg';
 import { loadBenchConfig } from './config';
 import { childReady, startBenchStack, type BenchStack } from './stack';
+import { freePort } from '../test/helpers/ports';
 import { startReceiver } from './receiver';
 import { buildFixture } from './fixtures';
 import { runEndToEnd } from './end-to-end';
 import { pendingAfterDrain, runFloorDrain, runLifecycleDrain } from './sustained';
 import { measureCost } from './cost';
+import { buildHistories } from './history';
 import { runReads } from './reads';
 import { runIngestion } from './ingestion';
 import { describeMachine } from './machine';
@@ -26,7 +29,7 @@ import { met, printReport, writeResults, type Row } from './report';
 
 const PROCESSES =
   'API (api/server.ts) and worker (worker/main.ts with its webhook relay, metrics ports off) as separate Node processes, ' +
-  'floor worker as a third during its phase; load generator, webhook receiver and floor hand-over in the bench process; ' +
+  'floor worker and bare floor server (bench/floor-server.ts) as further processes during their phases; load generator, webhook receiver and floor hand-over in the bench process; ' +
   'PostgreSQL (embedded) and Temporal dev server (in memory) as their own processes; all on this machine';
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -91,20 +94,34 @@ async function main(): Promise<void> {
     const e2eHalf = await runEndToEnd({ apiUrl: stack.apiUrl, fixture, receiver, seconds: config.e2eSeconds, rate: halfRate, runId: `${runId}-half`, drainTimeoutMs: config.drainTimeoutSeconds * 1000 });
     phases.endToEndHalf = { rate: halfRate, ...e2eHalf };
 
-    log(`reads: reward-detail and summary, ${config.readConnections} connections, ${config.seconds} s each`);
-    loads.reads = load1m();
-    const detailPaths = transactions.slice(0, 2000).map((t) => `/api/v2/chg/${t.chgId}/transaction/${t.txnId}/reward-detail`);
-    const detail = await runReads({ apiUrl: stack.apiUrl, token: fixture.token, paths: detailPaths, seconds: config.seconds, connections: config.readConnections });
-    const summaryPaths = fixture.groups.map((g) => `/api/v2/chg/${g.chgId}/rewards/summary`);
-    const summary = await runReads({ apiUrl: stack.apiUrl, token: fixture.token, paths: summaryPaths, seconds: config.seconds, connections: config.readConnections });
-    phases.rewardDetail = detail;
-    phases.summary = summary;
+    log(`history: a group with 4 purchases and one with ${config.historyPurchases}, through the real pipeline`);
+    loads.history = load1m();
+    const histories = await buildHistories({
+      apiUrl: stack.apiUrl, fixture, databaseUrl: stack.databaseUrl, runId, longPurchases: config.historyPurchases, timeoutMs: config.drainTimeoutSeconds * 1000,
+    });
+    phases.histories = histories;
 
-    log(`ingestion: ${config.ingestClients} clients, batches of ${config.batchSize}, ${config.seconds} s (hand-over and worker live)`);
+    log(`reads: the bare floor server, reward-detail, summary; ${config.readConnections} connections, ${config.seconds} s each`);
+    loads.reads = load1m();
+    const floorServer = await startFloorServer(stack);
+    const read = (base: string, paths: string[]) => runReads({ apiUrl: base, token: fixture.token, paths, seconds: config.seconds, connections: config.readConnections });
+    const picked = transactions.slice(0, 2000);
+    const readFloor = await read(floorServer.url, picked.map((t) => `/floor/read/${t.txnId}`));
+    const detail = await read(stack.apiUrl, picked.map((t) => `/api/v2/chg/${t.chgId}/transaction/${t.txnId}/reward-detail`));
+    const summary = await read(stack.apiUrl, fixture.groups.map((g) => `/api/v2/chg/${g.chgId}/rewards/summary`));
+    const summaryShort = await read(stack.apiUrl, [`/api/v2/chg/${histories.short.chgId}/rewards/summary`]);
+    const summaryLong = await read(stack.apiUrl, [`/api/v2/chg/${histories.long.chgId}/rewards/summary`]);
+    Object.assign(phases, { readFloor, rewardDetail: detail, summary, summaryShort, summaryLong });
+
+    log(`ingestion: the bare floor server, then the API; ${config.ingestClients} clients, batches of ${config.batchSize}, ${config.seconds} s each`);
     loads.ingestion = load1m();
-    const ingestion = await runIngestion({ apiUrl: stack.apiUrl, fixture, seconds: config.seconds, clients: config.ingestClients, batchSize: config.batchSize, runId });
-    const handedOver = await countHandedOver(stack.databaseUrl, fixture.issuerId, `ing-${runId}-`);
-    phases.ingestion = { ...ingestion, handedOverDuringPhase: handedOver };
+    const ingest = (base: string, path: string | undefined, tag: string) =>
+      runIngestion({ apiUrl: base, path, fixture, seconds: config.seconds, clients: config.ingestClients, batchSize: config.batchSize, runId: `${runId}-${tag}` });
+    const ingestionFloor = await ingest(floorServer.url, '/floor/ingest', 'floor');
+    await floorServer.stop();
+    const ingestion = await ingest(stack.apiUrl, undefined, 'api');
+    const handedOver = await countHandedOver(stack.databaseUrl, fixture.issuerId, `ing-${runId}-api-`);
+    Object.assign(phases, { ingestionFloor, ingestion: { ...ingestion, handedOverDuringPhase: handedOver } });
 
     const ratio = (lifecycle.steadyPerSecond / floor.steadyPerSecond) * 100;
     const p99 = (r: typeof e2e) => (r.sent - r.received > 0 ? Infinity : r.p99Ms);
@@ -112,6 +129,8 @@ async function main(): Promise<void> {
     const rows: Row[] = [
       { figure: 'Ingestion: settled events accepted', value: ingestion.eventsPerSecond, unit: 'events/s', target: { op: '>=', value: 5000 },
         note: `${ingestion.batches} batches, ${ingestion.errors} errors; handed over meanwhile: ${Math.round(handedOver / ingestion.seconds)}/s` },
+      { figure: 'Ingestion: floor (bare server, one insert)', value: ingestionFloor.eventsPerSecond, unit: 'events/s', note: `p99 ${Math.round(ingestionFloor.batchP99Ms)} ms` },
+      { figure: 'Ingestion / floor', value: (ingestion.eventsPerSecond / ingestionFloor.eventsPerSecond) * 100, unit: '%', target: { op: '>=', value: 33 } },
       { figure: 'Ingestion: batch latency p50', value: ingestion.batchP50Ms, unit: 'ms' },
       { figure: 'Ingestion: batch latency p99', value: ingestion.batchP99Ms, unit: 'ms', target: { op: '<=', value: 100 } },
       { figure: `End to end at ${config.e2eRate}/s: p50`, value: e2e.p50Ms, unit: 'ms', note: `${e2e.received}/${e2e.sent} webhooks received` },
@@ -127,10 +146,15 @@ async function main(): Promise<void> {
       { figure: 'Cost: history events per settled', value: cost.settled.events, unit: 'events', note: `${cost.settled.purchases} purchases` },
       { figure: 'Cost: actions per auth-then-settled', value: cost.authorizedThenSettled.actions, unit: 'actions', target: { op: '<=', value: 9 }, note: rules(cost.authorizedThenSettled) },
       { figure: 'Cost: history events per auth-then-settled', value: cost.authorizedThenSettled.events, unit: 'events', note: `${cost.authorizedThenSettled.purchases} purchases` },
-      { figure: 'Reads: reward-detail', value: detail.requestsPerSecond, unit: 'req/s', target: { op: '>=', value: 2000 }, note: `${detail.errors} errors` },
+      { figure: 'Reads: floor (bare server, one SELECT)', value: readFloor.requestsPerSecond, unit: 'req/s', note: `p99 ${readFloor.p99Ms.toFixed(1)} ms` },
+      { figure: 'Reads: reward-detail', value: detail.requestsPerSecond, unit: 'req/s', note: `${detail.errors} errors` },
+      { figure: 'Reads: reward-detail / floor', value: (detail.requestsPerSecond / readFloor.requestsPerSecond) * 100, unit: '%', target: { op: '>=', value: 50 } },
       { figure: 'Reads: reward-detail p99', value: detail.p99Ms, unit: 'ms', target: { op: '<=', value: 25 }, note: `p50 ${detail.p50Ms.toFixed(1)} ms` },
-      { figure: 'Reads: summary', value: summary.requestsPerSecond, unit: 'req/s', target: { op: '>=', value: 2000 }, note: `${summary.errors} errors` },
+      { figure: 'Reads: summary', value: summary.requestsPerSecond, unit: 'req/s', note: `${summary.errors} errors` },
+      { figure: 'Reads: summary / floor', value: (summary.requestsPerSecond / readFloor.requestsPerSecond) * 100, unit: '%', target: { op: '>=', value: 50 } },
       { figure: 'Reads: summary p99', value: summary.p99Ms, unit: 'ms', target: { op: '<=', value: 25 }, note: `p50 ${summary.p50Ms.toFixed(1)} ms` },
+      { figure: 'Summary p50, long / short history', value: summaryLong.p50Ms / summaryShort.p50Ms, unit: 'x', target: { op: '<=', value: 2 },
+        note: `${histories.long.rewardEvents} events: p50 ${summaryLong.p50Ms.toFixed(1)} ms; ${histories.short.rewardEvents} events: p50 ${summaryShort.p50Ms.toFixed(1)} ms` },
     ];
     const table = printReport(machine, PROCESSES, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
@@ -166,3 +190,17 @@ main().then(
     process.exit(1);
   },
 );
+
+/** The bare floor server (bench/floor-server.ts) in its own process, on the bench database. */
+async function startFloorServer(stack: BenchStack): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = stack.spawnNode('bench/floor-server.ts', { PORT: String(port) });
+  await childReady(child);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () => new Promise<void>((resolveStop) => {
+      child.once('exit', () => resolveStop());
+      child.kill('SIGTERM');
+    }),
+  };
+}

@@ -74,6 +74,22 @@ const CHECKS: Check[] = [
        GROUP BY t.id
       HAVING t.amount_minor <> COALESCE(SUM(d.amount_minor), 0)`,
   },
+  {
+    // The maintained totals the summary and the offer caps read (migration reward_totals).
+    name: 'reward total equals the sum of its reward events',
+    query: (issuerId) => Prisma.sql`
+      WITH events AS (
+        SELECT issuer_id, chg_id, coalesce(merchant_id, '') AS merchant_id, coalesce(offer_id, '') AS offer_id, type,
+               SUM(amount_minor) AS amount_minor, COUNT(*) AS event_count
+          FROM reward_event WHERE ${issuerFilter('issuer_id', issuerId)}
+         GROUP BY 1, 2, 3, 4, 5)
+      SELECT coalesce(t.chg_id, e.chg_id) || ' ' || coalesce(t.type, e.type) || ' ' || coalesce(t.offer_id, e.offer_id) AS subject,
+             'total ' || coalesce(t.amount_minor::text, 'missing') || ' (' || coalesce(t.event_count::text, '-') || ' events), events '
+               || coalesce(e.amount_minor::text, 'none') || ' (' || coalesce(e.event_count::text, '0') || ')' AS detail
+        FROM (SELECT * FROM reward_total WHERE ${issuerFilter('issuer_id', issuerId)}) t
+        FULL JOIN events e USING (issuer_id, chg_id, merchant_id, offer_id, type)
+       WHERE t.amount_minor IS DISTINCT FROM e.amount_minor OR t.event_count IS DISTINCT FROM e.event_count`,
+  },
 ];
 
 export interface InvariantViolation {

@@ -200,11 +200,12 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
          FROM offer o WHERE o.merchant_id = ${p.merchantId}) AS offers,
       (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
          FROM activation a WHERE a.issuer_id = ${p.issuerId} AND a.chg_id = ${p.chgId} AND a.merchant_id = ${p.merchantId}) AS activation,
-      -- Net reward per offer the group has kept (earned minus clawed back), for per-group caps.
+      -- Net reward per offer the group has kept (earned minus clawed back), for per-group caps:
+      -- from the running totals, a few rows however long the group's history.
       (SELECT coalesce(jsonb_object_agg(x.offer_id, x.net::text), '{}'::jsonb) FROM (
          SELECT offer_id, sum(CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
                                    WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END) AS net
-           FROM reward_event WHERE issuer_id = ${p.issuerId} AND chg_id = ${p.chgId} AND merchant_id = ${p.merchantId} AND offer_id IS NOT NULL
+           FROM reward_total WHERE issuer_id = ${p.issuerId} AND chg_id = ${p.chgId} AND merchant_id = ${p.merchantId} AND offer_id <> ''
           GROUP BY offer_id) x) AS earned,
       -- Pending or available grants that still hold value: what a purchase here may spend.
       (SELECT coalesce(jsonb_agg(jsonb_build_object('id', g.id, 'remainingMinor', g.remaining_minor::text, 'availableAt', g.available_at,

@@ -5,13 +5,11 @@ import { issuerOf } from '../middleware/auth';
 import type { AppDeps } from '../deps';
 import { evaluateEarn, REWARD_CURRENCY } from '../../core/rules/eligibility';
 import { evaluateSpend } from '../../core/rules/spend-eligibility';
-import { fromDbMinor } from '../../core/ledger';
-import type { CatalogueStatus } from '../../core/rules/offer-status';
 import { eligibilityQuerySchema, eligibilitySchema, spendEligibilitySchema, spendQuerySchema } from './schemas';
-import { requireGroup, requireVisibleMerchant } from './scope';
-import { readActivation } from './activation-store';
-import { loadBrandedGrants } from './branded-grants';
-import { toEarnOffer } from './present';
+import { loadGroupMerchant } from './group-merchant';
+
+/** Spend eligibility sums the group's open grants at the merchant: bounded like a draw. */
+const MAX_SPEND_GRANTS = 1000;
 
 export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
   const { db, clock } = deps;
@@ -34,23 +32,18 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The decision.', schema: eligibilitySchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p, query }) {
-        const issuerId = issuerOf(ctx).id;
-        const group = await requireGroup(db, issuerId, p.chgId);
-        const merchant = await requireVisibleMerchant(db, issuerId, p.merchantId);
-        const [offers, activation] = await Promise.all([
-          db.offer.findMany({ where: { merchantId: merchant.id }, orderBy: [{ startsAt: 'asc' }, { id: 'asc' }] }),
-          readActivation(db, { issuerId, chgId: group.id, merchantId: merchant.id }),
-        ]);
+        const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(db, issuerOf(ctx).id, p.chgId, p.merchantId, {
+          offers: true, activation: true, earned: true,
+        });
         const at = query.at ? new Date(query.at) : clock.now();
         const decision = evaluateEarn({
-          merchant: { id: merchant.id, status: merchant.status as CatalogueStatus },
-          offers: offers.map(toEarnOffer),
-          activation: activation && { status: activation.status as CatalogueStatus, activatedAt: activation.activatedAt },
-          groupStatus: group.status as CatalogueStatus,
+          merchant: { id: merchant.id, status: merchant.status },
+          offers,
+          activation,
+          groupStatus: group.status,
           transaction: query.amountMinor === undefined ? undefined : { amountMinor: query.amountMinor, mcc: query.mcc, currency: REWARD_CURRENCY, at },
-          // Earned-so-far per offer comes from reward events, which arrive with the ledger;
-          // until then no group has earned anything, so per-group caps are untouched.
-          earnedSoFarByOffer: {},
+          // What the group kept per offer, as settlement reads it: per-group caps apply here too.
+          earnedSoFarByOffer,
           now: at,
         });
         ctx.body = {
@@ -77,20 +70,20 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
       errorStatuses: [404],
       async handle(ctx, { params: p, query }) {
         const issuer = issuerOf(ctx);
-        const group = await requireGroup(db, issuer.id, p.chgId);
-        const merchant = await requireVisibleMerchant(db, issuer.id, p.merchantId);
+        const now = clock.now();
+        const { group, merchant, grants } = await loadGroupMerchant(db, issuer.id, p.chgId, p.merchantId, { grants: { at: now, limit: MAX_SPEND_GRANTS } });
         const decision = evaluateSpend({
           merchant: {
-            status: merchant.status as CatalogueStatus,
+            status: merchant.status,
             brandedEnabled: merchant.brandedEnabled,
-            spendMinimumMinor: fromDbMinor(merchant.brandedSpendMinimumMinor),
+            spendMinimumMinor: merchant.brandedSpendMinimumMinor,
             availabilityDelayDays: merchant.brandedAvailabilityDelayDays,
           },
-          groupStatus: group.status as CatalogueStatus,
-          grants: await loadBrandedGrants(db, issuer.id, group.id, merchant.id, clock.now()),
+          groupStatus: group.status,
+          grants,
           issuerDelayDays: issuer.brandedAvailabilityDelayDays,
           amountMinor: query.amountMinor,
-          at: clock.now(),
+          at: now,
         });
         ctx.body = { merchantId: merchant.id, currency: REWARD_CURRENCY, ...decision };
       },

@@ -13,9 +13,14 @@ export function visibleTo(issuerId: string): Prisma.MerchantWhereInput {
   return { OR: [{ issuerIds: { equals: null as unknown as string[] } }, { issuerIds: { has: issuerId } }] };
 }
 
+/** The 404 of a group that is missing or another issuer's (the same answer: existence never leaks). */
+export function groupNotFound(chgId: string) {
+  return errors.notFound('chg_not_found', `No cardholder group ${chgId}.`);
+}
+
 export async function requireGroup(db: Reader, issuerId: string, chgId: string): Promise<CardholderGroup> {
   const group = await db.cardholderGroup.findFirst({ where: { id: chgId, issuerId } });
-  if (!group) throw errors.notFound('chg_not_found', `No cardholder group ${chgId}.`);
+  if (!group) throw groupNotFound(chgId);
   return group;
 }
 

@@ -3,13 +3,14 @@
 // because building the same insert through the ORM cost more CPU than everything else an
 // ingestion request does (bench/, CPU profile); the columns are the ingested_event table's.
 import type { Prisma } from '../../prisma/generated/client';
+import type { Db } from '../../prisma/client';
 
 export type EventRow = Prisma.IngestedEventCreateManyInput;
 
 const iso = (d: Date | string | null | undefined) => (d === null || d === undefined ? null : new Date(d).toISOString());
 
 /** Inserts the rows that are new; returns the external ids it inserted. */
-export async function insertNewEvents(tx: Prisma.TransactionClient, rows: EventRow[]): Promise<Set<string>> {
+export async function insertNewEvents(tx: Db | Prisma.TransactionClient, rows: EventRow[]): Promise<Set<string>> {
   const col = <T>(pick: (r: EventRow) => T) => rows.map(pick);
   const inserted = await tx.$queryRaw<Array<{ external_id: string }>>`
     INSERT INTO ingested_event (id, issuer_id, kind, external_id, fingerprint, state, payload, chg_id, cardholder_id, card_id,

@@ -1,5 +1,5 @@
 // Resolves the cardholder and card named by events (the issuer's externalIds or our
-// ch_/card_ ids) for one issuer, with two queries per batch whatever its size.
+// ch_/card_ ids) for one issuer, with one statement per batch whatever its size.
 import { isId } from '../../core/ids';
 import type { Db } from '../../prisma/client';
 import type { IngestedEvent } from './schemas';
@@ -27,10 +27,16 @@ interface CardRow {
 
 export async function resolveCards(db: Db, issuerId: string, events: IngestedEvent[]): Promise<Resolution[]> {
   const refs = [...new Set(events.map((e) => e.cardholderId))];
-  const cardholders: CardholderRow[] = await db.cardholder.findMany({
-    where: { issuerId, OR: [{ id: { in: refs.filter((r) => isId('ch', r)) } }, { externalId: { in: refs } }] },
-    select: { id: true, chgId: true, externalId: true, status: true, updatedAt: true },
-  });
+  const cardRefs = [...new Set(events.map((e) => e.cardId))];
+  // Cardholders and cards in one statement: a batch costs one round trip to resolve.
+  const rows = await db.$queryRaw<Array<{ kind: 'cardholder' | 'card'; id: string; externalId: string; chgId: string | null; status: string | null; updatedAt: Date | null; cardholderId: string | null }>>`
+    SELECT 'cardholder' AS kind, id, external_id AS "externalId", chg_id AS "chgId", status, updated_at AS "updatedAt", NULL AS "cardholderId"
+      FROM cardholder WHERE issuer_id = ${issuerId} AND (id = ANY(${refs.filter((r) => isId('ch', r))}::text[]) OR external_id = ANY(${refs}::text[]))
+    UNION ALL
+    SELECT 'card', id, external_id, NULL, NULL, NULL, cardholder_id
+      FROM card WHERE issuer_id = ${issuerId} AND (id = ANY(${cardRefs.filter((r) => isId('card', r))}::text[]) OR external_id = ANY(${cardRefs}::text[]))`;
+  const cardholders = rows.filter((r) => r.kind === 'cardholder') as CardholderRow[];
+  const cards = rows.filter((r) => r.kind === 'card') as CardRow[];
   const byId = new Map(cardholders.map((c) => [c.id, c]));
   // An externalId may have rows in several groups (it moved); the active one wins, else
   // the one touched last.
@@ -39,11 +45,6 @@ export async function resolveCards(db: Db, issuerId: string, events: IngestedEve
     const seen = byExternal.get(c.externalId);
     if (!seen || rank(c) > rank(seen)) byExternal.set(c.externalId, c);
   }
-  const cardRefs = [...new Set(events.map((e) => e.cardId))];
-  const cards: CardRow[] = await db.card.findMany({
-    where: { issuerId, OR: [{ id: { in: cardRefs.filter((r) => isId('card', r)) } }, { externalId: { in: cardRefs } }] },
-    select: { id: true, cardholderId: true, externalId: true },
-  });
   // Cards by the names an event may use (our id or the issuer's), so each event is a lookup.
   const cardsByName = new Map<string, CardRow[]>();
   for (const card of cards) {

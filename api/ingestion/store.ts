@@ -1,6 +1,6 @@
-// Stores a batch of events in one database transaction: the good ones are stored, the
-// bad ones are reported, and nothing else happens before the commit (API.md: "accepted"
-// means durably stored). Idempotency is the unique (issuer, kind, external id) index:
+// Stores a batch of events in one statement: the good ones are stored, the bad ones are
+// reported, and nothing else happens before the commit (API.md: "accepted" means durably
+// stored). Idempotency is the unique (issuer, kind, external id) index:
 // inserts skip existing keys, which are then compared with what was sent.
 import { errors, type ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
@@ -120,32 +120,30 @@ async function storeCandidates(
   fail: (c: Candidate, error: ApiError) => void,
 ): Promise<HandoverItem[]> {
   if (candidates.length === 0) return [];
-  return db.$transaction(async (tx) => {
-    const insertedIds = await insertNewEvents(tx, candidates.map((c) => c.row));
-    const handovers: HandoverItem[] = [];
-    const existingKeys = candidates.filter((c) => !insertedIds.has(c.event.id)).map((c) => c.event.id);
-    const existing = existingKeys.length
-      ? await tx.ingestedEvent.findMany({ where: { issuerId, kind, externalId: { in: existingKeys } } })
-      : [];
-    const stored = new Map(existing.map((e) => [e.externalId, e]));
-    for (const c of candidates) {
-      if (insertedIds.has(c.event.id)) {
-        if (c.row.handedOverAt === null) handovers.push(toHandover(c.row));
-        continue;
-      }
-      const row = stored.get(c.event.id)!;
-      const relation = classifyResubmission(kind, row, { fingerprint: c.row.fingerprint, state: c.row.state });
-      if (relation === 'conflict') fail(c, idConflict(c.event.id));
-      if (relation !== 'reversal') continue;
-      // Conditional, so two concurrent reversals record one state change.
-      const changed = await tx.ingestedEvent.updateMany({
-        where: { id: row.id, state: 'approved' },
-        data: { state: 'reversed', stateChangedAt: now, handedOverAt: null },
-      });
-      if (changed.count === 1) handovers.push(toHandover({ ...row, state: 'reversed' }));
+  // One statement stores the whole batch (and is atomic by itself): the usual batch of new
+  // events costs no transaction round trips. Resubmissions are compared afterwards.
+  const insertedIds = await insertNewEvents(db, candidates.map((c) => c.row));
+  const handovers: HandoverItem[] = [];
+  const existingKeys = candidates.filter((c) => !insertedIds.has(c.event.id)).map((c) => c.event.id);
+  const existing = existingKeys.length ? await db.ingestedEvent.findMany({ where: { issuerId, kind, externalId: { in: existingKeys } } }) : [];
+  const stored = new Map(existing.map((e) => [e.externalId, e]));
+  for (const c of candidates) {
+    if (insertedIds.has(c.event.id)) {
+      if (c.row.handedOverAt === null) handovers.push(toHandover(c.row));
+      continue;
     }
-    return handovers;
-  });
+    const row = stored.get(c.event.id)!;
+    const relation = classifyResubmission(kind, row, { fingerprint: c.row.fingerprint, state: c.row.state });
+    if (relation === 'conflict') fail(c, idConflict(c.event.id));
+    if (relation !== 'reversal') continue;
+    // Conditional, so two concurrent reversals record one state change.
+    const changed = await db.ingestedEvent.updateMany({
+      where: { id: row.id, state: 'approved' },
+      data: { state: 'reversed', stateChangedAt: now, handedOverAt: null },
+    });
+    if (changed.count === 1) handovers.push(toHandover({ ...row, state: 'reversed' }));
+  }
+  return handovers;
 }
 
 function toHandover(row: { id: string; issuerId: string; kind: string; state: string; workflowId: string; chgId: string; externalId: string }): HandoverItem {

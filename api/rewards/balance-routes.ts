@@ -5,9 +5,10 @@
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import type { AppDeps } from '../deps';
-import { requireGroup, requireVisibleMerchant } from '../catalogue/scope';
+import { groupNotFound } from '../catalogue/scope';
+import { loadGroupMerchant } from '../catalogue/group-merchant';
 import { fromDbMinor } from '../../core/ledger';
-import { rewardsSummary, brandedBuckets } from './summary';
+import { rewardsSummary } from './summary';
 import { activityPage, type ActivityQuery } from './activity';
 import { activityPageSchema, activityQuerySchema, expiringQuerySchema, expiringSchema, merchantBalanceSchema, summarySchema } from './balance-schemas';
 
@@ -37,9 +38,10 @@ export function balanceRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The summary.', schema: summarySchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, p.chgId);
-        ctx.body = await rewardsSummary(db, issuerId, p.chgId, clock.now());
+        // One statement, the group's ownership included: undefined means not this issuer's.
+        const summary = await rewardsSummary(db, issuerOf(ctx).id, p.chgId, clock.now());
+        if (!summary) throw groupNotFound(p.chgId);
+        ctx.body = summary;
       },
     }),
     defineRoute<unknown, ActivityQuery>({
@@ -55,9 +57,9 @@ export function balanceRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'One page of activity.', schema: activityPageSchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p, query }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, p.chgId);
-        ctx.body = await activityPage(db, issuerId, p.chgId, query);
+        const page = await activityPage(db, issuerOf(ctx).id, p.chgId, query);
+        if (!page) throw groupNotFound(p.chgId);
+        ctx.body = page;
       },
     }),
     defineRoute<unknown, { withinDays: number }>({
@@ -73,16 +75,21 @@ export function balanceRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The grants.', schema: expiringSchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p, query }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, p.chgId);
         const now = clock.now();
-        const rows = await db.rewardGrant.findMany({
-          where: { issuerId, chgId: p.chgId, remainingMinor: { gt: 0n }, expiresAt: { gt: now, lte: new Date(now.getTime() + query.withinDays * DAY_MS) } },
-          orderBy: [{ expiresAt: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }],
-          take: MAX_LISTED_GRANTS,
-        });
+        // One statement, the group's ownership included (no row: not this issuer's group).
+        const rows = await db.$queryRaw<Array<{ id: string | null; merchantId: string; remainingMinor: bigint; expiresAt: Date }>>`
+          SELECT x.id, x.merchant_id AS "merchantId", x.remaining_minor AS "remainingMinor", x.expires_at AS "expiresAt"
+            FROM cardholder_group g
+            LEFT JOIN LATERAL (
+              SELECT id, merchant_id, remaining_minor, expires_at, created_at FROM reward_grant
+               WHERE issuer_id = g.issuer_id AND chg_id = g.id AND remaining_minor > 0
+                 AND expires_at > ${now} AND expires_at <= ${new Date(now.getTime() + query.withinDays * DAY_MS)}
+               ORDER BY expires_at, created_at, id LIMIT ${MAX_LISTED_GRANTS}) x ON true
+           WHERE g.id = ${p.chgId} AND g.issuer_id = ${issuerOf(ctx).id}
+           ORDER BY x.expires_at, x.created_at, x.id`;
+        if (rows.length === 0) throw groupNotFound(p.chgId);
         ctx.body = {
-          data: rows.map((g) => ({ rewardGrantId: g.id, merchantId: g.merchantId, remainingMinor: fromDbMinor(g.remainingMinor), expiresAt: g.expiresAt.toISOString() })),
+          data: rows.filter((g) => g.id !== null).map((g) => ({ rewardGrantId: g.id!, merchantId: g.merchantId, remainingMinor: fromDbMinor(g.remainingMinor), expiresAt: g.expiresAt.toISOString() })),
         };
       },
     }),
@@ -100,29 +107,13 @@ export function balanceRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The balance.', schema: merchantBalanceSchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, p.chgId);
-        await requireVisibleMerchant(db, issuerId, p.merchantId);
-        const now = clock.now();
-        const [buckets, grants] = await db.$transaction(
-          (tx) => Promise.all([
-            brandedBuckets(tx, issuerId, p.chgId, now, p.merchantId),
-            tx.rewardGrant.findMany({
-              where: { issuerId, chgId: p.chgId, merchantId: p.merchantId, remainingMinor: { gt: 0n }, expiresAt: { gt: now } },
-              orderBy: [{ expiresAt: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }],
-              take: MAX_LISTED_GRANTS,
-            }),
-          ]),
-          { isolationLevel: 'RepeatableRead' },
-        );
+        const { balance, grants } = await loadGroupMerchant(db, issuerOf(ctx).id, p.chgId, p.merchantId, { grants: { at: clock.now(), limit: MAX_LISTED_GRANTS } });
         ctx.body = {
           merchantId: p.merchantId,
           currency: 'usd',
-          availableMinor: buckets.available,
-          notYetAvailableMinor: buckets.notYetAvailable,
-          expiringWithin30DaysMinor: buckets.expiringWithin30Days,
+          ...balance,
           grants: grants.map((g) => ({
-            rewardGrantId: g.id, remainingMinor: fromDbMinor(g.remainingMinor), availableAt: g.availableAt.toISOString(), expiresAt: g.expiresAt.toISOString(),
+            rewardGrantId: g.id, remainingMinor: g.remainingMinor, availableAt: g.availableAt.toISOString(), expiresAt: g.expiresAt.toISOString(),
           })),
         };
       },

@@ -5,20 +5,21 @@ import { issuerOf } from '../middleware/auth';
 import { errors } from '../../core/errors';
 import { isId } from '../../core/ids';
 import type { AppDeps } from '../deps';
-import { requireGroup } from '../catalogue/scope';
-import { rewardDetails } from './reward-detail';
+import { findRewardDetails, publicDetail } from './reward-detail';
+import { groupNotFound } from '../catalogue/scope';
 import { matchTraceSchema, overviewsBodySchema, overviewsSchema, rewardDetailSchema } from './schemas';
 
 export function transactionRoutes(deps: AppDeps): RouteSpec[] {
   const { db } = deps;
   const tag = 'Rewards';
   const params = { chgId: 'chg', txnId: 'txn' } as const;
-  // One query on the hot path; the group is looked at only to name what is missing.
-  const findTransaction = async (issuerId: string, chgId: string, txnId: string) => {
-    const event = await db.ingestedEvent.findFirst({ where: { id: txnId, issuerId, chgId, kind: 'settled' } });
-    if (event) return event;
-    await requireGroup(db, issuerId, chgId);
-    throw errors.notFound('transaction_not_found', `No transaction ${txnId} in group ${chgId}.`);
+  const transactionNotFound = (chgId: string, txnId: string) => errors.notFound('transaction_not_found', `No transaction ${txnId} in group ${chgId}.`);
+  /** One statement: the detail, and which 404 it is when there is none. */
+  const findDetail = async (issuerId: string, chgId: string, txnId: string) => {
+    const found = await findRewardDetails(db, issuerId, chgId, { transactionIds: [txnId] });
+    if (!found.groupFound) throw groupNotFound(chgId);
+    if (found.details.length === 0) throw transactionNotFound(chgId, txnId);
+    return publicDetail(found.details[0]);
   };
   return [
     defineRoute({
@@ -36,8 +37,7 @@ export function transactionRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The reward detail.', schema: rewardDetailSchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p }) {
-        const event = await findTransaction(issuerOf(ctx).id, p.chgId, p.txnId);
-        ctx.body = (await rewardDetails(db, [event]))[0];
+        ctx.body = await findDetail(issuerOf(ctx).id, p.chgId, p.txnId);
       },
     }),
     defineRoute<{ transactionIds?: string[]; externalIds?: string[] }>({
@@ -53,22 +53,19 @@ export function transactionRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'Found details, in request order, and the ids not found.', schema: overviewsSchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p, body }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, p.chgId);
         const transactionIds = body.transactionIds ?? [];
         const externalIds = body.externalIds ?? [];
         if (transactionIds.length + externalIds.length === 0 || transactionIds.length + externalIds.length > 100) {
           throw errors.validation('invalid_body', 'Send 1 to 100 ids in all.', [{ path: '/', message: 'must name 1 to 100 transactions' }]);
         }
-        const events = await db.ingestedEvent.findMany({
-          where: { issuerId, chgId: p.chgId, kind: 'settled', OR: [{ id: { in: transactionIds.filter((t) => isId('txn', t)) } }, { externalId: { in: externalIds } }] },
-        });
-        const details = new Map((await rewardDetails(db, events)).map((d) => [d.transactionId, d]));
-        const byExternal = new Map(events.map((e) => [e.externalId, e.id]));
+        const found = await findRewardDetails(db, issuerOf(ctx).id, p.chgId, { transactionIds: transactionIds.filter((t) => isId('txn', t)), externalIds });
+        if (!found.groupFound) throw groupNotFound(p.chgId);
+        const byId = new Map(found.details.map((d) => [d.transactionId, d]));
+        const byExternal = new Map(found.details.map((d) => [d.externalId, d]));
         const data = [];
         const notFound = [];
-        for (const id of transactionIds) (details.has(id) ? data.push(details.get(id)!) : notFound.push(id));
-        for (const id of externalIds) (byExternal.has(id) ? data.push(details.get(byExternal.get(id)!)!) : notFound.push(id));
+        for (const id of transactionIds) (byId.has(id) ? data.push(publicDetail(byId.get(id)!)) : notFound.push(id));
+        for (const id of externalIds) (byExternal.has(id) ? data.push(publicDetail(byExternal.get(id)!)) : notFound.push(id));
         ctx.body = { data, notFound };
       },
     }),
@@ -86,8 +83,9 @@ export function transactionRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The recorded decision.', schema: matchTraceSchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p }) {
-        const event = await findTransaction(issuerOf(ctx).id, p.chgId, p.txnId);
-        const [detail] = await rewardDetails(db, [event]);
+        const issuerId = issuerOf(ctx).id;
+        const detail = await findDetail(issuerId, p.chgId, p.txnId);
+        const event = await db.ingestedEvent.findFirstOrThrow({ where: { id: p.txnId, issuerId, chgId: p.chgId, kind: 'settled' } });
         ctx.body = {
           transactionId: event.id,
           externalId: event.externalId,

@@ -19,7 +19,7 @@ describe('earn and spend eligibility routes', () => {
   }
 
   it('previews a transaction: winning offer and estimated reward', async () => {
-    const { merchant, path } = await activated();
+    const { merchant, path } = await activated({ brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
     await createOffer(app, merchant.id, { cashbackRateBps: 200 });
     const best = await createOffer(app, merchant.id, { cashbackRateBps: 300, brandedRateBps: 200, maxRewardMinor: 400 });
     assert.equal((await issuer.call('PUT', `${path}/activation`, {})).status, 201);
@@ -29,6 +29,14 @@ describe('earn and spend eligibility routes', () => {
     const plain = await issuer.call('GET', `${path}/eligibility`);
     assert.equal(plain.body.estimatedRewardMinor, undefined);
     assert.equal(plain.body.eligibleOfferIds.length, 2);
+  });
+
+  it('estimates what settlement pays at a merchant without branded balance: cashback only', async () => {
+    const { merchant, path } = await activated(); // branded balance disabled
+    const offer = await createOffer(app, merchant.id, { cashbackRateBps: 300, brandedRateBps: 200 });
+    assert.equal((await issuer.call('PUT', `${path}/activation`, {})).status, 201);
+    const res = await issuer.call('GET', `${path}/eligibility?amountMinor=10000`);
+    assert.deepEqual([res.body.eligible, res.body.winningOfferId, res.body.estimatedRewardMinor], [true, offer.id, 300]);
   });
 
   it('reports merchant_not_activated and no_active_offer', async () => {

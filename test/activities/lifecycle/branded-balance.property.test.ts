@@ -99,7 +99,7 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
 
   async function checkLedgerAgrees(chgId: string, atMs: number): Promise<void> {
     await assertLedgerHealthy(app.db, issuer.id);
-    const summary = await rewardsSummary(app.db, issuer.id, chgId, new Date(atMs));
+    const summary = (await rewardsSummary(app.db, issuer.id, chgId, new Date(atMs)))!;
     const ledger = await ledgerSums(chgId);
     const c = summary.cashback;
     const b = summary.brandedBalance;
