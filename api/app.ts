@@ -60,7 +60,7 @@ export function createApp(deps: AppDeps): Koa {
   const router = new Router();
   mountRoutes(router, allRoutes(deps), createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache }));
   app.use(requestId(deps.logger));
-  app.use(accessLog());
+  app.use(accessLog(deps.logger));
   app.use(requestMetrics());
   app.use(errorHandler());
   app.use(jsonBody());

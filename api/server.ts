@@ -1,5 +1,9 @@
 // The API process: reads configuration, connects, listens, and shuts down gracefully
-// (stop accepting, let in-flight requests finish, then close the pool).
+// (stop accepting, let in-flight requests finish, then close the pool). With
+// API_PROCESSES > 1 this process forks that many copies of itself (node:cluster) which share
+// the port, each with its own pool, token cache and hand-over queue; it passes SIGINT and
+// SIGTERM on to them and exits when they have.
+import cluster from 'node:cluster';
 import { loadConfig, requireConnections } from '../core/config';
 import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
@@ -40,6 +44,7 @@ async function main(): Promise<void> {
   });
   const server = app.listen(config.port, config.host, () => {
     logger.info({ port: config.port, host: config.host }, 'API listening');
+    process.send?.({ ready: true });
   });
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'API shutting down');
@@ -55,9 +60,52 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+  // A copy whose primary died (killed, not stopped) stops too instead of serving on alone.
+  if (cluster.isWorker) process.once('disconnect', () => shutdown('primary gone'));
 }
 
-main().catch((err) => {
+function primary(processes: number): void {
+  const workers = Array.from({ length: processes }, () => cluster.fork());
+  let ready = 0;
+  for (const w of workers) {
+    w.on('message', (m: { ready?: boolean }) => {
+      // A parent that spawned us with an IPC channel (npm run bench) learns we listen.
+      if (m?.ready && ++ready === processes) process.send?.({ ready: true });
+    });
+  }
+  let stopping = false;
+  let crashed = false;
+  const stop = (signal: NodeJS.Signals) => {
+    stopping = true;
+    for (const w of workers) if (!w.isDead()) w.process.kill(signal);
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  cluster.on('exit', (worker, code) => {
+    // One copy dying takes the others down: the supervisor (npm start, systemd, Kubernetes)
+    // restarts the whole API, rather than this process hiding a crash loop.
+    if (!stopping) {
+      crashed = true;
+      console.error(`API process ${worker.process.pid} exited with ${code}; stopping the others`);
+      stop('SIGTERM');
+    }
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(crashed ? 1 : 0);
+  });
+}
+
+/** A bad configuration is reported by main(), with every problem listed. */
+function configuredProcesses(): number {
+  try {
+    return loadConfig().apiProcesses;
+  } catch {
+    return 1;
+  }
+}
+
+const processes = configuredProcesses();
+const start = processes > 1 && cluster.isPrimary ? async () => primary(processes) : main;
+
+start().catch((err) => {
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);
 });

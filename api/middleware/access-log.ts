@@ -1,8 +1,10 @@
 // One structured log line per request, after the response is decided.
 import type { Middleware } from 'koa';
+import type { Logger } from '../../core/logger';
 
-export function accessLog(): Middleware {
+export function accessLog(logger: Logger): Middleware {
   return async (ctx, next) => {
+    if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
     try {
       await next();

@@ -6,6 +6,7 @@ import { errors } from '../../core/errors';
 import type { Db } from '../../prisma/client';
 import { hashToken, isWellFormedToken, safeEqualHex } from '../../core/tokens';
 import type { TokenCache } from './token-cache';
+import { addLogContext } from './request-id';
 
 export type AuthKind = 'issuer' | 'operator' | 'none';
 
@@ -68,7 +69,7 @@ export function createGuards(deps: { db: Db; operatorToken: string; tokenCache?:
 
 function authenticate(ctx: Context, issuer: AuthenticatedIssuer): void {
   ctx.state.issuer = issuer;
-  ctx.state.log = ctx.state.log.child({ issuerId: issuer.id });
+  addLogContext(ctx, { issuerId: issuer.id });
 }
 
 export function issuerOf(ctx: Context): AuthenticatedIssuer {

@@ -2,6 +2,7 @@
 // the reward events tied to it: one statement for one transaction or a hundred, the group's
 // ownership check included, so reward-detail and reward-overviews cost one round trip.
 import type { Db } from '../../prisma/client';
+import { hotQuery, type HotStatement } from '../../prisma/hot';
 import { fromDbMinor } from '../../core/ledger';
 
 export type RewardStatus = 'matched' | 'not_matched' | 'pending' | 'reversed' | 'unknown';
@@ -39,23 +40,52 @@ export interface FoundDetails {
   details: Array<RewardDetail & { externalId: string }>;
 }
 
-/**
- * The settled transactions of the issuer's group named by our ids or the issuer's, with
- * their details. A purchase owns its earnings, spends and the clawbacks of its refunds; a
- * refund shows the clawbacks it caused.
- */
+/** A purchase owns its earnings, spends and the clawbacks of its refunds; a refund shows the clawbacks it caused. */
+const EVENTS_OF_E = `
+  (SELECT coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'type', r.type, 'amountMinor', r.amount_minor::text) ORDER BY r.occurred_at, r.id), '[]'::jsonb)
+     FROM (SELECT id, type, amount_minor, occurred_at FROM reward_event WHERE issuer_id = e.issuer_id AND transaction_id = e.id AND e.state <> 'refunded'
+           UNION ALL
+           SELECT id, type, amount_minor, occurred_at FROM reward_event WHERE issuer_id = e.issuer_id AND source_event_id = e.id AND e.state = 'refunded') r)`;
+
+const COLUMNS = `e.id, e.external_id AS "externalId", e.state, e.reward_status AS "rewardStatus", e.merchant_id AS "merchantId", ${EVENTS_OF_E} AS events`;
+
+// $1 issuer, $2 group, $3 transaction. The event's own issuer and group are the ownership
+// check; only when it is missing does the caller look at the group, to say which 404 it is.
+const ONE: HotStatement = {
+  name: 'reward_detail_v2',
+  text: `SELECT ${COLUMNS} FROM ingested_event e WHERE e.id = $3 AND e.issuer_id = $1 AND e.chg_id = $2 AND e.kind = 'settled'`,
+};
+
+const GROUP: HotStatement = {
+  name: 'group_exists_v1',
+  text: `SELECT 1 FROM cardholder_group WHERE id = $2 AND issuer_id = $1`,
+};
+
+const MANY: HotStatement = {
+  name: 'reward_overviews_v1',
+  text: `SELECT ${COLUMNS} FROM cardholder_group g
+           LEFT JOIN LATERAL (
+             SELECT id, issuer_id, external_id, state, reward_status, merchant_id FROM ingested_event
+              WHERE issuer_id = g.issuer_id AND chg_id = g.id AND kind = 'settled' AND id = ANY($3::text[])
+             UNION
+             SELECT id, issuer_id, external_id, state, reward_status, merchant_id FROM ingested_event
+              WHERE issuer_id = g.issuer_id AND chg_id = g.id AND kind = 'settled' AND external_id = ANY($4::text[])) e ON true
+          WHERE g.id = $2 AND g.issuer_id = $1`,
+};
+
+/** One settled transaction of the issuer's group: one statement when it exists. */
+export async function findRewardDetail(db: Db, issuerId: string, chgId: string, transactionId: string): Promise<FoundDetails> {
+  const rows = await hotQuery<DetailRow>(db, ONE, [issuerId, chgId, transactionId]);
+  if (rows.length > 0) return found(rows);
+  return { groupFound: (await hotQuery(db, GROUP, [issuerId, chgId])).length > 0, details: [] };
+}
+
+/** The settled transactions of the issuer's group named by our ids or the issuer's, in one statement. */
 export async function findRewardDetails(db: Db, issuerId: string, chgId: string, ids: { transactionIds?: string[]; externalIds?: string[] }): Promise<FoundDetails> {
-  const rows = await db.$queryRaw<DetailRow[]>`
-    SELECT e.id, e.external_id AS "externalId", e.state, e.reward_status AS "rewardStatus", e.merchant_id AS "merchantId",
-           (SELECT coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'type', r.type, 'amountMinor', r.amount_minor::text) ORDER BY r.occurred_at, r.id), '[]'::jsonb)
-              FROM reward_event r
-             WHERE r.issuer_id = e.issuer_id
-               AND ((e.state <> 'refunded' AND r.transaction_id = e.id) OR (e.state = 'refunded' AND r.source_event_id = e.id))) AS events
-      FROM cardholder_group g
-      LEFT JOIN ingested_event e
-        ON e.issuer_id = g.issuer_id AND e.chg_id = g.id AND e.kind = 'settled'
-       AND (e.id = ANY(${ids.transactionIds ?? []}::text[]) OR e.external_id = ANY(${ids.externalIds ?? []}::text[]))
-     WHERE g.id = ${chgId} AND g.issuer_id = ${issuerId}`;
+  return found(await hotQuery<DetailRow>(db, MANY, [issuerId, chgId, ids.transactionIds ?? [], ids.externalIds ?? []]));
+}
+
+function found(rows: DetailRow[]): FoundDetails {
   if (rows.length === 0) return { groupFound: false, details: [] };
   return { groupFound: true, details: rows.filter((r) => r.id !== null).map(toDetail) };
 }

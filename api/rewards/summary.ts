@@ -12,8 +12,8 @@
 //     found through partial indexes on open grants.
 // Hence, for branded balance: earned = spent + expired + clawedBack + available + notYetAvailable.
 // Resolves to undefined when the group is not the issuer's (the caller answers 404).
-import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
+import { hotQuery, type HotStatement } from '../../prisma/hot';
 import { accounts, fromDbMinor } from '../../core/ledger';
 
 export interface RewardsSummary {
@@ -32,20 +32,39 @@ interface SummaryRow {
   pending: string;
 }
 
-export async function rewardsSummary(db: Db, issuerId: string, chgId: string, at: Date): Promise<RewardsSummary | undefined> {
-  const [row] = await db.$queryRaw<SummaryRow[]>`
+/**
+ * Cashback previewed on authorizations that have not settled (and were not reversed or
+ * lapsed): what the group can expect, not yet owed. A settlement joins its authorization's
+ * workflow (one lifecycle per purchase), hence the match on workflow_id. Not in the ledger,
+ * because a preview posts nothing (DESIGN.md); never part of balanceMinor.
+ */
+const PENDING_CASHBACK = `
+  SELECT COALESCE(SUM((a.match_trace -> 'preview' ->> 'cashbackMinor')::bigint), 0)::text
+    FROM ingested_event a
+   WHERE a.issuer_id = g.issuer_id AND a.chg_id = g.id AND a.kind = 'auth' AND a.reward_status = 'previewed'
+     AND NOT EXISTS (SELECT 1 FROM ingested_event s
+                      WHERE s.workflow_id = a.workflow_id AND s.issuer_id = a.issuer_id AND s.kind = 'settled' AND s.state = 'settled')`;
+
+// $1 issuer, $2 group, $3 the group's cashback account, $4 the instant.
+const SUMMARY: HotStatement = {
+  name: 'rewards_summary_v1',
+  text: `
     SELECT
       (SELECT coalesce(jsonb_object_agg(x.type, x.amount::text), '{}'::jsonb)
          FROM (SELECT type, sum(amount_minor) AS amount FROM reward_total WHERE issuer_id = g.issuer_id AND chg_id = g.id GROUP BY type) x) AS flows,
-      (SELECT balance_minor::text FROM ledger_account WHERE id = ${accounts.chgCashback(issuerId, chgId).id}) AS cashback_balance,
+      (SELECT balance_minor::text FROM ledger_account WHERE id = $3) AS cashback_balance,
       (SELECT coalesce(sum(balance_minor), 0)::text FROM ledger_account
         WHERE issuer_id = g.issuer_id AND chg_id = g.id AND kind = 'chg_branded') AS branded_balance,
       (SELECT coalesce(sum(remaining_minor), 0)::text FROM reward_grant
-        WHERE issuer_id = g.issuer_id AND chg_id = g.id AND remaining_minor > 0 AND available_at > ${at} AND expires_at > ${at}) AS not_yet,
+        WHERE issuer_id = g.issuer_id AND chg_id = g.id AND remaining_minor > 0 AND available_at > $4 AND expires_at > $4) AS not_yet,
       (SELECT coalesce(sum(remaining_minor), 0)::text FROM reward_grant
-        WHERE issuer_id = g.issuer_id AND chg_id = g.id AND remaining_minor > 0 AND expires_at <= ${at}) AS awaiting,
-      (${pendingCashback()}) AS pending
-    FROM cardholder_group g WHERE g.id = ${chgId} AND g.issuer_id = ${issuerId}`;
+        WHERE issuer_id = g.issuer_id AND chg_id = g.id AND remaining_minor > 0 AND expires_at <= $4) AS awaiting,
+      (${PENDING_CASHBACK}) AS pending
+    FROM cardholder_group g WHERE g.id = $2 AND g.issuer_id = $1`,
+};
+
+export async function rewardsSummary(db: Db, issuerId: string, chgId: string, at: Date): Promise<RewardsSummary | undefined> {
+  const [row] = await hotQuery<SummaryRow>(db, SUMMARY, [issuerId, chgId, accounts.chgCashback(issuerId, chgId).id, at]);
   if (!row) return undefined;
   const flow = (type: string) => fromDbMinor(row.flows[type] ?? 0);
   const notYet = fromDbMinor(row.not_yet);
@@ -68,19 +87,4 @@ export async function rewardsSummary(db: Db, issuerId: string, chgId: string, at
       clawedBackMinor: flow('branded_clawed_back'),
     },
   };
-}
-
-/**
- * Cashback previewed on authorizations that have not settled (and were not reversed or
- * lapsed): what the group can expect, not yet owed. A settlement joins its authorization's
- * workflow (one lifecycle per purchase), hence the match on workflow_id. Not in the ledger, because a preview posts
- * nothing (DESIGN.md); never part of balanceMinor.
- */
-function pendingCashback(): Prisma.Sql {
-  return Prisma.sql`
-    SELECT COALESCE(SUM((a.match_trace -> 'preview' ->> 'cashbackMinor')::bigint), 0)::text
-      FROM ingested_event a
-     WHERE a.issuer_id = g.issuer_id AND a.chg_id = g.id AND a.kind = 'auth' AND a.reward_status = 'previewed'
-       AND NOT EXISTS (SELECT 1 FROM ingested_event s
-                        WHERE s.workflow_id = a.workflow_id AND s.issuer_id = a.issuer_id AND s.kind = 'settled' AND s.state = 'settled')`;
 }

@@ -5,7 +5,7 @@ import { issuerOf } from '../middleware/auth';
 import { errors } from '../../core/errors';
 import { isId } from '../../core/ids';
 import type { AppDeps } from '../deps';
-import { findRewardDetails, publicDetail } from './reward-detail';
+import { findRewardDetail, findRewardDetails, publicDetail } from './reward-detail';
 import { groupNotFound } from '../catalogue/scope';
 import { matchTraceSchema, overviewsBodySchema, overviewsSchema, rewardDetailSchema } from './schemas';
 
@@ -16,7 +16,7 @@ export function transactionRoutes(deps: AppDeps): RouteSpec[] {
   const transactionNotFound = (chgId: string, txnId: string) => errors.notFound('transaction_not_found', `No transaction ${txnId} in group ${chgId}.`);
   /** One statement: the detail, and which 404 it is when there is none. */
   const findDetail = async (issuerId: string, chgId: string, txnId: string) => {
-    const found = await findRewardDetails(db, issuerId, chgId, { transactionIds: [txnId] });
+    const found = await findRewardDetail(db, issuerId, chgId, txnId);
     if (!found.groupFound) throw groupNotFound(chgId);
     if (found.details.length === 0) throw transactionNotFound(chgId, txnId);
     return publicDetail(found.details[0]);

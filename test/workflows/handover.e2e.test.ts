@@ -114,6 +114,8 @@ function spawnApi(port: number, taskQueue: string): ChildProcess {
       DATABASE_URL: testDatabaseUrl(),
       TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: taskQueue,
+      // One process, so that SIGKILL kills all of the API at once.
+      API_PROCESSES: '1',
       OPERATOR_TOKEN,
       PORT: String(port),
       HOST: '127.0.0.1',
