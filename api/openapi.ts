@@ -2,7 +2,7 @@
 // ajv enforces, and every route's error responses use the one error object.
 import { errorObjectSchema } from './schemas/common';
 import { idPattern } from '../core/ids';
-import type { RouteSpec } from './route';
+import { bodyRequired, type RouteSpec } from './route';
 
 // Statuses any route can answer, whatever it does.
 const SHARED_ERRORS: Record<number, string> = {
@@ -86,7 +86,8 @@ function operation(route: RouteSpec): object {
     tags: [route.tag],
     security: route.auth === 'issuer' ? [{ IssuerApiToken: [] }] : route.auth === 'operator' ? [{ OperatorToken: [] }] : [],
     parameters,
-    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+    // A body of optional fields only may be left out (no body means {}), so it is not required.
+    ...(body ? { requestBody: { required: route.documentedBody ? true : bodyRequired(body), content: { 'application/json': { schema: body } } } } : {}),
     responses,
   };
 }

@@ -76,6 +76,12 @@ export function mountRoutes(router: Router, specs: RouteSpec[], guards: Record<A
   }
 }
 
+/** An object schema with required fields (or anything else) needs a body; all-optional objects do not. */
+export function bodyRequired(schema: object): boolean {
+  const s = schema as { type?: unknown; required?: unknown[]; minProperties?: number };
+  return !(s.type === 'object' && (s.required?.length ?? 0) === 0 && (s.minProperties ?? 0) === 0);
+}
+
 function readInput(ctx: Context, route: CompiledRoute): RouteInput<unknown, Record<string, unknown>> {
   const params = (ctx as Context & { params: Record<string, string> }).params ?? {};
   for (const [name, prefix] of Object.entries(route.spec.params ?? {})) {
@@ -91,8 +97,10 @@ function readInput(ctx: Context, route: CompiledRoute): RouteInput<unknown, Reco
   } else if (Object.keys(query).length > 0) {
     throw errors.validation('invalid_query', 'This route takes no query parameters.', Object.keys(query).map((k) => ({ path: `/${k}`, message: 'is not a known parameter' })));
   }
-  const body = (ctx.request as { body?: unknown }).body;
+  let body = (ctx.request as { body?: unknown }).body;
   if (route.body) {
+    // A body whose every field is optional may be left out entirely: no body means {}.
+    if (body === undefined && !bodyRequired(route.spec.body!)) body = {};
     if (body === undefined) throw errors.validation('invalid_body', 'A JSON request body is required.');
     assertValid(route.body, body, 'invalid_body', 'request body');
   }

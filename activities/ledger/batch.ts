@@ -2,7 +2,7 @@
 // balance changes, its reward events, the grant it opens and the draws it takes. On this
 // hardware a statement costs far more than its rows (a socket write each side, a parse, a
 // plan), so a settlement that took some forty statements through postTransfer and friends
-// takes one here; the rules are the same:
+// takes one here (the group's reward totals included); the rules are the same:
 //   - the caller holds the locks of every account the batch touches (ensureAndLockAccounts,
 //     in id order) and passes those rows: liability balances are checked against them before
 //     anything is written, and a database CHECK backs the check;
@@ -22,6 +22,7 @@ import {
 } from '../../core/ledger';
 import type { LockedAccount } from './accounts';
 import { isCheckViolation, type Tx } from './tx';
+import { totalsUpsert } from './reward-events';
 
 export interface BatchTransfer {
   id: string;
@@ -188,6 +189,10 @@ function ledgerCtes(batch: PostingBatch, plan: BatchPlan): Prisma.Sql[] {
                     ${text(e.map((r) => r.merchantId))}, ${text(e.map((r) => r.transactionId))}, ${text(e.map((r) => r.rewardGrantId))}, ${text(e.map((r) => r.offerId))},
                     ${text(e.map((r) => r.sourceEventId))}, ${text(e.map((r) => r.idempotencyKey))}, ${text(e.map((r) => r.description))})
              AS x(id, chg, type, amount, merchant, txn, grant_id, offer, source, key, description))`,
+    // The group's running totals, in the same statement as the events they count.
+    ...(e.length > 0
+      ? [Prisma.sql`reward_totals AS (${totalsUpsert(e.map((r) => ({ issuerId, chgId: r.chgId, merchantId: r.merchantId, offerId: r.offerId, type: r.type, amountMinor: r.amountMinor })))})`]
+      : []),
     Prisma.sql`grants AS (
       INSERT INTO reward_grant (id, issuer_id, chg_id, merchant_id, account_id, earn_transfer_id, source_transaction_id, amount_minor, remaining_minor, available_at, expires_at, created_at, updated_at)
       SELECT x.id, ${issuerId}, x.chg, x.merchant, x.account, x.earn, x.txn, x.amount, x.amount, x.available, x.expires, ${at}, ${at}

@@ -1,5 +1,5 @@
 // Reward events (`brevt_`): the cardholder-facing activity feed. Idempotent by key.
-import type { RewardEvent as RewardEventRow } from '../../prisma/generated/client';
+import { Prisma, type RewardEvent as RewardEventRow } from '../../prisma/generated/client';
 import { newId } from '../../core/ids';
 import { LedgerError, LEDGER_IDEMPOTENCY_CONFLICT, LEDGER_INVALID_INPUT, REWARD_EVENT_TYPES, fromDbMinor, requirePositiveMinor, type RewardEventType } from '../../core/ledger';
 import type { Tx } from './tx';
@@ -63,7 +63,10 @@ export async function recordRewardEvent(tx: Tx, input: RecordRewardEventInput): 
     createdAt: input.occurredAt,
   };
   const inserted = await tx.rewardEvent.createMany({ data: [data], skipDuplicates: true });
-  if (inserted.count === 1) return { event: toRewardEvent(data as RewardEventRow), created: true };
+  if (inserted.count === 1) {
+    await addToTotals(tx, [{ issuerId: data.issuerId, chgId: data.chgId, merchantId: data.merchantId, offerId: data.offerId, type: data.type, amountMinor: input.amountMinor }]);
+    return { event: toRewardEvent(data as RewardEventRow), created: true };
+  }
   const stored = toRewardEvent(await tx.rewardEvent.findUniqueOrThrow({ where: { idempotencyKey: input.idempotencyKey } }));
   // What the cardholder sees as money is content; ids and wording generated per attempt are not.
   const same = stored.issuerId === input.issuerId && stored.chgId === input.chgId && stored.type === input.type &&
@@ -74,4 +77,37 @@ export async function recordRewardEvent(tx: Tx, input: RecordRewardEventInput): 
     });
   }
   return { event: stored, created: false };
+}
+
+export interface TotalDelta {
+  issuerId: string;
+  chgId: string;
+  merchantId: string | null;
+  offerId: string | null;
+  type: string;
+  amountMinor: number;
+}
+
+/**
+ * The running totals the summary and the per-group caps read (migration reward_totals), added
+ * to in the transaction that records the events; keys in order, as every writer takes them.
+ */
+export async function addToTotals(tx: Tx, deltas: TotalDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  await tx.$executeRaw`${totalsUpsert(deltas)}`;
+}
+
+/** The upsert as SQL, for a caller that writes it inside a larger statement (batch.ts). */
+export function totalsUpsert(deltas: TotalDelta[]): Prisma.Sql {
+  const col = <T>(pick: (d: TotalDelta) => T) => deltas.map(pick);
+  return Prisma.sql`
+    INSERT INTO reward_total (issuer_id, chg_id, merchant_id, offer_id, type, amount_minor, event_count)
+    SELECT x.issuer, x.chg, coalesce(x.merchant, ''), coalesce(x.offer, ''), x.type, sum(x.amount), count(*)
+      FROM unnest(${col((d) => d.issuerId)}::text[], ${col((d) => d.chgId)}::text[], ${col((d) => d.merchantId)}::text[],
+                  ${col((d) => d.offerId)}::text[], ${col((d) => d.type)}::text[], ${col((d) => String(d.amountMinor))}::text[]::bigint[])
+           AS x(issuer, chg, merchant, offer, type, amount)
+     GROUP BY 1, 2, 3, 4, 5
+     ORDER BY 1, 2, 3, 4, 5
+    ON CONFLICT (issuer_id, chg_id, merchant_id, offer_id, type) DO UPDATE
+      SET amount_minor = reward_total.amount_minor + EXCLUDED.amount_minor, event_count = reward_total.event_count + EXCLUDED.event_count`;
 }

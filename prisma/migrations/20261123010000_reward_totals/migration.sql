@@ -1,11 +1,11 @@
--- Running totals of reward events per group, merchant, offer and type, kept by a statement-level
--- trigger in the transaction that writes the events. Reads that used to sum a group's whole
--- history (the rewards summary; the per-group offer caps a settlement and the eligibility check
--- apply) read a few rows instead, however long the history. Reward events are immutable (the
--- trigger below refuses changes), so a total only ever grows with inserts, and every total
--- equals the sum of its events (checked after every generated history by
--- test/activities/lifecycle/branded-balance.property.test.ts). '' stands for "no merchant" and
--- "no offer" in the key.
+-- Running totals of reward events per group, merchant, offer and type, written in the same
+-- statement or transaction as the events (activities/ledger/batch.ts, reward-events.ts). Reads
+-- that used to sum a group's whole history (the rewards summary; the per-group offer caps a
+-- settlement and the eligibility check apply) read a few rows instead, however long the
+-- history. Reward events are immutable (the trigger below refuses changes), so a total only
+-- ever grows with inserts, and every total equals the sum of its events (ledgerInvariants,
+-- checked after every test scenario and every generated history of the property test).
+-- '' stands for "no merchant" and "no offer" in the key.
 CREATE TABLE "reward_total" (
     "issuer_id" TEXT NOT NULL,
     "chg_id" TEXT NOT NULL,
@@ -17,23 +17,6 @@ CREATE TABLE "reward_total" (
     CONSTRAINT "reward_total_pkey" PRIMARY KEY ("issuer_id", "chg_id", "merchant_id", "offer_id", "type"),
     CONSTRAINT "reward_total_amount_minor_check" CHECK ("amount_minor" >= 0)
 );
-
-CREATE FUNCTION reward_total_add() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  -- One upsert per statement, in key order (the same order in every writer).
-  INSERT INTO reward_total (issuer_id, chg_id, merchant_id, offer_id, type, amount_minor, event_count)
-  SELECT issuer_id, chg_id, coalesce(merchant_id, ''), coalesce(offer_id, ''), type, sum(amount_minor), count(*)
-    FROM new_events
-   GROUP BY 1, 2, 3, 4, 5
-   ORDER BY 1, 2, 3, 4, 5
-  ON CONFLICT (issuer_id, chg_id, merchant_id, offer_id, type) DO UPDATE
-    SET amount_minor = reward_total.amount_minor + EXCLUDED.amount_minor,
-        event_count = reward_total.event_count + EXCLUDED.event_count;
-  RETURN NULL;
-END $$;
-
-CREATE TRIGGER "reward_total_after_insert" AFTER INSERT ON "reward_event"
-  REFERENCING NEW TABLE AS new_events FOR EACH STATEMENT EXECUTE FUNCTION reward_total_add();
 
 CREATE FUNCTION reward_event_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -1,4 +1,4 @@
-// The running totals of reward events (migration reward_totals): kept by a trigger in the
+// The running totals of reward events (migration reward_totals): written with the events in the
 // posting's transaction, checked by ledgerInvariants after every test scenario. This file
 // shows the check fire on a total that drifted, and reward events refusing to change (the
 // totals only ever add inserts).
