@@ -18,6 +18,8 @@ export interface ActivityDeps {
   /** The client the sweeper hands events over with. */
   temporal: { client: Client; taskQueue: string };
   faults?: LifecycleDeps['faults'];
+  /** This process's webhook relay (worker/webhook-relay.ts), when it runs one. */
+  relay?: LifecycleDeps['relay'];
   /** Tests only: a shorter webhook HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }

@@ -38,16 +38,16 @@ async function main(): Promise<void> {
   await ensureSchedules(client, config.temporalTaskQueue);
   const clock = { now: () => new Date() };
   const temporal = { client, taskQueue: config.temporalTaskQueue };
+  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: { db, logger, clock, temporal },
+    deps: { db, logger, clock, temporal, relay },
     maxConcurrentActivities: config.databasePoolSize,
   });
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');
   const running = worker.run();
-  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl });
   // A parent that spawned us with an IPC channel (npm run bench) learns we are polling.
   process.send?.({ ready: true });
   await running;

@@ -1,6 +1,8 @@
 // The webhook relay: runs in every worker process and delivers the first attempt of each
-// webhook straight from the outbox (activities/webhooks/outbox.ts), woken by the NOTIFY of
-// the transaction that wrote it. A webhook delivered on its first attempt costs Temporal
+// webhook straight from the outbox (activities/webhooks/outbox.ts). A webhook written by a step
+// of this process comes to it directly after the commit, already claimed (`take`); any other
+// (written elsewhere, or left by a relay that died) is claimed from the table, woken by the
+// NOTIFY of the transaction that wrote it or by the poll. A webhook delivered on its first attempt costs Temporal
 // nothing; one whose first attempt fails is handed to its own WebhookDelivery workflow
 // (webhook/<evt id>), which runs the rest of the retry schedule as durable timers, every
 // attempt recorded, inspectable and replayable in the UI.
@@ -14,7 +16,7 @@ import type { Client } from '@temporalio/client';
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import { listen, type Listener } from '../prisma/listen';
-import { claimOutbox, markRelayed, OUTBOX_CHANNEL, releaseClaim, type OutboxRow } from '../activities/webhooks/outbox';
+import { claimOutbox, markRelayed, OUTBOX_CHANNEL, releaseClaim, type LocalRelay, type OutboxRow } from '../activities/webhooks/outbox';
 import { attemptAndRecord, resultOf } from '../activities/webhooks/attempt';
 import { startDeliveryRetries } from '../activities/webhooks/start-delivery';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
@@ -53,14 +55,16 @@ export interface RelayDeps {
   webhookAttemptTimeoutMs?: number;
 }
 
-export interface WebhookRelay {
+export interface WebhookRelay extends LocalRelay {
   /** Stops claiming, waits for the attempts in flight, gives back what was claimed but not started. */
   stop(): Promise<void>;
 }
 
 export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptions> = {}): WebhookRelay {
   const options = { ...DEFAULT_RELAY_OPTIONS, ...overrides };
-  const queued = new Map<string, OutboxRow[]>(); // per issuer, claimed and waiting for a slot
+  // Per issuer, claimed and waiting for a slot, with when the claim began.
+  const queued = new Map<string, Array<OutboxRow & { claimedAtMs: number }>>();
+  const enqueue = (row: OutboxRow) => queued.set(row.issuerId, [...(queued.get(row.issuerId) ?? []), { ...row, claimedAtMs: performance.now() }]);
   const inFlight = new Map<string, number>();
   const running = new Set<Promise<void>>();
   let total = 0;
@@ -100,6 +104,10 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
     for (const [issuerId, rows] of queued) {
       while (rows.length > 0 && total < options.concurrency && (inFlight.get(issuerId) ?? 0) < options.perIssuer) {
         const row = rows.shift()!;
+        // Waited so long behind a slow receiver that the claim may lapse while sending: leave
+        // it to the table (its claim expires, then a relay claims it) rather than risk a
+        // second relay sending it too.
+        if (performance.now() - row.claimedAtMs > options.claimMs / 2) continue;
         total++;
         inFlight.set(issuerId, (inFlight.get(issuerId) ?? 0) + 1);
         const done = relayOne(row).finally(() => {
@@ -120,7 +128,7 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
     if (room <= 0) return;
     const busy = new Set([...queued.keys(), ...inFlight.keys()].filter((issuerId) => held(issuerId) >= options.perIssuer));
     const rows = await claimOutbox(deps.db, { limit: room, perIssuer: options.perIssuer, claimMs: options.claimMs, skipIssuers: [...busy] });
-    for (const row of rows) queued.set(row.issuerId, [...(queued.get(row.issuerId) ?? []), row]);
+    for (const row of rows) enqueue(row);
     // A full claim means more may be waiting: look again without waiting for a notification.
     if (rows.length === room) dirty = true;
   }
@@ -152,6 +160,13 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
   })();
 
   return {
+    claimMs: options.claimMs,
+    take(row) {
+      // A stopping relay leaves the row to its claim's expiry and the next relay.
+      if (stopping) return;
+      enqueue(row);
+      dispatch();
+    },
     async stop() {
       stopping = true;
       wake?.();

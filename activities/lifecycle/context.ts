@@ -19,6 +19,7 @@ import type { IngestedEvent as EventPayload } from '../../api/ingestion/schemas'
 import { NON_RETRYABLE } from '../../workflows/activity-options';
 import { ensureAccounts, lockAccounts, type LockedAccount } from '../ledger/accounts';
 import type { KnownAccounts } from '../ledger/known-accounts';
+import { ENDPOINT_JSON, toEndpoint, type AttemptState, type JsonAttemptState } from '../webhooks/attempt';
 
 type Tx = Prisma.TransactionClient;
 
@@ -74,6 +75,8 @@ export interface DecisionContext {
   accounts: Map<string, LockedAccount>;
   /** A settlement's authorization (`auth_`), when the issuer named one that was ingested. */
   authorizationId: string | null;
+  /** The issuer's webhook endpoint, for the first attempt of the step's webhook. */
+  endpoint: AttemptState['endpoint'];
 }
 
 interface Head {
@@ -86,6 +89,7 @@ interface Head {
   cardStatus: 'active' | 'inactive';
   candidates: MatchableMerchant[];
   authorizationId: string | null;
+  endpoint: JsonAttemptState['endpoint'];
 }
 
 /**
@@ -104,6 +108,7 @@ export async function lockEventWithContext(
            (SELECT status FROM cardholder WHERE id = e.cardholder_id) AS "cardholderStatus",
            (SELECT status FROM card WHERE id = e.card_id) AS "cardStatus",
            (SELECT a.id FROM ingested_event a WHERE a.issuer_id = e.issuer_id AND a.kind = 'auth' AND a.external_id = e.authorization_external_id) AS "authorizationId",
+           ${ENDPOINT_JSON(Prisma.raw('e.issuer_id'))} AS endpoint,
            -- Sandbox names its merchant (payload.merchantId); production matches on every
            -- merchant the issuer may see.
            (SELECT coalesce(jsonb_agg(jsonb_build_object('id', m.id, 'matchDescriptorPatterns', m.match_descriptor_patterns,
@@ -115,9 +120,9 @@ export async function lockEventWithContext(
      WHERE e.id = ${eventId}
        FOR UPDATE OF e`;
   if (!row) throw notFound(eventId);
-  const { environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, ...event } = row;
+  const { environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint, ...event } = row;
   if (event.processedAt) return { event };
-  const head: Head = { event, issuerId: event.issuerId, environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId };
+  const head: Head = { event, issuerId: event.issuerId, environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint };
   return { event, context: await loadRest(tx, head, at, options) };
 }
 
@@ -133,6 +138,7 @@ async function loadRest(tx: Tx, head: Head, at: Date, options: { lockAccounts: b
     event, payload, match,
     issuer: { id: head.issuerId, environment: head.environment, brandedAvailabilityDelayDays: head.issuerDelayDays },
     groupStatus: head.groupStatus, cardholderStatus: head.cardholderStatus, cardStatus: head.cardStatus, authorizationId: head.authorizationId,
+    endpoint: toEndpoint(head.endpoint),
   };
   if (!match.merchantId) {
     return { ...base, merchant: null, offers: [], earnOffers: [], activation: null, earnedSoFarByOffer: {}, grants: [], accounts: new Map() };

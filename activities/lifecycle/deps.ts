@@ -2,6 +2,7 @@
 import type { Db } from '../../prisma/client';
 import type { Logger } from '../../core/logger';
 import type { KnownAccounts } from '../ledger/known-accounts';
+import type { LocalRelay } from '../webhooks/outbox';
 
 export interface LifecycleDeps {
   db: Db;
@@ -9,6 +10,8 @@ export interface LifecycleDeps {
   clock: { now(): Date };
   /** Accounts this process saw committed: settlements skip creating them. */
   knownAccounts?: KnownAccounts;
+  /** This process's webhook relay: a step's webhook goes to it directly after the commit. */
+  relay?: LocalRelay;
   /** Fault injection for crash-safety tests; never set in production. */
   faults?: {
     beforeActivity?(activity: string, eventId: string): Promise<void> | void;

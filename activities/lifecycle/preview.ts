@@ -3,6 +3,7 @@
 // a qualified_auth webhook record is written when it qualifies.
 import { Prisma } from '../../prisma/generated/client';
 import { webhookWrite } from '../webhooks/record';
+import { writtenOutboxRow, type OutboxRow } from '../webhooks/outbox';
 import { lockEvent, lockEventWithContext } from './context';
 import { decideReward } from './decide';
 import { storedOutcome } from './stored-outcome';
@@ -11,7 +12,8 @@ import type { StepInput, StepOutcome } from './types';
 
 export async function previewAuthorization(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
-  return deps.db.$transaction(async (tx) => {
+  let written: OutboxRow | undefined;
+  const outcome = await deps.db.$transaction(async (tx) => {
     const { event, context } = await lockEventWithContext(tx, input.eventId, at, { lockAccounts: false });
     if (!context) return storedOutcome(tx, event);
     const decision = decideReward(context, at);
@@ -26,7 +28,7 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
           sourceEventId: event.id,
           at,
           data: { chgId: event.chgId, authorizationId: event.id, externalId: event.externalId, merchantId: decision.merchantId, currency: 'usd', rewardEventIds: [], rewardGrantIds: [], ...preview },
-        })
+        }, deps.relay?.claimMs)
       : undefined;
     // One statement: the outcome, and the webhook record with its NOTIFY.
     await tx.$queryRaw`
@@ -36,8 +38,13 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
          WHERE id = ${event.id})
       ${webhook ? Prisma.sql`, ${webhook.cte}` : Prisma.empty}
       SELECT 1 AS written ${webhook ? Prisma.sql`, ${webhook.select}` : Prisma.empty}`;
-    return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id };
+    if (webhook) {
+      written = writtenOutboxRow({ id: webhook.id, issuerId: event.issuerId, type: 'qualified_auth', sourceEventId: event.id, data: webhook.data, createdAt: at }, context.endpoint);
+    }
+    return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id } satisfies StepOutcome;
   });
+  if (written) deps.relay?.take(written);
+  return outcome;
 }
 
 /** The authorization was reversed before settlement: its preview no longer holds. */

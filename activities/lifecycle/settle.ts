@@ -11,6 +11,7 @@ import { accounts, allocateDraw, compareFifo, sumMinor, fromDbMinor, type Alloca
 import { Prisma } from '../../prisma/generated/client';
 import { newTransferId, writeBatch, type PostingBatch } from '../ledger/batch';
 import { webhookWrite } from '../webhooks/record';
+import { writtenOutboxRow, type OutboxRow } from '../webhooks/outbox';
 import { lockEventWithContext, type DecisionContext } from './context';
 import { decideReward, type RewardDecision } from './decide';
 import { storedOutcome } from './stored-outcome';
@@ -23,6 +24,7 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
   const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   await deps.faults?.beforeActivity?.('settleTransaction', input.eventId);
   let lockedAccountIds: string[] = [];
+  let written: OutboxRow | undefined;
   const outcome = await deps.db.$transaction(async (tx) => {
     const { event, context: ctx } = await lockEventWithContext(tx, input.eventId, at, { lockAccounts: true, known: deps.knownAccounts });
     if (!ctx) return storedOutcome(tx, event);
@@ -42,7 +44,7 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
             merchantId: ctx.merchant!.id, rewardEventIds, rewardGrantIds, currency: 'usd',
             earnedAmountMinor: cashbackMinor + brandedMinor, cashbackMinor, brandedMinor, spentAmountMinor: spentMinor,
           },
-        })
+        }, deps.relay?.claimMs)
       : undefined;
     await writeBatch(tx, batch, ctx.accounts, {
       ctes: [
@@ -54,10 +56,14 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
       ],
       select: webhook ? [webhook.select] : [],
     });
+    if (webhook) {
+      written = writtenOutboxRow({ id: webhook.id, issuerId: event.issuerId, type: 'qualified_settlement', sourceEventId: event.id, data: webhook.data, createdAt: at }, ctx.endpoint);
+    }
     return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id } satisfies StepOutcome;
   });
-  // Committed: the accounts exist from now on, whatever this process does next.
+  // Committed: the accounts exist from now on, and the webhook goes to this process's relay.
   for (const id of lockedAccountIds) deps.knownAccounts?.add(id);
+  if (written) deps.relay?.take(written);
   // Test seam for crash safety: lets a test fail the activity after its commit.
   await deps.faults?.afterCommit?.('settleTransaction', input.eventId);
   return outcome;

@@ -86,16 +86,20 @@ function undeliverableReason(endpoint: AttemptState['endpoint'], type: string): 
   return null;
 }
 
+/** The issuer's endpoint as JSON (see toAttemptState), given an SQL expression for the issuer id. */
+export const ENDPOINT_JSON = (issuerId: Prisma.Sql) => Prisma.sql`
+  (SELECT jsonb_build_object('url', ep.url, 'enabledTypes', ep.enabled_types, 'secret', ep.secret, 'previousSecret', ep.previous_secret,
+          'previousSecretExpiresAt', ep.previous_secret_expires_at)
+     FROM webhook_endpoint ep WHERE ep.issuer_id = ${issuerId})`;
+
 /** Columns of the attempt state, for this module's load and the relay's claim (outbox.ts). */
 export const ATTEMPT_STATE_COLUMNS = (attemptNumber: number) => Prisma.sql`
   jsonb_build_object('id', w.id, 'issuerId', w.issuer_id, 'type', w.type, 'createdAt', w.created_at, 'data', w.data, 'status', w.status) AS webhook,
-  (SELECT jsonb_build_object('url', ep.url, 'enabledTypes', ep.enabled_types, 'secret', ep.secret, 'previousSecret', ep.previous_secret,
-          'previousSecretExpiresAt', ep.previous_secret_expires_at)
-     FROM webhook_endpoint ep WHERE ep.issuer_id = w.issuer_id) AS endpoint,
+  ${ENDPOINT_JSON(Prisma.raw('w.issuer_id'))} AS endpoint,
   (SELECT jsonb_build_object('outcome', a.outcome, 'statusCode', a.status_code, 'error', a.error)
      FROM webhook_attempt a WHERE a.webhook_id = w.id AND a.attempt_number = ${attemptNumber}) AS recorded`;
 
-interface JsonAttemptState {
+export interface JsonAttemptState {
   webhook: Omit<AttemptState['webhook'], 'createdAt'> & { createdAt: string };
   endpoint: (Omit<NonNullable<AttemptState['endpoint']>, 'previousSecretExpiresAt'> & { previousSecretExpiresAt: string | null }) | null;
   recorded: AttemptState['recorded'];
@@ -103,11 +107,12 @@ interface JsonAttemptState {
 
 /** JSON columns (ATTEMPT_STATE_COLUMNS) into an AttemptState. */
 export function toAttemptState(row: JsonAttemptState): AttemptState {
-  return {
-    webhook: { ...row.webhook, createdAt: new Date(row.webhook.createdAt) },
-    endpoint: row.endpoint && { ...row.endpoint, previousSecretExpiresAt: row.endpoint.previousSecretExpiresAt === null ? null : new Date(row.endpoint.previousSecretExpiresAt) },
-    recorded: row.recorded,
-  };
+  return { webhook: { ...row.webhook, createdAt: new Date(row.webhook.createdAt) }, endpoint: toEndpoint(row.endpoint), recorded: row.recorded };
+}
+
+/** ENDPOINT_JSON into the endpoint of an AttemptState. */
+export function toEndpoint(json: JsonAttemptState['endpoint']): AttemptState['endpoint'] {
+  return json && { ...json, previousSecretExpiresAt: json.previousSecretExpiresAt === null ? null : new Date(json.previousSecretExpiresAt) };
 }
 
 async function loadAttemptState(db: Db, webhookId: string, attemptNumber: number): Promise<AttemptState | undefined> {

@@ -17,6 +17,18 @@ export interface OutboxRow {
 }
 
 /**
+ * The relay of this process, as the steps that write webhooks see it. A step writes its webhook
+ * already claimed for `claimMs` (no NOTIFY, no claim query) and, once committed, hands it over
+ * with what its first attempt needs: on the usual path a webhook then costs the database one
+ * more statement, its attempt's record. If this process dies first, the claim expires and any
+ * relay takes the row from the table.
+ */
+export interface LocalRelay {
+  claimMs: number;
+  take(row: OutboxRow): void;
+}
+
+/**
  * Claims the oldest rows nobody holds: at most `limit` in all and `perIssuer` of one issuer
  * (so one issuer's burst cannot fill a relay), none of the `skipIssuers` (issuers whose
  * receiver already has a relay's full share in flight). A claim lasts `claimMs`.
@@ -56,4 +68,13 @@ export async function releaseClaim(db: Db, ids: string[], retryInMs: number): Pr
   await db.$executeRaw`
     UPDATE webhook SET relay_claimed_until = now() + ${retryInMs} * interval '1 millisecond'
      WHERE id = ANY(${ids}::text[]) AND relayed_at IS NULL`;
+}
+
+/** A webhook a step of this process has just written and claimed, as its relay takes it. */
+export function writtenOutboxRow(
+  webhook: { id: string; issuerId: string; type: string; sourceEventId: string; data: Record<string, unknown>; createdAt: Date },
+  endpoint: AttemptState['endpoint'],
+): OutboxRow {
+  const { sourceEventId, ...stored } = webhook;
+  return { id: webhook.id, issuerId: webhook.issuerId, sourceEventId, type: webhook.type, state: { webhook: { ...stored, status: 'delivering' }, endpoint, recorded: null } };
 }

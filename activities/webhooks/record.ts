@@ -35,16 +35,25 @@ export async function recordWebhook(
 /**
  * The same record as a CTE and a NOTIFY for a caller's single write statement (the
  * settlement's; activities/ledger/batch.ts). No existence check: the caller holds the lock of
- * the source event and has seen it unprocessed, so no record of it can exist yet.
+ * the source event and has seen it unprocessed, so no record of it can exist yet. With
+ * `claimMs`, the row is written claimed for the caller's own relay (outbox.ts, LocalRelay) and
+ * no relay is woken.
  */
-export function webhookWrite(input: { issuerId: string; type: WebhookType; sourceEventId: string; data: Record<string, unknown>; at: Date }): { id: string; cte: Prisma.Sql; select: Prisma.Sql } {
+export function webhookWrite(
+  input: { issuerId: string; type: WebhookType; sourceEventId: string; data: Record<string, unknown>; at: Date },
+  claimMs?: number,
+): { id: string; data: Record<string, unknown>; cte: Prisma.Sql; select: Prisma.Sql } {
   const id = newId('evt');
-  const data = JSON.stringify({ ...input.data, webhookId: id });
+  const data = { ...input.data, webhookId: id };
+  const claimed = claimMs !== undefined;
   return {
     id,
+    data,
     cte: Prisma.sql`webhook_record AS (
-      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, created_at, updated_at)
-      VALUES (${id}, ${input.issuerId}, ${input.type}, ${input.sourceEventId}, ${`${input.type}:${input.sourceEventId}`}, ${data}::jsonb, ${input.at}, ${input.at}))`,
-    select: Prisma.sql`pg_notify(${OUTBOX_CHANNEL}, '')::text AS notified`,
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, status, relay_claimed_until, created_at, updated_at)
+      VALUES (${id}, ${input.issuerId}, ${input.type}, ${input.sourceEventId}, ${`${input.type}:${input.sourceEventId}`}, ${JSON.stringify(data)}::jsonb,
+              ${claimed ? 'delivering' : 'pending'}, ${claimed ? Prisma.sql`now() + ${claimMs} * interval '1 millisecond'` : Prisma.sql`NULL`},
+              ${input.at}, ${input.at}))`,
+    select: claimed ? Prisma.sql`'claimed' AS notified` : Prisma.sql`pg_notify(${OUTBOX_CHANNEL}, '')::text AS notified`,
   };
 }

@@ -50,14 +50,14 @@ export async function startStack(
   const client = new Client({ connection: clientConnection });
   const workerConnection = await NativeConnection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const clock = options.clock ?? { now: () => new Date() };
+  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: { client, taskQueue }, databaseUrl: testDatabaseUrl() }, options.relay);
   const worker = await createWorker({
     connection: workerConnection,
     namespace: 'default',
     taskQueue,
-    deps: { db, logger, clock, temporal: { client, taskQueue }, faults: options.faults },
+    deps: { db, logger, clock, temporal: { client, taskQueue }, faults: options.faults, relay },
   });
   const running = worker.run();
-  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: { client, taskQueue }, databaseUrl: testDatabaseUrl() }, options.relay);
   const handover = createHandoverQueue((items) => handOver({ client, db, taskQueue }, items, () => new Date()), logger);
   const app = await startTestApp({ db, handover, temporal: { client, taskQueue } });
   return {
