@@ -31,8 +31,8 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
   description?: string;
   tag: string;
   auth: AuthKind;
-  /** Path parameters that are typed ids, by parameter name. */
-  params?: Record<string, IdPrefix>;
+  /** Path parameters that are typed ids, by parameter name (one prefix, or any of several). */
+  params?: Record<string, IdPrefix | readonly IdPrefix[]>;
   query?: object;
   body?: object;
   /**
@@ -86,7 +86,8 @@ function readInput(ctx: Context, route: CompiledRoute): RouteInput<unknown, Reco
   const params = (ctx as Context & { params: Record<string, string> }).params ?? {};
   for (const [name, prefix] of Object.entries(route.spec.params ?? {})) {
     if (!isId(prefix, params[name])) {
-      throw errors.validation('invalid_id', `${name} must be a ${prefix}_ id (${prefix}_ followed by a lowercase UUID).`, [
+      const named = typeof prefix === 'string' ? `${prefix}_` : prefix.map((p) => `${p}_`).join(' or ');
+      throw errors.validation('invalid_id', `${name} must be a ${named} id (the prefix followed by a lowercase UUID).`, [
         { path: `/${name}`, message: `must match ${idPattern(prefix)}` },
       ]);
     }

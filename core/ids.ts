@@ -13,12 +13,14 @@ export function newId(prefix: IdPrefix): string {
 }
 
 /** The JSON-schema pattern of one id kind, shared by validation and the OpenAPI document. */
-export function idPattern(prefix: IdPrefix): string {
-  return `^${prefix}_${UUID}$`;
+/** The pattern of ids of one prefix, or of any of several (`^(auth|txn)_...$`). */
+export function idPattern(prefix: IdPrefix | readonly IdPrefix[]): string {
+  return typeof prefix === 'string' ? `^${prefix}_${UUID}$` : `^(${prefix.join('|')})_${UUID}$`;
 }
 
 const compiled = new Map<IdPrefix, RegExp>(ID_PREFIXES.map((p) => [p, new RegExp(idPattern(p))]));
 
-export function isId(prefix: IdPrefix, value: unknown): value is string {
+export function isId(prefix: IdPrefix | readonly IdPrefix[], value: unknown): value is string {
+  if (typeof prefix !== 'string') return prefix.some((p) => isId(p, value));
   return typeof value === 'string' && compiled.get(prefix)!.test(value);
 }

@@ -14,7 +14,8 @@ import { matchMerchant, type MatchableMerchant, type MerchantMatch } from '../..
 import type { EarnOffer } from '../../core/rules/eligibility';
 import type { SpendGrant } from '../../core/rules/spend-eligibility';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
-import { accounts, fromDbMinor, type AccountRef } from '../../core/ledger';
+import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
+import { accounts, assert, fromDbMinor, isLiability, type AccountRef } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../api/ingestion/schemas';
 import { NON_RETRYABLE } from '../../workflows/activity-options';
 import { ensureAccounts, lockAccounts, type LockedAccount } from '../ledger/accounts';
@@ -148,8 +149,12 @@ async function loadRest(tx: Tx, head: Head, at: Date, options: { lockAccounts: b
   return {
     ...base,
     ...details,
-    // A merchant without branded balance cannot fund it: its offers earn cashback only.
-    earnOffers: details.offers.map((o) => (details.merchant?.brandedEnabled ? o : { ...o, brandedRateBps: 0 })),
+    // Branded balance the merchant cannot fund, or that could never be spent before it
+    // expires, is not earned: such offers pay cashback only (core/rules/branded-rate.ts).
+    earnOffers: details.offers.map((o) => ({
+      ...o,
+      brandedRateBps: details.merchant ? effectiveBrandedRateBps(o.brandedRateBps, details.merchant, head.issuerDelayDays) : 0,
+    })),
     accounts: locked,
   };
 }
@@ -159,17 +164,32 @@ export function purchaseAccounts(issuerId: string, chgId: string, merchantId: st
   return [accounts.merchantReceivable(issuerId, merchantId), accounts.chgCashback(issuerId, chgId), accounts.chgBranded(issuerId, chgId, merchantId)];
 }
 
-/** Creates the accounts this process has not seen yet, then locks all of them in id order. */
+/**
+ * Creates the accounts this process has not seen yet (in id order), then locks the group's
+ * liability accounts, whose balances the posting checks. The merchant's receivable is shared
+ * by every group buying there: locking it up front would queue all of a merchant's
+ * settlements behind each other for their whole transaction, so it is left to the balance
+ * update of the write statement, which holds it only until the commit. It sorts after the
+ * group's accounts (ids are issuer:kind:..., and "merchant_receivable" > "chg_*"), so the
+ * order every poster takes locks in is kept, and as an asset it has no balance to check.
+ */
 async function lockPurchaseAccounts(tx: Tx, refs: AccountRef[], at: Date, known?: KnownAccounts): Promise<Map<string, LockedAccount>> {
   const missing = known ? refs.filter((r) => !known.has(r.id)) : refs;
   if (missing.length > 0) await ensureAccounts(tx, missing, at);
-  const locked = await lockAccounts(tx, refs.map((r) => r.id));
+  const liabilities = refs.filter((r) => isLiability(r.kind));
+  const locked = await lockAccounts(tx, liabilities.map((r) => r.id));
   // A known account missing here was never created: forget it and fail this attempt (its
   // retry creates it). Callers add accounts to `known` only after their commit.
-  const lost = refs.filter((r) => !locked.has(r.id));
+  const lost = liabilities.filter((r) => !locked.has(r.id));
   if (lost.length > 0) {
     for (const r of lost) known?.delete(r.id);
     throw new Error(`ledger accounts ${lost.map((r) => r.id).join(', ')} not found`);
+  }
+  for (const r of refs.filter((ref) => !isLiability(ref.kind))) {
+    assert(r.id > liabilities[liabilities.length - 1].id, `${r.id} must sort after the group's accounts`);
+    // Not locked and its balance not read: the write statement adds to it, a missing row fails
+    // that statement's balance count.
+    locked.set(r.id, { id: r.id, kind: r.kind, normalSide: r.normalSide, balanceMinor: Number.NaN });
   }
   return locked;
 }

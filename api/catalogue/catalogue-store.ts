@@ -74,8 +74,17 @@ export async function saveMerchant(db: Db, input: MerchantInput, actor: string, 
       await tx.merchant.create({ data: { ...merchantData(input), name: input.name, category: input.category, id: merchantId, createdAt: now, updatedAt: now } });
     }
     await setIssuerIds(tx, merchantId, existing ? input.issuerIds : input.issuerIds ?? undefined);
+    const saved = await tx.merchant.findUniqueOrThrow({ where: { id: merchantId } });
+    // Balance that becomes available only once it has expired could never be spent.
+    if (saved.brandedAvailabilityDelayDays >= saved.brandedExpiryDays) {
+      throw errors.validation(
+        'availability_not_before_expiry',
+        `The availability delay (${saved.brandedAvailabilityDelayDays} days) must be shorter than the expiry (${saved.brandedExpiryDays} days).`,
+        [{ path: '/brandedBalance/availabilityDelayDays', message: 'must be less than expiryDays' }],
+      );
+    }
     await recordAudit(tx, { actor, action: existing ? 'merchant.update' : 'merchant.create', targetId: merchantId, details: { ...input } }, now);
-    return { merchant: await tx.merchant.findUniqueOrThrow({ where: { id: merchantId } }), created: !existing };
+    return { merchant: saved, created: !existing };
   });
 }
 

@@ -32,7 +32,7 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The decision.', schema: eligibilitySchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p, query }) {
-        const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(db, issuerOf(ctx).id, p.chgId, p.merchantId, {
+        const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(db, issuerOf(ctx), p.chgId, p.merchantId, {
           offers: true, activation: true, earned: true,
         });
         const at = query.at ? new Date(query.at) : clock.now();
@@ -71,7 +71,7 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
       async handle(ctx, { params: p, query }) {
         const issuer = issuerOf(ctx);
         const now = clock.now();
-        const { group, merchant, grants } = await loadGroupMerchant(db, issuer.id, p.chgId, p.merchantId, { grants: { at: now, limit: MAX_SPEND_GRANTS } });
+        const { group, merchant, grants } = await loadGroupMerchant(db, issuer, p.chgId, p.merchantId, { grants: { at: now, limit: MAX_SPEND_GRANTS } });
         const decision = evaluateSpend({
           merchant: {
             status: merchant.status,

@@ -11,6 +11,7 @@ import { fromDbMinor } from '../../core/ledger';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import type { EarnOffer } from '../../core/rules/eligibility';
 import { groupNotFound } from './scope';
+import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 
 export interface GroupMerchant {
   group: { id: string; status: CatalogueStatus };
@@ -20,8 +21,9 @@ export interface GroupMerchant {
     brandedEnabled: boolean;
     brandedSpendMinimumMinor: number;
     brandedAvailabilityDelayDays: number;
+    brandedExpiryDays: number;
   };
-  /** The merchant's offers as they earn: with branded balance disabled, cashback only. */
+  /** The merchant's offers as they earn: the effective branded rate (core/rules/branded-rate.ts). */
   offers: EarnOffer[];
   activation: { status: CatalogueStatus; activatedAt: Date } | null;
   earnedSoFarByOffer: Record<string, number>;
@@ -54,12 +56,20 @@ interface Row {
   balance: { available: string; notYet: string; expiring30: string } | null;
 }
 
-export async function loadGroupMerchant(db: Db, issuerId: string, chgId: string, merchantId: string, parts: Parts): Promise<GroupMerchant> {
+export async function loadGroupMerchant(
+  db: Db,
+  issuer: { id: string; brandedAvailabilityDelayDays: number },
+  chgId: string,
+  merchantId: string,
+  parts: Parts,
+): Promise<GroupMerchant> {
+  const issuerId = issuer.id;
   const none = Prisma.sql`NULL::jsonb`;
   const [row] = await db.$queryRaw<Row[]>`
     SELECT g.status AS group_status,
       (SELECT jsonb_build_object('id', m.id, 'status', m.status, 'brandedEnabled', m.branded_enabled,
-              'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days)
+              'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
+              'brandedExpiryDays', m.branded_expiry_days)
          FROM merchant m WHERE m.id = ${merchantId} AND (m.issuer_ids IS NULL OR ${issuerId} = ANY(m.issuer_ids))) AS merchant,
       ${parts.offers ? Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'cashbackRateBps', o.cashback_rate_bps, 'brandedRateBps', o.branded_rate_bps,
               'minSpendMinor', o.min_spend_minor::text, 'maxRewardMinor', o.max_reward_minor::text, 'maxRewardPerChgMinor', o.max_reward_per_chg_minor::text,
@@ -98,8 +108,8 @@ export async function loadGroupMerchant(db: Db, issuerId: string, chgId: string,
       minSpendMinor: fromDbMinor(o.minSpendMinor),
       mccs: o.mccs && o.mccs.length > 0 ? o.mccs : null,
       cashbackRateBps: o.cashbackRateBps,
-      // As settlement pays it: a merchant without branded balance cannot fund branded earn.
-      brandedRateBps: merchant.brandedEnabled ? o.brandedRateBps : 0,
+      // As settlement pays it.
+      brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, merchant, issuer.brandedAvailabilityDelayDays),
       maxRewardMinor: o.maxRewardMinor === null ? null : fromDbMinor(o.maxRewardMinor),
       maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
     })),

@@ -2,6 +2,7 @@
 // integer before it becomes a JSON number.
 import type { Activation, Merchant, Offer } from '../../prisma/generated/client';
 import { fromDbMinor } from '../../core/ledger';
+import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { offerStatusAt, type CatalogueStatus } from '../../core/rules/offer-status';
 import type { EarnOffer } from '../../core/rules/eligibility';
 
@@ -107,5 +108,22 @@ export function toEarnOffer(o: Offer): EarnOffer {
     brandedRateBps: o.brandedRateBps,
     maxRewardMinor: nullableMinor(o.maxRewardMinor),
     maxRewardPerChgMinor: nullableMinor(o.maxRewardPerChgMinor),
+  };
+}
+
+/** The merchant fields an issuer's view of an offer depends on. */
+export type OfferMerchant = Pick<Merchant, 'status' | 'brandedEnabled' | 'brandedAvailabilityDelayDays' | 'brandedExpiryDays'>;
+
+/**
+ * An offer as an issuer sees it: live only while its merchant is active too, and with the
+ * branded rate it really pays there (core/rules/branded-rate.ts), as eligibility estimates
+ * and settlement pays. The operator's view (presentAdminOffer) shows the catalogue as set.
+ */
+export function presentIssuerOffer(o: Offer & { merchant: OfferMerchant }, issuerDelayDays: number, now: Date) {
+  const catalogueStatus = o.status === 'active' && o.merchant.status === 'active' ? 'active' : 'inactive';
+  return {
+    ...presentOffer(o, now),
+    brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, o.merchant, issuerDelayDays),
+    status: offerStatusAt({ ...toWindow(o), catalogueStatus }, now),
   };
 }

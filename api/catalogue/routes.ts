@@ -2,14 +2,14 @@
 // Every route first checks the group belongs to the caller; merchants hidden from the
 // issuer answer 404 exactly like missing ones.
 import { defineRoute, type RouteSpec } from '../route';
-import { issuerOf } from '../middleware/auth';
+import { issuerOf, type AuthenticatedIssuer } from '../middleware/auth';
 import { decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
 import type { Prisma } from '../../prisma/generated/client';
 import { idSchema } from '../schemas/common';
 import { merchantSchema, offerSchema } from './schemas';
-import { presentMerchant, presentOffer } from './present';
-import { requireGroup, requireVisibleMerchant, requireVisibleOffer, visibleTo } from './scope';
+import { presentIssuerOffer, presentMerchant } from './present';
+import { OFFER_MERCHANT_FIELDS, requireGroup, requireVisibleMerchant, requireVisibleOffer, visibleTo } from './scope';
 import { OFFER_ORDER, offerListWhere, type OfferFilters } from './offer-query';
 
 interface MerchantListQuery {
@@ -32,11 +32,17 @@ export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
   const tag = 'Merchants and offers';
   const offerPage = { description: 'A page of offers, by startsAt then id.', schema: pageSchema(offerSchema) };
 
-  async function listOffers(issuerId: string, query: OfferListQuery) {
+  async function listOffers(issuer: AuthenticatedIssuer, query: OfferListQuery) {
     const now = clock.now();
-    const rows = await db.offer.findMany({ where: offerListWhere(visibleTo(issuerId), query, now), orderBy: OFFER_ORDER, take: query.limit + 1 });
+    const delay = issuer.brandedAvailabilityDelayDays;
+    const rows = await db.offer.findMany({
+      where: offerListWhere(visibleTo(issuer.id), query, now, delay),
+      include: { merchant: { select: OFFER_MERCHANT_FIELDS } },
+      orderBy: OFFER_ORDER,
+      take: query.limit + 1,
+    });
     const page = toPage(rows, query.limit, (o) => [o.startsAt.toISOString(), o.id]);
-    return { data: page.data.map((o) => presentOffer(o, now)), nextCursor: page.nextCursor };
+    return { data: page.data.map((o) => presentIssuerOffer(o, delay, now)), nextCursor: page.nextCursor };
   }
 
   return [
@@ -115,7 +121,7 @@ export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
       async handle(ctx, { params, query }) {
         const issuerId = issuerOf(ctx).id;
         await requireGroup(db, issuerId, params.chgId);
-        ctx.body = await listOffers(issuerId, query);
+        ctx.body = await listOffers(issuerOf(ctx), query);
       },
     }),
     defineRoute({
@@ -131,7 +137,7 @@ export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
       async handle(ctx, { params }) {
         const issuerId = issuerOf(ctx).id;
         await requireGroup(db, issuerId, params.chgId);
-        ctx.body = presentOffer(await requireVisibleOffer(db, issuerId, params.offerId), clock.now());
+        ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId), issuerOf(ctx).brandedAvailabilityDelayDays, clock.now());
       },
     }),
     defineRoute<unknown, OfferListQuery>({
@@ -149,7 +155,7 @@ export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
         const issuerId = issuerOf(ctx).id;
         await requireGroup(db, issuerId, params.chgId);
         await requireVisibleMerchant(db, issuerId, params.merchantId);
-        ctx.body = await listOffers(issuerId, { ...query, merchantId: params.merchantId });
+        ctx.body = await listOffers(issuerOf(ctx), { ...query, merchantId: params.merchantId });
       },
     }),
     defineRoute({
@@ -166,7 +172,7 @@ export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
         const issuerId = issuerOf(ctx).id;
         await requireGroup(db, issuerId, params.chgId);
         await requireVisibleMerchant(db, issuerId, params.merchantId);
-        ctx.body = presentOffer(await requireVisibleOffer(db, issuerId, params.offerId, params.merchantId), clock.now());
+        ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId, params.merchantId), issuerOf(ctx).brandedAvailabilityDelayDays, clock.now());
       },
     }),
   ];

@@ -10,14 +10,14 @@ export function operationsAdminRoutes(deps: AppDeps): RouteSpec[] {
       method: 'post',
       path: '/admin/v1/transactions/{txnId}/reprocess',
       operationId: 'reprocessTransaction',
-      summary: 'Re-run the processing of a transaction that ended unknown',
+      summary: 'Re-run the processing of a transaction (txn_) or an authorization preview (auth_) that ended unknown',
       description:
         'Only transactions whose status is unknown (processing failed for good) are reprocessed; others are a 409 ' +
         'not_reprocessable. The status goes back to pending and the purchase workflow re-runs the step; activities are ' +
         'idempotent, so nothing posts twice. Written to the operator audit log.',
       tag: 'Operator',
       auth: 'operator',
-      params: { txnId: 'txn' },
+      params: { txnId: ['txn', 'auth'] },
       body: { type: 'object', additionalProperties: false, properties: { reason: { type: 'string', minLength: 1, maxLength: 500 } } },
       responses: {
         202: {

@@ -107,7 +107,7 @@ export function balanceRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The balance.', schema: merchantBalanceSchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p }) {
-        const { balance, grants } = await loadGroupMerchant(db, issuerOf(ctx).id, p.chgId, p.merchantId, { grants: { at: clock.now(), limit: MAX_LISTED_GRANTS } });
+        const { balance, grants } = await loadGroupMerchant(db, issuerOf(ctx), p.chgId, p.merchantId, { grants: { at: clock.now(), limit: MAX_LISTED_GRANTS } });
         ctx.body = {
           merchantId: p.merchantId,
           currency: 'usd',

@@ -77,7 +77,7 @@ describe('issuer catalogue routes', () => {
     let merchant: any;
     let offers: Record<string, any>;
     before(async () => {
-      merchant = await createMerchant(app);
+      merchant = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
       offers = {
         cashback: await createOffer(app, merchant.id, { startsAt: daysFromNow(-5) }),
         branded: await createOffer(app, merchant.id, { cashbackRateBps: 0, brandedRateBps: 300, startsAt: daysFromNow(-4) }),
@@ -106,6 +106,54 @@ describe('issuer catalogue routes', () => {
       assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${merchant.id}&type=cashback&status=active`, 50)), [offers.cashback.id, offers.both.id]);
       assertError(await issuer.call('GET', `${path}?status=paused`), 400, 'invalid_query');
       assertError(await issuer.call('GET', `${base()}/offers?merchantId=nope`), 400, 'invalid_query');
+    });
+
+    it('lists offers of an inactive merchant as ended, never as active', async () => {
+      const closing = await createMerchant(app);
+      const offer = await createOffer(app, closing.id, { startsAt: daysFromNow(-1) });
+      const path = `${base()}/merchant/${closing.id}/offers`;
+      assert.deepEqual(ids(await walkPages(issuer, `${path}?status=active`, 50)), [offer.id]);
+      await app.operator('PATCH', `/admin/v1/merchants/${closing.id}`, { status: 'inactive' });
+      assert.deepEqual(ids(await walkPages(issuer, `${path}?status=active`, 50)), []);
+      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${closing.id}&status=active`, 50)), []);
+      assert.deepEqual(ids(await walkPages(issuer, `${path}?status=ended`, 50)), [offer.id]);
+      assert.equal((await issuer.call('GET', `${base()}/offer/${offer.id}`)).body.status, 'ended');
+    });
+
+    it('shows the branded rate an offer pays: 0 where the merchant has no branded balance, and not under type=branded', async () => {
+      const plain = await createMerchant(app); // branded balance disabled
+      const offer = await createOffer(app, plain.id, { cashbackRateBps: 300, brandedRateBps: 200 });
+      const listed = await walkPages(issuer, `${base()}/merchant/${plain.id}/offers`, 50);
+      assert.deepEqual(listed.map((o) => [o.id, o.cashbackRateBps, o.brandedRateBps]), [[offer.id, 300, 0]]);
+      assert.equal((await issuer.call('GET', `${base()}/offer/${offer.id}`)).body.brandedRateBps, 0);
+      assert.deepEqual(ids(await walkPages(issuer, `${base()}/merchant/${plain.id}/offers?type=branded`, 50)), []);
+      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${plain.id}&type=cashback`, 50)), [offer.id]);
+      // The operator sees the catalogue as set.
+      assert.equal(offer.brandedRateBps, 200);
+    });
+
+    it('shows no branded rate to an issuer whose availability delay reaches the merchant\'s expiry', async () => {
+      const short = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 30 } });
+      const offer = await createOffer(app, short.id, { cashbackRateBps: 100, brandedRateBps: 400 });
+      const patient = await newIssuer(app);
+      const patientChg = await createGroup(patient);
+      assert.equal((await app.operator('PATCH', `/admin/v1/issuers/${patient.id}`, { brandedAvailabilityDelayDays: 30 })).status, 200);
+      assert.equal((await patient.call('GET', `/api/v2/chg/${patientChg}/offer/${offer.id}`)).body.brandedRateBps, 0);
+      assert.deepEqual(ids(await walkPages(patient, `/api/v2/chg/${patientChg}/offers?merchantId=${short.id}&type=branded`, 50)), []);
+      // Another issuer, with no delay, is paid the branded rate there.
+      assert.equal((await issuer.call('GET', `${base()}/offer/${offer.id}`)).body.brandedRateBps, 400);
+      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${short.id}&type=branded`, 50)), [offer.id]);
+    });
+
+    it('refuses a merchant whose branded balance would become available only after it expired', async () => {
+      const res = await app.operator('POST', '/admin/v1/merchants', {
+        name: uniq('Merchant'), category: 'dining', brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 30, expiryDays: 30 },
+      });
+      assertError(res, 400, 'availability_not_before_expiry');
+      const ok = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 10, expiryDays: 30 } });
+      assertError(await app.operator('PATCH', `/admin/v1/merchants/${ok.id}`, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 10, expiryDays: 10 } }), 400, 'availability_not_before_expiry');
+      const after = await app.operator('GET', `/admin/v1/merchants/${ok.id}`);
+      assert.equal(after.body.brandedBalance.expiryDays, 30, 'the refused update changed nothing');
     });
 
     it('reads one offer on both routes with the API.md shape', async () => {
