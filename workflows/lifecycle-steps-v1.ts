@@ -30,14 +30,16 @@ export function stepsV1(record: LifecycleRecord): StepRunner {
       upsertSearchAttributes([{ key: RewardsTransactionId, value: [...record.transactionIds] }]);
       record.publishedIds = [...record.transactionIds];
     },
-    async run(step, activity) {
+    async run(step, activity, options) {
       try {
         const outcome: StepOutcome = await posting[activity](stepInput(step));
         record.summary.steps.push({ ...step, status: outcome.status });
-        upsertSearchAttributes([
-          { key: RewardsStatus, value: outcome.status },
-          ...(outcome.merchantId ? [{ key: RewardsMerchantId, value: outcome.merchantId }] : []),
-        ]);
+        if (!options?.keepStatus) {
+          upsertSearchAttributes([
+            { key: RewardsStatus, value: outcome.status },
+            ...(outcome.merchantId ? [{ key: RewardsMerchantId, value: outcome.merchantId }] : []),
+          ]);
+        }
         if (outcome.webhookId) await bookkeeping.startWebhookDelivery({ webhookId: outcome.webhookId });
         return outcome.status;
       } catch (err) {

@@ -37,8 +37,12 @@ export interface LifecycleRecord {
 export interface StepRunner {
   /** The loop took this event: it belongs to the purchase from now on. */
   take(eventId: string): void;
-  /** Runs the step's activity; a failure for good marks the event unknown. Returns the status. */
-  run(step: Pending, activity: PostingStep): Promise<string>;
+  /**
+   * Runs the step's activity; a failure for good marks the event unknown. Returns the status.
+   * With keepStatus the outcome is not published as the workflow's RewardsStatus (a late
+   * authorization must not hide its settlement's outcome).
+   */
+  run(step: Pending, activity: PostingStep, options?: { keepStatus?: boolean }): Promise<string>;
   markUnknown(step: Pending, reason: string): Promise<void>;
 }
 
@@ -51,15 +55,16 @@ export function newLifecycleRecord(): LifecycleRecord {
 
 export function leanSteps(record: LifecycleRecord): StepRunner {
   // One upsert per outcome, carrying the transaction ids only when one joined since the last.
-  const publishOutcome = (status: string, merchantId?: string) => {
+  const publishOutcome = (status: string | undefined, merchantId?: string) => {
     const ids = [...record.publishedIds, ...record.transactionIds.filter((id) => !record.publishedIds.includes(id))];
     const newIds = ids.length > record.publishedIds.length;
     record.publishedIds = ids;
-    upsertSearchAttributes([
-      { key: RewardsStatus, value: status },
+    const updates = [
+      ...(status ? [{ key: RewardsStatus, value: status }] : []),
       ...(merchantId ? [{ key: RewardsMerchantId, value: merchantId }] : []),
       ...(newIds ? [{ key: RewardsTransactionId, value: ids }] : []),
-    ]);
+    ];
+    if (updates.length > 0) upsertSearchAttributes(updates);
   };
 
   const markUnknown = async (step: Pending, reason: string) => {
@@ -72,7 +77,7 @@ export function leanSteps(record: LifecycleRecord): StepRunner {
     take(eventId) {
       if (!record.transactionIds.includes(eventId)) record.transactionIds.push(eventId);
     },
-    async run(step, activity) {
+    async run(step, activity, options) {
       let outcome: StepOutcome;
       try {
         outcome = await postings[activity](stepInput(step));
@@ -83,7 +88,8 @@ export function leanSteps(record: LifecycleRecord): StepRunner {
         return 'unknown';
       }
       record.summary.steps.push({ ...step, status: outcome.status, ...(outcome.webhookId ? { webhookId: outcome.webhookId } : {}) });
-      publishOutcome(outcome.status, outcome.merchantId);
+      if (options?.keepStatus) publishOutcome(undefined);
+      else publishOutcome(outcome.status, outcome.merchantId);
       return outcome.status;
     },
     markUnknown,

@@ -11,12 +11,14 @@
 //      and the activities read what earlier runs posted from the database.
 // Each step is one local activity and one search-attribute upsert (lifecycle-steps.ts);
 // runs started before that shape keep theirs (lifecycle-steps-v1.ts, chosen by input.shape).
+// An authorization that arrives after its settlement is recorded against it, with no
+// preview (the step finds the settlement; a new run for it ends at once).
 // An activity that fails for good marks its event `unknown` for an operator to reprocess
 // (the `reprocess` signal re-runs that step; its activity is idempotent).
 // Webhook records written by a step sit in the outbox; the worker's relay delivers them and
 // hands a failing one to its own WebhookDelivery workflow, so the purchase never waits on
 // a receiver.
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, patched, setHandler } from '@temporalio/workflow';
 import {
   authorizationSignal,
   refundSignal,
@@ -36,6 +38,9 @@ export const DEFAULT_SETTLEMENT_TIMEOUT_MS = 10 * 24 * 60 * 60 * 1000;
 // A refund whose purchase has not been settled yet waits for it, but not forever.
 const REFUND_WAIT_MS = 60 * 60 * 1000;
 const MAX_REFUND_WAITS = 72;
+
+// Runs that took an authorization after their settlement before this change skipped it.
+const LATE_AUTHORIZATION_PATCH = 'record-late-authorization';
 
 // Settlements go before refunds, so a refund in the same batch as its purchase finds it posted.
 const PRIORITY: Record<LifecycleSignalName, number> = { authorization: 0, reversal: 1, settlement: 2, refund: 3 };
@@ -93,8 +98,12 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     steps.take(next.eventId);
     switch (next.signal) {
       case 'authorization':
-        if (settledCount === 0 && (await steps.run(next, 'previewAuthorization')) === 'previewed') {
-          previewOf = next.eventId;
+        if (settledCount === 0) {
+          if ((await steps.run(next, 'previewAuthorization')) === 'previewed') previewOf = next.eventId;
+        } else if (patched(LATE_AUTHORIZATION_PATCH)) {
+          // It came after its settlement: the step records it against the settlement (no
+          // preview, no webhook) and leaves the purchase's status as the settlement set it.
+          await steps.run(next, 'previewAuthorization', { keepStatus: true });
         }
         break;
       case 'reversal':

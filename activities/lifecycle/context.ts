@@ -93,23 +93,36 @@ interface Head {
   endpoint: JsonAttemptState['endpoint'];
 }
 
+/** The processed settlement of an authorization's purchase, when the authorization came late. */
+export interface SettledPurchase {
+  settlementId: string;
+  merchantId: string | null;
+}
+
 /**
  * Locks the event and reads the head of its context in one statement. Returns the event
- * alone when it was processed before (a retried activity answers from what it stored).
+ * alone when it was processed before (a retried activity answers from what it stored), and
+ * with `settledPurchase` instead of a context when it is an authorization whose purchase has
+ * already been settled (it arrived late: there is nothing left to preview).
  */
 export async function lockEventWithContext(
   tx: Tx,
   eventId: string,
   at: Date,
   options: { lockAccounts: boolean; known?: KnownAccounts },
-): Promise<{ event: IngestedEvent; context?: DecisionContext }> {
-  const [row] = await tx.$queryRaw<Array<IngestedEvent & Omit<Head, 'event' | 'issuerId'>>>`
+): Promise<{ event: IngestedEvent; context?: DecisionContext; settledPurchase?: SettledPurchase }> {
+  const [row] = await tx.$queryRaw<Array<IngestedEvent & Omit<Head, 'event' | 'issuerId'> & { settledPurchase: SettledPurchase | null }>>`
     SELECT ${EVENT_COLUMNS}, i.environment, i.branded_availability_delay_days AS "issuerDelayDays",
            (SELECT status FROM cardholder_group WHERE id = e.chg_id) AS "groupStatus",
            (SELECT status FROM cardholder WHERE id = e.cardholder_id) AS "cardholderStatus",
            (SELECT status FROM card WHERE id = e.card_id) AS "cardStatus",
            (SELECT a.id FROM ingested_event a WHERE a.issuer_id = e.issuer_id AND a.kind = 'auth' AND a.external_id = e.authorization_external_id) AS "authorizationId",
            ${ENDPOINT_JSON(Prisma.raw('e.issuer_id'))} AS endpoint,
+           -- One purchase, one workflow id: a settlement of this authorization that was processed.
+           (SELECT jsonb_build_object('settlementId', s.id, 'merchantId', s.merchant_id) FROM ingested_event s
+             WHERE e.kind = 'auth' AND s.workflow_id = e.workflow_id AND s.issuer_id = e.issuer_id
+               AND s.kind = 'settled' AND s.state = 'settled' AND s.reward_status <> 'pending'
+             ORDER BY s.processed_at LIMIT 1) AS "settledPurchase",
            -- Sandbox names its merchant (payload.merchantId); production matches on every
            -- merchant the issuer may see.
            (SELECT coalesce(jsonb_agg(jsonb_build_object('id', m.id, 'matchDescriptorPatterns', m.match_descriptor_patterns,
@@ -121,8 +134,9 @@ export async function lockEventWithContext(
      WHERE e.id = ${eventId}
        FOR UPDATE OF e`;
   if (!row) throw notFound(eventId);
-  const { environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint, ...event } = row;
+  const { environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint, settledPurchase, ...event } = row;
   if (event.processedAt) return { event };
+  if (settledPurchase) return { event, settledPurchase };
   const head: Head = { event, issuerId: event.issuerId, environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint };
   return { event, context: await loadRest(tx, head, at, options) };
 }

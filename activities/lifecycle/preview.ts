@@ -4,7 +4,7 @@
 import { Prisma } from '../../prisma/generated/client';
 import { webhookWrite } from '../webhooks/record';
 import { writtenOutboxRow, type OutboxRow } from '../webhooks/outbox';
-import { lockEvent, lockEventWithContext } from './context';
+import { lockEvent, lockEventWithContext, type SettledPurchase } from './context';
 import { decideReward } from './decide';
 import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
@@ -14,7 +14,8 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
   const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   let written: OutboxRow | undefined;
   const outcome = await deps.db.$transaction(async (tx) => {
-    const { event, context } = await lockEventWithContext(tx, input.eventId, at, { lockAccounts: false });
+    const { event, context, settledPurchase } = await lockEventWithContext(tx, input.eventId, at, { lockAccounts: false });
+    if (settledPurchase) return recordAfterSettlement(tx, event.id, settledPurchase, at);
     if (!context) return storedOutcome(tx, event);
     const decision = decideReward(context, at);
     const { cashbackMinor, brandedMinor, spentMinor } = decision.settlement;
@@ -45,6 +46,21 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
   });
   if (written) deps.relay?.take(written);
   return outcome;
+}
+
+/**
+ * An authorization that arrived after its purchase was settled is recorded against the
+ * settlement, with no preview and no webhook: the settlement already posted what the
+ * purchase earns, and a preview now would announce a reward that is not pending (README,
+ * "Late authorizations").
+ */
+async function recordAfterSettlement(tx: Prisma.TransactionClient, eventId: string, purchase: SettledPurchase, at: Date): Promise<StepOutcome> {
+  const trace = { outcome: 'after_settlement', settlementId: purchase.settlementId };
+  await tx.$executeRaw`
+    UPDATE ingested_event SET reward_status = 'after_settlement', merchant_id = ${purchase.merchantId}, match_trace = ${JSON.stringify(trace)}::jsonb,
+           processed_at = ${at}, failure_reason = NULL
+     WHERE id = ${eventId}`;
+  return { status: 'after_settlement', merchantId: purchase.merchantId ?? undefined };
 }
 
 /** The authorization was reversed before settlement: its preview no longer holds. */

@@ -8,6 +8,8 @@ export type StepStatus =
   | 'reversed'
   | 'voided'
   | 'lapsed'
+  /** An authorization recorded against its purchase's settlement, which came first. */
+  | 'after_settlement'
   | 'waiting_for_purchase'
   | 'unknown';
 
