@@ -3,6 +3,8 @@
 import { errorObjectSchema } from './schemas/common';
 import { idPattern } from '../core/ids';
 import { bodyRequired, type RouteSpec } from './route';
+import { webhookComponents, webhooksSection } from './openapi-webhooks';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
 
 // Statuses any route can answer, whatever it does.
 const SHARED_ERRORS: Record<number, string> = {
@@ -18,7 +20,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Body not application/json.',
 };
 
-export function buildOpenApi(routes: RouteSpec[], version: string): object {
+export function buildOpenApi(routes: RouteSpec[], version: string, options: { webhookRetryScheduleMs?: readonly number[] } = {}): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
     (paths[route.path] ??= {})[route.method] = operation(route);
@@ -39,9 +41,10 @@ export function buildOpenApi(routes: RouteSpec[], version: string): object {
         IssuerApiToken: { type: 'http', scheme: 'bearer', description: 'Issuer API token (rwd_sk_...), created by the operator.' },
         OperatorToken: { type: 'http', scheme: 'bearer', description: 'The OPERATOR_TOKEN of the deployment.' },
       },
-      schemas: { Error: errorObjectSchema },
+      schemas: { Error: errorObjectSchema, ...webhookComponents() },
     },
     paths,
+    webhooks: webhooksSection(options.webhookRetryScheduleMs ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
   };
 }
 

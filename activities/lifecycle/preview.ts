@@ -9,6 +9,7 @@ import { decideReward } from './decide';
 import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
+import type { QualifiedAuthData } from '../../core/webhooks/payloads';
 
 export async function previewAuthorization(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
@@ -28,7 +29,10 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
           type: 'qualified_auth',
           sourceEventId: event.id,
           at,
-          data: { chgId: event.chgId, authorizationId: event.id, externalId: event.externalId, merchantId: decision.merchantId, currency: 'usd', rewardEventIds: [], rewardGrantIds: [], ...preview },
+          data: {
+            chgId: event.chgId, authorizationId: event.id, externalId: event.externalId, merchantId: decision.merchantId!, currency: 'usd', rewardEventIds: [], rewardGrantIds: [],
+            earnedAmountMinor: preview.earnedAmountMinor, cashbackAmountMinor: cashbackMinor, brandedAmountMinor: brandedMinor, spentAmountMinor: spentMinor,
+          } satisfies QualifiedAuthData,
         }, deps.relay?.claimMs)
       : undefined;
     // One statement: the outcome, and the webhook record with its NOTIFY.

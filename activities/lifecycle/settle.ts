@@ -13,6 +13,7 @@ import { newTransferId, writeBatch, type PostingBatch } from '../ledger/batch';
 import { webhookWrite } from '../webhooks/record';
 import { writtenOutboxRow, type OutboxRow } from '../webhooks/outbox';
 import { lockEventWithContext, type DecisionContext } from './context';
+import type { QualifiedSettlementData } from '../../core/webhooks/payloads';
 import { decideReward, type RewardDecision } from './decide';
 import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
@@ -42,8 +43,8 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
           data: {
             chgId: event.chgId, transactionId: event.id, externalId: event.externalId, authorizationId: ctx.authorizationId,
             merchantId: ctx.merchant!.id, rewardEventIds, rewardGrantIds, currency: 'usd',
-            earnedAmountMinor: cashbackMinor + brandedMinor, cashbackMinor, brandedMinor, spentAmountMinor: spentMinor,
-          },
+            earnedAmountMinor: cashbackMinor + brandedMinor, cashbackAmountMinor: cashbackMinor, brandedAmountMinor: brandedMinor, spentAmountMinor: spentMinor,
+          } satisfies QualifiedSettlementData,
         }, deps.relay?.claimMs)
       : undefined;
     await writeBatch(tx, batch, ctx.accounts, {

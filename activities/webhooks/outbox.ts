@@ -72,7 +72,7 @@ export async function releaseClaim(db: Db, ids: string[], retryInMs: number): Pr
 
 /** A webhook a step of this process has just written and claimed, as its relay takes it. */
 export function writtenOutboxRow(
-  webhook: { id: string; issuerId: string; type: string; sourceEventId: string; data: Record<string, unknown>; createdAt: Date },
+  webhook: { id: string; issuerId: string; type: string; sourceEventId: string; data: unknown; createdAt: Date },
   endpoint: AttemptState['endpoint'],
 ): OutboxRow {
   const { sourceEventId, ...stored } = webhook;

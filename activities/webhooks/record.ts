@@ -6,11 +6,13 @@ import { newId } from '../../core/ids';
 import { Prisma } from '../../prisma/generated/client';
 import { OUTBOX_CHANNEL } from './outbox';
 
-export type WebhookType = 'qualified_auth' | 'qualified_settlement';
+import type { WebhookData, WebhookType } from '../../core/webhooks/payloads';
+
+export type { WebhookType };
 
 export async function recordWebhook(
   tx: Prisma.TransactionClient,
-  input: { issuerId: string; type: WebhookType; sourceEventId: string; data: Record<string, unknown>; at: Date },
+  input: { issuerId: string; type: WebhookType; sourceEventId: string; data: WebhookData; at: Date },
 ): Promise<string> {
   const idempotencyKey = `${input.type}:${input.sourceEventId}`;
   const existing = await tx.webhook.findUnique({ where: { idempotencyKey }, select: { id: true } });
@@ -23,7 +25,7 @@ export async function recordWebhook(
       type: input.type,
       sourceEventId: input.sourceEventId,
       idempotencyKey,
-      data: { ...input.data, webhookId: id } as Prisma.InputJsonValue,
+      data: input.data as unknown as Prisma.InputJsonValue,
       createdAt: input.at,
       updatedAt: input.at,
     },
@@ -40,11 +42,11 @@ export async function recordWebhook(
  * no relay is woken.
  */
 export function webhookWrite(
-  input: { issuerId: string; type: WebhookType; sourceEventId: string; data: Record<string, unknown>; at: Date },
+  input: { issuerId: string; type: WebhookType; sourceEventId: string; data: WebhookData; at: Date },
   claimMs?: number,
-): { id: string; data: Record<string, unknown>; cte: Prisma.Sql; select: Prisma.Sql } {
+): { id: string; data: WebhookData; cte: Prisma.Sql; select: Prisma.Sql } {
   const id = newId('evt');
-  const data = { ...input.data, webhookId: id };
+  const data = input.data;
   const claimed = claimMs !== undefined;
   return {
     id,

@@ -4,9 +4,11 @@ import { idSchema, nullableTimestampSchema, timestampSchema } from '../schemas/c
 import { MAX_WEBHOOK_URL_LENGTH } from '../../core/webhooks/endpoint-url';
 import { paginationQueryProperties } from '../pagination';
 
-export const WEBHOOK_TYPES = ['qualified_auth', 'qualified_settlement'] as const;
+import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
+
+export { WEBHOOK_TYPES };
 export const WEBHOOK_STATUSES = ['pending', 'delivering', 'delivered', 'failed'] as const;
-export type WebhookTypeName = (typeof WEBHOOK_TYPES)[number];
+export type { WebhookType as WebhookTypeName } from '../../core/webhooks/payloads';
 
 export const endpointBodySchema = {
   type: 'object',

@@ -3,6 +3,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { declaredRoutes } from '../helpers/routes';
+import { webhookBodySchema } from '../../core/webhooks/payloads';
 
 describe('GET /openapi.json', () => {
   let app: TestApp;
@@ -53,6 +54,28 @@ describe('GET /openapi.json', () => {
       for (const op of Object.values<any>(ops)) {
         if (op.requestBody) ajv.compile(op.requestBody.content['application/json'].schema);
       }
+    }
+  });
+
+  it('publishes the webhook contract: a webhooks entry per type with its body, signature headers and retry schedule', () => {
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['qualified_auth', 'qualified_settlement']);
+    for (const type of ['qualified_auth', 'qualified_settlement'] as const) {
+      const post = doc.webhooks[type].post;
+      const ref = post.requestBody.content['application/json'].schema.$ref as string;
+      const schema = doc.components.schemas[ref.replace('#/components/schemas/', '')];
+      assert.deepEqual(schema, JSON.parse(JSON.stringify(webhookBodySchema(type))), 'the schema the delivery tests validate with');
+      assert.equal(schema.properties.type.const, type);
+      assert.deepEqual(post.parameters.map((p: any) => [p.name, p.in, p.required]), [['webhook-id', 'header', true], ['webhook-timestamp', 'header', true], ['webhook-signature', 'header', true]]);
+      assert.match(post.description, /after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, 24h \(11 attempts\)/);
+      new Ajv2020({ strict: false }).addFormat('date-time', true).compile(schema);
+    }
+    // Both types name the amounts as reward-detail does, and data does not repeat the webhookId.
+    const auth = doc.components.schemas.QualifiedAuthWebhook.properties.data;
+    const settlement = doc.components.schemas.QualifiedSettlementWebhook.properties.data;
+    for (const data of [auth, settlement]) {
+      for (const field of ['earnedAmountMinor', 'spentAmountMinor', 'cashbackAmountMinor', 'brandedAmountMinor']) assert.ok(data.required.includes(field), field);
+      assert.equal(data.properties.webhookId, undefined);
+      assert.equal(data.properties.spentMinor, undefined);
     }
   });
 });

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import type { Db } from '../../prisma/client';
 import { recordWebhook, type WebhookType } from '../../activities/webhooks/record';
 import type { TestIssuer } from './app';
+import { WEBHOOK_TYPES, webhookBodySchema, type QualifiedSettlementData } from '../../core/webhooks/payloads';
+import { compileBody } from '../../api/validation';
 
 /** A status code to answer with, or 'hang': never answer (the sender's time-out must fire). */
 export type ReceiverAnswer = number | 'hang';
@@ -19,6 +21,8 @@ export interface ReceivedRequest {
 export interface Receiver {
   url: string;
   requests: ReceivedRequest[];
+  /** Bodies that broke the published webhook contract; close() fails when there are any. */
+  contractViolations: string[];
   /** Replaces the script: answer for the n-th request (0-based). */
   answer: (n: number) => ReceiverAnswer;
   close(): Promise<void>;
@@ -26,13 +30,16 @@ export interface Receiver {
 
 export async function startReceiver(answer: (n: number) => ReceiverAnswer = () => 204): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
-  const receiver: Receiver = { url: '', requests, answer, close: async () => undefined };
+  const receiver: Receiver = { url: '', requests, answer, contractViolations: [], close: async () => undefined };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const n = requests.length;
-      requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const body = Buffer.concat(chunks).toString('utf8');
+      requests.push({ headers: req.headers, body });
+      const violation = contractViolation(body);
+      if (violation) receiver.contractViolations.push(violation);
       const reply = receiver.answer(n);
       if (reply === 'hang') return;
       res.statusCode = reply;
@@ -45,8 +52,25 @@ export async function startReceiver(answer: (n: number) => ReceiverAnswer = () =
   receiver.close = async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
+    assert.deepEqual(receiver.contractViolations, [], 'every delivered webhook matches the webhooks section of /openapi.json');
   };
   return receiver;
+}
+
+const bodyValidators = new Map(WEBHOOK_TYPES.map((type) => [type, compileBody(webhookBodySchema(type))]));
+
+/** Why a delivered body breaks the webhook contract (core/webhooks/payloads.ts), if it does. */
+export function contractViolation(body: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return `not JSON: ${body.slice(0, 80)}`;
+  }
+  const type = (parsed as { type?: string } | null)?.type;
+  const validate = bodyValidators.get(type as WebhookType);
+  if (!validate) return `unknown type ${String(type)}`;
+  return validate(parsed) ? undefined : `${type}: ${JSON.stringify(validate.errors)}`;
 }
 
 /** A URL where nothing listens: a port taken and released at once. */
@@ -65,7 +89,14 @@ export async function configureEndpoint(issuer: TestIssuer, url: string, enabled
   return res.body.signingSecret;
 }
 
-/** A webhook record as the lifecycle's activities write it (same function, own transaction). */
+/** A qualified_settlement `data` as the contract has it (core/webhooks/payloads.ts), for records tests write. */
+export function settlementData(transactionId: string = `txn_${randomUUID()}`, earnedAmountMinor = 500): QualifiedSettlementData {
+  return {
+    chgId: `chg_${randomUUID()}`, transactionId, authorizationId: null, externalId: `ext-${randomUUID()}`, merchantId: `mp_${randomUUID()}`, currency: 'usd',
+    rewardEventIds: [`brevt_${randomUUID()}`], rewardGrantIds: [], earnedAmountMinor, cashbackAmountMinor: earnedAmountMinor, brandedAmountMinor: 0, spentAmountMinor: 0,
+  };
+}
+
 /**
  * A webhook record as the relay leaves one it handed to a WebhookDelivery workflow: tests that
  * drive that workflow themselves get a row no relay of the run will also deliver.
@@ -78,7 +109,7 @@ export async function newWebhookRecord(db: Db, issuerId: string, type: WebhookTy
       type,
       sourceEventId,
       at: new Date(),
-      data: { chgId: `chg_${randomUUID()}`, transactionId: sourceEventId, externalId: `ext-${randomUUID()}`, rewardEventIds: [], rewardGrantIds: [], earnedAmountMinor: 500 },
+      data: settlementData(sourceEventId),
     });
     await tx.webhook.update({ where: { id }, data: { relayedAt: new Date() } });
     return id;

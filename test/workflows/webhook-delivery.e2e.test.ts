@@ -1,12 +1,12 @@
-// End to end: a settlement ingested over HTTP runs the TransactionLifecycle, whose
-// qualified_settlement webhook is delivered by its WebhookDelivery child to a local receiver
-// with the documented, signed envelope.
+// End to end: events ingested over HTTP run the TransactionLifecycle, whose webhooks reach a
+// local receiver with the documented, signed envelope. The receiver checks every body
+// against the webhooks section of /openapi.json (test/helpers/webhooks.ts).
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent } from '../helpers/events';
+import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { configureEndpoint, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
 
@@ -61,4 +61,37 @@ describe('WebhookDelivery end to end', function () {
     const listed = (await issuer.call('GET', '/api/v2/webhooks?status=delivered&type=qualified_settlement')).body.data;
     assert.deepEqual(listed.map((w: any) => w.webhookId), [record.id]);
   });
+
+  it('names the amounts of both types as reward-detail does, and the settlement’s equal what reward-detail reports', async () => {
+    const issuer = await newIssuer(stack.app);
+    await configureEndpoint(issuer, receiver.url);
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 200, startsAt: daysFromNow(-10) });
+    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+    const bodyOf = async (what: string, match: (data: any) => boolean) =>
+      JSON.parse((await waitFor(what, async () => receiver.requests.find((r) => match(JSON.parse(r.body).data)))).body);
+
+    const auth = authEvent(cardOf(group), { amount: 10_000, merchantId: merchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
+    const authBody = await bodyOf('the qualified_auth webhook', (d) => d.externalId === auth.id);
+    assert.equal(authBody.type, 'qualified_auth');
+    const amounts = { earnedAmountMinor: 700, cashbackAmountMinor: 500, brandedAmountMinor: 200, spentAmountMinor: 0 };
+    assert.deepEqual(pick(authBody.data, Object.keys(amounts)), amounts);
+    assert.deepEqual([authBody.data.rewardEventIds, authBody.data.rewardGrantIds], [[], []]);
+
+    const settled = settledEvent(cardOf(group), { amount: 10_000, merchantId: merchant.id, authorizationId: auth.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', settled)).status, 204);
+    const settlementBody = await bodyOf('the qualified_settlement webhook', (d) => d.externalId === settled.id);
+    assert.deepEqual(pick(settlementBody.data, Object.keys(amounts)), amounts);
+    assert.equal(settlementBody.data.authorizationId, authBody.data.authorizationId);
+    const detail = (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${settlementBody.data.transactionId}/reward-detail`)).body;
+    assert.deepEqual(
+      [settlementBody.data.earnedAmountMinor, settlementBody.data.spentAmountMinor, [...settlementBody.data.rewardEventIds].sort()],
+      [detail.earnedAmountMinor, detail.spentAmountMinor, [...detail.rewardEventIds].sort()],
+    );
+    assert.deepEqual(receiver.contractViolations, []);
+  });
 });
+
+const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));

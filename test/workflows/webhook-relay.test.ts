@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
-import { configureEndpoint, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import { configureEndpoint, settlementData, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
 import { recordWebhook } from '../../activities/webhooks/record';
 import { startWebhookRelay } from '../../worker/webhook-relay';
 import { createLogger } from '../../core/logger';
@@ -33,7 +33,7 @@ describe('webhook relay', function () {
         type: 'qualified_settlement',
         sourceEventId: `txn_${randomUUID()}`,
         at: new Date(),
-        data: { chgId: `chg_${randomUUID()}`, externalId: `ext-${randomUUID()}`, rewardEventIds: [], rewardGrantIds: [], earnedAmountMinor: 100 },
+        data: settlementData(undefined, 100),
       }),
     );
   const webhookIdsAt = (r: Receiver) => r.requests.map((q) => q.headers['webhook-id']);
@@ -82,7 +82,7 @@ describe('webhook relay', function () {
     try {
       // The dead relay's state: attempt 1 recorded as failed, the row claimed until just now.
       const id = await stack.db.$transaction(async (tx) => {
-        const webhookId = await recordWebhook(tx, { issuerId: issuer.id, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: { chgId: `chg_${randomUUID()}` } });
+        const webhookId = await recordWebhook(tx, { issuerId: issuer.id, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() });
         await tx.webhook.update({ where: { id: webhookId }, data: { relayClaimedUntil: new Date(Date.now() + 1_500), status: 'delivering', attemptCount: 1 } });
         await tx.webhookAttempt.create({ data: { id: `${webhookId}/attempt/1`, webhookId, attemptNumber: 1, startedAt: new Date(), statusCode: 500, latencyMs: 3, outcome: 'failed', error: 'http_status: receiver answered 500' } });
         return webhookId;

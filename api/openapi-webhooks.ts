@@ -1,0 +1,55 @@
+// The `webhooks` section of /openapi.json (OpenAPI 3.1): what the service POSTs to an
+// issuer's endpoint, per type, with its signature headers and delivery rules. The bodies are
+// the schemas of core/webhooks/payloads.ts, the same ones the tests validate deliveries with.
+import { WEBHOOK_TYPES, webhookBodySchema, webhookSchemaName, type WebhookType } from '../core/webhooks/payloads';
+
+const SIGNATURE_HEADERS = [
+  { name: 'webhook-id', description: 'The webhookId (evt_...): the same on every retry and replay; deduplicate by it.', pattern: '^evt_' },
+  { name: 'webhook-timestamp', description: 'Unix seconds of this attempt; reject a timestamp more than 5 minutes off.', pattern: '^[0-9]+$' },
+  {
+    name: 'webhook-signature',
+    description: 'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, ' +
+      'two during a secret rotation (the previous secret signs beside the new one for 24 hours).',
+    pattern: '^v1,',
+  },
+];
+
+/** `30s`, `2m`, `3h`: the waits as README and API.md write them. */
+export function formatWait(ms: number): string {
+  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+function deliveryRules(retryScheduleMs: readonly number[]): string {
+  return `Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. ` +
+    `Otherwise it is retried after ${retryScheduleMs.map(formatWait).join(', ')} (${retryScheduleMs.length + 1} attempts), then marked failed; ` +
+    'GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. ' +
+    'The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.';
+}
+
+export function webhookComponents(): Record<string, object> {
+  return Object.fromEntries(WEBHOOK_TYPES.map((type) => [webhookSchemaName(type), webhookBodySchema(type)]));
+}
+
+export function webhooksSection(retryScheduleMs: readonly number[]): Record<WebhookType, object> {
+  const section = {} as Record<WebhookType, object>;
+  for (const type of WEBHOOK_TYPES) {
+    section[type] = {
+      post: {
+        operationId: `${type}Webhook`,
+        summary: `${type} (sent to your webhook endpoint)`,
+        description: deliveryRules(retryScheduleMs),
+        tags: ['Webhooks'],
+        parameters: SIGNATURE_HEADERS.map((h) => ({ name: h.name, in: 'header', required: true, description: h.description, schema: { type: 'string', pattern: h.pattern } })),
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${webhookSchemaName(type)}` } } } },
+        responses: {
+          '2XX': { description: 'Received: the delivery succeeds and is not retried.' },
+          default: { description: 'Anything else, or no answer within 10 s: retried on the schedule.' },
+        },
+      },
+    };
+  }
+  return section;
+}
