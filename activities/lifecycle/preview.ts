@@ -13,6 +13,7 @@ import type { QualifiedAuthData } from '../../core/webhooks/payloads';
 
 export async function previewAuthorization(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
+  await deps.faults?.beforeActivity?.('previewAuthorization', input.eventId);
   let written: OutboxRow | undefined;
   const outcome = await deps.db.$transaction(async (tx) => {
     const { event, context, settledPurchase } = await lockEventWithContext(tx, input.eventId, at, { lockAccounts: false });

@@ -18,6 +18,16 @@ describe('merchant activation', () => {
     assert.deepEqual(res.body, { merchantId: merchant.id, chgId, status: 'not_activated', activatedAt: null, presentedOfferId: null, deactivatedAt: null });
   });
 
+  it('activates with no body at all: its one field is optional, so no body means {}', async () => {
+    const chgId = await createGroup(issuer);
+    const merchant = await createMerchant(app);
+    const res = await issuer.call('PUT', `/api/v2/chg/${chgId}/merchant/${merchant.id}/activation`);
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual([res.body.status, res.body.presentedOfferId], ['active', null]);
+    // A body that is present must still be an object.
+    assertError(await app.request('PUT', `/api/v2/chg/${chgId}/merchant/${merchant.id}/activation`, { token: issuer.token, raw: '[]' }), 400, 'invalid_body');
+  });
+
   it('lives through its presented offer: 201, 200 keeping the first offer, later offers still eligible, group deactivation ends it', async () => {
     const chgId = await createGroup(issuer);
     const merchant = await createMerchant(app);

@@ -24,6 +24,9 @@ describe('operator API: issuers, tokens, audit log', () => {
     assert.match(token.body.token, /^rwd_sk_[A-Za-z0-9_-]{43}$/);
     const use = await app.request('GET', '/api/v2/chg/chg_00000000-0000-0000-0000-000000000000', { token: token.body.token });
     assert.equal(use.status, 404, 'the token authenticates');
+    const unlabelled = await app.operator('POST', `/admin/v1/issuers/${created.body.id}/tokens`);
+    assert.equal(unlabelled.status, 201, `no body means {}: ${unlabelled.text}`);
+    assert.equal(unlabelled.body.label, null);
   });
 
   it('refuses to change the environment and validates every field', async () => {

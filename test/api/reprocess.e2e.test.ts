@@ -5,7 +5,9 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { startStack, type Stack } from '../helpers/stack';
 import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent } from '../helpers/events';
+import { authEvent, cardOf, settledEvent } from '../helpers/events';
+import { transactionCommands } from '../../scripts/admin/transaction-commands';
+import { parseArgs } from '../../scripts/admin/command';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 
@@ -14,6 +16,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
   let stack: Stack;
   let issuer: TestIssuer;
   let broken = true;
+  let brokenPreviews = false;
 
   before(async () => {
     stack = await startStack({
@@ -21,6 +24,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
         beforeActivity(activity) {
           // A permanent fault (say, a corrupt catalogue row) until an operator fixes it.
           if (activity === 'settleTransaction' && broken) throw ApplicationFailure.nonRetryable('catalogue row unreadable', 'INVARIANT_BROKEN');
+          if (activity === 'previewAuthorization' && brokenPreviews) throw ApplicationFailure.nonRetryable('catalogue row unreadable', 'INVARIANT_BROKEN');
         },
       },
     });
@@ -59,8 +63,54 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
     await assertLedgerHealthy(stack.db, issuer.id);
   });
 
+  it('re-runs an authorization whose preview ended unknown, by the operator route (no body) and by the admin CLI', async () => {
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app);
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 1000, startsAt: daysFromNow(-1) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`);
+    brokenPreviews = true;
+    const auths = [];
+    for (let i = 0; i < 2; i++) {
+      const event = authEvent(cardOf(group), { amount: 2_000, merchantId: merchant.id });
+      assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', event)).status, 204);
+      const row = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } } });
+      assert.equal(await stack.waitForStatus(row.id, ['unknown', 'previewed']), 'unknown');
+      auths.push(row);
+    }
+    brokenPreviews = false;
+
+    const res = await stack.app.operator('POST', `/admin/v1/transactions/${auths[0].id}/reprocess`);
+    assert.equal(res.status, 202, res.text);
+    assert.deepEqual([res.body.transactionId, res.body.workflowId], [auths[0].id, auths[0].workflowId]);
+
+    const printed: any[] = [];
+    await transactionCommands[0].run(parseArgs([auths[1].id, '--reason', 'catalogue fixed']), {
+      db: stack.db,
+      actor: 'cli:test',
+      now: new Date(),
+      print: (v) => printed.push(v),
+      temporal: async () => ({ client: stack.client, taskQueue: stack.taskQueue }),
+    });
+    assert.deepEqual(printed, [{ transactionId: auths[1].id, status: 'pending', previousStatus: 'unknown', workflowId: auths[1].workflowId }]);
+
+    for (const auth of auths) {
+      assert.equal(await stack.waitForStatus(auth.id, ['previewed', 'unknown']), 'previewed');
+      const previewed = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: auth.id } });
+      assert.equal((previewed.matchTrace as any).preview.cashbackMinor, 200);
+      assert.equal((await stack.db.webhook.findFirst({ where: { sourceEventId: auth.id } }))?.type, 'qualified_auth');
+    }
+    const audits = await stack.db.operatorAuditLog.findMany({ where: { action: 'transaction.reprocess', targetId: { in: auths.map((a) => a.id) } } });
+    assert.deepEqual(audits.map((a) => a.actor).sort(), ['cli:test', 'operator']);
+    await assert.rejects(
+      transactionCommands[0].run(parseArgs(['chg_00000000-0000-0000-0000-000000000000']), {} as never),
+      /is not a txn_ or auth_ id/,
+    );
+    await assertLedgerHealthy(stack.db, issuer.id);
+  });
+
   it('answers 404 for an unknown transaction and 400 for a malformed id', async () => {
     assertError(await stack.app.operator('POST', '/admin/v1/transactions/txn_00000000-0000-0000-0000-000000000000/reprocess', {}), 404, 'transaction_not_found');
     assertError(await stack.app.operator('POST', '/admin/v1/transactions/nope/reprocess', {}), 400, 'invalid_id');
+    assertError(await stack.app.operator('POST', '/admin/v1/transactions/auth_00000000-0000-0000-0000-000000000000/reprocess'), 404, 'transaction_not_found');
   });
 });
