@@ -87,7 +87,8 @@ describe('webhook API', function () {
       const one = await own.call('GET', `/api/v2/webhooks/${ids[0]}`);
       assert.equal(one.status, 200);
       assert.deepEqual([one.body.webhookId, one.body.status, one.body.attempts], [ids[0], 'pending', []]);
-      assert.equal(one.body.data.webhookId, ids[0]);
+      assert.equal(one.body.data.webhookId, undefined, 'the id is the envelope\'s, not repeated in data');
+      assert.match(one.body.data.transactionId, /^txn_/);
     });
 
     it("answers 404 webhook_not_found for another issuer's webhook exactly like a missing one, on GET and replay", async () => {

@@ -20,11 +20,12 @@ function incompatibleCopy(): { entry: string; cleanup(): void } {
   cpSync(join(ROOT, 'activities'), join(dir, 'activities'), { recursive: true });
   const file = join(dir, 'workflows', 'transaction-lifecycle.ts');
   // A timer before the first step: a new command where history has another.
-  const changed = readFileSync(file, 'utf8').replace(
-    'const record = newLifecycleRecord();',
-    "const record = newLifecycleRecord();\n  await sleep(1);",
-  ).replace("import { condition, setHandler } from '@temporalio/workflow';", "import { condition, setHandler, sleep } from '@temporalio/workflow';");
-  assert.notEqual(changed, readFileSync(file, 'utf8'), 'the change applies');
+  const original = readFileSync(file, 'utf8');
+  const withTimer = original.replace('const record = newLifecycleRecord();', "const record = newLifecycleRecord();\n  await sleep(1);");
+  // Whatever else the file imports from the SDK, sleep joins it.
+  const changed = withTimer.replace(/import \{ ([^}]*) \} from '@temporalio\/workflow';/, "import { $1, sleep } from '@temporalio/workflow';");
+  assert.notEqual(withTimer, original, 'the timer is planted');
+  assert.notEqual(changed, withTimer, 'sleep is imported');
   writeFileSync(file, changed);
   return { entry: join(dir, 'workflows', 'index.ts'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
