@@ -28,11 +28,22 @@ export function compileQuery<T>(schema: object): Validator<T> {
 // Bound the list: a 10,000-element array of bad items must not produce a 10,000-entry reply.
 const MAX_FIELD_ERRORS = 20;
 
-export function toFieldErrors(ajvErrors: ErrorObject[] | null | undefined, prefix = ''): FieldError[] {
-  return (ajvErrors ?? []).slice(0, MAX_FIELD_ERRORS).map((e) => {
+/**
+ * ajv's errors as API.md's field errors. `ruleMessages` (keyed by ajv's schemaPath) words the
+ * rules ajv cannot explain itself, such as a field a condition forbids (a `false` schema).
+ */
+export function toFieldErrors(ajvErrors: ErrorObject[] | null | undefined, prefix = '', ruleMessages: Record<string, string> = {}): FieldError[] {
+  // An if/then/else failure also reports "must match the then schema" at the root: the
+  // branch's own errors already say what is wrong, and where.
+  const meaningful = (ajvErrors ?? []).filter((e) => e.keyword !== 'if');
+  return meaningful.slice(0, MAX_FIELD_ERRORS).map((e) => {
     let path = prefix + e.instancePath;
     let message = e.message ?? 'is invalid';
-    if (e.keyword === 'additionalProperties') {
+    if (ruleMessages[e.schemaPath]) {
+      message = ruleMessages[e.schemaPath];
+    } else if (e.keyword === 'false schema') {
+      message = 'is not allowed here';
+    } else if (e.keyword === 'additionalProperties') {
       const extra = String((e.params as { additionalProperty: string }).additionalProperty);
       path = `${path}/${extra}`;
       message = 'is not a known field';

@@ -8,9 +8,23 @@ export interface ResolvedCard {
   chgId: string;
   cardholderId: string;
   cardId: string;
+  /** What the card record holds, to compare with the event's cardLast4 and network. */
+  last4: string;
+  network: string;
 }
 
-export type Resolution = { ok: true; card: ResolvedCard } | { ok: false; reason: 'unknown_cardholder' | 'unknown_card' | 'card_cardholder_mismatch' };
+export type ResolutionFailure = 'unknown_cardholder' | 'unknown_card' | 'card_cardholder_mismatch';
+export type Resolution = { ok: true; card: ResolvedCard } | { ok: false; reason: ResolutionFailure };
+
+/** The cards a batch names, loaded once; resolving one event is a lookup. */
+export interface CardDirectory {
+  /**
+   * `preferChgId`: when the issuer's ids have records in several groups (the cardholder
+   * moved), the record in this group wins. A refund passes its purchase's group, so the
+   * refund of a purchase made before the move is booked where the purchase was.
+   */
+  resolve(event: IngestedEvent, preferChgId?: string): Resolution;
+}
 
 interface CardholderRow {
   id: string;
@@ -23,41 +37,52 @@ interface CardRow {
   id: string;
   cardholderId: string;
   externalId: string;
+  last4: string;
+  network: string;
 }
+type Row = { kind: 'cardholder' | 'card'; id: string; externalId: string; chgId: string | null; status: string | null; updatedAt: Date | null; cardholderId: string | null; last4: string | null; network: string | null };
 
-export async function resolveCards(db: Db, issuerId: string, events: IngestedEvent[]): Promise<Resolution[]> {
+export async function loadCardDirectory(db: Db, issuerId: string, events: IngestedEvent[]): Promise<CardDirectory> {
   const refs = [...new Set(events.map((e) => e.cardholderId))];
   const cardRefs = [...new Set(events.map((e) => e.cardId))];
   // Cardholders and cards in one statement: a batch costs one round trip to resolve.
-  const rows = await db.$queryRaw<Array<{ kind: 'cardholder' | 'card'; id: string; externalId: string; chgId: string | null; status: string | null; updatedAt: Date | null; cardholderId: string | null }>>`
-    SELECT 'cardholder' AS kind, id, external_id AS "externalId", chg_id AS "chgId", status, updated_at AS "updatedAt", NULL AS "cardholderId"
+  const rows = await db.$queryRaw<Row[]>`
+    SELECT 'cardholder' AS kind, id, external_id AS "externalId", chg_id AS "chgId", status, updated_at AS "updatedAt", NULL AS "cardholderId", NULL AS last4, NULL AS network
       FROM cardholder WHERE issuer_id = ${issuerId} AND (id = ANY(${refs.filter((r) => isId('ch', r))}::text[]) OR external_id = ANY(${refs}::text[]))
     UNION ALL
-    SELECT 'card', id, external_id, NULL, NULL, NULL, cardholder_id
+    SELECT 'card', id, external_id, NULL, NULL, NULL, cardholder_id, last4, network
       FROM card WHERE issuer_id = ${issuerId} AND (id = ANY(${cardRefs.filter((r) => isId('card', r))}::text[]) OR external_id = ANY(${cardRefs}::text[]))`;
   const cardholders = rows.filter((r) => r.kind === 'cardholder') as CardholderRow[];
   const cards = rows.filter((r) => r.kind === 'card') as CardRow[];
   const byId = new Map(cardholders.map((c) => [c.id, c]));
-  // An externalId may have rows in several groups (it moved); the active one wins, else
-  // the one touched last.
-  const byExternal = new Map<string, CardholderRow>();
-  for (const c of cardholders) {
-    const seen = byExternal.get(c.externalId);
-    if (!seen || rank(c) > rank(seen)) byExternal.set(c.externalId, c);
-  }
+  // An externalId may have rows in several groups (it moved): all are kept, best first (the
+  // active one, else the one touched last), so a preferred group can still pick its own.
+  const byExternal = new Map<string, CardholderRow[]>();
+  for (const c of cardholders) byExternal.set(c.externalId, [...(byExternal.get(c.externalId) ?? []), c]);
+  for (const rows of byExternal.values()) rows.sort((a, b) => rank(b) - rank(a));
   // Cards by the names an event may use (our id or the issuer's), so each event is a lookup.
   const cardsByName = new Map<string, CardRow[]>();
   for (const card of cards) {
     for (const name of new Set([card.id, card.externalId])) cardsByName.set(name, [...(cardsByName.get(name) ?? []), card]);
   }
-  return events.map((event) => {
-    const cardholder = byId.get(event.cardholderId) ?? byExternal.get(event.cardholderId);
-    if (!cardholder) return { ok: false, reason: 'unknown_cardholder' };
-    const named = cardsByName.get(event.cardId) ?? [];
-    const card = named.find((k) => k.cardholderId === cardholder.id);
-    if (card) return { ok: true, card: { chgId: cardholder.chgId, cardholderId: cardholder.id, cardId: card.id } };
-    return { ok: false, reason: named.length > 0 ? 'card_cardholder_mismatch' : 'unknown_card' };
-  });
+  return {
+    resolve(event, preferChgId) {
+      const own = byId.get(event.cardholderId);
+      const named = own ? [own] : (byExternal.get(event.cardholderId) ?? []);
+      if (named.length === 0) return { ok: false, reason: 'unknown_cardholder' };
+      // The preferred group's record if the card is there too, else the best record as always
+      // (a refund on a card issued after the move resolves to the new group, and is refused).
+      const tried = [named.find((c) => preferChgId !== undefined && c.chgId === preferChgId), named[0]];
+      const candidates = cardsByName.get(event.cardId) ?? [];
+      for (const cardholder of tried) {
+        const card = cardholder && candidates.find((k) => k.cardholderId === cardholder.id);
+        if (cardholder && card) {
+          return { ok: true, card: { chgId: cardholder.chgId, cardholderId: cardholder.id, cardId: card.id, last4: card.last4, network: card.network } };
+        }
+      }
+      return { ok: false, reason: candidates.length > 0 ? 'card_cardholder_mismatch' : 'unknown_card' };
+    },
+  };
 }
 
 function rank(c: CardholderRow): number {

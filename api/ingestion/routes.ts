@@ -8,7 +8,7 @@ import { compileBody } from '../validation';
 import type { AppDeps } from '../deps';
 import { ingestBatch } from './store';
 import { eventsIngested } from '../../core/metrics';
-import { authEventSchema, failuresSchema, MAX_EVENTS_PER_BATCH, settledEventSchema, type EventKind, type IngestedEvent } from './schemas';
+import { authEventSchema, eventFailureReasonList, failuresSchema, MAX_EVENTS_PER_BATCH, settledEventSchema, type EventKind, type IngestedEvent } from './schemas';
 
 const validators = {
   auth: compileBody<IngestedEvent>(authEventSchema),
@@ -38,8 +38,9 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
       description:
         `Accepts one event or an array of 1 to ${MAX_EVENTS_PER_BATCH}. Accepted means stored durably before the response; ` +
         'processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is ' +
-        'a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, ' +
-        'card_cardholder_mismatch, id_conflict, unknown_related_transaction.',
+        `a failure with reasonCode id_conflict. Failure reasons: ${eventFailureReasonList}. An event whose cardLast4 or network ` +
+        "is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; " +
+        'an event already stored under that id is still answered as a re-submission.',
       tag: 'Ingestion',
       auth: 'issuer',
       documentedBody: { oneOf: [schema, { type: 'array', minItems: 1, maxItems: MAX_EVENTS_PER_BATCH, items: schema }] },

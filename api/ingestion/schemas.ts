@@ -80,11 +80,42 @@ export const settledEventSchema = {
     arn: { type: 'string', minLength: 1, maxLength: 64, description: 'Acquirer reference number, where available.' },
     settledAt: { type: 'string', format: 'date-time' },
     authorizationId: { ...externalIdSchema, description: "The issuer's id of the related authorization event." },
-    relatedTransactionId: { ...externalIdSchema, description: "For refunds: the issuer's id of the settled purchase." },
+    relatedTransactionId: {
+      ...externalIdSchema,
+      description:
+        "Refunds only: the issuer's id of the settled purchase, required when state is refunded. On a settled purchase the " +
+        'event is refused (invalid_event): the field would mean nothing there.',
+    },
   },
+  // relatedTransactionId belongs to refunds: required on one, refused on a purchase (README,
+  // "Decisions where the documents were silent"). Written as schema so that /openapi.json says it too.
   if: { properties: { state: { const: 'refunded' } }, required: ['state'] },
   then: { required: ['relatedTransactionId'], properties: { relatedTransactionId: { type: 'string' } } },
+  else: { properties: { relatedTransactionId: false } },
 };
+
+/** What the field errors say where ajv's own words ("boolean schema is false") would not help. */
+export const settledRuleMessages: Record<string, string> = {
+  '#/else/properties/relatedTransactionId/false schema': 'is only allowed when state is refunded',
+};
+
+/**
+ * Per-event failure reasons (API.md "Ingestion", and README's decisions for inconsistent
+ * data): the `reasonCode` of a failure entry's error. /openapi.json lists them from here.
+ */
+export const EVENT_FAILURE_REASONS = {
+  invalid_event: 'The event breaks the schema; details.errors names the fields.',
+  unknown_cardholder: 'No cardholder with that id for this issuer.',
+  unknown_card: 'No card with that id for this issuer.',
+  card_cardholder_mismatch: 'The card does not belong to the cardholder.',
+  card_details_mismatch: "cardLast4 or network is not what the card holds; details.errors names the field and the card's value.",
+  id_conflict: 'The id was already received with other content.',
+  unknown_related_transaction: 'A refund names no settled purchase of this issuer.',
+  related_transaction_mismatch: "A refund's card is in another cardholder group than the purchase it refunds.",
+} as const;
+export type EventFailureReason = keyof typeof EVENT_FAILURE_REASONS;
+
+export const eventFailureReasonList = (Object.keys(EVENT_FAILURE_REASONS) as EventFailureReason[]).join(', ');
 
 /** One event or 1..1000 of them; each event is validated separately afterwards. */
 export function batchSchema(eventSchema: object) {
@@ -103,7 +134,16 @@ export const failureEntrySchema = {
   properties: {
     index: { type: 'integer', description: 'Position of the event in the submitted array (0 for a single event).' },
     id: { type: ['string', 'null'], description: "The event's id when it had a readable one." },
-    error: errorObjectSchema,
+    error: {
+      ...errorObjectSchema,
+      properties: {
+        ...errorObjectSchema.properties,
+        reasonCode: {
+          type: 'string',
+          description: 'Why this event was not accepted: ' + Object.entries(EVENT_FAILURE_REASONS).map(([code, meaning]) => `${code} (${meaning})`).join('; '),
+        },
+      },
+    },
   },
 };
 

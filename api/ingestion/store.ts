@@ -8,9 +8,10 @@ import type { Db } from '../../prisma/client';
 import type { Prisma } from '../../prisma/generated/client';
 import { toFieldErrors, type Validator } from '../validation';
 import { classifyResubmission, fingerprint } from './fingerprint';
-import { resolveCards } from './resolve';
+import { loadCardDirectory, type ResolvedCard } from './resolve';
 import { insertNewEvents } from './insert-events';
-import type { EventKind, IngestedEvent, SettledEvent } from './schemas';
+import { eventFailure, refusalOf } from './consistency';
+import { EVENT_FAILURE_REASONS, settledRuleMessages, type EventKind, type IngestedEvent, type SettledEvent } from './schemas';
 import { lifecycleWorkflowId, signalFor, type HandoverItem } from '../../activities/handover';
 
 export interface Failure {
@@ -29,10 +30,20 @@ interface Candidate {
   index: number;
   event: IngestedEvent;
   row: Prisma.IngestedEventCreateManyInput;
+  /**
+   * Set when the event's data disagree (consistency.ts). The event is then not inserted, but
+   * an event already stored under its id still decides, as for any re-submission: an event
+   * accepted before its card changed (or before the rule) is answered as it always was.
+   */
+  refusal?: ApiError;
 }
 
-const eventFailure = (reasonCode: string, message: string, fieldErrors?: Parameters<typeof errors.validation>[2]) =>
-  errors.validation(reasonCode, message, fieldErrors);
+/** The settled purchase a refund names. */
+interface Purchase {
+  id: string;
+  workflowId: string;
+  chgId: string;
+}
 
 export async function ingestBatch(
   db: Db,
@@ -46,19 +57,24 @@ export async function ingestBatch(
   const fail = (index: number, id: unknown, error: ApiError) =>
     failures.push({ index, id: typeof id === 'string' ? id : null, error: error.toBody() });
 
+  const ruleMessages = kind === 'settled' ? settledRuleMessages : {};
   const valid: Array<{ index: number; event: IngestedEvent }> = [];
   raw.forEach((item, index) => {
     if (validate(item)) valid.push({ index, event: item });
-    else fail(index, (item as { id?: unknown } | null)?.id, eventFailure('invalid_event', 'The event is invalid.', toFieldErrors(validate.errors)));
+    else fail(index, (item as { id?: unknown } | null)?.id, eventFailure('invalid_event', 'The event is invalid.', toFieldErrors(validate.errors, '', ruleMessages)));
   });
 
-  const resolutions = await resolveCards(db, issuerId, valid.map((v) => v.event));
-  const related = kind === 'settled' ? await loadRelatedPurchases(db, issuerId, valid.map((v) => v.event as SettledEvent)) : new Map();
+  const directory = await loadCardDirectory(db, issuerId, valid.map((v) => v.event));
+  const related = kind === 'settled' ? await loadRelatedPurchases(db, issuerId, valid.map((v) => v.event as SettledEvent)) : new Map<string, Purchase>();
   const candidates: Candidate[] = [];
   const firstInBatch = new Map<string, Candidate>();
-  valid.forEach(({ index, event }, i) => {
-    const resolution = resolutions[i];
-    if (!resolution.ok) return fail(index, event.id, eventFailure(resolution.reason, messages[resolution.reason]));
+  valid.forEach(({ index, event }) => {
+    const settled = event as SettledEvent;
+    const refund = kind === 'settled' && settled.state === 'refunded';
+    const purchase = refund ? (related.get(settled.relatedTransactionId!) ?? inBatchPurchase(firstInBatch, settled.relatedTransactionId!)) : undefined;
+    // A refund looks for its card in its purchase's group first (the cardholder may have moved since).
+    const resolution = directory.resolve(event, purchase?.chgId);
+    if (!resolution.ok) return fail(index, event.id, eventFailure(resolution.reason, EVENT_FAILURE_REASONS[resolution.reason]));
     const print = fingerprint(kind, event);
     const earlier = firstInBatch.get(event.id);
     if (earlier) {
@@ -67,48 +83,58 @@ export async function ingestBatch(
       if (relation === 'reversal') Object.assign(earlier.row, { state: 'reversed', stateChangedAt: now });
       return;
     }
-    const settled = event as SettledEvent;
-    let relatedEvent: { id: string; workflowId: string } | undefined;
-    if (kind === 'settled' && settled.state === 'refunded') {
-      relatedEvent = related.get(settled.relatedTransactionId!) ?? inBatchPurchase(firstInBatch, settled.relatedTransactionId!);
-      if (!relatedEvent) {
-        return fail(index, event.id, eventFailure('unknown_related_transaction', `No settled purchase ${settled.relatedTransactionId} to refund.`));
-      }
+    if (refund && !purchase) {
+      return fail(index, event.id, eventFailure('unknown_related_transaction', `No settled purchase ${settled.relatedTransactionId} to refund.`));
     }
     const candidate: Candidate = {
       index,
       event,
-      row: {
-        id: newId(kind === 'auth' ? 'auth' : 'txn'),
-        issuerId,
-        kind,
-        externalId: event.id,
-        fingerprint: print,
-        state: event.state,
-        payload: event as unknown as Prisma.InputJsonValue,
-        chgId: resolution.card.chgId,
-        cardholderId: resolution.card.cardholderId,
-        cardId: resolution.card.cardId,
-        amountMinor: BigInt(event.amount),
-        currency: event.currency,
-        eventCreatedAt: new Date(event.createdAt),
-        authorizationExternalId: settled.authorizationId ?? null,
-        relatedExternalId: settled.relatedTransactionId ?? null,
-        relatedEventId: relatedEvent?.id ?? null,
-        workflowId: relatedEvent?.workflowId ?? lifecycleWorkflowId(issuerId, kind, event),
-        receivedAt: now,
-        // A declined authorization previews nothing: there is no purchase to hand over.
-        handedOverAt: kind === 'auth' && event.state === 'declined' ? now : null,
-        rewardStatus: kind === 'auth' && event.state === 'declined' ? 'not_matched' : 'pending',
-      },
+      refusal: refusalOf(event, resolution.card, purchase),
+      row: newRow(issuerId, kind, event, print, resolution.card, purchase, now),
     };
-    firstInBatch.set(event.id, candidate);
+    // A refused copy is no earlier copy for the rest of the batch: each copy answers for itself.
+    if (!candidate.refusal) firstInBatch.set(event.id, candidate);
     candidates.push(candidate);
   });
 
   const handovers = await storeCandidates(db, issuerId, kind, candidates, now, (c, error) => fail(c.index, c.event.id, error));
   failures.sort((a, b) => a.index - b.index);
   return { acceptedCount: raw.length - failures.length, failures, handovers };
+}
+
+function newRow(
+  issuerId: string,
+  kind: EventKind,
+  event: IngestedEvent,
+  print: string,
+  card: ResolvedCard,
+  purchase: Purchase | undefined,
+  now: Date,
+): Prisma.IngestedEventCreateManyInput {
+  const settled = event as SettledEvent;
+  return {
+    id: newId(kind === 'auth' ? 'auth' : 'txn'),
+    issuerId,
+    kind,
+    externalId: event.id,
+    fingerprint: print,
+    state: event.state,
+    payload: event as unknown as Prisma.InputJsonValue,
+    chgId: card.chgId,
+    cardholderId: card.cardholderId,
+    cardId: card.cardId,
+    amountMinor: BigInt(event.amount),
+    currency: event.currency,
+    eventCreatedAt: new Date(event.createdAt),
+    authorizationExternalId: settled.authorizationId ?? null,
+    relatedExternalId: settled.relatedTransactionId ?? null,
+    relatedEventId: purchase?.id ?? null,
+    workflowId: purchase?.workflowId ?? lifecycleWorkflowId(issuerId, kind, event),
+    receivedAt: now,
+    // A declined authorization previews nothing: there is no purchase to hand over.
+    handedOverAt: kind === 'auth' && event.state === 'declined' ? now : null,
+    rewardStatus: kind === 'auth' && event.state === 'declined' ? 'not_matched' : 'pending',
+  };
 }
 
 async function storeCandidates(
@@ -122,17 +148,26 @@ async function storeCandidates(
   if (candidates.length === 0) return [];
   // One statement stores the whole batch (and is atomic by itself): the usual batch of new
   // events costs no transaction round trips. Resubmissions are compared afterwards.
-  const insertedIds = await insertNewEvents(db, candidates.map((c) => c.row));
+  const accepted = candidates.filter((c) => !c.refusal);
+  const insertedIds = accepted.length > 0 ? await insertNewEvents(db, accepted.map((c) => c.row)) : new Set<string>();
+  const insertedNow = new Map(accepted.filter((c) => insertedIds.has(c.event.id)).map((c) => [c.event.id, c.row]));
   const handovers: HandoverItem[] = [];
-  const existingKeys = candidates.filter((c) => !insertedIds.has(c.event.id)).map((c) => c.event.id);
+  const existingKeys = [...new Set(candidates.filter((c) => !insertedNow.has(c.event.id)).map((c) => c.event.id))];
   const existing = existingKeys.length ? await db.ingestedEvent.findMany({ where: { issuerId, kind, externalId: { in: existingKeys } } }) : [];
-  const stored = new Map(existing.map((e) => [e.externalId, e]));
+  const stored = new Map<string, StoredEvent>(existing.map((e) => [e.externalId, e]));
   for (const c of candidates) {
-    if (insertedIds.has(c.event.id)) {
+    if (!c.refusal && insertedNow.has(c.event.id)) {
       if (c.row.handedOverAt === null) handovers.push(toHandover(c.row));
       continue;
     }
-    const row = stored.get(c.event.id)!;
+    // A refused copy is compared with what is stored under its id, even by this very batch.
+    const row: StoredEvent | undefined = stored.get(c.event.id) ?? (insertedNow.get(c.event.id) as StoredEvent | undefined);
+    if (!row) {
+      // Neither inserted nor stored before: only a refused event can get here.
+      if (!c.refusal) throw new Error(`event ${c.event.id} was neither inserted nor found`);
+      fail(c, c.refusal);
+      continue;
+    }
     const relation = classifyResubmission(kind, row, { fingerprint: c.row.fingerprint, state: c.row.state });
     if (relation === 'conflict') fail(c, idConflict(c.event.id));
     if (relation !== 'reversal') continue;
@@ -146,6 +181,8 @@ async function storeCandidates(
   return handovers;
 }
 
+type StoredEvent = Parameters<typeof toHandover>[0] & { fingerprint: string };
+
 function toHandover(row: { id: string; issuerId: string; kind: string; state: string; workflowId: string; chgId: string; externalId: string }): HandoverItem {
   return {
     eventId: row.id,
@@ -157,28 +194,22 @@ function toHandover(row: { id: string; issuerId: string; kind: string; state: st
   };
 }
 
-async function loadRelatedPurchases(db: Db, issuerId: string, events: SettledEvent[]) {
+async function loadRelatedPurchases(db: Db, issuerId: string, events: SettledEvent[]): Promise<Map<string, Purchase>> {
   const ids = [...new Set(events.filter((e) => e.state === 'refunded').map((e) => e.relatedTransactionId!))];
-  if (ids.length === 0) return new Map<string, { id: string; workflowId: string }>();
+  if (ids.length === 0) return new Map();
   const rows = await db.ingestedEvent.findMany({
     where: { issuerId, kind: 'settled', state: 'settled', externalId: { in: ids } },
-    select: { id: true, externalId: true, workflowId: true },
+    select: { id: true, externalId: true, workflowId: true, chgId: true },
   });
-  return new Map(rows.map((r) => [r.externalId, { id: r.id, workflowId: r.workflowId }]));
+  return new Map(rows.map((r) => [r.externalId, { id: r.id, workflowId: r.workflowId, chgId: r.chgId }]));
 }
 
-function inBatchPurchase(batch: Map<string, Candidate>, externalId: string) {
+function inBatchPurchase(batch: Map<string, Candidate>, externalId: string): Purchase | undefined {
   const purchase = batch.get(externalId);
   if (!purchase || purchase.row.state !== 'settled') return undefined;
-  return { id: purchase.row.id!, workflowId: purchase.row.workflowId };
+  return { id: purchase.row.id!, workflowId: purchase.row.workflowId, chgId: purchase.row.chgId };
 }
 
 function idConflict(id: string): ApiError {
   return errors.conflict('id_conflict', `Event ${id} was already received with other content.`);
 }
-
-const messages = {
-  unknown_cardholder: 'No cardholder with that id for this issuer.',
-  unknown_card: 'No card with that id for this issuer.',
-  card_cardholder_mismatch: 'The card does not belong to the cardholder.',
-} as const;

@@ -138,6 +138,34 @@ describe('TransactionLifecycle end to end', function () {
     assert.deepEqual([final.status, final.earnedAmountMinor, final.clawedBackAmountMinor], ['reversed', 500, 500]);
   });
 
+  it("claws a refund back in its purchase's group only: another group's card is refused, a moved cardholder's refund is booked where the purchase was", async () => {
+    const body = groupBody();
+    const home = (await issuer.call('POST', '/api/v2/chg', body)).body;
+    assert.equal((await issuer.call('PUT', `/api/v2/chg/${home.id}/merchant/${cashbackMerchant.id}/activation`, {})).status, 201);
+    const moving = cardOf(home);
+    const purchase = settledEvent(moving, { amount: 10_000, merchantId: cashbackMerchant.id });
+    await issuer.call('POST', '/api/v1/incoming-txn', purchase);
+    const txn = await stored('settled', purchase.id);
+    assert.equal(await stack.waitForStatus(txn.id, ['matched', 'not_matched', 'unknown']), 'matched');
+
+    const stranger = settledEvent(card, { state: 'refunded', amount: 10_000, relatedTransactionId: purchase.id, merchantId: cashbackMerchant.id });
+    const refused = await issuer.call('POST', '/api/v1/incoming-txn', stranger);
+    assert.deepEqual([refused.status, refused.body[0]?.error.reasonCode], [400, 'related_transaction_mismatch']);
+
+    assert.equal((await issuer.call('DELETE', `/api/v2/chg/${home.id}/cardholder/${home.cardholders[0].id}`)).status, 200);
+    const away = (await issuer.call('POST', '/api/v2/chg', groupBody({ cardholders: body.cardholders }))).body;
+    const refund = settledEvent(moving, { state: 'refunded', amount: 4_000, relatedTransactionId: purchase.id, merchantId: cashbackMerchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', refund)).status, 204);
+    const refundRow = await stored('settled', refund.id);
+    assert.equal(await stack.waitForStatus(refundRow.id, ['matched', 'not_matched', 'unknown']), 'matched');
+    const detailIn = (chgId: string, txnId: string) => issuer.call('GET', `/api/v2/chg/${chgId}/transaction/${txnId}/reward-detail`);
+    assert.equal((await detailIn(home.id, refundRow.id)).body.clawedBackAmountMinor, 200);
+    assert.equal((await detailIn(away.id, refundRow.id)).status, 404, 'the refund is not the new group\'s');
+    const cashback = async (chgId: string) => (await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/summary`)).body.cashback;
+    assert.deepEqual([(await cashback(home.id)).earnedMinor, (await cashback(home.id)).balanceMinor], [500, 300]);
+    assert.deepEqual([(await cashback(away.id)).clawedBackMinor, (await cashback(away.id)).balanceMinor], [0, 0]);
+  });
+
   it('voids the preview when the authorization is reversed before settlement', async () => {
     const auth = authEvent(card, { merchantId: merchant.id });
     await issuer.call('POST', '/api/v1/incoming-auth', auth);
