@@ -3,10 +3,14 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { errors, type FieldError } from '../core/errors';
+import { parseTimestamp } from '../core/timestamp';
 
 function createAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: true, coerceTypes, useDefaults: true, removeAdditional: false });
-  addFormats(ajv, ['date-time', 'uri']);
+  addFormats(ajv, ['uri']);
+  // Stricter than ajv-formats' date-time, which lets leap seconds and other values through that
+  // have no instant: every timestamp is read by the one parser (core/timestamp.ts).
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => parseTimestamp(text) !== undefined });
   // OpenAPI annotations we put in schemas; ajv ignores them.
   ajv.addKeyword('example');
   return ajv;

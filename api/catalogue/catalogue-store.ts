@@ -5,6 +5,7 @@ import { newId } from '../../core/ids';
 import type { Db } from '../../prisma/client';
 import type { Merchant, Offer, Prisma } from '../../prisma/generated/client';
 import { recordAudit } from '../admin/audit';
+import { toInstant } from '../../core/timestamp';
 
 type Tx = Prisma.TransactionClient;
 
@@ -109,8 +110,8 @@ function offerData(input: OfferInput) {
     maxRewardMinor: bigOrNull(input.maxRewardMinor),
     maxRewardPerChgMinor: bigOrNull(input.maxRewardPerChgMinor),
     mccs: input.mccs ?? undefined,
-    startsAt: input.startsAt === undefined ? undefined : new Date(input.startsAt),
-    endsAt: input.endsAt === undefined ? undefined : input.endsAt === null ? null : new Date(input.endsAt),
+    startsAt: input.startsAt === undefined ? undefined : toInstant(input.startsAt),
+    endsAt: input.endsAt === undefined ? undefined : input.endsAt === null ? null : toInstant(input.endsAt),
     status: input.status,
   };
 }
@@ -147,7 +148,7 @@ export async function saveOffer(db: Db, merchantId: string, input: OfferInput, a
         throw errors.validation('invalid_body', 'A new offer needs title, rates and startsAt.');
       }
       await tx.offer.create({
-        data: { ...data, id: offerId, merchantId, title: input.title, cashbackRateBps: input.cashbackRateBps, brandedRateBps: input.brandedRateBps, startsAt: new Date(input.startsAt), createdAt: now, updatedAt: now },
+        data: { ...data, id: offerId, merchantId, title: input.title, cashbackRateBps: input.cashbackRateBps, brandedRateBps: input.brandedRateBps, startsAt: toInstant(input.startsAt), createdAt: now, updatedAt: now },
       });
     }
     await recordAudit(tx, { actor, action: existing ? 'offer.update' : 'offer.create', targetId: offerId, details: { merchantId, ...input } }, now);

@@ -7,6 +7,7 @@ import { evaluateEarn, REWARD_CURRENCY } from '../../core/rules/eligibility';
 import { evaluateSpend } from '../../core/rules/spend-eligibility';
 import { eligibilityQuerySchema, eligibilitySchema, spendEligibilitySchema, spendQuerySchema } from './schemas';
 import { loadGroupMerchant } from './group-merchant';
+import { toInstant } from '../../core/timestamp';
 
 /** Spend eligibility sums the group's open grants at the merchant: bounded like a draw. */
 const MAX_SPEND_GRANTS = 1000;
@@ -35,7 +36,7 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
         const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(db, issuerOf(ctx), p.chgId, p.merchantId, {
           offers: true, activation: true, earned: true,
         });
-        const at = query.at ? new Date(query.at) : clock.now();
+        const at = query.at ? toInstant(query.at) : clock.now();
         const decision = evaluateEarn({
           merchant: { id: merchant.id, status: merchant.status },
           offers,

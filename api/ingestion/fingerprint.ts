@@ -4,6 +4,7 @@
 // again with state `reversed`, a legitimate change rather than a conflict.
 import { createHash } from 'node:crypto';
 import type { EventKind, IngestedEvent } from './schemas';
+import { toInstant } from '../../core/timestamp';
 
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
@@ -21,7 +22,7 @@ export function fingerprint(kind: EventKind, event: IngestedEvent): string {
   const content = {
     ...rest,
     // Same instant written with another offset is the same event.
-    createdAt: new Date(createdAt).toISOString(),
+    createdAt: toInstant(createdAt).toISOString(),
     ...(kind === 'settled' ? { state } : {}),
   };
   return createHash('sha256').update(canonicalJson(content)).digest('hex');

@@ -11,6 +11,8 @@ import { classifyResubmission, fingerprint } from './fingerprint';
 import { loadCardDirectory, type ResolvedCard } from './resolve';
 import { insertNewEvents } from './insert-events';
 import { eventFailure, refusalOf } from './consistency';
+import { eventDatesOutsideWindow } from './event-window';
+import { toInstant } from '../../core/timestamp';
 import { EVENT_FAILURE_REASONS, settledRuleMessages, type EventKind, type IngestedEvent, type SettledEvent } from './schemas';
 import { lifecycleWorkflowId, signalFor, type HandoverItem } from '../../activities/handover';
 
@@ -60,8 +62,12 @@ export async function ingestBatch(
   const ruleMessages = kind === 'settled' ? settledRuleMessages : {};
   const valid: Array<{ index: number; event: IngestedEvent }> = [];
   raw.forEach((item, index) => {
-    if (validate(item)) valid.push({ index, event: item });
-    else fail(index, (item as { id?: unknown } | null)?.id, eventFailure('invalid_event', 'The event is invalid.', toFieldErrors(validate.errors, '', ruleMessages)));
+    if (!validate(item)) {
+      return fail(index, (item as { id?: unknown } | null)?.id, eventFailure('invalid_event', 'The event is invalid.', toFieldErrors(validate.errors, '', ruleMessages)));
+    }
+    const outside = eventDatesOutsideWindow(item, now);
+    if (outside.length > 0) return fail(index, item.id, eventFailure('invalid_event', 'The event is dated outside the window the service accepts.', outside));
+    valid.push({ index, event: item });
   });
 
   const directory = await loadCardDirectory(db, issuerId, valid.map((v) => v.event));
@@ -125,7 +131,7 @@ function newRow(
     cardId: card.cardId,
     amountMinor: BigInt(event.amount),
     currency: event.currency,
-    eventCreatedAt: new Date(event.createdAt),
+    eventCreatedAt: toInstant(event.createdAt),
     authorizationExternalId: settled.authorizationId ?? null,
     relatedExternalId: settled.relatedTransactionId ?? null,
     relatedEventId: purchase?.id ?? null,

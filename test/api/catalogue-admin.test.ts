@@ -50,6 +50,12 @@ describe('operator catalogue API', () => {
     assertError(await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 't', cashbackRateBps: 10001, brandedRateBps: 0, startsAt: daysFromNow(0) }), 400, 'invalid_body');
     assertError(await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 't', cashbackRateBps: 0, brandedRateBps: 0, startsAt: daysFromNow(0) }), 400, 'invalid_body');
     assertError(await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 't', cashbackRateBps: 1, brandedRateBps: 0, startsAt: daysFromNow(0), endsAt: daysFromNow(-1) }), 400, 'invalid_body');
+    // A timestamp with no instant (a leap second) is a 400 naming the field, never a 500.
+    const leap = await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 't', cashbackRateBps: 1, brandedRateBps: 0, startsAt: '2016-12-31T23:59:60Z' });
+    assertError(leap, 400, 'invalid_body');
+    assert.ok(leap.body.details.errors.some((e: any) => e.path === '/startsAt'), JSON.stringify(leap.body.details));
+    const offer = await createOffer(app, merchant.id);
+    assertError(await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, { endsAt: '2027-02-29T00:00:00Z' }), 400, 'invalid_body');
   });
 
   it('creates and patches offers; endsAt now ends one, status inactive withdraws it', async () => {

@@ -73,6 +73,9 @@ describe('earn and spend eligibility routes', () => {
     assertError(await issuer.call('GET', `${path}/eligibility?amountMinor=-1`), 400, 'invalid_query');
     assertError(await issuer.call('GET', `${path}/eligibility?mcc=58`), 400, 'invalid_query');
     assertError(await issuer.call('GET', `${path}/eligibility?at=yesterday`), 400, 'invalid_query');
+    const leap = await issuer.call('GET', `${path}/eligibility?at=${encodeURIComponent('2016-12-31T23:59:60Z')}`);
+    assertError(leap, 400, 'invalid_query');
+    assert.ok(leap.body.details.errors.some((e: any) => e.path === '/at'), JSON.stringify(leap.body.details));
     assertError(await issuer.call('GET', `${path}/spend-eligibility?amountMinor=1.5`), 400, 'invalid_query');
     const other = await newIssuer(app);
     assertError(await other.call('GET', `/api/v2/chg/${chgId}/merchant/${merchant.id}/eligibility`), 404, 'chg_not_found');

@@ -151,6 +151,31 @@ describe('ingestion routes', () => {
     assert.equal(res.status, 204, 'a non-usd currency is accepted (it ends not_matched)');
   });
 
+  it('refuses an event with a leap second or a date outside the window on its own, and stores its neighbours', async () => {
+    const day = 86_400_000;
+    const bad: Array<[string, Record<string, unknown>, string]> = [
+      ['/createdAt', { createdAt: '2016-12-31T23:59:60Z' }, 'must match format "date-time"'],
+      ['/settledAt', { settledAt: '2016-12-31T23:59:60Z' }, 'must match format "date-time"'],
+      ['/createdAt', { createdAt: '2026-02-30T10:00:00Z' }, 'must match format "date-time"'],
+      ['/createdAt', { createdAt: '0001-01-01T00:00:00Z' }, 'is more than 400 days ago'],
+      ['/createdAt', { createdAt: '9999-12-31T23:59:59Z' }, 'is more than 1 day in the future'],
+      ['/createdAt', { createdAt: new Date(Date.now() - 401 * day).toISOString() }, 'is more than 400 days ago'],
+      ['/settledAt', { settledAt: new Date(Date.now() + 2 * day).toISOString() }, 'is more than 1 day in the future'],
+    ];
+    const good = [settledEvent(card), settledEvent(card, { createdAt: new Date(Date.now() - 399 * day).toISOString() })];
+    const batch = [good[0], ...bad.map(([, patch]) => settledEvent(card, patch)), good[1]];
+    const res = await issuer.call('POST', '/api/v1/incoming-txn', batch);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.map((f: any) => f.index), bad.map((_, i) => i + 1));
+    res.body.forEach((failure: any, i: number) => {
+      const [path, , message] = bad[i];
+      assert.equal(failure.error.reasonCode, 'invalid_event');
+      assert.ok(failure.error.details.errors.some((e: any) => e.path === path && e.message === message), JSON.stringify(failure.error.details));
+    });
+    const stored = await app.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } } });
+    assert.deepEqual(stored.map((e) => e.externalId).sort(), good.map((e) => e.id).sort());
+  });
+
   it('rejects an empty array, more than 1000 events and non-objects as a whole', async () => {
     assertError(await issuer.call('POST', '/api/v1/incoming-txn', []), 400, 'invalid_body');
     assertError(await issuer.call('POST', '/api/v1/incoming-txn', Array.from({ length: 1001 }, () => settledEvent(card))), 400, 'invalid_body');
