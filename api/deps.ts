@@ -17,7 +17,7 @@ export interface AppDeps {
   db: Db;
   logger: Logger;
   clock: Clock;
-  config: Pick<Config, 'operatorToken'> & { operatorToken: string };
+  config: Pick<Config, 'operatorToken' | 'metricsToken'> & { operatorToken: string };
   /** Readiness probe of the workflow engine; absent means "not configured". */
   temporalHealth?: () => Promise<void>;
   /** Token → issuer cache, on when its LISTEN connection is (api/middleware/token-cache.ts). */

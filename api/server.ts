@@ -12,6 +12,7 @@ import { connectTemporal } from '../worker/connection';
 import { handOver } from '../activities/handover';
 import { createHandoverQueue } from './ingestion/handover-queue';
 import { createApp } from './app';
+import { answerClientErrors } from './client-errors';
 import { listenForAuthChanges, TokenCache } from './middleware/token-cache';
 import { collectProcessMetrics } from '../core/metrics';
 import { systemClock } from './deps';
@@ -37,15 +38,15 @@ async function main(): Promise<void> {
     db,
     logger,
     clock: systemClock,
-    config: { operatorToken: config.operatorToken },
+    config: { operatorToken: config.operatorToken, metricsToken: config.metricsToken },
     temporalHealth: async () => {
       await temporal.workflowService.getSystemInfo({});
     },
   });
-  const server = app.listen(config.port, config.host, () => {
+  const server = answerClientErrors(app.listen(config.port, config.host, () => {
     logger.info({ port: config.port, host: config.host }, 'API listening');
     process.send?.({ ready: true });
-  });
+  }));
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'API shutting down');
     server.close(() => {

@@ -17,6 +17,8 @@ export interface Config {
   temporalTls: boolean;
   temporalCli?: string;
   operatorToken?: string;
+  /** When set, GET /metrics of the API needs it as a bearer token. */
+  metricsToken?: string;
   logLevel: string;
   dataDir: string;
   embeddedPgPort: number;
@@ -65,6 +67,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (operatorToken !== undefined && operatorToken.length < 32) {
     problems.push('OPERATOR_TOKEN must be at least 32 characters');
   }
+  const metricsToken = str('METRICS_TOKEN');
+  if (metricsToken !== undefined && metricsToken.length < 32) {
+    problems.push('METRICS_TOKEN must be at least 32 characters');
+  }
   const logLevel = str('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const temporalApiKey = str('TEMPORAL_API_KEY');
@@ -84,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalTls: bool('TEMPORAL_TLS', temporalApiKey !== undefined),
     temporalCli: str('TEMPORAL_CLI'),
     operatorToken,
+    metricsToken,
     logLevel,
     dataDir: str('DATA_DIR') ?? '.data',
     embeddedPgPort: int('EMBEDDED_PG_PORT', 54329, 1, 65535),

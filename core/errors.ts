@@ -7,10 +7,12 @@ export const ERROR_CLASSES = {
   unauthenticated: { code: 40100, status: 401 },
   not_found: { code: 40400, status: 404 },
   method_not_allowed: { code: 40500, status: 405 },
+  request_timeout: { code: 40800, status: 408 },
   conflict: { code: 40900, status: 409 },
   payload_too_large: { code: 41300, status: 413 },
   unsupported_media_type: { code: 41500, status: 415 },
   rate_limited: { code: 42900, status: 429 },
+  headers_too_large: { code: 43100, status: 431 },
   internal_error: { code: 50000, status: 500 },
   unavailable: { code: 50300, status: 503 },
 } as const;

@@ -3,6 +3,7 @@ import { defineRoute, type RouteSpec } from '../route';
 import { errors } from '../../core/errors';
 import type { AppDeps } from '../deps';
 import { registry } from '../../core/metrics';
+import { requireStaticToken } from '../middleware/auth';
 
 export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] {
   return [
@@ -48,11 +49,15 @@ export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] 
       path: '/metrics',
       operationId: 'metrics',
       summary: 'Prometheus metrics of this process (text exposition format)',
-      description: 'Unauthenticated, like /healthz: expose it only to the scraping network. The worker serves its own on WORKER_METRICS_PORT.',
+      description:
+        'With METRICS_TOKEN set, only for `Authorization: Bearer <METRICS_TOKEN>`; without it unauthenticated, like /healthz ' +
+        '(then expose it only to the scraping network). The worker serves its own on WORKER_METRICS_PORT.',
       tag: 'Health',
       auth: 'none',
       responses: { 200: { description: 'Prometheus text format.' } },
+      errorStatuses: [401],
       async handle(ctx) {
+        if (deps.config.metricsToken) requireStaticToken(ctx, deps.config.metricsToken, 'metrics');
         ctx.type = registry.contentType;
         ctx.body = await registry.metrics();
       },

@@ -47,7 +47,11 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
       responses: {
         204: { description: 'Every event accepted.' },
         200: { description: 'Some events accepted; the failures.', schema: failuresSchema },
-        400: { description: 'No event accepted: the failures (or an error object when the body is not an event or array).', schema: failuresSchema },
+        // Both shapes it can answer: per-event failures, or one error object for the request.
+        400: {
+          description: 'No event accepted: the failures; or an error object when the request itself is refused (no body, not JSON, not an event or array, more than 1000 events).',
+          schema: { oneOf: [failuresSchema, { $ref: '#/components/schemas/Error' }] },
+        },
       },
       async handle(ctx: Context) {
         const body = (ctx.request as { body?: unknown }).body;

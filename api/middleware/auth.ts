@@ -21,9 +21,15 @@ export interface AuthenticatedIssuer {
 function bearer(ctx: Context): string {
   const header = ctx.get('Authorization');
   if (!header) throw errors.unauthenticated('missing_token', 'An Authorization: Bearer <token> header is required.');
-  const match = /^Bearer ([^\s]+)$/.exec(header);
+  // The scheme is case-insensitive (RFC 7235); the token is not.
+  const match = /^Bearer ([^\s]+)$/i.exec(header);
   if (!match) throw errors.unauthenticated('invalid_token', 'The Authorization header must be "Bearer <token>".');
   return match[1];
+}
+
+/** A fixed secret of the deployment (METRICS_TOKEN): the request must carry it as its bearer token. */
+export function requireStaticToken(ctx: Context, expected: string, what: string): void {
+  if (!safeEqualHex(hashToken(bearer(ctx)), hashToken(expected))) throw errors.unauthenticated('invalid_token', `The ${what} token is not valid.`);
 }
 
 export function createGuards(deps: { db: Db; operatorToken: string; tokenCache?: TokenCache }): Record<AuthKind, (ctx: Context) => Promise<void>> {

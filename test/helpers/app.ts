@@ -13,6 +13,7 @@ import { createDb, type Db } from '../../prisma/client';
 import { createIssuer, createToken } from '../../api/admin/issuers';
 import { errorObjectSchema } from '../../api/schemas/common';
 import { testDatabaseUrl, testTemporalAddress } from './env';
+import { answerClientErrors } from '../../api/client-errors';
 
 export const OPERATOR_TOKEN = 'op_test_operator_token_0123456789abcdef0123456789';
 
@@ -46,7 +47,7 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
     db,
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     clock: overrides.clock ?? systemClock,
-    config: { operatorToken: OPERATOR_TOKEN },
+    config: { operatorToken: OPERATOR_TOKEN, metricsToken: overrides.config?.metricsToken },
     handover: overrides.handover,
     tokenCache: overrides.tokenCache,
     temporal: overrides.temporal,
@@ -57,7 +58,7 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
         await temporal.workflowService.getSystemInfo({});
       }),
   };
-  const server: Server = createApp(deps).listen(0, '127.0.0.1');
+  const server: Server = answerClientErrors(createApp(deps).listen(0, '127.0.0.1'));
   await new Promise((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
