@@ -1,0 +1,70 @@
+// npm run fuzz: schemathesis (PyPI) over /openapi.json against the real service (embedded
+// PostgreSQL, the Temporal dev server, API and worker as the tests run them), once with an
+// issuer token over the issuer routes and once with the operator token over /admin/v1.
+// Passes when schemathesis finds no server error and no response that breaks its documented
+// schema. Schemathesis lives in its own venv under .tools, pinned.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { mochaGlobalSetup, mochaGlobalTeardown } from '../helpers/global-setup';
+import { startStack } from '../helpers/stack';
+import { newIssuer, OPERATOR_TOKEN } from '../helpers/app';
+import { groupBody } from '../helpers/groups';
+import { cardOf, settledEvent } from '../helpers/events';
+import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+
+const ROOT = resolve(__dirname, '..', '..');
+const VENV = join(ROOT, '.tools', 'fuzz-venv');
+const SCHEMATHESIS = 'schemathesis==4.32.5';
+const CHECKS = 'not_a_server_error,response_schema_conformance,content_type_conformance';
+
+function ensureSchemathesis(): string {
+  const st = join(VENV, 'bin', 'st');
+  if (existsSync(st)) return st;
+  process.stderr.write(`[fuzz] installing ${SCHEMATHESIS} into .tools/fuzz-venv\n`);
+  execFileSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit' });
+  execFileSync(join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', SCHEMATHESIS], { stdio: 'inherit' });
+  return st;
+}
+
+function runSchemathesis(st: string, baseUrl: string, token: string, include: string[], label: string): boolean {
+  const maxExamples = process.env.FUZZ_EXAMPLES ?? '30';
+  const args = [
+    'run', `${baseUrl}/openapi.json`, '--url', baseUrl,
+    '-H', `Authorization: Bearer ${token}`,
+    '--checks', CHECKS, '--max-examples', maxExamples, '--seed', process.env.FUZZ_SEED ?? '20261123',
+    '--workers', '2', '--warnings', 'off', '--suppress-health-check', 'all',
+    ...include.flatMap((pattern) => ['--include-path-regex', pattern]),
+  ];
+  process.stderr.write(`[fuzz] ${label}: st ${args.join(' ').replace(token, '<token>')}\n`);
+  const result = spawnSync(st, args, { stdio: 'inherit' });
+  return result.status === 0;
+}
+
+async function main(): Promise<void> {
+  const st = ensureSchemathesis();
+  await mochaGlobalSetup();
+  const stack = await startStack();
+  let ok = false;
+  try {
+    // Something real to read: a group with a settled, matched purchase.
+    const issuer = await newIssuer(stack.app);
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app);
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-5) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`);
+    await issuer.call('POST', '/api/v1/incoming-txn', settledEvent(cardOf(group), { merchantId: merchant.id }));
+
+    const issuerRun = runSchemathesis(st, stack.app.url, issuer.token, ['^/api/'], 'issuer routes');
+    const operatorRun = runSchemathesis(st, stack.app.url, OPERATOR_TOKEN, ['^/admin/'], 'operator routes');
+    const openRun = runSchemathesis(st, stack.app.url, 'none', ['^/(healthz|readyz|openapi\\.json)$'], 'open routes');
+    ok = issuerRun && operatorRun && openRun;
+  } finally {
+    await stack.stop();
+    await mochaGlobalTeardown();
+  }
+  process.stdout.write(ok ? 'fuzz: 0 server errors, 0 schema violations\n' : 'fuzz: schemathesis found failures (above)\n');
+  process.exit(ok ? 0 : 1);
+}
+
+void main();
