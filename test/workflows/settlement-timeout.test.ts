@@ -8,7 +8,7 @@ import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { startTimeSkipping, type TimeSkippingStack } from '../helpers/time-skipping';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput } from '../../workflows/lifecycle-signals';
-import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../../workflows/transaction-lifecycle';
+import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../../workflows/lifecycle-signals';
 
 describe('TransactionLifecycle settlement time-out (time-skipping)', function () {
   this.timeout(120_000);
