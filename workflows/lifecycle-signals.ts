@@ -48,8 +48,12 @@ export interface LifecycleInput {
 export const LIFECYCLE_SHAPE = 2;
 
 /** The input every starter of a new run passes (hand-over, sweeper, reprocess, tests). */
-export function lifecycleInput(issuerId: string): LifecycleInput {
-  return { issuerId, shape: LIFECYCLE_SHAPE };
+export function lifecycleInput(issuerId: string, settlementTimeoutMs: number): LifecycleInput {
+  // The workflow would wait NaN or forever on a bad value; config validates it, this guards callers.
+  if (!Number.isSafeInteger(settlementTimeoutMs) || settlementTimeoutMs <= 0) {
+    throw new RangeError(`settlementTimeoutMs must be a positive integer (got ${settlementTimeoutMs})`);
+  }
+  return { issuerId, shape: LIFECYCLE_SHAPE, settlementTimeoutMs };
 }
 
 export const LIFECYCLE_WORKFLOW_TYPE = 'transactionLifecycle';

@@ -38,7 +38,7 @@ describe('hand-over under faults', function () {
 
   /** The sweeper as its schedule runs it, a minute later (past its 30 s grace). */
   const sweep = () =>
-    createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: { client: stack.client, taskQueue: stack.taskQueue } })
+    createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: stack.engine })
       .sweepHandovers({ olderThanMs: 30_000, limit: 5000 });
   /** Runs of workflows whose id starts with the prefix, once visibility has caught up. */
   async function runsOf(prefix: string, expected: number): Promise<number> {
