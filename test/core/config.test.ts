@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadConfig, requireConnections, ConfigError } from '../../core/config';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../../workflows/webhook-delivery-contract';
 
@@ -61,6 +63,15 @@ describe('core/config', () => {
         assert.throws(() => loadConfig({ [name]: value }), (err) => err instanceof ConfigError && err.problems.length === 1 && message.test(err.problems[0]));
       });
     }
+
+    it('documents in README defaults that read back as the real ones', () => {
+      const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+      const documented = (name: string) => new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\` \\|`, 'm').exec(readme)?.[1] ?? assert.fail(`${name} is not in README`);
+      const env = { SETTLEMENT_TIMEOUT: documented('SETTLEMENT_TIMEOUT'), WEBHOOK_RETRY_SCHEDULE: documented('WEBHOOK_RETRY_SCHEDULE') };
+      const defaults = loadConfig({});
+      const fromReadme = loadConfig(env);
+      assert.deepEqual([fromReadme.settlementTimeoutMs, fromReadme.webhookRetryScheduleMs], [defaults.settlementTimeoutMs, defaults.webhookRetryScheduleMs]);
+    });
 
     it('reports both bad settings together with the rest', () => {
       assert.throws(
