@@ -6,9 +6,10 @@
 // after the purchase finished, a settlement after its authorization lapsed): an event its
 // closed run already processed was handed over before, and its repeated hand-over (the API
 // died before recording the first) must not start a second run of a finished purchase.
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdReusePolicy } from '@temporalio/common';
 import { mapLimited } from '../core/concurrency';
+import type { WorkflowEngine } from '../core/workflow-engine';
 import type { Db } from '../prisma/client';
 import type { EventKind, IngestedEvent } from '../api/ingestion/schemas';
 import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type LifecycleSignalName } from '../workflows/lifecycle-signals';
@@ -52,7 +53,7 @@ export const HANDOVER_CONCURRENCY = 8;
 
 /** Signals every item (bounded concurrency), then records which were handed over in one statement. */
 export async function handOver(
-  deps: { client: Client; db: Db; taskQueue: string },
+  deps: { temporal: WorkflowEngine; db: Db },
   items: HandoverItem[],
   now: () => Date,
 ): Promise<{ handedOver: string[]; failed: Array<{ eventId: string; error: string }> }> {
@@ -79,12 +80,13 @@ export async function handOver(
 }
 
 /** Signals the purchase's running workflow, or starts one (see the header for a closed one). */
-async function signalEvent(deps: { client: Client; db: Db; taskQueue: string }, item: HandoverItem): Promise<void> {
+async function signalEvent(deps: { temporal: WorkflowEngine; db: Db }, item: HandoverItem): Promise<void> {
+  const { client, taskQueue, settings } = deps.temporal;
   const start = (workflowIdReusePolicy: WorkflowIdReusePolicy) =>
-    deps.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
+    client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
       workflowId: item.workflowId,
-      taskQueue: deps.taskQueue,
-      args: [lifecycleInput(item.issuerId)],
+      taskQueue,
+      args: [lifecycleInput(item.issuerId, settings.settlementTimeoutMs)],
       signal: item.signal,
       signalArgs: [{ eventId: item.eventId }],
       workflowIdReusePolicy,

@@ -1,8 +1,8 @@
 // Activities are built by a factory that receives their dependencies, so tests can pass
 // fakes and only worker/ builds the real ones.
-import type { Client } from '@temporalio/client';
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
+import type { WorkflowEngine } from '../core/workflow-engine';
 import { createLifecycleActivities } from './lifecycle';
 import { createSweepActivities } from './sweeper';
 import { createExpiryActivities } from './expiry';
@@ -15,8 +15,8 @@ export interface ActivityDeps {
   db: Db;
   logger: Logger;
   clock: { now(): Date };
-  /** The client the sweeper hands events over with. */
-  temporal: { client: Client; taskQueue: string };
+  /** Where, and with which settings, the sweeper starts the lifecycles it hands events to. */
+  temporal: WorkflowEngine;
   faults?: LifecycleDeps['faults'];
   /** This process's webhook relay (worker/webhook-relay.ts), when it runs one. */
   relay?: LifecycleDeps['relay'];

@@ -6,8 +6,8 @@
 // marked, e.g. the API died in between) is only marked: signalling it again would start a
 // second run of a purchase whose workflow has finished.
 import { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
 import type { Db } from '../prisma/client';
+import type { WorkflowEngine } from '../core/workflow-engine';
 import { handOver, signalFor } from './handover';
 import type { EventKind } from '../api/ingestion/schemas';
 
@@ -18,7 +18,7 @@ export const SWEEP_BUDGET_MS = 100_000;
 export interface SweepDeps {
   db: Db;
   clock: { now(): Date };
-  temporal: { client: Client; taskQueue: string };
+  temporal: WorkflowEngine;
 }
 
 export interface SweepResult {
@@ -55,7 +55,7 @@ export function createSweepActivities(deps: SweepDeps) {
         }
         const waiting = rows.filter((r) => r.rewardStatus === 'pending');
         const page = await handOver(
-          { client: deps.temporal.client, db: deps.db, taskQueue: deps.temporal.taskQueue },
+          { temporal: deps.temporal, db: deps.db },
           waiting.map((r) => ({ eventId: r.id, issuerId: r.issuerId, chgId: r.chgId, externalId: r.externalId, workflowId: r.workflowId, signal: signalFor(r.kind as EventKind, r.state) })),
           () => deps.clock.now(),
         );

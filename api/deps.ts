@@ -5,7 +5,7 @@ import type { Logger } from '../core/logger';
 import type { Config } from '../core/config';
 import type { Handover } from './ingestion/handover-queue';
 import type { TokenCache } from './middleware/token-cache';
-import type { WorkflowEngine } from './webhooks/replay';
+import type { WorkflowEngine } from '../core/workflow-engine';
 
 export interface Clock {
   now(): Date;
@@ -24,6 +24,6 @@ export interface AppDeps {
   tokenCache?: TokenCache;
   /** Hands accepted events to Temporal after the response; absent means the sweeper does it. */
   handover?: Handover;
-  /** Starts workflows (webhook replay); absent means those routes answer 503. */
+  /** Starts workflows (webhook replay, reprocess) with the configured settings; absent means those routes answer 503. */
   temporal?: WorkflowEngine;
 }

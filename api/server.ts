@@ -5,6 +5,7 @@
 // SIGTERM on to them and exits when they have.
 import cluster from 'node:cluster';
 import { loadConfig, requireConnections } from '../core/config';
+import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
 import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
@@ -25,8 +26,9 @@ async function main(): Promise<void> {
   const db = createDb(config.databaseUrl, config.databasePoolSize);
   const temporal = await connectTemporal(config);
   const client = new Client({ connection: temporal, namespace: config.temporalNamespace });
+  const engine: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
   const handover = createHandoverQueue(
-    (items) => handOver({ client, db, taskQueue: config.temporalTaskQueue }, items, () => new Date()),
+    (items) => handOver({ temporal: engine, db }, items, () => new Date()),
     logger,
   );
   const tokenCache = new TokenCache();
@@ -34,7 +36,7 @@ async function main(): Promise<void> {
   const app = createApp({
     tokenCache,
     handover,
-    temporal: { client, taskQueue: config.temporalTaskQueue },
+    temporal: engine,
     db,
     logger,
     clock: systemClock,

@@ -1,4 +1,7 @@
 import os from 'node:os';
+import { DURATION_SYNTAX, formatDuration, parseDuration } from './duration';
+import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../workflows/lifecycle-signals';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, MAX_WEBHOOK_RETRIES, MAX_WEBHOOK_RETRY_WAIT_MS } from '../workflows/webhook-delivery-contract';
 
 // The one place that reads the environment. Every variable is validated up front and
 // all problems are reported together, so a bad deployment fails at start, not at 3 a.m.
@@ -26,6 +29,10 @@ export interface Config {
   temporalUiPort: number;
   workerMetricsPort: number;
   temporalMetricsPort: number;
+  /** How long a previewed authorization waits for its settlement; new purchases only. */
+  settlementTimeoutMs: number;
+  /** Waits between webhook delivery attempts; new deliveries and replays only. */
+  webhookRetryScheduleMs: number[];
 }
 
 export class ConfigError extends Error {
@@ -35,6 +42,11 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+// A minute is the least a card network settles in; beyond 90 days an authorization has long
+// expired at every scheme, so a larger value is a typo that would keep runs open for months.
+const MIN_SETTLEMENT_TIMEOUT_MS = 60_000;
+const MAX_SETTLEMENT_TIMEOUT_MS = 90 * 86_400_000;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
@@ -57,6 +69,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (raw === 'false' || raw === '0') return false;
     problems.push(`${name} must be true or false (got "${raw}")`);
     return fallback;
+  };
+
+  const duration = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    const ms = parseDuration(raw);
+    if (ms === undefined || ms < min || ms > max) {
+      problems.push(`${name} must be ${DURATION_SYNTAX}, from ${formatDuration(min)} to ${formatDuration(max)} (got "${raw}")`);
+      return fallback;
+    }
+    return ms;
+  };
+  // The workflow refuses a schedule outside these limits, so a bad one is caught here at start
+  // rather than by the first webhook that fails.
+  const schedule = (name: string, fallback: readonly number[]): number[] => {
+    const raw = str(name);
+    if (raw === undefined) return [...fallback];
+    const waits = raw.split(',').map(parseDuration);
+    const valid = waits.length <= MAX_WEBHOOK_RETRIES && waits.every((ms) => ms !== undefined && ms <= MAX_WEBHOOK_RETRY_WAIT_MS);
+    if (!valid) {
+      problems.push(
+        `${name} must be 1 to ${MAX_WEBHOOK_RETRIES} comma-separated waits of 0s to ${formatDuration(MAX_WEBHOOK_RETRY_WAIT_MS)}, each ${DURATION_SYNTAX} (got "${raw}")`,
+      );
+      return [...fallback];
+    }
+    return waits as number[];
   };
 
   const databaseUrl = str('DATABASE_URL');
@@ -98,6 +136,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalUiPort: int('TEMPORAL_UI_PORT', 8233, 1, 65535),
     workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
     temporalMetricsPort: int('TEMPORAL_METRICS_PORT', 9465, 0, 65535),
+    settlementTimeoutMs: duration('SETTLEMENT_TIMEOUT', DEFAULT_SETTLEMENT_TIMEOUT_MS, MIN_SETTLEMENT_TIMEOUT_MS, MAX_SETTLEMENT_TIMEOUT_MS),
+    webhookRetryScheduleMs: schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

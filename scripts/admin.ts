@@ -3,6 +3,7 @@
 import { userInfo } from 'node:os';
 import { ApiError } from '../core/errors';
 import { loadConfig } from '../core/config';
+import { workflowSettings } from '../core/workflow-engine';
 import { createDb } from '../prisma/client';
 import { parseArgs, UsageError, type Command } from './admin/command';
 import { issuerCommands } from './admin/issuer-commands';
@@ -40,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
         // TEMPORAL_ADDRESS, or the dev server of `npm start` when unset (like the database).
         const temporalAddress = config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}`;
         temporal ??= await connectTemporal({ ...config, temporalAddress });
-        return { client: new Client({ connection: temporal, namespace: config.temporalNamespace }), taskQueue: config.temporalTaskQueue };
+        return { client: new Client({ connection: temporal, namespace: config.temporalNamespace }), taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
       },
     });
     return 0;

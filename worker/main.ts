@@ -1,6 +1,7 @@
 // The worker process. SIGINT/SIGTERM let running activities finish (the SDK's shutdown
 // grace) before the process exits.
 import { loadConfig, requireConnections } from '../core/config';
+import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
 import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   await ensureSchedules(client, config.temporalTaskQueue);
   const clock = { now: () => new Date() };
-  const temporal = { client, taskQueue: config.temporalTaskQueue };
+  const temporal: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
   const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl });
   const worker = await createWorker({
     connection,

@@ -12,14 +12,13 @@
 // made is reused rather than sent again (attempts are idempotent per webhook and number).
 // Bounded everywhere: first attempts in flight per process and per issuer, rows per claim,
 // and the wait between polls when no notification arrives.
-import type { Client } from '@temporalio/client';
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
+import type { WorkflowEngine } from '../core/workflow-engine';
 import { listen, type Listener } from '../prisma/listen';
 import { claimOutbox, markRelayed, OUTBOX_CHANNEL, releaseClaim, type LocalRelay, type OutboxRow } from '../activities/webhooks/outbox';
 import { attemptAndRecord, resultOf } from '../activities/webhooks/attempt';
 import { startDeliveryRetries } from '../activities/webhooks/start-delivery';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
 
 export interface RelayOptions {
   /** First attempts in flight in this process. */
@@ -32,7 +31,6 @@ export interface RelayOptions {
   pollMs: number;
   /** A row whose relay failed mid-way (Temporal down) is tried again after this. */
   retryInMs: number;
-  retryScheduleMs: readonly number[];
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
@@ -41,7 +39,6 @@ export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   claimMs: 60_000,
   pollMs: 2_000,
   retryInMs: 5_000,
-  retryScheduleMs: DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
 };
 
 export interface RelayDeps {
@@ -49,8 +46,8 @@ export interface RelayDeps {
   logger: Logger;
   clock: { now(): Date };
   databaseUrl: string;
-  /** Where failing webhooks' delivery workflows start. */
-  temporal: { client: Client; taskQueue: string };
+  /** Where failing webhooks' delivery workflows start, with the configured retry schedule. */
+  temporal: WorkflowEngine;
   /** Tests only: a shorter HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }
@@ -80,7 +77,7 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
   const held = (issuerId: string) => (queued.get(issuerId)?.length ?? 0) + (inFlight.get(issuerId) ?? 0);
 
   async function relayOne(row: OutboxRow): Promise<void> {
-    const nextAttemptInMs = options.retryScheduleMs[0] ?? null;
+    const nextAttemptInMs = deps.temporal.settings.webhookRetryScheduleMs[0] ?? null;
     const input = { webhookId: row.id, attemptNumber: 1, nextAttemptInMs, replay: false };
     try {
       // The usual path is one statement after the claim: the attempt's record marks the row
@@ -89,7 +86,7 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
       const recorded = row.state.recorded;
       const result = recorded ? resultOf(recorded) : await attemptAndRecord(deps, row.state, input, true);
       if (result.outcome === 'failed' && nextAttemptInMs !== null) {
-        await startDeliveryRetries(deps.temporal, { ...row.state.webhook, sourceEventId: row.sourceEventId, data: row.state.webhook.data as never }, options.retryScheduleMs);
+        await startDeliveryRetries(deps.temporal, { ...row.state.webhook, sourceEventId: row.sourceEventId, data: row.state.webhook.data as never });
         await markRelayed(deps.db, row.id, deps.clock.now());
       } else if (recorded) {
         await markRelayed(deps.db, row.id, deps.clock.now());

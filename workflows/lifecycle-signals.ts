@@ -26,9 +26,15 @@ export interface ReprocessSignal {
 }
 export const reprocessSignal = defineSignal<[ReprocessSignal]>('reprocess');
 
+/** A run whose input has no settlementTimeoutMs (started before it was configurable) waits this. */
+export const DEFAULT_SETTLEMENT_TIMEOUT_MS = 10 * 24 * 60 * 60 * 1000;
+
 export interface LifecycleInput {
   issuerId: string;
-  /** How long a previewed authorization waits for its settlement; default 10 days. */
+  /**
+   * How long a previewed authorization waits for its settlement (SETTLEMENT_TIMEOUT). Fixed at
+   * the run's start, so a changed setting applies to new purchases only.
+   */
   settlementTimeoutMs?: number;
   /**
    * The step shape the run was started with, for its whole life (README, "Changing a workflow
@@ -42,8 +48,12 @@ export interface LifecycleInput {
 export const LIFECYCLE_SHAPE = 2;
 
 /** The input every starter of a new run passes (hand-over, sweeper, reprocess, tests). */
-export function lifecycleInput(issuerId: string): LifecycleInput {
-  return { issuerId, shape: LIFECYCLE_SHAPE };
+export function lifecycleInput(issuerId: string, settlementTimeoutMs: number): LifecycleInput {
+  // The workflow would wait NaN or forever on a bad value; config validates it, this guards callers.
+  if (!Number.isSafeInteger(settlementTimeoutMs) || settlementTimeoutMs <= 0) {
+    throw new RangeError(`settlementTimeoutMs must be a positive integer (got ${settlementTimeoutMs})`);
+  }
+  return { issuerId, shape: LIFECYCLE_SHAPE, settlementTimeoutMs };
 }
 
 export const LIFECYCLE_WORKFLOW_TYPE = 'transactionLifecycle';

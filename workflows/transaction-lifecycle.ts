@@ -2,7 +2,7 @@
 // settlement id>), driven by signals that carry stored event ids.
 //
 //   1. authorization  → preview the reward (no ledger posting), write qualified_auth.
-//   2. wait for settlement, at most settlementTimeoutMs (default 10 days); a reversal
+//   2. wait for settlement, at most input.settlementTimeoutMs (SETTLEMENT_TIMEOUT); a reversal
 //      voids the preview, the time-out lapses it.
 //   3. settlement     → match, eligibility, spend branded balance, post earn transfers,
 //      reward events and grants in one database transaction; write qualified_settlement.
@@ -20,6 +20,7 @@
 // a receiver.
 import { condition, patched, setHandler } from '@temporalio/workflow';
 import {
+  DEFAULT_SETTLEMENT_TIMEOUT_MS,
   authorizationSignal,
   refundSignal,
   reprocessSignal,
@@ -34,7 +35,6 @@ import { stepsV1 } from './lifecycle-steps-v1';
 
 export type { LifecycleSummary } from './lifecycle-steps';
 
-export const DEFAULT_SETTLEMENT_TIMEOUT_MS = 10 * 24 * 60 * 60 * 1000;
 // A refund whose purchase has not been settled yet waits for it, but not forever.
 const REFUND_WAIT_MS = 60 * 60 * 1000;
 const MAX_REFUND_WAITS = 72;

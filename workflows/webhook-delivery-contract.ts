@@ -9,7 +9,8 @@ const HOUR = 60 * MINUTE;
 
 /**
  * Waits between attempts (API.md, Webhooks): 10 retries after the first attempt, 11
- * attempts over about 3 days. Each wait is a durable Temporal timer.
+ * attempts over about 3 days. Each wait is a durable Temporal timer. The default of
+ * WEBHOOK_RETRY_SCHEDULE (core/config.ts), which every starter puts in the run's input.
  */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [
   30 * SECOND, 2 * MINUTE, 10 * MINUTE, 30 * MINUTE, 1 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, 24 * HOUR, 24 * HOUR,
@@ -21,7 +22,7 @@ export const MAX_WEBHOOK_RETRY_WAIT_MS = 7 * 24 * HOUR;
 
 export interface WebhookDeliveryInput {
   webhookId: string;
-  /** Waits between attempts; default DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS. */
+  /** Waits between attempts; absent only in runs started before it was configurable (default schedule). */
   retryScheduleMs?: number[];
   /** Number of this run's first attempt; a replay continues after the recorded attempts. */
   firstAttemptNumber?: number;

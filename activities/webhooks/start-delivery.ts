@@ -3,23 +3,25 @@
 // delivery lives on its own (a 3-day schedule outlasts the purchase), and the time-skipping
 // test server, which stops skipping time while an abandoned child exists, can run it.
 // Idempotent: a delivery already started, running or closed, is left alone.
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Webhook } from '../../prisma/generated/client';
+import type { WorkflowEngine } from '../../core/workflow-engine';
 import { webhookWorkflowAttributes } from './workflow-attributes';
 import { WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
 
 export async function startDeliveryRetries(
-  temporal: { client: Client; taskQueue: string },
+  temporal: WorkflowEngine,
   webhook: Pick<Webhook, 'id' | 'issuerId' | 'sourceEventId' | 'data' | 'type'>,
-  retryScheduleMs: readonly number[],
 ): Promise<void> {
+  // The schedule goes into the run's input: later changes of the setting leave it alone.
+  const retryScheduleMs = [...temporal.settings.webhookRetryScheduleMs];
   try {
     await temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
       ...webhookWorkflowAttributes(webhook),
       workflowId: webhookDeliveryWorkflowId(webhook.id),
       taskQueue: temporal.taskQueue,
-      args: [{ webhookId: webhook.id, retryScheduleMs: [...retryScheduleMs], resumeAfterAttempt: 1 } satisfies WebhookDeliveryInput],
+      args: [{ webhookId: webhook.id, retryScheduleMs, resumeAfterAttempt: 1 } satisfies WebhookDeliveryInput],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     });
   } catch (err) {

@@ -11,7 +11,7 @@ import { recordAudit } from '../admin/audit';
 import { signalFor } from '../../activities/handover';
 import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type ReprocessSignal } from '../../workflows/lifecycle-signals';
 import type { EventKind } from '../ingestion/schemas';
-import type { WorkflowEngine } from '../webhooks/replay';
+import type { WorkflowEngine } from '../../core/workflow-engine';
 
 export interface ReprocessStarted {
   transactionId: string;
@@ -45,7 +45,7 @@ export async function reprocessTransaction(
     await temporal.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
       workflowId: event.workflowId,
       taskQueue: temporal.taskQueue,
-      args: [lifecycleInput(event.issuerId)],
+      args: [lifecycleInput(event.issuerId, temporal.settings.settlementTimeoutMs)],
       signal: 'reprocess',
       signalArgs: [signal],
     });

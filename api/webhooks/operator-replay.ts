@@ -3,7 +3,8 @@
 import type { Db } from '../../prisma/client';
 import { recordAudit } from '../admin/audit';
 import { findWebhook } from './records';
-import { replayWebhook, type ReplayStarted, type WorkflowEngine } from './replay';
+import type { WorkflowEngine } from '../../core/workflow-engine';
+import { replayWebhook, type ReplayStarted } from './replay';
 
 export async function replayAsOperator(db: Db, temporal: WorkflowEngine | undefined, webhookId: string, actor: string, now: Date): Promise<ReplayStarted> {
   const webhook = await findWebhook(db, webhookId);

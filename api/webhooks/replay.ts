@@ -1,13 +1,15 @@
 // Replay: a new WebhookDelivery run for a stored webhook, with the same webhookId and the
-// same body. Shared by the issuer API, the operator API and the admin CLI.
+// same body and the configured retry schedule (WEBHOOK_RETRY_SCHEDULE, as a new delivery
+// would get). Shared by the issuer API, the operator API and the admin CLI.
 //
 // The run's attempts continue the webhook's numbering (first = attemptCount + 1) and its
 // workflow id names that number, so a double-clicked replay starts one run, not two. A
 // webhook whose delivery is still retrying (`delivering`) is not replayed: its run would
 // interleave attempts with the replay; wait for it to finish, or let it succeed.
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
+import type { WorkflowEngine } from '../../core/workflow-engine';
 import type { Webhook } from '../../prisma/generated/client';
 import { webhookWorkflowAttributes } from '../../activities/webhooks/workflow-attributes';
 import {
@@ -15,11 +17,6 @@ import {
   webhookReplayWorkflowId,
   type WebhookDeliveryInput,
 } from '../../workflows/webhook-delivery-contract';
-
-export interface WorkflowEngine {
-  client: Client;
-  taskQueue: string;
-}
 
 export interface ReplayStarted {
   webhookId: string;
@@ -36,7 +33,7 @@ export async function replayWebhook(temporal: WorkflowEngine | undefined, webhoo
   }
   const firstAttemptNumber = webhook.attemptCount + 1;
   const workflowId = webhookReplayWorkflowId(webhook.id, firstAttemptNumber);
-  const input: WebhookDeliveryInput = { webhookId: webhook.id, firstAttemptNumber, replay: true };
+  const input: WebhookDeliveryInput = { webhookId: webhook.id, retryScheduleMs: [...temporal.settings.webhookRetryScheduleMs], firstAttemptNumber, replay: true };
   try {
     await temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, { ...webhookWorkflowAttributes(webhook), workflowId, taskQueue: temporal.taskQueue, args: [input] });
   } catch (err) {

@@ -1,7 +1,7 @@
 // The shape of an admin CLI command and a small argument parser (positionals and
 // --flag value pairs), enough for operator commands without a dependency.
 import type { Db } from '../../prisma/client';
-import type { WorkflowEngine } from '../../api/webhooks/replay';
+import type { WorkflowEngine } from '../../core/workflow-engine';
 
 export interface CommandContext {
   db: Db;

@@ -124,7 +124,7 @@ describe('webhook API', function () {
         actor: 'cli:test',
         now: new Date(),
         print: (v) => printed.push(v),
-        temporal: async () => ({ client: stack.client, taskQueue: stack.taskQueue }),
+        temporal: async () => stack.engine,
       });
       assert.deepEqual(printed, [{ webhookId, firstAttemptNumber: 2, workflowId: `webhook/${webhookId}/replay/2` }]);
       await stack.client.workflow.getHandle(printed[0].workflowId).result();

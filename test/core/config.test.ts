@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadConfig, requireConnections, ConfigError } from '../../core/config';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../../workflows/webhook-delivery-contract';
 
 describe('core/config', () => {
   it('has working defaults for an empty environment', () => {
@@ -26,6 +29,56 @@ describe('core/config', () => {
   it('turns TLS on with an API key (Temporal Cloud) unless told otherwise', () => {
     assert.equal(loadConfig({ TEMPORAL_API_KEY: 'k' }).temporalTls, true);
     assert.equal(loadConfig({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).temporalTls, false);
+  });
+
+  describe('workflow settings (new runs start with them)', () => {
+    it('defaults to a 10-day settlement time-out and the contract’s retry schedule', () => {
+      const config = loadConfig({});
+      assert.equal(config.settlementTimeoutMs, 10 * 86_400_000);
+      assert.deepEqual(config.webhookRetryScheduleMs, [30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000, 86_400_000]);
+      assert.deepEqual(config.webhookRetryScheduleMs, DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS);
+    });
+
+    it('reads durations with their unit', () => {
+      assert.equal(loadConfig({ SETTLEMENT_TIMEOUT: '36h' }).settlementTimeoutMs, 36 * 3_600_000);
+      assert.equal(loadConfig({ SETTLEMENT_TIMEOUT: '1m' }).settlementTimeoutMs, 60_000);
+      assert.equal(loadConfig({ SETTLEMENT_TIMEOUT: '90d' }).settlementTimeoutMs, 90 * 86_400_000);
+      assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '10s, 5m,1h' }).webhookRetryScheduleMs, [10_000, 300_000, 3_600_000]);
+      assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '7d' }).webhookRetryScheduleMs, [7 * 86_400_000]);
+      assert.equal(loadConfig({ WEBHOOK_RETRY_SCHEDULE: Array(50).fill('1s').join(',') }).webhookRetryScheduleMs.length, 50);
+    });
+
+    const bad: Array<[string, string, RegExp]> = [
+      ['SETTLEMENT_TIMEOUT', '10', /SETTLEMENT_TIMEOUT must be a whole number with a unit .* from 1m to 90d \(got "10"\)/],
+      ['SETTLEMENT_TIMEOUT', '59s', /SETTLEMENT_TIMEOUT .* from 1m to 90d \(got "59s"\)/],
+      ['SETTLEMENT_TIMEOUT', '91d', /SETTLEMENT_TIMEOUT .*\(got "91d"\)/],
+      ['SETTLEMENT_TIMEOUT', '1h30m', /SETTLEMENT_TIMEOUT .*\(got "1h30m"\)/],
+      ['WEBHOOK_RETRY_SCHEDULE', '30s,2x', /WEBHOOK_RETRY_SCHEDULE must be 1 to 50 comma-separated waits of 0s to 7d, each a whole number with a unit .*\(got "30s,2x"\)/],
+      ['WEBHOOK_RETRY_SCHEDULE', '30s,,2m', /WEBHOOK_RETRY_SCHEDULE .*\(got "30s,,2m"\)/],
+      ['WEBHOOK_RETRY_SCHEDULE', '1h,8d', /WEBHOOK_RETRY_SCHEDULE .* of 0s to 7d, .*\(got "1h,8d"\)/],
+      ['WEBHOOK_RETRY_SCHEDULE', Array(51).fill('1s').join(','), /WEBHOOK_RETRY_SCHEDULE must be 1 to 50 /],
+    ];
+    for (const [name, value, message] of bad) {
+      it(`refuses ${name}=${value.length > 20 ? `${value.slice(0, 20)}…` : value}, saying what it expects`, () => {
+        assert.throws(() => loadConfig({ [name]: value }), (err) => err instanceof ConfigError && err.problems.length === 1 && message.test(err.problems[0]));
+      });
+    }
+
+    it('documents in README defaults that read back as the real ones', () => {
+      const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+      const documented = (name: string) => new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\` \\|`, 'm').exec(readme)?.[1] ?? assert.fail(`${name} is not in README`);
+      const env = { SETTLEMENT_TIMEOUT: documented('SETTLEMENT_TIMEOUT'), WEBHOOK_RETRY_SCHEDULE: documented('WEBHOOK_RETRY_SCHEDULE') };
+      const defaults = loadConfig({});
+      const fromReadme = loadConfig(env);
+      assert.deepEqual([fromReadme.settlementTimeoutMs, fromReadme.webhookRetryScheduleMs], [defaults.settlementTimeoutMs, defaults.webhookRetryScheduleMs]);
+    });
+
+    it('reports both bad settings together with the rest', () => {
+      assert.throws(
+        () => loadConfig({ PORT: 'eighty', SETTLEMENT_TIMEOUT: 'soon', WEBHOOK_RETRY_SCHEDULE: 'often' }),
+        (err) => err instanceof ConfigError && err.problems.length === 3 && ['PORT', 'SETTLEMENT_TIMEOUT', 'WEBHOOK_RETRY_SCHEDULE'].every((n) => err.message.includes(n)),
+      );
+    });
   });
 
   it('requires the connections where a process cannot run without them', () => {

@@ -11,6 +11,8 @@ import { createDb, type Db } from '../../prisma/client';
 import { handOver } from '../../activities/handover';
 import { createHandoverQueue } from '../../api/ingestion/handover-queue';
 import type { ActivityDeps } from '../../activities';
+import type { WorkflowEngine, WorkflowSettings } from '../../core/workflow-engine';
+import { testEngine } from './engine';
 import { startTestApp, type TestApp } from './app';
 import { testDatabaseUrl, testTemporalAddress } from './env';
 
@@ -33,6 +35,8 @@ export interface Stack {
   db: Db;
   client: Client;
   taskQueue: string;
+  /** The client, task queue and settings every starter of this stack uses. */
+  engine: WorkflowEngine;
   worker: Worker;
   /** Polls the stored event until its reward status is one of `statuses`. */
   waitForStatus(eventId: string, statuses: string[], timeoutMs?: number): Promise<string>;
@@ -40,7 +44,14 @@ export interface Stack {
 }
 
 export async function startStack(
-  options: { faults?: ActivityDeps['faults']; clock?: { now(): Date }; temporalAddress?: string; relay?: Partial<RelayOptions> } = {},
+  options: {
+    faults?: ActivityDeps['faults'];
+    clock?: { now(): Date };
+    temporalAddress?: string;
+    relay?: Partial<RelayOptions>;
+    /** Workflow settings other than the defaults, for the API, the worker and the relay alike. */
+    settings?: Partial<WorkflowSettings>;
+  } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
   const taskQueue = `test-${randomUUID()}`;
@@ -50,21 +61,23 @@ export async function startStack(
   const client = new Client({ connection: clientConnection });
   const workerConnection = await NativeConnection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const clock = options.clock ?? { now: () => new Date() };
-  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: { client, taskQueue }, databaseUrl: testDatabaseUrl() }, options.relay);
+  const engine = testEngine(client, taskQueue, options.settings);
+  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: engine, databaseUrl: testDatabaseUrl() }, options.relay);
   const worker = await createWorker({
     connection: workerConnection,
     namespace: 'default',
     taskQueue,
-    deps: { db, logger, clock, temporal: { client, taskQueue }, faults: options.faults, relay },
+    deps: { db, logger, clock, temporal: engine, faults: options.faults, relay },
   });
   const running = worker.run();
-  const handover = createHandoverQueue((items) => handOver({ client, db, taskQueue }, items, () => new Date()), logger);
-  const app = await startTestApp({ db, handover, temporal: { client, taskQueue } });
+  const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date()), logger);
+  const app = await startTestApp({ db, handover, temporal: engine });
   return {
     app,
     db,
     client,
     taskQueue,
+    engine,
     worker,
     async waitForStatus(eventId, statuses, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

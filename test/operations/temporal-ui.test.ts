@@ -33,7 +33,7 @@ describe('Temporal Web UI', function () {
     const port = await freePort();
     server = await startTemporalDevServer({ port, uiPort: await freePort() });
     // The first attempt of each webhook fails, so its retries run as a WebhookDelivery workflow.
-    stack = await startStack({ temporalAddress: server.address, relay: { retryScheduleMs: [200] } });
+    stack = await startStack({ temporalAddress: server.address, settings: { webhookRetryScheduleMs: [200] } });
     receiver = await startReceiver((n) => (n === 0 ? 503 : 204));
     browser = await chromium.launch({
       executablePath: CHROMIUM,

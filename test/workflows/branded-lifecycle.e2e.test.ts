@@ -21,6 +21,7 @@ import { cardOf, settledEvent, type CardRef } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { testDatabaseUrl } from '../helpers/env';
+import { testEngine } from '../helpers/engine';
 
 const DAY_MS = 86_400_000;
 const { IndexedValueType } = temporal.api.enums.v1;
@@ -51,9 +52,10 @@ describe('branded balance lifecycle (time-skipping)', function () {
     });
     db = createDb(testDatabaseUrl(), 10);
     const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-    worker = await createWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps: { db, logger, clock: { now: () => new Date(nowMs) }, temporal: { client: env.client, taskQueue } } });
+    const engine = testEngine(env.client, taskQueue);
+    worker = await createWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps: { db, logger, clock: { now: () => new Date(nowMs) }, temporal: engine } });
     running = worker.run();
-    handover = createHandoverQueue((items) => handOver({ client: env.client, db, taskQueue }, items, () => new Date(nowMs)), logger);
+    handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date(nowMs)), logger);
     app = await startTestApp({ db, handover, clock: { now: () => new Date(nowMs) } });
     nowMs = await env.currentTimeMs();
   });

@@ -2,19 +2,16 @@
 // after answering 204 to 1,000 settled events, then the sweeper; and a repeated hand-over of
 // a purchase whose workflow has finished. Every purchase must end with exactly one run.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, OPERATOR_TOKEN, type TestIssuer } from '../helpers/app';
+import { newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent, type CardRef } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { testDatabaseUrl, testTemporalAddress } from '../helpers/env';
+import { spawnApi, waitForReady } from '../helpers/api-process';
 import { freePort } from '../helpers/ports';
 import { createSweepActivities } from '../../activities/sweeper';
 
-const ROOT = join(__dirname, '..', '..');
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 describe('hand-over under faults', function () {
@@ -38,7 +35,7 @@ describe('hand-over under faults', function () {
 
   /** The sweeper as its schedule runs it, a minute later (past its 30 s grace). */
   const sweep = () =>
-    createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: { client: stack.client, taskQueue: stack.taskQueue } })
+    createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: stack.engine })
       .sweepHandovers({ olderThanMs: 30_000, limit: 5000 });
   /** Runs of workflows whose id starts with the prefix, once visibility has caught up. */
   async function runsOf(prefix: string, expected: number): Promise<number> {
@@ -105,35 +102,3 @@ describe('hand-over under faults', function () {
     assert.equal(await runsOf(row.workflowId, 1), 1);
   });
 });
-
-function spawnApi(port: number, taskQueue: string): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'api', 'server.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: testDatabaseUrl(),
-      TEMPORAL_ADDRESS: testTemporalAddress(),
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      // One process, so that SIGKILL kills all of the API at once.
-      API_PROCESSES: '1',
-      OPERATOR_TOKEN,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-    },
-    stdio: 'ignore',
-  });
-}
-
-async function waitForReady(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 240; i++) {
-    assert.equal(child.exitCode, null, 'the API process exited');
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  assert.fail('the API process did not become ready');
-}

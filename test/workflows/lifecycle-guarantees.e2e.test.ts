@@ -86,7 +86,7 @@ describe('TransactionLifecycle guarantees', function () {
     await quiet.close();
     const id = await storedId(event.id);
     assert.equal((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id } })).handedOverAt, null);
-    const sweep = createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: { client: stack.client, taskQueue: stack.taskQueue } });
+    const sweep = createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: stack.engine });
     const swept = await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
     assert.ok(swept.handedOver >= 1);
     assert.equal(await stack.waitForStatus(id, FINAL), 'matched');

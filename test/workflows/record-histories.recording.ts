@@ -16,12 +16,13 @@ import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { startReceiver } from '../helpers/webhooks';
 import { startTimeSkipping } from '../helpers/time-skipping';
-import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput } from '../../workflows/lifecycle-signals';
+import { DEFAULT_SETTLEMENT_TIMEOUT_MS, LIFECYCLE_WORKFLOW_TYPE, lifecycleInput } from '../../workflows/lifecycle-signals';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createWorker } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
 import { testTemporalAddress } from '../helpers/env';
+import { testEngine } from '../helpers/engine';
 
 const DIR = join(__dirname, 'histories');
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown', 'voided', 'previewed'];
@@ -34,7 +35,7 @@ describe('record workflow histories', function () {
 
   before(async () => {
     stack = await startStack({
-      relay: { retryScheduleMs: [100, 100] },
+      settings: { webhookRetryScheduleMs: [100, 100] },
       faults: {
         beforeActivity(activity) {
           if (activity === 'settleTransaction' && failNext) {
@@ -130,7 +131,7 @@ describe('record workflow histories', function () {
     const authRow = await row('auth', auth.id);
     const taskQueue = `record-v1-${Date.now()}`;
     const connection = await NativeConnection.connect({ address: testTemporalAddress() });
-    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client: stack.client, taskQueue } };
+    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(stack.client, taskQueue) };
     try {
       const v1 = await Worker.create({ connection, taskQueue, workflowsPath: require.resolve('./fixtures/v1'), activities: createActivities(deps) });
       const handle = await v1.runUntil(async () => {
@@ -167,7 +168,7 @@ describe('record workflow histories', function () {
     try {
       await ts.withWorker(async () => {
         const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-          workflowId: authRow.workflowId, taskQueue: ts.taskQueue, args: [lifecycleInput(issuer.id)], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
+          workflowId: authRow.workflowId, taskQueue: ts.taskQueue, args: [lifecycleInput(issuer.id, DEFAULT_SETTLEMENT_TIMEOUT_MS)], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
         });
         await handle.result();
         writeFileSync(join(DIR, 'lifecycle-auth-lapse.json'), `${historyToJSON(await handle.fetchHistory())}\n`);

@@ -1,14 +1,28 @@
-// The settlement time-out (default 10 days) on the time-skipping test server: the real
-// workflow and activities, with the 10 days skipped rather than shortened.
+// The settlement time-out on the time-skipping test server: the real workflow, activities and
+// hand-over, with days skipped rather than shortened. The stack is configured with 3 days, not
+// the default 10, so each test shows that the configured value is the one a purchase waits.
 import assert from 'node:assert/strict';
+import type { WorkflowHandle } from '@temporalio/client';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { startTimeSkipping, type TimeSkippingStack } from '../helpers/time-skipping';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput } from '../../workflows/lifecycle-signals';
-import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../../workflows/transaction-lifecycle';
+import { startInput } from '../helpers/engine';
+import { waitFor } from '../helpers/webhooks';
+import { handOver, signalFor } from '../../activities/handover';
+import type { EventKind } from '../../api/ingestion/schemas';
+import {
+  DEFAULT_SETTLEMENT_TIMEOUT_MS,
+  LIFECYCLE_SHAPE,
+  LIFECYCLE_WORKFLOW_TYPE,
+  type LifecycleInput,
+} from '../../workflows/lifecycle-signals';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const CONFIGURED_TIMEOUT_MS = 3 * DAY_MS;
 
 describe('TransactionLifecycle settlement time-out (time-skipping)', function () {
   this.timeout(120_000);
@@ -25,51 +39,86 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
     merchant = await createMerchant(app);
     await createOffer(app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-10), endsAt: daysFromNow(300) });
     await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
-    ts = await startTimeSkipping(app.db);
+    ts = await startTimeSkipping(app.db, { settings: { settlementTimeoutMs: CONFIGURED_TIMEOUT_MS } });
   });
   after(async () => {
     await ts?.teardown();
     await app.close();
   });
 
-  async function ingest(path: string, event: any, kind: 'auth' | 'settled') {
+  /** Stored by the API, which has no hand-over here: the test hands it over itself. */
+  async function ingest(path: string, event: any, kind: EventKind) {
     assert.equal((await issuer.call('POST', path, event)).status, 204);
     return app.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId: event.id } } });
   }
 
-  it('defaults to 10 days', () => assert.equal(DEFAULT_SETTLEMENT_TIMEOUT_MS, 10 * 86_400_000));
+  /** The API's and the sweeper's hand-over, with the stack's configured settings. */
+  async function handOverEvent(row: Awaited<ReturnType<typeof ingest>>): Promise<WorkflowHandle> {
+    const item = { eventId: row.id, issuerId: row.issuerId, chgId: row.chgId, externalId: row.externalId, workflowId: row.workflowId, signal: signalFor(row.kind as EventKind, row.state) };
+    const result = await handOver({ temporal: ts.engine, db: app.db }, [item], () => new Date());
+    assert.deepEqual(result, { handedOver: [row.id], failed: [] });
+    return ts.env.client.workflow.getHandle(row.workflowId);
+  }
 
-  it('lapses the preview when no settlement arrives within 10 days', async () => {
+  /** Time skips only once the run waits on its settlement timer, so the wait starts at day 0. */
+  const settlementTimerStarted = (handle: WorkflowHandle) =>
+    waitFor('the settlement timer', async () => ((await handle.fetchHistory()).events ?? []).some((e) => e.timerStartedEventAttributes) || undefined);
+
+  const stillWaiting = async (handle: WorkflowHandle, authId: string) => {
+    assert.equal((await handle.describe()).status.name, 'RUNNING');
+    assert.equal((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: authId } })).rewardStatus, 'previewed');
+  };
+
+  /**
+   * Skips to an hour before `timeoutMs` (still waiting), then to an hour after it (lapsed). Time
+   * moves only by these sleeps: awaiting a result would let the server skip on by itself.
+   */
+  async function assertLapsesAt(handle: WorkflowHandle, authId: string, timeoutMs: number) {
+    await settlementTimerStarted(handle);
+    await ts.env.sleep(timeoutMs - HOUR_MS);
+    await stillWaiting(handle, authId);
+    await ts.env.sleep(2 * HOUR_MS);
+    await waitFor('the lapse', async () => ((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: authId } })).rewardStatus === 'lapsed') || undefined);
+    const summary: any = await handle.result();
+    assert.deepEqual(summary.steps.map((s: any) => s.status), ['previewed', 'lapsed']);
+  }
+
+  it('starts the run with the configured time-out and lapses the preview after it, not before', async () => {
     const auth = await ingest('/api/v1/incoming-auth', authEvent(cardOf(group), { merchantId: merchant.id }), 'auth');
     await ts.withWorker(async () => {
-      const started = await ts.env.currentTimeMs();
-      const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-        workflowId: auth.workflowId, taskQueue: ts.taskQueue, args: [lifecycleInput(issuer.id)], signal: 'authorization', signalArgs: [{ eventId: auth.id }],
-      });
-      const summary: any = await handle.result();
-      assert.deepEqual(summary.steps.map((s: any) => s.status), ['previewed', 'lapsed']);
-      assert.ok((await ts.env.currentTimeMs()) - started >= DEFAULT_SETTLEMENT_TIMEOUT_MS, 'ten days passed on the server clock');
+      const handle = await handOverEvent(auth);
+      assert.equal((await startInput<LifecycleInput>(handle)).settlementTimeoutMs, CONFIGURED_TIMEOUT_MS);
+      await assertLapsesAt(handle, auth.id, CONFIGURED_TIMEOUT_MS);
     });
-    assert.equal((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: auth.id } })).rewardStatus, 'lapsed');
     await assertLedgerHealthy(app.db, issuer.id);
   });
 
-  it('settles normally when the settlement arrives on day 9', async () => {
+  it('settles normally when the settlement arrives an hour before the configured time-out', async () => {
     const authBody = authEvent(cardOf(group), { merchantId: merchant.id, amount: 4_000 });
     const auth = await ingest('/api/v1/incoming-auth', authBody, 'auth');
     const settled = await ingest('/api/v1/incoming-txn', settledEvent(cardOf(group), { merchantId: merchant.id, amount: 4_000, authorizationId: authBody.id }), 'settled');
     await ts.withWorker(async () => {
-      const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-        workflowId: auth.workflowId, taskQueue: ts.taskQueue, args: [lifecycleInput(issuer.id)], signal: 'authorization', signalArgs: [{ eventId: auth.id }],
-      });
-      await ts.env.sleep('9 days');
-      await handle.signal('settlement', { eventId: settled.id });
+      const handle = await handOverEvent(auth);
+      await settlementTimerStarted(handle);
+      await ts.env.sleep(CONFIGURED_TIMEOUT_MS - HOUR_MS);
+      await handOverEvent(settled);
       const summary: any = await handle.result();
       assert.deepEqual(summary.steps.map((s: any) => s.status), ['previewed', 'matched']);
     });
-    const row = await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: settled.id } });
-    assert.equal(row.rewardStatus, 'matched');
+    assert.equal((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: settled.id } })).rewardStatus, 'matched');
     assert.equal((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: auth.id } })).rewardStatus, 'previewed');
+    await assertLedgerHealthy(app.db, issuer.id);
+  });
+
+  it('keeps the 10-day default for a run started before the time-out was configurable (no value in its input)', async () => {
+    const auth = await ingest('/api/v1/incoming-auth', authEvent(cardOf(group), { merchantId: merchant.id }), 'auth');
+    await ts.withWorker(async () => {
+      const input: LifecycleInput = { issuerId: issuer.id, shape: LIFECYCLE_SHAPE };
+      const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
+        workflowId: auth.workflowId, taskQueue: ts.taskQueue, args: [input], signal: 'authorization', signalArgs: [{ eventId: auth.id }],
+      });
+      await assertLapsesAt(handle, auth.id, DEFAULT_SETTLEMENT_TIMEOUT_MS);
+    });
     await assertLedgerHealthy(app.db, issuer.id);
   });
 });

@@ -12,6 +12,7 @@ import { newIssuer, startTestApp, type TestApp } from '../helpers/app';
 import { testTemporalAddress } from '../helpers/env';
 import { quietTemporalRuntime } from '../helpers/stack';
 import { configureEndpoint, newWebhookRecord, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import { testEngine } from '../helpers/engine';
 
 describe('WebhookDelivery across a worker restart', function () {
   this.timeout(120_000);
@@ -42,7 +43,7 @@ describe('WebhookDelivery across a worker restart', function () {
       connection: workerConnection,
       namespace: 'default',
       taskQueue,
-      deps: { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client, taskQueue } },
+      deps: { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(client, taskQueue) },
     });
     return { worker, running: worker.run() };
   };

@@ -1,8 +1,10 @@
-// WebhookDelivery with the DEFAULT retry schedule (about 3 days) on Temporal's
-// time-skipping test server: the durable timers skip, the attempts are real HTTP requests
-// to a port where nothing listens, recorded in the real PostgreSQL.
+// WebhookDelivery on Temporal's time-skipping test server, with the default retry schedule
+// (about 3 days) and with a configured one (WEBHOOK_RETRY_SCHEDULE) taken by the relay and by a
+// replay: the durable timers skip, the attempts are real HTTP requests to a port where nothing
+// listens, recorded in the real PostgreSQL.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
@@ -12,10 +14,25 @@ import { createDb, type Db } from '../../prisma/client';
 import { createIssuer } from '../../api/admin/issuers';
 import { generateSigningSecret } from '../../core/webhooks/signing';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
+import {
+  DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
+  WEBHOOK_DELIVERY_WORKFLOW_TYPE,
+  webhookDeliveryWorkflowId,
+  type WebhookDeliveryInput,
+} from '../../workflows/webhook-delivery-contract';
+import { loadConfig } from '../../core/config';
+import type { WorkflowEngine } from '../../core/workflow-engine';
+import { recordWebhook } from '../../activities/webhooks/record';
+import { startWebhookRelay } from '../../worker/webhook-relay';
+import { replayWebhook } from '../../api/webhooks/replay';
+import { registerSearchAttributes } from '../../worker/register-search-attributes';
 import { testDatabaseUrl } from '../helpers/env';
-import { deadUrl, newWebhookRecord } from '../helpers/webhooks';
+import { deadUrl, newWebhookRecord, waitFor } from '../helpers/webhooks';
 import { quietTemporalRuntime } from '../helpers/stack';
+import { startInput, testEngine } from '../helpers/engine';
+
+/** Not the default: three waits, written as an operator writes WEBHOOK_RETRY_SCHEDULE. */
+const CONFIGURED_SCHEDULE_MS = loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1h,6h,2d' }).webhookRetryScheduleMs;
 
 describe('WebhookDelivery on the time-skipping server', function () {
   this.timeout(180_000);
@@ -25,6 +42,8 @@ describe('WebhookDelivery on the time-skipping server', function () {
   before(async () => {
     quietTemporalRuntime();
     env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: findTestServer() } } });
+    // The relay and the replay start deliveries with our search attributes; the server must know them.
+    await registerSearchAttributes(env.connection);
     db = createDb(testDatabaseUrl(), 5);
   });
   after(async () => {
@@ -32,30 +51,106 @@ describe('WebhookDelivery on the time-skipping server', function () {
     await db?.$disconnect();
   });
 
-  it('ends failed after exactly the default schedule’s 11 attempts when the receiver is down throughout', async () => {
+  /** An issuer whose endpoint never answers: every attempt fails. */
+  async function issuerWithDeadEndpoint(): Promise<string> {
     const now = new Date();
     const issuer = await createIssuer(db, { name: 'Time-skipping issuer', environment: 'sandbox' }, 'test', now);
     await db.webhookEndpoint.create({
       data: { issuerId: issuer.id, url: await deadUrl(), enabledTypes: ['qualified_auth', 'qualified_settlement'], secret: generateSigningSecret(), createdAt: now, updatedAt: now },
     });
-    const webhookId = await newWebhookRecord(db, issuer.id);
-    const taskQueue = `test-${randomUUID()}`;
-    const worker = await Worker.create({
+    return issuer.id;
+  }
+
+  /** A worker of the real workflows and activities on a task queue of its own. */
+  async function workerFor(engine: WorkflowEngine): Promise<Worker> {
+    return Worker.create({
       connection: env.nativeConnection,
-      taskQueue,
+      taskQueue: engine.taskQueue,
       workflowsPath: WORKFLOWS_PATH,
-      activities: createActivities({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client: env.client, taskQueue } }),
+      activities: createActivities({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine }),
     });
+  }
+
+  async function attemptsOf(webhookId: string) {
+    const attempts = await db.webhookAttempt.findMany({ where: { webhookId }, orderBy: { attemptNumber: 'asc' } });
+    assert.ok(attempts.every((a) => a.outcome === 'failed' && a.statusCode === null && a.error!.startsWith('connection_error: ')), attempts[0]?.error ?? 'no attempts');
+    return attempts.map((a) => a.attemptNumber);
+  }
+
+  it('ends failed after exactly the default schedule’s 11 attempts when the receiver is down throughout', async () => {
+    const issuerId = await issuerWithDeadEndpoint();
+    const webhookId = await newWebhookRecord(db, issuerId);
+    const taskQueue = `test-${randomUUID()}`;
+    const worker = await workerFor(testEngine(env.client, taskQueue));
     const result = await worker.runUntil(
       env.client.workflow.execute(WEBHOOK_DELIVERY_WORKFLOW_TYPE, { workflowId: webhookDeliveryWorkflowId(webhookId), taskQueue, args: [{ webhookId }] }),
     );
     const expected = DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS.length + 1;
     assert.equal(expected, 11);
     assert.deepEqual(result, { webhookId, status: 'failed', attempts: expected });
-    const attempts = await db.webhookAttempt.findMany({ where: { webhookId }, orderBy: { attemptNumber: 'asc' } });
-    assert.deepEqual(attempts.map((a) => a.attemptNumber), Array.from({ length: expected }, (_, i) => i + 1));
-    assert.ok(attempts.every((a) => a.outcome === 'failed' && a.statusCode === null && a.error!.startsWith('connection_error: ')), attempts[0].error!);
+    assert.deepEqual(await attemptsOf(webhookId), numbers(1, expected));
     const row = await db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
     assert.deepEqual([row.status, row.attemptCount, row.nextAttemptAt, row.deliveredAt], ['failed', expected, null, null]);
   });
+
+  it('ends failed after exactly 4 attempts with a configured schedule of 3 waits, having waited each of them', async () => {
+    const issuerId = await issuerWithDeadEndpoint();
+    const webhookId = await newWebhookRecord(db, issuerId);
+    const engine = testEngine(env.client, `test-${randomUUID()}`, { webhookRetryScheduleMs: CONFIGURED_SCHEDULE_MS });
+    const worker = await workerFor(engine);
+    const handle = await env.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
+      workflowId: webhookDeliveryWorkflowId(webhookId),
+      taskQueue: engine.taskQueue,
+      args: [{ webhookId, retryScheduleMs: engine.settings.webhookRetryScheduleMs } satisfies WebhookDeliveryInput],
+    });
+    assert.deepEqual(await worker.runUntil(handle.result()), { webhookId, status: 'failed', attempts: 4 });
+    assert.deepEqual(await attemptsOf(webhookId), numbers(1, 4));
+    assert.deepEqual(await timersOf(handle), CONFIGURED_SCHEDULE_MS, 'the durable waits between the attempts');
+    const row = await db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
+    assert.deepEqual([row.status, row.attemptCount], ['failed', 4]);
+  });
+
+  it('runs the configured schedule through the relay’s hand-over and again through a replay', async () => {
+    const issuerId = await issuerWithDeadEndpoint();
+    const engine = testEngine(env.client, `test-${randomUUID()}`, { webhookRetryScheduleMs: CONFIGURED_SCHEDULE_MS });
+    const relay = startWebhookRelay({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, databaseUrl: testDatabaseUrl() });
+    const worker = await workerFor(engine);
+    try {
+      await worker.runUntil(async () => {
+        // Written as a lifecycle step writes it: the relay makes attempt 1, then hands over.
+        const webhookId = await db.$transaction((tx) =>
+          recordWebhook(tx, { issuerId, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: { chgId: `chg_${randomUUID()}` } }),
+        );
+        const delivery = env.client.workflow.getHandle(webhookDeliveryWorkflowId(webhookId));
+        await waitFor('the delivery workflow', () => delivery.describe().then(() => true, (err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))));
+        assert.deepEqual((await startInput<WebhookDeliveryInput>(delivery)).retryScheduleMs, CONFIGURED_SCHEDULE_MS);
+        assert.deepEqual(await delivery.result(), { webhookId, status: 'failed', attempts: 3 });
+        assert.deepEqual(await timersOf(delivery), CONFIGURED_SCHEDULE_MS);
+        assert.deepEqual(await attemptsOf(webhookId), numbers(1, 4), 'the relay’s attempt and the three retries');
+
+        const replay = await replayWebhook(engine, await db.webhook.findUniqueOrThrow({ where: { id: webhookId } }));
+        const replayRun = env.client.workflow.getHandle(replay.workflowId);
+        assert.deepEqual((await startInput<WebhookDeliveryInput>(replayRun)).retryScheduleMs, CONFIGURED_SCHEDULE_MS);
+        assert.deepEqual(await replayRun.result(), { webhookId, status: 'failed', attempts: 4 });
+        assert.deepEqual(await timersOf(replayRun), CONFIGURED_SCHEDULE_MS);
+        assert.deepEqual(await attemptsOf(webhookId), numbers(1, 8), 'the replay’s own four attempts, numbered on');
+      });
+    } finally {
+      await relay.stop();
+    }
+  });
 });
+
+/** The waits a run took: its durable timers, as its history recorded them. */
+async function timersOf(handle: WorkflowHandle): Promise<number[]> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return events.flatMap((e) => {
+    const wait = e.timerStartedEventAttributes?.startToFireTimeout;
+    return wait ? [Number(wait.seconds ?? 0) * 1000 + Math.round((wait.nanos ?? 0) / 1e6)] : [];
+  });
+}
+
+/** from, from + 1, ..., to */
+function numbers(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}

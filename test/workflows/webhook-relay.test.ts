@@ -21,7 +21,7 @@ describe('webhook relay', function () {
   let stack: Stack;
 
   before(async () => {
-    stack = await startStack({ relay: { retryScheduleMs: SCHEDULE, perIssuer: 2, concurrency: 4 } });
+    stack = await startStack({ settings: { webhookRetryScheduleMs: SCHEDULE }, relay: { perIssuer: 2, concurrency: 4 } });
   });
   after(() => stack.stop());
 
@@ -78,7 +78,7 @@ describe('webhook relay', function () {
 
   it('does not send again a first attempt recorded before its relay died', async () => {
     const { issuer, receiver } = await issuerWithReceiver();
-    const relay2 = startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client: stack.client, taskQueue: stack.taskQueue }, databaseUrl: testDatabaseUrl() }, { retryScheduleMs: SCHEDULE });
+    const relay2 = startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: stack.engine, databaseUrl: testDatabaseUrl() });
     try {
       // The dead relay's state: attempt 1 recorded as failed, the row claimed until just now.
       const id = await stack.db.$transaction(async (tx) => {
@@ -99,7 +99,7 @@ describe('webhook relay', function () {
   it('shares one outbox between relays: 120 webhooks, each sent exactly once', async () => {
     const { issuer, receiver } = await issuerWithReceiver();
     const others = [1, 2].map(() =>
-      startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client: stack.client, taskQueue: stack.taskQueue }, databaseUrl: testDatabaseUrl() }, { perIssuer: 4, concurrency: 8 }),
+      startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: stack.engine, databaseUrl: testDatabaseUrl() }, { perIssuer: 4, concurrency: 8 }),
     );
     try {
       const ids = await Promise.all(Array.from({ length: 120 }, () => outboxWebhook(issuer.id)));
