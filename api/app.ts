@@ -32,7 +32,8 @@ export const API_VERSION = '2.0.0';
 
 export function allRoutes(deps: AppDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
-  const openApi = () => buildOpenApi(routes, API_VERSION);
+  // The webhook section states the retry schedule this deployment runs with.
+  const openApi = () => buildOpenApi(routes, API_VERSION, { webhookRetryScheduleMs: deps.temporal?.settings.webhookRetryScheduleMs });
   routes.push(
     ...healthRoutes(deps, openApi),
     ...chgRoutes(deps),

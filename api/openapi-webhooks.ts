@@ -1,6 +1,7 @@
 // The `webhooks` section of /openapi.json (OpenAPI 3.1): what the service POSTs to an
 // issuer's endpoint, per type, with its signature headers and delivery rules. The bodies are
 // the schemas of core/webhooks/payloads.ts, the same ones the tests validate deliveries with.
+import { formatDuration } from '../core/duration';
 import { WEBHOOK_TYPES, webhookBodySchema, webhookSchemaName, type WebhookType } from '../core/webhooks/payloads';
 
 const SIGNATURE_HEADERS = [
@@ -14,17 +15,9 @@ const SIGNATURE_HEADERS = [
   },
 ];
 
-/** `30s`, `2m`, `3h`: the waits as README and API.md write them. */
-export function formatWait(ms: number): string {
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
-}
-
 function deliveryRules(retryScheduleMs: readonly number[]): string {
   return `Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. ` +
-    `Otherwise it is retried after ${retryScheduleMs.map(formatWait).join(', ')} (${retryScheduleMs.length + 1} attempts), then marked failed; ` +
+    `Otherwise it is retried after ${retryScheduleMs.map(formatDuration).join(', ')} (${retryScheduleMs.length + 1} attempts), then marked failed; ` +
     'GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. ' +
     'The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.';
 }

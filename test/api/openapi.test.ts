@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { declaredRoutes } from '../helpers/routes';
 import { webhookBodySchema } from '../../core/webhooks/payloads';
+import { buildOpenApi } from '../../api/openapi';
 
 describe('GET /openapi.json', () => {
   let app: TestApp;
@@ -66,9 +67,11 @@ describe('GET /openapi.json', () => {
       assert.deepEqual(schema, JSON.parse(JSON.stringify(webhookBodySchema(type))), 'the schema the delivery tests validate with');
       assert.equal(schema.properties.type.const, type);
       assert.deepEqual(post.parameters.map((p: any) => [p.name, p.in, p.required]), [['webhook-id', 'header', true], ['webhook-timestamp', 'header', true], ['webhook-signature', 'header', true]]);
-      assert.match(post.description, /after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, 24h \(11 attempts\)/);
+      assert.match(post.description, /after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d \(11 attempts\)/);
       new Ajv2020({ strict: false }).addFormat('date-time', true).compile(schema);
     }
+    const configured = buildOpenApi([], 'test', { webhookRetryScheduleMs: [3_600_000, 21_600_000] }) as any;
+    assert.match(configured.webhooks.qualified_auth.post.description, /after 1h, 6h \(3 attempts\)/, 'the deployment’s own schedule');
     // Both types name the amounts as reward-detail does, and data does not repeat the webhookId.
     const auth = doc.components.schemas.QualifiedAuthWebhook.properties.data;
     const settlement = doc.components.schemas.QualifiedSettlementWebhook.properties.data;

@@ -89,7 +89,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
       actor: 'cli:test',
       now: new Date(),
       print: (v) => printed.push(v),
-      temporal: async () => ({ client: stack.client, taskQueue: stack.taskQueue }),
+      temporal: async () => stack.engine,
     });
     assert.deepEqual(printed, [{ transactionId: auths[1].id, status: 'pending', previousStatus: 'unknown', workflowId: auths[1].workflowId }]);
 

@@ -27,7 +27,7 @@ import { startWebhookRelay } from '../../worker/webhook-relay';
 import { replayWebhook } from '../../api/webhooks/replay';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
 import { testDatabaseUrl } from '../helpers/env';
-import { deadUrl, newWebhookRecord, waitFor } from '../helpers/webhooks';
+import { deadUrl, newWebhookRecord, waitFor, settlementData } from '../helpers/webhooks';
 import { quietTemporalRuntime } from '../helpers/stack';
 import { startInput, testEngine } from '../helpers/engine';
 
@@ -119,7 +119,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
       await worker.runUntil(async () => {
         // Written as a lifecycle step writes it: the relay makes attempt 1, then hands over.
         const webhookId = await db.$transaction((tx) =>
-          recordWebhook(tx, { issuerId, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: { chgId: `chg_${randomUUID()}` } }),
+          recordWebhook(tx, { issuerId, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() }),
         );
         const delivery = env.client.workflow.getHandle(webhookDeliveryWorkflowId(webhookId));
         await waitFor('the delivery workflow', () => delivery.describe().then(() => true, (err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))));
