@@ -3,7 +3,7 @@
 // issuer token over the issuer routes and once with the operator token over /admin/v1.
 // Passes when schemathesis finds no server error and no response that breaks its documented
 // schema. Schemathesis lives in its own venv under .tools, pinned.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../helpers/global-setup';
@@ -27,7 +27,8 @@ function ensureSchemathesis(): string {
   return st;
 }
 
-function runSchemathesis(st: string, baseUrl: string, token: string, include: string[], label: string): boolean {
+/** Runs schemathesis without blocking: the API under test answers from this very process. */
+function runSchemathesis(st: string, baseUrl: string, token: string, include: string[], label: string): Promise<boolean> {
   const maxExamples = process.env.FUZZ_EXAMPLES ?? '30';
   const args = [
     'run', `${baseUrl}/openapi.json`, '--url', baseUrl,
@@ -37,8 +38,9 @@ function runSchemathesis(st: string, baseUrl: string, token: string, include: st
     ...include.flatMap((pattern) => ['--include-path-regex', pattern]),
   ];
   process.stderr.write(`[fuzz] ${label}: st ${args.join(' ').replace(token, '<token>')}\n`);
-  const result = spawnSync(st, args, { stdio: 'inherit' });
-  return result.status === 0;
+  return new Promise((resolveRun) => {
+    spawn(st, args, { stdio: 'inherit' }).once('exit', (code) => resolveRun(code === 0));
+  });
 }
 
 async function main(): Promise<void> {
@@ -55,9 +57,9 @@ async function main(): Promise<void> {
     await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`);
     await issuer.call('POST', '/api/v1/incoming-txn', settledEvent(cardOf(group), { merchantId: merchant.id }));
 
-    const issuerRun = runSchemathesis(st, stack.app.url, issuer.token, ['^/api/'], 'issuer routes');
-    const operatorRun = runSchemathesis(st, stack.app.url, OPERATOR_TOKEN, ['^/admin/'], 'operator routes');
-    const openRun = runSchemathesis(st, stack.app.url, 'none', ['^/(healthz|readyz|openapi\\.json)$'], 'open routes');
+    const issuerRun = await runSchemathesis(st, stack.app.url, issuer.token, ['^/api/'], 'issuer routes');
+    const operatorRun = await runSchemathesis(st, stack.app.url, OPERATOR_TOKEN, ['^/admin/'], 'operator routes');
+    const openRun = await runSchemathesis(st, stack.app.url, 'none', ['^/(healthz|readyz|openapi\\.json)$'], 'open routes');
     ok = issuerRun && operatorRun && openRun;
   } finally {
     await stack.stop();
