@@ -1,5 +1,6 @@
 // createApp(deps) builds the Koa application; api/server.ts listens. Middleware runs top
-// down: request id → access log → metrics → errors → body → routes.
+// down: request id → access log → metrics → errors → body → routes. Within a route
+// (api/route.ts): auth guard → input validation → Idempotency-Key → handler.
 import Koa from 'koa';
 import Router from '@koa/router';
 import { errors, ApiError } from '../core/errors';
@@ -12,6 +13,7 @@ import { errorHandler } from './middleware/error-handler';
 import { jsonBody } from './middleware/json-body';
 import { requestMetrics } from './middleware/metrics';
 import { createGuards } from './middleware/auth';
+import { createIdempotency } from './middleware/idempotency';
 import { buildOpenApi } from './openapi';
 import { healthRoutes } from './health/routes';
 import { chgRoutes } from './chg/routes';
@@ -59,7 +61,8 @@ export function createApp(deps: AppDeps): Koa {
   // Errors are logged by errorHandler with their request id; silence Koa's own printing.
   app.silent = true;
   const router = new Router();
-  mountRoutes(router, allRoutes(deps), createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache }));
+  const idempotency = createIdempotency({ db: deps.db, logger: deps.logger });
+  mountRoutes(router, allRoutes(deps), createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache }), idempotency);
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.logger));
   app.use(requestMetrics());

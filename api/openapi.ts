@@ -5,6 +5,7 @@ import { idPattern } from '../core/ids';
 import { bodyRequired, type RouteSpec } from './route';
 import { webhookComponents, webhooksSection } from './openapi-webhooks';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
+import { IDEMPOTENCY_KEY_HEADER, KEYED_METHODS, REPLAYED_HEADER } from './middleware/idempotency';
 
 // Statuses any route can answer, whatever it does.
 const SHARED_ERRORS: Record<number, string> = {
@@ -20,6 +21,29 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Body not application/json.',
 };
 
+// Idempotency-Key (api/middleware/idempotency.ts) on every POST, PUT, PATCH and DELETE.
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path ' +
+    'and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong ' +
+    'to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still ' +
+    'runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, ' +
+    'so a retry runs again. Malformed: 400 `invalid_idempotency_key`.',
+  schema: { type: 'string', pattern: '^[!-~]{1,255}$' },
+};
+const REPLAYED_RESPONSE_HEADER = {
+  description: 'Present (`true`) when this is the stored answer to an earlier request with the same Idempotency-Key.',
+  schema: { type: 'string', const: 'true' },
+};
+const KEYED_ERRORS: Record<number, string> = {
+  400: 'Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers.',
+  409: 'Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key ' +
+    '(idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`).',
+};
+
 export function buildOpenApi(routes: RouteSpec[], version: string, options: { webhookRetryScheduleMs?: readonly number[] } = {}): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
@@ -33,7 +57,8 @@ export function buildOpenApi(routes: RouteSpec[], version: string, options: { we
       description:
         'Cardholder groups, merchant offers, transaction ingestion and reward reconciliation for card issuers. ' +
         'Money is integer minor units (fields ending in Minor); rates are basis points (Bps); timestamps are ISO 8601 UTC. ' +
-        'Typed ids are a prefix and a lowercase UUID. Every response carries X-Request-Id.',
+        'Typed ids are a prefix and a lowercase UUID. Every response carries X-Request-Id. ' +
+        'POST, PUT, PATCH and DELETE take an Idempotency-Key header that makes retrying them safe.',
     },
     servers: [{ url: '/' }],
     components: {
@@ -49,8 +74,13 @@ export function buildOpenApi(routes: RouteSpec[], version: string, options: { we
 }
 
 function operation(route: RouteSpec): object {
+  const keyed = KEYED_METHODS.has(route.method) && route.auth !== 'none';
   const errorStatuses = new Set<number>([...(route.errorStatuses ?? [])]);
   if (route.auth !== 'none') errorStatuses.add(401);
+  if (keyed) {
+    errorStatuses.add(400);
+    errorStatuses.add(409);
+  }
   if (route.params || route.query || route.body) errorStatuses.add(400);
   const body = route.body ?? route.documentedBody;
   if (body) {
@@ -69,9 +99,20 @@ function operation(route: RouteSpec): object {
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   });
   for (const status of [...errorStatuses].sort()) {
-    responses[String(status)] ??= errorResponse(ERROR_DESCRIPTIONS[status] ?? 'Error.');
+    responses[String(status)] ??= errorResponse((keyed ? KEYED_ERRORS[status] : undefined) ?? ERROR_DESCRIPTIONS[status] ?? 'Error.');
   }
   for (const [status, description] of Object.entries(SHARED_ERRORS)) responses[status] ??= errorResponse(description);
+  if (keyed) {
+    for (const [status, response] of Object.entries(responses)) {
+      // A route's own 400 or 409 (per-item results) can also be the Idempotency-Key's error object.
+      const own = route.responses[Number(status)] && KEYED_ERRORS[Number(status)];
+      const description = own ? `${(response as { description: string }).description} Or an error object: ${own}` : undefined;
+      // Any answer but a 5xx may be a replay.
+      if (Number(status) < 500) {
+        responses[status] = { ...response, ...(description ? { description } : {}), headers: { [REPLAYED_HEADER]: REPLAYED_RESPONSE_HEADER } };
+      }
+    }
+  }
   const parameters = [
     ...Object.entries(route.params ?? {}).map(([name, prefix]) => ({
       name,
@@ -81,6 +122,7 @@ function operation(route: RouteSpec): object {
     })),
     ...queryParameters(route.query),
     { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
+    ...(keyed ? [IDEMPOTENCY_KEY_PARAMETER] : []),
   ];
   return {
     operationId: route.operationId,

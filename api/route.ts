@@ -8,6 +8,7 @@ import { idPattern, isId, type IdPrefix } from '../core/ids';
 import { errors } from '../core/errors';
 import { assertValid, compileBody, compileQuery, type Validator } from './validation';
 import type { AuthKind } from './middleware/auth';
+import { withIdempotency, type Idempotency } from './middleware/idempotency';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -60,7 +61,7 @@ interface CompiledRoute {
   query?: Validator<Record<string, unknown>>;
 }
 
-export function mountRoutes(router: Router, specs: RouteSpec[], guards: Record<AuthKind, (ctx: Context) => Promise<void>>): void {
+export function mountRoutes(router: Router, specs: RouteSpec[], guards: Record<AuthKind, (ctx: Context) => Promise<void>>, idempotency: Idempotency): void {
   for (const spec of specs) {
     const compiled: CompiledRoute = {
       spec,
@@ -71,7 +72,7 @@ export function mountRoutes(router: Router, specs: RouteSpec[], guards: Record<A
     router[spec.method](spec.operationId, koaPath, async (ctx: Context) => {
       await guards[spec.auth](ctx);
       const input = readInput(ctx, compiled);
-      await spec.handle(ctx, input);
+      await withIdempotency(idempotency, ctx, spec, input, () => spec.handle(ctx, input));
     });
   }
 }

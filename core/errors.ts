@@ -39,17 +39,24 @@ export class ApiError extends Error {
   readonly details?: Record<string, unknown>;
   /** Extra response headers, e.g. Retry-After. */
   readonly headers: Record<string, string>;
+  /**
+   * The very same request may succeed when sent again (it lost a race with another one). Such
+   * an answer is not kept under an Idempotency-Key, so the caller's retry runs again, where any
+   * other 4xx is replayed (api/middleware/idempotency.ts).
+   */
+  readonly retryable: boolean;
 
   constructor(
     errorName: ErrorName,
     message: string,
-    options: { reasonCode?: string; details?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    options: { reasonCode?: string; details?: Record<string, unknown>; headers?: Record<string, string>; retryable?: boolean } = {},
   ) {
     super(message);
     this.errorName = errorName;
     this.reasonCode = options.reasonCode;
     this.details = options.details;
     this.headers = options.headers ?? {};
+    this.retryable = options.retryable ?? false;
   }
 
   get status(): number {
@@ -86,6 +93,30 @@ export const errors = {
   },
   conflict(reasonCode: string, message: string, details?: Record<string, unknown>): ApiError {
     return new ApiError('conflict', message, { reasonCode, details });
+  },
+  /** A conflict with a concurrent change: the same request sent again may succeed. */
+  concurrentChange(reasonCode: string, message: string): ApiError {
+    return new ApiError('conflict', message, { reasonCode, retryable: true });
+  },
+  // Idempotency-Key (API.md, "Safety and integration"; api/middleware/idempotency.ts).
+  invalidIdempotencyKey(): ApiError {
+    return errors.validation('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', [
+      { path: '/headers/Idempotency-Key', message: 'must match ^[!-~]{1,255}$' },
+    ]);
+  },
+  idempotencyKeyReused(details: Record<string, unknown>): ApiError {
+    return new ApiError(
+      'conflict',
+      'This Idempotency-Key was used with another request (method, path or body); send a new key for a new request.',
+      { reasonCode: 'idempotency_key_reused', details },
+    );
+  },
+  idempotencyKeyInUse(): ApiError {
+    return new ApiError('conflict', 'A request with this Idempotency-Key is still running; retry after it has answered.', {
+      reasonCode: 'idempotency_key_in_use',
+      headers: { 'Retry-After': '1' },
+      retryable: true,
+    });
   },
   internal(): ApiError {
     return new ApiError('internal_error', 'An unexpected error occurred. Quote the uuid to support.');

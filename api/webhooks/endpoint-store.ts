@@ -47,7 +47,7 @@ export async function putEndpoint(
       if (classifyFailure(err) !== 'unique_violation') throw err;
     }
   }
-  throw errors.conflict('webhook_endpoint_conflict', 'The webhook endpoint changed concurrently; retry the request.');
+  throw errors.concurrentChange('webhook_endpoint_conflict', 'The webhook endpoint changed concurrently; retry the request.');
 }
 
 export async function getEndpoint(db: Db, issuerId: string): Promise<WebhookEndpoint> {
@@ -69,6 +69,6 @@ export async function rotateSecret(db: Db, issuerId: string, now: Date): Promise
     where: { issuerId, secret: endpoint.secret },
     data: { secret: signingSecret, previousSecret: endpoint.secret, previousSecretExpiresAt, updatedAt: now },
   });
-  if (count === 0) throw errors.conflict('webhook_endpoint_conflict', 'The secret was rotated concurrently; retry the request.');
+  if (count === 0) throw errors.concurrentChange('webhook_endpoint_conflict', 'The secret was rotated concurrently; retry the request.');
   return { signingSecret, previousSecretExpiresAt };
 }

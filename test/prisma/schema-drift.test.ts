@@ -16,7 +16,7 @@ interface ModelField {
   nativeType?: string;
 }
 
-const SCALARS = new Set(['String', 'Int', 'BigInt', 'Boolean', 'DateTime', 'Json', 'Decimal', 'Float']);
+const SCALARS = new Set(['String', 'Int', 'BigInt', 'Boolean', 'DateTime', 'Json', 'Decimal', 'Float', 'Bytes']);
 
 /** Reads model blocks of schema.prisma: enough of the grammar for the constructs we use. */
 function parseSchema(text: string): ModelField[] {
@@ -55,6 +55,8 @@ function expectedDataType(field: ModelField): string {
       return 'boolean';
     case 'Json':
       return 'jsonb';
+    case 'Bytes':
+      return 'bytea';
     case 'DateTime':
       return field.nativeType === 'Timestamptz' ? 'timestamp with time zone' : 'timestamp without time zone';
     default:

@@ -1,0 +1,65 @@
+// Pure parts of Idempotency-Key (API.md, "Safety and integration"): which keys are valid, the
+// fingerprint that tells "the same request" from "another request under the same key", and
+// the sealing of stored answers. The HTTP flow is api/middleware/idempotency.ts.
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+
+/** 1 to 255 visible ASCII characters (no space, no control character); the table checks it too. */
+const KEY_FORMAT = /^[!-~]{1,255}$/;
+
+export function isValidIdempotencyKey(value: string): boolean {
+  return KEY_FORMAT.test(value);
+}
+
+/**
+ * JSON with every object's keys sorted, so that a client which re-serialises the same body in
+ * another key order or spacing still sends "the same request". Bodies were screened on the way
+ * in (no more than 32 levels deep: api/middleware/json-body.ts), so the walk is bounded.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (isPlainObject(v) ? sortedKeys(v) : v)) ?? 'null';
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function sortedKeys(v: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) out[k] = v[k];
+  return out;
+}
+
+/** SHA-256 (hex) of the validated query and body: what is kept of the request, never the body. */
+export function requestHash(input: { query: unknown; body: unknown }): string {
+  return createHash('sha256').update(canonicalJson({ query: input.query, body: input.body ?? null })).digest('hex');
+}
+
+// Stored answers carry secrets that are shown once (an API token at creation, a webhook signing
+// secret), so they are sealed with AES-256-GCM under a key derived from the caller's own bearer
+// token: replaying needs that token, and a copy of the database reveals nothing. The additional
+// data binds a sealed answer to its row, so it cannot be moved to another key or request.
+const SEAL_INFO = 'issuer-rewards idempotency response v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+function sealingKey(callerSecret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', callerSecret, Buffer.alloc(0), SEAL_INFO, 32));
+}
+
+export function seal(callerSecret: string, additionalData: string, plaintext: string): Buffer {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', sealingKey(callerSecret), iv);
+  cipher.setAAD(Buffer.from(additionalData, 'utf8'));
+  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]);
+}
+
+/** Throws when the sealed bytes were made under another secret or for another row. */
+export function unseal(callerSecret: string, additionalData: string, sealed: Uint8Array): string {
+  const bytes = Buffer.from(sealed);
+  if (bytes.length < IV_BYTES + TAG_BYTES) throw new Error('sealed idempotency response is truncated');
+  const decipher = createDecipheriv('aes-256-gcm', sealingKey(callerSecret), bytes.subarray(0, IV_BYTES));
+  decipher.setAAD(Buffer.from(additionalData, 'utf8'));
+  decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+  return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+}
