@@ -15,6 +15,7 @@ import { createApp } from './app';
 import { listenForAuthChanges, TokenCache } from './middleware/token-cache';
 import { collectProcessMetrics } from '../core/metrics';
 import { systemClock } from './deps';
+import { createWebhookDestinations } from '../core/webhooks/destination-guard';
 
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
     logger,
     clock: systemClock,
     config: { operatorToken: config.operatorToken },
+    webhookDestinations: createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations }),
     temporalHealth: async () => {
       await temporal.workflowService.getSystemInfo({});
     },

@@ -1,6 +1,7 @@
 // The worker process. SIGINT/SIGTERM let running activities finish (the SDK's shutdown
 // grace) before the process exits.
 import { loadConfig, requireConnections } from '../core/config';
+import { createWebhookDestinations } from '../core/webhooks/destination-guard';
 import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
@@ -38,12 +39,14 @@ async function main(): Promise<void> {
   await ensureSchedules(client, config.temporalTaskQueue);
   const clock = { now: () => new Date() };
   const temporal = { client, taskQueue: config.temporalTaskQueue };
-  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl });
+  const webhookDestinations = createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations });
+  if (webhookDestinations.allowPrivate) logger.warn('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS is on: webhooks may go to loopback and private addresses');
+  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl, webhookDestinations });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: { db, logger, clock, temporal, relay },
+    deps: { db, logger, clock, temporal, relay, webhookDestinations },
     maxConcurrentActivities: config.databasePoolSize,
   });
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');

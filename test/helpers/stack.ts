@@ -12,7 +12,7 @@ import { handOver } from '../../activities/handover';
 import { createHandoverQueue } from '../../api/ingestion/handover-queue';
 import type { ActivityDeps } from '../../activities';
 import { startTestApp, type TestApp } from './app';
-import { testDatabaseUrl, testTemporalAddress } from './env';
+import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations } from './env';
 
 let runtimeQuiet = false;
 
@@ -40,7 +40,14 @@ export interface Stack {
 }
 
 export async function startStack(
-  options: { faults?: ActivityDeps['faults']; clock?: { now(): Date }; temporalAddress?: string; relay?: Partial<RelayOptions> } = {},
+  options: {
+    faults?: ActivityDeps['faults'];
+    clock?: { now(): Date };
+    temporalAddress?: string;
+    relay?: Partial<RelayOptions>;
+    /** Where the worker, the relay and the API let webhooks go; loopback receivers by default. */
+    webhookDestinations?: ActivityDeps['webhookDestinations'];
+  } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
   const taskQueue = `test-${randomUUID()}`;
@@ -50,16 +57,17 @@ export async function startStack(
   const client = new Client({ connection: clientConnection });
   const workerConnection = await NativeConnection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const clock = options.clock ?? { now: () => new Date() };
-  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: { client, taskQueue }, databaseUrl: testDatabaseUrl() }, options.relay);
+  const webhookDestinations = options.webhookDestinations ?? testWebhookDestinations;
+  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: { client, taskQueue }, databaseUrl: testDatabaseUrl(), webhookDestinations }, options.relay);
   const worker = await createWorker({
     connection: workerConnection,
     namespace: 'default',
     taskQueue,
-    deps: { db, logger, clock, temporal: { client, taskQueue }, faults: options.faults, relay },
+    deps: { db, logger, clock, temporal: { client, taskQueue }, faults: options.faults, relay, webhookDestinations },
   });
   const running = worker.run();
   const handover = createHandoverQueue((items) => handOver({ client, db, taskQueue }, items, () => new Date()), logger);
-  const app = await startTestApp({ db, handover, temporal: { client, taskQueue } });
+  const app = await startTestApp({ db, handover, temporal: { client, taskQueue }, webhookDestinations });
   return {
     app,
     db,

@@ -9,6 +9,7 @@ import { WORKFLOWS_PATH } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
 import type { Db } from '../../prisma/client';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
+import { testWebhookDestinations } from './env';
 
 export interface TimeSkippingStack {
   env: TestWorkflowEnvironment;
@@ -28,6 +29,7 @@ export async function startTimeSkipping(db: Db, faults?: ActivityDeps['faults'])
     clock: { now: () => new Date() },
     temporal: { client: env.client, taskQueue },
     faults,
+    webhookDestinations: testWebhookDestinations,
   });
   return {
     env,

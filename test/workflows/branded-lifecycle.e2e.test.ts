@@ -20,7 +20,7 @@ import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent, type CardRef } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { testDatabaseUrl } from '../helpers/env';
+import { testDatabaseUrl, testWebhookDestinations } from '../helpers/env';
 
 const DAY_MS = 86_400_000;
 const { IndexedValueType } = temporal.api.enums.v1;
@@ -51,7 +51,7 @@ describe('branded balance lifecycle (time-skipping)', function () {
     });
     db = createDb(testDatabaseUrl(), 10);
     const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-    worker = await createWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps: { db, logger, clock: { now: () => new Date(nowMs) }, temporal: { client: env.client, taskQueue } } });
+    worker = await createWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps: { db, logger, clock: { now: () => new Date(nowMs) }, temporal: { client: env.client, taskQueue }, webhookDestinations: testWebhookDestinations } });
     running = worker.run();
     handover = createHandoverQueue((items) => handOver({ client: env.client, db, taskQueue }, items, () => new Date(nowMs)), logger);
     app = await startTestApp({ db, handover, clock: { now: () => new Date(nowMs) } });

@@ -13,7 +13,7 @@ import { createIssuer } from '../../api/admin/issuers';
 import { generateSigningSecret } from '../../core/webhooks/signing';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
-import { testDatabaseUrl } from '../helpers/env';
+import { testDatabaseUrl, testWebhookDestinations } from '../helpers/env';
 import { deadUrl, newWebhookRecord } from '../helpers/webhooks';
 import { quietTemporalRuntime } from '../helpers/stack';
 
@@ -44,7 +44,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
       connection: env.nativeConnection,
       taskQueue,
       workflowsPath: WORKFLOWS_PATH,
-      activities: createActivities({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client: env.client, taskQueue } }),
+      activities: createActivities({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: { client: env.client, taskQueue }, webhookDestinations: testWebhookDestinations }),
     });
     const result = await worker.runUntil(
       env.client.workflow.execute(WEBHOOK_DELIVERY_WORKFLOW_TYPE, { workflowId: webhookDeliveryWorkflowId(webhookId), taskQueue, args: [{ webhookId }] }),
