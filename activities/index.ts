@@ -3,6 +3,7 @@
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { WorkflowEngine } from '../core/workflow-engine';
+import type { WebhookDestinations } from '../core/webhooks/destination-guard';
 import { createLifecycleActivities } from './lifecycle';
 import { createSweepActivities } from './sweeper';
 import { createExpiryActivities } from './expiry';
@@ -20,6 +21,8 @@ export interface ActivityDeps {
   faults?: LifecycleDeps['faults'];
   /** This process's webhook relay (worker/webhook-relay.ts), when it runs one. */
   relay?: LifecycleDeps['relay'];
+  /** Where webhooks may go, checked before every attempt (core/webhooks/destination-guard.ts). */
+  webhookDestinations: WebhookDestinations;
   /** Tests only: a shorter webhook HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }

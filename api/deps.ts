@@ -3,6 +3,7 @@
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { Config } from '../core/config';
+import type { WebhookDestinations } from '../core/webhooks/destination-guard';
 import type { Handover } from './ingestion/handover-queue';
 import type { TokenCache } from './middleware/token-cache';
 import type { WorkflowEngine } from '../core/workflow-engine';
@@ -18,6 +19,8 @@ export interface AppDeps {
   logger: Logger;
   clock: Clock;
   config: Pick<Config, 'operatorToken' | 'metricsToken'> & { operatorToken: string };
+  /** Where webhook endpoints may point, checked when one is saved (core/webhooks/destination-guard.ts). */
+  webhookDestinations: WebhookDestinations;
   /** Readiness probe of the workflow engine; absent means "not configured". */
   temporalHealth?: () => Promise<void>;
   /** Token → issuer cache, on when its LISTEN connection is (api/middleware/token-cache.ts). */

@@ -17,6 +17,7 @@ import { answerClientErrors } from './client-errors';
 import { listenForAuthChanges, TokenCache } from './middleware/token-cache';
 import { collectProcessMetrics } from '../core/metrics';
 import { systemClock } from './deps';
+import { createWebhookDestinations } from '../core/webhooks/destination-guard';
 
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
     logger,
     clock: systemClock,
     config: { operatorToken: config.operatorToken, metricsToken: config.metricsToken },
+    webhookDestinations: createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations }),
     temporalHealth: async () => {
       await temporal.workflowService.getSystemInfo({});
     },

@@ -61,6 +61,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
       PORT: String(port),
       HOST: '127.0.0.1',
+      // The bench's webhook receiver listens on loopback.
+      WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
     };
     // BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each child process there at its exit.
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)] : [];

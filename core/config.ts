@@ -33,6 +33,11 @@ export interface Config {
   settlementTimeoutMs: number;
   /** Waits between webhook delivery attempts; new deliveries and replays only. */
   webhookRetryScheduleMs: number[];
+  /**
+   * Webhook endpoints may point at loopback and private addresses (local receivers). Off by
+   * default, forbidden with NODE_ENV=production; the embedded dev stack turns it on (devStackEnv).
+   */
+  webhookAllowPrivateDestinations: boolean;
 }
 
 export class ConfigError extends Error {
@@ -112,6 +117,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = str('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const temporalApiKey = str('TEMPORAL_API_KEY');
+  // Issue 13: webhooks must not reach inside the network a production deployment runs in.
+  const webhookAllowPrivateDestinations = bool('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS', false);
+  if (webhookAllowPrivateDestinations && env.NODE_ENV === 'production') {
+    problems.push('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must not be true when NODE_ENV=production (it lets webhooks reach internal addresses)');
+  }
 
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
@@ -138,9 +148,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalMetricsPort: int('TEMPORAL_METRICS_PORT', 9465, 0, 65535),
     settlementTimeoutMs: duration('SETTLEMENT_TIMEOUT', DEFAULT_SETTLEMENT_TIMEOUT_MS, MIN_SETTLEMENT_TIMEOUT_MS, MAX_SETTLEMENT_TIMEOUT_MS),
     webhookRetryScheduleMs: schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
+    webhookAllowPrivateDestinations,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * The environment of the embedded dev stack (`npm start`): webhooks may go to receivers on the
+ * developer's machine unless WEBHOOK_ALLOW_PRIVATE_DESTINATIONS says otherwise.
+ */
+export function devStackEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const explicit = env.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS !== undefined && env.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS !== '';
+  return explicit ? { ...env } : { ...env, WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' };
 }
 
 /** For processes that cannot run without their backing services (API, worker, admin CLI). */

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadConfig } from '../core/config';
+import { devStackEnv, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { migrate } from '../prisma/migrate';
 import { createDb } from '../prisma/client';
@@ -18,7 +18,9 @@ import { importCatalogueFile, SANDBOX_CATALOGUE_FILE } from '../api/catalogue/im
 const ROOT = resolve(__dirname, '..');
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  // Local webhook receivers work out of the box (README, Security); a bad combination stops here.
+  const stackEnv = devStackEnv();
+  const config = loadConfig(stackEnv);
   const logger = createLogger(config.logLevel, 'stack');
   const dataDir = resolve(ROOT, config.dataDir);
   mkdirSync(dataDir, { recursive: true });
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
   });
   await db.$disconnect();
 
-  const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, OPERATOR_TOKEN: operatorToken.value };
+  const env = { ...stackEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, OPERATOR_TOKEN: operatorToken.value };
   const children = [runChild('api/server.ts', env), runChild('worker/main.ts', env)];
   console.log(`\nAPI       http://localhost:${config.port}  (OpenAPI: /openapi.json, readiness: /readyz)`);
   if (!config.temporalAddress) console.log(`Temporal  http://localhost:${config.temporalUiPort}  (Web UI)`);

@@ -2,6 +2,7 @@
 // grace) before the process exits.
 import { loadConfig, requireConnections } from '../core/config';
 import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
+import { createWebhookDestinations } from '../core/webhooks/destination-guard';
 import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
@@ -39,12 +40,14 @@ async function main(): Promise<void> {
   await ensureSchedules(client, config.temporalTaskQueue);
   const clock = { now: () => new Date() };
   const temporal: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
-  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl });
+  const webhookDestinations = createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations });
+  if (webhookDestinations.allowPrivate) logger.warn('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS is on: webhooks may go to loopback and private addresses');
+  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl, webhookDestinations });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: { db, logger, clock, temporal, relay },
+    deps: { db, logger, clock, temporal, relay, webhookDestinations },
     maxConcurrentActivities: config.databasePoolSize,
   });
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');

@@ -15,6 +15,7 @@
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { WorkflowEngine } from '../core/workflow-engine';
+import type { WebhookDestinations } from '../core/webhooks/destination-guard';
 import { listen, type Listener } from '../prisma/listen';
 import { claimOutbox, markRelayed, OUTBOX_CHANNEL, releaseClaim, type LocalRelay, type OutboxRow } from '../activities/webhooks/outbox';
 import { attemptAndRecord, resultOf } from '../activities/webhooks/attempt';
@@ -48,6 +49,8 @@ export interface RelayDeps {
   databaseUrl: string;
   /** Where failing webhooks' delivery workflows start, with the configured retry schedule. */
   temporal: WorkflowEngine;
+  /** Where webhooks may go, checked before every attempt (core/webhooks/destination-guard.ts). */
+  webhookDestinations: WebhookDestinations;
   /** Tests only: a shorter HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }

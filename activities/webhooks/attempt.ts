@@ -7,6 +7,7 @@ import type { Db } from '../../prisma/client';
 import type { Logger } from '../../core/logger';
 import { buildEnvelope } from '../../core/webhooks/envelope';
 import { signatureHeaders, type EndpointSecrets } from '../../core/webhooks/signing';
+import type { WebhookDestinations } from '../../core/webhooks/destination-guard';
 import { sendWebhook, MAX_ATTEMPT_ERROR_LENGTH } from './send';
 import { webhookAttempts } from '../../core/metrics';
 import type { AttemptInput, AttemptResult, WebhookActivities } from './types';
@@ -15,12 +16,18 @@ export interface WebhookDeps {
   db: Db;
   logger: Logger;
   clock: { now(): Date };
+  /** Where webhooks may go (core/webhooks/destination-guard.ts), checked before every attempt. */
+  webhookDestinations: WebhookDestinations;
   /** Tests only: a shorter HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }
 
-/** Error classes of attempts that never reached HTTP because nothing can be delivered. */
-const UNDELIVERABLE_CLASSES = new Set(['not_configured', 'type_not_enabled']);
+/**
+ * Error classes of attempts that never reached HTTP because nothing can be delivered. A refused
+ * destination is one (issue 13): the issuer must change the URL, and waiting three days of
+ * retries for that helps nobody; after the fix, a replay delivers.
+ */
+const UNDELIVERABLE_CLASSES = new Set(['not_configured', 'type_not_enabled', 'destination_refused']);
 
 interface AttemptRecord {
   startedAt: Date;
@@ -74,10 +81,14 @@ export async function attemptAndRecord(deps: WebhookDeps, state: AttemptState, i
   }
   // Secrets and URL are read at every attempt, so a rotation or a new URL applies to retries.
   const body = buildEnvelope(webhook);
-  const sent = await sendWebhook(endpoint.url, { ...signatureHeaders(endpoint, webhook.id, body, startedAt) }, body, deps.webhookAttemptTimeoutMs);
+  const headers = { ...signatureHeaders(endpoint, webhook.id, body, startedAt) };
+  const sent = await sendWebhook(deps.webhookDestinations, endpoint.url, headers, body, deps.webhookAttemptTimeoutMs);
   deps.logger.debug({ webhookId: webhook.id, attemptNumber: input.attemptNumber, statusCode: sent.statusCode, ok: sent.ok }, 'webhook attempt');
   const attempt: AttemptRecord = { startedAt, statusCode: sent.statusCode, latencyMs: sent.latencyMs, outcome: sent.ok ? 'succeeded' : 'failed', error: sent.error };
-  return recordAttempt(deps.db, input, attempt, relayed && (sent.ok || input.nextAttemptInMs === null));
+  if (resultOf(attempt).outcome === 'undeliverable') deps.logger.warn({ webhookId: webhook.id, issuerId: webhook.issuerId, error: sent.error }, 'webhook destination refused');
+  // The relay's row is done unless a delivery workflow must retry it.
+  const done = resultOf(attempt).outcome !== 'failed' || input.nextAttemptInMs === null;
+  return recordAttempt(deps.db, input, attempt, relayed && done);
 }
 
 function undeliverableReason(endpoint: AttemptState['endpoint'], type: string): string | null {

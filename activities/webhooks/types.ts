@@ -12,7 +12,7 @@ export interface AttemptInput {
 export type AttemptOutcome =
   | 'succeeded'
   | 'failed'
-  /** No endpoint, or the type is not enabled: retrying cannot help. */
+  /** No endpoint, the type is not enabled, or the destination is refused: retrying cannot help. */
   | 'undeliverable'
   /** A duplicate start of a delivered webhook: nothing sent. */
   | 'already_delivered'

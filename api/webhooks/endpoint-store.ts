@@ -3,6 +3,7 @@
 import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
 import { webhookUrlProblems } from '../../core/webhooks/endpoint-url';
+import type { WebhookDestinations } from '../../core/webhooks/destination-guard';
 import { generateSigningSecret, ROTATION_OVERLAP_MS } from '../../core/webhooks/signing';
 import type { Db } from '../../prisma/client';
 import type { WebhookEndpoint } from '../../prisma/generated/client';
@@ -25,15 +26,34 @@ export function presentEndpoint(endpoint: WebhookEndpoint, signingSecret?: strin
   };
 }
 
+/** How long saving waits for the host name to resolve before judging it unresolved. */
+const SAVE_RESOLVE_TIMEOUT_MS = 5_000;
+
+/**
+ * Refuses a URL that is malformed (`invalid_webhook_url`) or points where webhooks may not go
+ * (`destination_not_allowed`: a loopback, private, link-local... address, in any spelling or
+ * through DNS, or a port HTTP clients refuse). A host name that does not resolve is accepted:
+ * nothing can be sent to it, and every attempt checks it again (README, Security).
+ */
+async function assertAcceptableUrl(destinations: WebhookDestinations, url: string, environment: AuthenticatedIssuer['environment']): Promise<void> {
+  const problems = webhookUrlProblems(url, environment);
+  if (problems.length > 0) throw errors.validation('invalid_webhook_url', `The webhook URL is not acceptable: ${problems[0].message}.`, problems);
+  const verdict = await destinations.check(url, AbortSignal.timeout(SAVE_RESOLVE_TIMEOUT_MS));
+  if (verdict.kind === 'refused') {
+    const message = `Webhooks cannot be sent there: ${verdict.reason}.`;
+    throw errors.validation('destination_not_allowed', message, [{ path: '/url', message: verdict.reason }]);
+  }
+}
+
 /** PUT semantics: the body replaces the configuration; the secret survives an update. */
 export async function putEndpoint(
   db: Db,
+  destinations: WebhookDestinations,
   issuer: AuthenticatedIssuer,
   input: EndpointInput,
   now: Date,
 ): Promise<{ endpoint: WebhookEndpoint; signingSecret?: string }> {
-  const problems = webhookUrlProblems(input.url, issuer.environment);
-  if (problems.length > 0) throw errors.validation('invalid_webhook_url', `The webhook URL is not acceptable: ${problems[0].message}.`, problems);
+  await assertAcceptableUrl(destinations, input.url, issuer.environment);
   const config = { url: input.url, enabledTypes: input.enabledTypes ?? [...WEBHOOK_TYPES], updatedAt: now };
   // Two attempts at most: the second only runs when a concurrent PUT created the row first.
   for (let attempt = 0; attempt < 2; attempt++) {

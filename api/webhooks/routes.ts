@@ -26,6 +26,11 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       path: '/api/v2/webhook-endpoint',
       operationId: 'putWebhookEndpoint',
       summary: 'Create or replace the webhook endpoint; the signing secret is returned on creation only',
+      description:
+        '400 `invalid_webhook_url`: not an absolute http(s) URL, http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. ' +
+        '400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address ' +
+        '(in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard\'s bad ports). ' +
+        'The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.',
       tag,
       auth: 'issuer',
       body: endpointBodySchema,
@@ -35,7 +40,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       },
       errorStatuses: [409],
       async handle(ctx, { body }) {
-        const { endpoint, signingSecret } = await putEndpoint(db, issuerOf(ctx), body, clock.now());
+        const { endpoint, signingSecret } = await putEndpoint(db, deps.webhookDestinations, issuerOf(ctx), body, clock.now());
         ctx.status = signingSecret ? 201 : 200;
         ctx.body = presentEndpoint(endpoint, signingSecret);
       },

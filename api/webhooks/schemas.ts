@@ -19,7 +19,8 @@ export const endpointBodySchema = {
       type: 'string',
       minLength: 1,
       maxLength: MAX_WEBHOOK_URL_LENGTH,
-      description: 'Absolute URL receiving POSTs; https (http allowed for sandbox issuers), no credentials.',
+      description:
+        'Absolute URL receiving POSTs; https (http allowed for sandbox issuers), no credentials, no spaces or control characters; its host must be public (no loopback, private, link-local... address) and its port not one of fetch\'s bad ports.',
     },
     enabledTypes: {
       type: 'array',
@@ -87,7 +88,7 @@ export const attemptSchema = {
     outcome: { type: 'string', enum: ['succeeded', 'failed'] },
     errorClass: {
       type: ['string', 'null'],
-      description: 'http_status, timeout, connection_error, request_error, attempt_lost, not_configured or type_not_enabled.',
+      description: 'http_status, timeout, connection_error, request_error, attempt_lost, not_configured, type_not_enabled or destination_refused (the URL names or resolves to an address webhooks may not reach; nothing was sent).',
     },
     error: { type: ['string', 'null'] },
   },

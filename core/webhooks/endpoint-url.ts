@@ -1,22 +1,38 @@
-// Which receiving addresses an issuer may configure. Production issuers must use https
-// (the body carries cardholder-related ids); sandbox issuers may use http for local
+// Which receiving addresses an issuer may configure, as written. Production issuers must use
+// https (the body carries cardholder-related ids); sandbox issuers may use http for local
 // receivers. Credentials in a URL would be stored and logged in clear, so they are refused.
+// Where the URL points (ports, addresses) is core/webhooks/destination.ts's question.
 import type { FieldError } from '../errors';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-export function webhookUrlProblems(raw: string, environment: 'sandbox' | 'production'): FieldError[] {
-  const problem = (message: string): FieldError[] => [{ path: '/url', message }];
-  if (raw.length > MAX_WEBHOOK_URL_LENGTH) return problem(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+/**
+ * URL parsing silently drops tabs, CR and LF and trims spaces and controls at either end, so
+ * the text stored would differ from the URL used; such text is refused instead. Spaces inside
+ * must be percent-encoded like any other URL.
+ */
+const CONTROL_OR_SPACE = /[\u0000-\u0020\u007f-\u009f]/;
+
+/** The URL, or why the text is not an acceptable webhook URL whatever the issuer. */
+export function parseWebhookUrl(raw: string): { url: URL } | { problem: string } {
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH) return { problem: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` };
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return problem('must be an absolute URL');
+    return { problem: 'must be an absolute URL' };
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return problem('must use https (or http in sandbox)');
-  if (url.protocol === 'http:' && environment === 'production') return problem('must use https for a production issuer');
-  if (url.username || url.password) return problem('must not contain credentials');
-  if (!url.hostname) return problem('must name a host');
+  if (CONTROL_OR_SPACE.test(raw)) return { problem: 'must not contain spaces or control characters (CR, LF, tab...)' };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { problem: 'must use https (or http in sandbox)' };
+  if (url.username || url.password) return { problem: 'must not contain credentials' };
+  if (!url.hostname) return { problem: 'must name a host' };
+  return { url };
+}
+
+export function webhookUrlProblems(raw: string, environment: 'sandbox' | 'production'): FieldError[] {
+  const problem = (message: string): FieldError[] => [{ path: '/url', message }];
+  const parsed = parseWebhookUrl(raw);
+  if ('problem' in parsed) return problem(parsed.problem);
+  if (parsed.url.protocol === 'http:' && environment === 'production') return problem('must use https for a production issuer');
   return [];
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, requireConnections, ConfigError } from '../../core/config';
+import { devStackEnv, loadConfig, requireConnections, ConfigError } from '../../core/config';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../../workflows/webhook-delivery-contract';
 
 describe('core/config', () => {
@@ -84,5 +84,23 @@ describe('core/config', () => {
   it('requires the connections where a process cannot run without them', () => {
     assert.throws(() => requireConnections(loadConfig({})), /DATABASE_URL[\s\S]*TEMPORAL_ADDRESS/);
     assert.doesNotThrow(() => requireConnections(loadConfig({ DATABASE_URL: 'postgresql://h/db', TEMPORAL_ADDRESS: 'h:7233' })));
+  });
+
+  it('refuses private webhook destinations unless told, and never allows them with NODE_ENV=production', () => {
+    assert.equal(loadConfig({}).webhookAllowPrivateDestinations, false);
+    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' }).webhookAllowPrivateDestinations, true);
+    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'false', NODE_ENV: 'production' }).webhookAllowPrivateDestinations, false);
+    assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'yes' }), /WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must be true or false/);
+    assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: '1', NODE_ENV: 'production' }), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must not be true when NODE_ENV=production/);
+      return true;
+    });
+  });
+
+  it('lets the embedded dev stack reach local webhook receivers unless the variable says otherwise', () => {
+    assert.equal(loadConfig(devStackEnv({})).webhookAllowPrivateDestinations, true);
+    assert.equal(loadConfig(devStackEnv({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'false' })).webhookAllowPrivateDestinations, false);
+    assert.throws(() => loadConfig(devStackEnv({ NODE_ENV: 'production' })), ConfigError);
   });
 });

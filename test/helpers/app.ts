@@ -12,7 +12,7 @@ import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
 import { createIssuer, createToken } from '../../api/admin/issuers';
 import { errorObjectSchema } from '../../api/schemas/common';
-import { testDatabaseUrl, testTemporalAddress } from './env';
+import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations } from './env';
 import { answerClientErrors } from '../../api/client-errors';
 
 export const OPERATOR_TOKEN = 'op_test_operator_token_0123456789abcdef0123456789';
@@ -48,6 +48,7 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     clock: overrides.clock ?? systemClock,
     config: { operatorToken: OPERATOR_TOKEN, metricsToken: overrides.config?.metricsToken },
+    webhookDestinations: overrides.webhookDestinations ?? testWebhookDestinations,
     handover: overrides.handover,
     tokenCache: overrides.tokenCache,
     temporal: overrides.temporal,

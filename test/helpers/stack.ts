@@ -14,7 +14,7 @@ import type { ActivityDeps } from '../../activities';
 import type { WorkflowEngine, WorkflowSettings } from '../../core/workflow-engine';
 import { testEngine } from './engine';
 import { startTestApp, type TestApp } from './app';
-import { testDatabaseUrl, testTemporalAddress } from './env';
+import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations } from './env';
 
 let runtimeQuiet = false;
 
@@ -51,6 +51,8 @@ export async function startStack(
     relay?: Partial<RelayOptions>;
     /** Workflow settings other than the defaults, for the API, the worker and the relay alike. */
     settings?: Partial<WorkflowSettings>;
+    /** Where the worker, the relay and the API let webhooks go; loopback receivers by default. */
+    webhookDestinations?: ActivityDeps['webhookDestinations'];
   } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
@@ -62,16 +64,17 @@ export async function startStack(
   const workerConnection = await NativeConnection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const clock = options.clock ?? { now: () => new Date() };
   const engine = testEngine(client, taskQueue, options.settings);
-  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: engine, databaseUrl: testDatabaseUrl() }, options.relay);
+  const webhookDestinations = options.webhookDestinations ?? testWebhookDestinations;
+  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations }, options.relay);
   const worker = await createWorker({
     connection: workerConnection,
     namespace: 'default',
     taskQueue,
-    deps: { db, logger, clock, temporal: engine, faults: options.faults, relay },
+    deps: { db, logger, clock, temporal: engine, faults: options.faults, relay, webhookDestinations },
   });
   const running = worker.run();
   const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date()), logger);
-  const app = await startTestApp({ db, handover, temporal: engine });
+  const app = await startTestApp({ db, handover, temporal: engine, webhookDestinations });
   return {
     app,
     db,

@@ -11,6 +11,7 @@ import type { Db } from '../../prisma/client';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
 import type { WorkflowEngine, WorkflowSettings } from '../../core/workflow-engine';
 import { testEngine } from './engine';
+import { testWebhookDestinations } from './env';
 
 export interface TimeSkippingStack {
   env: TestWorkflowEnvironment;
@@ -36,6 +37,7 @@ export async function startTimeSkipping(
     clock: { now: () => new Date() },
     temporal: engine,
     faults: options.faults,
+    webhookDestinations: testWebhookDestinations,
   });
   return {
     env,

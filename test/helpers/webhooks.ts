@@ -73,6 +73,15 @@ export function contractViolation(body: string): string | undefined {
   return validate(parsed) ? undefined : `${type}: ${JSON.stringify(validate.errors)}`;
 }
 
+/** The spellings of issue 13 and more: every one names an address webhooks may not reach. */
+export const INTERNAL_HOSTS = [
+  '127.0.0.1', 'localhost', '[::1]', '0.0.0.0', '127.1', '2130706433', '0x7f000001', '0177.0.0.1', '0x7f.1',
+  '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[::127.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::1]',
+  '169.254.169.254', '[::ffff:169.254.169.254]', '10.0.0.1', '172.16.0.1', '192.168.1.1', '100.64.0.1', '[fd00::1]',
+  '[fe80::1]', '[::]', '224.0.0.1', '[ff02::1]', '255.255.255.255', 'metadata.google.internal', 'LOCALHOST.', 'api.localhost',
+  'printer.local', 'router.home.arpa', 'postgres', '１２７.０.０.１',
+];
+
 /** A URL where nothing listens: a port taken and released at once. */
 export async function deadUrl(): Promise<string> {
   const server = createServer().listen(0, '127.0.0.1');

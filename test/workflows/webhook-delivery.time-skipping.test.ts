@@ -26,7 +26,7 @@ import { recordWebhook } from '../../activities/webhooks/record';
 import { startWebhookRelay } from '../../worker/webhook-relay';
 import { replayWebhook } from '../../api/webhooks/replay';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
-import { testDatabaseUrl } from '../helpers/env';
+import { testDatabaseUrl, testWebhookDestinations } from '../helpers/env';
 import { deadUrl, newWebhookRecord, waitFor, settlementData } from '../helpers/webhooks';
 import { quietTemporalRuntime } from '../helpers/stack';
 import { startInput, testEngine } from '../helpers/engine';
@@ -67,7 +67,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
       connection: env.nativeConnection,
       taskQueue: engine.taskQueue,
       workflowsPath: WORKFLOWS_PATH,
-      activities: createActivities({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine }),
+      activities: createActivities({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, webhookDestinations: testWebhookDestinations }),
     });
   }
 
@@ -113,7 +113,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
   it('runs the configured schedule through the relay’s hand-over and again through a replay', async () => {
     const issuerId = await issuerWithDeadEndpoint();
     const engine = testEngine(env.client, `test-${randomUUID()}`, { webhookRetryScheduleMs: CONFIGURED_SCHEDULE_MS });
-    const relay = startWebhookRelay({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, databaseUrl: testDatabaseUrl() });
+    const relay = startWebhookRelay({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations });
     const worker = await workerFor(engine);
     try {
       await worker.runUntil(async () => {
