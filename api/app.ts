@@ -1,5 +1,6 @@
 // createApp(deps) builds the Koa application; api/server.ts listens. Middleware runs top
-// down: request id → access log → metrics → errors → body → routes.
+// down: request id → access log → metrics → errors → body → routes (each: guard → rate limit
+// → input → handler, api/route.ts).
 import Koa from 'koa';
 import Router from '@koa/router';
 import { errors, ApiError } from '../core/errors';
@@ -32,7 +33,7 @@ export const API_VERSION = '2.0.0';
 
 export function allRoutes(deps: AppDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
-  const openApi = () => buildOpenApi(routes, API_VERSION);
+  const openApi = () => buildOpenApi(routes, API_VERSION, { rateLimits: deps.rateLimiter?.settings });
   routes.push(
     ...healthRoutes(deps, openApi),
     ...chgRoutes(deps),
@@ -58,7 +59,9 @@ export function createApp(deps: AppDeps): Koa {
   // Errors are logged by errorHandler with their request id; silence Koa's own printing.
   app.silent = true;
   const router = new Router();
-  mountRoutes(router, allRoutes(deps), createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache }));
+  const guards = createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache });
+  const limiter = deps.rateLimiter;
+  mountRoutes(router, allRoutes(deps), guards, limiter ? (ctx, route) => limiter.check(ctx, route) : undefined);
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.logger));
   app.use(requestMetrics());

@@ -5,6 +5,7 @@ import type { Logger } from '../core/logger';
 import type { Config } from '../core/config';
 import type { Handover } from './ingestion/handover-queue';
 import type { TokenCache } from './middleware/token-cache';
+import type { RateLimiter } from './middleware/rate-limit';
 import type { WorkflowEngine } from './webhooks/replay';
 
 export interface Clock {
@@ -22,6 +23,8 @@ export interface AppDeps {
   temporalHealth?: () => Promise<void>;
   /** Token → issuer cache, on when its LISTEN connection is (api/middleware/token-cache.ts). */
   tokenCache?: TokenCache;
+  /** Rate limits per issuer token (api/middleware/rate-limit.ts); absent means no limits. */
+  rateLimiter?: RateLimiter;
   /** Hands accepted events to Temporal after the response; absent means the sweeper does it. */
   handover?: Handover;
   /** Starts workflows (webhook replay); absent means those routes answer 503. */

@@ -24,6 +24,8 @@ export interface Config {
   temporalUiPort: number;
   workerMetricsPort: number;
   temporalMetricsPort: number;
+  /** Default rate limits per issuer token; an issuer's override replaces them (api/middleware/rate-limit.ts). */
+  rateLimits: { requestsPerSecond: number; eventsPerSecond: number; windowSeconds: number };
 }
 
 export class ConfigError extends Error {
@@ -91,6 +93,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalUiPort: int('TEMPORAL_UI_PORT', 8233, 1, 65535),
     workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
     temporalMetricsPort: int('TEMPORAL_METRICS_PORT', 9465, 0, 65535),
+    // Published defaults (README "Security"): well above what one issuer's integration needs,
+    // low enough that one token cannot take a host's capacity. npm run bench raises them.
+    rateLimits: {
+      requestsPerSecond: int('RATE_LIMIT_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
+      eventsPerSecond: int('RATE_LIMIT_EVENTS_PER_SECOND', 2000, 1, 10_000_000),
+      windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 1, 1, 60),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
