@@ -141,7 +141,7 @@ function rateLimitSummary(limits: RateLimitSettings | undefined): string {
       `counted in windows of ${limits.windowSeconds} s (the quota of a window may be spent at once). `
     : '';
   return (
-    'Issuer routes are rate limited per API token (operator, health and documentation routes are not), per API host: ' +
+    'Issuer routes are rate limited per API token and API host (operator, health and documentation routes are not). ' +
     defaults +
     'The operator may override both rates per issuer. Answers after authentication carry RateLimit-Policy and RateLimit; ' +
     'over the limit the answer is 429 rate_limited with Retry-After.'

@@ -83,7 +83,7 @@ export class RateLimiter {
     const quotas: Array<[PolicyName, number, number]> = [['default', (overrides.requestsPerSecond ?? this.settings.requestsPerSecond) * window, 1]];
     if (events !== undefined) quotas.push(['events', (overrides.eventsPerSecond ?? this.settings.eventsPerSecond) * window, events]);
     try {
-      // Both counters at once: an ingestion request pays one round trip to the primary, not two.
+      // Both counters at once: an ingestion request waits for one round trip to the primary, not two in a row.
       const results = await Promise.all(quotas.map(([policy, , points]) => this.counters[policy].consume(tokenId, points)));
       return quotas.map(([policy, quota], i) => ({
         policy,
