@@ -1,6 +1,6 @@
 // createApp(deps) builds the Koa application; api/server.ts listens. Middleware runs top
 // down: request id → access log → metrics → errors → body → routes. Within a route
-// (api/route.ts): auth guard → input validation → Idempotency-Key → handler.
+// (api/route.ts): auth guard → rate limit → input validation → Idempotency-Key → handler.
 import Koa from 'koa';
 import Router from '@koa/router';
 import { errors, ApiError } from '../core/errors';
@@ -34,8 +34,9 @@ export const API_VERSION = '2.0.0';
 
 export function allRoutes(deps: AppDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
-  // The webhook section states the retry schedule this deployment runs with.
-  const openApi = () => buildOpenApi(routes, API_VERSION, { webhookRetryScheduleMs: deps.temporal?.settings.webhookRetryScheduleMs });
+  // The webhook section states the retry schedule, and the info the rate limits, this deployment runs with.
+  const openApi = () =>
+    buildOpenApi(routes, API_VERSION, { webhookRetryScheduleMs: deps.temporal?.settings.webhookRetryScheduleMs, rateLimits: deps.rateLimiter?.settings });
   routes.push(
     ...healthRoutes(deps, openApi),
     ...chgRoutes(deps),
@@ -62,7 +63,9 @@ export function createApp(deps: AppDeps): Koa {
   app.silent = true;
   const router = new Router();
   const idempotency = createIdempotency({ db: deps.db, logger: deps.logger });
-  mountRoutes(router, allRoutes(deps), createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache }), idempotency);
+  const guards = createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache });
+  const limiter = deps.rateLimiter;
+  mountRoutes(router, allRoutes(deps), guards, idempotency, limiter ? (ctx, route) => limiter.check(ctx, route) : undefined);
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.logger));
   app.use(requestMetrics());

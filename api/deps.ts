@@ -6,6 +6,7 @@ import type { Config } from '../core/config';
 import type { WebhookDestinations } from '../core/webhooks/destination-guard';
 import type { Handover } from './ingestion/handover-queue';
 import type { TokenCache } from './middleware/token-cache';
+import type { RateLimiter } from './middleware/rate-limit';
 import type { WorkflowEngine } from '../core/workflow-engine';
 
 export interface Clock {
@@ -25,6 +26,8 @@ export interface AppDeps {
   temporalHealth?: () => Promise<void>;
   /** Token → issuer cache, on when its LISTEN connection is (api/middleware/token-cache.ts). */
   tokenCache?: TokenCache;
+  /** Rate limits per issuer token (api/middleware/rate-limit.ts); absent means no limits. */
+  rateLimiter?: RateLimiter;
   /** Hands accepted events to Temporal after the response; absent means the sweeper does it. */
   handover?: Handover;
   /** Starts workflows (webhook replay, reprocess) with the configured settings; absent means those routes answer 503. */

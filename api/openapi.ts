@@ -3,6 +3,7 @@
 import { errorObjectSchema } from './schemas/common';
 import { idPattern } from '../core/ids';
 import { bodyRequired, type RouteSpec } from './route';
+import type { RateLimitSettings } from './middleware/rate-limit';
 import { webhookComponents, webhooksSection } from './openapi-webhooks';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
 import { IDEMPOTENCY_KEY_HEADER, KEYED_METHODS, REPLAYED_HEADER } from './middleware/idempotency';
@@ -44,7 +45,11 @@ const KEYED_ERRORS: Record<number, string> = {
     '(idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`).',
 };
 
-export function buildOpenApi(routes: RouteSpec[], version: string, options: { webhookRetryScheduleMs?: readonly number[] } = {}): object {
+export function buildOpenApi(
+  routes: RouteSpec[],
+  version: string,
+  options: { webhookRetryScheduleMs?: readonly number[]; rateLimits?: RateLimitSettings } = {},
+): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
     (paths[route.path] ??= {})[route.method] = operation(route);
@@ -58,7 +63,8 @@ export function buildOpenApi(routes: RouteSpec[], version: string, options: { we
         'Cardholder groups, merchant offers, transaction ingestion and reward reconciliation for card issuers. ' +
         'Money is integer minor units (fields ending in Minor); rates are basis points (Bps); timestamps are ISO 8601 UTC. ' +
         'Typed ids are a prefix and a lowercase UUID. Every response carries X-Request-Id. ' +
-        'POST, PUT, PATCH and DELETE take an Idempotency-Key header that makes retrying them safe.',
+        'POST, PUT, PATCH and DELETE take an Idempotency-Key header that makes retrying them safe. ' +
+        rateLimitSummary(options.rateLimits),
     },
     servers: [{ url: '/' }],
     components: {
@@ -67,6 +73,7 @@ export function buildOpenApi(routes: RouteSpec[], version: string, options: { we
         OperatorToken: { type: 'http', scheme: 'bearer', description: 'The OPERATOR_TOKEN of the deployment.' },
       },
       schemas: { Error: errorObjectSchema, ...webhookComponents() },
+      headers: RATE_LIMIT_HEADERS,
     },
     paths,
     webhooks: webhooksSection(options.webhookRetryScheduleMs ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
@@ -102,6 +109,7 @@ function operation(route: RouteSpec): object {
     responses[String(status)] ??= errorResponse((keyed ? KEYED_ERRORS[status] : undefined) ?? ERROR_DESCRIPTIONS[status] ?? 'Error.');
   }
   for (const [status, description] of Object.entries(SHARED_ERRORS)) responses[status] ??= errorResponse(description);
+  if (route.auth === 'issuer') addRateLimitResponses(route, responses, errorResponse);
   if (keyed) {
     for (const [status, response] of Object.entries(responses)) {
       // A route's own 400 or 409 (per-item results) can also be the Idempotency-Key's error object.
@@ -145,4 +153,58 @@ function queryParameters(query: object | undefined): object[] {
     required: schema?.required?.includes(name) ?? false,
     schema: property,
   }));
+}
+
+// Rate limits (api/middleware/rate-limit.ts): a 429 on every issuer route, and the IETF fields
+// (draft-ietf-httpapi-ratelimit-headers, structured-field form) on its answers.
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': {
+    description:
+      'The token\'s quota policies (draft-ietf-httpapi-ratelimit-headers): `"default";q=<requests>;w=<window s>`, and on ' +
+      'ingestion also `"events";q=<events>;w=<window s>`, whose quota units are events (the draft registers no such unit, so ' +
+      'no `qu` is sent).',
+    schema: { type: 'string' },
+    example: '"default";q=100;w=1, "events";q=2000;w=1',
+  },
+  RateLimit: {
+    description: 'What is left of each policy in the current window: `"<policy>";r=<remaining>;t=<seconds until the window restarts>`.',
+    schema: { type: 'string' },
+    example: '"default";r=42;t=1',
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying; equals the `t` of the exceeded policy.',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+
+function rateLimitSummary(limits: RateLimitSettings | undefined): string {
+  const defaults = limits
+    ? `This deployment's defaults: ${limits.requestsPerSecond} requests/s and, on ingestion, ${limits.eventsPerSecond} events/s, ` +
+      `counted in windows of ${limits.windowSeconds} s (the quota of a window may be spent at once). `
+    : '';
+  return (
+    'Issuer routes are rate limited per API token and API host (operator, health and documentation routes are not). ' +
+    defaults +
+    'The operator may override both rates per issuer. Answers after authentication carry RateLimit-Policy and RateLimit; ' +
+    'over the limit the answer is 429 rate_limited with Retry-After.'
+  );
+}
+
+function addRateLimitResponses(route: RouteSpec, responses: Record<string, object>, errorResponse: (d: string) => object): void {
+  const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+  const limitHeaders = { 'RateLimit-Policy': ref('RateLimit-Policy'), RateLimit: ref('RateLimit') };
+  for (const [status, response] of Object.entries(responses)) {
+    if (Number(status) < 400) responses[status] = { ...response, headers: limitHeaders };
+  }
+  const events = route.rateLimitEvents
+    ? ' On this route every event of the body also counts against the "events" policy (events per second): ' +
+      'reasonCode event_rate_exceeded, or batch_exceeds_event_limit when the batch alone is larger than a window\'s quota (send smaller batches).'
+    : '';
+  responses['429'] = {
+    ...errorResponse(
+      'Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` ' +
+        `and \`retryAfterSeconds\`. Nothing was done; retry after Retry-After seconds.${events}`,
+    ),
+    headers: { 'Retry-After': ref('Retry-After'), ...limitHeaders },
+  };
 }

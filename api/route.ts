@@ -9,6 +9,7 @@ import { errors } from '../core/errors';
 import { assertValid, compileBody, compileQuery, type Validator } from './validation';
 import type { AuthKind } from './middleware/auth';
 import { withIdempotency, type Idempotency } from './middleware/idempotency';
+import type { RateLimitedRoute } from './middleware/rate-limit';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -42,6 +43,11 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
    */
   documentedBody?: object;
   responses: Record<number, ResponseSpec>;
+  /**
+   * Ingestion: how many events the parsed body offers, each counted against the token's
+   * events rate limit (api/middleware/rate-limit.ts). Runs before the body is validated.
+   */
+  rateLimitEvents?(body: unknown): number;
   /** Error statuses this route can answer besides the ones every route shares. */
   errorStatuses?: number[];
   handle(ctx: Context, input: RouteInput<B, Q>): Promise<void>;
@@ -61,7 +67,13 @@ interface CompiledRoute {
   query?: Validator<Record<string, unknown>>;
 }
 
-export function mountRoutes(router: Router, specs: RouteSpec[], guards: Record<AuthKind, (ctx: Context) => Promise<void>>, idempotency: Idempotency): void {
+export function mountRoutes(
+  router: Router,
+  specs: RouteSpec[],
+  guards: Record<AuthKind, (ctx: Context) => Promise<void>>,
+  idempotency: Idempotency,
+  rateLimit: (ctx: Context, route: RateLimitedRoute) => Promise<void> = async () => undefined,
+): void {
   for (const spec of specs) {
     const compiled: CompiledRoute = {
       spec,
@@ -71,6 +83,7 @@ export function mountRoutes(router: Router, specs: RouteSpec[], guards: Record<A
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     router[spec.method](spec.operationId, koaPath, async (ctx: Context) => {
       await guards[spec.auth](ctx);
+      await rateLimit(ctx, spec);
       const input = readInput(ctx, compiled);
       await withIdempotency(idempotency, ctx, spec, input, () => spec.handle(ctx, input));
     });

@@ -1,8 +1,9 @@
 // The API process: reads configuration, connects, listens, and shuts down gracefully
 // (stop accepting, let in-flight requests finish, then close the pool). With
 // API_PROCESSES > 1 this process forks that many copies of itself (node:cluster) which share
-// the port, each with its own pool, token cache and hand-over queue; it passes SIGINT and
-// SIGTERM on to them and exits when they have.
+// the port, each with its own pool, token cache and hand-over queue, and one set of rate-limit
+// counters kept by the primary (api/middleware/rate-limit.ts); it passes SIGINT and SIGTERM on
+// to them and exits when they have.
 import cluster from 'node:cluster';
 import { loadConfig, requireConnections } from '../core/config';
 import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
@@ -15,6 +16,7 @@ import { createHandoverQueue } from './ingestion/handover-queue';
 import { createApp } from './app';
 import { answerClientErrors } from './client-errors';
 import { listenForAuthChanges, TokenCache } from './middleware/token-cache';
+import { createRateLimiter, startRateLimitPrimary } from './middleware/rate-limit';
 import { collectProcessMetrics } from '../core/metrics';
 import { systemClock } from './deps';
 import { createWebhookDestinations } from '../core/webhooks/destination-guard';
@@ -36,6 +38,7 @@ async function main(): Promise<void> {
   const authListener = listenForAuthChanges(config.databaseUrl, tokenCache, logger);
   const app = createApp({
     tokenCache,
+    rateLimiter: createRateLimiter(config.rateLimits, { shared: cluster.isWorker }),
     handover,
     temporal: engine,
     db,
@@ -70,6 +73,8 @@ async function main(): Promise<void> {
 }
 
 function primary(processes: number): void {
+  // Before the first fork: the copies' rate-limit counters live here, shared over IPC.
+  startRateLimitPrimary();
   const workers = Array.from({ length: processes }, () => cluster.fork());
   let ready = 0;
   for (const w of workers) {

@@ -38,6 +38,8 @@ export interface Config {
    * default, forbidden with NODE_ENV=production; the embedded dev stack turns it on (devStackEnv).
    */
   webhookAllowPrivateDestinations: boolean;
+  /** Default rate limits per issuer token; an issuer's override replaces them (api/middleware/rate-limit.ts). */
+  rateLimits: { requestsPerSecond: number; eventsPerSecond: number; windowSeconds: number };
 }
 
 export class ConfigError extends Error {
@@ -149,6 +151,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settlementTimeoutMs: duration('SETTLEMENT_TIMEOUT', DEFAULT_SETTLEMENT_TIMEOUT_MS, MIN_SETTLEMENT_TIMEOUT_MS, MAX_SETTLEMENT_TIMEOUT_MS),
     webhookRetryScheduleMs: schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookAllowPrivateDestinations,
+    // Published defaults (README "Security"): well above what one issuer's integration needs,
+    // low enough that one token cannot take a host's capacity. npm run bench raises them.
+    rateLimits: {
+      requestsPerSecond: int('RATE_LIMIT_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
+      eventsPerSecond: int('RATE_LIMIT_EVENTS_PER_SECOND', 2000, 1, 10_000_000),
+      windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 1, 1, 60),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -14,12 +14,23 @@ export interface IssuerInput {
   brandedAvailabilityDelayDays?: number;
 }
 
+/** An operator's change of an issuer's rate limits: null resets one (or, for the whole object, both) to the default. */
+export type RateLimitChange = { requestsPerSecond?: number | null; eventsPerSecond?: number | null } | null;
+
+export interface IssuerChanges {
+  name?: string;
+  brandedAvailabilityDelayDays?: number;
+  rateLimit?: RateLimitChange;
+}
+
 export function presentIssuer(issuer: Issuer) {
   return {
     id: issuer.id,
     name: issuer.name,
     environment: issuer.environment,
     brandedAvailabilityDelayDays: issuer.brandedAvailabilityDelayDays,
+    // Overrides only: null means the deployment's default (RATE_LIMIT_*_PER_SECOND).
+    rateLimit: { requestsPerSecond: issuer.rateLimitRequestsPerSecond, eventsPerSecond: issuer.rateLimitEventsPerSecond },
     createdAt: issuer.createdAt.toISOString(),
     updatedAt: issuer.updatedAt.toISOString(),
   };
@@ -66,18 +77,29 @@ export async function getIssuer(db: Db, issuerId: string): Promise<Issuer> {
 export async function updateIssuer(
   db: Db,
   issuerId: string,
-  changes: { name?: string; brandedAvailabilityDelayDays?: number },
+  changes: IssuerChanges,
   actor: string,
   now: Date,
 ): Promise<Issuer> {
   return db.$transaction(async (tx) => {
     const found = await tx.issuer.findUnique({ where: { id: issuerId } });
     if (!found) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
-    const issuer = await tx.issuer.update({ where: { id: issuerId }, data: { ...changes, updatedAt: now } });
+    const { rateLimit, ...plain } = changes;
+    const issuer = await tx.issuer.update({ where: { id: issuerId }, data: { ...plain, ...rateLimitColumns(rateLimit), updatedAt: now } });
     await notifyAuthChanged(tx, issuerId);
-    await recordAudit(tx, { actor, action: 'issuer.update', targetId: issuerId, details: changes }, now);
+    await recordAudit(tx, { actor, action: 'issuer.update', targetId: issuerId, details: { ...changes } }, now);
     return issuer;
   });
+}
+
+/** Fields left out keep their value; null resets to the default. */
+function rateLimitColumns(change: RateLimitChange | undefined): Prisma.IssuerUpdateInput {
+  if (change === undefined) return {};
+  if (change === null) return { rateLimitRequestsPerSecond: null, rateLimitEventsPerSecond: null };
+  return {
+    ...(change.requestsPerSecond !== undefined ? { rateLimitRequestsPerSecond: change.requestsPerSecond } : {}),
+    ...(change.eventsPerSecond !== undefined ? { rateLimitEventsPerSecond: change.eventsPerSecond } : {}),
+  };
 }
 
 /** Returns the stored token record and its secret, which is never available again. */

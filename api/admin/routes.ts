@@ -3,10 +3,24 @@ import { defineRoute, type RouteSpec } from '../route';
 import { idSchema, timestampSchema } from '../schemas/common';
 import { cursorDate, decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
-import { createIssuer, createToken, getIssuer, presentIssuer, presentToken, revokeToken, updateIssuer, type IssuerInput } from './issuers';
+import { createIssuer, createToken, getIssuer, presentIssuer, presentToken, revokeToken, updateIssuer, type IssuerChanges, type IssuerInput } from './issuers';
 
 const issuerNameSchema = { type: 'string', minLength: 1, maxLength: 200 };
 const delaySchema = { type: 'integer', minimum: 0, maximum: 365, description: 'Issuer minimum availability delay of branded balance, in days.' };
+// Bounds as the database's CHECKs (migration 20261123050000_issuer_rate_limits).
+const rateLimitChangeSchema = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  minProperties: 1,
+  description:
+    'Overrides of the rate limits for every token of this issuer; a field left out keeps its value, null resets it to the ' +
+    "deployment's default, and `rateLimit: null` resets both. Takes effect on the next request (every API process forgets " +
+    'its cached copy of the issuer at once, or within 60 s at worst).',
+  properties: {
+    requestsPerSecond: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000 },
+    eventsPerSecond: { type: ['integer', 'null'], minimum: 1, maximum: 10_000_000, description: 'Ingestion: events per second.' },
+  },
+};
 
 const issuerSchema = {
   type: 'object',
@@ -16,6 +30,12 @@ const issuerSchema = {
     name: { type: 'string' },
     environment: { type: 'string', enum: ['sandbox', 'production'] },
     brandedAvailabilityDelayDays: { type: 'integer' },
+    rateLimit: {
+      type: 'object',
+      required: ['requestsPerSecond', 'eventsPerSecond'],
+      description: "The issuer's rate-limit overrides; null means the deployment's default.",
+      properties: { requestsPerSecond: { type: ['integer', 'null'] }, eventsPerSecond: { type: ['integer', 'null'] } },
+    },
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
   },
@@ -82,11 +102,11 @@ export function adminRoutes(deps: AppDeps): RouteSpec[] {
         ctx.body = presentIssuer(await getIssuer(db, params.issuerId));
       },
     }),
-    defineRoute<{ name?: string; brandedAvailabilityDelayDays?: number }>({
+    defineRoute<IssuerChanges>({
       method: 'patch',
       path: '/admin/v1/issuers/{issuerId}',
       operationId: 'updateIssuer',
-      summary: 'Change an issuer name or availability delay',
+      summary: 'Change an issuer name, availability delay or rate limits',
       tag,
       auth: 'operator',
       params: { issuerId: 'iss' },
@@ -94,7 +114,7 @@ export function adminRoutes(deps: AppDeps): RouteSpec[] {
         type: 'object',
         additionalProperties: false,
         minProperties: 1,
-        properties: { name: issuerNameSchema, brandedAvailabilityDelayDays: delaySchema },
+        properties: { name: issuerNameSchema, brandedAvailabilityDelayDays: delaySchema, rateLimit: rateLimitChangeSchema },
       },
       responses: { 200: { description: 'The updated issuer.', schema: issuerSchema } },
       errorStatuses: [404],

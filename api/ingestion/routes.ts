@@ -40,9 +40,15 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
         'processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is ' +
         `a failure with reasonCode id_conflict. Failure reasons: ${eventFailureReasonList}. An event whose cardLast4 or network ` +
         "is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; " +
-        'an event already stored under that id is still answered as a re-submission.',
+        'an event already stored under that id is still answered as a re-submission. ' +
+        'Rate limited in events per second, not only requests: every event of the body counts against the token\'s "events" ' +
+        'policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the ' +
+        'remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window\'s ' +
+        'quota with reasonCode batch_exceeds_event_limit.',
       tag: 'Ingestion',
       auth: 'issuer',
+      // Counted from the parsed body before validation: an array counts its items, anything else one.
+      rateLimitEvents: (body: unknown) => (Array.isArray(body) ? body.length : 1),
       documentedBody: { oneOf: [schema, { type: 'array', minItems: 1, maxItems: MAX_EVENTS_PER_BATCH, items: schema }] },
       responses: {
         204: { description: 'Every event accepted.' },

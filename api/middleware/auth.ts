@@ -7,6 +7,7 @@ import type { Db } from '../../prisma/client';
 import { hashToken, isWellFormedToken, safeEqualHex } from '../../core/tokens';
 import type { TokenCache } from './token-cache';
 import { addLogContext } from './request-id';
+import type { RateLimitOverrides } from './rate-limit';
 
 export type AuthKind = 'issuer' | 'operator' | 'none';
 
@@ -16,6 +17,8 @@ export interface AuthenticatedIssuer {
   environment: 'sandbox' | 'production';
   brandedAvailabilityDelayDays: number;
   tokenId: string;
+  /** Carried (and cached) with the token so that the rate limit check reads no database. */
+  rateLimits: RateLimitOverrides;
 }
 
 function bearer(ctx: Context): string {
@@ -66,6 +69,7 @@ export function createGuards(deps: { db: Db; operatorToken: string; tokenCache?:
         environment: row.issuer.environment as AuthenticatedIssuer['environment'],
         brandedAvailabilityDelayDays: row.issuer.brandedAvailabilityDelayDays,
         tokenId: row.id,
+        rateLimits: { requestsPerSecond: row.issuer.rateLimitRequestsPerSecond, eventsPerSecond: row.issuer.rateLimitEventsPerSecond },
       };
       deps.tokenCache?.set(tokenHash, issuer, Date.now());
       authenticate(ctx, issuer);

@@ -11,6 +11,7 @@ import { systemClock, type AppDeps, type Clock } from '../../api/deps';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
 import { createIssuer, createToken } from '../../api/admin/issuers';
+import { createRateLimiter } from '../../api/middleware/rate-limit';
 import { errorObjectSchema } from '../../api/schemas/common';
 import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations } from './env';
 import { answerClientErrors } from '../../api/client-errors';
@@ -51,6 +52,9 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
     webhookDestinations: overrides.webhookDestinations ?? testWebhookDestinations,
     handover: overrides.handover,
     tokenCache: overrides.tokenCache,
+    // Limits out of any test's reach, so that every test runs the check and none is throttled
+    // by accident; test/api/rate-limit.test.ts passes low ones.
+    rateLimiter: overrides.rateLimiter ?? createRateLimiter({ requestsPerSecond: 1_000_000, eventsPerSecond: 10_000_000, windowSeconds: 1 }, { shared: false }),
     temporal: overrides.temporal,
     temporalHealth:
       overrides.temporalHealth ??
