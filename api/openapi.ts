@@ -115,9 +115,10 @@ function operation(route: RouteSpec): object {
       // A route's own 400 or 409 (per-item results) can also be the Idempotency-Key's error object.
       const own = route.responses[Number(status)] && KEYED_ERRORS[Number(status)];
       const description = own ? `${(response as { description: string }).description} Or an error object: ${own}` : undefined;
-      // Any answer but a 5xx may be a replay.
-      if (Number(status) < 500) {
-        responses[status] = { ...response, ...(description ? { description } : {}), headers: { [REPLAYED_HEADER]: REPLAYED_RESPONSE_HEADER } };
+      // Any answer but a 5xx may be a replay; a 429 never is (the limit is checked before the key).
+      if (Number(status) < 500 && Number(status) !== 429) {
+        const headers = { ...((response as { headers?: object }).headers ?? {}), [REPLAYED_HEADER]: REPLAYED_RESPONSE_HEADER };
+        responses[status] = { ...response, ...(description ? { description } : {}), headers };
       }
     }
   }
