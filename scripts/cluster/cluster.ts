@@ -1,0 +1,201 @@
+// The production-like topology on one machine (README, "Production-like cluster"): embedded
+// PostgreSQL holding the service's `rewards` database and Temporal's own two databases, a real
+// Temporal server (scripts/cluster/temporal-server.ts), then two API processes and two worker
+// processes, each its own Node process as separate hosts would be. Used by `npm run cluster`
+// (scripts/cluster/main.ts) and by the test that kills processes mid-run
+// (test/cluster/exactly-once.cluster.ts).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { devStackEnv } from '../../core/config';
+import { migrate } from '../../prisma/migrate';
+import { freePort } from '../../test/helpers/ports';
+import { startEmbeddedPostgres } from '../lib/embedded-postgres';
+import { stopChild } from '../lib/temporal-dev-server';
+import { freeSmallPort } from './ports';
+import { buildService, processCommand, runFrom, type ServiceProcess } from './processes';
+import { ensureTemporalBinaries, prepareTemporalDatabases, startTemporalServer, TEMPORAL_SERVER_VERSION, type TemporalPorts } from './temporal-server';
+
+const ROOT = resolve(__dirname, '..', '..');
+const NAMESPACE = 'default';
+
+export interface ServiceChild {
+  kind: ServiceProcess;
+  name: string;
+  child: ChildProcess;
+  /** The API's base URL; the worker's metrics URL. */
+  url: string;
+}
+
+export interface Cluster {
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalMetricsUrl: string;
+  temporalConfigFile: string;
+  postgresPort: number;
+  namespace: string;
+  operatorToken: string;
+  apis: ServiceChild[];
+  workers: ServiceChild[];
+  /** What the service processes run: the TypeScript sources (tsx) or the compiled build. */
+  runFrom: 'source' | 'dist';
+  stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  dataDir: string;
+  /** Keep PostgreSQL's data between runs (npm run cluster) or throw it away (the test). */
+  persistent: boolean;
+  operatorToken?: string;
+  /** 0 or absent: a free port. */
+  ports?: { postgres?: number; temporal?: number; apis?: number[] };
+  apiCount?: number;
+  workerCount?: number;
+  /** Added to every service process's environment (after the cluster's own settings). */
+  serviceEnv?: Record<string, string>;
+  /** Where the processes' output goes: this terminal, or one file per process under dataDir/logs. */
+  output: 'inherit' | 'files';
+  log: (line: string) => void;
+}
+
+export async function startCluster(options: ClusterOptions): Promise<Cluster> {
+  const dataDir = resolve(options.dataDir);
+  const logDir = join(dataDir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const stops: Array<() => Promise<void>> = [];
+  const services: ServiceChild[] = [];
+  const stop = async () => {
+    // Services first (20 s: the API hands over what it accepted), then Temporal, then PostgreSQL.
+    await Promise.all(services.map((s) => stopChild(s.child, 20_000)));
+    for (const s of stops) await s().catch((err) => options.log(`stop failed: ${String(err)}`));
+  };
+  try {
+    const binaries = await ensureTemporalBinaries(options.log);
+    buildService(options.log);
+
+    const postgresPort = options.ports?.postgres || (await freePort());
+    options.log(`starting embedded PostgreSQL on ${postgresPort}`);
+    const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: postgresPort, persistent: options.persistent });
+    stops.unshift(() => pg.stop());
+    await pg.createDatabase('rewards');
+    const databaseUrl = pg.databaseUrl('rewards');
+    await migrate(databaseUrl);
+
+    // Temporal's role and databases; its password is the cluster's own, never the superuser's.
+    const temporalDb = { host: '127.0.0.1', port: postgresPort, user: 'temporal', password: `tp_${randomBytes(12).toString('hex')}` };
+    await prepareTemporalDatabases(binaries.sqlTool, pg.databaseUrl('postgres'), temporalDb);
+    const ports = await temporalPorts(options.ports?.temporal);
+    options.log(`starting Temporal server ${TEMPORAL_SERVER_VERSION} (PostgreSQL persistence and visibility, 4 history shards) on ${ports.frontend}`);
+    const serverLog = createWriteStream(join(logDir, 'temporal-server.log'), { flags: 'a' });
+    const temporal = await startTemporalServer({
+      server: binaries.server,
+      configDir: dataDir,
+      db: temporalDb,
+      ports,
+      namespace: NAMESPACE,
+      log: (line) => serverLog.write(line),
+    });
+    stops.unshift(async () => {
+      await temporal.stop();
+      serverLog.end();
+    });
+
+    const operatorToken = options.operatorToken ?? `op_cluster_${randomBytes(24).toString('base64url')}`;
+    const baseEnv: NodeJS.ProcessEnv = {
+      // Local webhook receivers, as under npm start (core/config.ts refuses it in production).
+      ...devStackEnv(process.env),
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: NAMESPACE,
+      OPERATOR_TOKEN: operatorToken,
+      HOST: '127.0.0.1',
+      // One process per API: each stands for one host, and SIGKILL takes all of it at once.
+      API_PROCESSES: '1',
+      LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+      ...options.serviceEnv,
+    };
+    const spawnService = async (kind: ServiceProcess, index: number, env: Record<string, string>, url: string) => {
+      const name = `${kind}-${index + 1}`;
+      const { command, args } = processCommand(kind);
+      const output = options.output === 'files' ? 'pipe' : 'inherit';
+      const child = spawn(command, args, { cwd: ROOT, env: { ...baseEnv, ...env }, stdio: ['ignore', output, output, 'ipc'] });
+      if (options.output === 'files') {
+        const file = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
+        child.stdout?.pipe(file);
+        child.stderr?.pipe(file);
+      }
+      const service = { kind, name, child, url };
+      services.push(service);
+      return service;
+    };
+
+    const workers: ServiceChild[] = [];
+    for (let i = 0; i < (options.workerCount ?? 2); i++) {
+      // Each worker exports its metrics on ports of its own, as separate hosts would.
+      const metricsPort = await freePort();
+      const temporalMetricsPort = await freePort();
+      workers.push(await spawnService('worker', i, { WORKER_METRICS_PORT: String(metricsPort), TEMPORAL_METRICS_PORT: String(temporalMetricsPort) }, `http://127.0.0.1:${metricsPort}/metrics`));
+    }
+    const apis: ServiceChild[] = [];
+    for (let i = 0; i < (options.apiCount ?? 2); i++) {
+      const port = options.ports?.apis?.[i] || (await freePort());
+      apis.push(await spawnService('api', i, { PORT: String(port) }, `http://127.0.0.1:${port}`));
+    }
+    await Promise.all([...workers, ...apis].map((s) => childReady(s)));
+    return {
+      databaseUrl,
+      temporalAddress: temporal.address,
+      temporalMetricsUrl: temporal.metricsUrl,
+      temporalConfigFile: temporal.configFile,
+      postgresPort,
+      namespace: NAMESPACE,
+      operatorToken,
+      apis,
+      workers,
+      runFrom: runFrom(),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+// Below 32768, as the server's membership table requires (scripts/cluster/ports.ts).
+async function temporalPorts(frontend?: number): Promise<TemporalPorts> {
+  return {
+    frontend: frontend || (await freeSmallPort()),
+    frontendHttp: await freeSmallPort(),
+    frontendMembership: await freeSmallPort(),
+    history: await freeSmallPort(),
+    historyMembership: await freeSmallPort(),
+    matching: await freeSmallPort(),
+    matchingMembership: await freeSmallPort(),
+    worker: await freeSmallPort(),
+    workerMembership: await freeSmallPort(),
+    metrics: await freeSmallPort(),
+  };
+}
+
+/**
+ * The API says it listens and the worker that it polls over the IPC channel (both send
+ * `{ ready: true }`, as for npm run bench); bounded, since a worker waits for Temporal.
+ */
+function childReady(service: ServiceChild, timeoutMs = 120_000): Promise<void> {
+  return new Promise((resolveReady, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${service.name} not ready within ${timeoutMs / 1000} s`)), timeoutMs);
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`${service.name} exited with ${code} before it was ready`));
+    };
+    service.child.once('exit', onExit);
+    service.child.on('message', (m: unknown) => {
+      if ((m as { ready?: boolean })?.ready) {
+        clearTimeout(timer);
+        service.child.off('exit', onExit);
+        resolveReady();
+      }
+    });
+  });
+}
