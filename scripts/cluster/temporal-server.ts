@@ -45,7 +45,7 @@ export async function ensureTemporalBinaries(log: (line: string) => void): Promi
   log(`building Temporal server ${TEMPORAL_SERVER_VERSION} and its sql tool with go install (about 10 minutes on 2 cores, once)`);
   const started = Date.now();
   await new Promise<void>((resolveBuild, reject) => {
-    const child = spawn('go', ['install', `${MODULE}/cmd/server@${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`], {
+    const child = spawn(goBinary(), ['install', `${MODULE}/cmd/server@${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`], {
       env: { ...process.env, GOBIN: dir, GOTOOLCHAIN: 'auto', GOFLAGS: '-buildvcs=false' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
@@ -54,6 +54,13 @@ export async function ensureTemporalBinaries(log: (line: string) => void): Promi
   });
   log(`built in ${Math.round((Date.now() - started) / 1000)} s`);
   return binaries;
+}
+
+/** GO when set, else `go` on PATH, else where the official archive installs it. */
+function goBinary(): string {
+  if (process.env.GO) return process.env.GO;
+  const onPath = (process.env.PATH ?? '').split(':').some((dir) => dir && existsSync(join(dir, 'go')));
+  return onPath || !existsSync('/usr/local/go/bin/go') ? 'go' : '/usr/local/go/bin/go';
 }
 
 export interface TemporalDatabase {
@@ -191,12 +198,15 @@ export async function startTemporalServer(options: {
   /** Days a closed workflow stays visible; a new namespace only. */
   retentionDays?: number;
   log?: (line: string) => void;
+  /** Told the server's process as soon as it is spawned (for the caller's clean-up). */
+  onSpawn?: (child: ChildProcess) => void;
 }): Promise<TemporalServerHandle> {
   mkdirSync(options.configDir, { recursive: true });
   const configFile = join(options.configDir, 'temporal-server.yaml');
   const header = `# Written by scripts/cluster/temporal-server.ts for Temporal server ${TEMPORAL_SERVER_VERSION}; rewritten at each start.\n`;
   writeFileSync(configFile, header + toYaml(temporalServerConfig(options.db, options.ports, 'warn')), { mode: 0o600 });
   const child = spawn(options.server, ['--config-file', configFile, '--allow-no-auth', 'start'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  options.onSpawn?.(child);
   const log = options.log ?? (() => undefined);
   child.stdout?.on('data', (d: Buffer) => log(d.toString()));
   child.stderr?.on('data', (d: Buffer) => log(d.toString()));

@@ -46,12 +46,22 @@ describe('production-like cluster (real Temporal server, 2 APIs, 2 workers)', fu
     sql = new pg.Pool({ connectionString: cluster.databaseUrl, max: 2 });
   });
 
+  let failed = false;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failed = true;
+  });
+
   after(async () => {
     await sql?.end();
-    await receiver?.close();
-    await cluster?.stop();
-    if (KEEP) log(`kept ${dataDir}`);
-    else rmSync(dataDir, { recursive: true, force: true });
+    try {
+      await cluster?.stop();
+    } finally {
+      // A failed run (or a cluster that did not start) keeps the logs for whoever reads the failure.
+      if (KEEP || failed || !cluster) log(`kept ${dataDir} (logs/ holds each process's output)`);
+      else rmSync(dataDir, { recursive: true, force: true });
+      // Last: it fails the run if any body broke the published webhook contract.
+      await receiver?.close();
+    }
   });
 
   it('takes every event to its outcome exactly once while one API and one worker are killed with SIGKILL', async () => {
@@ -66,6 +76,8 @@ describe('production-like cluster (real Temporal server, 2 APIs, 2 workers)', fu
     const killApiAfter = nearest(batches.length * 0.4, (b) => b % 2 === 1);
     const killWorkerAfter = Math.floor(batches.length * 0.55);
     const kills: string[] = [];
+    const ackedByApi2: string[] = [];
+    let leftToSweeper = -1;
     const started = performance.now();
     const sent = await sendBatches({
       apis: cluster!.apis,
@@ -73,11 +85,16 @@ describe('production-like cluster (real Temporal server, 2 APIs, 2 workers)', fu
       batches,
       batchesPerSecond: EVENTS_PER_SECOND / BATCH,
       afterAccepted: async (b, api) => {
-        if (b === killApiAfter && api === api2) kills.push(await sigkill(api2, started));
+        if (api === api2) ackedByApi2.push(...batches[b].map((e) => String((e as { id: string }).id)));
+        if (b === killApiAfter && api === api2) {
+          kills.push(await sigkill(api2, started));
+          leftToSweeper = await notHandedOver(sql!, fixture.issuerId, ackedByApi2);
+        }
         if (b === killWorkerAfter) kills.push(await sigkill(worker2, started));
       },
     });
     log(`sent ${EVENTS} events in ${sent.seconds.toFixed(0)} s (${JSON.stringify(sent.acceptedBy)} batches; ${sent.resent} re-sent, ${sent.rateLimited} rate-limited); ${kills.join('; ')}`);
+    log(`${leftToSweeper} of the ${ackedByApi2.length} events api-2 acknowledged were not handed over to Temporal when it died: the sweeper's`);
     assert.equal(kills.length, 2, 'one API and one worker were killed');
 
     const outcomes = await waitForOutcomes(sql!, fixture.issuerId, EVENTS, DRAIN_TIMEOUT_MS);
@@ -107,6 +124,14 @@ async function sigkill(service: ServiceChild, started: number): Promise<string> 
   await exited;
   assert.equal(service.child.signalCode, 'SIGKILL');
   return `${service.name} (pid ${service.child.pid}) SIGKILLed at ${((performance.now() - started) / 1000).toFixed(1)} s`;
+}
+
+/** How many of these events the API that stored them had not handed over to Temporal. */
+async function notHandedOver(sql: pg.Pool, issuerId: string, externalIds: string[]): Promise<number> {
+  const { rows } = await sql.query<{ n: string }>(
+    `SELECT count(*) AS n FROM ingested_event WHERE issuer_id = $1 AND kind = 'settled' AND external_id = ANY($2) AND handed_over_at IS NULL`,
+    [issuerId, externalIds]);
+  return Number(rows[0].n);
 }
 
 /** Counts of the run's events by reward status once none is pending (bounded). */
