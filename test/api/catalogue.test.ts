@@ -35,7 +35,7 @@ describe('issuer catalogue routes', () => {
 
   it('pages merchants without duplicates or gaps while merchants are added between pages', async () => {
     const live = uniq('Live').replace('-', '');
-    const originals = [];
+    const originals: any[] = [];
     for (const letter of ['B', 'D', 'F', 'H', 'J']) originals.push(await createMerchant(app, { name: `${live} ${letter}` }));
     const seen: string[] = [];
     let cursor: string | null = null;
