@@ -20,6 +20,7 @@ import { createRateLimiter, startRateLimitPrimary } from './middleware/rate-limi
 import { collectProcessMetrics } from '../core/metrics';
 import { systemClock } from './deps';
 import { createWebhookDestinations } from '../core/webhooks/destination-guard';
+import { assertStoredSecretsOpen } from '../activities/webhooks/secret-keys';
 
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
   collectProcessMetrics();
   if (!config.operatorToken) throw new Error('OPERATOR_TOKEN is required for the API process');
   const db = createDb(config.databaseUrl, config.databasePoolSize);
+  await assertStoredSecretsOpen(db, config.webhookSecretKeys);
   const temporal = await connectTemporal(config);
   const client = new Client({ connection: temporal, namespace: config.temporalNamespace });
   const engine: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     config: { operatorToken: config.operatorToken, metricsToken: config.metricsToken },
     webhookDestinations: createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations }),
+    webhookSecretKeys: config.webhookSecretKeys,
     temporalHealth: async () => {
       await temporal.workflowService.getSystemInfo({});
     },

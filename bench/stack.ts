@@ -12,6 +12,7 @@ import { migrate } from '../prisma/migrate';
 import { startEmbeddedPostgres } from '../scripts/lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from '../scripts/lib/temporal-dev-server';
 import { freePort } from '../test/helpers/ports';
+import { generateKeyRingEntry } from '../core/crypto/key-ring';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -58,6 +59,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporal.address,
       OPERATOR_TOKEN: operatorToken,
+      // A throw-away key: the bench's endpoints live as long as its database.
+      WEBHOOK_SECRET_KEYS: generateKeyRingEntry('bench'),
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
       PORT: String(port),
       HOST: '127.0.0.1',

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { parseKeyRing, type KeyRing } from './crypto/key-ring';
 import { DURATION_SYNTAX, formatDuration, parseDuration } from './duration';
 import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../workflows/lifecycle-signals';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, MAX_WEBHOOK_RETRIES, MAX_WEBHOOK_RETRY_WAIT_MS } from '../workflows/webhook-delivery-contract';
@@ -38,6 +39,12 @@ export interface Config {
    * default, forbidden with NODE_ENV=production; the embedded dev stack turns it on (devStackEnv).
    */
   webhookAllowPrivateDestinations: boolean;
+  /**
+   * Keys that seal webhook signing secrets at rest (core/webhooks/secret-sealing.ts): the first
+   * seals, all open. Required by the API and the worker; `npm start` generates one into
+   * .data/webhook-secret-key.
+   */
+  webhookSecretKeys?: KeyRing;
   /** Default rate limits per issuer token; an issuer's override replaces them (api/middleware/rate-limit.ts). */
   rateLimits: { requestsPerSecond: number; eventsPerSecond: number; windowSeconds: number };
 }
@@ -125,6 +132,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must not be true when NODE_ENV=production (it lets webhooks reach internal addresses)');
   }
 
+  // Never echoed in a problem: it is key material.
+  const webhookSecretKeysText = str('WEBHOOK_SECRET_KEYS');
+  const webhookSecretKeys = webhookSecretKeysText === undefined ? undefined : parseKeyRing('WEBHOOK_SECRET_KEYS', webhookSecretKeysText);
+  problems.push(...(webhookSecretKeys?.problems ?? []));
+
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
     // One API process per core (up to 8): on the project machine two processes served 1.2x the
@@ -151,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settlementTimeoutMs: duration('SETTLEMENT_TIMEOUT', DEFAULT_SETTLEMENT_TIMEOUT_MS, MIN_SETTLEMENT_TIMEOUT_MS, MAX_SETTLEMENT_TIMEOUT_MS),
     webhookRetryScheduleMs: schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookAllowPrivateDestinations,
+    webhookSecretKeys: webhookSecretKeys?.ring,
     // Published defaults (README "Security"): well above what one issuer's integration needs,
     // low enough that one token cannot take a host's capacity. npm run bench raises them.
     rateLimits: {
@@ -172,12 +185,20 @@ export function devStackEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proces
   return explicit ? { ...env } : { ...env, WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' };
 }
 
-/** For processes that cannot run without their backing services (API, worker, admin CLI). */
-export function requireConnections(config: Config): Config & { databaseUrl: string; temporalAddress: string } {
+export type ServiceConfig = Config & { databaseUrl: string; temporalAddress: string; webhookSecretKeys: KeyRing };
+
+/**
+ * For the processes that cannot run without their backing services and keys (API, worker).
+ * Both handle webhook signing secrets: the API seals them, the worker opens them to sign.
+ */
+export function requireConnections(config: Config): ServiceConfig {
   const missing = [
     config.databaseUrl ? null : 'DATABASE_URL is required (npm start sets it for the embedded database)',
     config.temporalAddress ? null : 'TEMPORAL_ADDRESS is required (npm start sets it for the dev server)',
+    config.webhookSecretKeys
+      ? null
+      : 'WEBHOOK_SECRET_KEYS is required: <id>:<base64 of 32 random bytes>, e.g. k1:$(openssl rand -base64 32) (npm start generates one into .data/webhook-secret-key)',
   ].filter((p): p is string => p !== null);
   if (missing.length > 0) throw new ConfigError(missing);
-  return config as Config & { databaseUrl: string; temporalAddress: string };
+  return config as ServiceConfig;
 }

@@ -2,6 +2,7 @@
 // when set; otherwise starts embedded PostgreSQL (.data/postgres) and the Temporal dev
 // server (.data/temporal.db, Web UI on TEMPORAL_UI_PORT). Then migrates, prepares the
 // first-run sandbox issuer, loads the sandbox catalogue, and runs the API and the worker as child processes.
+// WEBHOOK_SECRET_KEYS, when unset, is generated once into .data/webhook-secret-key.
 // Ctrl-C stops the children first, then Temporal, then PostgreSQL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { createDb } from '../prisma/client';
 import { startEmbeddedPostgres } from './lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from './lib/temporal-dev-server';
 import { ensureOperatorToken, ensureSandboxIssuer } from './lib/first-run';
+import { ensureDevWebhookSecretKeys } from './lib/webhook-secret-key';
 import { importCatalogueFile, SANDBOX_CATALOGUE_FILE } from '../api/catalogue/import';
 
 const ROOT = resolve(__dirname, '..');
@@ -48,7 +50,12 @@ async function main(): Promise<void> {
     logger.info({ ui: temporal.uiUrl }, 'Temporal Web UI');
   }
 
-  const migrations = await migrate(databaseUrl);
+  // Before migrating: sealing the secrets of a database from before they were sealed needs it.
+  const secretKeys = config.webhookSecretKeys
+    ? { keys: config.webhookSecretKeys, value: stackEnv.WEBHOOK_SECRET_KEYS!, source: 'from WEBHOOK_SECRET_KEYS' }
+    : ensureDevWebhookSecretKeys(dataDir);
+  logger.info({ source: secretKeys.source, keyIds: secretKeys.keys.keyIds }, 'webhook secret keys');
+  const migrations = await migrate(databaseUrl, { webhookSecretKeys: secretKeys.keys });
   logger.info({ applied: migrations.applied }, 'migrations up to date');
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
   const db = createDb(databaseUrl, 2);
@@ -60,7 +67,13 @@ async function main(): Promise<void> {
   });
   await db.$disconnect();
 
-  const env = { ...stackEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, OPERATOR_TOKEN: operatorToken.value };
+  const env = {
+    ...stackEnv,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    OPERATOR_TOKEN: operatorToken.value,
+    WEBHOOK_SECRET_KEYS: secretKeys.value,
+  };
   const children = [runChild('api/server.ts', env), runChild('worker/main.ts', env)];
   console.log(`\nAPI       http://localhost:${config.port}  (OpenAPI: /openapi.json, readiness: /readyz)`);
   if (!config.temporalAddress) console.log(`Temporal  http://localhost:${config.temporalUiPort}  (Web UI)`);

@@ -13,6 +13,7 @@ import { collectProcessMetrics } from '../core/metrics';
 import { startWorkerMetricsServer } from './metrics-server';
 import { createWorker } from './worker';
 import { startWebhookRelay } from './webhook-relay';
+import { assertStoredSecretsOpen } from '../activities/webhooks/secret-keys';
 
 // LOG_LEVEL (pino's names) for the SDK's own log lines too.
 const SDK_LOG_LEVELS: Record<string, 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR'> = {
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
     ? startWorkerMetricsServer(config.workerMetricsPort, temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined)
     : undefined;
   const db = createDb(config.databaseUrl, config.databasePoolSize);
+  await assertStoredSecretsOpen(db, config.webhookSecretKeys);
   const connection = await connectWorker(config);
   const clientConnection = await connectTemporal(config);
   const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
@@ -42,12 +44,13 @@ async function main(): Promise<void> {
   const temporal: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
   const webhookDestinations = createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations });
   if (webhookDestinations.allowPrivate) logger.warn('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS is on: webhooks may go to loopback and private addresses');
-  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl, webhookDestinations });
+  const webhookSecretKeys = config.webhookSecretKeys;
+  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl, webhookDestinations, webhookSecretKeys });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: { db, logger, clock, temporal, relay, webhookDestinations },
+    deps: { db, logger, clock, temporal, relay, webhookDestinations, webhookSecretKeys },
     maxConcurrentActivities: config.databasePoolSize,
   });
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { devStackEnv, loadConfig, requireConnections, ConfigError } from '../../core/config';
+import { generateKeyRingEntry } from '../../core/crypto/key-ring';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../../workflows/webhook-delivery-contract';
 
 describe('core/config', () => {
@@ -81,9 +82,23 @@ describe('core/config', () => {
     });
   });
 
-  it('requires the connections where a process cannot run without them', () => {
-    assert.throws(() => requireConnections(loadConfig({})), /DATABASE_URL[\s\S]*TEMPORAL_ADDRESS/);
-    assert.doesNotThrow(() => requireConnections(loadConfig({ DATABASE_URL: 'postgresql://h/db', TEMPORAL_ADDRESS: 'h:7233' })));
+  it('requires the connections and the webhook secret keys where a process cannot run without them', () => {
+    assert.throws(() => requireConnections(loadConfig({})), /DATABASE_URL[\s\S]*TEMPORAL_ADDRESS[\s\S]*WEBHOOK_SECRET_KEYS is required/);
+    const connections = { DATABASE_URL: 'postgresql://h/db', TEMPORAL_ADDRESS: 'h:7233' };
+    assert.throws(() => requireConnections(loadConfig(connections)), (err) => err instanceof ConfigError && err.problems.length === 1 && /WEBHOOK_SECRET_KEYS/.test(err.message));
+    const config = requireConnections(loadConfig({ ...connections, WEBHOOK_SECRET_KEYS: generateKeyRingEntry('k1') }));
+    assert.equal(config.webhookSecretKeys.primaryKeyId, 'k1');
+  });
+
+  it('reads WEBHOOK_SECRET_KEYS as a key ring and reports a bad one without quoting it', () => {
+    assert.equal(loadConfig({}).webhookSecretKeys, undefined);
+    const [k2, k1] = [generateKeyRingEntry('k2'), generateKeyRingEntry('k1')];
+    assert.deepEqual(loadConfig({ WEBHOOK_SECRET_KEYS: `${k2},${k1}` }).webhookSecretKeys!.keyIds, ['k2', 'k1']);
+    const bad = `${k1},${k1.slice(0, -4)}`;
+    assert.throws(
+      () => loadConfig({ WEBHOOK_SECRET_KEYS: bad, PORT: 'eighty' }),
+      (err) => err instanceof ConfigError && err.problems.length === 2 && /WEBHOOK_SECRET_KEYS entry 2 \(id "k1"\) must hold 32 random bytes/.test(err.message) && !err.message.includes(k1.slice(3, 20)),
+    );
   });
 
   it('refuses private webhook destinations unless told, and never allows them with NODE_ENV=production', () => {
