@@ -281,6 +281,8 @@ describe('rate limits across the processes of a cluster', function () {
         PORT: String(port),
         HOST: '127.0.0.1',
         LOG_LEVEL: 'silent',
+        // No load balancer to wait for: the after hook's SIGTERM stops it at once.
+        SHUTDOWN_DRAIN_DELAY: '0s',
       },
       stdio: 'ignore',
     });
