@@ -38,7 +38,10 @@ export async function startEmbeddedPostgres(options: {
   dataDir: string;
   port: number;
   persistent: boolean;
+  /** PostgreSQL's own output; quiet by default. */
   log?: (line: string) => void;
+  /** What was done to let the `postgres` user reach binaries and data (as root); to stderr by default. */
+  notice?: (line: string) => void;
   /**
    * PostgreSQL in a process group of its own: a Ctrl-C at the terminal does not reach it, and
    * the caller stops it in its own order (npm start). Otherwise it is this process's: it
@@ -48,9 +51,10 @@ export async function startEmbeddedPostgres(options: {
   detached?: boolean;
 }): Promise<EmbeddedPostgresHandle> {
   const log = options.log ?? (() => undefined);
+  const notice = options.notice ?? ((line: string) => console.warn(line));
   const user = process.getuid?.() === 0 ? postgresUser() : undefined;
-  const bin = join(await distribution(user, log), 'bin');
-  const dataDir = user ? rootDataDir(options.dataDir, user, log) : resolve(options.dataDir);
+  const bin = join(await distribution(user, notice), 'bin');
+  const dataDir = user ? rootDataDir(options.dataDir, user, notice) : resolve(options.dataDir);
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await initdb(bin, dataDir, user, log);
   const child = await startServer(bin, dataDir, options, user, log);
   const url = (database: string) => `postgresql://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${database}`;
