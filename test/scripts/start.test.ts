@@ -2,6 +2,9 @@
 // worker → Temporal → PostgreSQL, so no process loses a service it still uses. Tried as at a
 // terminal: the supervisor runs in a process group of its own and the whole group gets SIGINT,
 // as a Ctrl-C sends it to every process of the foreground group.
+//
+// Run as root (as CI is), it runs from a clone under a 0700 directory with its data in the
+// clone's .data, as a root user who clones into their home does (issue 14, item 0).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,6 +13,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../helpers/ports';
+import { makePrivateClone, type PrivateClone } from '../helpers/private-clone';
 
 const ROOT = join(__dirname, '..', '..');
 // What a process says when a service it uses has gone before it.
@@ -33,19 +37,26 @@ function portOpen(port: number): Promise<boolean> {
 
 describe('scripts/start.ts (npm start)', function () {
   this.timeout(240_000);
+  const asRoot = process.getuid?.() === 0;
+  let clone: PrivateClone | undefined;
   let dataDir: string | undefined;
-  after(() => dataDir && rmSync(dataDir, { recursive: true, force: true }));
+  after(() => {
+    clone?.remove();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
 
-  it('stops on Ctrl-C in order: API, worker, Temporal, PostgreSQL, with no process left behind', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'rewards-start-'));
+  it(`stops on Ctrl-C in order: API, worker, Temporal, PostgreSQL, with no process left behind${asRoot ? ' (from a 0700 clone)' : ''}`, async () => {
+    clone = asRoot ? makePrivateClone() : undefined;
+    dataDir = clone ? undefined : mkdtempSync(join(tmpdir(), 'rewards-start-'));
+    const root = clone?.dir ?? ROOT;
     const ports = { api: await freePort(), pg: await freePort(), temporal: await freePort(), ui: await freePort() };
-    const stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'start.ts')], {
-      cwd: ROOT,
+    const stack = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'start.ts')], {
+      cwd: root,
       detached: true, // its own process group, as the foreground group of a terminal
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
-        DATA_DIR: dataDir,
+        DATA_DIR: dataDir ?? '.data',
         PORT: String(ports.api),
         HOST: '127.0.0.1',
         EMBEDDED_PG_PORT: String(ports.pg),
@@ -92,6 +103,8 @@ describe('scripts/start.ts (npm start)', function () {
       assert.ok(at('api', 'API stopped') >= 0 && at('api', 'API stopped') < at('worker', 'worker stopped'), after);
       assert.doesNotMatch(after, LOST_A_SERVICE);
       assert.deepEqual(lines.filter((l) => l.level >= 50), [], 'no errors after Ctrl-C');
+      // As root from the clone: the cluster was kept where the postgres user can reach it.
+      if (clone) assert.match(output, /PostgreSQL data kept in \/var\/lib\/rewards-dev\/data\/\w+ \(linked from .*\/\.data\/postgres\)/);
       for (const [name, port] of Object.entries(ports)) assert.equal(await portOpen(port), false, `${name} port ${port} still open`);
       console.log(`      (ready in ${Math.round(signalled - startedAt)} ms, stopped in ${Math.round(stopMs)} ms)`);
     } finally {
