@@ -9,7 +9,8 @@ import { spawnApi, waitForReady } from '../helpers/api-process';
 import { OPERATOR_TOKEN } from '../helpers/app';
 import { freePort } from '../helpers/ports';
 
-const DRAIN_DELAY_MS = 1_500;
+// Long enough that a loaded machine still sees the port open for the draining answer.
+const DRAIN_DELAY_MS = 3_000;
 
 /** A POST whose body arrives in two parts, the second when the test says: a slow client. */
 function slowPost(port: number, path: string, body: string) {
@@ -61,11 +62,11 @@ describe('API process shutdown (api/shutdown.ts)', function () {
       // Draining at once, while the port still serves.
       let draining: Awaited<ReturnType<typeof readyz>>;
       do draining = await readyz(port);
-      while (draining !== 'refused' && draining.status === 200 && performance.now() - signalled < 1_000);
+      while (draining !== 'refused' && draining.status === 200 && performance.now() - signalled < 2_000);
       assert.ok(draining !== 'refused', 'the port is still open');
       assert.equal(draining.status, 503);
       assert.equal(draining.body.reasonCode, 'draining');
-      assert.ok(performance.now() - signalled < 1_000, 'readiness turned within a second');
+      assert.ok(performance.now() - signalled < 2_000, 'readiness turned at once (within 2 s on a loaded machine)');
 
       // After the delay the port is closed to new connections; the slow request is still open.
       await new Promise((resolve) => setTimeout(resolve, DRAIN_DELAY_MS + 500));
