@@ -9,6 +9,7 @@ import type { Handover } from './ingestion/handover-queue';
 import type { TokenCache } from './middleware/token-cache';
 import type { RateLimiter } from './middleware/rate-limit';
 import type { WorkflowEngine } from '../core/workflow-engine';
+import type { Draining } from './draining';
 
 export interface Clock {
   now(): Date;
@@ -27,6 +28,8 @@ export interface AppDeps {
   webhookSecretKeys: KeyRing;
   /** Readiness probe of the workflow engine; absent means "not configured". */
   temporalHealth?: () => Promise<void>;
+  /** Set when the process starts shutting down: /readyz then answers 503 (api/draining.ts); absent means never. */
+  draining?: Draining;
   /** Token → issuer cache, on when its LISTEN connection is (api/middleware/token-cache.ts). */
   tokenCache?: TokenCache;
   /** Rate limits per issuer token (api/middleware/rate-limit.ts); absent means no limits. */

@@ -47,6 +47,12 @@ export interface Config {
   webhookSecretKeys?: KeyRing;
   /** Default rate limits per issuer token; an issuer's override replaces them (api/middleware/rate-limit.ts). */
   rateLimits: { requestsPerSecond: number; eventsPerSecond: number; windowSeconds: number };
+  /** On SIGTERM the API answers /readyz 503 this long before it closes its port (api/shutdown.ts). */
+  shutdownDrainDelayMs: number;
+  /** Then requests in flight have this long to finish before their connections are cut. */
+  apiShutdownGraceMs: number;
+  /** The worker's running activities have this long to finish on SIGTERM before they are cancelled. */
+  workerShutdownGraceMs: number;
 }
 
 export class ConfigError extends Error {
@@ -171,18 +177,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       eventsPerSecond: int('RATE_LIMIT_EVENTS_PER_SECOND', 2000, 1, 10_000_000),
       windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 1, 1, 60),
     },
+    // Rolling deploys (README "Shutdown and probes"): long enough for a load balancer probing
+    // every few seconds to see the 503, and for a request or an activity to end on its own.
+    shutdownDrainDelayMs: duration('SHUTDOWN_DRAIN_DELAY', 5_000, 0, 300_000),
+    apiShutdownGraceMs: duration('API_SHUTDOWN_GRACE', 10_000, 1_000, 600_000),
+    workerShutdownGraceMs: duration('WORKER_SHUTDOWN_GRACE', 30_000, 1_000, 3_600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
 
 /**
- * The environment of the embedded dev stack (`npm start`): webhooks may go to receivers on the
- * developer's machine unless WEBHOOK_ALLOW_PRIVATE_DESTINATIONS says otherwise.
+ * The environment of the embedded dev stack (`npm start`), unless a variable says otherwise:
+ * webhooks may go to receivers on the developer's machine, and the API stops without waiting
+ * for a load balancer (there is none).
  */
 export function devStackEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const explicit = env.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS !== undefined && env.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS !== '';
-  return explicit ? { ...env } : { ...env, WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' };
+  const stack: NodeJS.ProcessEnv = { ...env };
+  const defaults = { WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', SHUTDOWN_DRAIN_DELAY: '0s' };
+  for (const [name, value] of Object.entries(defaults)) if (stack[name] === undefined || stack[name] === '') stack[name] = value;
+  return stack;
 }
 
 export type ServiceConfig = Config & { databaseUrl: string; temporalAddress: string; webhookSecretKeys: KeyRing };

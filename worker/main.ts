@@ -1,9 +1,11 @@
-// The worker process. SIGINT/SIGTERM let running activities finish (the SDK's shutdown
-// grace) before the process exits.
+// The worker process. SIGINT/SIGTERM stop it within a bound (worker/shutdown.ts): polling
+// stops, running activities get WORKER_SHUTDOWN_GRACE to finish (then they are cancelled, and
+// abandoned 5 s later) while the webhook relay finishes its first attempts in flight; then the
+// connections close.
 import { loadConfig, requireConnections } from '../core/config';
 import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
 import { createWebhookDestinations } from '../core/webhooks/destination-guard';
-import { createLogger } from '../core/logger';
+import { createLogger, type Logger } from '../core/logger';
 import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
 import { connectTemporal, connectWorker } from './connection';
@@ -14,6 +16,7 @@ import { startWorkerMetricsServer } from './metrics-server';
 import { createWorker } from './worker';
 import { startWebhookRelay } from './webhook-relay';
 import { assertStoredSecretsOpen } from '../activities/webhooks/secret-keys';
+import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
 
 // LOG_LEVEL (pino's names) for the SDK's own log lines too.
 const SDK_LOG_LEVELS: Record<string, 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR'> = {
@@ -52,19 +55,38 @@ async function main(): Promise<void> {
     taskQueue: config.temporalTaskQueue,
     deps: { db, logger, clock, temporal, relay, webhookDestinations, webhookSecretKeys },
     maxConcurrentActivities: config.databasePoolSize,
+    shutdownGraceMs: config.workerShutdownGraceMs,
   });
+  // The SDK shuts the worker down on these signals by itself; the relay stops beside it.
+  let relayStopped: Promise<void> | undefined;
+  const stopRelay = () => (relayStopped ??= stopWithin(relay, RELAY_STOP_MS, logger));
+  const onSignal = () => {
+    void stopRelay();
+    setTimeout(() => {
+      logger.error('worker shutdown took too long; exiting');
+      process.exit(1);
+    }, workerShutdownBoundMs(config.workerShutdownGraceMs) + 500).unref();
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');
   const running = worker.run();
   // A parent that spawned us with an IPC channel (npm run bench) learns we are polling.
   process.send?.({ ready: true });
   await running;
-  // The SDK stops the worker on SIGINT/SIGTERM; the relay finishes its attempts in flight.
-  await relay.stop();
+  await stopRelay();
   await db.$disconnect();
   await connection.close();
   await clientConnection.close();
   metricsServer?.close();
   logger.info('worker stopped');
+}
+
+async function stopWithin(relay: { stop(): Promise<void> }, ms: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  if ((await Promise.race([relay.stop(), late])) === 'late') logger.warn({ boundMs: ms }, 'webhook relay still sending; leaving its rows to their claims');
+  clearTimeout(timer);
 }
 
 main().catch((err) => {

@@ -2,6 +2,7 @@
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { ActivityFailureCounter } from './metrics-interceptor';
+import { FORCE_AFTER_GRACE_MS } from './shutdown';
 
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
@@ -12,6 +13,12 @@ export function createWorker(options: {
   deps: ActivityDeps;
   /** Activities each hold a database connection: more at once than the pool has only queue. */
   maxConcurrentActivities?: number;
+  /**
+   * On shutdown, running activities get this long to finish; then they are cancelled, and
+   * FORCE_AFTER_GRACE_MS later the worker gives up on them (run() rejects). Absent: the SDK's
+   * 0, activities cancelled at once (tests).
+   */
+  shutdownGraceMs?: number;
 }): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
@@ -24,5 +31,8 @@ export function createWorker(options: {
     // activities, more at once than the pool has connections would only queue.
     maxConcurrentLocalActivityExecutions: options.maxConcurrentActivities ?? 10,
     interceptors: { activity: [() => ({ inbound: new ActivityFailureCounter() })] },
+    ...(options.shutdownGraceMs === undefined
+      ? {}
+      : { shutdownGraceTime: options.shutdownGraceMs, shutdownForceTime: options.shutdownGraceMs + FORCE_AFTER_GRACE_MS }),
   });
 }

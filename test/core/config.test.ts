@@ -82,6 +82,37 @@ describe('core/config', () => {
     });
   });
 
+  describe('shutdown settings (README "Shutdown and probes")', () => {
+    it('defaults to a 5 s drain delay, 10 s for requests and 30 s for activities, as README says', () => {
+      const config = loadConfig({});
+      assert.deepEqual([config.shutdownDrainDelayMs, config.apiShutdownGraceMs, config.workerShutdownGraceMs], [5_000, 10_000, 30_000]);
+      const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+      const names = ['SHUTDOWN_DRAIN_DELAY', 'API_SHUTDOWN_GRACE', 'WORKER_SHUTDOWN_GRACE'];
+      const documented = names.map((name) => [name, new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\``, 'm').exec(readme)?.[1] ?? assert.fail(`${name} is not in README`)]);
+      const fromReadme = loadConfig(Object.fromEntries(documented));
+      assert.deepEqual([fromReadme.shutdownDrainDelayMs, fromReadme.apiShutdownGraceMs, fromReadme.workerShutdownGraceMs], [5_000, 10_000, 30_000]);
+    });
+
+    it('reads them as durations and refuses what is out of range, naming each', () => {
+      const config = loadConfig({ SHUTDOWN_DRAIN_DELAY: '0s', API_SHUTDOWN_GRACE: '2m', WORKER_SHUTDOWN_GRACE: '1h' });
+      assert.deepEqual([config.shutdownDrainDelayMs, config.apiShutdownGraceMs, config.workerShutdownGraceMs], [0, 120_000, 3_600_000]);
+      assert.throws(
+        () => loadConfig({ SHUTDOWN_DRAIN_DELAY: '5', API_SHUTDOWN_GRACE: '0s', WORKER_SHUTDOWN_GRACE: '2h' }),
+        (err) =>
+          err instanceof ConfigError &&
+          err.problems.length === 3 &&
+          /SHUTDOWN_DRAIN_DELAY .* from 0s to 5m/.test(err.problems[0]) &&
+          /API_SHUTDOWN_GRACE .* from 1s to 10m/.test(err.problems[1]) &&
+          /WORKER_SHUTDOWN_GRACE .* from 1s to 1h/.test(err.problems[2]),
+      );
+    });
+
+    it('has npm start stop its API without waiting for a load balancer, unless told otherwise', () => {
+      assert.equal(loadConfig(devStackEnv({})).shutdownDrainDelayMs, 0);
+      assert.equal(loadConfig(devStackEnv({ SHUTDOWN_DRAIN_DELAY: '3s' })).shutdownDrainDelayMs, 3_000);
+    });
+  });
+
   it('requires the connections and the webhook secret keys where a process cannot run without them', () => {
     assert.throws(() => requireConnections(loadConfig({})), /DATABASE_URL[\s\S]*TEMPORAL_ADDRESS[\s\S]*WEBHOOK_SECRET_KEYS is required/);
     const connections = { DATABASE_URL: 'postgresql://h/db', TEMPORAL_ADDRESS: 'h:7233' };

@@ -24,6 +24,8 @@ export function spawnApi(port: number, taskQueue: string, env: Record<string, st
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'silent',
+      // No load balancer to wait for: SIGTERM stops it at once unless a test says otherwise.
+      SHUTDOWN_DRAIN_DELAY: '0s',
       ...env,
     },
     stdio,

@@ -57,6 +57,7 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
     // by accident; test/api/rate-limit.test.ts passes low ones.
     rateLimiter: overrides.rateLimiter ?? createRateLimiter({ requestsPerSecond: 1_000_000, eventsPerSecond: 10_000_000, windowSeconds: 1 }, { shared: false }),
     temporal: overrides.temporal,
+    draining: overrides.draining,
     temporalHealth:
       overrides.temporalHealth ??
       (async () => {
