@@ -1,6 +1,6 @@
 // The worker process. SIGINT/SIGTERM let running activities finish (the SDK's shutdown
 // grace) before the process exits.
-import { loadConfig, requireConnections } from '../core/config';
+import { ConfigError, loadConfig, requireConnections } from '../core/config';
 import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
 import { createWebhookDestinations } from '../core/webhooks/destination-guard';
 import { createLogger } from '../core/logger';
@@ -65,6 +65,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err instanceof Error ? err.stack : err);
+  // A refused configuration names its problems; a stack trace would only bury them.
+  console.error(err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : err);
   process.exit(1);
 });
