@@ -1,7 +1,8 @@
 // `npm start`: the whole service on one machine. Uses DATABASE_URL and TEMPORAL_ADDRESS
 // when set; otherwise starts embedded PostgreSQL (.data/postgres) and the Temporal dev
 // server (.data/temporal.db, Web UI on TEMPORAL_UI_PORT). Then migrates, prepares the
-// first-run sandbox issuer, loads the sandbox catalogue, and runs the API and the worker as child processes.
+// first-run sandbox issuer, loads the sandbox catalogue (into an external DATABASE_URL only with
+// SEED_SANDBOX=true), and runs the API and the worker as child processes.
 // Ctrl-C stops the children first, then Temporal, then PostgreSQL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { migrate } from '../prisma/migrate';
 import { createDb } from '../prisma/client';
 import { startEmbeddedPostgres } from './lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from './lib/temporal-dev-server';
-import { ensureOperatorToken, ensureSandboxIssuer } from './lib/first-run';
+import { ensureOperatorToken, ensureSandboxIssuer, sandboxSeeding } from './lib/first-run';
 import { importCatalogueFile, SANDBOX_CATALOGUE_FILE } from '../api/catalogue/import';
 
 const ROOT = resolve(__dirname, '..');
@@ -22,6 +23,12 @@ async function main(): Promise<void> {
   const stackEnv = devStackEnv();
   const config = loadConfig(stackEnv);
   const logger = createLogger(config.logLevel, 'stack');
+  // Decided before anything starts: a refusal is one line and exit code 1.
+  const seeding = sandboxSeeding(config);
+  if ('refusal' in seeding) {
+    console.error(seeding.refusal);
+    process.exit(1);
+  }
   const dataDir = resolve(ROOT, config.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const stops: Array<() => Promise<void>> = [];
@@ -51,14 +58,18 @@ async function main(): Promise<void> {
   const migrations = await migrate(databaseUrl);
   logger.info({ applied: migrations.applied }, 'migrations up to date');
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
-  const db = createDb(databaseUrl, 2);
-  // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
-  const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), { onlyMissing: true });
-  logger.info(catalogue, 'sandbox catalogue loaded');
-  await ensureSandboxIssuer(db, (issuer, token) => {
-    console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
-  });
-  await db.$disconnect();
+  if (seeding.seed) {
+    const db = createDb(databaseUrl, 2);
+    // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
+    const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), { onlyMissing: true });
+    logger.info(catalogue, 'sandbox catalogue loaded');
+    await ensureSandboxIssuer(db, (issuer, token) => {
+      console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
+    });
+    await db.$disconnect();
+  } else {
+    logger.info('SEED_SANDBOX=false: no sandbox catalogue or issuer');
+  }
 
   const env = { ...stackEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, OPERATOR_TOKEN: operatorToken.value };
   const children = [runChild('api/server.ts', env), runChild('worker/main.ts', env)];
