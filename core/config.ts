@@ -3,6 +3,7 @@ import { parseKeyRing, type KeyRing } from './crypto/key-ring';
 import { DURATION_SYNTAX, formatDuration, parseDuration } from './duration';
 import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../workflows/lifecycle-signals';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, MAX_WEBHOOK_RETRIES, MAX_WEBHOOK_RETRY_WAIT_MS } from '../workflows/webhook-delivery-contract';
+import { readTemporalSettings, type TemporalSettings } from './temporal-config';
 
 // The one place that reads the environment. Every variable is validated up front and
 // all problems are reported together, so a bad deployment fails at start, not at 3 a.m.
@@ -19,7 +20,14 @@ export interface Config {
   temporalTaskQueue: string;
   temporalApiKey?: string;
   temporalTls: boolean;
+  /** Everything the connection to Temporal needs (core/temporal-config.ts; worker/connection.ts builds it). */
+  temporal: TemporalSettings;
   temporalCli?: string;
+  /**
+   * `npm start` loads the sandbox catalogue and issuer: by default only into its embedded
+   * database; true allows it into DATABASE_URL, false skips it (scripts/start.ts).
+   */
+  seedSandbox?: boolean;
   operatorToken?: string;
   /** When set, GET /metrics of the API needs it as a bearer token. */
   metricsToken?: string;
@@ -131,7 +139,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const logLevel = str('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  const temporalApiKey = str('TEMPORAL_API_KEY');
+  // TEMPORAL_TLS is checked here (true/false); @temporalio/envconfig reads it with the rest.
+  bool('TEMPORAL_TLS', false);
+  const temporal = readTemporalSettings(env, problems);
+  const seedSandbox = str('SEED_SANDBOX') === undefined ? undefined : bool('SEED_SANDBOX', false);
   // Issue 13: webhooks must not reach inside the network a production deployment runs in.
   const webhookAllowPrivateDestinations = bool('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS', false);
   if (webhookAllowPrivateDestinations && env.NODE_ENV === 'production') {
@@ -151,12 +162,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: str('HOST') ?? '0.0.0.0',
     databaseUrl,
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 500),
-    temporalAddress: str('TEMPORAL_ADDRESS'),
-    temporalNamespace: str('TEMPORAL_NAMESPACE') ?? 'default',
+    temporalAddress: temporal.profile.address,
+    temporalNamespace: temporal.profile.namespace ?? 'default',
     temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'rewards',
-    temporalApiKey,
-    temporalTls: bool('TEMPORAL_TLS', temporalApiKey !== undefined),
+    temporalApiKey: temporal.profile.apiKey,
+    temporalTls: temporal.tls,
+    temporal,
     temporalCli: str('TEMPORAL_CLI'),
+    seedSandbox,
     operatorToken,
     metricsToken,
     logLevel,
@@ -208,7 +221,7 @@ export type ServiceConfig = Config & { databaseUrl: string; temporalAddress: str
 export function requireConnections(config: Config): ServiceConfig {
   const missing = [
     config.databaseUrl ? null : 'DATABASE_URL is required (npm start sets it for the embedded database)',
-    config.temporalAddress ? null : 'TEMPORAL_ADDRESS is required (npm start sets it for the dev server)',
+    config.temporalAddress ? null : 'TEMPORAL_ADDRESS (or the address of the TEMPORAL_PROFILE profile) is required (npm start sets it for the dev server)',
     config.webhookSecretKeys
       ? null
       : 'WEBHOOK_SECRET_KEYS is required: <id>:<base64 of 32 random bytes>, e.g. k1:$(openssl rand -base64 32) (npm start generates one into .data/webhook-secret-key)',

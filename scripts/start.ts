@@ -1,7 +1,8 @@
 // `npm start`: the whole service on one machine. Uses DATABASE_URL and TEMPORAL_ADDRESS
 // when set; otherwise starts embedded PostgreSQL (.data/postgres) and the Temporal dev
 // server (.data/temporal.db, Web UI on TEMPORAL_UI_PORT). Then migrates, prepares the
-// first-run sandbox issuer, loads the sandbox catalogue, and runs the API and the worker as child processes.
+// first-run sandbox issuer, loads the sandbox catalogue (into an external DATABASE_URL only with
+// SEED_SANDBOX=true), and runs the API and the worker as child processes.
 // WEBHOOK_SECRET_KEYS, when unset, is generated once into .data/webhook-secret-key.
 //
 // Ctrl-C (or SIGTERM, SIGHUP) stops them one after the other, each within a bound (README
@@ -19,7 +20,7 @@ import { migrate } from '../prisma/migrate';
 import { createDb } from '../prisma/client';
 import { startEmbeddedPostgres } from './lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from './lib/temporal-dev-server';
-import { ensureOperatorToken, ensureSandboxIssuer } from './lib/first-run';
+import { ensureOperatorToken, ensureSandboxIssuer, sandboxSeeding } from './lib/first-run';
 import { ensureDevWebhookSecretKeys } from './lib/webhook-secret-key';
 import { importCatalogueFile, SANDBOX_CATALOGUE_FILE } from '../api/catalogue/import';
 import { shutdownBoundMs } from '../api/shutdown';
@@ -34,6 +35,12 @@ async function main(): Promise<void> {
   const stackEnv = devStackEnv();
   const config = loadConfig(stackEnv);
   const logger = createLogger(config.logLevel, 'stack');
+  // Decided before anything starts: a refusal is one line and exit code 1.
+  const seeding = sandboxSeeding(config);
+  if ('refusal' in seeding) {
+    console.error(seeding.refusal);
+    process.exit(1);
+  }
   const dataDir = resolve(ROOT, config.dataDir);
   mkdirSync(dataDir, { recursive: true });
   stack = supervise(logger);
@@ -75,14 +82,18 @@ async function main(): Promise<void> {
   const migrations = await migrate(databaseUrl, { webhookSecretKeys: secretKeys.keys });
   logger.info({ applied: migrations.applied }, 'migrations up to date');
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
-  const db = createDb(databaseUrl, 2);
-  // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
-  const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), { onlyMissing: true });
-  logger.info(catalogue, 'sandbox catalogue loaded');
-  await ensureSandboxIssuer(db, (issuer, token) => {
-    console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
-  });
-  await db.$disconnect();
+  if (seeding.seed) {
+    const db = createDb(databaseUrl, 2);
+    // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
+    const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), { onlyMissing: true });
+    logger.info(catalogue, 'sandbox catalogue loaded');
+    await ensureSandboxIssuer(db, (issuer, token) => {
+      console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
+    });
+    await db.$disconnect();
+  } else {
+    logger.info('SEED_SANDBOX=false: no sandbox catalogue or issuer');
+  }
   if (stack.stopping) return;
 
   const env = { ...stackEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, OPERATOR_TOKEN: operatorToken.value, WEBHOOK_SECRET_KEYS: secretKeys.value };

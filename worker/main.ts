@@ -2,7 +2,7 @@
 // stops, running activities get WORKER_SHUTDOWN_GRACE to finish (then they are cancelled, and
 // abandoned 5 s later) while the webhook relay finishes its first attempts in flight; then the
 // connections close.
-import { loadConfig, requireConnections } from '../core/config';
+import { ConfigError, loadConfig, requireConnections } from '../core/config';
 import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
 import { createWebhookDestinations } from '../core/webhooks/destination-guard';
 import { createLogger, type Logger } from '../core/logger';
@@ -90,6 +90,7 @@ async function stopWithin(relay: { stop(): Promise<void> }, ms: number, logger: 
 }
 
 main().catch((err) => {
-  console.error(err instanceof Error ? err.stack : err);
+  // A refused configuration names its problems; a stack trace would only bury them.
+  console.error(err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : err);
   process.exit(1);
 });

@@ -1,10 +1,12 @@
-// Builds the worker: the bundled workflows of workflows/ and the activities of activities/.
+// Builds the worker: the bundled workflows of workflows/ (prebuilt by `npm run build`, else
+// bundled at start: worker/workflow-source.ts) and the activities of activities/.
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { ActivityFailureCounter } from './metrics-interceptor';
 import { FORCE_AFTER_GRACE_MS } from './shutdown';
+import { workflowSource } from './workflow-source';
 
-export const WORKFLOWS_PATH = require.resolve('../workflows');
+export { WORKFLOWS_PATH } from './workflow-source';
 
 export function createWorker(options: {
   connection: NativeConnection;
@@ -24,7 +26,7 @@ export function createWorker(options: {
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    workflowsPath: WORKFLOWS_PATH,
+    ...workflowSource(),
     activities: createActivities(options.deps),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 10,
     // The lifecycle's postings are local activities, each one database transaction: as for
