@@ -4,6 +4,7 @@ import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { WorkflowEngine } from '../core/workflow-engine';
 import type { WebhookDestinations } from '../core/webhooks/destination-guard';
+import type { KeyRing } from '../core/crypto/key-ring';
 import { createLifecycleActivities } from './lifecycle';
 import { createSweepActivities } from './sweeper';
 import { createExpiryActivities } from './expiry';
@@ -23,6 +24,8 @@ export interface ActivityDeps {
   relay?: LifecycleDeps['relay'];
   /** Where webhooks may go, checked before every attempt (core/webhooks/destination-guard.ts). */
   webhookDestinations: WebhookDestinations;
+  /** WEBHOOK_SECRET_KEYS: opens the endpoints' sealed signing secrets (core/webhooks/secret-sealing.ts). */
+  webhookSecretKeys: KeyRing;
   /** Tests only: a shorter webhook HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }

@@ -4,10 +4,12 @@ import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { Config } from '../core/config';
 import type { WebhookDestinations } from '../core/webhooks/destination-guard';
+import type { KeyRing } from '../core/crypto/key-ring';
 import type { Handover } from './ingestion/handover-queue';
 import type { TokenCache } from './middleware/token-cache';
 import type { RateLimiter } from './middleware/rate-limit';
 import type { WorkflowEngine } from '../core/workflow-engine';
+import type { Draining } from './draining';
 
 export interface Clock {
   now(): Date;
@@ -22,8 +24,12 @@ export interface AppDeps {
   config: Pick<Config, 'operatorToken' | 'metricsToken'> & { operatorToken: string };
   /** Where webhook endpoints may point, checked when one is saved (core/webhooks/destination-guard.ts). */
   webhookDestinations: WebhookDestinations;
+  /** WEBHOOK_SECRET_KEYS: seals webhook signing secrets when they are made (core/webhooks/secret-sealing.ts). */
+  webhookSecretKeys: KeyRing;
   /** Readiness probe of the workflow engine; absent means "not configured". */
   temporalHealth?: () => Promise<void>;
+  /** Set when the process starts shutting down: /readyz then answers 503 (api/draining.ts); absent means never. */
+  draining?: Draining;
   /** Token → issuer cache, on when its LISTEN connection is (api/middleware/token-cache.ts). */
   tokenCache?: TokenCache;
   /** Rate limits per issuer token (api/middleware/rate-limit.ts); absent means no limits. */

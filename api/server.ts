@@ -1,5 +1,5 @@
 // The API process: reads configuration, connects, listens, and shuts down gracefully
-// (stop accepting, let in-flight requests finish, then close the pool). With
+// (api/shutdown.ts: readiness 503 first, then the port, requests in flight, pools). With
 // API_PROCESSES > 1 this process forks that many copies of itself (node:cluster) which share
 // the port, each with its own pool, token cache and hand-over queue, and one set of rate-limit
 // counters kept by the primary (api/middleware/rate-limit.ts); it passes SIGINT and SIGTERM on
@@ -20,6 +20,10 @@ import { createRateLimiter, startRateLimitPrimary } from './middleware/rate-limi
 import { collectProcessMetrics } from '../core/metrics';
 import { systemClock } from './deps';
 import { createWebhookDestinations } from '../core/webhooks/destination-guard';
+import { assertStoredSecretsOpen } from '../activities/webhooks/secret-keys';
+import { createDraining } from './draining';
+import { temporalProbe } from './health/readiness';
+import { stopApi } from './shutdown';
 
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
@@ -27,6 +31,7 @@ async function main(): Promise<void> {
   collectProcessMetrics();
   if (!config.operatorToken) throw new Error('OPERATOR_TOKEN is required for the API process');
   const db = createDb(config.databaseUrl, config.databasePoolSize);
+  await assertStoredSecretsOpen(db, config.webhookSecretKeys);
   const temporal = await connectTemporal(config);
   const client = new Client({ connection: temporal, namespace: config.temporalNamespace });
   const engine: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
@@ -35,6 +40,7 @@ async function main(): Promise<void> {
     logger,
   );
   const tokenCache = new TokenCache();
+  const draining = createDraining();
   const authListener = listenForAuthChanges(config.databaseUrl, tokenCache, logger);
   const app = createApp({
     tokenCache,
@@ -46,26 +52,25 @@ async function main(): Promise<void> {
     clock: systemClock,
     config: { operatorToken: config.operatorToken, metricsToken: config.metricsToken },
     webhookDestinations: createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations }),
-    temporalHealth: async () => {
-      await temporal.workflowService.getSystemInfo({});
-    },
+    webhookSecretKeys: config.webhookSecretKeys,
+    temporalHealth: temporalProbe(temporal),
+    draining,
   });
   const server = answerClientErrors(app.listen(config.port, config.host, () => {
     logger.info({ port: config.port, host: config.host }, 'API listening');
     process.send?.({ ready: true });
   }));
-  const shutdown = (signal: string) => {
-    logger.info({ signal }, 'API shutting down');
-    server.close(() => {
-      // Hand over what was accepted before stopping; anything cut short is the sweeper's.
-      void handover
-        .drain()
-        .then(() => Promise.allSettled([authListener.close(), db.$disconnect(), temporal.close()]))
-        .then(() => process.exit(0));
-    });
-    server.closeIdleConnections();
-    setTimeout(() => process.exit(1), 15_000).unref();
-  };
+  // Readiness first, then the port, requests, hand-over and pools, each bounded (api/shutdown.ts).
+  const shutdown = (signal: string) =>
+    stopApi({
+      server,
+      draining,
+      handover,
+      logger,
+      drainDelayMs: config.shutdownDrainDelayMs,
+      graceMs: config.apiShutdownGraceMs,
+      close: () => Promise.allSettled([authListener.close(), db.$disconnect(), temporal.close()]),
+    }, signal);
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
   // A copy whose primary died (killed, not stopped) stops too instead of serving on alone.

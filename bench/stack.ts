@@ -12,6 +12,7 @@ import { migrate } from '../prisma/migrate';
 import { startEmbeddedPostgres } from '../scripts/lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from '../scripts/lib/temporal-dev-server';
 import { freePort } from '../test/helpers/ports';
+import { generateKeyRingEntry } from '../core/crypto/key-ring';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -30,7 +31,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
   const stops: Array<() => Promise<void>> = [async () => rmSync(tempDir, { recursive: true, force: true })];
   const children: ChildProcess[] = [];
   const stop = async () => {
-    // 20 s: the API gives its hand-over 15 s before it exits by itself (and writes its profile).
+    // 20 s: the API exits by itself within 17 s (api/shutdown.ts) and writes its profile.
     await Promise.all(children.map((c) => stopChild(c, 20_000)));
     for (const s of stops) await s().catch((err) => log(`stop failed: ${String(err)}`));
   };
@@ -58,6 +59,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporal.address,
       OPERATOR_TOKEN: operatorToken,
+      // A throw-away key: the bench's endpoints live as long as its database.
+      WEBHOOK_SECRET_KEYS: generateKeyRingEntry('bench'),
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -68,6 +71,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       // out of reach. Set these to measure with the published defaults instead.
       RATE_LIMIT_REQUESTS_PER_SECOND: process.env.RATE_LIMIT_REQUESTS_PER_SECOND || '1000000',
       RATE_LIMIT_EVENTS_PER_SECOND: process.env.RATE_LIMIT_EVENTS_PER_SECOND || '10000000',
+      // No load balancer in front: the API closes its port at once when the bench stops it.
+      SHUTDOWN_DRAIN_DELAY: '0s',
     };
     // BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each child process there at its exit.
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)] : [];

@@ -1,7 +1,9 @@
 import os from 'node:os';
+import { parseKeyRing, type KeyRing } from './crypto/key-ring';
 import { DURATION_SYNTAX, formatDuration, parseDuration } from './duration';
 import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../workflows/lifecycle-signals';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, MAX_WEBHOOK_RETRIES, MAX_WEBHOOK_RETRY_WAIT_MS } from '../workflows/webhook-delivery-contract';
+import { readTemporalSettings, type TemporalSettings } from './temporal-config';
 
 // The one place that reads the environment. Every variable is validated up front and
 // all problems are reported together, so a bad deployment fails at start, not at 3 a.m.
@@ -18,7 +20,14 @@ export interface Config {
   temporalTaskQueue: string;
   temporalApiKey?: string;
   temporalTls: boolean;
+  /** Everything the connection to Temporal needs (core/temporal-config.ts; worker/connection.ts builds it). */
+  temporal: TemporalSettings;
   temporalCli?: string;
+  /**
+   * `npm start` loads the sandbox catalogue and issuer: by default only into its embedded
+   * database; true allows it into DATABASE_URL, false skips it (scripts/start.ts).
+   */
+  seedSandbox?: boolean;
   operatorToken?: string;
   /** When set, GET /metrics of the API needs it as a bearer token. */
   metricsToken?: string;
@@ -38,8 +47,20 @@ export interface Config {
    * default, forbidden with NODE_ENV=production; the embedded dev stack turns it on (devStackEnv).
    */
   webhookAllowPrivateDestinations: boolean;
+  /**
+   * Keys that seal webhook signing secrets at rest (core/webhooks/secret-sealing.ts): the first
+   * seals, all open. Required by the API and the worker; `npm start` generates one into
+   * .data/webhook-secret-key.
+   */
+  webhookSecretKeys?: KeyRing;
   /** Default rate limits per issuer token; an issuer's override replaces them (api/middleware/rate-limit.ts). */
   rateLimits: { requestsPerSecond: number; eventsPerSecond: number; windowSeconds: number };
+  /** On SIGTERM the API answers /readyz 503 this long before it closes its port (api/shutdown.ts). */
+  shutdownDrainDelayMs: number;
+  /** Then requests in flight have this long to finish before their connections are cut. */
+  apiShutdownGraceMs: number;
+  /** The worker's running activities have this long to finish on SIGTERM before they are cancelled. */
+  workerShutdownGraceMs: number;
 }
 
 export class ConfigError extends Error {
@@ -118,12 +139,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const logLevel = str('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  const temporalApiKey = str('TEMPORAL_API_KEY');
+  // TEMPORAL_TLS is checked here (true/false); @temporalio/envconfig reads it with the rest.
+  bool('TEMPORAL_TLS', false);
+  const temporal = readTemporalSettings(env, problems);
+  const seedSandbox = str('SEED_SANDBOX') === undefined ? undefined : bool('SEED_SANDBOX', false);
   // Issue 13: webhooks must not reach inside the network a production deployment runs in.
   const webhookAllowPrivateDestinations = bool('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS', false);
   if (webhookAllowPrivateDestinations && env.NODE_ENV === 'production') {
     problems.push('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must not be true when NODE_ENV=production (it lets webhooks reach internal addresses)');
   }
+
+  // Never echoed in a problem: it is key material.
+  const webhookSecretKeysText = str('WEBHOOK_SECRET_KEYS');
+  const webhookSecretKeys = webhookSecretKeysText === undefined ? undefined : parseKeyRing('WEBHOOK_SECRET_KEYS', webhookSecretKeysText);
+  problems.push(...(webhookSecretKeys?.problems ?? []));
 
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
@@ -133,12 +162,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: str('HOST') ?? '0.0.0.0',
     databaseUrl,
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 500),
-    temporalAddress: str('TEMPORAL_ADDRESS'),
-    temporalNamespace: str('TEMPORAL_NAMESPACE') ?? 'default',
+    temporalAddress: temporal.profile.address,
+    temporalNamespace: temporal.profile.namespace ?? 'default',
     temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'rewards',
-    temporalApiKey,
-    temporalTls: bool('TEMPORAL_TLS', temporalApiKey !== undefined),
+    temporalApiKey: temporal.profile.apiKey,
+    temporalTls: temporal.tls,
+    temporal,
     temporalCli: str('TEMPORAL_CLI'),
+    seedSandbox,
     operatorToken,
     metricsToken,
     logLevel,
@@ -151,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settlementTimeoutMs: duration('SETTLEMENT_TIMEOUT', DEFAULT_SETTLEMENT_TIMEOUT_MS, MIN_SETTLEMENT_TIMEOUT_MS, MAX_SETTLEMENT_TIMEOUT_MS),
     webhookRetryScheduleMs: schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookAllowPrivateDestinations,
+    webhookSecretKeys: webhookSecretKeys?.ring,
     // Published defaults (README "Security"): well above what one issuer's integration needs,
     // low enough that one token cannot take a host's capacity. npm run bench raises them.
     rateLimits: {
@@ -158,26 +190,42 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       eventsPerSecond: int('RATE_LIMIT_EVENTS_PER_SECOND', 2000, 1, 10_000_000),
       windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 1, 1, 60),
     },
+    // Rolling deploys (README "Shutdown and probes"): long enough for a load balancer probing
+    // every few seconds to see the 503, and for a request or an activity to end on its own.
+    shutdownDrainDelayMs: duration('SHUTDOWN_DRAIN_DELAY', 5_000, 0, 300_000),
+    apiShutdownGraceMs: duration('API_SHUTDOWN_GRACE', 10_000, 1_000, 600_000),
+    workerShutdownGraceMs: duration('WORKER_SHUTDOWN_GRACE', 30_000, 1_000, 3_600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
 
 /**
- * The environment of the embedded dev stack (`npm start`): webhooks may go to receivers on the
- * developer's machine unless WEBHOOK_ALLOW_PRIVATE_DESTINATIONS says otherwise.
+ * The environment of the embedded dev stack (`npm start`), unless a variable says otherwise:
+ * webhooks may go to receivers on the developer's machine, and the API stops without waiting
+ * for a load balancer (there is none).
  */
 export function devStackEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const explicit = env.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS !== undefined && env.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS !== '';
-  return explicit ? { ...env } : { ...env, WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' };
+  const stack: NodeJS.ProcessEnv = { ...env };
+  const defaults = { WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', SHUTDOWN_DRAIN_DELAY: '0s' };
+  for (const [name, value] of Object.entries(defaults)) if (stack[name] === undefined || stack[name] === '') stack[name] = value;
+  return stack;
 }
 
-/** For processes that cannot run without their backing services (API, worker, admin CLI). */
-export function requireConnections(config: Config): Config & { databaseUrl: string; temporalAddress: string } {
+export type ServiceConfig = Config & { databaseUrl: string; temporalAddress: string; webhookSecretKeys: KeyRing };
+
+/**
+ * For the processes that cannot run without their backing services and keys (API, worker).
+ * Both handle webhook signing secrets: the API seals them, the worker opens them to sign.
+ */
+export function requireConnections(config: Config): ServiceConfig {
   const missing = [
     config.databaseUrl ? null : 'DATABASE_URL is required (npm start sets it for the embedded database)',
-    config.temporalAddress ? null : 'TEMPORAL_ADDRESS is required (npm start sets it for the dev server)',
+    config.temporalAddress ? null : 'TEMPORAL_ADDRESS (or the address of the TEMPORAL_PROFILE profile) is required (npm start sets it for the dev server)',
+    config.webhookSecretKeys
+      ? null
+      : 'WEBHOOK_SECRET_KEYS is required: <id>:<base64 of 32 random bytes>, e.g. k1:$(openssl rand -base64 32) (npm start generates one into .data/webhook-secret-key)',
   ].filter((p): p is string => p !== null);
   if (missing.length > 0) throw new ConfigError(missing);
-  return config as Config & { databaseUrl: string; temporalAddress: string };
+  return config as ServiceConfig;
 }

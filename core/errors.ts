@@ -121,7 +121,7 @@ export const errors = {
   internal(): ApiError {
     return new ApiError('internal_error', 'An unexpected error occurred. Quote the uuid to support.');
   },
-  unavailable(reasonCode: 'database_unavailable' | 'workflow_engine_unavailable', message: string): ApiError {
-    return new ApiError('unavailable', message, { reasonCode, headers: { 'Retry-After': '5' } });
+  unavailable(reasonCode: 'database_unavailable' | 'workflow_engine_unavailable' | 'draining', message: string, details?: Record<string, unknown>): ApiError {
+    return new ApiError('unavailable', message, { reasonCode, details, headers: { 'Retry-After': '5' } });
   },
 };

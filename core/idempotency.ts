@@ -1,7 +1,8 @@
 // Pure parts of Idempotency-Key (API.md, "Safety and integration"): which keys are valid, the
 // fingerprint that tells "the same request" from "another request under the same key", and
 // the sealing of stored answers. The HTTP flow is api/middleware/idempotency.ts.
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync } from 'node:crypto';
+import { openBox, sealBox, SEALED_BOX_KEY_BYTES } from './crypto/sealed-box';
 
 /** 1 to 255 visible ASCII characters (no space, no control character); the table checks it too. */
 const KEY_FORMAT = /^[!-~]{1,255}$/;
@@ -35,31 +36,21 @@ export function requestHash(input: { query: unknown; body: unknown }): string {
 }
 
 // Stored answers carry secrets that are shown once (an API token at creation, a webhook signing
-// secret), so they are sealed with AES-256-GCM under a key derived from the caller's own bearer
-// token: replaying needs that token, and a copy of the database reveals nothing. The additional
-// data binds a sealed answer to its row, so it cannot be moved to another key or request.
+// secret), so they are sealed with AES-256-GCM (core/crypto/sealed-box.ts) under a key derived
+// from the caller's own bearer token: replaying needs that token, and a copy of the database
+// reveals nothing. The additional data binds a sealed answer to its row, so it cannot be moved
+// to another key or request.
 const SEAL_INFO = 'issuer-rewards idempotency response v1';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 function sealingKey(callerSecret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', callerSecret, Buffer.alloc(0), SEAL_INFO, 32));
+  return Buffer.from(hkdfSync('sha256', callerSecret, Buffer.alloc(0), SEAL_INFO, SEALED_BOX_KEY_BYTES));
 }
 
 export function seal(callerSecret: string, additionalData: string, plaintext: string): Buffer {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(callerSecret), iv);
-  cipher.setAAD(Buffer.from(additionalData, 'utf8'));
-  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]);
+  return sealBox(sealingKey(callerSecret), additionalData, plaintext);
 }
 
 /** Throws when the sealed bytes were made under another secret or for another row. */
 export function unseal(callerSecret: string, additionalData: string, sealed: Uint8Array): string {
-  const bytes = Buffer.from(sealed);
-  if (bytes.length < IV_BYTES + TAG_BYTES) throw new Error('sealed idempotency response is truncated');
-  const decipher = createDecipheriv('aes-256-gcm', sealingKey(callerSecret), bytes.subarray(0, IV_BYTES));
-  decipher.setAAD(Buffer.from(additionalData, 'utf8'));
-  decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-  return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  return openBox(sealingKey(callerSecret), additionalData, sealed);
 }

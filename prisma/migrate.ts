@@ -1,11 +1,15 @@
 // Applies prisma/migrations/<name>/migration.sql in name order. We cannot use
 // `prisma migrate deploy` offline (it needs the downloaded schema engine), so this runner
 // keeps the same bookkeeping table, `_prisma_migrations`, with the same checksums: where
-// the engine is available, `prisma migrate deploy` agrees with what we applied.
+// the engine is available, `prisma migrate deploy` agrees with what we applied. A migration
+// may have a data step (prisma/data-steps.ts): code that runs in its transaction before its SQL,
+// for what SQL cannot do (sealing secrets under a key only the environment holds).
 import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { KeyRing } from '../core/crypto/key-ring';
+import { DATA_STEPS, type DataStep } from './data-steps';
 
 export const MIGRATIONS_DIR = join(__dirname, 'migrations');
 // Any constant works; it only has to be the same in every process that migrates.
@@ -14,6 +18,15 @@ const MIGRATION_LOCK_KEY = 72707369;
 export interface MigrationResult {
   applied: string[];
   alreadyApplied: string[];
+}
+
+export interface MigrateOptions {
+  /** prisma/migrations unless given (tests). */
+  dir?: string;
+  /** WEBHOOK_SECRET_KEYS: needed only to seal webhook secrets stored before they were sealed. */
+  webhookSecretKeys?: KeyRing;
+  /** prisma/data-steps.ts unless given (tests). */
+  dataSteps?: Readonly<Record<string, DataStep>>;
 }
 
 export class MigrationChecksumError extends Error {}
@@ -35,7 +48,8 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
     });
 }
 
-export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<MigrationResult> {
+export async function migrate(databaseUrl: string, options: MigrateOptions = {}): Promise<MigrationResult> {
+  const { dir = MIGRATIONS_DIR, dataSteps = DATA_STEPS } = options;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -67,7 +81,7 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
         result.alreadyApplied.push(migration.name);
         continue;
       }
-      await applyOne(client, migration);
+      await applyOne(client, migration, async () => dataSteps[migration.name]?.({ client, webhookSecretKeys: options.webhookSecretKeys }));
       result.applied.push(migration.name);
     }
     return result;
@@ -77,9 +91,10 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
   }
 }
 
-async function applyOne(client: pg.Client, migration: Migration): Promise<void> {
+async function applyOne(client: pg.Client, migration: Migration, dataStep: () => Promise<void>): Promise<void> {
   await client.query('BEGIN');
   try {
+    await dataStep();
     await client.query(migration.sql);
     await client.query(
       `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count)

@@ -1,6 +1,7 @@
 // `npm run admin -- <command> [args]`: operator tasks from a shell. Talks to PostgreSQL
 // directly (DATABASE_URL, or the embedded database of `npm start` when unset).
 import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
 import { ApiError } from '../core/errors';
 import { loadConfig } from '../core/config';
 import { workflowSettings } from '../core/workflow-engine';
@@ -12,6 +13,7 @@ import { webhookCommands } from './admin/webhook-commands';
 import { transactionCommands } from './admin/transaction-commands';
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporal } from '../worker/connection';
+import { readDevWebhookSecretKeys } from './lib/webhook-secret-key';
 
 const COMMANDS: Command[] = [...issuerCommands, ...catalogueCommands, ...webhookCommands, ...transactionCommands];
 
@@ -42,6 +44,12 @@ async function main(argv: string[]): Promise<number> {
         const temporalAddress = config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}`;
         temporal ??= await connectTemporal({ ...config, temporalAddress });
         return { client: new Client({ connection: temporal, namespace: config.temporalNamespace }), taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
+      },
+      webhookSecretKeys() {
+        // WEBHOOK_SECRET_KEYS, or the key `npm start` generated when unset (like the database).
+        const keys = config.webhookSecretKeys ?? readDevWebhookSecretKeys(resolve(__dirname, '..', config.dataDir))?.keys;
+        if (!keys) throw new Error('WEBHOOK_SECRET_KEYS is required for this command (the value the API and the worker run with)');
+        return keys;
       },
     });
     return 0;

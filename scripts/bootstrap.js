@@ -38,8 +38,9 @@ function ensureNodeModules() {
   const stamp = path.join(ROOT, 'node_modules', '.bootstrap-stamp');
   const hash = hashOf(lock, path.join(ROOT, 'package.json'));
   if (stamped(stamp, hash)) return;
-  // `npm install`, not `npm ci`: npm 11 rejects this lockfile in `ci` over optional platform
-  // packages of @swc/core it did not record, while `install` honours the lockfile as it is.
+  // `npm install` rather than `npm ci`: it only changes what differs from the lockfile, where
+  // `ci` would delete node_modules first. A fresh clone, CI or a container build can use
+  // `npm ci` (README "Deploying").
   log('installing npm dependencies');
   run('npm', ['install', '--no-audit', '--no-fund'], {
     // Prisma's engine download cannot reach its host here and is not needed (DESIGN.md).
@@ -80,6 +81,11 @@ function ensurePrismaClient() {
   fs.writeFileSync(stamp, hash);
 }
 
-ensureNodeModules();
-ensureTemporal();
-ensurePrismaClient();
+// `npm run build` (scripts/build.ts) generates the Prisma client the same way.
+module.exports = { ensurePrismaClient };
+
+if (require.main === module) {
+  ensureNodeModules();
+  ensureTemporal();
+  ensurePrismaClient();
+}

@@ -1,36 +1,61 @@
 // `npm start`: the whole service on one machine. Uses DATABASE_URL and TEMPORAL_ADDRESS
 // when set; otherwise starts embedded PostgreSQL (.data/postgres) and the Temporal dev
 // server (.data/temporal.db, Web UI on TEMPORAL_UI_PORT). Then migrates, prepares the
-// first-run sandbox issuer, loads the sandbox catalogue, and runs the API and the worker as child processes.
-// Ctrl-C stops the children first, then Temporal, then PostgreSQL.
+// first-run sandbox issuer, loads the sandbox catalogue (into an external DATABASE_URL only with
+// SEED_SANDBOX=true), and runs the API and the worker as child processes.
+// WEBHOOK_SECRET_KEYS, when unset, is generated once into .data/webhook-secret-key.
+//
+// Ctrl-C (or SIGTERM, SIGHUP) stops them one after the other, each within a bound (README
+// "Shutdown and probes"): the API (it drains its requests and hand-overs), then the worker (it
+// finishes its activities), then Temporal, then PostgreSQL, so nothing loses a service it still
+// uses. Every process this one starts runs in a process group of its own (`detached`): a
+// Ctrl-C at the terminal reaches only this supervisor, which alone decides the order. Should it
+// exit any other way, each is still stopped as it exits.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { devStackEnv, loadConfig } from '../core/config';
-import { createLogger } from '../core/logger';
+import { createLogger, type Logger } from '../core/logger';
 import { migrate } from '../prisma/migrate';
 import { createDb } from '../prisma/client';
 import { startEmbeddedPostgres } from './lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from './lib/temporal-dev-server';
-import { ensureOperatorToken, ensureSandboxIssuer } from './lib/first-run';
+import { ensureOperatorToken, ensureSandboxIssuer, sandboxSeeding } from './lib/first-run';
+import { ensureDevWebhookSecretKeys } from './lib/webhook-secret-key';
 import { importCatalogueFile, SANDBOX_CATALOGUE_FILE } from '../api/catalogue/import';
+import { shutdownBoundMs } from '../api/shutdown';
+import { workerShutdownBoundMs } from '../worker/shutdown';
 
 const ROOT = resolve(__dirname, '..');
+
+let stack: Supervisor | undefined;
 
 async function main(): Promise<void> {
   // Local webhook receivers work out of the box (README, Security); a bad combination stops here.
   const stackEnv = devStackEnv();
   const config = loadConfig(stackEnv);
   const logger = createLogger(config.logLevel, 'stack');
+  // Decided before anything starts: a refusal is one line and exit code 1.
+  const seeding = sandboxSeeding(config);
+  if ('refusal' in seeding) {
+    console.error(seeding.refusal);
+    process.exit(1);
+  }
   const dataDir = resolve(ROOT, config.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  const stops: Array<() => Promise<void>> = [];
+  stack = supervise(logger);
 
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     logger.info({ port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
-    const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: config.embeddedPgPort, persistent: true });
-    stops.unshift(() => pg.stop());
+    const pg = await startEmbeddedPostgres({
+      dataDir: join(dataDir, 'postgres'),
+      port: config.embeddedPgPort,
+      persistent: true,
+      detached: true,
+      notice: (line) => logger.info(line),
+    });
+    stack.started('PostgreSQL', () => pg.stop());
     await pg.createDatabase('rewards');
     databaseUrl = pg.databaseUrl('rewards');
   }
@@ -42,56 +67,105 @@ async function main(): Promise<void> {
       port: config.temporalDevPort,
       uiPort: config.temporalUiPort,
       dbFile: join(dataDir, 'temporal.db'),
+      detached: true,
     });
-    stops.unshift(() => temporal.stop());
+    stack.started('Temporal dev server', () => temporal.stop());
     temporalAddress = temporal.address;
     logger.info({ ui: temporal.uiUrl }, 'Temporal Web UI');
   }
 
-  const migrations = await migrate(databaseUrl);
+  // Before migrating: sealing the secrets of a database from before they were sealed needs it.
+  const secretKeys = config.webhookSecretKeys
+    ? { keys: config.webhookSecretKeys, value: stackEnv.WEBHOOK_SECRET_KEYS!, source: 'from WEBHOOK_SECRET_KEYS' }
+    : ensureDevWebhookSecretKeys(dataDir);
+  logger.info({ source: secretKeys.source, keyIds: secretKeys.keys.keyIds }, 'webhook secret keys');
+  const migrations = await migrate(databaseUrl, { webhookSecretKeys: secretKeys.keys });
   logger.info({ applied: migrations.applied }, 'migrations up to date');
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
-  const db = createDb(databaseUrl, 2);
-  // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
-  const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), { onlyMissing: true });
-  logger.info(catalogue, 'sandbox catalogue loaded');
-  await ensureSandboxIssuer(db, (issuer, token) => {
-    console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
-  });
-  await db.$disconnect();
+  if (seeding.seed) {
+    const db = createDb(databaseUrl, 2);
+    // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
+    const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), { onlyMissing: true });
+    logger.info(catalogue, 'sandbox catalogue loaded');
+    await ensureSandboxIssuer(db, (issuer, token) => {
+      console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
+    });
+    await db.$disconnect();
+  } else {
+    logger.info('SEED_SANDBOX=false: no sandbox catalogue or issuer');
+  }
+  if (stack.stopping) return;
 
-  const env = { ...stackEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, OPERATOR_TOKEN: operatorToken.value };
-  const children = [runChild('api/server.ts', env), runChild('worker/main.ts', env)];
+  const env = { ...stackEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, OPERATOR_TOKEN: operatorToken.value, WEBHOOK_SECRET_KEYS: secretKeys.value };
+  // Each waited for a little longer than it takes to stop by itself (api/shutdown.ts, worker/main.ts).
+  const apiBoundMs = shutdownBoundMs({ drainDelayMs: config.shutdownDrainDelayMs, graceMs: config.apiShutdownGraceMs }) + 5_000;
+  const workerBoundMs = workerShutdownBoundMs(config.workerShutdownGraceMs) + 5_000;
+  stack.child('worker', runChild('worker/main.ts', env), workerBoundMs);
+  stack.child('API', runChild('api/server.ts', env), apiBoundMs);
   console.log(`\nAPI       http://localhost:${config.port}  (OpenAPI: /openapi.json, readiness: /readyz)`);
   if (!config.temporalAddress) console.log(`Temporal  http://localhost:${config.temporalUiPort}  (Web UI)`);
   console.log(`Operator  token ${operatorToken.source}${operatorToken.printable ? `: ${operatorToken.value}` : ''}\n`);
+}
 
+interface Supervisor {
+  readonly stopping: boolean;
+  /** Stopped in the reverse order of these calls. */
+  started(name: string, stop: () => Promise<void>): void;
+  child(name: string, child: ChildProcess, boundMs: number): void;
+  stop(code: number, reason: string): void;
+}
+
+/** The stack's processes, stopped in the reverse order they started, one at a time. */
+function supervise(logger: Logger): Supervisor {
+  const steps: Array<{ name: string; stop: () => Promise<void> }> = [];
+  const children = new Set<ChildProcess>();
   let stopping = false;
-  const shutdown = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('stopping');
-    await Promise.all(children.map((c) => stopChild(c, 20_000)));
-    for (const stop of stops) await stop().catch((err) => logger.warn({ err }, 'stop failed'));
-    process.exit(code);
+  const supervisor: Supervisor = {
+    get stopping() {
+      return stopping;
+    },
+    started(name, stop) {
+      steps.push({ name, stop });
+    },
+    child(name, child, boundMs) {
+      children.add(child);
+      child.once('exit', (code, signal) => {
+        children.delete(child);
+        if (!stopping) {
+          logger.error({ process: name, code, signal }, 'a service process exited; stopping the stack');
+          supervisor.stop(1, `${name} exited`);
+        }
+      });
+      steps.push({ name, stop: () => stopChild(child, boundMs) });
+    },
+    stop(code, reason) {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ reason, order: steps.map((s) => s.name).reverse() }, 'stopping');
+      void (async () => {
+        // What finishes starting after this is stopped by its exit hook only.
+        for (const step of [...steps].reverse()) {
+          await step.stop().catch((err) => logger.warn({ err, process: step.name }, 'stop failed'));
+          logger.info({ process: step.name }, 'stopped');
+        }
+        process.exit(code);
+      })();
+    },
   };
-  for (const child of children) {
-    child.once('exit', (code) => {
-      if (!stopping) {
-        logger.error({ code }, 'a service process exited; stopping the stack');
-        void shutdown(1);
-      }
-    });
-  }
-  process.once('SIGINT', () => void shutdown(0));
-  process.once('SIGTERM', () => void shutdown(0));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => supervisor.stop(0, signal));
+  // Exiting any other way (a start-up failure, a crash): the service processes stop on their own.
+  process.on('exit', () => children.forEach((c) => c.kill('SIGTERM')));
+  return supervisor;
 }
 
 function runChild(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry)], { cwd: ROOT, env, stdio: 'inherit' });
+  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry)], { cwd: ROOT, env, stdio: 'inherit', detached: true });
 }
 
 main().catch((err) => {
+  // A failure caused by a stop under way (PostgreSQL gone during migrations) is no news.
+  if (stack?.stopping) return;
   console.error(err instanceof Error ? err.stack : err);
-  process.exit(1);
+  if (stack) stack.stop(1, 'start-up failed');
+  else process.exit(1);
 });

@@ -1,23 +1,23 @@
 // Temporal connection options from configuration: the dev server locally; a cluster or
-// Temporal Cloud (TLS, API key) in production.
+// Temporal Cloud in production, with TLS, mTLS client certificates and/or an API key, as
+// @temporalio/envconfig maps Temporal's standard settings (core/temporal-config.ts).
 import { Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { toClientOptions } from '@temporalio/envconfig';
+import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import type { Config } from '../core/config';
 
-type TemporalConfig = Pick<Config, 'temporalApiKey' | 'temporalTls'> & { temporalAddress: string };
+/** The address may differ from the profile's (the admin CLI falls back to the dev server's). */
+export type TemporalConfig = Pick<Config, 'temporal'> & { temporalAddress: string };
 
-function options(config: TemporalConfig) {
-  return {
-    address: config.temporalAddress,
-    tls: config.temporalTls ? {} : undefined,
-    apiKey: config.temporalApiKey,
-  };
+/** Certificates and keys are read here, at connect time, so a restart picks up rotated files. */
+export function temporalConnectionOptions(config: TemporalConfig): NativeConnectionOptions {
+  return toClientOptions({ ...config.temporal.profile, address: config.temporalAddress }).connectionOptions;
 }
 
 export function connectTemporal(config: TemporalConfig): Promise<Connection> {
-  return Connection.connect(options(config));
+  return Connection.connect(temporalConnectionOptions(config));
 }
 
 export function connectWorker(config: TemporalConfig): Promise<NativeConnection> {
-  return NativeConnection.connect(options(config));
+  return NativeConnection.connect(temporalConnectionOptions(config));
 }

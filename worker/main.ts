@@ -1,9 +1,11 @@
-// The worker process. SIGINT/SIGTERM let running activities finish (the SDK's shutdown
-// grace) before the process exits.
-import { loadConfig, requireConnections } from '../core/config';
+// The worker process. SIGINT/SIGTERM stop it within a bound (worker/shutdown.ts): polling
+// stops, running activities get WORKER_SHUTDOWN_GRACE to finish (then they are cancelled, and
+// abandoned 5 s later) while the webhook relay finishes its first attempts in flight; then the
+// connections close.
+import { ConfigError, loadConfig, requireConnections } from '../core/config';
 import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
 import { createWebhookDestinations } from '../core/webhooks/destination-guard';
-import { createLogger } from '../core/logger';
+import { createLogger, type Logger } from '../core/logger';
 import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
 import { connectTemporal, connectWorker } from './connection';
@@ -13,6 +15,8 @@ import { collectProcessMetrics } from '../core/metrics';
 import { startWorkerMetricsServer } from './metrics-server';
 import { createWorker } from './worker';
 import { startWebhookRelay } from './webhook-relay';
+import { assertStoredSecretsOpen } from '../activities/webhooks/secret-keys';
+import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
 
 // LOG_LEVEL (pino's names) for the SDK's own log lines too.
 const SDK_LOG_LEVELS: Record<string, 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR'> = {
@@ -34,6 +38,7 @@ async function main(): Promise<void> {
     ? startWorkerMetricsServer(config.workerMetricsPort, temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined)
     : undefined;
   const db = createDb(config.databaseUrl, config.databasePoolSize);
+  await assertStoredSecretsOpen(db, config.webhookSecretKeys);
   const connection = await connectWorker(config);
   const clientConnection = await connectTemporal(config);
   const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
@@ -42,21 +47,34 @@ async function main(): Promise<void> {
   const temporal: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
   const webhookDestinations = createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations });
   if (webhookDestinations.allowPrivate) logger.warn('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS is on: webhooks may go to loopback and private addresses');
-  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl, webhookDestinations });
+  const webhookSecretKeys = config.webhookSecretKeys;
+  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl, webhookDestinations, webhookSecretKeys });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: { db, logger, clock, temporal, relay, webhookDestinations },
+    deps: { db, logger, clock, temporal, relay, webhookDestinations, webhookSecretKeys },
     maxConcurrentActivities: config.databasePoolSize,
+    shutdownGraceMs: config.workerShutdownGraceMs,
   });
+  // The SDK shuts the worker down on these signals by itself; the relay stops beside it.
+  let relayStopped: Promise<void> | undefined;
+  const stopRelay = () => (relayStopped ??= stopWithin(relay, RELAY_STOP_MS, logger));
+  const onSignal = () => {
+    void stopRelay();
+    setTimeout(() => {
+      logger.error('worker shutdown took too long; exiting');
+      process.exit(1);
+    }, workerShutdownBoundMs(config.workerShutdownGraceMs) + 500).unref();
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   logger.info({ taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace }, 'worker polling');
   const running = worker.run();
   // A parent that spawned us with an IPC channel (npm run bench) learns we are polling.
   process.send?.({ ready: true });
   await running;
-  // The SDK stops the worker on SIGINT/SIGTERM; the relay finishes its attempts in flight.
-  await relay.stop();
+  await stopRelay();
   await db.$disconnect();
   await connection.close();
   await clientConnection.close();
@@ -64,7 +82,15 @@ async function main(): Promise<void> {
   logger.info('worker stopped');
 }
 
+async function stopWithin(relay: { stop(): Promise<void> }, ms: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  if ((await Promise.race([relay.stop(), late])) === 'late') logger.warn({ boundMs: ms }, 'webhook relay still sending; leaving its rows to their claims');
+  clearTimeout(timer);
+}
+
 main().catch((err) => {
-  console.error(err instanceof Error ? err.stack : err);
+  // A refused configuration names its problems; a stack trace would only bury them.
+  console.error(err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : err);
   process.exit(1);
 });

@@ -16,6 +16,7 @@ import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { WorkflowEngine } from '../core/workflow-engine';
 import type { WebhookDestinations } from '../core/webhooks/destination-guard';
+import type { KeyRing } from '../core/crypto/key-ring';
 import { listen, type Listener } from '../prisma/listen';
 import { claimOutbox, markRelayed, OUTBOX_CHANNEL, releaseClaim, type LocalRelay, type OutboxRow } from '../activities/webhooks/outbox';
 import { attemptAndRecord, resultOf } from '../activities/webhooks/attempt';
@@ -51,6 +52,8 @@ export interface RelayDeps {
   temporal: WorkflowEngine;
   /** Where webhooks may go, checked before every attempt (core/webhooks/destination-guard.ts). */
   webhookDestinations: WebhookDestinations;
+  /** WEBHOOK_SECRET_KEYS: opens the endpoints' sealed signing secrets. */
+  webhookSecretKeys: KeyRing;
   /** Tests only: a shorter HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }

@@ -1,9 +1,12 @@
-// Builds the worker: the bundled workflows of workflows/ and the activities of activities/.
+// Builds the worker: the bundled workflows of workflows/ (prebuilt by `npm run build`, else
+// bundled at start: worker/workflow-source.ts) and the activities of activities/.
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { ActivityFailureCounter } from './metrics-interceptor';
+import { FORCE_AFTER_GRACE_MS } from './shutdown';
+import { workflowSource } from './workflow-source';
 
-export const WORKFLOWS_PATH = require.resolve('../workflows');
+export { WORKFLOWS_PATH } from './workflow-source';
 
 export function createWorker(options: {
   connection: NativeConnection;
@@ -12,17 +15,26 @@ export function createWorker(options: {
   deps: ActivityDeps;
   /** Activities each hold a database connection: more at once than the pool has only queue. */
   maxConcurrentActivities?: number;
+  /**
+   * On shutdown, running activities get this long to finish; then they are cancelled, and
+   * FORCE_AFTER_GRACE_MS later the worker gives up on them (run() rejects). Absent: the SDK's
+   * 0, activities cancelled at once (tests).
+   */
+  shutdownGraceMs?: number;
 }): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    workflowsPath: WORKFLOWS_PATH,
+    ...workflowSource(),
     activities: createActivities(options.deps),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 10,
     // The lifecycle's postings are local activities, each one database transaction: as for
     // activities, more at once than the pool has connections would only queue.
     maxConcurrentLocalActivityExecutions: options.maxConcurrentActivities ?? 10,
     interceptors: { activity: [() => ({ inbound: new ActivityFailureCounter() })] },
+    ...(options.shutdownGraceMs === undefined
+      ? {}
+      : { shutdownGraceTime: options.shutdownGraceMs, shutdownForceTime: options.shutdownGraceMs + FORCE_AFTER_GRACE_MS }),
   });
 }

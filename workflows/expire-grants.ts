@@ -31,7 +31,7 @@ export interface ExpireGrantsResult {
 export async function expireGrants(input: ExpireGrantsInput = {}): Promise<ExpireGrantsResult> {
   const batchSize = input.batchSize ?? DEFAULT_EXPIRY_BATCH_SIZE;
   const maxBatches = Math.min(input.maxBatches ?? MAX_BATCHES_PER_RUN, MAX_BATCHES_PER_RUN);
-  const atMs = Date.now();
+  const atMs = Date.now(); // workflow time: the same on replay, moved by the time-skipping server
   const total: ExpireGrantsResult = { expired: 0, expiredMinor: 0, failed: 0, batches: 0 };
   while (total.batches < maxBatches) {
     const batch = await expireDueGrants({ atMs, batchSize, issuerId: input.issuerId });

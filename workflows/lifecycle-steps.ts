@@ -111,5 +111,5 @@ function stepFailure(err: unknown): string | undefined {
 // Activities get the workflow's clock: it is the same on every retry of a step, and
 // time-skipping tests move it (availability and expiry dates are computed from it).
 export function stepInput(pending: Pending) {
-  return { eventId: pending.eventId, atMs: Date.now() };
+  return { eventId: pending.eventId, atMs: Date.now() }; // workflow time
 }

@@ -6,7 +6,9 @@ import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
 import type { Logger } from '../../core/logger';
 import { buildEnvelope } from '../../core/webhooks/envelope';
-import { signatureHeaders, type EndpointSecrets } from '../../core/webhooks/signing';
+import { signatureHeaders } from '../../core/webhooks/signing';
+import { openSecrets, type SealedSecrets } from '../../core/webhooks/secret-sealing';
+import type { KeyRing } from '../../core/crypto/key-ring';
 import type { WebhookDestinations } from '../../core/webhooks/destination-guard';
 import { sendWebhook, MAX_ATTEMPT_ERROR_LENGTH } from './send';
 import { webhookAttempts } from '../../core/metrics';
@@ -18,6 +20,8 @@ export interface WebhookDeps {
   clock: { now(): Date };
   /** Where webhooks may go (core/webhooks/destination-guard.ts), checked before every attempt. */
   webhookDestinations: WebhookDestinations;
+  /** WEBHOOK_SECRET_KEYS: opens the endpoint's sealed signing secrets at each attempt. */
+  webhookSecretKeys: KeyRing;
   /** Tests only: a shorter HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }
@@ -40,7 +44,8 @@ interface AttemptRecord {
 /** What an attempt needs to know, read in one statement (or with the relay's claim). */
 export interface AttemptState {
   webhook: { id: string; issuerId: string; type: string; createdAt: Date; data: unknown; status: string };
-  endpoint: (EndpointSecrets & { url: string; enabledTypes: string[] }) | null;
+  /** The secrets as stored, sealed: opened only to sign an attempt that is sent. */
+  endpoint: (SealedSecrets & { url: string; enabledTypes: string[]; previousSecretExpiresAt: Date | null }) | null;
   /** This attempt's record, when it was made before. */
   recorded: Pick<AttemptRecord, 'outcome' | 'statusCode' | 'error'> | null;
 }
@@ -80,8 +85,11 @@ export async function attemptAndRecord(deps: WebhookDeps, state: AttemptState, i
     return recordAttempt(deps.db, input, { startedAt, statusCode: null, latencyMs: 0, outcome: 'failed', error: reason }, relayed);
   }
   // Secrets and URL are read at every attempt, so a rotation or a new URL applies to retries.
+  // Opening them costs about 10 µs each (AES-GCM of 50 bytes, less than the HMAC that signs),
+  // so they are not cached: the plaintext lives only as long as this attempt.
+  const secrets = openSecrets(deps.webhookSecretKeys, webhook.issuerId, endpoint);
   const body = buildEnvelope(webhook);
-  const headers = { ...signatureHeaders(endpoint, webhook.id, body, startedAt) };
+  const headers = { ...signatureHeaders({ ...secrets, previousSecretExpiresAt: endpoint.previousSecretExpiresAt }, webhook.id, body, startedAt) };
   const sent = await sendWebhook(deps.webhookDestinations, endpoint.url, headers, body, deps.webhookAttemptTimeoutMs);
   deps.logger.debug({ webhookId: webhook.id, attemptNumber: input.attemptNumber, statusCode: sent.statusCode, ok: sent.ok }, 'webhook attempt');
   const attempt: AttemptRecord = { startedAt, statusCode: sent.statusCode, latencyMs: sent.latencyMs, outcome: sent.ok ? 'succeeded' : 'failed', error: sent.error };
@@ -97,9 +105,13 @@ function undeliverableReason(endpoint: AttemptState['endpoint'], type: string): 
   return null;
 }
 
-/** The issuer's endpoint as JSON (see toAttemptState), given an SQL expression for the issuer id. */
+/**
+ * The issuer's endpoint as JSON (see toAttemptState), given an SQL expression for the issuer id.
+ * The sealed secrets come as hex; they are opened in Node, where the keys are.
+ */
 export const ENDPOINT_JSON = (issuerId: Prisma.Sql) => Prisma.sql`
-  (SELECT jsonb_build_object('url', ep.url, 'enabledTypes', ep.enabled_types, 'secret', ep.secret, 'previousSecret', ep.previous_secret,
+  (SELECT jsonb_build_object('url', ep.url, 'enabledTypes', ep.enabled_types, 'secretKeyId', ep.secret_key_id,
+          'secretCiphertext', encode(ep.secret_ciphertext, 'hex'), 'previousSecretCiphertext', encode(ep.previous_secret_ciphertext, 'hex'),
           'previousSecretExpiresAt', ep.previous_secret_expires_at)
      FROM webhook_endpoint ep WHERE ep.issuer_id = ${issuerId})`;
 
@@ -112,7 +124,13 @@ export const ATTEMPT_STATE_COLUMNS = (attemptNumber: number) => Prisma.sql`
 
 export interface JsonAttemptState {
   webhook: Omit<AttemptState['webhook'], 'createdAt'> & { createdAt: string };
-  endpoint: (Omit<NonNullable<AttemptState['endpoint']>, 'previousSecretExpiresAt'> & { previousSecretExpiresAt: string | null }) | null;
+  endpoint:
+    | (Omit<NonNullable<AttemptState['endpoint']>, 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'> & {
+        secretCiphertext: string;
+        previousSecretCiphertext: string | null;
+        previousSecretExpiresAt: string | null;
+      })
+    | null;
   recorded: AttemptState['recorded'];
 }
 
@@ -123,7 +141,14 @@ export function toAttemptState(row: JsonAttemptState): AttemptState {
 
 /** ENDPOINT_JSON into the endpoint of an AttemptState. */
 export function toEndpoint(json: JsonAttemptState['endpoint']): AttemptState['endpoint'] {
-  return json && { ...json, previousSecretExpiresAt: json.previousSecretExpiresAt === null ? null : new Date(json.previousSecretExpiresAt) };
+  return (
+    json && {
+      ...json,
+      secretCiphertext: Buffer.from(json.secretCiphertext, 'hex'),
+      previousSecretCiphertext: json.previousSecretCiphertext === null ? null : Buffer.from(json.previousSecretCiphertext, 'hex'),
+      previousSecretExpiresAt: json.previousSecretExpiresAt === null ? null : new Date(json.previousSecretExpiresAt),
+    }
+  );
 }
 
 async function loadAttemptState(db: Db, webhookId: string, attemptNumber: number): Promise<AttemptState | undefined> {

@@ -4,6 +4,7 @@ import { errors } from '../../core/errors';
 import type { AppDeps } from '../deps';
 import { registry } from '../../core/metrics';
 import { requireStaticToken } from '../middleware/auth';
+import { CHECK_TIMEOUT_MS, checkWithin } from './readiness';
 
 export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] {
   return [
@@ -23,25 +24,26 @@ export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] 
       method: 'get',
       path: '/readyz',
       operationId: 'readyz',
-      summary: 'PostgreSQL and Temporal are reachable',
+      summary: 'PostgreSQL and Temporal are reachable, and the process is not shutting down',
+      description:
+        `503 \`draining\` as soon as the process starts shutting down; otherwise both dependencies are checked at once, ` +
+        `each for at most ${CHECK_TIMEOUT_MS} ms, and a 503 names the one that failed (\`details\`: each check's outcome).`,
       tag: 'Health',
       auth: 'none',
       responses: { 200: { description: 'Ready.', schema: { type: 'object', properties: { status: { const: 'ready' }, database: { type: 'string' }, temporal: { type: 'string' } } } } },
       errorStatuses: [503],
       async handle(ctx) {
-        try {
-          await deps.db.$queryRaw`SELECT 1`;
-        } catch {
-          throw errors.unavailable('database_unavailable', 'The database is unreachable.');
+        if (deps.draining?.active) throw errors.unavailable('draining', 'This API process is shutting down; send requests to another one.');
+        const [database, temporal] = await Promise.all([
+          checkWithin(() => deps.db.$queryRaw`SELECT 1`),
+          deps.temporalHealth ? checkWithin(deps.temporalHealth) : ('not_configured' as const),
+        ]);
+        const checks = { database, temporal };
+        if (database !== 'ok') throw errors.unavailable('database_unavailable', 'The database is unreachable.', checks);
+        if (temporal !== 'ok' && temporal !== 'not_configured') {
+          throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable.', checks);
         }
-        if (deps.temporalHealth) {
-          try {
-            await deps.temporalHealth();
-          } catch {
-            throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable.');
-          }
-        }
-        ctx.body = { status: 'ready', database: 'ok', temporal: deps.temporalHealth ? 'ok' : 'not_configured' };
+        ctx.body = { status: 'ready', database, temporal };
       },
     }),
     defineRoute({

@@ -1,10 +1,13 @@
 // An issuer's webhook endpoint: create or replace it, read it, rotate its secret. The
-// secret is returned when it is made (creation, rotation) and never again.
+// secret is returned when it is made (creation, rotation) and never again; it is stored sealed
+// under WEBHOOK_SECRET_KEYS (core/webhooks/secret-sealing.ts).
 import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
 import { webhookUrlProblems } from '../../core/webhooks/endpoint-url';
 import type { WebhookDestinations } from '../../core/webhooks/destination-guard';
 import { generateSigningSecret, ROTATION_OVERLAP_MS } from '../../core/webhooks/signing';
+import { openSecrets, sealSecrets } from '../../core/webhooks/secret-sealing';
+import type { KeyRing } from '../../core/crypto/key-ring';
 import type { Db } from '../../prisma/client';
 import type { WebhookEndpoint } from '../../prisma/generated/client';
 import type { AuthenticatedIssuer } from '../middleware/auth';
@@ -48,20 +51,21 @@ async function assertAcceptableUrl(destinations: WebhookDestinations, url: strin
 /** PUT semantics: the body replaces the configuration; the secret survives an update. */
 export async function putEndpoint(
   db: Db,
-  destinations: WebhookDestinations,
+  deps: { webhookDestinations: WebhookDestinations; webhookSecretKeys: KeyRing },
   issuer: AuthenticatedIssuer,
   input: EndpointInput,
   now: Date,
 ): Promise<{ endpoint: WebhookEndpoint; signingSecret?: string }> {
-  await assertAcceptableUrl(destinations, input.url, issuer.environment);
+  await assertAcceptableUrl(deps.webhookDestinations, input.url, issuer.environment);
   const config = { url: input.url, enabledTypes: input.enabledTypes ?? [...WEBHOOK_TYPES], updatedAt: now };
   // Two attempts at most: the second only runs when a concurrent PUT created the row first.
   for (let attempt = 0; attempt < 2; attempt++) {
     const existing = await db.webhookEndpoint.findUnique({ where: { issuerId: issuer.id } });
     if (existing) return { endpoint: await db.webhookEndpoint.update({ where: { issuerId: issuer.id }, data: config }) };
     const signingSecret = generateSigningSecret();
+    const sealed = sealSecrets(deps.webhookSecretKeys, issuer.id, { secret: signingSecret, previousSecret: null });
     try {
-      const endpoint = await db.webhookEndpoint.create({ data: { issuerId: issuer.id, ...config, secret: signingSecret, createdAt: now } });
+      const endpoint = await db.webhookEndpoint.create({ data: { issuerId: issuer.id, ...config, ...sealed, createdAt: now } });
       return { endpoint, signingSecret };
     } catch (err) {
       if (classifyFailure(err) !== 'unique_violation') throw err;
@@ -80,14 +84,17 @@ export async function getEndpoint(db: Db, issuerId: string): Promise<WebhookEndp
  * A new secret signs from now on; the current one keeps signing beside it for 24 h. Only
  * two secrets sign at once: rotating again during an overlap retires the oldest at once.
  */
-export async function rotateSecret(db: Db, issuerId: string, now: Date): Promise<{ signingSecret: string; previousSecretExpiresAt: Date }> {
+export async function rotateSecret(db: Db, keys: KeyRing, issuerId: string, now: Date): Promise<{ signingSecret: string; previousSecretExpiresAt: Date }> {
   const endpoint = await getEndpoint(db, issuerId);
+  const current = openSecrets(keys, issuerId, endpoint).secret;
   const signingSecret = generateSigningSecret();
   const previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS);
-  // Conditional on the secret read above, so two concurrent rotations cannot both win.
+  // Conditional on the sealed secret read above, so two concurrent rotations cannot both win:
+  // every sealing draws a fresh IV, so equal bytes mean that nothing wrote the secrets since
+  // (another rotation, or a re-encryption under a new key, which re-seals both).
   const { count } = await db.webhookEndpoint.updateMany({
-    where: { issuerId, secret: endpoint.secret },
-    data: { secret: signingSecret, previousSecret: endpoint.secret, previousSecretExpiresAt, updatedAt: now },
+    where: { issuerId, secretCiphertext: endpoint.secretCiphertext },
+    data: { ...sealSecrets(keys, issuerId, { secret: signingSecret, previousSecret: current }), previousSecretExpiresAt, updatedAt: now },
   });
   if (count === 0) throw errors.concurrentChange('webhook_endpoint_conflict', 'The secret was rotated concurrently; retry the request.');
   return { signingSecret, previousSecretExpiresAt };

@@ -40,7 +40,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       },
       errorStatuses: [409],
       async handle(ctx, { body }) {
-        const { endpoint, signingSecret } = await putEndpoint(db, deps.webhookDestinations, issuerOf(ctx), body, clock.now());
+        const { endpoint, signingSecret } = await putEndpoint(db, deps, issuerOf(ctx), body, clock.now());
         ctx.status = signingSecret ? 201 : 200;
         ctx.body = presentEndpoint(endpoint, signingSecret);
       },
@@ -68,7 +68,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The new secret.', schema: rotatedSecretSchema } },
       errorStatuses: [404, 409],
       async handle(ctx) {
-        const rotated = await rotateSecret(db, issuerOf(ctx).id, clock.now());
+        const rotated = await rotateSecret(db, deps.webhookSecretKeys, issuerOf(ctx).id, clock.now());
         ctx.body = { signingSecret: rotated.signingSecret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
       },
     }),

@@ -2,6 +2,7 @@
 // --flag value pairs), enough for operator commands without a dependency.
 import type { Db } from '../../prisma/client';
 import type { WorkflowEngine } from '../../core/workflow-engine';
+import type { KeyRing } from '../../core/crypto/key-ring';
 
 export interface CommandContext {
   db: Db;
@@ -10,6 +11,8 @@ export interface CommandContext {
   print(value: unknown): void;
   /** Connects to Temporal on first use: only commands that start workflows need it. */
   temporal(): Promise<WorkflowEngine>;
+  /** WEBHOOK_SECRET_KEYS (or the dev stack's key); throws when neither is there. */
+  webhookSecretKeys(): KeyRing;
 }
 
 export interface ParsedArgs {

@@ -26,3 +26,20 @@ export async function ensureSandboxIssuer(db: Db, announce: (issuerId: string, t
   const { secret } = await createToken(db, issuer.id, 'first run', 'first-run', now);
   announce(issuer.id, secret);
 }
+
+export type SandboxSeeding = { seed: boolean } | { refusal: string };
+
+/**
+ * Whether `npm start` loads the sandbox catalogue and issuer. Into its embedded database: yes,
+ * unless SEED_SANDBOX=false. Into DATABASE_URL (someone's real database, perhaps production):
+ * only with SEED_SANDBOX=true; SEED_SANDBOX=false runs the stack without them; unset refuses,
+ * so that sandbox merchants and a sandbox token never land in a database by accident.
+ */
+export function sandboxSeeding(config: { databaseUrl?: string; seedSandbox?: boolean }): SandboxSeeding {
+  if (config.seedSandbox !== undefined) return { seed: config.seedSandbox };
+  if (config.databaseUrl === undefined) return { seed: true };
+  return {
+    refusal:
+      'npm start: DATABASE_URL names an external database, and the dev stack loads the sandbox catalogue and a sandbox issuer into it only with SEED_SANDBOX=true (SEED_SANDBOX=false starts without them; production runs npm run migrate, start:api and start:worker, README "Deploying")',
+  };
+}

@@ -52,6 +52,11 @@ export async function startTemporalDevServer(options: {
   /** Pragmas for the SQLite file; default SQLITE_FILE_PRAGMAS. */
   sqlitePragmas?: string[];
   log?: (line: string) => void;
+  /**
+   * A process group of its own: a Ctrl-C at the terminal does not reach it, and the caller
+   * stops it in its own order (npm start); it is killed when this process exits, as a last resort.
+   */
+  detached?: boolean;
 }): Promise<TemporalDevServerHandle> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
   if (options.uiPort) args.push('--ui-port', String(options.uiPort), '--ui-disable-news-fetch');
@@ -63,16 +68,23 @@ export async function startTemporalDevServer(options: {
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_DECLARATIONS)) {
     args.push('--search-attribute', `${name}=${type}`);
   }
-  const child = spawn(findTemporalCli(options.cli), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(findTemporalCli(options.cli), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  const lastResort = () => child.kill('SIGTERM');
+  if (options.detached) process.on('exit', lastResort);
   const log = options.log ?? (() => undefined);
   child.stdout?.on('data', (d: Buffer) => log(d.toString()));
   child.stderr?.on('data', (d: Buffer) => log(d.toString()));
   const address = `127.0.0.1:${options.port}`;
-  await waitUntilServing(child, address);
+  try {
+    await waitUntilServing(child, address);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
   return {
     address,
     uiUrl: options.uiPort ? `http://localhost:${options.uiPort}` : undefined,
-    stop: () => stopChild(child),
+    stop: () => stopChild(child).finally(() => process.removeListener('exit', lastResort)),
   };
 }
 

@@ -60,6 +60,15 @@ describe('operator API: issuers, tokens, audit log', () => {
       ['issuer.create', created.id],
     ]);
     assert.equal(page.body.data[0].actor, 'operator');
+    // What changed, not only that something did.
+    assert.deepEqual(page.body.data.map((e: any) => e.details), [
+      { issuerId: created.id },
+      { issuerId: created.id, label: 'x' },
+      { name: 'Audited', environment: 'sandbox' },
+    ]);
+    await app.operator('PATCH', `/admin/v1/issuers/${created.id}`, { brandedAvailabilityDelayDays: 3 });
+    const update = (await app.operator('GET', '/admin/v1/audit-log?limit=1')).body.data[0];
+    assert.deepEqual([update.action, update.targetId, update.details], ['issuer.update', created.id, { brandedAvailabilityDelayDays: 3 }]);
     assert.ok(!JSON.stringify(page.body).includes(token.token), 'secrets never reach the audit log');
     const next = await app.operator('GET', `/admin/v1/audit-log?limit=3&cursor=${page.body.nextCursor}`);
     assert.equal(next.status, 200);

@@ -33,6 +33,28 @@ describe('issuer catalogue routes', () => {
     assert.deepEqual(all[0].brandedBalance, { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 });
   });
 
+  it('pages merchants without duplicates or gaps while merchants are added between pages', async () => {
+    const live = uniq('Live').replace('-', '');
+    const originals: any[] = [];
+    for (const letter of ['B', 'D', 'F', 'H', 'J']) originals.push(await createMerchant(app, { name: `${live} ${letter}` }));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    const inserted: string[] = [];
+    for (let page = 0; page < 20; page++) {
+      const res: any = await issuer.call('GET', `${base()}/merchants?q=${live}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      assert.equal(res.status, 200, res.text);
+      seen.push(...res.body.data.map((m: any) => m.id));
+      cursor = res.body.nextCursor;
+      if (!cursor) break;
+      // Before, between and after what was served so far.
+      for (const letter of [`A${page}`, `E${page}`, `Z${page}`]) inserted.push((await createMerchant(app, { name: `${live} ${letter}` })).id);
+    }
+    assert.equal(new Set(seen).size, seen.length, 'no merchant served twice');
+    for (const m of originals) assert.ok(seen.includes(m.id), `${m.name} was skipped`);
+    // Only merchants sorting after the cursor can join the walk; every one served is real.
+    assert.ok(seen.every((id) => originals.some((m) => m.id === id) || inserted.includes(id)));
+  });
+
   it('filters merchants by category, q, activated and status', async () => {
     const fuel = await walkPages(issuer, `${base()}/merchants?q=${tag}&category=fuel`, 50);
     assert.equal(fuel.length, 3);

@@ -152,6 +152,22 @@ describe('cardholder group routes', () => {
       assert.deepEqual(again.body.results.map((r: any) => r.status), ['updated', 'updated']);
     });
 
+    it('fails only the item that conflicts in the database, keeps its neighbours, and stores nothing of it', async () => {
+      const first = groupBody();
+      // Item 1 reuses item 0's cardholder: the conflict appears only when item 1 is written.
+      const clash = groupBody({ cardholders: [first.cardholders[0], { externalId: uniq('c'), cards: [{ externalId: uniq('k'), last4: '7777', network: 'visa' }] }] });
+      const last = groupBody();
+      const res = await issuer.call('POST', '/api/v2/chg/bulk-upsert', { items: [first, clash, last] });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body.results.map((r: any) => [r.index, r.status]), [[0, 'created'], [1, 'failed'], [2, 'created']]);
+      assert.equal(res.body.results[1].error.reasonCode, 'external_id_conflict');
+      for (const r of [res.body.results[0], res.body.results[2]]) assert.equal((await issuer.call('GET', `/api/v2/chg/${r.id}`)).status, 200);
+      // The failed item's transaction rolled back whole: neither its group nor its other cardholder exists.
+      assert.equal(await app.db.cardholderGroup.count({ where: { issuerId: issuer.id, externalId: clash.externalId } }), 0);
+      assert.equal(await app.db.cardholder.count({ where: { externalId: clash.cardholders[1].externalId } }), 0);
+      assert.equal(await app.db.cardholder.count({ where: { externalId: first.cardholders[0].externalId } }), 1);
+    });
+
     it('answers 400 with per-item results when every item fails', async () => {
       const taken = groupBody();
       await issuer.call('POST', '/api/v2/chg', taken);

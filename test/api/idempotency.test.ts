@@ -6,6 +6,7 @@ import pg from 'pg';
 import { assertError, newIssuer, OPERATOR_TOKEN, startTestApp, type TestApp, type TestResponse } from '../helpers/app';
 import { testDatabaseUrl } from '../helpers/env';
 import { groupBody } from '../helpers/groups';
+import { storedSecrets } from '../helpers/webhooks';
 import { cardOf, settledEvent } from '../helpers/events';
 import { createToken } from '../../api/admin/issuers';
 import { createDb, type Db } from '../../prisma/client';
@@ -53,7 +54,7 @@ describe('Idempotency-Key', () => {
       assert.deepEqual(again.body, first.body);
       assert.equal(again.headers.get('content-type'), first.headers.get('content-type'));
       assert.notEqual(again.headers.get('x-request-id'), first.headers.get('x-request-id'), 'the request id is the retry\'s own');
-      const stored = await app.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: issuer.id } });
+      const stored = await storedSecrets(app.db, issuer.id);
       assert.equal(stored.secret, first.body.signingSecret);
     });
 
@@ -77,7 +78,7 @@ describe('Idempotency-Key', () => {
       assert.equal(again.status, 200);
       assert.ok(replayed(again));
       assert.equal(again.body.signingSecret, first.body.signingSecret);
-      const stored = await app.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: issuer.id } });
+      const stored = await storedSecrets(app.db, issuer.id);
       assert.equal(stored.secret, first.body.signingSecret, 'the secret the caller holds is the one that signs');
       assert.equal(stored.previousSecret, original, 'rotated once: the original secret still signs beside it');
     });
@@ -145,7 +146,7 @@ describe('Idempotency-Key', () => {
       const rotate = await keyed(issuer.token, 'POST', ROTATE, key);
       assertError(rotate, 409, 'idempotency_key_reused');
       assert.deepEqual(rotate.body.details.differs, ['method', 'path', 'body']);
-      const stored = await app.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: issuer.id } });
+      const stored = await storedSecrets(app.db, issuer.id);
       assert.equal(stored.secret, created.body.signingSecret, 'not rotated');
     });
 
@@ -243,7 +244,7 @@ describe('Idempotency-Key', () => {
       assert.equal(again.status, 404);
       assert.ok(replayed(again));
       assert.deepEqual(again.body, refused.body, 'the very error object, uuid included');
-      assert.equal((await app.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: issuer.id } })).secret, secret, 'not rotated');
+      assert.equal((await storedSecrets(app.db, issuer.id)).secret, secret, 'not rotated');
     });
 
     describe('with a failing database', () => {
@@ -285,7 +286,7 @@ describe('Idempotency-Key', () => {
         const retried = await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } });
         assert.equal(retried.status, 200, retried.text);
         assert.ok(!replayed(retried));
-        assert.equal((await app.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: issuer.id } })).secret, retried.body.signingSecret);
+        assert.equal((await storedSecrets(app.db, issuer.id)).secret, retried.body.signingSecret);
         const third = await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } });
         assert.ok(replayed(third), 'the answer of the run that succeeded is kept');
         assert.equal(third.body.signingSecret, retried.body.signingSecret);

@@ -4,15 +4,15 @@
 // of a cluster, and the published defaults. The limits come in through deps, low, with a
 // 10-second window so that no assertion depends on how fast the requests go.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { join } from 'node:path';
-import { startTestApp, newIssuer, assertError, OPERATOR_TOKEN, type TestApp, type TestIssuer, type TestResponse } from '../helpers/app';
+import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer, type TestResponse } from '../helpers/app';
 import { createRateLimiter, RateLimiter } from '../../api/middleware/rate-limit';
 import { loadConfig, ConfigError } from '../../core/config';
 import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent } from '../helpers/events';
-import { testDatabaseUrl, testTemporalAddress } from '../helpers/env';
+import { testDatabaseUrl } from '../helpers/env';
+import { spawnApi, waitForReady } from '../helpers/api-process';
 import { freePort } from '../helpers/ports';
 import { listenForAuthChanges, TokenCache } from '../../api/middleware/token-cache';
 import { createLogger } from '../../core/logger';
@@ -269,21 +269,7 @@ describe('rate limits across the processes of a cluster', function () {
 
   it('shares the counters of every API process (RateLimiterCluster), so a token gets its quota once per host', async () => {
     const port = await freePort();
-    api = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'api', 'server.ts')], {
-      env: {
-        ...process.env,
-        DATABASE_URL: testDatabaseUrl(),
-        TEMPORAL_ADDRESS: testTemporalAddress(),
-        API_PROCESSES: '2',
-        RATE_LIMIT_REQUESTS_PER_SECOND: '1',
-        RATE_LIMIT_WINDOW_SECONDS: '30',
-        OPERATOR_TOKEN,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'silent',
-      },
-      stdio: 'ignore',
-    });
+    api = spawnApi(port, `rate-limit-${port}`, { API_PROCESSES: '2', RATE_LIMIT_REQUESTS_PER_SECOND: '1', RATE_LIMIT_WINDOW_SECONDS: '30' });
     await waitForReady(`http://127.0.0.1:${port}`, api);
     const issuer = await newIssuer(app);
     // A new connection each time: the cluster hands connections to its processes in turn, so
@@ -304,19 +290,6 @@ function getOnNewConnection(port: number, path: string, token: string): Promise<
     req.on('error', reject);
     req.end();
   });
-}
-
-async function waitForReady(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 240; i++) {
-    assert.equal(child.exitCode, null, 'the API process exited');
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  assert.fail('the API process did not become ready');
 }
 
 describe('core/config rate limits', () => {

@@ -8,6 +8,7 @@ import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { transactionCommands } from '../../scripts/admin/transaction-commands';
 import { parseArgs } from '../../scripts/admin/command';
+import { testWebhookSecretKeys } from '../helpers/env';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 
@@ -90,6 +91,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
       now: new Date(),
       print: (v) => printed.push(v),
       temporal: async () => stack.engine,
+      webhookSecretKeys: () => testWebhookSecretKeys,
     });
     assert.deepEqual(printed, [{ transactionId: auths[1].id, status: 'pending', previousStatus: 'unknown', workflowId: auths[1].workflowId }]);
 

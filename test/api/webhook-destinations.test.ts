@@ -8,9 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { startStack, type Stack } from '../helpers/stack';
 import { assertError, newIssuer, startTestApp, type TestApp, type TestIssuer } from '../helpers/app';
-import { INTERNAL_HOSTS, settlementData, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import { INTERNAL_HOSTS, sealedNewSecret, settlementData, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
 import { createWebhookDestinations, systemResolver, type Resolver } from '../../core/webhooks/destination-guard';
-import { generateSigningSecret } from '../../core/webhooks/signing';
 import { recordWebhook } from '../../activities/webhooks/record';
 import { webhookDeliveryWorkflowId, webhookReplayWorkflowId } from '../../workflows/webhook-delivery-contract';
 
@@ -112,7 +111,7 @@ describe('webhook destinations', function () {
       const issuer = await newIssuer(stack.app);
       const now = new Date();
       await stack.db.webhookEndpoint.create({
-        data: { issuerId: issuer.id, url, enabledTypes: ['qualified_auth', 'qualified_settlement'], secret: generateSigningSecret(), createdAt: now, updatedAt: now },
+        data: { issuerId: issuer.id, url, enabledTypes: ['qualified_auth', 'qualified_settlement'], ...sealedNewSecret(issuer.id), createdAt: now, updatedAt: now },
       });
       return issuer;
     }

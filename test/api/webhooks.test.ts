@@ -3,9 +3,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../helpers/stack';
 import { assertError, newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
-import { newWebhookRecord, startReceiver, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import { Webhook } from 'standardwebhooks';
+import { newWebhookRecord, settlementData, startReceiver, storedSecrets, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import { testWebhookSecretKeys } from '../helpers/env';
 import { webhookCommands } from '../../scripts/admin/webhook-commands';
 import { parseArgs } from '../../scripts/admin/command';
+import { recordWebhook } from '../../activities/webhooks/record';
 
 describe('webhook API', function () {
   this.timeout(60_000);
@@ -40,14 +43,14 @@ describe('webhook API', function () {
       assert.equal(updated.status, 200);
       assert.equal(updated.body.signingSecret, undefined);
       assert.deepEqual(updated.body.enabledTypes, ['qualified_auth']);
-      const stored = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: fresh.id } });
-      assert.equal(stored.secret, created.body.signingSecret, 'an update keeps the secret');
+      assert.equal((await storedSecrets(stack.db, fresh.id)).secret, created.body.signingSecret, 'an update keeps the secret');
 
       const rotated = await fresh.call('POST', '/api/v2/webhook-endpoint/rotate-secret');
       assert.equal(rotated.status, 200, rotated.text);
       assert.notEqual(rotated.body.signingSecret, created.body.signingSecret);
       const after = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: fresh.id } });
-      assert.deepEqual([after.secret, after.previousSecret], [rotated.body.signingSecret, created.body.signingSecret]);
+      const secrets = await storedSecrets(stack.db, fresh.id);
+      assert.deepEqual([secrets.secret, secrets.previousSecret], [rotated.body.signingSecret, created.body.signingSecret]);
       const overlapMs = after.previousSecretExpiresAt!.getTime() - after.updatedAt.getTime();
       assert.equal(overlapMs, 24 * 60 * 60 * 1000);
       assert.equal((await fresh.call('GET', '/api/v2/webhook-endpoint')).body.previousSecretExpiresAt, after.previousSecretExpiresAt!.toISOString());
@@ -64,6 +67,74 @@ describe('webhook API', function () {
       assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: 'https://h.example.com/', enabledTypes: ['refund'] }), 400);
       assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', {}), 400);
       assertError(await sandbox.call('GET', '/api/v2/webhook-endpoint'), 404);
+    });
+  });
+
+  describe('signing secrets at rest (issue 13, finding 3)', () => {
+    /** The whole stored row as PostgreSQL prints it (bytea as hex), searched in every spelling of each secret. */
+    async function assertNotStored(issuerId: string, secrets: string[]): Promise<void> {
+      const [{ row }] = await stack.db.$queryRaw<Array<{ row: string }>>`SELECT e::text AS row FROM webhook_endpoint e WHERE e.issuer_id = ${issuerId}`;
+      for (const secret of secrets) {
+        const keyBytes = Buffer.from(secret.slice('whsec_'.length), 'base64');
+        for (const spelling of [secret.slice('whsec_'.length), Buffer.from(secret).toString('hex'), keyBytes.toString('hex'), keyBytes.toString('base64url')]) {
+          assert.ok(!row.toLowerCase().includes(spelling.toLowerCase()), `the stored row holds a secret: ${row}`);
+        }
+      }
+    }
+
+    /** A webhook through the outbox: the relay's first attempt reaches the receiver. */
+    async function deliveredRequest(issuerId: string, into: Receiver) {
+      const webhookId = await stack.db.$transaction((tx) =>
+        recordWebhook(tx, { issuerId, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() }),
+      );
+      await waitForWebhookStatus(stack.db, webhookId, ['delivered']);
+      return waitFor('the delivered request', async () => into.requests.find((r) => r.headers['webhook-id'] === webhookId));
+    }
+
+    const verifies = (secret: string, request: { body: string; headers: object }) => {
+      try {
+        new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+
+    it('keeps no plaintext secret in the row, and deliveries verify with the returned secrets, both during a rotation', async () => {
+      const own = await newIssuer(stack.app);
+      const hooks = await startReceiver();
+      try {
+        const created = await own.call('PUT', '/api/v2/webhook-endpoint', { url: hooks.url });
+        assert.equal(created.status, 201, created.text);
+        const first: string = created.body.signingSecret;
+        await assertNotStored(own.id, [first]);
+        const stored = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: own.id } });
+        assert.equal(stored.secretKeyId, testWebhookSecretKeys.primaryKeyId);
+        assert.ok(verifies(first, await deliveredRequest(own.id, hooks)), 'signed with the secret PUT returned');
+
+        const rotated = await own.call('POST', '/api/v2/webhook-endpoint/rotate-secret');
+        assert.equal(rotated.status, 200, rotated.text);
+        const second: string = rotated.body.signingSecret;
+        await assertNotStored(own.id, [first, second]);
+        const during = await deliveredRequest(own.id, hooks);
+        assert.equal(String(during.headers['webhook-signature']).split(' ').length, 2, 'two signatures during the overlap');
+        assert.ok(verifies(second, during), 'the new secret verifies');
+        assert.ok(verifies(first, during), 'the previous secret still verifies during the overlap');
+        assert.ok(!verifies(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, during), 'and another secret does not');
+      } finally {
+        await hooks.close();
+      }
+    });
+
+    it('refuses a rotation that lost the race to another (409), keeping the winner', async () => {
+      const own = await newIssuer(stack.app);
+      await own.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url });
+      const results = await Promise.all([1, 2, 3].map(() => own.call('POST', '/api/v2/webhook-endpoint/rotate-secret')));
+      const won = results.filter((r) => r.status === 200);
+      assert.ok(won.length >= 1, results.map((r) => r.text).join('\n'));
+      for (const r of results.filter((r) => r.status !== 200)) assertError(r, 409, 'webhook_endpoint_conflict');
+      const last = won.map((r) => r.body.signingSecret as string);
+      assert.ok(last.includes((await storedSecrets(stack.db, own.id)).secret), 'the stored secret is one a caller was given');
     });
   });
 
@@ -125,6 +196,7 @@ describe('webhook API', function () {
         now: new Date(),
         print: (v) => printed.push(v),
         temporal: async () => stack.engine,
+        webhookSecretKeys: () => testWebhookSecretKeys,
       });
       assert.deepEqual(printed, [{ webhookId, firstAttemptNumber: 2, workflowId: `webhook/${webhookId}/replay/2` }]);
       await stack.client.workflow.getHandle(printed[0].workflowId).result();

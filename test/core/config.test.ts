@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { devStackEnv, loadConfig, requireConnections, ConfigError } from '../../core/config';
+import { generateKeyRingEntry } from '../../core/crypto/key-ring';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../../workflows/webhook-delivery-contract';
 
 describe('core/config', () => {
@@ -81,9 +82,54 @@ describe('core/config', () => {
     });
   });
 
-  it('requires the connections where a process cannot run without them', () => {
-    assert.throws(() => requireConnections(loadConfig({})), /DATABASE_URL[\s\S]*TEMPORAL_ADDRESS/);
-    assert.doesNotThrow(() => requireConnections(loadConfig({ DATABASE_URL: 'postgresql://h/db', TEMPORAL_ADDRESS: 'h:7233' })));
+  describe('shutdown settings (README "Shutdown and probes")', () => {
+    it('defaults to a 5 s drain delay, 10 s for requests and 30 s for activities, as README says', () => {
+      const config = loadConfig({});
+      assert.deepEqual([config.shutdownDrainDelayMs, config.apiShutdownGraceMs, config.workerShutdownGraceMs], [5_000, 10_000, 30_000]);
+      const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+      const names = ['SHUTDOWN_DRAIN_DELAY', 'API_SHUTDOWN_GRACE', 'WORKER_SHUTDOWN_GRACE'];
+      const documented = names.map((name) => [name, new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\``, 'm').exec(readme)?.[1] ?? assert.fail(`${name} is not in README`)]);
+      const fromReadme = loadConfig(Object.fromEntries(documented));
+      assert.deepEqual([fromReadme.shutdownDrainDelayMs, fromReadme.apiShutdownGraceMs, fromReadme.workerShutdownGraceMs], [5_000, 10_000, 30_000]);
+    });
+
+    it('reads them as durations and refuses what is out of range, naming each', () => {
+      const config = loadConfig({ SHUTDOWN_DRAIN_DELAY: '0s', API_SHUTDOWN_GRACE: '2m', WORKER_SHUTDOWN_GRACE: '1h' });
+      assert.deepEqual([config.shutdownDrainDelayMs, config.apiShutdownGraceMs, config.workerShutdownGraceMs], [0, 120_000, 3_600_000]);
+      assert.throws(
+        () => loadConfig({ SHUTDOWN_DRAIN_DELAY: '5', API_SHUTDOWN_GRACE: '0s', WORKER_SHUTDOWN_GRACE: '2h' }),
+        (err) =>
+          err instanceof ConfigError &&
+          err.problems.length === 3 &&
+          /SHUTDOWN_DRAIN_DELAY .* from 0s to 5m/.test(err.problems[0]) &&
+          /API_SHUTDOWN_GRACE .* from 1s to 10m/.test(err.problems[1]) &&
+          /WORKER_SHUTDOWN_GRACE .* from 1s to 1h/.test(err.problems[2]),
+      );
+    });
+
+    it('has npm start stop its API without waiting for a load balancer, unless told otherwise', () => {
+      assert.equal(loadConfig(devStackEnv({})).shutdownDrainDelayMs, 0);
+      assert.equal(loadConfig(devStackEnv({ SHUTDOWN_DRAIN_DELAY: '3s' })).shutdownDrainDelayMs, 3_000);
+    });
+  });
+
+  it('requires the connections and the webhook secret keys where a process cannot run without them', () => {
+    assert.throws(() => requireConnections(loadConfig({})), /DATABASE_URL[\s\S]*TEMPORAL_ADDRESS[\s\S]*WEBHOOK_SECRET_KEYS is required/);
+    const connections = { DATABASE_URL: 'postgresql://h/db', TEMPORAL_ADDRESS: 'h:7233' };
+    assert.throws(() => requireConnections(loadConfig(connections)), (err) => err instanceof ConfigError && err.problems.length === 1 && /WEBHOOK_SECRET_KEYS/.test(err.message));
+    const config = requireConnections(loadConfig({ ...connections, WEBHOOK_SECRET_KEYS: generateKeyRingEntry('k1') }));
+    assert.equal(config.webhookSecretKeys.primaryKeyId, 'k1');
+  });
+
+  it('reads WEBHOOK_SECRET_KEYS as a key ring and reports a bad one without quoting it', () => {
+    assert.equal(loadConfig({}).webhookSecretKeys, undefined);
+    const [k2, k1] = [generateKeyRingEntry('k2'), generateKeyRingEntry('k1')];
+    assert.deepEqual(loadConfig({ WEBHOOK_SECRET_KEYS: `${k2},${k1}` }).webhookSecretKeys!.keyIds, ['k2', 'k1']);
+    const bad = `${k1},${k1.slice(0, -4)}`;
+    assert.throws(
+      () => loadConfig({ WEBHOOK_SECRET_KEYS: bad, PORT: 'eighty' }),
+      (err) => err instanceof ConfigError && err.problems.length === 2 && /WEBHOOK_SECRET_KEYS entry 2 \(id "k1"\) must hold 32 random bytes/.test(err.message) && !err.message.includes(k1.slice(3, 20)),
+    );
   });
 
   it('refuses private webhook destinations unless told, and never allows them with NODE_ENV=production', () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { OPERATOR_TOKEN } from './app';
-import { testDatabaseUrl, testTemporalAddress } from './env';
+import { TEST_WEBHOOK_SECRET_KEYS, testDatabaseUrl, testTemporalAddress } from './env';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -20,9 +20,12 @@ export function spawnApi(port: number, taskQueue: string, env: Record<string, st
       // One process, so that SIGKILL kills all of the API at once.
       API_PROCESSES: '1',
       OPERATOR_TOKEN,
+      WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS,
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'silent',
+      // No load balancer to wait for: SIGTERM stops it at once unless a test says otherwise.
+      SHUTDOWN_DRAIN_DELAY: '0s',
       ...env,
     },
     stdio,

@@ -13,7 +13,7 @@ import { createDb, type Db } from '../../prisma/client';
 import { createIssuer, createToken } from '../../api/admin/issuers';
 import { createRateLimiter } from '../../api/middleware/rate-limit';
 import { errorObjectSchema } from '../../api/schemas/common';
-import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations } from './env';
+import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from './env';
 import { answerClientErrors } from '../../api/client-errors';
 
 export const OPERATOR_TOKEN = 'op_test_operator_token_0123456789abcdef0123456789';
@@ -50,12 +50,14 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
     clock: overrides.clock ?? systemClock,
     config: { operatorToken: OPERATOR_TOKEN, metricsToken: overrides.config?.metricsToken },
     webhookDestinations: overrides.webhookDestinations ?? testWebhookDestinations,
+    webhookSecretKeys: overrides.webhookSecretKeys ?? testWebhookSecretKeys,
     handover: overrides.handover,
     tokenCache: overrides.tokenCache,
     // Limits out of any test's reach, so that every test runs the check and none is throttled
     // by accident; test/api/rate-limit.test.ts passes low ones.
     rateLimiter: overrides.rateLimiter ?? createRateLimiter({ requestsPerSecond: 1_000_000, eventsPerSecond: 10_000_000, windowSeconds: 1 }, { shared: false }),
     temporal: overrides.temporal,
+    draining: overrides.draining,
     temporalHealth:
       overrides.temporalHealth ??
       (async () => {

@@ -14,7 +14,7 @@ import type { ActivityDeps } from '../../activities';
 import type { WorkflowEngine, WorkflowSettings } from '../../core/workflow-engine';
 import { testEngine } from './engine';
 import { startTestApp, type TestApp } from './app';
-import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations } from './env';
+import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from './env';
 
 let runtimeQuiet = false;
 
@@ -53,6 +53,8 @@ export async function startStack(
     settings?: Partial<WorkflowSettings>;
     /** Where the worker, the relay and the API let webhooks go; loopback receivers by default. */
     webhookDestinations?: ActivityDeps['webhookDestinations'];
+    /** WEBHOOK_SECRET_KEYS of the API, the worker and the relay; the tests' fixed key by default. */
+    webhookSecretKeys?: ActivityDeps['webhookSecretKeys'];
   } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
@@ -65,16 +67,20 @@ export async function startStack(
   const clock = options.clock ?? { now: () => new Date() };
   const engine = testEngine(client, taskQueue, options.settings);
   const webhookDestinations = options.webhookDestinations ?? testWebhookDestinations;
-  const relay: WebhookRelay = startWebhookRelay({ db, logger, clock, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations }, options.relay);
+  const webhookSecretKeys = options.webhookSecretKeys ?? testWebhookSecretKeys;
+  const relay: WebhookRelay = startWebhookRelay(
+    { db, logger, clock, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations, webhookSecretKeys },
+    options.relay,
+  );
   const worker = await createWorker({
     connection: workerConnection,
     namespace: 'default',
     taskQueue,
-    deps: { db, logger, clock, temporal: engine, faults: options.faults, relay, webhookDestinations },
+    deps: { db, logger, clock, temporal: engine, faults: options.faults, relay, webhookDestinations, webhookSecretKeys },
   });
   const running = worker.run();
   const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date()), logger);
-  const app = await startTestApp({ db, handover, temporal: engine, webhookDestinations });
+  const app = await startTestApp({ db, handover, temporal: engine, webhookDestinations, webhookSecretKeys });
   return {
     app,
     db,

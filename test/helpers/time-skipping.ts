@@ -11,7 +11,7 @@ import type { Db } from '../../prisma/client';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
 import type { WorkflowEngine, WorkflowSettings } from '../../core/workflow-engine';
 import { testEngine } from './engine';
-import { testWebhookDestinations } from './env';
+import { testWebhookDestinations, testWebhookSecretKeys } from './env';
 
 export interface TimeSkippingStack {
   env: TestWorkflowEnvironment;
@@ -38,6 +38,7 @@ export async function startTimeSkipping(
     temporal: engine,
     faults: options.faults,
     webhookDestinations: testWebhookDestinations,
+    webhookSecretKeys: testWebhookSecretKeys,
   });
   return {
     env,

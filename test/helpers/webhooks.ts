@@ -9,6 +9,9 @@ import { recordWebhook, type WebhookType } from '../../activities/webhooks/recor
 import type { TestIssuer } from './app';
 import { WEBHOOK_TYPES, webhookBodySchema, type QualifiedSettlementData } from '../../core/webhooks/payloads';
 import { compileBody } from '../../api/validation';
+import { openSecrets, sealSecrets, type PlainSecrets, type SealedSecrets } from '../../core/webhooks/secret-sealing';
+import { generateSigningSecret } from '../../core/webhooks/signing';
+import { testWebhookSecretKeys } from './env';
 
 /** A status code to answer with, or 'hang': never answer (the sender's time-out must fire). */
 export type ReceiverAnswer = number | 'hang';
@@ -89,6 +92,16 @@ export async function deadUrl(): Promise<string> {
   const port = (server.address() as AddressInfo).port;
   await new Promise((resolve) => server.close(resolve));
   return `http://127.0.0.1:${port}/hooks`;
+}
+
+/** The issuer's stored signing secrets, opened with the tests' key. */
+export async function storedSecrets(db: Db, issuerId: string): Promise<PlainSecrets> {
+  return openSecrets(testWebhookSecretKeys, issuerId, await db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId } }));
+}
+
+/** Secret columns for an endpoint written straight into the table: a fresh secret, sealed as the API seals it. */
+export function sealedNewSecret(issuerId: string): SealedSecrets {
+  return sealSecrets(testWebhookSecretKeys, issuerId, { secret: generateSigningSecret(), previousSecret: null });
 }
 
 /** Configures the issuer's endpoint through the API and returns its signing secret. */

@@ -20,7 +20,7 @@ import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent, type CardRef } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { testDatabaseUrl, testWebhookDestinations } from '../helpers/env';
+import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { testEngine } from '../helpers/engine';
 
 const DAY_MS = 86_400_000;
@@ -53,7 +53,7 @@ describe('branded balance lifecycle (time-skipping)', function () {
     db = createDb(testDatabaseUrl(), 10);
     const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
     const engine = testEngine(env.client, taskQueue);
-    worker = await createWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps: { db, logger, clock: { now: () => new Date(nowMs) }, temporal: engine, webhookDestinations: testWebhookDestinations } });
+    worker = await createWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps: { db, logger, clock: { now: () => new Date(nowMs) }, temporal: engine, webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys } });
     running = worker.run();
     handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date(nowMs)), logger);
     app = await startTestApp({ db, handover, clock: { now: () => new Date(nowMs) } });

@@ -11,6 +11,12 @@ import { assertLedgerHealthy } from '../helpers/ledger';
 import { spawnApi, waitForReady } from '../helpers/api-process';
 import { freePort } from '../helpers/ports';
 import { createSweepActivities } from '../../activities/sweeper';
+import { Client, Connection } from '@temporalio/client';
+import { startTestApp } from '../helpers/app';
+import { testEngine } from '../helpers/engine';
+import { createHandoverQueue } from '../../api/ingestion/handover-queue';
+import { handOver } from '../../activities/handover';
+import { createLogger } from '../../core/logger';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
@@ -100,5 +106,30 @@ describe('hand-over under faults', function () {
     assert.ok(swept.alreadyProcessed >= 1, JSON.stringify(swept));
     assert.ok((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt, 'marked, not signalled');
     assert.equal(await runsOf(row.workflowId, 1), 1);
+  });
+
+  it('leaves events accepted while Temporal is unreachable to the sweeper, through the real hand-over queue', async () => {
+    // The API's own queue and hand-over, with a Temporal address where nothing listens.
+    const deadTemporal = testEngine(new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 }) }), stack.taskQueue);
+    const failures: unknown[] = [];
+    const logger = { ...createLogger('silent'), warn: (...args: unknown[]) => failures.push(args) } as unknown as ReturnType<typeof createLogger>;
+    const queue = createHandoverQueue((items) => handOver({ temporal: deadTemporal, db: stack.db }, items, () => new Date()), logger);
+    const cut = await startTestApp({ db: stack.db, handover: queue });
+    const events = Array.from({ length: 3 }, () => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
+    try {
+      assert.equal((await cut.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: events })).status, 204, 'accepted: durably stored');
+      await queue.drain();
+    } finally {
+      await cut.close();
+    }
+    assert.ok(failures.length >= 1, 'the failed hand-over was logged');
+    const rows = await stack.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, externalId: { in: events.map((e) => e.id) } } });
+    assert.deepEqual(rows.map((r) => [r.handedOverAt, r.handoverAttempts, r.rewardStatus]), rows.map(() => [null, 1, 'pending']));
+
+    const swept = await sweep();
+    assert.ok(swept.handedOver >= 3, JSON.stringify(swept));
+    for (const row of rows) assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    const posted = await stack.db.ledgerTransfer.findMany({ where: { transactionId: { in: rows.map((r) => r.id) } } });
+    assert.deepEqual(posted.map((t) => t.amountMinor), [20n, 20n, 20n], '2% of 1,000 each, once');
   });
 });

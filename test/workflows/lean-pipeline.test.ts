@@ -13,7 +13,7 @@ import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { configureEndpoint, startReceiver, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
-import { testTemporalAddress, testWebhookDestinations } from '../helpers/env';
+import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { testEngine } from '../helpers/engine';
 import { createActivities } from '../../activities';
 import { createWorker } from '../../worker/worker';
@@ -116,7 +116,7 @@ describe('lean transaction pipeline', function () {
 
     const taskQueue = `upgrade-${randomUUID()}`;
     const connection = await NativeConnection.connect({ address: testTemporalAddress() });
-    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(stack.client, taskQueue), webhookDestinations: testWebhookDestinations };
+    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(stack.client, taskQueue), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys };
     try {
       const oldWorker = await Worker.create({ connection, taskQueue, workflowsPath: V1_WORKFLOWS, activities: createActivities(deps) });
       const handle = await oldWorker.runUntil(async () => {

@@ -71,6 +71,9 @@ describe('TransactionLifecycle guarantees', function () {
     const transfers = await stack.db.ledgerTransfer.groupBy({ by: ['transactionId'], where: { transactionId: { in: rows.map((r) => r.id) } }, _count: true });
     assert.equal(transfers.length, 200);
     assert.ok(transfers.every((t) => t._count === 1));
+    // 3% of 1,000 each: 30, and 6,000 in all, all of it cashback.
+    const posted = await stack.db.ledgerTransfer.findMany({ where: { transactionId: { in: rows.map((r) => r.id) } }, select: { kind: true, amountMinor: true } });
+    assert.ok(posted.every((t) => t.kind === 'earn_cashback' && t.amountMinor === 30n), JSON.stringify(posted.slice(0, 3), (_, v) => (typeof v === 'bigint' ? Number(v) : v)));
     // Exactly one run per purchase: visibility is eventually consistent, so wait until it has
     // caught up with 200, then give a duplicate a moment to show.
     const query = `TaskQueue = "${stack.taskQueue}" AND WorkflowId STARTS_WITH "txn/${issuer.id}/${prefix}"`;
@@ -90,6 +93,8 @@ describe('TransactionLifecycle guarantees', function () {
     const swept = await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
     assert.ok(swept.handedOver >= 1);
     assert.equal(await stack.waitForStatus(id, FINAL), 'matched');
+    const posted = await stack.db.ledgerTransfer.findMany({ where: { transactionId: id } });
+    assert.deepEqual(posted.map((t) => [t.kind, t.amountMinor]), [['earn_cashback', 60n]], '3% of 2,000, once');
     assert.ok((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id } })).handedOverAt);
   });
 

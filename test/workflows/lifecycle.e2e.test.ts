@@ -171,8 +171,16 @@ describe('TransactionLifecycle end to end', function () {
     await issuer.call('POST', '/api/v1/incoming-auth', auth);
     const row = await stored('auth', auth.id);
     await stack.waitForStatus(row.id, ['previewed']);
+    const preview = ((await stored('auth', auth.id)).matchTrace as any).preview;
+    // 5% of what is left after the group's available branded balance is spent first.
+    assert.equal(preview.cashbackMinor, Math.floor((2_500 - preview.spentMinor) * 0.05));
+    assert.ok(preview.cashbackMinor > 0);
+    const pendingBefore = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/summary`)).body.cashback.pendingMinor;
     await issuer.call('POST', '/api/v1/incoming-auth', { ...auth, state: 'reversed' });
     assert.equal(await stack.waitForStatus(row.id, ['voided']), 'voided');
+    const pendingAfter = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/summary`)).body.cashback.pendingMinor;
+    assert.equal(pendingBefore - pendingAfter, preview.cashbackMinor, 'the voided preview no longer counts as pending');
+    assert.equal(await stack.db.ledgerTransfer.count({ where: { transactionId: row.id } }), 0, 'a preview never posted, so nothing to undo');
   });
 
   it('answers 404 for another group, another issuer and a missing transaction', async () => {

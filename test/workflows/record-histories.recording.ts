@@ -21,7 +21,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createWorker } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
-import { testTemporalAddress, testWebhookDestinations } from '../helpers/env';
+import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { testEngine } from '../helpers/engine';
 
 const DIR = join(__dirname, 'histories');
@@ -131,7 +131,7 @@ describe('record workflow histories', function () {
     const authRow = await row('auth', auth.id);
     const taskQueue = `record-v1-${Date.now()}`;
     const connection = await NativeConnection.connect({ address: testTemporalAddress() });
-    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(stack.client, taskQueue), webhookDestinations: testWebhookDestinations };
+    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(stack.client, taskQueue), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys };
     try {
       const v1 = await Worker.create({ connection, taskQueue, workflowsPath: require.resolve('./fixtures/v1'), activities: createActivities(deps) });
       const handle = await v1.runUntil(async () => {

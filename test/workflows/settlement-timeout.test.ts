@@ -107,6 +107,9 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
     });
     assert.equal((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: settled.id } })).rewardStatus, 'matched');
     assert.equal((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: auth.id } })).rewardStatus, 'previewed');
+    // The money, not only the status: 5% of 4,000 posted once, against the settlement.
+    const posted = await app.db.ledgerTransfer.findMany({ where: { transactionId: { in: [settled.id, auth.id] } } });
+    assert.deepEqual(posted.map((t) => [t.transactionId, t.kind, t.amountMinor]), [[settled.id, 'earn_cashback', 200n]]);
     await assertLedgerHealthy(app.db, issuer.id);
   });
 

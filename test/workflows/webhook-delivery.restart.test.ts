@@ -9,7 +9,7 @@ import { createWorker } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
 import { WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
 import { newIssuer, startTestApp, type TestApp } from '../helpers/app';
-import { testTemporalAddress, testWebhookDestinations } from '../helpers/env';
+import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { quietTemporalRuntime } from '../helpers/stack';
 import { configureEndpoint, newWebhookRecord, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
 import { testEngine } from '../helpers/engine';
@@ -43,7 +43,7 @@ describe('WebhookDelivery across a worker restart', function () {
       connection: workerConnection,
       namespace: 'default',
       taskQueue,
-      deps: { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(client, taskQueue), webhookDestinations: testWebhookDestinations },
+      deps: { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(client, taskQueue), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys },
     });
     return { worker, running: worker.run() };
   };

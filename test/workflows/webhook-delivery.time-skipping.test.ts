@@ -12,7 +12,6 @@ import { WORKFLOWS_PATH } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
 import { createIssuer } from '../../api/admin/issuers';
-import { generateSigningSecret } from '../../core/webhooks/signing';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
@@ -26,8 +25,8 @@ import { recordWebhook } from '../../activities/webhooks/record';
 import { startWebhookRelay } from '../../worker/webhook-relay';
 import { replayWebhook } from '../../api/webhooks/replay';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
-import { testDatabaseUrl, testWebhookDestinations } from '../helpers/env';
-import { deadUrl, newWebhookRecord, waitFor, settlementData } from '../helpers/webhooks';
+import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
+import { deadUrl, newWebhookRecord, sealedNewSecret, waitFor, settlementData } from '../helpers/webhooks';
 import { quietTemporalRuntime } from '../helpers/stack';
 import { startInput, testEngine } from '../helpers/engine';
 
@@ -56,7 +55,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
     const now = new Date();
     const issuer = await createIssuer(db, { name: 'Time-skipping issuer', environment: 'sandbox' }, 'test', now);
     await db.webhookEndpoint.create({
-      data: { issuerId: issuer.id, url: await deadUrl(), enabledTypes: ['qualified_auth', 'qualified_settlement'], secret: generateSigningSecret(), createdAt: now, updatedAt: now },
+      data: { issuerId: issuer.id, url: await deadUrl(), enabledTypes: ['qualified_auth', 'qualified_settlement'], ...sealedNewSecret(issuer.id), createdAt: now, updatedAt: now },
     });
     return issuer.id;
   }
@@ -67,7 +66,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
       connection: env.nativeConnection,
       taskQueue: engine.taskQueue,
       workflowsPath: WORKFLOWS_PATH,
-      activities: createActivities({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, webhookDestinations: testWebhookDestinations }),
+      activities: createActivities({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys }),
     });
   }
 
@@ -113,7 +112,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
   it('runs the configured schedule through the relay’s hand-over and again through a replay', async () => {
     const issuerId = await issuerWithDeadEndpoint();
     const engine = testEngine(env.client, `test-${randomUUID()}`, { webhookRetryScheduleMs: CONFIGURED_SCHEDULE_MS });
-    const relay = startWebhookRelay({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations });
+    const relay = startWebhookRelay({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys });
     const worker = await workerFor(engine);
     try {
       await worker.runUntil(async () => {

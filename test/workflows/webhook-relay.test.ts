@@ -11,7 +11,7 @@ import { configureEndpoint, settlementData, startReceiver, waitFor, waitForWebho
 import { recordWebhook } from '../../activities/webhooks/record';
 import { startWebhookRelay } from '../../worker/webhook-relay';
 import { createLogger } from '../../core/logger';
-import { testDatabaseUrl, testWebhookDestinations } from '../helpers/env';
+import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
 
 const SCHEDULE = [200, 200];
@@ -78,7 +78,7 @@ describe('webhook relay', function () {
 
   it('does not send again a first attempt recorded before its relay died', async () => {
     const { issuer, receiver } = await issuerWithReceiver();
-    const relay2 = startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: stack.engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations });
+    const relay2 = startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: stack.engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys });
     try {
       // The dead relay's state: attempt 1 recorded as failed, the row claimed until just now.
       const id = await stack.db.$transaction(async (tx) => {
@@ -99,7 +99,7 @@ describe('webhook relay', function () {
   it('shares one outbox between relays: 120 webhooks, each sent exactly once', async () => {
     const { issuer, receiver } = await issuerWithReceiver();
     const others = [1, 2].map(() =>
-      startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: stack.engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations }, { perIssuer: 4, concurrency: 8 }),
+      startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: stack.engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys }, { perIssuer: 4, concurrency: 8 }),
     );
     try {
       const ids = await Promise.all(Array.from({ length: 120 }, () => outboxWebhook(issuer.id)));

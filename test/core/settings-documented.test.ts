@@ -1,0 +1,67 @@
+// Every setting the service reads is documented where operators look: .env.example and
+// README's configuration table. The names are taken from the code that reads them (the string
+// literals and `env.NAME` reads of core/config.ts and core/temporal-config.ts), so a new setting
+// without its documentation fails here; and the Temporal variables the SDK's envconfig reads
+// are all ones we list, so an SDK upgrade that adds one is noticed.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TEMPORAL_SETTINGS } from '../../core/temporal-config';
+
+const ROOT = join(__dirname, '..', '..');
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+
+/** Names read by the configuration modules: 'NAME' literals and env.NAME. */
+function settingsRead(): Set<string> {
+  const names = new Set<string>();
+  for (const file of ['core/config.ts', 'core/temporal-config.ts']) {
+    const source = read(file);
+    for (const m of source.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) names.add(m[1]);
+    for (const m of source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)) names.add(m[1]);
+  }
+  return names;
+}
+
+/** Names in the first column of the table under README's "## Configuration". */
+function readmeTableNames(): Set<string> {
+  const readme = read('README.md');
+  const section = readme.slice(readme.indexOf('\n## Configuration'), readme.indexOf('\n## ', readme.indexOf('\n## Configuration') + 1));
+  const names = new Set<string>();
+  for (const line of section.split('\n')) {
+    const first = /^\| ([^|]+) \|/.exec(line)?.[1] ?? '';
+    for (const m of first.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) names.add(m[1]);
+  }
+  return names;
+}
+
+describe('settings are documented (.env.example, README "Configuration")', () => {
+  const names = [...settingsRead()].sort();
+
+  it('finds the settings the configuration reads', () => {
+    for (const known of ['DATABASE_URL', 'NODE_ENV', 'TEMPORAL_TLS_CLIENT_CERT_PATH', 'SEED_SANDBOX', 'RATE_LIMIT_WINDOW_SECONDS']) {
+      assert.ok(names.includes(known), known);
+    }
+    assert.ok(names.length >= 30, `only ${names.length} names found: the pattern broke`);
+  });
+
+  it('lists every one in .env.example, with its default or an empty value', () => {
+    const example = read('.env.example');
+    const missing = names.filter((name) => !new RegExp(`^(# )?${name}=`, 'm').test(example));
+    assert.deepEqual(missing, []);
+  });
+
+  it("lists every one in README's configuration table", () => {
+    const table = readmeTableNames();
+    assert.deepEqual(names.filter((name) => !table.has(name)), []);
+  });
+
+  it('knows every variable @temporalio/envconfig reads', () => {
+    const lib = join(ROOT, 'node_modules', '@temporalio', 'envconfig', 'lib', 'envconfig-toml.js');
+    const read = new Set([...readFileSync(lib, 'utf8').matchAll(/envProvider\['([A-Z_]+)'\]/g)].map((m) => m[1]));
+    assert.ok(read.has('TEMPORAL_ADDRESS'), 'the SDK reads its variables as envProvider[...]');
+    // Where the default TOML file lives, and the codec server of the CLI and UI (not used by clients).
+    const notSettings = new Set(['HOME', 'XDG_CONFIG_HOME', 'APPDATA', 'TEMPORAL_CODEC_ENDPOINT', 'TEMPORAL_CODEC_AUTH']);
+    const known = new Set<string>(TEMPORAL_SETTINGS);
+    assert.deepEqual([...read].filter((name) => !known.has(name) && !notSettings.has(name)), []);
+  });
+});
