@@ -8,8 +8,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { devStackEnv } from '../../core/config';
+import { devStackEnv, loadConfig } from '../../core/config';
 import { migrate } from '../../prisma/migrate';
+import { shutdownBoundMs } from '../../api/shutdown';
+import { workerShutdownBoundMs } from '../../worker/shutdown';
+import { ensureDevWebhookSecretKeys } from '../lib/webhook-secret-key';
 import { freePort } from '../../test/helpers/ports';
 import { startEmbeddedPostgres } from '../lib/embedded-postgres';
 import { stopChild } from '../lib/temporal-dev-server';
@@ -66,13 +69,24 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const stops: Array<() => Promise<void>> = [];
   const services: ServiceChild[] = [];
   const children: ChildProcess[] = [];
-  // Should this process exit without stop() (an uncaught error, process.exit), its children
-  // must not live on holding ports; embedded-postgres stops its server by itself.
+  // Every process runs in a process group of its own (`detached`), so a Ctrl-C at the terminal
+  // reaches only the caller, which stops them in order. Should this process exit without stop()
+  // (an uncaught error, process.exit), they must not live on holding ports; embedded PostgreSQL
+  // is stopped by its own exit hook.
   const killAll = () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));
   process.once('exit', killAll);
+  const config = loadConfig(devStackEnv(process.env));
+  // Each waited for a little longer than it takes to stop by itself, as npm start does.
+  const boundMs = {
+    api: shutdownBoundMs({ drainDelayMs: config.shutdownDrainDelayMs, graceMs: config.apiShutdownGraceMs }) + 5_000,
+    worker: workerShutdownBoundMs(config.workerShutdownGraceMs) + 5_000,
+  };
   const stop = async () => {
-    // Services first (20 s: the API hands over what it accepted), then Temporal, then PostgreSQL.
-    await Promise.all(services.map((s) => stopChild(s.child, 20_000)));
+    // The APIs first (they drain requests and hand-overs), then the workers (they finish their
+    // activities), then Temporal, then PostgreSQL: nothing loses a service it still uses.
+    for (const kind of ['api', 'worker'] as const) {
+      await Promise.all(services.filter((s) => s.kind === kind).map((s) => stopChild(s.child, boundMs[kind])));
+    }
     for (const s of stops) await s().catch((err) => options.log(`stop failed: ${String(err)}`));
     process.off('exit', killAll);
   };
@@ -82,11 +96,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
     const postgresPort = options.ports?.postgres || (await freePort());
     options.log(`starting embedded PostgreSQL on ${postgresPort}`);
-    const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: postgresPort, persistent: options.persistent });
+    const pg = await startEmbeddedPostgres({
+      dataDir: join(dataDir, 'postgres'), port: postgresPort, persistent: options.persistent, detached: true, notice: options.log,
+    });
     stops.unshift(() => pg.stop());
     await pg.createDatabase('rewards');
     const databaseUrl = pg.databaseUrl('rewards');
-    await migrate(databaseUrl);
+    // The cluster's own key for webhook signing secrets at rest, kept beside its data.
+    const secretKeys = ensureDevWebhookSecretKeys(dataDir);
+    await migrate(databaseUrl, { webhookSecretKeys: secretKeys.keys });
 
     // Temporal's role and databases; its password is the cluster's own, never the superuser's.
     const temporalDb = { host: '127.0.0.1', port: postgresPort, user: 'temporal', password: `tp_${randomBytes(12).toString('hex')}` };
@@ -116,6 +134,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: NAMESPACE,
       OPERATOR_TOKEN: operatorToken,
+      WEBHOOK_SECRET_KEYS: secretKeys.value,
       HOST: '127.0.0.1',
       // One process per API: each stands for one host, and SIGKILL takes all of it at once.
       API_PROCESSES: '1',
@@ -126,7 +145,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       const name = `${kind}-${index + 1}`;
       const { command, args } = processCommand(kind);
       const output = options.output === 'files' ? 'pipe' : 'inherit';
-      const child = spawn(command, args, { cwd: ROOT, env: { ...baseEnv, ...env }, stdio: ['ignore', output, output, 'ipc'] });
+      const child = spawn(command, args, { cwd: ROOT, env: { ...baseEnv, ...env }, stdio: ['ignore', output, output, 'ipc'], detached: true });
       if (options.output === 'files') {
         const file = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
         child.stdout?.pipe(file);

@@ -1,6 +1,6 @@
-// How the cluster runs the service's processes. The compiled build (`npm run build` to dist/,
-// issue 14) is being added beside this; until it lands the cluster runs the TypeScript sources
-// through tsx. Switching is this one constant (or CLUSTER_RUN_FROM=dist for one run).
+// How the cluster runs the service's processes: the compiled build by default, as production
+// does (`npm run build` to dist/, then what `npm run start:api` and `start:worker` run), or the
+// TypeScript sources through tsx (CLUSTER_RUN_FROM=source: no build, edits picked up at once).
 // Node is spawned directly, never through npm: SIGKILL of the child must kill the service
 // itself, not a wrapper that would leave it running.
 import { spawnSync } from 'node:child_process';
@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '..', '..');
 
-const RUN_FROM: 'source' | 'dist' = 'source';
+const RUN_FROM: 'source' | 'dist' = 'dist';
 
 export type ServiceProcess = 'api' | 'worker';
 
@@ -27,7 +27,8 @@ export function runFrom(env: NodeJS.ProcessEnv = process.env): 'source' | 'dist'
 /** The executable and arguments of one service process. */
 export function processCommand(kind: ServiceProcess, env: NodeJS.ProcessEnv = process.env): { command: string; args: string[] } {
   const entry = ENTRIES[kind];
-  if (runFrom(env) === 'dist') return { command: process.execPath, args: [join(ROOT, entry.dist)] };
+  // The flags of package.json's start:api and start:worker.
+  if (runFrom(env) === 'dist') return { command: process.execPath, args: ['--enable-source-maps', join(ROOT, entry.dist)] };
   return { command: process.execPath, args: ['--import', 'tsx', join(ROOT, entry.source)] };
 }
 

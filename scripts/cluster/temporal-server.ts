@@ -205,7 +205,9 @@ export async function startTemporalServer(options: {
   const configFile = join(options.configDir, 'temporal-server.yaml');
   const header = `# Written by scripts/cluster/temporal-server.ts for Temporal server ${TEMPORAL_SERVER_VERSION}; rewritten at each start.\n`;
   writeFileSync(configFile, header + toYaml(temporalServerConfig(options.db, options.ports, 'warn')), { mode: 0o600 });
-  const child = spawn(options.server, ['--config-file', configFile, '--allow-no-auth', 'start'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // In a process group of its own: a Ctrl-C at the terminal reaches only the caller, which
+  // stops the services that use the server before the server.
+  const child = spawn(options.server, ['--config-file', configFile, '--allow-no-auth', 'start'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   options.onSpawn?.(child);
   const log = options.log ?? (() => undefined);
   child.stdout?.on('data', (d: Buffer) => log(d.toString()));
