@@ -19,7 +19,7 @@ import { Worker } from '@temporalio/worker';
 import { listMigrations } from '../../prisma/migrate';
 import { loadHistoryDir } from '../../scripts/lib/replay';
 import { EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID } from '../../worker/schedules';
-import { testDatabaseUrl, testTemporalAddress } from '../helpers/env';
+import { testDatabaseUrl, testTemporalAddress, TEST_WEBHOOK_SECRET_KEYS } from '../helpers/env';
 import { freePort } from '../helpers/ports';
 import { quietTemporalRuntime } from '../helpers/stack';
 import { groupBody, uniq } from '../helpers/groups';
@@ -88,6 +88,7 @@ describe('production build and deploy (README "Deploying")', function () {
       TEMPORAL_ADDRESS: testTemporalAddress(),
       TEMPORAL_TASK_QUEUE: taskQueue,
       OPERATOR_TOKEN,
+      WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS,
       PORT: String(port),
       HOST: '127.0.0.1',
       WORKER_METRICS_PORT: String(await freePort()),
