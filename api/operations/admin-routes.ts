@@ -24,7 +24,7 @@ export function operationsAdminRoutes(deps: AppDeps): RouteSpec[] {
           description: 'Reprocessing started.',
           schema: {
             type: 'object',
-            properties: { transactionId: idSchema('txn'), status: { const: 'pending' }, previousStatus: { type: 'string' }, workflowId: { type: 'string' } },
+            properties: { transactionId: idSchema(['txn', 'auth'] as const, 'The settlement (txn_) or authorization (auth_) reprocessed.'), status: { const: 'pending' }, previousStatus: { type: 'string' }, workflowId: { type: 'string' } },
           },
         },
       },

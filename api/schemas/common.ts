@@ -3,7 +3,7 @@
 import { idPattern, type IdPrefix } from '../../core/ids';
 import { ERROR_CLASSES } from '../../core/errors';
 
-export const idSchema = (prefix: IdPrefix, description?: string) => ({
+export const idSchema = (prefix: IdPrefix | readonly IdPrefix[], description?: string) => ({
   type: 'string',
   pattern: idPattern(prefix),
   ...(description ? { description } : {}),

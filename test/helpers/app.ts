@@ -15,6 +15,8 @@ import { createRateLimiter } from '../../api/middleware/rate-limit';
 import { errorObjectSchema } from '../../api/schemas/common';
 import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from './env';
 import { answerClientErrors } from '../../api/client-errors';
+import { appendFileSync } from 'node:fs';
+import { contractViolation } from './contract';
 
 export const OPERATOR_TOKEN = 'op_test_operator_token_0123456789abcdef0123456789';
 
@@ -84,6 +86,12 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
       body = text ? JSON.parse(text) : undefined;
     } catch {
       body = text;
+    }
+    // Every answer is checked against the document the server publishes (test/helpers/contract.ts).
+    const violation = contractViolation(method, path, res.status, res.headers.get('content-type'), body);
+    if (violation) {
+      if (process.env.CONTRACT_LOG) appendFileSync(process.env.CONTRACT_LOG, `${violation}\n`);
+      else assert.fail(`response off /openapi.json: ${violation}`);
     }
     return { status: res.status, body, text, headers: res.headers };
   };

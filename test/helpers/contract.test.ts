@@ -1,0 +1,21 @@
+// The response check every API test goes through (test/helpers/app.ts) catches what it must:
+// a body off its schema, a status its operation does not document; and lets a conforming
+// answer pass.
+import assert from 'node:assert/strict';
+import { contractViolation } from './contract';
+
+const CHG = '/api/v2/chg/chg_00000000-0000-0000-0000-000000000000';
+const notFound = { code: 40400, httpStatusCode: 404, uuid: 'err_00000000-0000-0000-0000-000000000000', message: 'No group.', name: 'not_found', reasonCode: 'chg_not_found' };
+
+describe('the response contract check of the test helpers', () => {
+  it('passes a conforming answer', () => {
+    assert.equal(contractViolation('GET', CHG, 404, 'application/json; charset=utf-8', notFound), undefined);
+  });
+
+  it('catches a body off its schema, a literal route before a parameter one, and an undocumented status', () => {
+    assert.match(contractViolation('GET', CHG, 200, 'application/json', { id: 5 }) ?? '', /get \/api\/v2\/chg\/\{chgId\} 200: .*required property 'externalId'/);
+    assert.match(contractViolation('POST', '/api/v2/chg/bulk-upsert', 200, 'application/json', { results: 'no' }) ?? '', /bulk-upsert 200: data\/results must be array/);
+    assert.match(contractViolation('GET', CHG, 418, 'application/json', {}) ?? '', /answered 418, which its operation does not document/);
+    assert.match(contractViolation('GET', CHG, 404, 'text/html', '<h1>') ?? '', /content type text\/html/);
+  });
+});

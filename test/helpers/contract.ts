@@ -1,0 +1,61 @@
+// Every response the API tests receive is checked against /openapi.json: the operation its
+// method and path name, the schema of its status. The document is the one the server renders
+// (buildOpenApi over the declared routes); a violation fails the request that got it.
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { buildOpenApi } from '../../api/openapi';
+import { declaredRoutes } from './routes';
+
+interface Operation {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  params: number;
+}
+
+let state: { ajv: Ajv2020; doc: any; operations: Operation[]; validators: Map<string, ValidateFunction | null> } | undefined;
+
+function load() {
+  if (state) return state;
+  const doc = buildOpenApi(declaredRoutes(), 'test') as any;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema({ ...doc, $id: 'openapi' });
+  const operations: Operation[] = [];
+  for (const [template, methods] of Object.entries<any>(doc.paths)) {
+    for (const method of Object.keys(methods)) {
+      const params = (template.match(/\{\w+\}/g) ?? []).length;
+      const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+')}$`);
+      operations.push({ method, template, pattern, params });
+    }
+  }
+  // A literal segment wins over a parameter (bulk-upsert over {chgId}).
+  operations.sort((a, b) => a.params - b.params);
+  state = { ajv, doc, operations, validators: new Map() };
+  return state;
+}
+
+const pointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Why a response breaks the document, or undefined when it conforms (or names no operation). */
+export function contractViolation(method: string, url: string, status: number, contentType: string | null, body: unknown): string | undefined {
+  const { ajv, doc, operations, validators } = load();
+  const path = url.split('?')[0];
+  const operation = operations.find((o) => o.method === method.toLowerCase() && o.pattern.test(path));
+  if (!operation) return undefined; // an undeclared route or method: the 404/405 error object is checked by its tests
+  const responses = doc.paths[operation.template][operation.method].responses;
+  const documented = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
+  if (!documented) return `${method} ${operation.template} answered ${status}, which its operation does not document`;
+  const schema = documented.content?.['application/json']?.schema;
+  if (!schema) return undefined; // no JSON body documented (204, metrics text)
+  if (!contentType?.includes('application/json')) return `${method} ${operation.template} ${status}: content type ${contentType}, documented application/json`;
+  const key = `${operation.method} ${operation.template} ${status}`;
+  let validate = validators.get(key);
+  if (validate === undefined) {
+    const ref = `openapi#/paths/${pointer(operation.template)}/${operation.method}/responses/${responses[String(status)] ? status : documented === responses.default ? 'default' : `${String(status)[0]}XX`}/content/application~1json/schema`;
+    validate = ajv.compile({ $ref: ref });
+    validators.set(key, validate);
+  }
+  if (validate!(body)) return undefined;
+  return `${key}: ${ajv.errorsText(validate!.errors, { separator: '; ' })} in ${JSON.stringify(body).slice(0, 300)}`;
+}
