@@ -11,9 +11,10 @@ export interface Fixture {
   merchantIds: string[];
 }
 
-type Call = (method: string, path: string, body?: unknown) => Promise<any>;
+export type Call = (method: string, path: string, body?: unknown) => Promise<any>;
 
-function caller(apiUrl: string, token: string): Call {
+/** A JSON caller of the API with one bearer token; a non-2xx answer throws with its body. */
+export function caller(apiUrl: string, token: string): Call {
   return async (method, path, body) => {
     const res = await fetch(apiUrl + path, {
       method,

@@ -18,7 +18,8 @@ import { startCluster, type Cluster, type ServiceChild } from '../../scripts/clu
 import { createDb } from '../../prisma/client';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { startReceiver, type Receiver } from '../helpers/webhooks';
-import { buildClusterFixture, caller, plannedEvent, type ClusterFixture, type PlannedEvent } from './fixture';
+import { buildClusterFixture, plannedEvent, type ClusterFixture, type PlannedEvent } from './fixture';
+import { caller } from '../../bench/fixtures';
 import { sendBatches } from './sender';
 
 const EVENTS = Number(process.env.CLUSTER_TEST_EVENTS ?? 3000);

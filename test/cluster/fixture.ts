@@ -4,6 +4,7 @@
 // cashback only), every group activated for both, and a webhook endpoint at a local receiver.
 // Each event's reward follows from its amount alone, so the test knows what must be posted.
 import { settledEvent, type CardRef } from '../helpers/events';
+import { caller } from '../../bench/fixtures';
 
 export interface ClusterFixture {
   issuerId: string;
@@ -18,21 +19,6 @@ export interface PlannedEvent {
   /** Transfers its settlement posts (earn cashback, and earn branded where the merchant has it). */
   transfers: number;
   earnedMinor: number;
-}
-
-type Call = (method: string, path: string, body?: unknown) => Promise<any>;
-
-export function caller(apiUrl: string, token: string): Call {
-  return async (method, path, body) => {
-    const res = await fetch(apiUrl + path, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
-    return text ? JSON.parse(text) : undefined;
-  };
 }
 
 export async function buildClusterFixture(options: { apiUrl: string; operatorToken: string; groups: number; webhookUrl: string }): Promise<ClusterFixture> {
