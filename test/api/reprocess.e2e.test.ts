@@ -7,8 +7,8 @@ import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { transactionCommands } from '../../scripts/admin/transaction-commands';
+import { runAdminCommand } from '../helpers/admin-cli';
 import { parseArgs } from '../../scripts/admin/command';
-import { testWebhookSecretKeys } from '../helpers/env';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 
@@ -84,15 +84,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
     assert.equal(res.status, 202, res.text);
     assert.deepEqual([res.body.transactionId, res.body.workflowId], [auths[0].id, auths[0].workflowId]);
 
-    const printed: any[] = [];
-    await transactionCommands[0].run(parseArgs([auths[1].id, '--reason', 'catalogue fixed']), {
-      db: stack.db,
-      actor: 'cli:test',
-      now: new Date(),
-      print: (v) => printed.push(v),
-      temporal: async () => stack.engine,
-      webhookSecretKeys: () => testWebhookSecretKeys,
-    });
+    const printed = await runAdminCommand(stack, transactionCommands[0], [auths[1].id, '--reason', 'catalogue fixed']);
     assert.deepEqual(printed, [{ transactionId: auths[1].id, status: 'pending', previousStatus: 'unknown', workflowId: auths[1].workflowId }]);
 
     for (const auth of auths) {

@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { newWebhookRecord, settlementData, startReceiver, storedSecrets, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
 import { testWebhookSecretKeys } from '../helpers/env';
 import { webhookCommands } from '../../scripts/admin/webhook-commands';
-import { parseArgs } from '../../scripts/admin/command';
+import { runAdminCommand } from '../helpers/admin-cli';
 import { recordWebhook } from '../../activities/webhooks/record';
 
 describe('webhook API', function () {
@@ -189,17 +189,9 @@ describe('webhook API', function () {
       assert.equal(audit?.actor, 'operator');
       assertError(await stack.app.operator('POST', `/admin/v1/webhooks/evt_${randomUUID()}/replay`), 404, 'webhook_not_found');
 
-      const printed: any[] = [];
-      await webhookCommands[0].run(parseArgs([webhookId]), {
-        db: stack.db,
-        actor: 'cli:test',
-        now: new Date(),
-        print: (v) => printed.push(v),
-        temporal: async () => stack.engine,
-        webhookSecretKeys: () => testWebhookSecretKeys,
-      });
+      const printed = await runAdminCommand(stack, webhookCommands[0], [webhookId]);
       assert.deepEqual(printed, [{ webhookId, firstAttemptNumber: 2, workflowId: `webhook/${webhookId}/replay/2` }]);
-      await stack.client.workflow.getHandle(printed[0].workflowId).result();
+      await stack.client.workflow.getHandle(`webhook/${webhookId}/replay/2`).result();
       assert.equal((await stack.db.webhook.findUniqueOrThrow({ where: { id: webhookId } })).attemptCount, 2);
       assert.ok(await stack.db.operatorAuditLog.findFirst({ where: { action: 'webhook.replay', targetId: webhookId, actor: 'cli:test' } }));
     });
