@@ -29,6 +29,7 @@ import { transactionRoutes } from './rewards/transaction-routes';
 import { balanceRoutes } from './rewards/balance-routes';
 import { webhookRoutes } from './webhooks/routes';
 import { webhookAdminRoutes } from './webhooks/admin-routes';
+import { sandboxRoutes } from './sandbox/routes';
 
 export const API_VERSION = '2.0.0';
 
@@ -47,6 +48,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...transactionRoutes(deps),
     ...balanceRoutes(deps),
     ...webhookRoutes(deps),
+    ...sandboxRoutes(deps),
     ...adminRoutes(deps),
     ...catalogueAdminRoutes(deps),
     ...ledgerAdminRoutes(deps),

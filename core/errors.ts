@@ -5,6 +5,7 @@ import { newId } from './ids';
 export const ERROR_CLASSES = {
   validation_failed: { code: 40000, status: 400 },
   unauthenticated: { code: 40100, status: 401 },
+  forbidden: { code: 40300, status: 403 },
   not_found: { code: 40400, status: 404 },
   method_not_allowed: { code: 40500, status: 405 },
   request_timeout: { code: 40800, status: 408 },
@@ -116,6 +117,12 @@ export const errors = {
       reasonCode: 'idempotency_key_in_use',
       headers: { 'Retry-After': '1' },
       retryable: true,
+    });
+  },
+  /** A sandbox-only route called with a production issuer's token (API.md, sandbox). */
+  sandboxOnly(): ApiError {
+    return new ApiError('forbidden', 'This route simulates time and outcomes for sandbox issuers only; this token belongs to a production issuer.', {
+      reasonCode: 'sandbox_only',
     });
   },
   internal(): ApiError {

@@ -26,6 +26,16 @@ export interface ReprocessSignal {
 }
 export const reprocessSignal = defineSignal<[ReprocessSignal]>('reprocess');
 
+/**
+ * A sandbox issuer moved its test clock (POST /api/v2/sandbox/clock/advance). Carries the
+ * issuer's whole offset, not the step: a repeated or reordered signal changes nothing, and a
+ * run that missed one catches up on the next (workflows/sandbox-clock.ts).
+ */
+export interface ClockAdvancedSignal {
+  clockOffsetMs: number;
+}
+export const clockAdvancedSignal = defineSignal<[ClockAdvancedSignal]>('clockAdvanced');
+
 /** A run whose input has no settlementTimeoutMs (started before it was configurable) waits this. */
 export const DEFAULT_SETTLEMENT_TIMEOUT_MS = 10 * 24 * 60 * 60 * 1000;
 

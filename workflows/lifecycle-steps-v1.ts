@@ -34,6 +34,7 @@ export function stepsV1(record: LifecycleRecord): StepRunner {
       try {
         const outcome: StepOutcome = await posting[activity](stepInput(step));
         record.summary.steps.push({ ...step, status: outcome.status });
+        if (outcome.clockOffsetMs !== undefined) record.clockOffsetMs = outcome.clockOffsetMs;
         if (!options?.keepStatus) {
           upsertSearchAttributes([
             { key: RewardsStatus, value: outcome.status },

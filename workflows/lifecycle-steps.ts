@@ -32,6 +32,8 @@ export interface LifecycleRecord {
   transactionIds: string[];
   /** The ids the workflow's RewardsTransactionId holds now (set at start by the hand-over). */
   publishedIds: string[];
+  /** A sandbox issuer's clock offset at the last step that reported one (the preview). */
+  clockOffsetMs?: number;
 }
 
 export interface StepRunner {
@@ -88,6 +90,7 @@ export function leanSteps(record: LifecycleRecord): StepRunner {
         return 'unknown';
       }
       record.summary.steps.push({ ...step, status: outcome.status, ...(outcome.webhookId ? { webhookId: outcome.webhookId } : {}) });
+      if (outcome.clockOffsetMs !== undefined) record.clockOffsetMs = outcome.clockOffsetMs;
       if (options?.keepStatus) publishOutcome(undefined);
       else publishOutcome(outcome.status, outcome.merchantId);
       return outcome.status;

@@ -3,7 +3,8 @@
 //
 //   1. authorization  → preview the reward (no ledger posting), write qualified_auth.
 //   2. wait for settlement, at most input.settlementTimeoutMs (SETTLEMENT_TIMEOUT); a reversal
-//      voids the preview, the time-out lapses it.
+//      voids the preview, the time-out lapses it. A sandbox issuer's test clock shortens the
+//      wait (clockAdvanced signal, workflows/sandbox-clock.ts).
 //   3. settlement     → match, eligibility, spend branded balance, post earn transfers,
 //      reward events and grants in one database transaction; write qualified_settlement.
 //   4. refund         → claw back in proportion to the refunded amount (compensates 3).
@@ -32,6 +33,7 @@ import {
 } from './lifecycle-signals';
 import { leanSteps, newLifecycleRecord, type LifecycleSummary, type Pending } from './lifecycle-steps';
 import { stepsV1 } from './lifecycle-steps-v1';
+import { followIssuerClock, waitOnIssuerClock } from './sandbox-clock';
 
 export type { LifecycleSummary } from './lifecycle-steps';
 
@@ -64,6 +66,7 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     seen.add(key);
     inbox.push({ signal: r.step, eventId: r.eventId });
   });
+  const issuerClock = followIssuerClock();
 
   const timeoutMs = input.settlementTimeoutMs ?? DEFAULT_SETTLEMENT_TIMEOUT_MS;
   const record = newLifecycleRecord();
@@ -79,7 +82,7 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     const next = takeNext(inbox);
     if (!next) {
       if (previewOf && settledCount === 0) {
-        if (!(await condition(() => inbox.length > 0, timeoutMs))) {
+        if (!(await waitOnIssuerClock(() => inbox.length > 0, timeoutMs, issuerClock, record.clockOffsetMs ?? 0))) {
           await steps.run({ signal: 'authorization', eventId: previewOf }, 'lapsePreview');
           previewOf = undefined;
         }

@@ -11,6 +11,7 @@ import { newId } from '../../core/ids';
 import { expireGrant, inTransaction, listExpiredGrants, recordRewardEvent, type Grant, type Tx } from '../ledger';
 import { ensureAndLockAccounts } from '../ledger/accounts';
 import { accounts } from '../../core/ledger';
+import { issuerClockAt } from '../issuer-clock';
 
 /** The most grants one activity call looks at: keeps each call well inside its timeout. */
 export const MAX_EXPIRY_BATCH = 1000;
@@ -24,7 +25,10 @@ export interface ExpireBatchInput {
   /** The workflow's clock, so time-skipping tests and replays expire at workflow time. */
   atMs: number;
   batchSize: number;
-  /** Restricts the batch to one issuer (tests; an operator re-run). */
+  /**
+   * Restricts the batch to one issuer (tests; an operator re-run; a sandbox clock advance).
+   * Such a batch runs at that issuer's clock: `atMs` plus its sandbox clock offset.
+   */
   issuerId?: string;
 }
 
@@ -42,7 +46,10 @@ export async function expireDueGrants(deps: ExpiryDeps, input: ExpireBatchInput)
   if (!Number.isSafeInteger(input.batchSize) || input.batchSize < 1 || input.batchSize > MAX_EXPIRY_BATCH) {
     throw new RangeError(`batchSize must be 1..${MAX_EXPIRY_BATCH}`);
   }
-  const at = new Date(input.atMs);
+  // The hourly run over every issuer expires at real time. A sandbox issuer whose clock runs
+  // ahead is swept by the run its clock advance starts (issuerId set); between advances its
+  // reads already count value past expiry on its clock as expired (api/rewards/summary.ts).
+  const at = input.issuerId ? await issuerClockAt(deps.db, input.issuerId, new Date(input.atMs)) : new Date(input.atMs);
   const grants = await inTransaction(deps.db, (tx) => listExpiredGrants(tx, { at, limit: input.batchSize, issuerId: input.issuerId }));
   const result: ExpireBatchResult = { expired: 0, expiredMinor: 0, failed: 0, more: grants.length === input.batchSize };
   for (const grant of grants) {

@@ -59,7 +59,8 @@ export interface ContextGrant extends SpendGrant {
 export interface DecisionContext {
   event: IngestedEvent;
   payload: EventPayload;
-  issuer: { id: string; environment: 'sandbox' | 'production'; brandedAvailabilityDelayDays: number };
+  /** clockOffsetMs: the sandbox test clock's offset the decision was taken at (0 in production). */
+  issuer: { id: string; environment: 'sandbox' | 'production'; brandedAvailabilityDelayDays: number; clockOffsetMs: number };
   groupStatus: 'active' | 'inactive';
   cardholderStatus: 'active' | 'inactive';
   cardStatus: 'active' | 'inactive';
@@ -85,6 +86,7 @@ interface Head {
   issuerId: string;
   environment: 'sandbox' | 'production';
   issuerDelayDays: number;
+  clockOffsetMs: number;
   groupStatus: 'active' | 'inactive';
   cardholderStatus: 'active' | 'inactive';
   cardStatus: 'active' | 'inactive';
@@ -104,15 +106,19 @@ export interface SettledPurchase {
  * alone when it was processed before (a retried activity answers from what it stored), and
  * with `settledPurchase` instead of a context when it is an authorization whose purchase has
  * already been settled (it arrived late: there is nothing left to preview).
+ * `at` is the workflow's clock; the answer's `at` is the issuer's: the same, moved by a sandbox
+ * issuer's test clock (read in the same statement, so production pays no query for it). Every
+ * date the step decides by or writes (availability, expiry, offer windows) is the answer's.
  */
 export async function lockEventWithContext(
   tx: Tx,
   eventId: string,
-  at: Date,
+  workflowAt: Date,
   options: { lockAccounts: boolean; known?: KnownAccounts },
-): Promise<{ event: IngestedEvent; context?: DecisionContext; settledPurchase?: SettledPurchase }> {
+): Promise<{ event: IngestedEvent; at: Date; context?: DecisionContext; settledPurchase?: SettledPurchase }> {
   const [row] = await tx.$queryRaw<Array<IngestedEvent & Omit<Head, 'event' | 'issuerId'> & { settledPurchase: SettledPurchase | null }>>`
     SELECT ${EVENT_COLUMNS}, i.environment, i.branded_availability_delay_days AS "issuerDelayDays",
+           i.clock_offset_ms::float8 AS "clockOffsetMs",
            (SELECT status FROM cardholder_group WHERE id = e.chg_id) AS "groupStatus",
            (SELECT status FROM cardholder WHERE id = e.cardholder_id) AS "cardholderStatus",
            (SELECT status FROM card WHERE id = e.card_id) AS "cardStatus",
@@ -134,11 +140,12 @@ export async function lockEventWithContext(
      WHERE e.id = ${eventId}
        FOR UPDATE OF e`;
   if (!row) throw notFound(eventId);
-  const { environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint, settledPurchase, ...event } = row;
-  if (event.processedAt) return { event };
-  if (settledPurchase) return { event, settledPurchase };
-  const head: Head = { event, issuerId: event.issuerId, environment, issuerDelayDays, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint };
-  return { event, context: await loadRest(tx, head, at, options) };
+  const { environment, issuerDelayDays, clockOffsetMs, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint, settledPurchase, ...event } = row;
+  const at = clockOffsetMs === 0 ? workflowAt : new Date(workflowAt.getTime() + clockOffsetMs);
+  if (event.processedAt) return { event, at };
+  if (settledPurchase) return { event, at, settledPurchase };
+  const head: Head = { event, issuerId: event.issuerId, environment, issuerDelayDays, clockOffsetMs, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint };
+  return { event, at, context: await loadRest(tx, head, at, options) };
 }
 
 async function loadRest(tx: Tx, head: Head, at: Date, options: { lockAccounts: boolean; known?: KnownAccounts }): Promise<DecisionContext> {
@@ -151,7 +158,7 @@ async function loadRest(tx: Tx, head: Head, at: Date, options: { lockAccounts: b
   );
   const base = {
     event, payload, match,
-    issuer: { id: head.issuerId, environment: head.environment, brandedAvailabilityDelayDays: head.issuerDelayDays },
+    issuer: { id: head.issuerId, environment: head.environment, brandedAvailabilityDelayDays: head.issuerDelayDays, clockOffsetMs: head.clockOffsetMs },
     groupStatus: head.groupStatus, cardholderStatus: head.cardholderStatus, cardStatus: head.cardStatus, authorizationId: head.authorizationId,
     endpoint: toEndpoint(head.endpoint),
   };

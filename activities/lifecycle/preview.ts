@@ -12,11 +12,11 @@ import type { StepInput, StepOutcome } from './types';
 import type { QualifiedAuthData } from '../../core/webhooks/payloads';
 
 export async function previewAuthorization(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
-  const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
+  const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   await deps.faults?.beforeActivity?.('previewAuthorization', input.eventId);
   let written: OutboxRow | undefined;
   const outcome = await deps.db.$transaction(async (tx) => {
-    const { event, context, settledPurchase } = await lockEventWithContext(tx, input.eventId, at, { lockAccounts: false });
+    const { event, at, context, settledPurchase } = await lockEventWithContext(tx, input.eventId, workflowAt, { lockAccounts: false });
     if (settledPurchase) return recordAfterSettlement(tx, event.id, settledPurchase, at);
     if (!context) return storedOutcome(tx, event);
     const decision = decideReward(context, at);
@@ -47,7 +47,10 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
     if (webhook) {
       written = writtenOutboxRow({ id: webhook.id, issuerId: event.issuerId, type: 'qualified_auth', sourceEventId: event.id, data: webhook.data, createdAt: at }, context.endpoint);
     }
-    return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id } satisfies StepOutcome;
+    // A sandbox issuer's clock offset tells the workflow where its settlement wait starts on
+    // that clock (workflows/sandbox-clock.ts); production outcomes stay as they were.
+    const clockOffsetMs = status === 'previewed' && context.issuer.clockOffsetMs !== 0 ? context.issuer.clockOffsetMs : undefined;
+    return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id, ...(clockOffsetMs ? { clockOffsetMs } : {}) } satisfies StepOutcome;
   });
   if (written) deps.relay?.take(written);
   return outcome;

@@ -12,6 +12,7 @@ import { accounts, fromDbMinor } from '../../core/ledger';
 import { lockAccounts } from '../ledger/accounts';
 import type { Prisma } from '../../prisma/generated/client';
 import { lockEvent } from './context';
+import { issuerClockAt } from '../issuer-clock';
 import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
@@ -23,10 +24,13 @@ type Tx = Prisma.TransactionClient;
 const SHORTFALL_KEY_SUFFIX = ':branded_shortfall_from_cashback';
 
 export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
-  const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
+  const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   const outcome = await deps.db.$transaction(async (tx) => {
     const refund = await lockEvent(tx, input.eventId);
     if (refund.processedAt) return storedOutcome(tx, refund);
+    // Clawbacks are dated on the issuer's clock, as the earnings they reverse (a sandbox test
+    // clock); refunds are rare, so this one extra statement is not worth folding in.
+    const at = await issuerClockAt(tx, refund.issuerId, workflowAt);
     // Lock the purchase too: two refunds of one purchase are clawed back one after the other.
     const purchase = await lockEvent(tx, refund.relatedEventId!);
     if (!purchase.processedAt) return { status: 'waiting_for_purchase' } satisfies StepOutcome;

@@ -22,12 +22,13 @@ import type { StepInput, StepOutcome } from './types';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export async function settleTransaction(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
-  const at = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
+  const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   await deps.faults?.beforeActivity?.('settleTransaction', input.eventId);
   let lockedAccountIds: string[] = [];
   let written: OutboxRow | undefined;
   const outcome = await deps.db.$transaction(async (tx) => {
-    const { event, context: ctx } = await lockEventWithContext(tx, input.eventId, at, { lockAccounts: true, known: deps.knownAccounts });
+    // `at` is the issuer's clock: a sandbox issuer's grants become available and expire on it.
+    const { event, at, context: ctx } = await lockEventWithContext(tx, input.eventId, workflowAt, { lockAccounts: true, known: deps.knownAccounts });
     if (!ctx) return storedOutcome(tx, event);
     lockedAccountIds = [...ctx.accounts.keys()];
     const { decision, batch, rewardEventIds, rewardGrantIds } = planSettlement(ctx, at);

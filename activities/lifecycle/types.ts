@@ -18,6 +18,11 @@ export interface StepOutcome {
   merchantId?: string;
   /** The webhook record written for this step, if any (delivered by WebhookDelivery). */
   webhookId?: string;
+  /**
+   * A previewed authorization of a sandbox issuer whose test clock runs ahead: the offset at the
+   * preview, where the settlement wait starts on that clock (workflows/sandbox-clock.ts).
+   */
+  clockOffsetMs?: number;
 }
 
 export interface EventRef {

@@ -8,6 +8,7 @@ import { evaluateSpend } from '../../core/rules/spend-eligibility';
 import { eligibilityQuerySchema, eligibilitySchema, spendEligibilitySchema, spendQuerySchema } from './schemas';
 import { loadGroupMerchant } from './group-merchant';
 import { toInstant } from '../../core/timestamp';
+import { issuerNow } from '../sandbox/issuer-clock';
 
 /** Spend eligibility sums the group's open grants at the merchant: bounded like a draw. */
 const MAX_SPEND_GRANTS = 1000;
@@ -36,7 +37,7 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
         const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(db, issuerOf(ctx), p.chgId, p.merchantId, {
           offers: true, activation: true, earned: true,
         });
-        const at = query.at ? toInstant(query.at) : clock.now();
+        const at = query.at ? toInstant(query.at) : issuerNow(ctx, clock);
         const decision = evaluateEarn({
           merchant: { id: merchant.id, status: merchant.status },
           offers,
@@ -71,7 +72,7 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
       errorStatuses: [404],
       async handle(ctx, { params: p, query }) {
         const issuer = issuerOf(ctx);
-        const now = clock.now();
+        const now = issuerNow(ctx, clock);
         const { group, merchant, grants } = await loadGroupMerchant(db, issuer, p.chgId, p.merchantId, { grants: { at: now, limit: MAX_SPEND_GRANTS } });
         const decision = evaluateSpend({
           merchant: {

@@ -11,6 +11,7 @@ import { merchantSchema, offerSchema } from './schemas';
 import { presentIssuerOffer, presentMerchant } from './present';
 import { OFFER_MERCHANT_FIELDS, requireGroup, requireVisibleMerchant, requireVisibleOffer, visibleTo } from './scope';
 import { OFFER_ORDER, offerListWhere, type OfferFilters } from './offer-query';
+import { issuerNow, shiftedNow } from '../sandbox/issuer-clock';
 
 interface MerchantListQuery {
   limit: number;
@@ -33,7 +34,7 @@ export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
   const offerPage = { description: 'A page of offers, by startsAt then id.', schema: pageSchema(offerSchema) };
 
   async function listOffers(issuer: AuthenticatedIssuer, query: OfferListQuery) {
-    const now = clock.now();
+    const now = shiftedNow(clock, issuer.clockOffsetMs);
     const delay = issuer.brandedAvailabilityDelayDays;
     const rows = await db.offer.findMany({
       where: offerListWhere(visibleTo(issuer.id), query, now, delay),
@@ -137,7 +138,7 @@ export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
       async handle(ctx, { params }) {
         const issuerId = issuerOf(ctx).id;
         await requireGroup(db, issuerId, params.chgId);
-        ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId), issuerOf(ctx).brandedAvailabilityDelayDays, clock.now());
+        ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId), issuerOf(ctx).brandedAvailabilityDelayDays, issuerNow(ctx, clock));
       },
     }),
     defineRoute<unknown, OfferListQuery>({
@@ -172,7 +173,7 @@ export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
         const issuerId = issuerOf(ctx).id;
         await requireGroup(db, issuerId, params.chgId);
         await requireVisibleMerchant(db, issuerId, params.merchantId);
-        ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId, params.merchantId), issuerOf(ctx).brandedAvailabilityDelayDays, clock.now());
+        ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId, params.merchantId), issuerOf(ctx).brandedAvailabilityDelayDays, issuerNow(ctx, clock));
       },
     }),
   ];

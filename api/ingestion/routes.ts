@@ -9,6 +9,7 @@ import type { AppDeps } from '../deps';
 import { ingestBatch } from './store';
 import { eventsIngested } from '../../core/metrics';
 import { authEventSchema, eventFailureReasonList, failuresSchema, MAX_EVENTS_PER_BATCH, settledEventSchema, type EventKind, type IngestedEvent } from './schemas';
+import { issuerNow } from '../sandbox/issuer-clock';
 
 const validators = {
   auth: compileBody<IngestedEvent>(authEventSchema),
@@ -63,7 +64,7 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
         const body = (ctx.request as { body?: unknown }).body;
         if (body === undefined) throw errors.validation('invalid_body', 'A JSON request body is required.');
         const events = batchOf(body);
-        const outcome = await ingestBatch(deps.db, issuerOf(ctx).id, kind, events, validators[kind], deps.clock.now());
+        const outcome = await ingestBatch(deps.db, issuerOf(ctx).id, kind, events, validators[kind], issuerNow(ctx, deps.clock));
         if (outcome.handovers.length > 0) deps.handover?.enqueue(outcome.handovers);
         eventsIngested.inc({ kind, outcome: 'accepted' }, outcome.acceptedCount);
         eventsIngested.inc({ kind, outcome: 'failed' }, outcome.failures.length);

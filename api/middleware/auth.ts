@@ -19,6 +19,12 @@ export interface AuthenticatedIssuer {
   tokenId: string;
   /** Carried (and cached) with the token so that the rate limit check reads no database. */
   rateLimits: RateLimitOverrides;
+  /**
+   * Sandbox test clock: how far the issuer's simulated now runs ahead of real time (always 0 in
+   * production). Carried with the token for the same reason: reads that decide by "now" add it
+   * without a query (api/sandbox/issuer-clock.ts).
+   */
+  clockOffsetMs: number;
 }
 
 function bearer(ctx: Context): string {
@@ -70,6 +76,7 @@ export function createGuards(deps: { db: Db; operatorToken: string; tokenCache?:
         brandedAvailabilityDelayDays: row.issuer.brandedAvailabilityDelayDays,
         tokenId: row.id,
         rateLimits: { requestsPerSecond: row.issuer.rateLimitRequestsPerSecond, eventsPerSecond: row.issuer.rateLimitEventsPerSecond },
+        clockOffsetMs: Number(row.issuer.clockOffsetMs),
       };
       deps.tokenCache?.set(tokenHash, issuer, Date.now());
       authenticate(ctx, issuer);

@@ -11,6 +11,7 @@ import { fromDbMinor } from '../../core/ledger';
 import { rewardsSummary } from './summary';
 import { activityPage, type ActivityQuery } from './activity';
 import { activityPageSchema, activityQuerySchema, expiringQuerySchema, expiringSchema, merchantBalanceSchema, summarySchema } from './balance-schemas';
+import { issuerNow } from '../sandbox/issuer-clock';
 
 const DAY_MS = 86_400_000;
 /** The expiring list and a merchant's grant list are not paginated; this bounds them. */
@@ -39,7 +40,7 @@ export function balanceRoutes(deps: AppDeps): RouteSpec[] {
       errorStatuses: [404],
       async handle(ctx, { params: p }) {
         // One statement, the group's ownership included: undefined means not this issuer's.
-        const summary = await rewardsSummary(db, issuerOf(ctx).id, p.chgId, clock.now());
+        const summary = await rewardsSummary(db, issuerOf(ctx).id, p.chgId, issuerNow(ctx, clock));
         if (!summary) throw groupNotFound(p.chgId);
         ctx.body = summary;
       },
@@ -75,7 +76,7 @@ export function balanceRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The grants.', schema: expiringSchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p, query }) {
-        const now = clock.now();
+        const now = issuerNow(ctx, clock);
         // One statement, the group's ownership included (no row: not this issuer's group).
         const rows = await db.$queryRaw<Array<{ id: string | null; merchantId: string; remainingMinor: bigint; expiresAt: Date }>>`
           SELECT x.id, x.merchant_id AS "merchantId", x.remaining_minor AS "remainingMinor", x.expires_at AS "expiresAt"
@@ -107,7 +108,7 @@ export function balanceRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The balance.', schema: merchantBalanceSchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p }) {
-        const { balance, grants } = await loadGroupMerchant(db, issuerOf(ctx), p.chgId, p.merchantId, { grants: { at: clock.now(), limit: MAX_LISTED_GRANTS } });
+        const { balance, grants } = await loadGroupMerchant(db, issuerOf(ctx), p.chgId, p.merchantId, { grants: { at: issuerNow(ctx, clock), limit: MAX_LISTED_GRANTS } });
         ctx.body = {
           merchantId: p.merchantId,
           currency: 'usd',

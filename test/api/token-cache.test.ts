@@ -70,7 +70,7 @@ describe('api/middleware/token-cache', () => {
 
   it('caches nothing while not listening, and entries expire', () => {
     const cache = new TokenCache(1000);
-    const issuer = { id: 'iss_x', name: 'x', environment: 'sandbox' as const, brandedAvailabilityDelayDays: 0, tokenId: 'tok_x', rateLimits: { requestsPerSecond: null, eventsPerSecond: null } };
+    const issuer = { id: 'iss_x', name: 'x', environment: 'sandbox' as const, brandedAvailabilityDelayDays: 0, tokenId: 'tok_x', rateLimits: { requestsPerSecond: null, eventsPerSecond: null }, clockOffsetMs: 0 };
     cache.set('h', issuer, 0);
     assert.equal(cache.get('h', 0), undefined);
     cache.setListening(true);
