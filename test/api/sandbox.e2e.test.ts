@@ -1,0 +1,194 @@
+// The sandbox simulation routes end to end (issue 15, item 3), on the real API, worker,
+// PostgreSQL and Temporal dev server: a sandbox issuer's test clock moves grant availability,
+// branded balance expiry and the settlement time-out for that issuer only, each observed within
+// a minute of the move; forced outcomes go through ingestion and the real lifecycle; production
+// issuers are refused with 403 sandbox_only.
+import assert from 'node:assert/strict';
+import { startStack, type Stack } from '../helpers/stack';
+import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
+import { groupBody } from '../helpers/groups';
+import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { assertLedgerHealthy } from '../helpers/ledger';
+
+const DAY_MS = 86_400_000;
+const OBSERVED_WITHIN_MS = 60_000;
+
+/** Polls `read` until `done` holds for its value; fails after a minute with the last value. */
+async function eventually<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + OBSERVED_WITHIN_MS;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    assert.ok(Date.now() < deadline, `${what}: still ${JSON.stringify(value)} after ${OBSERVED_WITHIN_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('sandbox simulation: test clock and forced outcomes', function () {
+  this.timeout(240_000);
+  let stack: Stack;
+  let merchant: any;
+
+  /** A sandbox (or production) issuer with one group, its card, and the merchant activated. */
+  async function issuerWithGroup(environment: 'sandbox' | 'production' = 'sandbox') {
+    const issuer = await newIssuer(stack.app, environment);
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+    return { issuer, group, cardId: group.cardholders[0].cards[0].externalId as string };
+  }
+
+  const simulate = async (issuer: TestIssuer, body: Record<string, unknown>) => {
+    const res = await issuer.call('POST', '/api/v2/sandbox/transactions', { merchantId: merchant.id, amount: 10_000, ...body });
+    assert.equal(res.status, 201, res.text);
+    return res.body;
+  };
+  const advance = async (issuer: TestIssuer, body: Record<string, unknown>) => {
+    const res = await issuer.call('POST', '/api/v2/sandbox/clock/advance', body);
+    assert.equal(res.status, 200, res.text);
+    return res.body;
+  };
+  const summary = async (issuer: TestIssuer, chgId: string) => (await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/summary`)).body;
+  const status = async (eventId: string) => (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: eventId } })).rewardStatus;
+
+  async function assertBalanced(issuer: TestIssuer) {
+    await assertLedgerHealthy(stack.db, issuer.id);
+    const trial = await stack.app.operator('GET', `/admin/v1/ledger/trial-balance?issuerId=${issuer.id}`);
+    assert.equal(trial.status, 200, trial.text);
+    assert.equal(trial.body.totalMinor, 0);
+  }
+
+  before(async () => {
+    stack = await startStack();
+    // 5% cashback and 3% branded balance, available after 3 days, expiring after 30.
+    merchant = await createMerchant(stack.app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 3, expiryDays: 30 } });
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 300, startsAt: daysFromNow(-5) });
+  });
+  after(() => stack?.stop());
+
+  it('refuses production issuers with 403 sandbox_only', async () => {
+    const { issuer, cardId } = await issuerWithGroup('production');
+    assertError(await issuer.call('GET', '/api/v2/sandbox/clock'), 403, 'sandbox_only');
+    assertError(await issuer.call('POST', '/api/v2/sandbox/clock/advance', { days: 1 }), 403, 'sandbox_only');
+    assertError(await issuer.call('POST', '/api/v2/sandbox/transactions', { cardId, merchantId: merchant.id, amount: 100, outcome: 'settled' }), 403, 'sandbox_only');
+    const stored = await stack.db.issuer.findUniqueOrThrow({ where: { id: issuer.id } });
+    assert.equal(stored.clockOffsetMs, 0n);
+  });
+
+  it('refuses an advance of nothing and reads a fresh clock at real time', async () => {
+    const { issuer } = await issuerWithGroup();
+    assertError(await issuer.call('POST', '/api/v2/sandbox/clock/advance', { days: 0, hours: 0 }), 400, 'invalid_body');
+    assertError(await issuer.call('POST', '/api/v2/sandbox/clock/advance', {}), 400, 'invalid_body');
+    const clock = (await issuer.call('GET', '/api/v2/sandbox/clock')).body;
+    assert.equal(clock.clockOffsetMs, 0);
+    assert.ok(Math.abs(Date.parse(clock.now) - Date.now()) < 5_000);
+  });
+
+  it('walks a branded grant from earned to available to expired on the issuer clock, leaving another issuer unaffected', async () => {
+    const { issuer, group, cardId } = await issuerWithGroup();
+    const other = await issuerWithGroup();
+    const purchase = await simulate(issuer, { cardId, outcome: 'settled' });
+    const theirs = await simulate(other.issuer, { cardId: other.cardId, outcome: 'settled' });
+    assert.equal(purchase.chgId, group.id);
+    assert.deepEqual(purchase.events.map((e: any) => [e.endpoint, e.state]), [['/api/v1/incoming-auth', 'approved'], ['/api/v1/incoming-txn', 'settled']]);
+    await stack.waitForStatus(purchase.transactionId, ['matched']);
+    await stack.waitForStatus(theirs.transactionId, ['matched']);
+    const earned = await summary(issuer, group.id);
+    assert.equal(earned.brandedBalance.earnedMinor, 300);
+    assert.equal(earned.brandedBalance.notYetAvailableMinor, 300);
+    assert.equal(earned.brandedBalance.availableMinor, 0);
+
+    // Three days later on this issuer's clock, the grant is available.
+    const moved = await advance(issuer, { days: 3, hours: 1 });
+    assert.equal(moved.clockOffsetMs, 3 * DAY_MS + 3_600_000);
+    assert.ok(Math.abs(Date.parse(moved.now) - (Date.now() + moved.clockOffsetMs)) < 5_000);
+    await eventually('available after the advance', () => summary(issuer, group.id), (s) => s.brandedBalance.availableMinor === 300 && s.brandedBalance.notYetAvailableMinor === 0);
+    const spend = (await issuer.call('GET', `/api/v2/chg/${group.id}/merchant/${merchant.id}/spend-eligibility?amountMinor=100`)).body;
+    assert.equal(spend.availableBalanceMinor, 300);
+    assert.equal(spend.eligible, true);
+
+    // The other sandbox issuer's clock did not move: its grant still waits.
+    assert.equal((await other.issuer.call('GET', '/api/v2/sandbox/clock')).body.clockOffsetMs, 0);
+    const theirSummary = await summary(other.issuer, other.group.id);
+    assert.equal(theirSummary.brandedBalance.notYetAvailableMinor, 300);
+    assert.equal(theirSummary.brandedBalance.availableMinor, 0);
+
+    // Thirty days on, the grant has expired: the advance's expiry run posts it to breakage.
+    const expiring = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/expiring?withinDays=30`)).body;
+    assert.equal(expiring.data.length, 1);
+    await advance(issuer, { days: 30 });
+    await eventually('expiry posted', () => stack.db.rewardEvent.findMany({ where: { issuerId: issuer.id, type: 'branded_expired' } }), (rows) => rows.length === 1);
+    const after = await summary(issuer, group.id);
+    assert.equal(after.brandedBalance.expiredMinor, 300);
+    assert.equal(after.brandedBalance.availableMinor, 0);
+    assert.equal(after.brandedBalance.earnedMinor, 300);
+    const grant = await stack.db.rewardGrant.findFirstOrThrow({ where: { issuerId: issuer.id } });
+    assert.equal(grant.remainingMinor, 0n);
+    const activity = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/activity`)).body;
+    assert.equal(activity.data[0].type, 'branded_expired', 'the expiry is the newest row, dated on the issuer clock');
+    // The other issuer's grant is untouched.
+    assert.equal((await stack.db.rewardGrant.findFirstOrThrow({ where: { issuerId: other.issuer.id } })).remainingMinor, 300n);
+    await assertBalanced(issuer);
+    await assertBalanced(other.issuer);
+  });
+
+  it('lapses a waiting authorization once its settlement time-out has passed on the issuer clock', async () => {
+    const { issuer, group, cardId } = await issuerWithGroup();
+    const purchase = await simulate(issuer, { cardId, outcome: 'authorized' });
+    assert.equal(purchase.transactionId, null);
+    await stack.waitForStatus(purchase.authorizationId, ['previewed']);
+    assert.equal((await summary(issuer, group.id)).cashback.pendingMinor, 500);
+
+    // Five of the ten days: the run is told, recomputes, and keeps waiting.
+    const first = await advance(issuer, { days: 5 });
+    assert.equal(first.waitingAuthorizationsNotified, 1);
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.equal(await status(purchase.authorizationId), 'previewed');
+
+    // Six more: past the time-out, so the preview lapses.
+    const second = await advance(issuer, { days: 6 });
+    assert.equal(second.waitingAuthorizationsNotified, 1);
+    await eventually('lapsed after the advance', () => status(purchase.authorizationId), (s) => s === 'lapsed');
+    assert.equal((await summary(issuer, group.id)).cashback.pendingMinor, 0);
+    const run = await stack.client.workflow.getHandle(`txn/${issuer.id}/${purchase.events[0].id}`).describe();
+    assert.equal(run.status.name, 'COMPLETED');
+    await assertBalanced(issuer);
+  });
+
+  it('keeps an authorization whose issuer clock starts ahead waiting its full time-out from the preview', async () => {
+    const { issuer, cardId } = await issuerWithGroup();
+    await advance(issuer, { days: 20 });
+    const purchase = await simulate(issuer, { cardId, outcome: 'authorized' });
+    await stack.waitForStatus(purchase.authorizationId, ['previewed']);
+    // Measured from the preview (offset 20 days), 9 more days are inside the time-out.
+    assert.equal((await advance(issuer, { days: 9 })).waitingAuthorizationsNotified, 1);
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.equal(await status(purchase.authorizationId), 'previewed');
+    await advance(issuer, { days: 1, hours: 1 });
+    await eventually('lapsed', () => status(purchase.authorizationId), (s) => s === 'lapsed');
+    await assertBalanced(issuer);
+  });
+
+  it('forces declined, reversed and refunded outcomes through the real lifecycle', async () => {
+    const { issuer, group, cardId } = await issuerWithGroup();
+    const declined = await simulate(issuer, { cardId, outcome: 'declined' });
+    assert.equal(await status(declined.authorizationId), 'not_matched');
+
+    const reversed = await simulate(issuer, { cardId, outcome: 'reversed' });
+    assert.deepEqual(reversed.events.map((e: any) => e.state), ['approved', 'reversed']);
+    await stack.waitForStatus(reversed.authorizationId, ['voided']);
+
+    const refunded = await simulate(issuer, { cardId, outcome: 'refunded', amount: 4_000, refundAmount: 2_000 });
+    assert.deepEqual(refunded.events.map((e: any) => e.state), ['approved', 'settled', 'refunded']);
+    await stack.waitForStatus(refunded.refundTransactionId, ['matched', 'reversed']);
+    const detail = (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${refunded.transactionId}/reward-detail`)).body;
+    assert.equal(detail.status, 'matched');
+    assert.equal(detail.earnedAmountMinor, 320, '5% cashback and 3% branded of 4000');
+    assert.equal(detail.clawedBackAmountMinor, 160, 'half of it, for half the amount refunded');
+    const webhooks = await stack.db.webhook.findMany({ where: { issuerId: issuer.id }, select: { type: true } });
+    assert.deepEqual(webhooks.map((w) => w.type).sort(), ['qualified_auth', 'qualified_auth', 'qualified_settlement']);
+
+    assertError(await issuer.call('POST', '/api/v2/sandbox/transactions', { cardId: 'no-such-card', merchantId: merchant.id, amount: 100, outcome: 'settled' }), 404, 'card_not_found');
+    assertError(await issuer.call('POST', '/api/v2/sandbox/transactions', { cardId, merchantId: merchant.id, amount: 100, outcome: 'settled', refundAmount: 50 }), 400, 'invalid_body');
+    await assertBalanced(issuer);
+  });
+});
