@@ -43,7 +43,7 @@ export async function waitOnIssuerClock(ready: () => boolean, timeoutMs: number,
   for (;;) {
     const heard = clock.offsetMs;
     const skippedMs = Math.max(0, (heard ?? startOffsetMs) - startOffsetMs);
-    const remainingMs = startedAtMs + timeoutMs - skippedMs - Date.now();
+    const remainingMs = startedAtMs + timeoutMs - skippedMs - Date.now(); // workflow time
     if (remainingMs <= 0) return ready();
     const woke = await condition(() => ready() || clock.offsetMs !== heard, remainingMs);
     if (ready()) return true;

@@ -154,6 +154,66 @@ describe('record workflow histories', function () {
     }
   });
 
+  /** A fresh sandbox issuer with a group, a cashback merchant activated, and one previewable authorization stored (not handed over). */
+  async function sandboxAuthorization() {
+    const sandbox = await newIssuer(stack.app);
+    const group = (await sandbox.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app);
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-3) });
+    await sandbox.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    const auth = authEvent(cardOf(group), { merchantId: merchant.id });
+    return { sandbox, group, merchant, auth };
+  }
+
+  it('records a sandbox clock that shortens, then ends, a settlement wait', async () => {
+    const { sandbox, auth } = await sandboxAuthorization();
+    await sandbox.call('POST', '/api/v1/incoming-auth', auth);
+    const authRow = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: sandbox.id, kind: 'auth', externalId: auth.id } } });
+    await stack.waitForStatus(authRow.id, ['previewed']);
+    // 5 of 10 days: a new timer for the rest; 6 more: the wait ends and the preview lapses.
+    assert.equal((await sandbox.call('POST', '/api/v2/sandbox/clock/advance', { days: 5 })).status, 200);
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal((await sandbox.call('POST', '/api/v2/sandbox/clock/advance', { days: 6 })).status, 200);
+    await stack.waitForStatus(authRow.id, ['lapsed']);
+    await save('lifecycle-sandbox-clock-lapse', authRow.workflowId);
+  });
+
+  it('records a run on the code before the sandbox clock that was sent clockAdvanced, settled after the upgrade', async () => {
+    const { sandbox, group, merchant, auth } = await sandboxAuthorization();
+    const settled = settledEvent(cardOf(group), { merchantId: merchant.id, authorizationId: auth.id });
+    const quiet = await startTestApp({ db: stack.db });
+    await quiet.request('POST', '/api/v1/incoming-auth', { token: sandbox.token, body: auth });
+    await quiet.request('POST', '/api/v1/incoming-txn', { token: sandbox.token, body: settled });
+    await quiet.close();
+    const authRow = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: sandbox.id, kind: 'auth', externalId: auth.id } } });
+    const settledRow = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: sandbox.id, kind: 'settled', externalId: settled.id } } });
+    const taskQueue = `record-pre-clock-${Date.now()}`;
+    const connection = await NativeConnection.connect({ address: testTemporalAddress() });
+    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(stack.client, taskQueue), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys };
+    try {
+      const old = await Worker.create({ connection, taskQueue, workflowsPath: require.resolve('./fixtures/pre-sandbox-clock'), activities: createActivities(deps) });
+      const handle = await old.runUntil(async () => {
+        const h = await stack.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
+          workflowId: authRow.workflowId, taskQueue, args: [lifecycleInput(sandbox.id, DEFAULT_SETTLEMENT_TIMEOUT_MS)], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
+        });
+        await stack.waitForStatus(authRow.id, ['previewed']);
+        await new Promise((r) => setTimeout(r, 1_000)); // the run reaches its settlement timer
+        // An advance during a rolling deploy: the old code has no handler and drops it.
+        await h.signal('clockAdvanced', { clockOffsetMs: 11 * 86_400_000 });
+        await new Promise((r) => setTimeout(r, 1_000));
+        return h;
+      });
+      const current = await createWorker({ connection, namespace: 'default', taskQueue, deps });
+      await current.runUntil(async () => {
+        await handle.signal('settlement', { eventId: settledRow.id });
+        await handle.result();
+      });
+      writeFileSync(join(DIR, 'pre-sandbox-clock-signal-then-settle-after-upgrade.json'), `${historyToJSON(await handle.fetchHistory())}\n`);
+    } finally {
+      await connection.close();
+    }
+  });
+
   it('records a lapsed preview on the time-skipping server', async () => {
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     const merchant = await createMerchant(stack.app);

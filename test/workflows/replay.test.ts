@@ -30,6 +30,23 @@ function incompatibleCopy(): { entry: string; cleanup(): void } {
   return { entry: join(dir, 'workflows', 'index.ts'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * A copy of workflows/ whose clockAdvanced handler takes the signal without asking patched():
+ * what the sandbox clock would be without its guard. A run on the code before the sandbox clock
+ * dropped the signal, so this copy commands a new timer where that history has none.
+ */
+function unguardedClockCopy(): { entry: string; cleanup(): void } {
+  const dir = mkdtempSync(join(ROOT, '.replay-candidate-'));
+  cpSync(join(ROOT, 'workflows'), join(dir, 'workflows'), { recursive: true });
+  cpSync(join(ROOT, 'activities'), join(dir, 'activities'), { recursive: true });
+  const file = join(dir, 'workflows', 'sandbox-clock.ts');
+  const original = readFileSync(file, 'utf8');
+  const changed = original.replace('if (!patched(SANDBOX_CLOCK_PATCH)) return;', 'if (!SANDBOX_CLOCK_PATCH || !patched) return;');
+  assert.notEqual(changed, original, 'the guard is removed');
+  writeFileSync(file, changed);
+  return { entry: join(dir, 'workflows', 'index.ts'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 describe('workflow replay of recorded histories', function () {
   this.timeout(180_000);
   const histories = loadHistoryDir(HISTORIES);
@@ -63,5 +80,22 @@ describe('workflow replay of recorded histories', function () {
     }
     const real = await run(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES], { cwd: ROOT });
     assert.match(real.stdout, new RegExp(`${histories.length} replayed, 0 diverged`));
+  });
+
+  it('keeps a run that took clockAdvanced on the code before the sandbox clock replaying (patched), and would not without it', async () => {
+    const names = histories.map((h) => h.workflowId);
+    assert.ok(names.includes('pre-sandbox-clock-signal-then-settle-after-upgrade'), 'the run from before the sandbox clock is recorded');
+    assert.ok(names.includes('lifecycle-sandbox-clock-lapse'), 'a run whose wait the sandbox clock shortened is recorded');
+    const candidate = unguardedClockCopy();
+    try {
+      const broken = await run(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES, '--workflows', candidate.entry], { cwd: ROOT }).then(
+        () => ({ code: 0, stdout: '' }),
+        (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
+      );
+      assert.equal(broken.code, 1);
+      assert.match(broken.stdout, /DIVERGED {2}pre-sandbox-clock-signal-then-settle-after-upgrade/);
+    } finally {
+      candidate.cleanup();
+    }
   });
 });
