@@ -53,7 +53,7 @@ export function contractViolation(method: string, url: string, status: number, c
   if (media === undefined) return undefined; // no body documented (204, metrics text)
   if (media === null) return `${method} ${operation.template} ${status}: content type ${contentType}, documented ${Object.keys(documented.content).join(' or ')}`;
   if (!documented.content[media].schema || !(media === 'application/json' || media === 'application/x-ndjson')) return undefined; // CSV: text
-  const key = `${operation.method} ${operation.template} ${status} ${media}`;
+  const key = `${operation.method} ${operation.template} ${status}${media === 'application/json' ? '' : ` ${media}`}`;
   let validate = validators.get(key);
   if (validate === undefined) {
     const ref = `openapi#/paths/${pointer(operation.template)}/${operation.method}/responses/${responses[String(status)] ? status : documented === responses.default ? 'default' : `${String(status)[0]}XX`}/content/${pointer(media)}/schema`;

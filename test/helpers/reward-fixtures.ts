@@ -112,5 +112,9 @@ export async function bulkCashbackEarned(db: Db, place: { issuerId: string; chgI
       UPDATE reward_total SET amount_minor = amount_minor + ${total}, event_count = event_count + ${count}
        WHERE issuer_id = ${place.issuerId} AND chg_id = ${place.chgId} AND merchant_id = ${place.merchantId} AND offer_id = '' AND type = 'cashback_earned'`;
     return Number(total) + firstAmount;
+  }).then(async (sum) => {
+    // What autovacuum would do after a bulk load: fresh statistics, so plans are those of a live database.
+    await db.$executeRawUnsafe('ANALYZE reward_event, ledger_transfer, ledger_entry');
+    return sum;
   });
 }
