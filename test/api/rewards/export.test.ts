@@ -265,7 +265,7 @@ describe('the reward-events export of 10,000 events', () => {
     assert.equal(lines, COUNT + 2, 'every event and the checksum line');
     assert.deepEqual(pages.length, Math.ceil((COUNT + 1) / pageSize));
     assert.ok(pages.every((n) => n <= pageSize));
-    // Generous: the whole export is about 3.5 MB of text, and held at once it would be several times that as objects.
+    // Generous: the whole export is about 4 MB of text, and held at once it would be several times that as objects.
     assert.ok(heapPeak - heapBefore < 64 * 1024 * 1024, `heap grew ${heapPeak - heapBefore} bytes for ${bytes} bytes exported`);
   });
 
