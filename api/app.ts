@@ -27,6 +27,7 @@ import { ledgerAdminRoutes } from './ledger/admin-routes';
 import { operationsAdminRoutes } from './operations/admin-routes';
 import { transactionRoutes } from './rewards/transaction-routes';
 import { balanceRoutes } from './rewards/balance-routes';
+import { exportRoutes } from './rewards/export-routes';
 import { webhookRoutes } from './webhooks/routes';
 import { webhookAdminRoutes } from './webhooks/admin-routes';
 import { sandboxRoutes } from './sandbox/routes';
@@ -47,6 +48,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...ingestionRoutes(deps),
     ...transactionRoutes(deps),
     ...balanceRoutes(deps),
+    ...exportRoutes(deps),
     ...webhookRoutes(deps),
     ...sandboxRoutes(deps),
     ...adminRoutes(deps),

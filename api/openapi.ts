@@ -1,8 +1,7 @@
 // Renders /openapi.json from the route declarations: the schemas shown are the objects
 // ajv enforces, and every route's error responses use the one error object.
 import { errorObjectSchema } from './schemas/common';
-import { idPattern } from '../core/ids';
-import { bodyRequired, type RouteSpec } from './route';
+import { bodyRequired, pathParamSchema, type RouteSpec } from './route';
 import type { RateLimitSettings } from './middleware/rate-limit';
 import { webhookComponents, webhooksSection } from './openapi-webhooks';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
@@ -97,9 +96,11 @@ function operation(route: RouteSpec): object {
   }
   const responses: Record<string, object> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
-    responses[status] = spec.schema
-      ? { description: spec.description, content: { 'application/json': { schema: spec.schema } } }
-      : { description: spec.description };
+    responses[status] = spec.content
+      ? { description: spec.description, content: spec.content }
+      : spec.schema
+        ? { description: spec.description, content: { 'application/json': { schema: spec.schema } } }
+        : { description: spec.description };
   }
   const errorResponse = (description: string) => ({
     description,
@@ -127,7 +128,7 @@ function operation(route: RouteSpec): object {
       name,
       in: 'path',
       required: true,
-      schema: { type: 'string', pattern: idPattern(prefix) },
+      schema: pathParamSchema(prefix),
     })),
     ...queryParameters(route.query),
     { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },

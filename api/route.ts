@@ -21,7 +21,16 @@ export interface RouteInput<B, Q> {
 
 export interface ResponseSpec {
   description: string;
+  /** The JSON body (application/json). */
   schema?: object;
+  /** Bodies that are not one JSON document (a streamed export): media type → schema and example. */
+  content?: Record<string, { schema?: object; example?: unknown }>;
+}
+
+/** A path parameter that is not a typed id (a ledger account key): its pattern, for ajv-free checks and the document. */
+export interface PathPattern {
+  pattern: string;
+  description: string;
 }
 
 export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
@@ -33,8 +42,8 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
   description?: string;
   tag: string;
   auth: AuthKind;
-  /** Path parameters that are typed ids, by parameter name (one prefix, or any of several). */
-  params?: Record<string, IdPrefix | readonly IdPrefix[]>;
+  /** Path parameters that are typed ids, by parameter name (one prefix, or any of several), or another pattern. */
+  params?: Record<string, IdPrefix | readonly IdPrefix[] | PathPattern>;
   query?: object;
   body?: object;
   /**
@@ -59,6 +68,13 @@ export function defineRoute<B = unknown, Q = Record<string, unknown>>(spec: Rout
 
 export function idParamSchema(prefix: IdPrefix): object {
   return { type: 'string', pattern: idPattern(prefix) };
+}
+
+const isPathPattern = (param: IdPrefix | readonly IdPrefix[] | PathPattern): param is PathPattern => typeof param === 'object' && 'pattern' in param;
+
+/** The schema a path parameter is checked against and documented with. */
+export function pathParamSchema(param: IdPrefix | readonly IdPrefix[] | PathPattern): { type: 'string'; pattern: string; description?: string } {
+  return isPathPattern(param) ? { type: 'string', ...param } : { type: 'string', pattern: idPattern(param) };
 }
 
 interface CompiledRoute {
@@ -99,6 +115,12 @@ export function bodyRequired(schema: object): boolean {
 function readInput(ctx: Context, route: CompiledRoute): RouteInput<unknown, Record<string, unknown>> {
   const params = (ctx as Context & { params: Record<string, string> }).params ?? {};
   for (const [name, prefix] of Object.entries(route.spec.params ?? {})) {
+    if (isPathPattern(prefix)) {
+      if (!new RegExp(prefix.pattern).test(params[name] ?? '')) {
+        throw errors.validation('invalid_id', `${name} is malformed: ${prefix.description}`, [{ path: `/${name}`, message: `must match ${prefix.pattern}` }]);
+      }
+      continue;
+    }
     if (!isId(prefix, params[name])) {
       const named = typeof prefix === 'string' ? `${prefix}_` : prefix.map((p) => `${p}_`).join(' or ');
       throw errors.validation('invalid_id', `${name} must be a ${named} id (the prefix followed by a lowercase UUID).`, [

@@ -8,6 +8,8 @@ import type { AppDeps } from '../deps';
 import { findRewardDetail, findRewardDetails, publicDetail } from './reward-detail';
 import { groupNotFound } from '../catalogue/scope';
 import { matchTraceSchema, overviewsBodySchema, overviewsSchema, rewardDetailSchema } from './schemas';
+import { findLedgerLineage } from '../ledger/lineage';
+import { LedgerEntries } from '../ledger/schemas';
 
 export function transactionRoutes(deps: AppDeps): RouteSpec[] {
   const { db } = deps;
@@ -95,6 +97,31 @@ export function transactionRoutes(deps: AppDeps): RouteSpec[] {
           failureReason: event.failureReason,
           trace: event.matchTrace ?? null,
         };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/chg/{chgId}/transaction/{txnId}/ledger-entries',
+      operationId: 'getTransactionLedgerEntries',
+      summary: 'The ledger transfers and entries behind a transaction\'s reward events (lineage for reconciliation)',
+      description:
+        'One transfer per reward event of reward-detail\'s rewardEventIds, oldest first, each with its two entries: the account ' +
+        '(id, kind, owning group and merchant) and the amount, debits negative and credits positive, so a transfer\'s entries sum ' +
+        'to 0. Read in one snapshot. A pending or not_matched transaction has no transfers (data is empty).',
+      tag,
+      auth: 'issuer',
+      params,
+      responses: { 200: { description: 'The transfers and their entries.', schema: LedgerEntries } },
+      errorStatuses: [404],
+      async handle(ctx, { params: p }) {
+        const issuerId = issuerOf(ctx).id;
+        const transfers = await findLedgerLineage(db, issuerId, p.chgId, p.txnId);
+        if (!transfers) {
+          // Says which 404 it is (group or transaction), exactly as reward-detail does.
+          await findDetail(issuerId, p.chgId, p.txnId);
+          throw transactionNotFound(p.chgId, p.txnId);
+        }
+        ctx.body = { transactionId: p.txnId, data: transfers };
       },
     }),
   ];

@@ -46,6 +46,7 @@ describe('GET /admin/v1/ledger/trial-balance', () => {
   it('rejects a malformed issuer id and unknown parameters', async () => {
     assertError(await app.operator('GET', '/admin/v1/ledger/trial-balance?issuerId=nope'), 400, 'invalid_query');
     assertError(await app.operator('GET', '/admin/v1/ledger/trial-balance?issuerId=chg_00000000-0000-0000-0000-000000000000'), 400, 'invalid_query');
-    assertError(await app.operator('GET', '/admin/v1/ledger/trial-balance?limit=5'), 400, 'invalid_query');
+    assertError(await app.operator('GET', '/admin/v1/ledger/trial-balance?page=5'), 400, 'invalid_query');
+    assertError(await app.operator('GET', '/admin/v1/ledger/trial-balance?limit=201'), 400, 'invalid_query');
   });
 });

@@ -88,7 +88,7 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
       body = text;
     }
     // Every answer is checked against the document the server publishes (test/helpers/contract.ts).
-    const violation = contractViolation(method, path, res.status, res.headers.get('content-type'), body);
+    const violation = contractViolation(method, path, res.status, res.headers.get('content-type'), body, text);
     if (violation) {
       if (process.env.CONTRACT_LOG) appendFileSync(process.env.CONTRACT_LOG, `${violation}\n`);
       else assert.fail(`response off /openapi.json: ${violation}`);

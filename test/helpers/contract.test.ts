@@ -18,4 +18,15 @@ describe('the response contract check of the test helpers', () => {
     assert.match(contractViolation('GET', CHG, 418, 'application/json', {}) ?? '', /answered 418, which its operation does not document/);
     assert.match(contractViolation('GET', CHG, 404, 'text/html', '<h1>') ?? '', /content type text\/html/);
   });
+
+  it('checks a streamed NDJSON answer line by line, and a CSV one by its content type', () => {
+    const EXPORT = '/api/v2/reward-events/export?from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z';
+    const checksum = { record: 'checksum', from: '2026-11-01T00:00:00.000Z', to: '2026-11-02T00:00:00.000Z', generatedAt: '2026-11-02T00:00:00.000Z', count: 0, totals: [], digest: { algorithm: 'sha256', value: '0'.repeat(64) } };
+    const ndjson = `${JSON.stringify(checksum)}\n`;
+    assert.equal(contractViolation('GET', EXPORT, 200, 'application/x-ndjson; charset=utf-8', checksum, ndjson), undefined);
+    const planted = `${JSON.stringify({ record: 'reward_event', id: 'brevt_x' })}\n${ndjson}`;
+    assert.match(contractViolation('GET', EXPORT, 200, 'application/x-ndjson', planted, planted) ?? '', /exportRewardEvents|reward-events\/export 200 application\/x-ndjson: /);
+    assert.equal(contractViolation('GET', EXPORT, 200, 'text/csv; charset=utf-8; header=present', 'record,id\r\n', 'record,id\r\n'), undefined);
+    assert.match(contractViolation('GET', EXPORT, 200, 'application/json', {}) ?? '', /documented application\/x-ndjson or text\/csv/);
+  });
 });

@@ -37,8 +37,11 @@ function load() {
 
 const pointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Why a response breaks the document, or undefined when it conforms (or names no operation). */
-export function contractViolation(method: string, url: string, status: number, contentType: string | null, body: unknown): string | undefined {
+/**
+ * Why a response breaks the document, or undefined when it conforms (or names no operation).
+ * `text` is the raw body: a streamed NDJSON answer is checked line by line against its schema.
+ */
+export function contractViolation(method: string, url: string, status: number, contentType: string | null, body: unknown, text?: string): string | undefined {
   const { ajv, doc, operations, validators } = load();
   const path = url.split('?')[0];
   const operation = operations.find((o) => o.method === method.toLowerCase() && o.pattern.test(path));
@@ -46,16 +49,28 @@ export function contractViolation(method: string, url: string, status: number, c
   const responses = doc.paths[operation.template][operation.method].responses;
   const documented = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
   if (!documented) return `${method} ${operation.template} answered ${status}, which its operation does not document`;
-  const schema = documented.content?.['application/json']?.schema;
-  if (!schema) return undefined; // no JSON body documented (204, metrics text)
-  if (!contentType?.includes('application/json')) return `${method} ${operation.template} ${status}: content type ${contentType}, documented application/json`;
-  const key = `${operation.method} ${operation.template} ${status}`;
+  const media = documentedMedia(documented.content, contentType);
+  if (media === undefined) return undefined; // no body documented (204, metrics text)
+  if (media === null) return `${method} ${operation.template} ${status}: content type ${contentType}, documented ${Object.keys(documented.content).join(' or ')}`;
+  if (!documented.content[media].schema || !(media === 'application/json' || media === 'application/x-ndjson')) return undefined; // CSV: text
+  const key = `${operation.method} ${operation.template} ${status}${media === 'application/json' ? '' : ` ${media}`}`;
   let validate = validators.get(key);
   if (validate === undefined) {
-    const ref = `openapi#/paths/${pointer(operation.template)}/${operation.method}/responses/${responses[String(status)] ? status : documented === responses.default ? 'default' : `${String(status)[0]}XX`}/content/application~1json/schema`;
+    const ref = `openapi#/paths/${pointer(operation.template)}/${operation.method}/responses/${responses[String(status)] ? status : documented === responses.default ? 'default' : `${String(status)[0]}XX`}/content/${pointer(media)}/schema`;
     validate = ajv.compile({ $ref: ref });
     validators.set(key, validate);
   }
-  if (validate!(body)) return undefined;
-  return `${key}: ${ajv.errorsText(validate!.errors, { separator: '; ' })} in ${JSON.stringify(body).slice(0, 300)}`;
+  // NDJSON: every line is one document of the schema.
+  const documents = media === 'application/x-ndjson' ? (text ?? '').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown) : [body];
+  for (const document of documents) {
+    if (!validate!(document)) return `${key}: ${ajv.errorsText(validate!.errors, { separator: '; ' })} in ${JSON.stringify(document).slice(0, 300)}`;
+  }
+  return undefined;
+}
+
+/** The documented media type the answer's Content-Type names; undefined when none is documented, null when another is. */
+function documentedMedia(content: Record<string, { schema?: object }> | undefined, contentType: string | null): string | null | undefined {
+  if (!content) return undefined;
+  const received = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  return Object.keys(content).find((media) => media === received) ?? null;
 }

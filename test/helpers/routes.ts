@@ -10,5 +10,11 @@ export function declaredRoutes(): RouteSpec[] {
 }
 
 export function fillPath(route: RouteSpec, values: Record<string, string> = {}): string {
-  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? `${route.params?.[name] ?? 'x'}_${randomUUID()}`);
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? `${prefixOf(route.params?.[name])}_${randomUUID()}`);
+}
+
+/** A typed id's prefix (the first of several); 'x' for a parameter that is no typed id. */
+function prefixOf(param: NonNullable<RouteSpec['params']>[string] | undefined): string {
+  if (param === undefined || (typeof param === 'object' && !Array.isArray(param))) return 'x';
+  return typeof param === 'string' ? param : (param as readonly string[])[0];
 }

@@ -1,0 +1,101 @@
+// Schemas of the reward-events export: its query, each NDJSON line, and the CSV's description.
+import { idSchema, timestampSchema } from '../schemas/common';
+import { REWARD_EVENT_TYPES } from '../../core/ledger';
+import { CSV_COLUMNS, EXPORT_FORMATS } from './export-format';
+import { EXPORT_IDLE_LIMIT } from './export-stream';
+
+/** The longest period one export covers: a year, leap day included. */
+export const MAX_EXPORT_DAYS = 366;
+
+export const exportQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'to'],
+  properties: {
+    from: { ...timestampSchema, description: 'Start of the period, included (postedAt >= from).' },
+    to: { ...timestampSchema, description: `End of the period, excluded (postedAt < to); after from, at most ${MAX_EXPORT_DAYS} days later.` },
+    format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'ndjson', description: 'ndjson (default) or csv.' },
+  },
+};
+
+const nullableId = (description: string) => ({ type: ['string', 'null'], description });
+
+export const RewardEventExportRow = {
+  title: 'RewardEventExportRow',
+  type: 'object',
+  additionalProperties: false,
+  required: ['record', 'id', 'chgId', 'transactionId', 'sourceTransactionId', 'type', 'amountMinor', 'currency', 'postedAt', 'transferId', 'merchantId', 'rewardGrantId'],
+  properties: {
+    record: { type: 'string', const: 'reward_event' },
+    id: idSchema('brevt'),
+    chgId: idSchema('chg'),
+    transactionId: nullableId('The purchase (txn_) the event belongs to: its earnings, spends, the expiry of its grants and the clawbacks of its refunds.'),
+    sourceTransactionId: nullableId('The refund (txn_) that caused a clawback; null otherwise.'),
+    type: { type: 'string', description: `${REWARD_EVENT_TYPES.join(', ')}; clients must tolerate new values.` },
+    amountMinor: { type: 'integer', minimum: 1, description: 'Positive, minor units; the type says which way it moved.' },
+    currency: { type: 'string', enum: ['usd'] },
+    postedAt: { ...timestampSchema, description: 'When the event and its transfer were posted to the ledger; the period filters on it.' },
+    transferId: nullableId('The ledger transfer that books the event (ledger-entries lists it with its entries).'),
+    merchantId: nullableId('The merchant, when there is one.'),
+    rewardGrantId: nullableId('The branded balance grant (rg_) earned, drawn or expired, when there is one.'),
+  },
+};
+
+export const RewardEventExportChecksum = {
+  title: 'RewardEventExportChecksum',
+  type: 'object',
+  additionalProperties: false,
+  required: ['record', 'from', 'to', 'generatedAt', 'count', 'totals', 'digest'],
+  properties: {
+    record: { type: 'string', const: 'checksum' },
+    from: timestampSchema,
+    to: timestampSchema,
+    generatedAt: { ...timestampSchema, description: 'The snapshot the export was read from; events posted after it are not in it.' },
+    count: { type: 'integer', minimum: 0, description: 'Reward events in the export.' },
+    totals: {
+      type: 'array',
+      description: 'Count and sum of amountMinor per type and currency, ordered by type then currency; types with no event are left out.',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type', 'currency', 'count', 'amountMinor'],
+        properties: { type: { type: 'string' }, currency: { type: 'string' }, count: { type: 'integer', minimum: 1 }, amountMinor: { type: 'integer', minimum: 1 } },
+      },
+    },
+    digest: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['algorithm', 'value'],
+      properties: {
+        algorithm: { type: 'string', const: 'sha256' },
+        value: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of every byte before the checksum line (`head -n -1 export | sha256sum`).' },
+      },
+    },
+  },
+};
+
+export const RewardEventExportLine = {
+  title: 'RewardEventExportLine',
+  description: 'One line of the NDJSON export: a reward event, or the checksum record that ends the export.',
+  oneOf: [RewardEventExportRow, RewardEventExportChecksum],
+};
+
+export const RewardEventExportCsv = {
+  title: 'RewardEventExportCsv',
+  type: 'string',
+  description:
+    `RFC 4180 CSV, CRLF line ends. The header line names the columns (${CSV_COLUMNS.join(', ')}), then one row per reward ` +
+    'event (record = reward_event, empty fields for nulls), then the checksum line: `#checksum count=<n> sha256=<hex> ' +
+    'from=<t> to=<t> generatedAt=<t> totals=<type>:<currency>:<count>:<amountMinor>;...` (no comma, no quote: readers that ' +
+    'skip `#` comment lines skip it). The digest covers every byte before that line, the header included.',
+};
+
+export const EXPORT_DESCRIPTION =
+  'Streams every reward event of the calling issuer posted in [from, to), ordered by postedAt then id, read in one snapshot ' +
+  '(events posted while it streams are not in it; `generatedAt` in the checksum says when it was taken). ' +
+  'NDJSON: one JSON object per line (RewardEventExportLine); CSV: header, rows, checksum line (RewardEventExportCsv). ' +
+  'Both end with a checksum: the count, count and sum of amountMinor per type and currency, and the SHA-256 of every byte before ' +
+  'that line. An export without its checksum line was cut off: discard it and ask again. Verify with `head -n -1 FILE | sha256sum`, ' +
+  'and the totals against the rewards summaries of the same groups and period. A period still open (to after now) can gain events ' +
+  'later; export closed periods for the books. 400 invalid_query when from is not before to or the period exceeds ' +
+  `${MAX_EXPORT_DAYS} days. A client that stops reading for ${EXPORT_IDLE_LIMIT} loses the export (its connection is cut).`;
