@@ -3,31 +3,13 @@
 // the sealing of stored answers. The HTTP flow is api/middleware/idempotency.ts.
 import { createHash, hkdfSync } from 'node:crypto';
 import { openBox, sealBox, SEALED_BOX_KEY_BYTES } from './crypto/sealed-box';
+import { canonicalJson } from './canonical-json';
 
 /** 1 to 255 visible ASCII characters (no space, no control character); the table checks it too. */
 const KEY_FORMAT = /^[!-~]{1,255}$/;
 
 export function isValidIdempotencyKey(value: string): boolean {
   return KEY_FORMAT.test(value);
-}
-
-/**
- * JSON with every object's keys sorted, so that a client which re-serialises the same body in
- * another key order or spacing still sends "the same request". Bodies were screened on the way
- * in (no more than 32 levels deep: api/middleware/json-body.ts), so the walk is bounded.
- */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (isPlainObject(v) ? sortedKeys(v) : v)) ?? 'null';
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function sortedKeys(v: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v).sort()) out[k] = v[k];
-  return out;
 }
 
 /** SHA-256 (hex) of the validated query and body: what is kept of the request, never the body. */

@@ -5,17 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { EventKind, IngestedEvent } from './schemas';
 import { toInstant } from '../../core/timestamp';
-
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.keys(value as Record<string, unknown>)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
+import { canonicalJson } from '../../core/canonical-json';
 
 export function fingerprint(kind: EventKind, event: IngestedEvent): string {
   const { state, createdAt, ...rest } = event;

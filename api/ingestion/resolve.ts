@@ -2,6 +2,7 @@
 // ch_/card_ ids) for one issuer, with one statement per batch whatever its size.
 import { isId } from '../../core/ids';
 import type { Db } from '../../prisma/client';
+import { hotQuery, type HotStatement } from '../../prisma/hot';
 import type { IngestedEvent } from './schemas';
 
 export interface ResolvedCard {
@@ -42,16 +43,22 @@ interface CardRow {
 }
 type Row = { kind: 'cardholder' | 'card'; id: string; externalId: string; chgId: string | null; status: string | null; updatedAt: Date | null; cardholderId: string | null; last4: string | null; network: string | null };
 
+// Cardholders and cards in one statement: a batch costs one round trip to resolve. Named
+// (prisma/hot.ts): it runs on every ingestion request.
+const CARD_DIRECTORY: HotStatement = {
+  name: 'ingestion_card_directory_v1',
+  text: `SELECT 'cardholder' AS kind, id, external_id AS "externalId", chg_id AS "chgId", status, updated_at AS "updatedAt",
+                NULL::text AS "cardholderId", NULL::text AS last4, NULL::text AS network
+           FROM cardholder WHERE issuer_id = $1 AND (id = ANY($2::text[]) OR external_id = ANY($3::text[]))
+         UNION ALL
+         SELECT 'card', id, external_id, NULL, NULL, NULL, cardholder_id, last4, network
+           FROM card WHERE issuer_id = $1 AND (id = ANY($4::text[]) OR external_id = ANY($5::text[]))`,
+};
+
 export async function loadCardDirectory(db: Db, issuerId: string, events: IngestedEvent[]): Promise<CardDirectory> {
   const refs = [...new Set(events.map((e) => e.cardholderId))];
   const cardRefs = [...new Set(events.map((e) => e.cardId))];
-  // Cardholders and cards in one statement: a batch costs one round trip to resolve.
-  const rows = await db.$queryRaw<Row[]>`
-    SELECT 'cardholder' AS kind, id, external_id AS "externalId", chg_id AS "chgId", status, updated_at AS "updatedAt", NULL AS "cardholderId", NULL AS last4, NULL AS network
-      FROM cardholder WHERE issuer_id = ${issuerId} AND (id = ANY(${refs.filter((r) => isId('ch', r))}::text[]) OR external_id = ANY(${refs}::text[]))
-    UNION ALL
-    SELECT 'card', id, external_id, NULL, NULL, NULL, cardholder_id, last4, network
-      FROM card WHERE issuer_id = ${issuerId} AND (id = ANY(${cardRefs.filter((r) => isId('card', r))}::text[]) OR external_id = ANY(${cardRefs}::text[]))`;
+  const rows = await hotQuery<Row>(db, CARD_DIRECTORY, [issuerId, refs.filter((r) => isId('ch', r)), refs, cardRefs.filter((r) => isId('card', r)), cardRefs]);
   const cardholders = rows.filter((r) => r.kind === 'cardholder') as CardholderRow[];
   const cards = rows.filter((r) => r.kind === 'card') as CardRow[];
   const byId = new Map(cardholders.map((c) => [c.id, c]));

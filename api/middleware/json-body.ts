@@ -26,7 +26,7 @@ export function jsonBody(limitBytes = BODY_LIMIT_BYTES): Middleware {
     } catch (err) {
       throw errors.validation('invalid_json', `The body is not valid JSON: ${(err as Error).message}`);
     }
-    screen(parsed);
+    screen(parsed, text);
     (ctx.request as { body?: unknown }).body = parsed;
     await next();
   };
@@ -67,40 +67,59 @@ function decodeUtf8(raw: Buffer): string {
  * Walks the parsed value once, iteratively (a 1 MiB body can nest 500k levels deep, which
  * would overflow a recursive walk). Rejects nesting past MAX_JSON_DEPTH, `__proto__` keys,
  * NUL characters and unpaired surrogates; PostgreSQL rejects the last two in text and jsonb.
+ * This runs on every ingested event, so the walk allocates no paths: a node keeps its parent
+ * and key, and the JSON Pointer is written only for the error. Strings are only checked when
+ * the text has a \u escape: valid UTF-8 (decoded strictly above) cannot hold an unpaired
+ * surrogate, and JSON cannot hold a raw NUL, so an escape is the only way either gets in.
  */
-function screen(root: unknown): void {
-  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value: root, depth: 0, path: '' }];
+interface Node {
+  value: unknown;
+  depth: number;
+  parent: Node | undefined;
+  key: string;
+}
+
+function screen(root: unknown, text: string): void {
+  const strings = text.includes('\\u');
+  const stack: Node[] = [{ value: root, depth: 0, parent: undefined, key: '' }];
   while (stack.length > 0) {
-    const { value, depth, path } = stack.pop()!;
+    const node = stack.pop()!;
+    const { value, depth } = node;
     if (typeof value === 'string') {
-      checkString(value, path || '/');
+      if (strings) checkString(value, node);
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH) {
       throw errors.validation('invalid_json', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted.`, [
-        { path: path || '/', message: 'is nested too deeply' },
+        { path: pointerOf(node), message: 'is nested too deeply' },
       ]);
     }
-    for (const [key, child] of Object.entries(value)) {
-      const childPath = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-      if (!Array.isArray(value)) {
+    const isArray = Array.isArray(value);
+    for (const key of Object.keys(value)) {
+      const child: Node = { value: (value as Record<string, unknown>)[key], depth: depth + 1, parent: node, key };
+      if (!isArray) {
         if (key === '__proto__') {
-          throw errors.validation('invalid_body', 'The key "__proto__" is not accepted.', [
-            { path: childPath, message: 'is a reserved key' },
-          ]);
+          throw errors.validation('invalid_body', 'The key "__proto__" is not accepted.', [{ path: pointerOf(child), message: 'is a reserved key' }]);
         }
-        checkString(key, childPath);
+        if (strings) checkString(key, child);
       }
-      stack.push({ value: child, depth: depth + 1, path: childPath });
+      stack.push(child);
     }
   }
 }
 
-function checkString(value: string, path: string): void {
+/** The node's JSON Pointer (RFC 6901), "/" for the root. */
+function pointerOf(node: Node): string {
+  const keys: string[] = [];
+  for (let n: Node | undefined = node; n?.parent; n = n.parent) keys.push(n.key.replace(/~/g, '~0').replace(/\//g, '~1'));
+  return keys.length === 0 ? '/' : `/${keys.reverse().join('/')}`;
+}
+
+function checkString(value: string, at: Node): void {
   if (value.includes('\u0000') || !value.isWellFormed()) {
     throw errors.validation('invalid_body', 'Strings must be well-formed Unicode without NUL characters.', [
-      { path, message: 'contains a NUL character or an unpaired surrogate' },
+      { path: pointerOf(at), message: 'contains a NUL character or an unpaired surrogate' },
     ]);
   }
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { canonicalJson, isValidIdempotencyKey, requestHash, seal, unseal } from '../../core/idempotency';
+import { canonicalJson } from '../../core/canonical-json';
+import { isValidIdempotencyKey, requestHash, seal, unseal } from '../../core/idempotency';
 
 describe('core/idempotency', () => {
   it('accepts 1 to 255 visible ASCII characters as a key, nothing else', () => {
