@@ -14,8 +14,24 @@ function daysIn(year: number, month: number): number {
   return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
 }
 
+// An ingested event's dates are read up to six times on the way in (schema format, date
+// window, fingerprint, stored row): the last few hundred texts parsed are remembered, as epoch
+// milliseconds (a Date is mutable, so each caller gets its own). Cleared when full: bounded.
+const recent = new Map<string, number>();
+const RECENT_MAX = 512;
+
 /** The instant `text` names, or undefined when it is not a valid RFC 3339 date-time. */
 export function parseTimestamp(text: string): Date | undefined {
+  const known = recent.get(text);
+  if (known !== undefined) return new Date(known);
+  const instant = parseInstantMs(text);
+  if (instant === undefined) return undefined;
+  if (recent.size >= RECENT_MAX) recent.clear();
+  recent.set(text, instant);
+  return new Date(instant);
+}
+
+function parseInstantMs(text: string): number | undefined {
   const m = RFC3339.exec(text);
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
@@ -34,7 +50,7 @@ export function parseTimestamp(text: string): Date | undefined {
   utc.setUTCFullYear(year, month - 1, day); // years below 100 are not shifted into the 1900s
   utc.setUTCHours(hour, minute, second, millis);
   const instant = utc.getTime() - offsetMinutes * 60_000;
-  return Number.isFinite(instant) ? new Date(instant) : undefined;
+  return Number.isFinite(instant) ? instant : undefined;
 }
 
 /** For values a schema already checked with format date-time: their instant, never Invalid Date. */
