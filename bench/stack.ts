@@ -23,6 +23,8 @@ export interface BenchStack {
   operatorToken: string;
   /** Starts another Node process over the same database and Temporal server. */
   spawnNode(entry: string, extraEnv?: Record<string, string>): ChildProcess;
+  /** The worker process (worker/main.ts), to pause it while a phase measures the API alone. */
+  worker: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -31,6 +33,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
   const stops: Array<() => Promise<void>> = [async () => rmSync(tempDir, { recursive: true, force: true })];
   const children: ChildProcess[] = [];
   const stop = async () => {
+    // A paused child (the worker during the ingestion phase) would not act on SIGTERM.
+    for (const c of children) if (c.exitCode === null) c.kill('SIGCONT');
     // 20 s: the API exits by itself within 17 s (api/shutdown.ts) and writes its profile.
     await Promise.all(children.map((c) => stopChild(c, 20_000)));
     for (const s of stops) await s().catch((err) => log(`stop failed: ${String(err)}`));
@@ -88,10 +92,10 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     spawnNode('api/server.ts');
     // The real worker process; its metrics ports are fixed by default, so off here (a second
     // stack on the machine would collide on them).
-    spawnNode('worker/main.ts', { WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0' });
+    const worker = spawnNode('worker/main.ts', { WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0' });
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitForReady(apiUrl);
-    return { apiUrl, databaseUrl, temporalAddress: temporal.address, operatorToken, spawnNode, stop };
+    return { apiUrl, databaseUrl, temporalAddress: temporal.address, operatorToken, spawnNode, worker, stop };
   } catch (err) {
     await stop();
     throw err;
