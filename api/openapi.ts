@@ -1,6 +1,8 @@
 // Renders /openapi.json from the route declarations: the schemas shown are the objects
 // ajv enforces, and every route's error responses use the one error object.
 import { errorObjectSchema } from './schemas/common';
+import { exampleId } from './schemas/examples';
+import { SchemaComponents } from './openapi-components';
 import { idPattern } from '../core/ids';
 import { bodyRequired, type RouteSpec } from './route';
 import type { RateLimitSettings } from './middleware/rate-limit';
@@ -34,25 +36,35 @@ const IDEMPOTENCY_KEY_PARAMETER = {
     'runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, ' +
     'so a retry runs again. Malformed: 400 `invalid_idempotency_key`.',
   schema: { type: 'string', pattern: '^[!-~]{1,255}$' },
+  example: 'order-7d1f-retry-safe',
 };
-const REPLAYED_RESPONSE_HEADER = {
-  description: 'Present (`true`) when this is the stored answer to an earlier request with the same Idempotency-Key.',
-  schema: { type: 'string', const: 'true' },
+// api/middleware/request-id.ts: a caller's id that is a sane token is echoed, anything else replaced.
+const REQUEST_ID_PARAMETER = {
+  name: 'X-Request-Id',
+  in: 'header',
+  required: false,
+  description: 'Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+  example: 'checkout-5c41a9',
 };
+const PARAMETERS = { RequestId: REQUEST_ID_PARAMETER, IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER };
 const KEYED_ERRORS: Record<number, string> = {
   400: 'Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers.',
   409: 'Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key ' +
     '(idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`).',
 };
 
-export function buildOpenApi(
-  routes: RouteSpec[],
-  version: string,
-  options: { webhookRetryScheduleMs?: readonly number[]; rateLimits?: RateLimitSettings } = {},
-): object {
+export interface OpenApiOptions {
+  webhookRetryScheduleMs?: readonly number[];
+  rateLimits?: RateLimitSettings;
+}
+
+export function buildOpenApi(routes: RouteSpec[], version: string, options: OpenApiOptions = {}): object {
+  const components = new SchemaComponents(webhookComponents());
+  components.publish(errorObjectSchema);
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
-    (paths[route.path] ??= {})[route.method] = operation(route);
+    (paths[route.path] ??= {})[route.method] = operation(route, components);
   }
   return {
     openapi: '3.1.0',
@@ -64,6 +76,7 @@ export function buildOpenApi(
         'Money is integer minor units (fields ending in Minor); rates are basis points (Bps); timestamps are ISO 8601 UTC. ' +
         'Typed ids are a prefix and a lowercase UUID. Every response carries X-Request-Id. ' +
         'POST, PUT, PATCH and DELETE take an Idempotency-Key header that makes retrying them safe. ' +
+        'Lists of reasons and codes documented as open (`x-extensible-enum`) may gain values: treat an unknown one as "other". ' +
         rateLimitSummary(options.rateLimits),
     },
     servers: [{ url: '/' }],
@@ -72,98 +85,145 @@ export function buildOpenApi(
         IssuerApiToken: { type: 'http', scheme: 'bearer', description: 'Issuer API token (rwd_sk_...), created by the operator.' },
         OperatorToken: { type: 'http', scheme: 'bearer', description: 'The OPERATOR_TOKEN of the deployment.' },
       },
-      schemas: { Error: errorObjectSchema, ...webhookComponents() },
-      headers: RATE_LIMIT_HEADERS,
+      schemas: components.schemas,
+      parameters: PARAMETERS,
+      headers: RESPONSE_HEADERS,
     },
     paths,
     webhooks: webhooksSection(options.webhookRetryScheduleMs ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
   };
 }
 
-function operation(route: RouteSpec): object {
+function operation(route: RouteSpec, components: SchemaComponents): object {
   const keyed = KEYED_METHODS.has(route.method) && route.auth !== 'none';
-  const errorStatuses = new Set<number>([...(route.errorStatuses ?? [])]);
-  if (route.auth !== 'none') errorStatuses.add(401);
-  if (keyed) {
-    errorStatuses.add(400);
-    errorStatuses.add(409);
-  }
-  if (route.params || route.query || route.body) errorStatuses.add(400);
   const body = route.body ?? route.documentedBody;
-  if (body) {
-    errorStatuses.add(400);
-    errorStatuses.add(413);
-    errorStatuses.add(415);
-  }
-  const responses: Record<string, object> = {};
-  for (const [status, spec] of Object.entries(route.responses)) {
-    responses[status] = spec.schema
-      ? { description: spec.description, content: { 'application/json': { schema: spec.schema } } }
-      : { description: spec.description };
-  }
-  const errorResponse = (description: string) => ({
-    description,
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-  });
-  for (const status of [...errorStatuses].sort()) {
-    responses[String(status)] ??= errorResponse((keyed ? KEYED_ERRORS[status] : undefined) ?? ERROR_DESCRIPTIONS[status] ?? 'Error.');
-  }
-  for (const [status, description] of Object.entries(SHARED_ERRORS)) responses[status] ??= errorResponse(description);
-  if (route.auth === 'issuer') addRateLimitResponses(route, responses, errorResponse);
-  if (keyed) {
-    for (const [status, response] of Object.entries(responses)) {
-      // A route's own 400 or 409 (per-item results) can also be the Idempotency-Key's error object.
-      const own = route.responses[Number(status)] && KEYED_ERRORS[Number(status)];
-      const description = own ? `${(response as { description: string }).description} Or an error object: ${own}` : undefined;
-      // Any answer but a 5xx may be a replay; a 429 never is (the limit is checked before the key).
-      if (Number(status) < 500 && Number(status) !== 429) {
-        const headers = { ...((response as { headers?: object }).headers ?? {}), [REPLAYED_HEADER]: REPLAYED_RESPONSE_HEADER };
-        responses[status] = { ...response, ...(description ? { description } : {}), headers };
-      }
-    }
-  }
-  const parameters = [
-    ...Object.entries(route.params ?? {}).map(([name, prefix]) => ({
-      name,
-      in: 'path',
-      required: true,
-      schema: { type: 'string', pattern: idPattern(prefix) },
-    })),
-    ...queryParameters(route.query),
-    { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
-    ...(keyed ? [IDEMPOTENCY_KEY_PARAMETER] : []),
-  ];
+  const required = route.documentedBody ? true : body ? bodyRequired(body) : false;
   return {
     operationId: route.operationId,
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.tag],
     security: route.auth === 'issuer' ? [{ IssuerApiToken: [] }] : route.auth === 'operator' ? [{ OperatorToken: [] }] : [],
-    parameters,
+    parameters: parameters(route, keyed, components),
     // A body of optional fields only may be left out (no body means {}), so it is not required.
-    ...(body ? { requestBody: { required: route.documentedBody ? true : bodyRequired(body), content: { 'application/json': { schema: body } } } } : {}),
-    responses,
+    ...(body ? { requestBody: { required, content: { 'application/json': { schema: components.publish(body) } } } } : {}),
+    responses: withHeaders(route, keyed, responses(route, keyed, components)),
   };
 }
 
-function queryParameters(query: object | undefined): object[] {
+/** The route's own answers, then the error object for every error status it can answer. */
+function responses(route: RouteSpec, keyed: boolean, components: SchemaComponents): Record<string, Response> {
+  const out: Record<string, Response> = {};
+  for (const [status, spec] of Object.entries(route.responses)) {
+    out[status] = spec.schema
+      ? { description: spec.description, content: { 'application/json': { schema: components.publish(spec.schema) } } }
+      : { description: spec.description };
+  }
+  for (const status of [...errorStatuses(route, keyed)].sort()) {
+    const description = (keyed ? KEYED_ERRORS[status] : undefined) ?? ERROR_DESCRIPTIONS[status] ?? 'Error.';
+    out[String(status)] ??= errorResponse(description);
+  }
+  for (const [status, description] of Object.entries(SHARED_ERRORS)) out[status] ??= errorResponse(description);
+  if (route.auth === 'issuer') out['429'] = errorResponse(rateLimitedDescription(route));
+  if (keyed) {
+    for (const [status, response] of Object.entries(out)) {
+      // A route's own 400 or 409 (per-item results) can also be the Idempotency-Key's error object.
+      const own = route.responses[Number(status)] && KEYED_ERRORS[Number(status)];
+      if (own) out[status] = { ...response, description: `${response.description} Or an error object: ${own}` };
+    }
+  }
+  return out;
+}
+
+function errorStatuses(route: RouteSpec, keyed: boolean): Set<number> {
+  const statuses = new Set<number>(route.errorStatuses ?? []);
+  if (route.auth !== 'none') statuses.add(401);
+  if (keyed) {
+    statuses.add(400);
+    statuses.add(409);
+  }
+  if (route.params || route.query || route.body) statuses.add(400);
+  if (route.body ?? route.documentedBody) {
+    statuses.add(400);
+    statuses.add(413);
+    statuses.add(415);
+  }
+  return statuses;
+}
+
+interface Response {
+  description: string;
+  content?: object;
+  headers?: Record<string, object>;
+}
+
+const errorResponse = (description: string): Response => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+const headerRef = (name: keyof typeof RESPONSE_HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+/** The headers each answer carries, as the middleware sets them (api/middleware/*). */
+function withHeaders(route: RouteSpec, keyed: boolean, responses: Record<string, Response>): Record<string, Response> {
+  const out: Record<string, Response> = {};
+  for (const [key, response] of Object.entries(responses)) {
+    const status = Number(key);
+    const headers: Record<string, object> = { 'X-Request-Id': headerRef('X-Request-Id') };
+    // The limit is counted after authentication and before the body is read: 401 never carries
+    // it, nor do the 413 and 415 the body parser answers first.
+    if (route.auth === 'issuer' && ![401, 413, 415].includes(status)) {
+      headers['RateLimit-Policy'] = headerRef('RateLimit-Policy');
+      headers.RateLimit = headerRef('RateLimit');
+    }
+    if (status === 401) headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
+    if (status === 429 || status === 503 || (keyed && status === 409)) headers['Retry-After'] = headerRef('Retry-After');
+    // Any answer but a 5xx may be a replay; a 429 never is (the limit is checked before the key).
+    if (keyed && status < 500 && status !== 429) headers[REPLAYED_HEADER] = headerRef(REPLAYED_HEADER);
+    out[key] = { ...response, headers };
+  }
+  return out;
+}
+
+function parameters(route: RouteSpec, keyed: boolean, components: SchemaComponents): object[] {
+  return [
+    ...Object.entries(route.params ?? {}).map(([name, prefix]) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: { type: 'string', pattern: idPattern(prefix) },
+      example: exampleId(typeof prefix === 'string' ? prefix : prefix[0]),
+    })),
+    ...queryParameters(route.query, components),
+    { $ref: '#/components/parameters/RequestId' },
+    ...(keyed ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+  ];
+}
+
+function queryParameters(query: object | undefined, components: SchemaComponents): object[] {
   const schema = query as { properties?: Record<string, object>; required?: string[] } | undefined;
   return Object.entries(schema?.properties ?? {}).map(([name, property]) => ({
     name,
     in: 'query',
     required: schema?.required?.includes(name) ?? false,
-    schema: property,
+    schema: components.publish(property),
   }));
 }
 
-// Rate limits (api/middleware/rate-limit.ts): a 429 on every issuer route, and the IETF fields
-// (draft-ietf-httpapi-ratelimit-headers, structured-field form) on its answers.
-const RATE_LIMIT_HEADERS = {
+// Response headers, referenced by every answer that carries them (withHeaders above). Rate
+// limits (api/middleware/rate-limit.ts) follow draft-ietf-httpapi-ratelimit-headers in its
+// structured-field form.
+const RESPONSE_HEADERS = {
+  'X-Request-Id': {
+    description: 'The id of this request in our logs: yours when you sent a sane one, else ours (`req_...`). Quote it, with an error\'s `uuid`, to support.',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+    example: 'req_0b6d3c52-8f0e-4c55-a1f2-6c1d2e3f4a5b',
+  },
   'RateLimit-Policy': {
     description:
       'The token\'s quota policies (draft-ietf-httpapi-ratelimit-headers): `"default";q=<requests>;w=<window s>`, and on ' +
       'ingestion also `"events";q=<events>;w=<window s>`, whose quota units are events (the draft registers no such unit, so ' +
-      'no `qu` is sent).',
+      'no `qu` is sent). Issuer routes only, once the token is known.',
     schema: { type: 'string' },
     example: '"default";q=100;w=1, "events";q=2000;w=1',
   },
@@ -173,10 +233,23 @@ const RATE_LIMIT_HEADERS = {
     example: '"default";r=42;t=1',
   },
   'Retry-After': {
-    description: 'Seconds to wait before retrying; equals the `t` of the exceeded policy.',
+    description:
+      'Seconds to wait before retrying: on a 429, the `t` of the exceeded policy; on a 503, a short pause; on a 409 ' +
+      '`idempotency_key_in_use`, until the first request under the key has likely finished.',
     schema: { type: 'integer', minimum: 1 },
+    example: 1,
   },
-};
+  [REPLAYED_HEADER]: {
+    description: 'Present (`true`) when this is the stored answer to an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', const: 'true' },
+    example: 'true',
+  },
+  'WWW-Authenticate': {
+    description: 'The scheme the route expects.',
+    schema: { type: 'string', const: 'Bearer' },
+    example: 'Bearer',
+  },
+} as const;
 
 function rateLimitSummary(limits: RateLimitSettings | undefined): string {
   const defaults = limits
@@ -191,21 +264,13 @@ function rateLimitSummary(limits: RateLimitSettings | undefined): string {
   );
 }
 
-function addRateLimitResponses(route: RouteSpec, responses: Record<string, object>, errorResponse: (d: string) => object): void {
-  const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
-  const limitHeaders = { 'RateLimit-Policy': ref('RateLimit-Policy'), RateLimit: ref('RateLimit') };
-  for (const [status, response] of Object.entries(responses)) {
-    if (Number(status) < 400) responses[status] = { ...response, headers: limitHeaders };
-  }
+function rateLimitedDescription(route: RouteSpec): string {
   const events = route.rateLimitEvents
     ? ' On this route every event of the body also counts against the "events" policy (events per second): ' +
       'reasonCode event_rate_exceeded, or batch_exceeds_event_limit when the batch alone is larger than a window\'s quota (send smaller batches).'
     : '';
-  responses['429'] = {
-    ...errorResponse(
-      'Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` ' +
-        `and \`retryAfterSeconds\`. Nothing was done; retry after Retry-After seconds.${events}`,
-    ),
-    headers: { 'Retry-After': ref('Retry-After'), ...limitHeaders },
-  };
+  return (
+    'Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` ' +
+    `and \`retryAfterSeconds\`. Nothing was done; retry after Retry-After seconds.${events}`
+  );
 }

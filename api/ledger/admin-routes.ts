@@ -4,10 +4,12 @@ import { idSchema } from '../schemas/common';
 import type { AppDeps } from '../deps';
 import { trialBalance } from '../../activities/ledger';
 import { ACCOUNT_KINDS } from '../../core/ledger';
+import { named } from '../schemas/named';
+import { exampleId } from '../schemas/examples';
 
 const minor = { type: 'integer', description: 'Minor units (cents).' };
 
-const trialBalanceSchema = {
+const trialBalanceSchema = named('TrialBalance', {
   type: 'object',
   required: ['currency', 'accounts', 'totalMinor'],
   properties: {
@@ -31,7 +33,24 @@ const trialBalanceSchema = {
     },
     totalMinor: { type: 'integer', description: 'Sum of all signed entries (debits positive); 0 in a healthy ledger.' },
   },
-};
+}, {
+  currency: 'usd',
+  accounts: [
+    {
+      id: `${exampleId('iss')}:merchant_receivable:${exampleId('mp')}`, kind: 'merchant_receivable', issuerId: exampleId('iss'), chgId: null,
+      merchantId: exampleId('mp'), debitsMinor: 200, creditsMinor: 0, balanceMinor: 200,
+    },
+    {
+      id: `${exampleId('iss')}:chg_cashback:${exampleId('chg')}`, kind: 'chg_cashback', issuerId: exampleId('iss'), chgId: exampleId('chg'),
+      merchantId: null, debitsMinor: 0, creditsMinor: 125, balanceMinor: 125,
+    },
+    {
+      id: `${exampleId('iss')}:chg_branded:${exampleId('chg')}:${exampleId('mp')}`, kind: 'chg_branded', issuerId: exampleId('iss'), chgId: exampleId('chg'),
+      merchantId: exampleId('mp'), debitsMinor: 0, creditsMinor: 75, balanceMinor: 75,
+    },
+  ],
+  totalMinor: 0,
+});
 
 export function ledgerAdminRoutes(deps: AppDeps): RouteSpec[] {
   const { db } = deps;

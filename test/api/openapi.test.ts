@@ -6,6 +6,16 @@ import { declaredRoutes } from '../helpers/routes';
 import { webhookBodySchema } from '../../core/webhooks/payloads';
 import { buildOpenApi } from '../../api/openapi';
 
+/** The schema with every $ref into components.schemas replaced by what it names. */
+function inlineRefs(doc: any, schema: unknown, depth = 0): any {
+  assert.ok(depth < 64, 'a $ref cycle');
+  if (Array.isArray(schema)) return schema.map((s) => inlineRefs(doc, s, depth + 1));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const ref = (schema as { $ref?: string }).$ref;
+  if (ref?.startsWith('#/components/schemas/')) return inlineRefs(doc, doc.components.schemas[ref.slice('#/components/schemas/'.length)], depth + 1);
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inlineRefs(doc, v, depth + 1)]));
+}
+
 describe('GET /openapi.json', () => {
   let app: TestApp;
   let doc: any;
@@ -27,7 +37,11 @@ describe('GET /openapi.json', () => {
       assert.ok(op, `${route.method} ${route.path} missing`);
       assert.equal(op.operationId, route.operationId);
       const body = route.body ?? route.documentedBody;
-      if (body) assert.deepEqual(op.requestBody.content['application/json'].schema, JSON.parse(JSON.stringify(body)));
+      if (body) assert.deepEqual(inlineRefs(doc, op.requestBody.content['application/json'].schema), JSON.parse(JSON.stringify(body)));
+      for (const [status, response] of Object.entries(route.responses)) {
+        const declared = inlineRefs(doc, JSON.parse(JSON.stringify(response.schema ?? null)));
+        if (response.schema) assert.deepEqual(inlineRefs(doc, op.responses[status].content['application/json'].schema), declared);
+      }
       for (const status of Object.keys(route.responses)) assert.ok(op.responses[status], `${route.operationId} lacks ${status}`);
       if (route.auth !== 'none') assert.ok(op.responses['401'], `${route.operationId} lacks 401`);
       for (const name of Object.keys(route.params ?? {})) {
@@ -53,7 +67,7 @@ describe('GET /openapi.json', () => {
     addFormats(ajv);
     for (const ops of Object.values<any>(doc.paths)) {
       for (const op of Object.values<any>(ops)) {
-        if (op.requestBody) ajv.compile(op.requestBody.content['application/json'].schema);
+        if (op.requestBody) ajv.compile(inlineRefs(doc, op.requestBody.content['application/json'].schema));
       }
     }
   });
