@@ -50,10 +50,27 @@ export class SchemaComponents {
 
   /** Two different schemas under one name would make one of them lie: refused. */
   private register(name: string, published: object): void {
-    const existing = this.schemas[name];
-    if (existing && !isDeepStrictEqual(existing, published)) {
-      throw new Error(`two different schemas are named ${name}: give one of them its own name (named() in api/schemas/named.ts)`);
-    }
-    this.schemas[name] = published;
+    registerOnce(this.schemas, name, published, 'schemas');
   }
+}
+
+/**
+ * components.responses: the error answers many operations share, published once and referenced
+ * (without them every operation repeated about ten error objects with their headers and examples).
+ */
+export class ResponseComponents {
+  readonly responses: Record<string, object> = {};
+
+  ref(name: string, response: object): { $ref: string } {
+    registerOnce(this.responses, name, response, 'responses');
+    return { $ref: `#/components/responses/${name}` };
+  }
+}
+
+function registerOnce(into: Record<string, object>, name: string, value: object, kind: string): void {
+  const existing = into[name];
+  if (existing && !isDeepStrictEqual(existing, value)) {
+    throw new Error(`two different ${kind} are named ${name}: give one of them its own name`);
+  }
+  into[name] = value;
 }

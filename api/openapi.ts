@@ -2,7 +2,8 @@
 // ajv enforces, and every route's error responses use the one error object.
 import { errorObjectSchema } from './schemas/common';
 import { exampleId } from './schemas/examples';
-import { SchemaComponents } from './openapi-components';
+import { ERROR_CLASSES, type ErrorName } from '../core/errors';
+import { ResponseComponents, SchemaComponents } from './openapi-components';
 import { idPattern } from '../core/ids';
 import { bodyRequired, type RouteSpec } from './route';
 import type { RateLimitSettings } from './middleware/rate-limit';
@@ -62,9 +63,10 @@ export interface OpenApiOptions {
 export function buildOpenApi(routes: RouteSpec[], version: string, options: OpenApiOptions = {}): object {
   const components = new SchemaComponents(webhookComponents());
   components.publish(errorObjectSchema);
+  const errorResponses = new ResponseComponents();
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
-    (paths[route.path] ??= {})[route.method] = operation(route, components);
+    (paths[route.path] ??= {})[route.method] = operation(route, components, errorResponses);
   }
   return {
     openapi: '3.1.0',
@@ -86,6 +88,7 @@ export function buildOpenApi(routes: RouteSpec[], version: string, options: Open
         OperatorToken: { type: 'http', scheme: 'bearer', description: 'The OPERATOR_TOKEN of the deployment.' },
       },
       schemas: components.schemas,
+      responses: errorResponses.responses,
       parameters: PARAMETERS,
       headers: RESPONSE_HEADERS,
     },
@@ -94,7 +97,7 @@ export function buildOpenApi(routes: RouteSpec[], version: string, options: Open
   };
 }
 
-function operation(route: RouteSpec, components: SchemaComponents): object {
+function operation(route: RouteSpec, components: SchemaComponents, errorResponses: ResponseComponents): object {
   const keyed = KEYED_METHODS.has(route.method) && route.auth !== 'none';
   const body = route.body ?? route.documentedBody;
   const required = route.documentedBody ? true : body ? bodyRequired(body) : false;
@@ -107,30 +110,55 @@ function operation(route: RouteSpec, components: SchemaComponents): object {
     parameters: parameters(route, keyed, components),
     // A body of optional fields only may be left out (no body means {}), so it is not required.
     ...(body ? { requestBody: { required, content: { 'application/json': { schema: components.publish(body) } } } } : {}),
-    responses: withHeaders(route, keyed, responses(route, keyed, components)),
+    responses: { ...withHeaders(route, keyed, ownResponses(route, keyed, components)), ...sharedErrors(route, keyed, errorResponses) },
   };
 }
 
-/** The route's own answers, then the error object for every error status it can answer. */
-function responses(route: RouteSpec, keyed: boolean, components: SchemaComponents): Record<string, Response> {
+/** The answers the route declares itself. */
+function ownResponses(route: RouteSpec, keyed: boolean, components: SchemaComponents): Record<string, Response> {
   const out: Record<string, Response> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
-    out[status] = spec.schema
-      ? { description: spec.description, content: { 'application/json': { schema: components.publish(spec.schema) } } }
-      : { description: spec.description };
+    if (spec.schema) {
+      out[status] = { description: spec.description, content: { 'application/json': { schema: components.publish(spec.schema) } } };
+    } else if (spec.mediaType) {
+      out[status] = { description: spec.description, content: { [spec.mediaType]: { schema: { type: 'string' } } } };
+    } else {
+      out[status] = { description: spec.description };
+    }
   }
-  for (const status of [...errorStatuses(route, keyed)].sort()) {
-    const description = (keyed ? KEYED_ERRORS[status] : undefined) ?? ERROR_DESCRIPTIONS[status] ?? 'Error.';
-    out[String(status)] ??= errorResponse(description);
-  }
-  for (const [status, description] of Object.entries(SHARED_ERRORS)) out[status] ??= errorResponse(description);
-  if (route.auth === 'issuer') out['429'] = errorResponse(rateLimitedDescription(route));
   if (keyed) {
     for (const [status, response] of Object.entries(out)) {
       // A route's own 400 or 409 (per-item results) can also be the Idempotency-Key's error object.
       const own = route.responses[Number(status)] && KEYED_ERRORS[Number(status)];
       if (own) out[status] = { ...response, description: `${response.description} Or an error object: ${own}` };
     }
+  }
+  return out;
+}
+
+// Names of the shared error answers: the status's, then what changes the answer's description
+// or headers (an issuer route's rate limit headers, an Idempotency-Key, ingestion's event limit).
+const ERROR_RESPONSE_NAMES: Record<number, string> = {
+  400: 'BadRequest', 401: 'Unauthorized', 404: 'NotFound', 409: 'Conflict', 413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType', 429: 'RateLimited', 500: 'InternalError', 503: 'Unavailable',
+};
+
+/** The error object for every error status the route can answer that it does not declare itself, by reference. */
+function sharedErrors(route: RouteSpec, keyed: boolean, errorResponses: ResponseComponents): Record<string, object> {
+  const descriptions = new Map<number, string>();
+  for (const status of errorStatuses(route, keyed)) {
+    descriptions.set(status, (keyed ? KEYED_ERRORS[status] : undefined) ?? ERROR_DESCRIPTIONS[status] ?? 'Error.');
+  }
+  for (const [status, description] of Object.entries(SHARED_ERRORS)) descriptions.set(Number(status), description);
+  if (route.auth === 'issuer') descriptions.set(429, rateLimitedDescription(route));
+  const variant = `${route.auth === 'issuer' ? 'Issuer' : ''}${keyed ? 'Keyed' : ''}${route.rateLimitEvents ? 'Events' : ''}`;
+  const out: Record<string, object> = {};
+  for (const [status, description] of [...descriptions].sort(([a], [b]) => a - b)) {
+    if (route.responses[status]) continue;
+    const name = ERROR_RESPONSE_NAMES[status];
+    if (!name) throw new Error(`${route.operationId}: no shared error answer for ${status}; declare it in the route's responses`);
+    const [response] = Object.values(withHeaders(route, keyed, { [status]: errorResponse(description, status) }));
+    out[String(status)] = errorResponses.ref(`${name}${variant}`, response);
   }
   return out;
 }
@@ -157,10 +185,36 @@ interface Response {
   headers?: Record<string, object>;
 }
 
-const errorResponse = (description: string): Response => ({
+const errorResponse = (description: string, status: number): Response => ({
   description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, ...errorExample(status) } },
 });
+
+// A typical error object of each status, so the reference shows a 429 as a 429 and not the
+// Error schema's own example (a 404).
+const ERROR_EXAMPLES: Record<number, { name: ErrorName; reasonCode?: string; message: string; details?: object }> = {
+  400: { name: 'validation_failed', reasonCode: 'invalid_body', message: 'The request body is invalid.', details: { errors: [{ path: '/cardholders/0/cards/0/last4', message: 'must match pattern "^[0-9]{4}$"' }] } },
+  401: { name: 'unauthenticated', reasonCode: 'invalid_token', message: 'The API token is not valid.' },
+  404: { name: 'not_found', reasonCode: 'chg_not_found', message: 'No cardholder group with that id.' },
+  409: { name: 'conflict', reasonCode: 'idempotency_key_reused', message: 'This Idempotency-Key was used for another request.' },
+  413: { name: 'payload_too_large', message: 'The request body is larger than 1 MiB.' },
+  415: { name: 'unsupported_media_type', message: 'Send the body as application/json.' },
+  429: {
+    name: 'rate_limited',
+    reasonCode: 'request_rate_exceeded',
+    message: 'Rate limit of 100 requests per 1 s exceeded for this token; retry after 1 s.',
+    details: { policy: 'default', limit: 100, windowSeconds: 1, retryAfterSeconds: 1 },
+  },
+  500: { name: 'internal_error', message: 'Something went wrong on our side; quote the uuid to support.' },
+  503: { name: 'unavailable', reasonCode: 'database_unavailable', message: 'The database is unreachable; retry shortly.' },
+};
+
+function errorExample(status: number): { example?: object } {
+  const example = ERROR_EXAMPLES[status];
+  if (!example) return {};
+  const { code, status: httpStatusCode } = ERROR_CLASSES[example.name];
+  return { example: { code, httpStatusCode, uuid: exampleId('err'), ...example } };
+}
 
 const headerRef = (name: keyof typeof RESPONSE_HEADERS) => ({ $ref: `#/components/headers/${name}` });
 

@@ -21,7 +21,10 @@ export interface RouteInput<B, Q> {
 
 export interface ResponseSpec {
   description: string;
+  /** The JSON body's schema: ajv's, published in /openapi.json (named, api/schemas/named.ts). */
   schema?: object;
+  /** A body that is not JSON (an HTML page, Prometheus text): its media type, published as a string. */
+  mediaType?: string;
 }
 
 export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {

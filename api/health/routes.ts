@@ -66,7 +66,7 @@ export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] 
         '(then expose it only to the scraping network). The worker serves its own on WORKER_METRICS_PORT.',
       tag: 'Health',
       auth: 'none',
-      responses: { 200: { description: 'Prometheus text format.' } },
+      responses: { 200: { description: 'Prometheus text format.', mediaType: 'text/plain' } },
       errorStatuses: [401],
       async handle(ctx) {
         if (deps.config.metricsToken) requireStaticToken(ctx, deps.config.metricsToken, 'metrics');

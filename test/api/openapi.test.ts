@@ -5,16 +5,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { declaredRoutes } from '../helpers/routes';
 import { webhookBodySchema } from '../../core/webhooks/payloads';
 import { buildOpenApi } from '../../api/openapi';
-
-/** The schema with every $ref into components.schemas replaced by what it names. */
-function inlineRefs(doc: any, schema: unknown, depth = 0): any {
-  assert.ok(depth < 64, 'a $ref cycle');
-  if (Array.isArray(schema)) return schema.map((s) => inlineRefs(doc, s, depth + 1));
-  if (typeof schema !== 'object' || schema === null) return schema;
-  const ref = (schema as { $ref?: string }).$ref;
-  if (ref?.startsWith('#/components/schemas/')) return inlineRefs(doc, doc.components.schemas[ref.slice('#/components/schemas/'.length)], depth + 1);
-  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inlineRefs(doc, v, depth + 1)]));
-}
+import { inlineRefs } from '../helpers/openapi-refs';
 
 describe('GET /openapi.json', () => {
   let app: TestApp;
@@ -53,7 +44,9 @@ describe('GET /openapi.json', () => {
   it('documents the error object for every error status', () => {
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
-        for (const [status, response] of Object.entries<any>(op.responses)) {
+        for (const [status, ref] of Object.entries<any>(op.responses)) {
+          const response = ref.$ref ? doc.components.responses[ref.$ref.split('/').pop()] : ref;
+          assert.ok(response, `${method} ${path} ${status}: ${ref.$ref}`);
           if (Number(status) >= 400 && response.content) {
             assert.ok(response.content['application/json'].schema, `${method} ${path} ${status}`);
           }

@@ -47,16 +47,19 @@ export function contractViolation(method: string, url: string, status: number, c
   const operation = operations.find((o) => o.method === method.toLowerCase() && o.pattern.test(path));
   if (!operation) return undefined; // an undeclared route or method: the 404/405 error object is checked by its tests
   const responses = doc.paths[operation.template][operation.method].responses;
-  const documented = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
-  if (!documented) return `${method} ${operation.template} answered ${status}, which its operation does not document`;
+  const documentedAs = [String(status), `${String(status)[0]}XX`, 'default'].find((k) => responses[k]);
+  if (!documentedAs) return `${method} ${operation.template} answered ${status}, which its operation does not document`;
+  // Shared error answers are components.responses, referenced by the operation.
+  const ref: string | undefined = responses[documentedAs].$ref;
+  const documented = ref ? doc.components.responses[ref.slice('#/components/responses/'.length)] : responses[documentedAs];
+  const where = ref ? `openapi${ref}` : `openapi#/paths/${pointer(operation.template)}/${operation.method}/responses/${documentedAs}`;
   const schema = documented.content?.['application/json']?.schema;
   if (!schema) return undefined; // no JSON body documented (204, metrics text)
   if (!contentType?.includes('application/json')) return `${method} ${operation.template} ${status}: content type ${contentType}, documented application/json`;
   const key = `${operation.method} ${operation.template} ${status}`;
   let validate = validators.get(key);
   if (validate === undefined) {
-    const ref = `openapi#/paths/${pointer(operation.template)}/${operation.method}/responses/${responses[String(status)] ? status : documented === responses.default ? 'default' : `${String(status)[0]}XX`}/content/application~1json/schema`;
-    validate = ajv.compile({ $ref: ref });
+    validate = ajv.compile({ $ref: `${where}/content/application~1json/schema` });
     validators.set(key, validate);
   }
   if (validate!(body)) return undefined;
