@@ -86,7 +86,7 @@ function ensurePrismaClient() {
   fs.writeFileSync(stamp, hash);
 }
 
-/** The generator of clients/typescript/schema.d.ts (`npm run openapi`, test/api/openapi-client.e2e.test.ts). */
+/** The generator of clients/typescript/schema.ts (`npm run openapi`, test/api/openapi-client.e2e.test.ts). */
 function ensureOpenApiTypescript() {
   const stamp = path.join(OPENAPI_TYPESCRIPT_DIR, '.bootstrap-stamp');
   const wanted = OPENAPI_TYPESCRIPT_PACKAGES.join(' ');

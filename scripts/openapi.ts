@@ -1,7 +1,7 @@
 // `npm run openapi`: writes the committed API description and the client types generated from
 // it, after a change to routes or schemas:
 // 1. openapi.json at the root: what a server with the default configuration serves at /openapi.json;
-// 2. clients/typescript/schema.d.ts: openapi-typescript's types of that file (installed apart
+// 2. clients/typescript/schema.ts: openapi-typescript's types of that file (installed apart
 //    by scripts/bootstrap.js into .tools/openapi-typescript: it needs TypeScript 5's JS API).
 // test/api/openapi-published.test.ts and test/api/openapi-client.e2e.test.ts fail when either is stale.
 import { writeFileSync } from 'node:fs';

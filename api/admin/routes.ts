@@ -70,7 +70,7 @@ const auditEntrySchema = named('AuditLogEntry', {
     actor: { type: 'string' },
     action: { type: 'string' },
     targetId: { type: ['string', 'null'] },
-    details: { type: 'object' },
+    details: { type: 'object', additionalProperties: true },
     createdAt: timestampSchema,
   },
 }, { id: exampleId('aud'), actor: 'operator', action: 'token.create', targetId: exampleId('tok'), details: { issuerId: exampleId('iss'), label: 'production app servers' }, createdAt: EXAMPLE_TIME });

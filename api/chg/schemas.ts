@@ -117,7 +117,7 @@ export const bulkInputSchema = named('BulkUpsertInput', {
       description: 'Groups to upsert, each validated and stored on its own.',
       // Each item is validated separately against the group schema so that one bad item
       // fails alone instead of failing the batch.
-      items: { type: 'object' },
+      items: { type: 'object', additionalProperties: true, description: 'A GroupInput; one that breaks it fails alone (its result says why).' },
     },
   },
 }, {
@@ -159,7 +159,8 @@ export const groupSchema = named('Group', {
     id: idSchema('chg'),
     externalId: { type: 'string' },
     status: statusSchema,
-    settings: { type: 'object' },
+    // Open (additionalProperties: true) so that generated clients type the known keys and keep the others.
+    settings: { type: 'object', additionalProperties: true, properties: settingsSchema.properties, description: 'As stored: the known keys and any others sent.' },
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
     deactivatedAt: nullableTimestampSchema,

@@ -61,6 +61,7 @@ export const matchTraceSchema = named('MatchTrace', {
     failureReason: { type: ['string', 'null'] },
     trace: {
       type: ['object', 'null'],
+      additionalProperties: true,
       description:
         'merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, ' +
         'eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic; spend; outcome; rewardEventIds.',

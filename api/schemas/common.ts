@@ -41,6 +41,8 @@ export const errorObjectSchema = named('Error', {
     reasonCode: { type: 'string', description: 'Machine-readable reason within the class.' },
     details: {
       type: 'object',
+      additionalProperties: true,
+      description: 'Validation errors (`errors`), or what the reason needs (a rate limit\'s `policy`, `limit`, `retryAfterSeconds`...).',
       properties: {
         errors: {
           type: 'array',

@@ -115,7 +115,7 @@ export const webhookSchema = named('Webhook', {
     nextAttemptAt: nullableTimestampSchema,
     deliveredAt: nullableTimestampSchema,
     createdAt: timestampSchema,
-    data: { type: 'object', description: 'The envelope data: source ids (audit chain) and amounts.' },
+    data: { type: 'object', additionalProperties: true, description: 'The envelope data: source ids (audit chain) and amounts.' },
   },
 }, exampleWebhook);
 

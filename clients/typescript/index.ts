@@ -1,5 +1,5 @@
 // A typed client of the API: openapi-fetch over the types openapi-typescript generates from the
-// committed openapi.json (schema.d.ts, `npm run openapi`). Paths, parameters, bodies and answers
+// committed openapi.json (schema.ts, `npm run openapi`). Paths, parameters, bodies and answers
 // are checked by the compiler; nothing here is written by hand but this wrapper.
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema';

@@ -996,12 +996,15 @@ export interface components {
             name?: "validation_failed" | "unauthenticated" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
             /** @description Machine-readable reason within the class. */
             reasonCode?: string;
+            /** @description Validation errors (`errors`), or what the reason needs (a rate limit's `policy`, `limit`, `retryAfterSeconds`...). */
             details?: {
                 errors?: {
                     /** @description JSON pointer into the request. */
                     path: string;
                     message: string;
                 }[];
+            } & {
+                [key: string]: unknown;
             };
         };
         /**
@@ -1065,12 +1068,12 @@ export interface components {
              * @default active
              * @enum {string}
              */
-            status: "active" | "inactive";
+            status?: "active" | "inactive";
             /**
              * @description Product, localization and presentation settings. Unknown keys are kept as given (at most 16 KiB in all).
              * @default {}
              */
-            settings: {
+            settings?: {
                 /** @example en-US */
                 locale?: string;
                 /**
@@ -1092,7 +1095,7 @@ export interface components {
                  * @default active
                  * @enum {string}
                  */
-                status: "active" | "inactive";
+                status?: "active" | "inactive";
                 cards: {
                     /** @description The issuer's own id: 1 to 128 visible ASCII characters. */
                     externalId: string;
@@ -1104,7 +1107,7 @@ export interface components {
                      * @default active
                      * @enum {string}
                      */
-                    status: "active" | "inactive";
+                    status?: "active" | "inactive";
                 }[];
             }[];
         };
@@ -1172,7 +1175,22 @@ export interface components {
             externalId: string;
             /** @enum {string} */
             status: "active" | "inactive";
-            settings: Record<string, never>;
+            /** @description As stored: the known keys and any others sent. */
+            settings: {
+                /** @example en-US */
+                locale?: string;
+                /**
+                 * @description IANA time zone name.
+                 * @example America/New_York
+                 */
+                timezone?: string;
+                displayName?: string;
+                metadata?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
             /**
              * Format: date-time
              * @description ISO 8601, UTC.
@@ -1237,7 +1255,9 @@ export interface components {
          */
         BulkUpsertInput: {
             /** @description Groups to upsert, each validated and stored on its own. */
-            items: Record<string, never>[];
+            items: {
+                [key: string]: unknown;
+            }[];
         };
         /**
          * BulkUpsertResult
@@ -1569,12 +1589,15 @@ export interface components {
              * @example invalid_event
              */
             reasonCode?: string;
+            /** @description Validation errors (`errors`), or what the reason needs (a rate limit's `policy`, `limit`, `retryAfterSeconds`...). */
             details?: {
                 errors?: {
                     /** @description JSON pointer into the request. */
                     path: string;
                     message: string;
                 }[];
+            } & {
+                [key: string]: unknown;
             };
         };
         /** EventFailure */
@@ -1803,7 +1826,9 @@ export interface components {
             processedAt?: string | null;
             failureReason?: string | null;
             /** @description merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic; spend; outcome; rewardEventIds. */
-            trace: Record<string, never> | null;
+            trace: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * RewardSummary
@@ -2086,7 +2111,9 @@ export interface components {
              */
             createdAt: string;
             /** @description The envelope data: source ids (audit chain) and amounts. */
-            data: Record<string, never>;
+            data: {
+                [key: string]: unknown;
+            };
         };
         /**
          * WebhookPage
@@ -2228,7 +2255,9 @@ export interface components {
              */
             createdAt: string;
             /** @description The envelope data: source ids (audit chain) and amounts. */
-            data: Record<string, never>;
+            data: {
+                [key: string]: unknown;
+            };
             attempts: components["schemas"]["WebhookAttempt"][];
         };
         /**
@@ -2323,7 +2352,9 @@ export interface components {
             actor?: string;
             action?: string;
             targetId?: string | null;
-            details?: Record<string, never>;
+            details?: {
+                [key: string]: unknown;
+            };
             /**
              * Format: date-time
              * @description ISO 8601, UTC.
@@ -2388,7 +2419,7 @@ export interface components {
              * @default active
              * @enum {string}
              */
-            status: "active" | "inactive";
+            status?: "active" | "inactive";
             logoUrl?: string | null;
             websiteUrl?: string | null;
             /** @description Issuers that see this merchant; null (the default) means every issuer. */
