@@ -1,5 +1,7 @@
-// Renders /openapi.json from the route declarations: the schemas shown are the objects
-// ajv enforces, and every route's error responses use the one error object.
+// Renders /openapi.json from the route declarations: the schemas shown are the objects ajv
+// enforces (the named ones gathered into components.schemas by api/openapi-components.ts), every
+// route's error responses use the one error object (the shared ones as components.responses),
+// and every answer lists the headers the middleware sets on it.
 import { errorObjectSchema } from './schemas/common';
 import { exampleId } from './schemas/examples';
 import { ERROR_CLASSES, type ErrorName } from '../core/errors';
@@ -129,7 +131,7 @@ function ownResponses(route: RouteSpec, keyed: boolean, components: SchemaCompon
   if (keyed) {
     for (const [status, response] of Object.entries(out)) {
       // A route's own 400 or 409 (per-item results) can also be the Idempotency-Key's error object.
-      const own = route.responses[Number(status)] && KEYED_ERRORS[Number(status)];
+      const own = KEYED_ERRORS[Number(status)];
       if (own) out[status] = { ...response, description: `${response.description} Or an error object: ${own}` };
     }
   }
