@@ -5924,6 +5924,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000002",
+                 *       "type": "qualified_auth",
+                 *       "createdAt": "2026-03-14T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "authorizationId": "auth_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "externalId": "a-1",
+                 *         "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "rewardEventIds": [],
+                 *         "rewardGrantIds": [],
+                 *         "currency": "usd",
+                 *         "earnedAmountMinor": 200,
+                 *         "cashbackAmountMinor": 125,
+                 *         "brandedAmountMinor": 75,
+                 *         "spentAmountMinor": 0
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["QualifiedAuthWebhook"];
             };
         };
@@ -5960,6 +5980,32 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *       "type": "qualified_settlement",
+                 *       "createdAt": "2026-03-14T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "authorizationId": "auth_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "externalId": "t-1",
+                 *         "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "rewardEventIds": [
+                 *           "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *           "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000002"
+                 *         ],
+                 *         "rewardGrantIds": [
+                 *           "rg_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+                 *         ],
+                 *         "currency": "usd",
+                 *         "earnedAmountMinor": 200,
+                 *         "cashbackAmountMinor": 125,
+                 *         "brandedAmountMinor": 75,
+                 *         "spentAmountMinor": 0
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["QualifiedSettlementWebhook"];
             };
         };

@@ -65,6 +65,10 @@ function examples(document: any): Array<{ where: string; ref: string; value: unk
     const media = response.content?.['application/json'];
     if (media?.example !== undefined) found.push({ where: `components.responses.${name}`, ref: `openapi#/components/responses/${name}/content/application~1json/schema`, value: media.example });
   }
+  for (const [type, hook] of Object.entries<any>(document.webhooks)) {
+    const example = hook.post.requestBody.content['application/json'].example;
+    found.push({ where: `webhooks.${type}`, ref: `openapi#/webhooks/${type}/post/requestBody/content/application~1json/schema`, value: example });
+  }
   for (const { path, method, op } of operationsOf(document)) {
     const base = `openapi#/paths/${pointer(path)}/${method}`;
     op.parameters.forEach((p: any, i: number) => {
