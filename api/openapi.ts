@@ -21,6 +21,7 @@ const SHARED_ERRORS: Record<number, string> = {
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers.',
   401: 'Missing, malformed, unknown or revoked token.',
+  403: 'Not allowed here (`reasonCode` says why).',
   404: 'Not found; another issuer\'s ids are answered exactly like missing ones.',
   409: 'Conflict with stored state (`reasonCode` says which).',
   413: 'Body larger than 1 MiB.',
@@ -141,8 +142,8 @@ function ownResponses(route: RouteSpec, keyed: boolean, components: SchemaCompon
 // Names of the shared error answers: the status's, then what changes the answer's description
 // or headers (an issuer route's rate limit headers, an Idempotency-Key, ingestion's event limit).
 const ERROR_RESPONSE_NAMES: Record<number, string> = {
-  400: 'BadRequest', 401: 'Unauthorized', 404: 'NotFound', 409: 'Conflict', 413: 'PayloadTooLarge',
-  415: 'UnsupportedMediaType', 429: 'RateLimited', 500: 'InternalError', 503: 'Unavailable',
+  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType', 422: 'UnprocessableContent', 429: 'RateLimited', 500: 'InternalError', 503: 'Unavailable',
 };
 
 /** The error object for every error status the route can answer that it does not declare itself, by reference. */
@@ -157,8 +158,7 @@ function sharedErrors(route: RouteSpec, keyed: boolean, errorResponses: Response
   const out: Record<string, object> = {};
   for (const [status, description] of [...descriptions].sort(([a], [b]) => a - b)) {
     if (route.responses[status]) continue;
-    const name = ERROR_RESPONSE_NAMES[status];
-    if (!name) throw new Error(`${route.operationId}: no shared error answer for ${status}; declare it in the route's responses`);
+    const name = ERROR_RESPONSE_NAMES[status] ?? `Error${status}`;
     const [response] = Object.values(withHeaders(route, keyed, { [status]: errorResponse(description, status) }));
     out[String(status)] = errorResponses.ref(`${name}${variant}`, response);
   }

@@ -102,6 +102,9 @@ describe('/openapi.json for client generators', () => {
       defineRoute({ method: 'get', path: '/x', operationId: 'x', summary: 'x', tag: 'x', auth: 'none', responses: { 200: { description: 'x', schema } }, handle: async () => undefined });
     assert.equal(successSchemas(buildOpenApi([route({ type: 'object' })], 'x')).filter((s) => !s.schema.$ref).length, 1);
     assert.equal(successSchemas(buildOpenApi([route(named('Thing', { type: 'object' }))], 'x')).filter((s) => !s.schema.$ref).length, 0);
+    // A new error status gets a shared answer of its own, named or not.
+    const future: any = buildOpenApi([{ ...route(named('Thing', { type: 'object' })), auth: 'issuer', errorStatuses: [403, 418] }], 'x');
+    assert.deepEqual([future.paths['/x'].get.responses['403'].$ref, future.paths['/x'].get.responses['418'].$ref], ['#/components/responses/ForbiddenIssuer', '#/components/responses/Error418Issuer']);
   });
 
   it('refuses two different schemas under one name, and takes a property called title for a property', () => {
