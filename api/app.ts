@@ -31,6 +31,8 @@ import { exportRoutes } from './rewards/export-routes';
 import { webhookRoutes } from './webhooks/routes';
 import { webhookAdminRoutes } from './webhooks/admin-routes';
 import { sandboxRoutes } from './sandbox/routes';
+import { docsRoutes } from './docs/routes';
+import { mountDocsAssets } from './docs/assets';
 
 export const API_VERSION = '2.0.0';
 
@@ -41,6 +43,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     buildOpenApi(routes, API_VERSION, { webhookRetryScheduleMs: deps.temporal?.settings.webhookRetryScheduleMs, rateLimits: deps.rateLimiter?.settings });
   routes.push(
     ...healthRoutes(deps, openApi),
+    ...docsRoutes(),
     ...chgRoutes(deps),
     ...catalogueRoutes(deps),
     ...activationRoutes(deps),
@@ -70,6 +73,7 @@ export function createApp(deps: AppDeps): Koa {
   const guards = createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache });
   const limiter = deps.rateLimiter;
   mountRoutes(router, allRoutes(deps), guards, idempotency, limiter ? (ctx, route) => limiter.check(ctx, route) : undefined);
+  mountDocsAssets(router);
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.logger));
   app.use(requestMetrics());

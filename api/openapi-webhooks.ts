@@ -3,6 +3,27 @@
 // the schemas of core/webhooks/payloads.ts, the same ones the tests validate deliveries with.
 import { formatDuration } from '../core/duration';
 import { WEBHOOK_TYPES, webhookBodySchema, webhookSchemaName, type WebhookType } from '../core/webhooks/payloads';
+import { EXAMPLE_TIME, exampleId } from './schemas/examples';
+
+// One body of each type: the README's $25.00 purchase at 5% cashback and 3% branded balance.
+const exampleAmounts = { currency: 'usd', earnedAmountMinor: 200, cashbackAmountMinor: 125, brandedAmountMinor: 75, spentAmountMinor: 0 };
+const EXAMPLES: Record<WebhookType, object> = {
+  qualified_auth: {
+    webhookId: exampleId('evt', 2),
+    type: 'qualified_auth',
+    createdAt: EXAMPLE_TIME,
+    data: { chgId: exampleId('chg'), authorizationId: exampleId('auth'), externalId: 'a-1', merchantId: exampleId('mp'), rewardEventIds: [], rewardGrantIds: [], ...exampleAmounts },
+  },
+  qualified_settlement: {
+    webhookId: exampleId('evt'),
+    type: 'qualified_settlement',
+    createdAt: EXAMPLE_TIME,
+    data: {
+      chgId: exampleId('chg'), transactionId: exampleId('txn'), authorizationId: exampleId('auth'), externalId: 't-1', merchantId: exampleId('mp'),
+      rewardEventIds: [exampleId('brevt'), exampleId('brevt', 2)], rewardGrantIds: [exampleId('rg')], ...exampleAmounts,
+    },
+  },
+};
 
 const SIGNATURE_HEADERS = [
   { name: 'webhook-id', description: 'The webhookId (evt_...): the same on every retry and replay; deduplicate by it.', pattern: '^evt_' },
@@ -36,7 +57,10 @@ export function webhooksSection(retryScheduleMs: readonly number[]): Record<Webh
         description: deliveryRules(retryScheduleMs),
         tags: ['Webhooks'],
         parameters: SIGNATURE_HEADERS.map((h) => ({ name: h.name, in: 'header', required: true, description: h.description, schema: { type: 'string', pattern: h.pattern } })),
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${webhookSchemaName(type)}` } } } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${webhookSchemaName(type)}` }, example: EXAMPLES[type] } },
+        },
         responses: {
           '2XX': { description: 'Received: the delivery succeeds and is not retried.' },
           default: { description: 'Anything else, or no answer within 10 s: retried on the schedule.' },

@@ -2,6 +2,8 @@
 // ?cursor= that encodes the sort key of the last row served, so pages neither skip nor
 // repeat rows while new ones are written.
 import { errors } from '../core/errors';
+import { exampleOf, named, type NamedSchema } from './schemas/named';
+import { EXAMPLE_TIME } from './schemas/examples';
 
 export const DEFAULT_PAGE_LIMIT = 50;
 export const MAX_PAGE_LIMIT = 200;
@@ -11,12 +13,24 @@ export const paginationQueryProperties = {
   cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'nextCursor of the previous page.' },
 };
 
-export function pageSchema(item: object) {
-  return {
-    type: 'object',
-    required: ['data', 'nextCursor'],
-    properties: { data: { type: 'array', items: item }, nextCursor: { type: ['string', 'null'] } },
-  };
+/**
+ * The page of a named item schema, named after it (`Merchant` → `MerchantPage`), with an
+ * example built from the item's: a list route cannot publish an anonymous page.
+ */
+export function pageSchema(item: NamedSchema) {
+  const example = exampleOf(item);
+  return named(
+    `${item.title}Page`,
+    {
+      type: 'object',
+      required: ['data', 'nextCursor'],
+      properties: {
+        data: { type: 'array', items: item },
+        nextCursor: { type: ['string', 'null'], description: 'Pass as ?cursor= for the next page; null on the last page.' },
+      },
+    },
+    example === undefined ? undefined : { data: [example], nextCursor: encodeCursor([EXAMPLE_TIME, 'next']) },
+  );
 }
 
 export function encodeCursor(key: Array<string | number>): string {

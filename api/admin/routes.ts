@@ -3,6 +3,8 @@ import { defineRoute, type RouteSpec } from '../route';
 import { idSchema, timestampSchema } from '../schemas/common';
 import { cursorDate, decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
+import { named } from '../schemas/named';
+import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { createIssuer, createToken, getIssuer, presentIssuer, presentToken, revokeToken, updateIssuer, type IssuerChanges, type IssuerInput } from './issuers';
 
 const issuerNameSchema = { type: 'string', minLength: 1, maxLength: 200 };
@@ -22,7 +24,7 @@ const rateLimitChangeSchema = {
   },
 };
 
-const issuerSchema = {
+const issuerSchema = named('Issuer', {
   type: 'object',
   required: ['id', 'name', 'environment', 'brandedAvailabilityDelayDays', 'createdAt'],
   properties: {
@@ -39,9 +41,17 @@ const issuerSchema = {
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
   },
-};
+}, {
+  id: exampleId('iss'),
+  name: 'Example Bank',
+  environment: 'sandbox',
+  brandedAvailabilityDelayDays: 0,
+  rateLimit: { requestsPerSecond: null, eventsPerSecond: 5000 },
+  createdAt: EXAMPLE_TIME,
+  updatedAt: EXAMPLE_TIME,
+});
 
-const tokenSchema = {
+const tokenSchema = named('IssuerToken', {
   type: 'object',
   required: ['id', 'label', 'createdAt'],
   properties: {
@@ -51,19 +61,19 @@ const tokenSchema = {
     createdAt: timestampSchema,
     revokedAt: { type: ['string', 'null'] },
   },
-};
+}, { id: exampleId('tok'), token: `rwd_sk_${Buffer.alloc(32, 42).toString('base64url')}`, label: 'production app servers', createdAt: EXAMPLE_TIME, revokedAt: null });
 
-const auditEntrySchema = {
+const auditEntrySchema = named('AuditLogEntry', {
   type: 'object',
   properties: {
     id: { type: 'string' },
     actor: { type: 'string' },
     action: { type: 'string' },
     targetId: { type: ['string', 'null'] },
-    details: { type: 'object' },
+    details: { type: 'object', additionalProperties: true },
     createdAt: timestampSchema,
   },
-};
+}, { id: exampleId('aud'), actor: 'operator', action: 'token.create', targetId: exampleId('tok'), details: { issuerId: exampleId('iss'), label: 'production app servers' }, createdAt: EXAMPLE_TIME });
 
 export function adminRoutes(deps: AppDeps): RouteSpec[] {
   const { db, clock } = deps;

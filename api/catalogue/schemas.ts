@@ -1,6 +1,8 @@
 // Request and response schemas of the catalogue (API.md: Merchants, offers, activation,
 // eligibility; Operator API).
-import { idSchema, nullableTimestampSchema, statusSchema, timestampSchema } from '../schemas/common';
+import { idSchema, nullableTimestampSchema, openEnum, statusSchema, timestampSchema } from '../schemas/common';
+import { named } from '../schemas/named';
+import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { EARN_REASONS } from '../../core/rules/eligibility';
 import { SPEND_REASONS } from '../../core/rules/spend-eligibility';
 
@@ -50,14 +52,43 @@ const merchantFields = {
   matchRules: matchRulesInput,
 };
 
-export const merchantCreateSchema = {
+// The sandbox catalogue's Blue Bottle Coffee (README walk-through): 5% cashback from $10, 3% branded balance.
+const exampleBrandedBalance = { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 };
+const exampleMatchRules = { descriptorPatterns: ['BLUE BOTTLE'], acquirerMerchantIds: [], mccs: ['5814'] };
+const exampleMerchantFields = {
+  name: 'Blue Bottle Coffee',
+  category: 'dining',
+  status: 'active',
+  logoUrl: null,
+  websiteUrl: 'https://bluebottlecoffee.com',
+  brandedBalance: exampleBrandedBalance,
+};
+const exampleOfferFields = {
+  title: '5% back, 3% in Blue Bottle balance',
+  description: 'On purchases of $10 or more.',
+  cashbackRateBps: 500,
+  brandedRateBps: 300,
+  minSpendMinor: 1000,
+  maxRewardMinor: 2500,
+  maxRewardPerChgMinor: null,
+  mccs: null,
+  startsAt: EXAMPLE_TIME,
+  endsAt: null,
+};
+const exampleOffer = { id: exampleId('ofr'), merchantId: exampleId('mp'), ...exampleOfferFields, status: 'active' };
+
+export const merchantCreateSchema = named('MerchantInput', {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'category'],
   properties: { ...merchantFields, status: { ...statusSchema, default: 'active' } },
-};
+}, { ...exampleMerchantFields, issuerIds: null, matchRules: exampleMatchRules });
 
-export const merchantPatchSchema = { type: 'object', additionalProperties: false, minProperties: 1, properties: merchantFields };
+export const merchantPatchSchema = named(
+  'MerchantPatch',
+  { type: 'object', additionalProperties: false, minProperties: 1, properties: merchantFields },
+  { status: 'inactive' },
+);
 
 const offerFields = {
   title: { type: 'string', minLength: 1, maxLength: 200 },
@@ -72,19 +103,19 @@ const offerFields = {
   endsAt: orNull(timestampSchema, 'Exclusive end; null means open-ended. Set it to now to end the offer.'),
 };
 
-export const offerCreateSchema = {
+export const offerCreateSchema = named('OfferInput', {
   type: 'object',
   additionalProperties: false,
   required: ['title', 'cashbackRateBps', 'brandedRateBps', 'startsAt'],
   properties: offerFields,
-};
+}, exampleOfferFields);
 
-export const offerPatchSchema = {
+export const offerPatchSchema = named('OfferPatch', {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
   properties: { ...offerFields, status: { ...statusSchema, description: 'Catalogue status; inactive ends the offer for good.' } },
-};
+}, { endsAt: EXAMPLE_LATER });
 
 const activationSummarySchema = {
   type: 'object',
@@ -102,7 +133,7 @@ const brandedBalanceSchema = {
   properties: { enabled: { type: 'boolean' }, spendMinimumMinor: minorSchema, availabilityDelayDays: { type: 'integer' }, expiryDays: { type: 'integer' } },
 };
 
-export const merchantSchema = {
+export const merchantSchema = named('Merchant', {
   type: 'object',
   required: ['id', 'name', 'category', 'status', 'logoUrl', 'websiteUrl', 'brandedBalance', 'activation'],
   properties: {
@@ -115,9 +146,9 @@ export const merchantSchema = {
     brandedBalance: brandedBalanceSchema,
     activation: activationSummarySchema,
   },
-};
+}, { id: exampleId('mp'), ...exampleMerchantFields, activation: { status: 'active', activatedAt: EXAMPLE_TIME, presentedOfferId: exampleId('ofr') } });
 
-export const adminMerchantSchema = {
+export const adminMerchantSchema = named('AdminMerchant', {
   type: 'object',
   required: ['id', 'name', 'category', 'status', 'issuerIds', 'brandedBalance', 'matchRules', 'createdAt', 'updatedAt'],
   properties: {
@@ -134,10 +165,10 @@ export const adminMerchantSchema = {
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
   },
-};
+}, { id: exampleId('mp'), ...exampleMerchantFields, issuerIds: null, matchRules: exampleMatchRules, createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME });
 delete (adminMerchantSchema.properties as Record<string, unknown>).activation;
 
-export const offerSchema = {
+export const offerSchema = named('Offer', {
   type: 'object',
   required: ['id', 'merchantId', 'title', 'description', 'cashbackRateBps', 'brandedRateBps', 'minSpendMinor', 'maxRewardMinor', 'maxRewardPerChgMinor', 'mccs', 'startsAt', 'endsAt', 'status'],
   properties: {
@@ -155,15 +186,15 @@ export const offerSchema = {
     endsAt: nullableTimestampSchema,
     status: { type: 'string', enum: ['scheduled', 'active', 'ended'], description: 'From the window and the catalogue status, at the time of the request.' },
   },
-};
+}, exampleOffer);
 
-export const adminOfferSchema = {
+export const adminOfferSchema = named('AdminOffer', {
   type: 'object',
   required: [...offerSchema.required, 'catalogueStatus', 'createdAt', 'updatedAt'],
   properties: { ...offerSchema.properties, catalogueStatus: statusSchema, createdAt: timestampSchema, updatedAt: timestampSchema },
-};
+}, { ...exampleOffer, catalogueStatus: 'active', createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME });
 
-export const activationSchema = {
+export const activationSchema = named('Activation', {
   type: 'object',
   required: ['merchantId', 'chgId', 'status', 'activatedAt', 'presentedOfferId', 'deactivatedAt'],
   properties: {
@@ -174,13 +205,13 @@ export const activationSchema = {
     presentedOfferId: { type: ['string', 'null'] },
     deactivatedAt: nullableTimestampSchema,
   },
-};
+}, { merchantId: exampleId('mp'), chgId: exampleId('chg'), status: 'active', activatedAt: EXAMPLE_TIME, presentedOfferId: exampleId('ofr'), deactivatedAt: null });
 
-export const activationInputSchema = {
+export const activationInputSchema = named('ActivationInput', {
   type: 'object',
   additionalProperties: false,
   properties: { presentedOfferId: { ...idSchema('ofr'), description: 'The active offer of this merchant through which the cardholder activated.' } },
-};
+}, { presentedOfferId: exampleId('ofr') });
 
 export const eligibilityQuerySchema = {
   type: 'object',
@@ -192,19 +223,27 @@ export const eligibilityQuerySchema = {
   },
 };
 
-export const eligibilitySchema = {
+export const eligibilitySchema = named('Eligibility', {
   type: 'object',
   required: ['merchantId', 'eligible', 'reasons', 'eligibleOfferIds', 'evaluatedAt'],
   properties: {
     merchantId: idSchema('mp'),
     eligible: { type: 'boolean' },
-    reasons: { type: 'array', items: { type: 'string', enum: EARN_REASONS }, description: 'Empty when eligible. Clients must tolerate new values.' },
+    reasons: { type: 'array', items: openEnum(EARN_REASONS, 'Why the group would not earn.'), description: 'Empty when eligible.' },
     eligibleOfferIds: { type: 'array', items: idSchema('ofr') },
     winningOfferId: { ...idSchema('ofr'), description: 'With amountMinor: the qualifying offer giving the most reward.' },
     estimatedRewardMinor: { ...minorSchema, description: 'With amountMinor: reward of the winning offer, caps applied.' },
     evaluatedAt: timestampSchema,
   },
-};
+}, {
+  merchantId: exampleId('mp'),
+  eligible: true,
+  reasons: [],
+  eligibleOfferIds: [exampleId('ofr')],
+  winningOfferId: exampleId('ofr'),
+  estimatedRewardMinor: 200,
+  evaluatedAt: EXAMPLE_TIME,
+});
 
 export const spendQuerySchema = {
   type: 'object',
@@ -212,7 +251,7 @@ export const spendQuerySchema = {
   properties: { amountMinor: { ...minorSchema, description: 'Check the merchant spend minimum against this amount.' } },
 };
 
-export const spendEligibilitySchema = {
+export const spendEligibilitySchema = named('SpendEligibility', {
   type: 'object',
   required: ['merchantId', 'eligible', 'availableBalanceMinor', 'pendingBalanceMinor', 'currency', 'spendRestrictionReasons'],
   properties: {
@@ -221,6 +260,13 @@ export const spendEligibilitySchema = {
     availableBalanceMinor: minorSchema,
     pendingBalanceMinor: minorSchema,
     currency: { type: 'string', enum: ['usd'] },
-    spendRestrictionReasons: { type: 'array', items: { type: 'string', enum: SPEND_REASONS }, description: 'Clients must tolerate new values.' },
+    spendRestrictionReasons: { type: 'array', items: openEnum(SPEND_REASONS, 'Why branded balance would not be spent.'), description: 'Empty when eligible.' },
   },
-};
+}, {
+  merchantId: exampleId('mp'),
+  eligible: false,
+  availableBalanceMinor: 0,
+  pendingBalanceMinor: 75,
+  currency: 'usd',
+  spendRestrictionReasons: ['no_available_balance', 'merchant_availability_delay'],
+});

@@ -1,5 +1,7 @@
 // Request and response schemas of the cardholder group routes (API.md, Cardholder groups).
 import { externalIdSchema, idSchema, nullableTimestampSchema, statusSchema, timestampSchema, errorObjectSchema } from '../schemas/common';
+import { named } from '../schemas/named';
+import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 
 export const CARD_NETWORKS = ['visa', 'mastercard', 'amex', 'discover', 'other'] as const;
 export const MAX_CARDHOLDERS_PER_GROUP = 100;
@@ -69,7 +71,27 @@ export const settingsSchema = {
   },
 };
 
-export const groupInputSchema = {
+// API.md's example group, as an issuer sends it and as it is stored.
+const exampleSettings = { locale: 'en-US', timezone: 'America/New_York', displayName: 'The Smiths', metadata: { tier: 'gold' } };
+const exampleGroupInput = {
+  externalId: 'household-42',
+  status: 'active',
+  settings: exampleSettings,
+  cardholders: [{ externalId: 'c-1001', status: 'active', cards: [{ externalId: 'k-9001', last4: '4242', network: 'visa', status: 'active' }] }],
+};
+const exampleCard = { id: exampleId('card'), externalId: 'k-9001', last4: '4242', network: 'visa', status: 'active', deactivatedAt: null };
+const exampleGroup = {
+  id: exampleId('chg'),
+  externalId: 'household-42',
+  status: 'active',
+  settings: exampleSettings,
+  createdAt: EXAMPLE_TIME,
+  updatedAt: EXAMPLE_LATER,
+  deactivatedAt: null,
+  cardholders: [{ id: exampleId('ch'), externalId: 'c-1001', status: 'active', deactivatedAt: null, cards: [exampleCard] }],
+};
+
+export const groupInputSchema = named('GroupInput', {
   type: 'object',
   additionalProperties: false,
   required: ['externalId', 'cardholders'],
@@ -81,9 +103,9 @@ export const groupInputSchema = {
     settings: { ...settingsSchema, default: {} },
     cardholders: { type: 'array', minItems: 1, maxItems: MAX_CARDHOLDERS_PER_GROUP, items: cardholderInputSchema },
   },
-};
+}, exampleGroupInput);
 
-export const bulkInputSchema = {
+export const bulkInputSchema = named('BulkUpsertInput', {
   type: 'object',
   additionalProperties: false,
   required: ['items'],
@@ -95,12 +117,17 @@ export const bulkInputSchema = {
       description: 'Groups to upsert, each validated and stored on its own.',
       // Each item is validated separately against the group schema so that one bad item
       // fails alone instead of failing the batch.
-      items: { type: 'object' },
+      items: { type: 'object', additionalProperties: true, description: 'A GroupInput; one that breaks it fails alone (its result says why).' },
     },
   },
-};
+}, {
+  items: [
+    exampleGroupInput,
+    { externalId: 'household-43', cardholders: [{ externalId: 'c-1002', cards: [{ externalId: 'k-9002', last4: '1881', network: 'mastercard' }] }] },
+  ],
+});
 
-const cardSchema = {
+const cardSchema = named('Card', {
   type: 'object',
   required: ['id', 'externalId', 'last4', 'network', 'status', 'deactivatedAt'],
   properties: {
@@ -111,9 +138,9 @@ const cardSchema = {
     status: statusSchema,
     deactivatedAt: nullableTimestampSchema,
   },
-};
+});
 
-const cardholderSchema = {
+const cardholderSchema = named('Cardholder', {
   type: 'object',
   required: ['id', 'externalId', 'status', 'deactivatedAt', 'cards'],
   properties: {
@@ -123,24 +150,25 @@ const cardholderSchema = {
     deactivatedAt: nullableTimestampSchema,
     cards: { type: 'array', items: cardSchema },
   },
-};
+});
 
-export const groupSchema = {
+export const groupSchema = named('Group', {
   type: 'object',
   required: ['id', 'externalId', 'status', 'settings', 'createdAt', 'updatedAt', 'deactivatedAt', 'cardholders'],
   properties: {
     id: idSchema('chg'),
     externalId: { type: 'string' },
     status: statusSchema,
-    settings: { type: 'object' },
+    // Open (additionalProperties: true) so that generated clients type the known keys and keep the others.
+    settings: { type: 'object', additionalProperties: true, properties: settingsSchema.properties, description: 'As stored: the known keys and any others sent.' },
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
     deactivatedAt: nullableTimestampSchema,
     cardholders: { type: 'array', items: cardholderSchema },
   },
-};
+}, exampleGroup);
 
-export const bulkResultSchema = {
+export const bulkResultSchema = named('BulkUpsertResult', {
   type: 'object',
   required: ['results'],
   properties: {
@@ -158,4 +186,9 @@ export const bulkResultSchema = {
       },
     },
   },
-};
+}, {
+  results: [
+    { index: 0, status: 'updated', id: exampleId('chg') },
+    { index: 1, status: 'created', id: exampleId('chg', 2) },
+  ],
+});

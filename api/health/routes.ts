@@ -5,6 +5,7 @@ import type { AppDeps } from '../deps';
 import { registry } from '../../core/metrics';
 import { requireStaticToken } from '../middleware/auth';
 import { CHECK_TIMEOUT_MS, checkWithin } from './readiness';
+import { named } from '../schemas/named';
 
 export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] {
   return [
@@ -15,7 +16,7 @@ export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] 
       summary: 'The process is up',
       tag: 'Health',
       auth: 'none',
-      responses: { 200: { description: 'Up.', schema: { type: 'object', properties: { status: { const: 'ok' } } } } },
+      responses: { 200: { description: 'Up.', schema: named('Health', { type: 'object', properties: { status: { const: 'ok' } } }, { status: 'ok' }) } },
       async handle(ctx) {
         ctx.body = { status: 'ok' };
       },
@@ -30,7 +31,16 @@ export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] 
         `each for at most ${CHECK_TIMEOUT_MS} ms, and a 503 names the one that failed (\`details\`: each check's outcome).`,
       tag: 'Health',
       auth: 'none',
-      responses: { 200: { description: 'Ready.', schema: { type: 'object', properties: { status: { const: 'ready' }, database: { type: 'string' }, temporal: { type: 'string' } } } } },
+      responses: {
+        200: {
+          description: 'Ready.',
+          schema: named(
+            'Readiness',
+            { type: 'object', properties: { status: { const: 'ready' }, database: { type: 'string' }, temporal: { type: 'string' } } },
+            { status: 'ready', database: 'ok', temporal: 'ok' },
+          ),
+        },
+      },
       errorStatuses: [503],
       async handle(ctx) {
         if (deps.draining?.active) throw errors.unavailable('draining', 'This API process is shutting down; send requests to another one.');
@@ -56,7 +66,7 @@ export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] 
         '(then expose it only to the scraping network). The worker serves its own on WORKER_METRICS_PORT.',
       tag: 'Health',
       auth: 'none',
-      responses: { 200: { description: 'Prometheus text format.' } },
+      responses: { 200: { description: 'Prometheus text format.', mediaType: 'text/plain' } },
       errorStatuses: [401],
       async handle(ctx) {
         if (deps.config.metricsToken) requireStaticToken(ctx, deps.config.metricsToken, 'metrics');

@@ -1,7 +1,9 @@
 // Ingested event schemas (SPEC.md 4.4, API.md "Ingestion"). Each event of a batch is
 // validated on its own so that one bad event fails alone.
 import { CARD_NETWORKS } from '../chg/schemas';
-import { errorObjectSchema, externalIdSchema } from '../schemas/common';
+import { errorObjectSchema, externalIdSchema, openEnum } from '../schemas/common';
+import { named } from '../schemas/named';
+import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 export const AUTH_METHODS = ['chip', 'contactless', 'swipe', 'manual_entry', 'ecommerce', 'recurring', 'other'] as const;
@@ -60,7 +62,22 @@ const baseProperties = {
 };
 const baseRequired = ['id', 'amount', 'currency', 'merchantDescriptor', 'mcc', 'createdAt', 'cardLast4', 'network', 'cardholderId', 'cardId', 'authMethod', 'state'];
 
-export const authEventSchema = {
+// The README's sandbox purchase: $25.00 at Blue Bottle Coffee, forced to its mp_ id.
+const exampleEvent = {
+  amount: 2500,
+  currency: 'usd',
+  merchantDescriptor: 'SQ *BLUE BOTTLE',
+  mcc: '5814',
+  createdAt: EXAMPLE_TIME,
+  cardLast4: '4242',
+  network: 'visa',
+  cardholderId: 'c-1001',
+  cardId: 'k-9001',
+  authMethod: 'contactless',
+  merchantId: exampleId('mp'),
+};
+
+export const authEventSchema = named('AuthEvent', {
   type: 'object',
   additionalProperties: false,
   required: baseRequired,
@@ -68,9 +85,9 @@ export const authEventSchema = {
     ...baseProperties,
     state: { type: 'string', enum: AUTH_STATES, description: 'Send the same id again with reversed to reverse the authorization.' },
   },
-};
+}, { id: 'a-1', ...exampleEvent, state: 'approved' });
 
-export const settledEventSchema = {
+export const settledEventSchema = named('SettledEvent', {
   type: 'object',
   additionalProperties: false,
   required: baseRequired,
@@ -92,7 +109,7 @@ export const settledEventSchema = {
   if: { properties: { state: { const: 'refunded' } }, required: ['state'] },
   then: { required: ['relatedTransactionId'], properties: { relatedTransactionId: { type: 'string' } } },
   else: { properties: { relatedTransactionId: false } },
-};
+}, { id: 't-1', ...exampleEvent, state: 'settled', settledAt: EXAMPLE_TIME, authorizationId: 'a-1' });
 
 /** What the field errors say where ajv's own words ("boolean schema is false") would not help. */
 export const settledRuleMessages: Record<string, string> = {
@@ -128,23 +145,37 @@ export function batchSchema(eventSchema: object) {
   };
 }
 
-export const failureEntrySchema = {
+export const failureEntrySchema = named('EventFailure', {
   type: 'object',
   required: ['index', 'id', 'error'],
   properties: {
     index: { type: 'integer', description: 'Position of the event in the submitted array (0 for a single event).' },
     id: { type: ['string', 'null'], description: "The event's id when it had a readable one." },
-    error: {
+    error: named('EventFailureError', {
       ...errorObjectSchema,
       properties: {
         ...errorObjectSchema.properties,
-        reasonCode: {
-          type: 'string',
-          description: 'Why this event was not accepted: ' + Object.entries(EVENT_FAILURE_REASONS).map(([code, meaning]) => `${code} (${meaning})`).join('; '),
-        },
+        reasonCode: openEnum(
+          Object.keys(EVENT_FAILURE_REASONS),
+          'Why this event was not accepted: ' + Object.entries(EVENT_FAILURE_REASONS).map(([code, meaning]) => `${code} (${meaning})`).join('; ') + '.',
+        ),
       },
+    }),
+  },
+});
+
+export const failuresSchema = named('EventFailures', { type: 'array', items: failureEntrySchema }, [
+  {
+    index: 1,
+    id: 't-2',
+    error: {
+      code: 40000,
+      httpStatusCode: 400,
+      uuid: exampleId('err'),
+      message: 'No card with that id for this issuer.',
+      name: 'validation_failed',
+      reasonCode: 'unknown_card',
+      details: { errors: [{ path: '/1/cardId', message: 'is not a card of this issuer' }] },
     },
   },
-};
-
-export const failuresSchema = { type: 'array', items: failureEntrySchema };
+]);

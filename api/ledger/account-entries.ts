@@ -1,6 +1,7 @@
 // An operator's account statement: one ledger account and a page of its entries, newest first,
 // keyset-paginated on the entry's sequence number, in ONE statement (one snapshot: the balance
 // shown is the balance after the newest entry of the first page).
+import { exampleId } from '../schemas/examples';
 import type { Db } from '../../prisma/client';
 import { Prisma } from '../../prisma/generated/client';
 import { ACCOUNT_KINDS, fromDbMinor } from '../../core/ledger';
@@ -14,6 +15,7 @@ const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 export const ACCOUNT_ID_PARAM = {
   pattern: `^iss_${UUID}:(${ACCOUNT_KINDS.join('|')})(:chg_${UUID})?(:mp_${UUID})?$`,
   description: 'a ledger account key, <issuerId>:<kind>[:<chgId>][:<merchantId>], as the trial balance lists them (":" may be sent as %3A).',
+  example: `${exampleId('iss')}:chg_cashback:${exampleId('chg')}`,
 };
 
 interface AccountRow {

@@ -3,6 +3,8 @@ import { defineRoute, type RouteSpec } from '../route';
 import { idSchema } from '../schemas/common';
 import type { AppDeps } from '../deps';
 import { reprocessTransaction } from './reprocess';
+import { named } from '../schemas/named';
+import { exampleId } from '../schemas/examples';
 
 export function operationsAdminRoutes(deps: AppDeps): RouteSpec[] {
   return [
@@ -22,10 +24,10 @@ export function operationsAdminRoutes(deps: AppDeps): RouteSpec[] {
       responses: {
         202: {
           description: 'Reprocessing started.',
-          schema: {
+          schema: named('ReprocessAccepted', {
             type: 'object',
             properties: { transactionId: idSchema(['txn', 'auth'] as const, 'The settlement (txn_) or authorization (auth_) reprocessed.'), status: { const: 'pending' }, previousStatus: { type: 'string' }, workflowId: { type: 'string' } },
-          },
+          }, { transactionId: exampleId('txn'), status: 'pending', previousStatus: 'unknown', workflowId: `txn/${exampleId('iss')}/${exampleId('txn')}` }),
         },
       },
       errorStatuses: [404, 409, 503],

@@ -2,6 +2,8 @@
 import { idSchema, timestampSchema } from '../schemas/common';
 import { pageSchema, paginationQueryProperties } from '../pagination';
 import { REWARD_EVENT_TYPES } from '../../core/ledger';
+import { named } from '../schemas/named';
+import { EXAMPLE_EXPIRY, EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 
 const minor = { type: 'integer', minimum: 0 };
 const usd = { type: 'string', enum: ['usd'] };
@@ -32,12 +34,17 @@ const brandedSummarySchema = {
   },
 };
 
-export const summarySchema = {
+export const summarySchema = named('RewardSummary', {
   type: 'object',
   additionalProperties: false,
   required: ['chgId', 'currency', 'cashback', 'brandedBalance'],
   properties: { chgId: idSchema('chg'), currency: usd, cashback: cashbackSummarySchema, brandedBalance: brandedSummarySchema },
-};
+}, {
+  chgId: exampleId('chg'),
+  currency: 'usd',
+  cashback: { earnedMinor: 1250, clawedBackMinor: 125, pendingMinor: 300, balanceMinor: 1125 },
+  brandedBalance: { earnedMinor: 750, availableMinor: 450, notYetAvailableMinor: 75, spentMinor: 200, expiredMinor: 25, clawedBackMinor: 0 },
+});
 
 export const activityQuerySchema = {
   type: 'object',
@@ -45,7 +52,7 @@ export const activityQuerySchema = {
   properties: { ...paginationQueryProperties, type: { type: 'string', enum: REWARD_EVENT_TYPES, description: 'Only rows of this type.' } },
 };
 
-export const activityRowSchema = {
+export const activityRowSchema = named('RewardActivity', {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'type', 'amountMinor', 'currency', 'occurredAt', 'description'],
@@ -61,7 +68,17 @@ export const activityRowSchema = {
     occurredAt: timestampSchema,
     description: { type: 'string' },
   },
-};
+}, {
+  id: exampleId('brevt'),
+  type: 'cashback_earned',
+  amountMinor: 125,
+  currency: 'usd',
+  merchantId: exampleId('mp'),
+  merchantName: 'Blue Bottle Coffee',
+  transactionId: exampleId('txn'),
+  occurredAt: EXAMPLE_TIME,
+  description: 'Cashback earned at Blue Bottle Coffee',
+});
 
 export const activityPageSchema = pageSchema(activityRowSchema);
 
@@ -71,7 +88,7 @@ export const expiringQuerySchema = {
   properties: { withinDays: { type: 'integer', minimum: 1, maximum: 365, default: 30 } },
 };
 
-export const expiringSchema = {
+export const expiringSchema = named('ExpiringRewards', {
   type: 'object',
   additionalProperties: false,
   required: ['data'],
@@ -86,9 +103,9 @@ export const expiringSchema = {
       },
     },
   },
-};
+}, { data: [{ rewardGrantId: exampleId('rg'), merchantId: exampleId('mp'), remainingMinor: 75, expiresAt: EXAMPLE_EXPIRY }] });
 
-export const merchantBalanceSchema = {
+export const merchantBalanceSchema = named('MerchantBalance', {
   type: 'object',
   additionalProperties: false,
   required: ['merchantId', 'currency', 'availableMinor', 'notYetAvailableMinor', 'expiringWithin30DaysMinor', 'grants'],
@@ -108,4 +125,11 @@ export const merchantBalanceSchema = {
       },
     },
   },
-};
+}, {
+  merchantId: exampleId('mp'),
+  currency: 'usd',
+  availableMinor: 75,
+  notYetAvailableMinor: 0,
+  expiringWithin30DaysMinor: 0,
+  grants: [{ rewardGrantId: exampleId('rg'), remainingMinor: 75, availableAt: EXAMPLE_LATER, expiresAt: EXAMPLE_EXPIRY }],
+});

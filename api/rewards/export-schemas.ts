@@ -1,5 +1,7 @@
 // Schemas of the reward-events export: its query, each NDJSON line, and the CSV's description.
 import { idSchema, timestampSchema } from '../schemas/common';
+import { named } from '../schemas/named';
+import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { REWARD_EVENT_TYPES } from '../../core/ledger';
 import { CSV_COLUMNS, EXPORT_FORMATS } from './export-format';
 import { EXPORT_IDLE_LIMIT } from './export-stream';
@@ -18,77 +20,105 @@ export const exportQuerySchema = {
   },
 };
 
+const rowExample = {
+  record: 'reward_event', id: exampleId('brevt'), chgId: exampleId('chg'), transactionId: exampleId('txn'), sourceTransactionId: null,
+  type: 'cashback_earned', amountMinor: 125, currency: 'usd', postedAt: EXAMPLE_TIME, transferId: '6f1c2a9e-4b7d-4e21-9c3a-0000000000f1',
+  merchantId: exampleId('mp'), rewardGrantId: null,
+};
+const EXAMPLE_DIGEST = '9f2d6c1b0e8a4f3d2c1b0a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c';
+const checksumExample = {
+  record: 'checksum', from: EXAMPLE_TIME, to: EXAMPLE_LATER, generatedAt: EXAMPLE_LATER, count: 1,
+  totals: [{ type: 'cashback_earned', currency: 'usd', count: 1, amountMinor: 125 }], digest: { algorithm: 'sha256', value: EXAMPLE_DIGEST },
+};
+
 const nullableId = (description: string) => ({ type: ['string', 'null'], description });
 
-export const RewardEventExportRow = {
-  title: 'RewardEventExportRow',
-  type: 'object',
-  additionalProperties: false,
-  required: ['record', 'id', 'chgId', 'transactionId', 'sourceTransactionId', 'type', 'amountMinor', 'currency', 'postedAt', 'transferId', 'merchantId', 'rewardGrantId'],
-  properties: {
-    record: { type: 'string', const: 'reward_event' },
-    id: idSchema('brevt'),
-    chgId: idSchema('chg'),
-    transactionId: nullableId('The purchase (txn_) the event belongs to: its earnings, spends, the expiry of its grants and the clawbacks of its refunds.'),
-    sourceTransactionId: nullableId('The refund (txn_) that caused a clawback; null otherwise.'),
-    type: { type: 'string', description: `${REWARD_EVENT_TYPES.join(', ')}; clients must tolerate new values.` },
-    amountMinor: { type: 'integer', minimum: 1, description: 'Positive, minor units; the type says which way it moved.' },
-    currency: { type: 'string', enum: ['usd'] },
-    postedAt: { ...timestampSchema, description: 'When the event and its transfer were posted to the ledger; the period filters on it.' },
-    transferId: nullableId('The ledger transfer that books the event (ledger-entries lists it with its entries).'),
-    merchantId: nullableId('The merchant, when there is one.'),
-    rewardGrantId: nullableId('The branded balance grant (rg_) earned, drawn or expired, when there is one.'),
+export const RewardEventExportRow = named(
+  'RewardEventExportRow',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['record', 'id', 'chgId', 'transactionId', 'sourceTransactionId', 'type', 'amountMinor', 'currency', 'postedAt', 'transferId', 'merchantId', 'rewardGrantId'],
+    properties: {
+      record: { type: 'string', const: 'reward_event' },
+      id: idSchema('brevt'),
+      chgId: idSchema('chg'),
+      transactionId: nullableId('The purchase (txn_) the event belongs to: its earnings, spends, the expiry of its grants and the clawbacks of its refunds.'),
+      sourceTransactionId: nullableId('The refund (txn_) that caused a clawback; null otherwise.'),
+      type: { type: 'string', description: `${REWARD_EVENT_TYPES.join(', ')}; clients must tolerate new values.` },
+      amountMinor: { type: 'integer', minimum: 1, description: 'Positive, minor units; the type says which way it moved.' },
+      currency: { type: 'string', enum: ['usd'] },
+      postedAt: { ...timestampSchema, description: 'When the event and its transfer were posted to the ledger; the period filters on it.' },
+      transferId: nullableId('The ledger transfer that books the event (ledger-entries lists it with its entries).'),
+      merchantId: nullableId('The merchant, when there is one.'),
+      rewardGrantId: nullableId('The branded balance grant (rg_) earned, drawn or expired, when there is one.'),
+    },
   },
-};
+  rowExample,
+);
 
-export const RewardEventExportChecksum = {
-  title: 'RewardEventExportChecksum',
-  type: 'object',
-  additionalProperties: false,
-  required: ['record', 'from', 'to', 'generatedAt', 'count', 'totals', 'digest'],
-  properties: {
-    record: { type: 'string', const: 'checksum' },
-    from: timestampSchema,
-    to: timestampSchema,
-    generatedAt: { ...timestampSchema, description: 'The snapshot the export was read from; events posted after it are not in it.' },
-    count: { type: 'integer', minimum: 0, description: 'Reward events in the export.' },
-    totals: {
-      type: 'array',
-      description: 'Count and sum of amountMinor per type and currency, ordered by type then currency; types with no event are left out.',
-      items: {
+export const RewardEventExportChecksum = named(
+  'RewardEventExportChecksum',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['record', 'from', 'to', 'generatedAt', 'count', 'totals', 'digest'],
+    properties: {
+      record: { type: 'string', const: 'checksum' },
+      from: timestampSchema,
+      to: timestampSchema,
+      generatedAt: { ...timestampSchema, description: 'The snapshot the export was read from; events posted after it are not in it.' },
+      count: { type: 'integer', minimum: 0, description: 'Reward events in the export.' },
+      totals: {
+        type: 'array',
+        description: 'Count and sum of amountMinor per type and currency, ordered by type then currency; types with no event are left out.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type', 'currency', 'count', 'amountMinor'],
+          properties: { type: { type: 'string' }, currency: { type: 'string' }, count: { type: 'integer', minimum: 1 }, amountMinor: { type: 'integer', minimum: 1 } },
+        },
+      },
+      digest: {
         type: 'object',
         additionalProperties: false,
-        required: ['type', 'currency', 'count', 'amountMinor'],
-        properties: { type: { type: 'string' }, currency: { type: 'string' }, count: { type: 'integer', minimum: 1 }, amountMinor: { type: 'integer', minimum: 1 } },
-      },
-    },
-    digest: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['algorithm', 'value'],
-      properties: {
-        algorithm: { type: 'string', const: 'sha256' },
-        value: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of every byte before the checksum line (`head -n -1 export | sha256sum`).' },
+        required: ['algorithm', 'value'],
+        properties: {
+          algorithm: { type: 'string', const: 'sha256' },
+          value: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of every byte before the checksum line (`head -n -1 export | sha256sum`).' },
+        },
       },
     },
   },
-};
+  checksumExample,
+);
 
-export const RewardEventExportLine = {
-  title: 'RewardEventExportLine',
-  description: 'One line of the NDJSON export: a reward event, or the checksum record that ends the export.',
-  oneOf: [RewardEventExportRow, RewardEventExportChecksum],
-};
+export const RewardEventExportLine = named(
+  'RewardEventExportLine',
+  {
+    description: 'One line of the NDJSON export: a reward event, or the checksum record that ends the export.',
+    oneOf: [RewardEventExportRow, RewardEventExportChecksum],
+  },
+  rowExample,
+);
 
-export const RewardEventExportCsv = {
-  title: 'RewardEventExportCsv',
-  type: 'string',
-  description:
-    `RFC 4180 CSV, CRLF line ends. The header line names the columns (${CSV_COLUMNS.join(', ')}), then one row per reward ` +
-    'event (record = reward_event, empty fields for nulls), then the checksum line: `#checksum count=<n> sha256=<hex> ' +
-    'from=<t> to=<t> generatedAt=<t> totals=<type>:<currency>:<count>:<amountMinor>;...` (no comma, no quote: readers that ' +
-    'skip `#` comment lines skip it). The digest covers every byte before that line, the header included.',
-};
+export const RewardEventExportCsv = named(
+  'RewardEventExportCsv',
+  {
+    type: 'string',
+    description:
+      `RFC 4180 CSV, CRLF line ends. The header line names the columns (${CSV_COLUMNS.join(', ')}), then one row per reward ` +
+      'event (record = reward_event, empty fields for nulls), then the checksum line: `#checksum count=<n> sha256=<hex> ' +
+      'from=<t> to=<t> generatedAt=<t> totals=<type>:<currency>:<count>:<amountMinor>;...` (no comma, no quote: readers that ' +
+      'skip `#` comment lines skip it). The digest covers every byte before that line, the header included.',
+  },
+  [
+    CSV_COLUMNS.join(','),
+    `reward_event,${exampleId('brevt')},${exampleId('chg')},${exampleId('txn')},,cashback_earned,125,usd,${EXAMPLE_TIME},6f1c2a9e-4b7d-4e21-9c3a-0000000000f1,${exampleId('mp')},`,
+    `#checksum count=1 sha256=${EXAMPLE_DIGEST} from=${EXAMPLE_TIME} to=${EXAMPLE_LATER} generatedAt=${EXAMPLE_LATER} totals=cashback_earned:usd:1:125`,
+    '',
+  ].join('\r\n'),
+);
 
 export const EXPORT_DESCRIPTION =
   'Streams every reward event of the calling issuer posted in [from, to), ordered by postedAt then id, read in one snapshot ' +

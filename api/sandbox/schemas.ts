@@ -1,7 +1,9 @@
 // Schemas of the sandbox simulation routes (issue 15, item 3; API.md "Sandbox issuers only").
-// Each response schema is an exported constant with a `title`, so it can be published as a
-// named component.
+// Each response schema is named (api/schemas/named.ts), with an example, so it is published as a
+// component.
 import { idSchema, timestampSchema } from '../schemas/common';
+import { named } from '../schemas/named';
+import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { MAX_AMOUNT_MINOR } from '../ingestion/schemas';
 
 const DAY_MS = 86_400_000;
@@ -17,13 +19,16 @@ const clockProperties = {
   clockOffsetMs: { type: 'integer', minimum: 0, maximum: MAX_CLOCK_OFFSET_MS, description: 'How far the clock runs ahead of real time, in milliseconds. Only grows.' },
 };
 
-export const sandboxClockSchema = {
-  title: 'SandboxClock',
-  type: 'object',
-  additionalProperties: false,
-  required: ['now', 'clockOffsetMs'],
-  properties: clockProperties,
-};
+export const sandboxClockSchema = named(
+  'SandboxClock',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['now', 'clockOffsetMs'],
+    properties: clockProperties,
+  },
+  { now: EXAMPLE_LATER, clockOffsetMs: 259_200_000 },
+);
 
 export const clockAdvanceBodySchema = {
   type: 'object',
@@ -36,25 +41,28 @@ export const clockAdvanceBodySchema = {
   description: `days and hours together: more than 0 and at most ${MAX_ADVANCE_DAYS} days per call. The clock never goes back.`,
 };
 
-export const sandboxClockAdvanceSchema = {
-  title: 'SandboxClockAdvance',
-  type: 'object',
-  additionalProperties: false,
-  required: ['now', 'clockOffsetMs', 'advancedByMs', 'waitingAuthorizationsNotified', 'expiryWorkflowId'],
-  properties: {
-    ...clockProperties,
-    advancedByMs: { type: 'integer', minimum: 1, maximum: MAX_ADVANCE_MS },
-    waitingAuthorizationsNotified: {
-      type: 'integer',
-      minimum: 0,
-      description: 'Purchases whose previewed authorization waits for its settlement: each was told the new time, and lapses if its time-out has passed on it.',
-    },
-    expiryWorkflowId: {
-      type: 'string',
-      description: "The expireGrants run started for this issuer at its new now: grants past expiry move to breakage within seconds.",
+export const sandboxClockAdvanceSchema = named(
+  'SandboxClockAdvance',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['now', 'clockOffsetMs', 'advancedByMs', 'waitingAuthorizationsNotified', 'expiryWorkflowId'],
+    properties: {
+      ...clockProperties,
+      advancedByMs: { type: 'integer', minimum: 1, maximum: MAX_ADVANCE_MS },
+      waitingAuthorizationsNotified: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Purchases whose previewed authorization waits for its settlement: each was told the new time, and lapses if its time-out has passed on it.',
+      },
+      expiryWorkflowId: {
+        type: 'string',
+        description: "The expireGrants run started for this issuer at its new now: grants past expiry move to breakage within seconds.",
+      },
     },
   },
-};
+  { now: EXAMPLE_LATER, clockOffsetMs: 259_200_000, advancedByMs: 259_200_000, waitingAuthorizationsNotified: 1, expiryWorkflowId: `expire/${exampleId('iss')}/clock-259200000` },
+);
 
 export const SIMULATED_OUTCOMES = ['authorized', 'declined', 'reversed', 'settled', 'refunded'] as const;
 export type SimulatedOutcome = (typeof SIMULATED_OUTCOMES)[number];
@@ -101,18 +109,28 @@ const simulatedEventSchema = {
   },
 };
 
-export const simulatedPurchaseSchema = {
-  title: 'SandboxSimulatedPurchase',
-  type: 'object',
-  additionalProperties: false,
-  required: ['outcome', 'chgId', 'authorizationId', 'transactionId', 'refundTransactionId', 'createdAt', 'events'],
-  properties: {
-    outcome: { type: 'string', enum: SIMULATED_OUTCOMES },
-    chgId: idSchema('chg'),
-    authorizationId: { ...idSchema('auth'), description: 'The authorization (every outcome has one).' },
-    transactionId: { type: ['string', 'null'], pattern: '^txn_', description: 'The settlement (settled, refunded); read its reward-detail.' },
-    refundTransactionId: { type: ['string', 'null'], pattern: '^txn_', description: 'The refund (refunded).' },
-    createdAt: { ...timestampSchema, description: "The events' createdAt: the issuer's simulated now." },
-    events: { type: 'array', items: simulatedEventSchema, description: 'The events ingested, in order; processing follows asynchronously, as for any event.' },
+export const simulatedPurchaseSchema = named(
+  'SandboxSimulatedPurchase',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['outcome', 'chgId', 'authorizationId', 'transactionId', 'refundTransactionId', 'createdAt', 'events'],
+    properties: {
+      outcome: { type: 'string', enum: SIMULATED_OUTCOMES },
+      chgId: idSchema('chg'),
+      authorizationId: { ...idSchema('auth'), description: 'The authorization (every outcome has one).' },
+      transactionId: { type: ['string', 'null'], pattern: '^txn_', description: 'The settlement (settled, refunded); read its reward-detail.' },
+      refundTransactionId: { type: ['string', 'null'], pattern: '^txn_', description: 'The refund (refunded).' },
+      createdAt: { ...timestampSchema, description: "The events' createdAt: the issuer's simulated now." },
+      events: { type: 'array', items: simulatedEventSchema, description: 'The events ingested, in order; processing follows asynchronously, as for any event.' },
+    },
   },
-};
+  {
+    outcome: 'settled', chgId: exampleId('chg'), authorizationId: exampleId('auth'), transactionId: exampleId('txn'), refundTransactionId: null,
+    createdAt: EXAMPLE_TIME,
+    events: [
+      { endpoint: '/api/v1/incoming-auth', id: 'sandbox-1-auth', state: 'approved', eventId: exampleId('auth') },
+      { endpoint: '/api/v1/incoming-txn', id: 'sandbox-1-settled', state: 'settled', eventId: exampleId('txn') },
+    ],
+  },
+);

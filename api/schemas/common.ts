@@ -2,6 +2,8 @@
 // with it and api/openapi.ts publishes it unchanged.
 import { idPattern, type IdPrefix } from '../../core/ids';
 import { ERROR_CLASSES } from '../../core/errors';
+import { named } from './named';
+import { exampleId } from './examples';
 
 export const idSchema = (prefix: IdPrefix | readonly IdPrefix[], description?: string) => ({
   type: 'string',
@@ -23,7 +25,7 @@ export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date
 
 export const statusSchema = { type: 'string', enum: ['active', 'inactive'] };
 
-export const errorObjectSchema = {
+export const errorObjectSchema = named('Error', {
   type: 'object',
   required: ['code', 'httpStatusCode', 'uuid', 'message'],
   properties: {
@@ -39,6 +41,8 @@ export const errorObjectSchema = {
     reasonCode: { type: 'string', description: 'Machine-readable reason within the class.' },
     details: {
       type: 'object',
+      additionalProperties: true,
+      description: 'Validation errors (`errors`), or what the reason needs (a rate limit\'s `policy`, `limit`, `retryAfterSeconds`...).',
       properties: {
         errors: {
           type: 'array',
@@ -51,4 +55,27 @@ export const errorObjectSchema = {
       },
     },
   },
-};
+}, {
+  code: 40400,
+  httpStatusCode: 404,
+  uuid: exampleId('err'),
+  message: 'No cardholder group with that id.',
+  name: 'not_found',
+  reasonCode: 'chg_not_found',
+});
+
+/**
+ * A string whose known values are listed but which may gain others (API.md: "clients must
+ * tolerate new values"). A closed `enum` would make generated clients reject a new reason; this
+ * accepts any string and names the known ones in `x-extensible-enum` (the convention of
+ * Zalando's API guidelines), the description and the examples. The API tests still hold our own
+ * answers to the known values (test/helpers/contract.ts reads `x-extensible-enum` as an enum).
+ */
+export function openEnum(values: readonly string[], description: string) {
+  return {
+    type: 'string',
+    description: `${description} Known values: ${values.join(', ')}. Clients must tolerate new values.`,
+    'x-extensible-enum': [...values],
+    examples: [values[0]],
+  };
+}

@@ -3,6 +3,8 @@
 import { idSchema, nullableTimestampSchema, timestampSchema } from '../schemas/common';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../core/webhooks/endpoint-url';
 import { paginationQueryProperties } from '../pagination';
+import { named } from '../schemas/named';
+import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 
 import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
 
@@ -10,7 +12,7 @@ export { WEBHOOK_TYPES };
 export const WEBHOOK_STATUSES = ['pending', 'delivering', 'delivered', 'failed'] as const;
 export type { WebhookType as WebhookTypeName } from '../../core/webhooks/payloads';
 
-export const endpointBodySchema = {
+export const endpointBodySchema = named('WebhookEndpointInput', {
   type: 'object',
   additionalProperties: false,
   required: ['url'],
@@ -30,9 +32,12 @@ export const endpointBodySchema = {
       description: 'Webhook types sent to this endpoint; omitted means every type.',
     },
   },
-};
+}, { url: 'https://rewards-hooks.example-issuer.com/webhooks', enabledTypes: ['qualified_settlement'] });
 
-export const endpointSchema = {
+// Not a real secret: 32 bytes of 0x2a, base64.
+const EXAMPLE_SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
+
+export const endpointSchema = named('WebhookEndpoint', {
   type: 'object',
   required: ['url', 'enabledTypes', 'previousSecretExpiresAt', 'createdAt', 'updatedAt'],
   properties: {
@@ -43,13 +48,20 @@ export const endpointSchema = {
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
   },
-};
+}, {
+  url: 'https://rewards-hooks.example-issuer.com/webhooks',
+  enabledTypes: ['qualified_settlement'],
+  signingSecret: EXAMPLE_SECRET,
+  previousSecretExpiresAt: null,
+  createdAt: EXAMPLE_TIME,
+  updatedAt: EXAMPLE_TIME,
+});
 
-export const rotatedSecretSchema = {
+export const rotatedSecretSchema = named('RotatedSigningSecret', {
   type: 'object',
   required: ['signingSecret', 'previousSecretExpiresAt'],
   properties: { signingSecret: { type: 'string' }, previousSecretExpiresAt: timestampSchema },
-};
+}, { signingSecret: EXAMPLE_SECRET, previousSecretExpiresAt: EXAMPLE_LATER });
 
 export const webhookListQuerySchema = {
   type: 'object',
@@ -61,7 +73,37 @@ export const webhookListQuerySchema = {
   },
 };
 
-export const webhookSchema = {
+const exampleWebhookData = {
+  chgId: exampleId('chg'),
+  authorizationId: null,
+  transactionId: exampleId('txn'),
+  externalId: 't-1',
+  merchantId: exampleId('mp'),
+  currency: 'usd',
+  rewardEventIds: [exampleId('brevt'), exampleId('brevt', 2)],
+  rewardGrantIds: [exampleId('rg')],
+  earnedAmountMinor: 200,
+  cashbackAmountMinor: 125,
+  brandedAmountMinor: 75,
+  spentAmountMinor: 0,
+};
+const exampleWebhook = {
+  webhookId: exampleId('evt'),
+  type: 'qualified_settlement',
+  status: 'delivered',
+  attemptCount: 2,
+  lastAttemptAt: EXAMPLE_TIME,
+  nextAttemptAt: null,
+  deliveredAt: EXAMPLE_TIME,
+  createdAt: EXAMPLE_TIME,
+  data: exampleWebhookData,
+};
+const exampleAttempts = [
+  { attemptNumber: 1, startedAt: EXAMPLE_TIME, statusCode: 503, latencyMs: 41, outcome: 'failed', errorClass: 'http_status', error: 'HTTP 503' },
+  { attemptNumber: 2, startedAt: EXAMPLE_TIME, statusCode: 204, latencyMs: 38, outcome: 'succeeded', errorClass: null, error: null },
+];
+
+export const webhookSchema = named('Webhook', {
   type: 'object',
   required: ['webhookId', 'type', 'status', 'attemptCount', 'createdAt', 'data'],
   properties: {
@@ -73,11 +115,11 @@ export const webhookSchema = {
     nextAttemptAt: nullableTimestampSchema,
     deliveredAt: nullableTimestampSchema,
     createdAt: timestampSchema,
-    data: { type: 'object', description: 'The envelope data: source ids (audit chain) and amounts.' },
+    data: { type: 'object', additionalProperties: true, description: 'The envelope data: source ids (audit chain) and amounts.' },
   },
-};
+}, exampleWebhook);
 
-export const attemptSchema = {
+export const attemptSchema = named('WebhookAttempt', {
   type: 'object',
   required: ['attemptNumber', 'startedAt', 'statusCode', 'latencyMs', 'outcome', 'error'],
   properties: {
@@ -92,15 +134,15 @@ export const attemptSchema = {
     },
     error: { type: ['string', 'null'] },
   },
-};
+}, exampleAttempts[0]);
 
-export const webhookDetailSchema = {
+export const webhookDetailSchema = named('WebhookDetail', {
   ...webhookSchema,
   required: [...webhookSchema.required, 'attempts'],
   properties: { ...webhookSchema.properties, attempts: { type: 'array', items: attemptSchema } },
-};
+}, { ...exampleWebhook, attempts: exampleAttempts });
 
-export const replayAcceptedSchema = {
+export const replayAcceptedSchema = named('WebhookReplay', {
   type: 'object',
   required: ['webhookId', 'firstAttemptNumber'],
   properties: {
@@ -108,4 +150,4 @@ export const replayAcceptedSchema = {
     firstAttemptNumber: { type: 'integer', description: 'Number of the replay run’s first attempt.' },
     workflowId: { type: 'string', description: 'Operator API only: the Temporal workflow of the replay.' },
   },
-};
+}, { webhookId: exampleId('evt'), firstAttemptNumber: 3 });

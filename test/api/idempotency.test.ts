@@ -7,6 +7,7 @@ import { assertError, newIssuer, OPERATOR_TOKEN, startTestApp, type TestApp, typ
 import { testDatabaseUrl } from '../helpers/env';
 import { groupBody } from '../helpers/groups';
 import { storedSecrets } from '../helpers/webhooks';
+import { withSharedPartsInlined } from '../helpers/openapi-refs';
 import { cardOf, settledEvent } from '../helpers/events';
 import { createToken } from '../../api/admin/issuers';
 import { createDb, type Db } from '../../prisma/client';
@@ -394,7 +395,7 @@ describe('Idempotency-Key', () => {
 
   describe('GET /openapi.json', () => {
     it('documents Idempotency-Key on every POST, PUT, PATCH and DELETE, and the replay header on their answers', async () => {
-      const doc = (await app.request('GET', '/openapi.json')).body;
+      const doc = withSharedPartsInlined((await app.request('GET', '/openapi.json')).body);
       let keyedOperations = 0;
       for (const [path, operations] of Object.entries<any>(doc.paths)) {
         for (const [method, op] of Object.entries<any>(operations)) {

@@ -4,6 +4,7 @@
 // purchase, and relatedTransactionId on a purchase. Neighbours in the batch are accepted.
 import assert from 'node:assert/strict';
 import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../helpers/app';
+import { inlineRefs } from '../helpers/openapi-refs';
 import { groupBody, uniq } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
 import type { HandoverItem } from '../../activities/handover';
@@ -175,11 +176,11 @@ describe('ingestion: event data that disagrees with the card or the purchase', (
 
     it('is documented in /openapi.json with every failure reason', async () => {
       const doc = (await app.request('GET', '/openapi.json')).body;
-      const op = doc.paths['/api/v1/incoming-txn'].post;
+      const op = inlineRefs(doc, doc.paths['/api/v1/incoming-txn'].post);
       const settled = op.requestBody.content['application/json'].schema.oneOf[0];
       assert.deepEqual(settled.else, { properties: { relatedTransactionId: false } });
       for (const path of ['/api/v1/incoming-txn', '/api/v1/incoming-auth']) {
-        const text = JSON.stringify(doc.paths[path].post);
+        const text = JSON.stringify(inlineRefs(doc, doc.paths[path].post));
         for (const reason of ['invalid_event', 'card_details_mismatch', 'related_transaction_mismatch', 'unknown_related_transaction', 'id_conflict']) {
           assert.ok(text.includes(reason), `${path} lists ${reason}`);
         }

@@ -5,6 +5,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { declaredRoutes } from '../helpers/routes';
 import { webhookBodySchema } from '../../core/webhooks/payloads';
 import { buildOpenApi } from '../../api/openapi';
+import { inlineRefs } from '../helpers/openapi-refs';
 
 describe('GET /openapi.json', () => {
   let app: TestApp;
@@ -27,7 +28,11 @@ describe('GET /openapi.json', () => {
       assert.ok(op, `${route.method} ${route.path} missing`);
       assert.equal(op.operationId, route.operationId);
       const body = route.body ?? route.documentedBody;
-      if (body) assert.deepEqual(op.requestBody.content['application/json'].schema, JSON.parse(JSON.stringify(body)));
+      if (body) assert.deepEqual(inlineRefs(doc, op.requestBody.content['application/json'].schema), JSON.parse(JSON.stringify(body)));
+      for (const [status, response] of Object.entries(route.responses)) {
+        const declared = inlineRefs(doc, JSON.parse(JSON.stringify(response.schema ?? null)));
+        if (response.schema) assert.deepEqual(inlineRefs(doc, op.responses[status].content['application/json'].schema), declared);
+      }
       for (const status of Object.keys(route.responses)) assert.ok(op.responses[status], `${route.operationId} lacks ${status}`);
       if (route.auth !== 'none') assert.ok(op.responses['401'], `${route.operationId} lacks 401`);
       for (const name of Object.keys(route.params ?? {})) {
@@ -39,7 +44,9 @@ describe('GET /openapi.json', () => {
   it('documents the error object for every error status', () => {
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
-        for (const [status, response] of Object.entries<any>(op.responses)) {
+        for (const [status, ref] of Object.entries<any>(op.responses)) {
+          const response = ref.$ref ? doc.components.responses[ref.$ref.split('/').pop()] : ref;
+          assert.ok(response, `${method} ${path} ${status}: ${ref.$ref}`);
           if (Number(status) >= 400 && response.content) {
             assert.ok(response.content['application/json'].schema, `${method} ${path} ${status}`);
           }
@@ -53,7 +60,7 @@ describe('GET /openapi.json', () => {
     addFormats(ajv);
     for (const ops of Object.values<any>(doc.paths)) {
       for (const op of Object.values<any>(ops)) {
-        if (op.requestBody) ajv.compile(op.requestBody.content['application/json'].schema);
+        if (op.requestBody) ajv.compile(inlineRefs(doc, op.requestBody.content['application/json'].schema));
       }
     }
   });
