@@ -125,8 +125,14 @@ describe('/openapi.json for client generators', () => {
         .map(([, r]) => r.content?.['application/json']?.schema)
         .filter(Boolean)
         .map((s) => inlineRefs(doc, s));
+      // A streamed answer (the NDJSON or CSV export) is illustrated by its own media types' schemas.
+      const streamed = Object.entries<any>(op.responses)
+        .filter(([status]) => status.startsWith('2'))
+        .flatMap(([, r]) => Object.entries<any>(r.content ?? {}).filter(([type]) => type !== 'application/json').map(([, m]) => m.schema))
+        .filter((s) => s?.$ref)
+        .map((s) => inlineRefs(doc, s));
       const parameters = op.parameters.filter((p: any) => p.in === 'path' && p.example !== undefined);
-      const illustrated = [request, ...answers].some((s) => s && hasExample(s)) || parameters.length > 0;
+      const illustrated = [request, ...answers, ...streamed].some((s) => s && hasExample(s)) || parameters.length > 0;
       // Nothing to illustrate: no input, and an answer that is not JSON (the page, metrics, this document).
       const nothingToShow = !op.requestBody && answers.length === 0 && op.parameters.every((p: any) => p.in === 'header' || p.$ref);
       if (!illustrated && !nothingToShow) without.push(`${method} ${path}`);
