@@ -84,7 +84,7 @@ describe('webhook relay', function () {
       const id = await stack.db.$transaction(async (tx) => {
         const webhookId = await recordWebhook(tx, { issuerId: issuer.id, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() });
         await tx.webhook.update({ where: { id: webhookId }, data: { relayClaimedUntil: new Date(Date.now() + 1_500), status: 'delivering', attemptCount: 1 } });
-        await tx.webhookAttempt.create({ data: { id: `${webhookId}/attempt/1`, webhookId, attemptNumber: 1, startedAt: new Date(), statusCode: 500, latencyMs: 3, outcome: 'failed', error: 'http_status: receiver answered 500' } });
+        await tx.webhookAttempt.create({ data: { id: `${webhookId}/attempt/1`, webhookId, attemptNumber: 1, startedAt: new Date(), statusCode: 500, latencyMs: 3, outcome: 'failed', errorClass: 'http_status', error: 'http_status: receiver answered 500' } });
         return webhookId;
       });
       const row = await waitForWebhookStatus(stack.db, id, ['delivered']);
