@@ -57,10 +57,6 @@ export function defineRoute<B = unknown, Q = Record<string, unknown>>(spec: Rout
   return spec as unknown as RouteSpec;
 }
 
-export function idParamSchema(prefix: IdPrefix): object {
-  return { type: 'string', pattern: idPattern(prefix) };
-}
-
 interface CompiledRoute {
   spec: RouteSpec;
   body?: Validator<unknown>;
