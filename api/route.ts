@@ -70,10 +70,6 @@ export function defineRoute<B = unknown, Q = Record<string, unknown>>(spec: Rout
   return spec as unknown as RouteSpec;
 }
 
-export function idParamSchema(prefix: IdPrefix): object {
-  return { type: 'string', pattern: idPattern(prefix) };
-}
-
 const isPathPattern = (param: IdPrefix | readonly IdPrefix[] | PathPattern): param is PathPattern => typeof param === 'object' && 'pattern' in param;
 
 /** The schema a path parameter is checked against and documented with. */

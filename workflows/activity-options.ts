@@ -1,17 +1,7 @@
 // Timeouts and retry policies for each class of activity, in one place, every field
 // spelled out and every retry bounded (STYLE.md, habit 3).
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
-
-/** Failure types that retrying cannot fix; activities throw them as non-retryable. */
-export const NON_RETRYABLE = {
-  // core/ledger/errors.ts: the same strings (workflow code cannot import it).
-  ledgerIdempotencyConflict: 'LEDGER_IDEMPOTENCY_CONFLICT',
-  ledgerInsufficientBalance: 'LEDGER_INSUFFICIENT_BALANCE',
-  ledgerInvalidInput: 'LEDGER_INVALID_INPUT',
-  ledgerGrantNotExpirable: 'LEDGER_GRANT_NOT_EXPIRABLE',
-  eventNotFound: 'EVENT_NOT_FOUND',
-  invariantBroken: 'INVARIANT_BROKEN',
-} as const;
+import { EVENT_NOT_FOUND, NON_RETRYABLE_POSTING_FAILURES } from '../core/failure-types';
 
 /** Matching, eligibility and ledger postings: one database transaction each. */
 export const postingOptions: ActivityOptions = {
@@ -23,7 +13,7 @@ export const postingOptions: ActivityOptions = {
     // About 8 minutes of retries: long enough to ride out a database fail-over, short
     // enough that a real fault reaches an operator (status `unknown`) the same hour.
     maximumAttempts: 12,
-    nonRetryableErrorTypes: Object.values(NON_RETRYABLE),
+    nonRetryableErrorTypes: [...NON_RETRYABLE_POSTING_FAILURES],
   },
 };
 
@@ -48,7 +38,7 @@ export const bookkeepingOptions: ActivityOptions = {
     backoffCoefficient: 2,
     maximumInterval: '5 minutes',
     maximumAttempts: 100,
-    nonRetryableErrorTypes: [NON_RETRYABLE.eventNotFound],
+    nonRetryableErrorTypes: [EVENT_NOT_FOUND],
   },
 };
 

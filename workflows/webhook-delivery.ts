@@ -13,6 +13,7 @@
 // receivers deduplicate by the webhook-id header (SPEC.md section 6).
 import { ActivityFailure, ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { AttemptInput, AttemptResult, WebhookActivities } from '../activities/webhooks/types';
+import { INVALID_WEBHOOK_SCHEDULE } from '../core/failure-types';
 import { bookkeepingOptions, webhookAttemptOptions } from './activity-options';
 import {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
@@ -65,7 +66,7 @@ async function attemptOnce(input: AttemptInput): Promise<AttemptResult> {
 
 function checkedResume(resumed: number, schedule: number[]): number {
   if (!Number.isInteger(resumed) || resumed < 0 || resumed > schedule.length) {
-    throw ApplicationFailure.nonRetryable(`resumeAfterAttempt must be an integer of 0..${schedule.length}`, 'INVALID_WEBHOOK_SCHEDULE');
+    throw ApplicationFailure.nonRetryable(`resumeAfterAttempt must be an integer of 0..${schedule.length}`, INVALID_WEBHOOK_SCHEDULE);
   }
   return resumed;
 }
@@ -76,7 +77,7 @@ function checkedSchedule(schedule: number[]): number[] {
   if (!valid) {
     throw ApplicationFailure.nonRetryable(
       `retryScheduleMs must hold at most ${MAX_WEBHOOK_RETRIES} integer waits of 0..${MAX_WEBHOOK_RETRY_WAIT_MS} ms`,
-      'INVALID_WEBHOOK_SCHEDULE',
+      INVALID_WEBHOOK_SCHEDULE,
     );
   }
   return schedule;

@@ -19,6 +19,8 @@ export interface RecordRewardEventInput {
   sourceEventId?: string | null;
   description: string;
   occurredAt: Date;
+  /** A cashback_clawed_back that recovers branded value a refund could not take from its grants. */
+  coversBrandedShortfall?: boolean;
 }
 
 export interface RewardEvent {
@@ -35,6 +37,7 @@ export interface RewardEvent {
   description: string;
   occurredAt: Date;
   createdAt: Date;
+  coversBrandedShortfall: boolean;
 }
 
 export function toRewardEvent(row: RewardEventRow): RewardEvent {
@@ -61,6 +64,7 @@ export async function recordRewardEvent(tx: Tx, input: RecordRewardEventInput): 
     description: input.description,
     occurredAt: input.occurredAt,
     createdAt: input.occurredAt,
+    coversBrandedShortfall: input.coversBrandedShortfall ?? false,
   };
   const inserted = await tx.rewardEvent.createMany({ data: [data], skipDuplicates: true });
   if (inserted.count === 1) {
@@ -70,7 +74,8 @@ export async function recordRewardEvent(tx: Tx, input: RecordRewardEventInput): 
   const stored = toRewardEvent(await tx.rewardEvent.findUniqueOrThrow({ where: { idempotencyKey: input.idempotencyKey } }));
   // What the cardholder sees as money is content; ids and wording generated per attempt are not.
   const same = stored.issuerId === input.issuerId && stored.chgId === input.chgId && stored.type === input.type &&
-    stored.amountMinor === input.amountMinor && stored.merchantId === (input.merchantId ?? null) && stored.transactionId === (input.transactionId ?? null);
+    stored.amountMinor === input.amountMinor && stored.merchantId === (input.merchantId ?? null) && stored.transactionId === (input.transactionId ?? null) &&
+    stored.coversBrandedShortfall === data.coversBrandedShortfall;
   if (!same) {
     throw new LedgerError(LEDGER_IDEMPOTENCY_CONFLICT, `idempotency key ${input.idempotencyKey} was already used for a different reward event`, {
       idempotencyKey: input.idempotencyKey, storedEventId: stored.id,

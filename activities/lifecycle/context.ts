@@ -17,7 +17,7 @@ import type { CatalogueStatus } from '../../core/rules/offer-status';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { accounts, assert, fromDbMinor, isLiability, type AccountRef } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../api/ingestion/schemas';
-import { NON_RETRYABLE } from '../../workflows/activity-options';
+import { EVENT_NOT_FOUND } from '../../core/failure-types';
 import { ensureAccounts, lockAccounts, type LockedAccount } from '../ledger/accounts';
 import type { KnownAccounts } from '../ledger/known-accounts';
 import { ENDPOINT_JSON, toEndpoint, type AttemptState, type JsonAttemptState } from '../webhooks/attempt';
@@ -31,7 +31,7 @@ const EVENT_COLUMNS = Prisma.sql`e.id, e.issuer_id AS "issuerId", e.kind, e.exte
   e.handed_over_at AS "handedOverAt", e.handover_attempts AS "handoverAttempts", e.reward_status AS "rewardStatus", e.merchant_id AS "merchantId",
   e.match_trace AS "matchTrace", e.processed_at AS "processedAt", e.failure_reason AS "failureReason"`;
 
-const notFound = (eventId: string) => ApplicationFailure.nonRetryable(`No stored event ${eventId}`, NON_RETRYABLE.eventNotFound);
+const notFound = (eventId: string) => ApplicationFailure.nonRetryable(`No stored event ${eventId}`, EVENT_NOT_FOUND);
 
 /** The event, locked for the rest of the transaction. */
 export async function lockEvent(tx: Tx, eventId: string): Promise<IngestedEvent> {

@@ -6,7 +6,8 @@
 // merchant bears it). No balance ever goes negative. README.md, "Rewards: balance rules".
 // One database transaction per refund.
 import { newId } from '../../core/ids';
-import { clawBackBranded, postTransfer, recordRewardEvent } from '../ledger';
+import { clawBackBranded, recordRewardEvent } from '../ledger';
+import { postNow } from './reward-posting';
 import { clawbackDue } from '../../core/rules/settlement';
 import { accounts, fromDbMinor } from '../../core/ledger';
 import { lockAccounts } from '../ledger/accounts';
@@ -18,10 +19,6 @@ import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
 
 type Tx = Prisma.TransactionClient;
-
-/** Marks the cashback clawback that covers a branded shortfall, so the purchase's history
- *  counts it as branded value recovered, not as its cashback clawed back. */
-const SHORTFALL_KEY_SUFFIX = ':branded_shortfall_from_cashback';
 
 export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
@@ -43,6 +40,8 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     const brandedDue = due(history.branded.earned, history.branded.clawed);
     const base = { issuerId: purchase.issuerId, chgId: purchase.chgId, transactionId: purchase.id, at };
     const merchantId = purchase.merchantId!;
+    const common = { chgId: purchase.chgId, merchantId, transactionId: purchase.id };
+    const key = (what: string) => `refund:${refund.id}:${what}`;
     const rewardEventIds: string[] = [];
     let brandedClawed = 0;
     let shortfallFromCashback = 0;
@@ -54,17 +53,18 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     }
 
     if (cashbackDue > 0) {
-      const rewardEventId = newId('brevt');
-      await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.cashback.offerId, sourceEventId: refund.id, idempotencyKey: `refund:${refund.id}:cashback_clawed_back`, type: 'cashback_clawed_back', amountMinor: cashbackDue, description: 'Cashback reversed by a refund', occurredAt: at });
-      await postTransfer(tx, { ...base, merchantId, kind: 'clawback_cashback', idempotencyKey: `refund:${refund.id}:clawback_cashback`, amountMinor: cashbackDue, rewardEventId });
-      rewardEventIds.push(rewardEventId);
+      await postNow(tx, rewardEventIds, base, {
+        common, amountMinor: cashbackDue,
+        event: { idempotencyKey: key('cashback_clawed_back'), type: 'cashback_clawed_back', offerId: history.cashback.offerId, sourceEventId: refund.id, description: 'Cashback reversed by a refund' },
+        transfer: { idempotencyKey: key('clawback_cashback'), kind: 'clawback_cashback' },
+      });
     }
     if (brandedDue > 0) {
       const rewardEventId = newId('brevt');
-      const draw = await clawBackBranded(tx, { ...base, merchantId, idempotencyKey: `refund:${refund.id}:clawback_branded`, rewardEventId, maxAmountMinor: brandedDue, grantIds: history.grantIds });
+      const draw = await clawBackBranded(tx, { ...base, merchantId, idempotencyKey: key('clawback_branded'), rewardEventId, maxAmountMinor: brandedDue, grantIds: history.grantIds });
       brandedClawed = draw.drawnMinor;
       if (draw.drawnMinor > 0) {
-        await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.branded.offerId, sourceEventId: refund.id, idempotencyKey: `refund:${refund.id}:branded_clawed_back`, type: 'branded_clawed_back', amountMinor: draw.drawnMinor, rewardGrantId: draw.allocations[0]?.grantId ?? null, description: 'Balance reversed by a refund', occurredAt: at });
+        await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.branded.offerId, sourceEventId: refund.id, idempotencyKey: key('branded_clawed_back'), type: 'branded_clawed_back', amountMinor: draw.drawnMinor, rewardGrantId: draw.allocations[0]?.grantId ?? null, description: 'Balance reversed by a refund', occurredAt: at });
         rewardEventIds.push(rewardEventId);
       }
     }
@@ -73,10 +73,13 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
       shortfallFromCashback = Math.min(brandedDue - brandedClawed, cashbackBalance);
     }
     if (shortfallFromCashback > 0) {
-      const rewardEventId = newId('brevt');
-      await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.branded.offerId, sourceEventId: refund.id, idempotencyKey: `refund:${refund.id}${SHORTFALL_KEY_SUFFIX}`, type: 'cashback_clawed_back', amountMinor: shortfallFromCashback, description: 'Spent or expired balance reversed by a refund, taken from cashback', occurredAt: at });
-      await postTransfer(tx, { ...base, merchantId, kind: 'clawback_cashback', idempotencyKey: `refund:${refund.id}:clawback_cashback_for_branded`, amountMinor: shortfallFromCashback, rewardEventId });
-      rewardEventIds.push(rewardEventId);
+      // Marked as covering the branded shortfall: the purchase's history counts it as branded
+      // value clawed back, not as its cashback (purchaseHistory).
+      await postNow(tx, rewardEventIds, base, {
+        common, amountMinor: shortfallFromCashback,
+        event: { idempotencyKey: key('branded_shortfall_from_cashback'), type: 'cashback_clawed_back', offerId: history.branded.offerId, sourceEventId: refund.id, description: 'Spent or expired balance reversed by a refund, taken from cashback' },
+        transfer: { idempotencyKey: key('clawback_cashback_for_branded'), kind: 'clawback_cashback' },
+      }, { coversBrandedShortfall: true });
     }
 
     const clawedTotal = history.cashback.clawed + history.branded.clawed + cashbackDue + brandedClawed + shortfallFromCashback;
@@ -106,9 +109,8 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
 
 async function purchaseHistory(tx: Tx, purchaseId: string, refundId: string) {
   const events = await tx.rewardEvent.findMany({ where: { transactionId: purchaseId }, orderBy: { occurredAt: 'asc' } });
-  const isShortfall = (e: { idempotencyKey: string }) => e.idempotencyKey.endsWith(SHORTFALL_KEY_SUFFIX);
   const sum = (type: string, shortfall = false) =>
-    events.filter((e) => e.type === type && isShortfall(e) === shortfall).reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
+    events.filter((e) => e.type === type && e.coversBrandedShortfall === shortfall).reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
   const refunds = await tx.ingestedEvent.findMany({
     where: { relatedEventId: purchaseId, kind: 'settled', state: 'refunded', processedAt: { not: null }, id: { not: refundId } },
     select: { amountMinor: true },

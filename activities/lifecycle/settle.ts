@@ -9,7 +9,8 @@ import { newId } from '../../core/ids';
 import { decideSettlement } from '../../core/rules/settlement';
 import { accounts, allocateDraw, compareFifo, sumMinor, fromDbMinor, type Allocation } from '../../core/ledger';
 import { Prisma } from '../../prisma/generated/client';
-import { newTransferId, writeBatch, type PostingBatch } from '../ledger/batch';
+import { writeBatch, type PostingBatch } from '../ledger/batch';
+import { addPosting } from './reward-posting';
 import { webhookWrite } from '../webhooks/record';
 import { writtenOutboxRow, type OutboxRow } from '../webhooks/outbox';
 import { lockEventWithContext, type DecisionContext } from './context';
@@ -88,43 +89,35 @@ function planSettlement(ctx: DecisionContext, at: Date) {
     const drawnMinor = sumMinor(allocations.map((a) => a.amountMinor));
     if (drawnMinor !== decision.settlement.spentMinor) decision = redecide(ctx, decision, drawnMinor);
     if (drawnMinor > 0) {
-      const rewardEventId = newId('brevt');
-      const transferId = newTransferId();
-      batch.transfers.push({ id: transferId, idempotencyKey: key('spend'), kind: 'spend_branded', amountMinor: drawnMinor, rewardEventId, ...common });
-      batch.draws.push(...allocations.map((a) => ({ grantId: a.grantId, transferId, amountMinor: a.amountMinor })));
-      batch.rewardEvents.push({
-        id: rewardEventId, idempotencyKey: key('branded_spent'), type: 'branded_spent', amountMinor: drawnMinor, rewardGrantId: allocations[0].grantId,
-        offerId: null, sourceEventId: null, description: `Spent at ${merchant.name}`, ...common,
+      const { transfer } = addPosting(batch, rewardEventIds, {
+        common, amountMinor: drawnMinor,
+        event: { idempotencyKey: key('branded_spent'), type: 'branded_spent', offerId: null, rewardGrantId: allocations[0].grantId, description: `Spent at ${merchant.name}` },
+        transfer: { idempotencyKey: key('spend'), kind: 'spend_branded' },
       });
-      rewardEventIds.push(rewardEventId);
+      batch.draws.push(...allocations.map((a) => ({ grantId: a.grantId, transferId: transfer.id, amountMinor: a.amountMinor })));
     }
   }
   const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;
   if (cashbackMinor > 0) {
-    const rewardEventId = newId('brevt');
-    batch.rewardEvents.push({
-      id: rewardEventId, idempotencyKey: key('cashback_earned'), type: 'cashback_earned', amountMinor: cashbackMinor, rewardGrantId: null,
-      offerId: winningOfferId, sourceEventId: null, description: `Cashback at ${merchant.name}`, ...common,
+    addPosting(batch, rewardEventIds, {
+      common, amountMinor: cashbackMinor,
+      event: { idempotencyKey: key('cashback_earned'), type: 'cashback_earned', offerId: winningOfferId, description: `Cashback at ${merchant.name}` },
+      transfer: { idempotencyKey: key('earn_cashback'), kind: 'earn_cashback' },
     });
-    batch.transfers.push({ id: newTransferId(), idempotencyKey: key('earn_cashback'), kind: 'earn_cashback', amountMinor: cashbackMinor, rewardEventId, ...common });
-    rewardEventIds.push(rewardEventId);
   }
   if (brandedMinor > 0) {
     const delayDays = Math.max(ctx.issuer.brandedAvailabilityDelayDays, merchant.brandedAvailabilityDelayDays);
-    const rewardEventId = newId('brevt');
-    const transferId = newTransferId();
     const grantId = newId('rg');
-    batch.transfers.push({ id: transferId, idempotencyKey: key('earn_branded'), kind: 'earn_branded', amountMinor: brandedMinor, rewardEventId, ...common });
+    const { transfer } = addPosting(batch, rewardEventIds, {
+      common, amountMinor: brandedMinor,
+      event: { idempotencyKey: key('branded_earned'), type: 'branded_earned', offerId: winningOfferId, rewardGrantId: grantId, description: `${merchant.name} balance earned` },
+      transfer: { idempotencyKey: key('earn_branded'), kind: 'earn_branded' },
+    });
     batch.grants.push({
       id: grantId, chgId: event.chgId, merchantId: merchant.id, accountId: accounts.chgBranded(event.issuerId, event.chgId, merchant.id).id,
-      earnTransferId: transferId, sourceTransactionId: event.id, amountMinor: brandedMinor,
+      earnTransferId: transfer.id, sourceTransactionId: event.id, amountMinor: brandedMinor,
       availableAt: new Date(at.getTime() + delayDays * DAY_MS), expiresAt: new Date(at.getTime() + merchant.brandedExpiryDays * DAY_MS),
     });
-    batch.rewardEvents.push({
-      id: rewardEventId, idempotencyKey: key('branded_earned'), type: 'branded_earned', amountMinor: brandedMinor, rewardGrantId: grantId,
-      offerId: winningOfferId, sourceEventId: null, description: `${merchant.name} balance earned`, ...common,
-    });
-    rewardEventIds.push(rewardEventId);
     rewardGrantIds.push(grantId);
   }
   return { decision, batch, rewardEventIds, rewardGrantIds };

@@ -12,7 +12,7 @@ import type { KeyRing } from '../../core/crypto/key-ring';
 import type { WebhookDestinations } from '../../core/webhooks/destination-guard';
 import { sendWebhook, MAX_ATTEMPT_ERROR_LENGTH } from './send';
 import { webhookAttempts } from '../../core/metrics';
-import type { AttemptInput, AttemptResult, WebhookActivities } from './types';
+import type { AttemptErrorClass, AttemptInput, AttemptResult, WebhookActivities } from './types';
 
 export interface WebhookDeps {
   db: Db;
@@ -31,15 +31,20 @@ export interface WebhookDeps {
  * destination is one (issue 13): the issuer must change the URL, and waiting three days of
  * retries for that helps nobody; after the fix, a replay delivers.
  */
-const UNDELIVERABLE_CLASSES = new Set(['not_configured', 'type_not_enabled', 'destination_refused']);
+const UNDELIVERABLE_CLASSES: ReadonlySet<AttemptErrorClass> = new Set<AttemptErrorClass>(['not_configured', 'type_not_enabled', 'destination_refused']);
 
 interface AttemptRecord {
   startedAt: Date;
   statusCode: number | null;
   latencyMs: number;
   outcome: 'succeeded' | 'failed';
+  /** Null exactly when `error` is (a CHECK of webhook_attempt says so too). */
+  errorClass: AttemptErrorClass | null;
   error: string | null;
 }
+
+/** The parts of a recorded attempt that decide its result. */
+type RecordedAttempt = Pick<AttemptRecord, 'outcome' | 'statusCode' | 'errorClass' | 'error'>;
 
 /** What an attempt needs to know, read in one statement (or with the relay's claim). */
 export interface AttemptState {
@@ -47,7 +52,7 @@ export interface AttemptState {
   /** The secrets as stored, sealed: opened only to sign an attempt that is sent. */
   endpoint: (SealedSecrets & { url: string; enabledTypes: string[]; previousSecretExpiresAt: Date | null }) | null;
   /** This attempt's record, when it was made before. */
-  recorded: Pick<AttemptRecord, 'outcome' | 'statusCode' | 'error'> | null;
+  recorded: RecordedAttempt | null;
 }
 
 export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
@@ -68,7 +73,7 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
     async recordLostWebhookAttempt(input) {
       if (!(await db.webhook.findUnique({ where: { id: input.webhookId }, select: { id: true } }))) return { outcome: 'not_found' };
       const error = `attempt_lost: ${input.error}`.slice(0, MAX_ATTEMPT_ERROR_LENGTH);
-      return recordAttempt(db, input, { startedAt: deps.clock.now(), statusCode: null, latencyMs: 0, outcome: 'failed', error });
+      return recordAttempt(db, input, { startedAt: deps.clock.now(), statusCode: null, latencyMs: 0, outcome: 'failed', errorClass: 'attempt_lost', error });
     },
   };
 }
@@ -81,9 +86,8 @@ export async function attemptAndRecord(deps: WebhookDeps, state: AttemptState, i
   const startedAt = deps.clock.now();
   const { webhook, endpoint } = state;
   const reason = undeliverableReason(endpoint, webhook.type);
-  if (reason || !endpoint) {
-    return recordAttempt(deps.db, input, { startedAt, statusCode: null, latencyMs: 0, outcome: 'failed', error: reason }, relayed);
-  }
+  if (reason) return recordAttempt(deps.db, input, { startedAt, statusCode: null, latencyMs: 0, outcome: 'failed', ...reason }, relayed);
+  if (!endpoint) throw new Error('unreachable: a missing endpoint is an undeliverable reason');
   // Secrets and URL are read at every attempt, so a rotation or a new URL applies to retries.
   // Opening them costs about 10 µs each (AES-GCM of 50 bytes, less than the HMAC that signs),
   // so they are not cached: the plaintext lives only as long as this attempt.
@@ -92,16 +96,18 @@ export async function attemptAndRecord(deps: WebhookDeps, state: AttemptState, i
   const headers = { ...signatureHeaders({ ...secrets, previousSecretExpiresAt: endpoint.previousSecretExpiresAt }, webhook.id, body, startedAt) };
   const sent = await sendWebhook(deps.webhookDestinations, endpoint.url, headers, body, deps.webhookAttemptTimeoutMs);
   deps.logger.debug({ webhookId: webhook.id, attemptNumber: input.attemptNumber, statusCode: sent.statusCode, ok: sent.ok }, 'webhook attempt');
-  const attempt: AttemptRecord = { startedAt, statusCode: sent.statusCode, latencyMs: sent.latencyMs, outcome: sent.ok ? 'succeeded' : 'failed', error: sent.error };
+  const attempt: AttemptRecord = {
+    startedAt, statusCode: sent.statusCode, latencyMs: sent.latencyMs, outcome: sent.ok ? 'succeeded' : 'failed', errorClass: sent.errorClass, error: sent.error,
+  };
   if (resultOf(attempt).outcome === 'undeliverable') deps.logger.warn({ webhookId: webhook.id, issuerId: webhook.issuerId, error: sent.error }, 'webhook destination refused');
   // The relay's row is done unless a delivery workflow must retry it.
   const done = resultOf(attempt).outcome !== 'failed' || input.nextAttemptInMs === null;
   return recordAttempt(deps.db, input, attempt, relayed && done);
 }
 
-function undeliverableReason(endpoint: AttemptState['endpoint'], type: string): string | null {
-  if (!endpoint) return 'not_configured: the issuer has no webhook endpoint (PUT /api/v2/webhook-endpoint, then replay)';
-  if (!endpoint.enabledTypes.includes(type)) return `type_not_enabled: the webhook endpoint does not enable ${type}`;
+function undeliverableReason(endpoint: AttemptState['endpoint'], type: string): { errorClass: AttemptErrorClass; error: string } | null {
+  if (!endpoint) return { errorClass: 'not_configured', error: 'not_configured: the issuer has no webhook endpoint (PUT /api/v2/webhook-endpoint, then replay)' };
+  if (!endpoint.enabledTypes.includes(type)) return { errorClass: 'type_not_enabled', error: `type_not_enabled: the webhook endpoint does not enable ${type}` };
   return null;
 }
 
@@ -119,7 +125,7 @@ export const ENDPOINT_JSON = (issuerId: Prisma.Sql) => Prisma.sql`
 export const ATTEMPT_STATE_COLUMNS = (attemptNumber: number) => Prisma.sql`
   jsonb_build_object('id', w.id, 'issuerId', w.issuer_id, 'type', w.type, 'createdAt', w.created_at, 'data', w.data, 'status', w.status) AS webhook,
   ${ENDPOINT_JSON(Prisma.raw('w.issuer_id'))} AS endpoint,
-  (SELECT jsonb_build_object('outcome', a.outcome, 'statusCode', a.status_code, 'error', a.error)
+  (SELECT jsonb_build_object('outcome', a.outcome, 'statusCode', a.status_code, 'errorClass', a.error_class, 'error', a.error)
      FROM webhook_attempt a WHERE a.webhook_id = w.id AND a.attempt_number = ${attemptNumber}) AS recorded`;
 
 export interface JsonAttemptState {
@@ -170,9 +176,9 @@ async function recordAttempt(db: Db, input: AttemptInput, attempt: AttemptRecord
   const relayedAt = relayed ? attempt.startedAt : null;
   const [written] = await db.$queryRaw<Array<{ recorded: number }>>`
     WITH recorded AS (
-      INSERT INTO webhook_attempt (id, webhook_id, attempt_number, started_at, status_code, latency_ms, outcome, error)
+      INSERT INTO webhook_attempt (id, webhook_id, attempt_number, started_at, status_code, latency_ms, outcome, error_class, error)
       VALUES (${`${input.webhookId}/attempt/${input.attemptNumber}`}, ${input.webhookId}, ${input.attemptNumber}, ${attempt.startedAt},
-              ${attempt.statusCode}::int, ${attempt.latencyMs}::int, ${attempt.outcome}, ${attempt.error})
+              ${attempt.statusCode}::int, ${attempt.latencyMs}::int, ${attempt.outcome}, ${attempt.errorClass}, ${attempt.error})
       ON CONFLICT DO NOTHING
       RETURNING 1),
     webhook_state AS (
@@ -191,8 +197,8 @@ async function recordAttempt(db: Db, input: AttemptInput, attempt: AttemptRecord
   return result;
 }
 
-export function resultOf(attempt: Pick<AttemptRecord, 'outcome' | 'statusCode' | 'error'>): AttemptResult {
-  const errorClass = attempt.error?.split(':', 1)[0] ?? '';
-  const outcome = attempt.outcome === 'succeeded' ? 'succeeded' : UNDELIVERABLE_CLASSES.has(errorClass) ? 'undeliverable' : 'failed';
+export function resultOf(attempt: RecordedAttempt): AttemptResult {
+  const undeliverable = attempt.errorClass !== null && UNDELIVERABLE_CLASSES.has(attempt.errorClass);
+  const outcome = attempt.outcome === 'succeeded' ? 'succeeded' : undeliverable ? 'undeliverable' : 'failed';
   return { outcome, statusCode: attempt.statusCode, error: attempt.error };
 }

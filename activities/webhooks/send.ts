@@ -23,9 +23,14 @@ export interface SendResult {
   ok: boolean;
   statusCode: number | null;
   latencyMs: number;
-  /** `<error class>: <detail>`, truncated; null on success. */
+  /** Why the attempt failed, as a value; null on success. */
+  errorClass: SendErrorClass | null;
+  /** `<error class>: <detail>`, truncated, for people; null on success. */
   error: string | null;
 }
+
+/** A failed attempt's class and its text. */
+type Failure = Pick<SendResult, 'errorClass' | 'error'>;
 
 // Connections are kept alive between attempts to the same host and port, as fetch did; a kept
 // socket was opened to an address checked when it was opened. An idle socket closes after 4 s,
@@ -43,7 +48,7 @@ export async function sendWebhook(
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
   const signal = AbortSignal.timeout(timeoutMs);
-  const failed = (error: string): SendResult => ({ ok: false, statusCode: null, latencyMs: latency(), error });
+  const failed = (failure: Failure): SendResult => ({ ok: false, statusCode: null, latencyMs: latency(), ...failure });
   const verdict = await destinations.check(url, signal);
   if (verdict.kind === 'refused') return failed(describe('destination_refused', `${verdict.reason}; nothing was sent`));
   if (verdict.kind === 'unresolved') {
@@ -53,7 +58,8 @@ export async function sendWebhook(
   try {
     const status = await post(verdict.url, verdict.addresses, headers, body, signal);
     const ok = status >= 200 && status < 300;
-    return { ok, statusCode: status, latencyMs: latency(), error: ok ? null : describe('http_status', `receiver answered ${status}`) };
+    const failure = ok ? { errorClass: null, error: null } : describe('http_status', `receiver answered ${status}`);
+    return { ok, statusCode: status, latencyMs: latency(), ...failure };
   } catch (err) {
     return failed(describeFailure(err, signal.aborted, timeoutMs));
   }
@@ -90,13 +96,13 @@ function post(url: URL, addresses: ResolvedAddress[], headers: Record<string, st
   });
 }
 
-function describeFailure(err: unknown, timedOut: boolean, timeoutMs: number): string {
+function describeFailure(err: unknown, timedOut: boolean, timeoutMs: number): Failure {
   const e = err as { code?: string; message?: string };
   if (timedOut) return describe('timeout', `no response within ${timeoutMs} ms`);
   if (e?.code) return describe('connection_error', `${e.code} ${e.message ?? ''}`.trim());
   return describe('request_error', e?.message ?? String(err));
 }
 
-function describe(errorClass: SendErrorClass, detail: string): string {
-  return `${errorClass}: ${detail}`.slice(0, MAX_ATTEMPT_ERROR_LENGTH);
+function describe(errorClass: SendErrorClass, detail: string): Failure {
+  return { errorClass, error: `${errorClass}: ${detail}`.slice(0, MAX_ATTEMPT_ERROR_LENGTH) };
 }

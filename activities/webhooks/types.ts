@@ -18,6 +18,21 @@ export type AttemptOutcome =
   | 'already_delivered'
   | 'not_found';
 
+/**
+ * Why an attempt failed, stored beside its message (webhook_attempt.error_class): what
+ * sendWebhook reports, or what the attempt found before sending (no endpoint, type not
+ * enabled), or a lost activity. Decisions read this, never the message.
+ */
+export type AttemptErrorClass =
+  | 'http_status'
+  | 'timeout'
+  | 'connection_error'
+  | 'request_error'
+  | 'destination_refused'
+  | 'not_configured'
+  | 'type_not_enabled'
+  | 'attempt_lost';
+
 export interface AttemptResult {
   outcome: AttemptOutcome;
   statusCode?: number | null;

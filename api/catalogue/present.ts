@@ -4,7 +4,6 @@ import type { Activation, Merchant, Offer } from '../../prisma/generated/client'
 import { fromDbMinor } from '../../core/ledger';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { offerStatusAt, type CatalogueStatus } from '../../core/rules/offer-status';
-import type { EarnOffer } from '../../core/rules/eligibility';
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 const nullableMinor = (v: bigint | null): number | null => (v === null ? null : fromDbMinor(v));
@@ -95,20 +94,6 @@ export function presentActivation(chgId: string, merchantId: string, a: Activati
 
 function toWindow(o: Offer) {
   return { startsAt: o.startsAt, endsAt: o.endsAt, catalogueStatus: o.status as CatalogueStatus };
-}
-
-/** A stored offer in the form the pure earn rules take. */
-export function toEarnOffer(o: Offer): EarnOffer {
-  return {
-    id: o.id,
-    ...toWindow(o),
-    minSpendMinor: fromDbMinor(o.minSpendMinor),
-    mccs: nullableList(o.mccs),
-    cashbackRateBps: o.cashbackRateBps,
-    brandedRateBps: o.brandedRateBps,
-    maxRewardMinor: nullableMinor(o.maxRewardMinor),
-    maxRewardPerChgMinor: nullableMinor(o.maxRewardPerChgMinor),
-  };
 }
 
 /** The merchant fields an issuer's view of an offer depends on. */

@@ -35,8 +35,7 @@ export function presentAttempt(attempt: WebhookAttempt) {
     statusCode: attempt.statusCode,
     latencyMs: attempt.latencyMs,
     outcome: attempt.outcome,
-    // Stored errors read "<class>: <detail>" (activities/webhooks/send.ts).
-    errorClass: attempt.error ? attempt.error.split(':', 1)[0] : null,
+    errorClass: attempt.errorClass,
     error: attempt.error,
   };
 }

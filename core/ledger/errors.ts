@@ -1,24 +1,16 @@
-// Typed ledger failures. The `type` strings are stable (never class names, which bundling
-// renames) so the workflow layer can list them as non-retryable Temporal failure types.
+// Typed ledger failures. Their `type` strings live in core/failure-types.ts, which the
+// workflows import too, so the non-retryable lists name exactly what is thrown here.
 
-export const LEDGER_IDEMPOTENCY_CONFLICT = 'LEDGER_IDEMPOTENCY_CONFLICT';
-export const LEDGER_INSUFFICIENT_BALANCE = 'LEDGER_INSUFFICIENT_BALANCE';
-export const LEDGER_INVALID_INPUT = 'LEDGER_INVALID_INPUT';
-export const LEDGER_GRANT_NOT_EXPIRABLE = 'LEDGER_GRANT_NOT_EXPIRABLE';
+import { LEDGER_FAILURE_TYPES, type LedgerFailureType } from '../failure-types';
 
-export type LedgerErrorType =
-  | typeof LEDGER_IDEMPOTENCY_CONFLICT
-  | typeof LEDGER_INSUFFICIENT_BALANCE
-  | typeof LEDGER_INVALID_INPUT
-  | typeof LEDGER_GRANT_NOT_EXPIRABLE;
+export {
+  LEDGER_IDEMPOTENCY_CONFLICT, LEDGER_INSUFFICIENT_BALANCE, LEDGER_INVALID_INPUT, LEDGER_GRANT_NOT_EXPIRABLE,
+} from '../failure-types';
+
+export type LedgerErrorType = LedgerFailureType;
 
 /** Every ledger failure type; retrying any of them gives the same answer. */
-export const NON_RETRYABLE_LEDGER_ERRORS: readonly LedgerErrorType[] = [
-  LEDGER_IDEMPOTENCY_CONFLICT,
-  LEDGER_INSUFFICIENT_BALANCE,
-  LEDGER_INVALID_INPUT,
-  LEDGER_GRANT_NOT_EXPIRABLE,
-];
+export const NON_RETRYABLE_LEDGER_ERRORS: readonly LedgerErrorType[] = LEDGER_FAILURE_TYPES;
 
 export class LedgerError extends Error {
   readonly type: LedgerErrorType;

@@ -2,6 +2,7 @@
 // removed, an operator reprocesses, and the transaction ends matched with one posting.
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/activity';
+import { INVARIANT_BROKEN } from '../../core/failure-types';
 import { startStack, type Stack } from '../helpers/stack';
 import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
@@ -24,8 +25,8 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
       faults: {
         beforeActivity(activity) {
           // A permanent fault (say, a corrupt catalogue row) until an operator fixes it.
-          if (activity === 'settleTransaction' && broken) throw ApplicationFailure.nonRetryable('catalogue row unreadable', 'INVARIANT_BROKEN');
-          if (activity === 'previewAuthorization' && brokenPreviews) throw ApplicationFailure.nonRetryable('catalogue row unreadable', 'INVARIANT_BROKEN');
+          if (activity === 'settleTransaction' && broken) throw ApplicationFailure.nonRetryable('catalogue row unreadable', INVARIANT_BROKEN);
+          if (activity === 'previewAuthorization' && brokenPreviews) throw ApplicationFailure.nonRetryable('catalogue row unreadable', INVARIANT_BROKEN);
         },
       },
     });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
+import { INVARIANT_BROKEN } from '../../core/failure-types';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
@@ -40,7 +41,7 @@ describe('record workflow histories', function () {
         beforeActivity(activity) {
           if (activity === 'settleTransaction' && failNext) {
             failNext = false;
-            throw ApplicationFailure.nonRetryable('recorded permanent failure', 'INVARIANT_BROKEN');
+            throw ApplicationFailure.nonRetryable('recorded permanent failure', INVARIANT_BROKEN);
           }
         },
       },

@@ -18,6 +18,7 @@ function incompatibleCopy(): { entry: string; cleanup(): void } {
   const dir = mkdtempSync(join(ROOT, '.replay-candidate-'));
   cpSync(join(ROOT, 'workflows'), join(dir, 'workflows'), { recursive: true });
   cpSync(join(ROOT, 'activities'), join(dir, 'activities'), { recursive: true });
+  cpSync(join(ROOT, 'core'), join(dir, 'core'), { recursive: true }); // core/failure-types.ts
   const file = join(dir, 'workflows', 'transaction-lifecycle.ts');
   // A timer before the first step: a new command where history has another.
   const original = readFileSync(file, 'utf8');
@@ -39,6 +40,7 @@ function unguardedClockCopy(): { entry: string; cleanup(): void } {
   const dir = mkdtempSync(join(ROOT, '.replay-candidate-'));
   cpSync(join(ROOT, 'workflows'), join(dir, 'workflows'), { recursive: true });
   cpSync(join(ROOT, 'activities'), join(dir, 'activities'), { recursive: true });
+  cpSync(join(ROOT, 'core'), join(dir, 'core'), { recursive: true }); // core/failure-types.ts
   const file = join(dir, 'workflows', 'sandbox-clock.ts');
   const original = readFileSync(file, 'utf8');
   const changed = original.replace('if (!patched(SANDBOX_CLOCK_PATCH)) return;', 'if (!SANDBOX_CLOCK_PATCH || !patched) return;');

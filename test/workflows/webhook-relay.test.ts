@@ -11,6 +11,7 @@ import { configureEndpoint, settlementData, startReceiver, waitFor, waitForWebho
 import { recordWebhook } from '../../activities/webhooks/record';
 import { startWebhookRelay } from '../../worker/webhook-relay';
 import { createLogger } from '../../core/logger';
+import { webhookAttempts } from '../../core/metrics';
 import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
 
@@ -60,6 +61,8 @@ describe('webhook relay', function () {
 
   it('hands a webhook whose first attempt failed to its WebhookDelivery workflow, which carries on with attempt 2', async () => {
     const { issuer, receiver } = await issuerWithReceiver((n) => (n === 0 ? 503 : 204));
+    const counted = async () => Object.fromEntries((await webhookAttempts.get()).values.map((v) => [v.labels.outcome, v.value]));
+    const countedBefore = await counted();
     try {
       const id = await outboxWebhook(issuer.id);
       const handle = stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id));
@@ -69,8 +72,12 @@ describe('webhook relay', function () {
       const input = JSON.parse(Buffer.from(started.input!.payloads![0].data!).toString()) as WebhookDeliveryInput;
       assert.deepEqual(input, { webhookId: id, retryScheduleMs: SCHEDULE, resumeAfterAttempt: 1 });
       const attempts = await stack.db.webhookAttempt.findMany({ where: { webhookId: id }, orderBy: { attemptNumber: 'asc' } });
-      assert.deepEqual(attempts.map((a) => [a.attemptNumber, a.outcome, a.statusCode]), [[1, 'failed', 503], [2, 'succeeded', 204]]);
+      assert.deepEqual(attempts.map((a) => [a.attemptNumber, a.outcome, a.statusCode, a.errorClass]), [[1, 'failed', 503, 'http_status'], [2, 'succeeded', 204, null]]);
       assert.deepEqual(webhookIdsAt(receiver), [id, id]);
+      // rewards_webhook_attempts_total counts each recorded attempt once, by outcome (README, metrics).
+      const countedAfter = await counted();
+      const delta = (outcome: string) => (countedAfter[outcome] ?? 0) - (countedBefore[outcome] ?? 0);
+      assert.deepEqual([delta('failed'), delta('succeeded'), delta('undeliverable')], [1, 1, 0]);
     } finally {
       await receiver.close();
     }
@@ -84,7 +91,7 @@ describe('webhook relay', function () {
       const id = await stack.db.$transaction(async (tx) => {
         const webhookId = await recordWebhook(tx, { issuerId: issuer.id, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() });
         await tx.webhook.update({ where: { id: webhookId }, data: { relayClaimedUntil: new Date(Date.now() + 1_500), status: 'delivering', attemptCount: 1 } });
-        await tx.webhookAttempt.create({ data: { id: `${webhookId}/attempt/1`, webhookId, attemptNumber: 1, startedAt: new Date(), statusCode: 500, latencyMs: 3, outcome: 'failed', error: 'http_status: receiver answered 500' } });
+        await tx.webhookAttempt.create({ data: { id: `${webhookId}/attempt/1`, webhookId, attemptNumber: 1, startedAt: new Date(), statusCode: 500, latencyMs: 3, outcome: 'failed', errorClass: 'http_status', error: 'http_status: receiver answered 500' } });
         return webhookId;
       });
       const row = await waitForWebhookStatus(stack.db, id, ['delivered']);

@@ -48,6 +48,9 @@ describe('clawBackRefund of spent branded balance', () => {
       [trace.cashback.clawedNowMinor, trace.branded.dueMinor, trace.branded.clawedNowMinor, trace.branded.shortfallFromCashbackMinor, trace.branded.unrecoverableMinor],
       [500, 1000, 0, 200, 800],
     );
+    // The shortfall's clawback says what it covers; the purchase's history reads that, not its key.
+    const clawbacks = await app.db.rewardEvent.findMany({ where: { sourceEventId: refundId }, orderBy: { amountMinor: 'asc' } });
+    assert.deepEqual(clawbacks.map((e) => [e.type, Number(e.amountMinor), e.coversBrandedShortfall]), [['cashback_clawed_back', 200, true], ['cashback_clawed_back', 500, false]]);
     const summary = (await rewardsSummary(app.db, issuer.id, group.id, new Date(t + 3000)))!;
     assert.deepEqual(summary.cashback, { earnedMinor: 700, clawedBackMinor: 700, pendingMinor: 0, balanceMinor: 0 });
     // The other purchase's grant is not touched: a clawback only draws on the refunded purchase's grants.

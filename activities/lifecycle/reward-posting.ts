@@ -1,0 +1,76 @@
+// One reward posting: the reward event the cardholder sees and the ledger transfer that moves
+// its money, linked by the event's id, with that id added to the step's list (the outcome,
+// the trace and the webhook name them). Settlements and refunds make their postings through
+// this one place; they differ only in how the rows are written:
+//   - a settlement adds them to the batch its one statement writes (activities/ledger/batch.ts);
+//   - a refund records the event, then posts the transfer (postTransfer and friends), in its
+//     transaction: refunds are rare, and that path checks each transfer on its own.
+// The idempotency keys are the caller's: they are derived from the step's event and never change.
+import { newId } from '../../core/ids';
+import type { RewardEventType, TransferKind } from '../../core/ledger';
+import { newTransferId, type BatchRewardEvent, type BatchTransfer, type PostingBatch } from '../ledger/batch';
+import { postTransfer, recordRewardEvent } from '../ledger';
+import type { Tx } from '../ledger/tx';
+
+export interface RewardPosting {
+  /** The group, merchant and purchase both rows belong to. */
+  common: { chgId: string; merchantId: string; transactionId: string };
+  amountMinor: number;
+  event: {
+    idempotencyKey: string;
+    type: RewardEventType;
+    offerId: string | null;
+    rewardGrantId?: string | null;
+    sourceEventId?: string | null;
+    description: string;
+  };
+  transfer: { idempotencyKey: string; kind: TransferKind };
+}
+
+export interface LinkedPosting {
+  rewardEvent: BatchRewardEvent;
+  transfer: BatchTransfer;
+}
+
+/** The two rows of a posting with fresh ids, the transfer pointing at its event. */
+export function linkPosting(p: RewardPosting): LinkedPosting {
+  const rewardEventId = newId('brevt');
+  const { rewardGrantId = null, sourceEventId = null, ...event } = p.event;
+  return {
+    rewardEvent: { id: rewardEventId, ...event, rewardGrantId, sourceEventId, amountMinor: p.amountMinor, ...p.common },
+    transfer: { id: newTransferId(), ...p.transfer, amountMinor: p.amountMinor, rewardEventId, ...p.common },
+  };
+}
+
+/**
+ * Settlement: adds the posting to `batch` and its event id to `rewardEventIds`. Returns the
+ * linked rows, whose ids the grant and the draws of the same statement refer to.
+ */
+export function addPosting(batch: PostingBatch, rewardEventIds: string[], p: RewardPosting): LinkedPosting {
+  const linked = linkPosting(p);
+  batch.transfers.push(linked.transfer);
+  batch.rewardEvents.push(linked.rewardEvent);
+  rewardEventIds.push(linked.rewardEvent.id);
+  return linked;
+}
+
+/**
+ * Refund: records the event, then posts its transfer, in `tx`, and adds the event id to
+ * `rewardEventIds`. `marks` are the event's columns a settlement never sets.
+ */
+export async function postNow(
+  tx: Tx,
+  rewardEventIds: string[],
+  base: { issuerId: string; at: Date },
+  p: RewardPosting,
+  marks: { coversBrandedShortfall?: boolean } = {},
+): Promise<string> {
+  const { rewardEvent, transfer } = linkPosting(p);
+  await recordRewardEvent(tx, { ...rewardEvent, ...marks, issuerId: base.issuerId, occurredAt: base.at });
+  await postTransfer(tx, {
+    idempotencyKey: transfer.idempotencyKey, kind: transfer.kind, issuerId: base.issuerId, chgId: transfer.chgId, merchantId: transfer.merchantId,
+    amountMinor: transfer.amountMinor, rewardEventId: transfer.rewardEventId, transactionId: transfer.transactionId, at: base.at,
+  });
+  rewardEventIds.push(rewardEvent.id);
+  return rewardEvent.id;
+}
