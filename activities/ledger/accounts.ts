@@ -3,19 +3,25 @@
 import { Prisma } from '../../prisma/generated/client';
 import type { AccountKind, AccountRef, NormalSide } from '../../core/ledger';
 import { fromDbMinor } from '../../core/ledger';
-import type { Tx } from './tx';
+import type { SqlTx } from '../../prisma/sql-transaction';
 
 /**
  * Inserts missing accounts in id order. A new row is held by its inserting transaction until
  * commit, so concurrent first uses wait on each other here: in the same order as the locks
  * below, which is what keeps them from deadlocking.
  */
-export async function ensureAccounts(tx: Tx, refs: readonly AccountRef[], at: Date): Promise<void> {
+export async function ensureAccounts(tx: SqlTx, refs: readonly AccountRef[], at: Date): Promise<void> {
   const sorted = [...new Map(refs.map((r) => [r.id, r])).values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  await tx.ledgerAccount.createMany({
-    data: sorted.map((r) => ({ id: r.id, issuerId: r.issuerId, kind: r.kind, chgId: r.chgId, merchantId: r.merchantId, normalSide: r.normalSide, createdAt: at })),
-    skipDuplicates: true,
-  });
+  if (sorted.length === 0) return;
+  // WITH ORDINALITY ... ORDER BY: the rows go in (and take their locks) in id order.
+  await tx.$executeRaw`
+    INSERT INTO ledger_account (id, issuer_id, kind, chg_id, merchant_id, normal_side, created_at)
+    SELECT a.id, a.issuer_id, a.kind, a.chg_id, a.merchant_id, a.normal_side, ${at}::timestamptz
+      FROM unnest(${sorted.map((r) => r.id)}::text[], ${sorted.map((r) => r.issuerId)}::text[], ${sorted.map((r) => r.kind)}::text[],
+                  ${sorted.map((r) => r.chgId)}::text[], ${sorted.map((r) => r.merchantId)}::text[], ${sorted.map((r) => r.normalSide)}::text[])
+             WITH ORDINALITY AS a(id, issuer_id, kind, chg_id, merchant_id, normal_side, n)
+     ORDER BY a.n
+    ON CONFLICT (id) DO NOTHING`;
 }
 
 export interface LockedAccount {
@@ -31,14 +37,14 @@ export interface LockedAccount {
  * together, then queue behind each other instead of deadlocking (40P01) on rows that one
  * transaction inserted and another wanted to lock.
  */
-export async function ensureAndLockAccounts(tx: Tx, refs: readonly AccountRef[], at: Date): Promise<Map<string, LockedAccount>> {
+export async function ensureAndLockAccounts(tx: SqlTx, refs: readonly AccountRef[], at: Date): Promise<Map<string, LockedAccount>> {
   await ensureAccounts(tx, refs, at);
   return lockAccounts(tx, refs.map((r) => r.id));
 }
 
 /** Locks accounts in id order: every poster takes locks in the same order, so two
  *  transfers touching the same pair of accounts cannot deadlock. */
-export async function lockAccounts(tx: Tx, ids: readonly string[]): Promise<Map<string, LockedAccount>> {
+export async function lockAccounts(tx: SqlTx, ids: readonly string[]): Promise<Map<string, LockedAccount>> {
   const sorted = [...new Set(ids)].sort();
   const rows = await tx.$queryRaw<{ id: string; kind: AccountKind; normal_side: NormalSide; balance_minor: bigint }[]>`
     SELECT id, kind, normal_side, balance_minor FROM ledger_account

@@ -21,7 +21,8 @@ import {
   type RewardEventType, type TransferKind,
 } from '../../core/ledger';
 import type { LockedAccount } from './accounts';
-import { isCheckViolation, type Tx } from './tx';
+import { isCheckViolation } from './tx';
+import type { SqlTx } from '../../prisma/sql-transaction';
 import { totalsUpsert } from './reward-events';
 
 export interface BatchTransfer {
@@ -86,7 +87,7 @@ export interface AlsoWrite {
 }
 
 /** Writes the batch and the caller's own writes in one statement. */
-export async function writeBatch(tx: Tx, batch: PostingBatch, locked: ReadonlyMap<string, LockedAccount>, also: AlsoWrite = { ctes: [] }): Promise<void> {
+export async function writeBatch(tx: SqlTx, batch: PostingBatch, locked: ReadonlyMap<string, LockedAccount>, also: AlsoWrite = { ctes: [] }): Promise<void> {
   const plan = planBatch(batch, locked);
   const ctes = [...ledgerCtes(batch, plan), ...also.ctes];
   const extra = also.select?.length ? Prisma.sql`, ${Prisma.join(also.select)}` : Prisma.empty;

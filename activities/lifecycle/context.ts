@@ -18,11 +18,14 @@ import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { accounts, assert, fromDbMinor, isLiability, type AccountRef } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../api/ingestion/schemas';
 import { EVENT_NOT_FOUND } from '../../core/failure-types';
+import type { SqlTx } from '../../prisma/sql-transaction';
 import { ensureAccounts, lockAccounts, type LockedAccount } from '../ledger/accounts';
 import type { KnownAccounts } from '../ledger/known-accounts';
 import { ENDPOINT_JSON, toEndpoint, type AttemptState, type JsonAttemptState } from '../webhooks/attempt';
 
-type Tx = Prisma.TransactionClient;
+// Raw SQL only: the settle and preview steps run it on our pg pool (prisma/sql-transaction.ts),
+// the refund step in a Prisma transaction; both handles have what this needs.
+type Tx = SqlTx;
 
 const EVENT_COLUMNS = Prisma.sql`e.id, e.issuer_id AS "issuerId", e.kind, e.external_id AS "externalId", e.fingerprint, e.state, e.payload,
   e.chg_id AS "chgId", e.cardholder_id AS "cardholderId", e.card_id AS "cardId", e.amount_minor AS "amountMinor", e.currency,

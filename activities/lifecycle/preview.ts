@@ -2,6 +2,7 @@
 // is posted to the ledger; the preview and its trace are recorded on the authorization, and
 // a qualified_auth webhook record is written when it qualifies.
 import { Prisma } from '../../prisma/generated/client';
+import { sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
 import { webhookWrite } from '../webhooks/record';
 import { writtenOutboxRow, type OutboxRow } from '../webhooks/outbox';
 import { lockEvent, lockEventWithContext, type SettledPurchase } from './context';
@@ -15,7 +16,7 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
   const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   await deps.faults?.beforeActivity?.('previewAuthorization', input.eventId);
   let written: OutboxRow | undefined;
-  const outcome = await deps.db.$transaction(async (tx) => {
+  const outcome = await sqlTransaction(deps.db, async (tx) => {
     const { event, at, context, settledPurchase } = await lockEventWithContext(tx, input.eventId, workflowAt, { lockAccounts: false });
     if (settledPurchase) return recordAfterSettlement(tx, event.id, settledPurchase, at);
     if (!context) return storedOutcome(tx, event);
@@ -62,7 +63,7 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
  * purchase earns, and a preview now would announce a reward that is not pending (README,
  * "Late authorizations").
  */
-async function recordAfterSettlement(tx: Prisma.TransactionClient, eventId: string, purchase: SettledPurchase, at: Date): Promise<StepOutcome> {
+async function recordAfterSettlement(tx: SqlTx, eventId: string, purchase: SettledPurchase, at: Date): Promise<StepOutcome> {
   const trace = { outcome: 'after_settlement', settlementId: purchase.settlementId };
   await tx.$executeRaw`
     UPDATE ingested_event SET reward_status = 'after_settlement', merchant_id = ${purchase.merchantId}, match_trace = ${JSON.stringify(trace)}::jsonb,

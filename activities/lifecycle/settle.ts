@@ -9,6 +9,7 @@ import { newId } from '../../core/ids';
 import { decideSettlement } from '../../core/rules/settlement';
 import { accounts, allocateDraw, compareFifo, sumMinor, fromDbMinor, type Allocation } from '../../core/ledger';
 import { Prisma } from '../../prisma/generated/client';
+import { sqlTransaction } from '../../prisma/sql-transaction';
 import { writeBatch, type PostingBatch } from '../ledger/batch';
 import { addPosting } from './reward-posting';
 import { webhookWrite } from '../webhooks/record';
@@ -27,7 +28,7 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
   await deps.faults?.beforeActivity?.('settleTransaction', input.eventId);
   let lockedAccountIds: string[] = [];
   let written: OutboxRow | undefined;
-  const outcome = await deps.db.$transaction(async (tx) => {
+  const outcome = await sqlTransaction(deps.db, async (tx) => {
     // `at` is the issuer's clock: a sandbox issuer's grants become available and expire on it.
     const { event, at, context: ctx } = await lockEventWithContext(tx, input.eventId, workflowAt, { lockAccounts: true, known: deps.knownAccounts });
     if (!ctx) return storedOutcome(tx, event);

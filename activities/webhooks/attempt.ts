@@ -4,6 +4,7 @@
 // activities and by the worker's relay for every webhook's first attempt (worker/webhook-relay.ts).
 import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
+import { sqlQuery } from '../../prisma/sql-transaction';
 import type { Logger } from '../../core/logger';
 import { buildEnvelope } from '../../core/webhooks/envelope';
 import { signatureHeaders } from '../../core/webhooks/signing';
@@ -158,7 +159,7 @@ export function toEndpoint(json: JsonAttemptState['endpoint']): AttemptState['en
 }
 
 async function loadAttemptState(db: Db, webhookId: string, attemptNumber: number): Promise<AttemptState | undefined> {
-  const [row] = await db.$queryRaw<JsonAttemptState[]>`SELECT ${ATTEMPT_STATE_COLUMNS(attemptNumber)} FROM webhook w WHERE w.id = ${webhookId}`;
+  const [row] = await sqlQuery<JsonAttemptState[]>(db, Prisma.sql`SELECT ${ATTEMPT_STATE_COLUMNS(attemptNumber)} FROM webhook w WHERE w.id = ${webhookId}`);
   return row && toAttemptState(row);
 }
 
@@ -174,7 +175,8 @@ async function recordAttempt(db: Db, input: AttemptInput, attempt: AttemptRecord
   const nextAttemptAt = final ? null : new Date(attempt.startedAt.getTime() + attempt.latencyMs + input.nextAttemptInMs!);
   const deliveredAt = status === 'delivered' ? attempt.startedAt : null;
   const relayedAt = relayed ? attempt.startedAt : null;
-  const [written] = await db.$queryRaw<Array<{ recorded: number }>>`
+  // On the pool, not through Prisma: one of these per delivered webhook (prisma/sql-transaction.ts).
+  const [written] = await sqlQuery<Array<{ recorded: number }>>(db, Prisma.sql`
     WITH recorded AS (
       INSERT INTO webhook_attempt (id, webhook_id, attempt_number, started_at, status_code, latency_ms, outcome, error_class, error)
       VALUES (${`${input.webhookId}/attempt/${input.attemptNumber}`}, ${input.webhookId}, ${input.attemptNumber}, ${attempt.startedAt},
@@ -188,7 +190,7 @@ async function recordAttempt(db: Db, input: AttemptInput, attempt: AttemptRecord
              relayed_at = coalesce(${relayedAt}::timestamptz, relayed_at),
              relay_claimed_until = CASE WHEN ${relayedAt}::timestamptz IS NULL THEN relay_claimed_until END
        WHERE id = ${input.webhookId} AND attempt_count < ${input.attemptNumber}::int AND EXISTS (SELECT 1 FROM recorded))
-    SELECT (SELECT count(*)::int FROM recorded) AS recorded`;
+    SELECT (SELECT count(*)::int FROM recorded) AS recorded`);
   if (written.recorded === 0) {
     const stored = (await loadAttemptState(db, input.webhookId, input.attemptNumber))?.recorded;
     return stored ? resultOf(stored) : result;
