@@ -8,8 +8,8 @@
 import { Context } from '@temporalio/activity';
 import type { Db } from '../prisma/client';
 import type { WorkflowEngine } from '../core/workflow-engine';
-import { handOver, signalFor } from './handover';
-import type { EventKind } from '../api/ingestion/schemas';
+import { handOver, signalFor } from '../core/domain/handover';
+import type { EventKind } from '../core/domain/events';
 
 export const SWEEP_PAGE_SIZE = 100;
 /** Well inside the activity's 3-minute start-to-close time-out (workflows/activity-options.ts). */

@@ -3,7 +3,7 @@
 // to the bench process over IPC, as the receiver reports each real purchase's webhook.
 import { DefaultLogger, Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
 import { loadConfig, requireConnections } from '../core/config';
-import { connectWorker } from '../worker/connection';
+import { connectWorker } from '../core/temporal-connection';
 import type { FloorSinks } from './floor-workflows';
 
 async function main(): Promise<void> {

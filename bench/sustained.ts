@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { createHandoverQueue } from '../api/ingestion/handover-queue';
-import { HANDOVER_CONCURRENCY, startAttributes } from '../activities/handover';
+import { HANDOVER_CONCURRENCY, startAttributes } from '../core/domain/handover';
 import { mapLimited } from '../core/concurrency';
 import { createLogger } from '../core/logger';
 import { FLOOR_WORKFLOW_TYPE } from './floor-workflows';

@@ -12,7 +12,7 @@ import { catalogueCommands } from './admin/catalogue-commands';
 import { webhookCommands } from './admin/webhook-commands';
 import { transactionCommands } from './admin/transaction-commands';
 import { Client, type Connection } from '@temporalio/client';
-import { connectTemporal } from '../worker/connection';
+import { connectTemporal } from '../core/temporal-connection';
 import { readDevWebhookSecretKeys } from './lib/webhook-secret-key';
 
 const COMMANDS: Command[] = [...issuerCommands, ...catalogueCommands, ...webhookCommands, ...transactionCommands];

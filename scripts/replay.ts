@@ -8,7 +8,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { loadConfig } from '../core/config';
-import { connectTemporal } from '../worker/connection';
+import { connectTemporal } from '../core/temporal-connection';
 import { loadHistoryDir, replayHistories } from './lib/replay';
 
 async function main(argv: string[]): Promise<number> {

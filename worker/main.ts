@@ -8,14 +8,14 @@ import { createWebhookDestinations } from '../core/webhooks/destination-guard';
 import { createLogger, type Logger } from '../core/logger';
 import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
-import { connectTemporal, connectWorker } from './connection';
+import { connectTemporal, connectWorker } from '../core/temporal-connection';
 import { ensureSchedules } from './schedules';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { collectProcessMetrics } from '../core/metrics';
 import { startWorkerMetricsServer } from './metrics-server';
 import { createWorker } from './worker';
 import { startWebhookRelay } from './webhook-relay';
-import { assertStoredSecretsOpen } from '../activities/webhooks/secret-keys';
+import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
 import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
 
 // LOG_LEVEL (pino's names) for the SDK's own log lines too.

@@ -4,6 +4,6 @@ export { postTransfer, postTransferInNewTransaction, type PostTransferInput, typ
 export { recordRewardEvent, type RecordRewardEventInput, type RewardEvent } from './reward-events';
 export { createGrant, drawFromGrants, listExpiredGrants, MAX_GRANTS_PER_DRAW, type CreateGrantInput, type DrawInput, type DrawMode, type Grant } from './grants';
 export { earnBranded, spendBranded, clawBackBranded, expireGrant, type EarnBrandedInput, type DrawResult } from './branded';
-export { trialBalance, type TrialBalance, type TrialBalanceAccount } from './trial-balance';
+export { trialBalance, type TrialBalance, type TrialBalanceAccount } from '../../core/domain/trial-balance';
 export { ledgerInvariants, type InvariantViolation } from './invariants';
 export { inTransaction, type Tx } from './tx';

@@ -3,7 +3,7 @@
 // after every scenario (test/helpers/ledger.ts); an operator check can call it too.
 import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
-import { issuerFilter } from './trial-balance';
+import { issuerFilter } from '../../core/domain/trial-balance';
 import type { Tx } from './tx';
 
 /** Each check reports at most this many offenders: enough to debug, bounded in size. */

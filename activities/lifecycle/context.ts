@@ -16,7 +16,7 @@ import type { SpendGrant } from '../../core/rules/spend-eligibility';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { accounts, assert, fromDbMinor, isLiability, type AccountRef } from '../../core/ledger';
-import type { IngestedEvent as EventPayload } from '../../api/ingestion/schemas';
+import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { EVENT_NOT_FOUND } from '../../core/failure-types';
 import type { SqlTx } from '../../prisma/sql-transaction';
 import { ensureAccounts, lockAccounts, type LockedAccount } from '../ledger/accounts';

@@ -7,7 +7,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Webhook } from '../../prisma/generated/client';
 import type { WorkflowEngine } from '../../core/workflow-engine';
-import { webhookWorkflowAttributes } from './workflow-attributes';
+import { webhookWorkflowAttributes } from '../../core/domain/webhook-workflow-attributes';
 import { WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
 
 export async function startDeliveryRetries(

@@ -2,8 +2,10 @@
 import { externalIdSchema, idSchema, nullableTimestampSchema, statusSchema, timestampSchema, errorObjectSchema } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
+import { CARD_NETWORKS } from '../../core/domain/events';
 
-export const CARD_NETWORKS = ['visa', 'mastercard', 'amex', 'discover', 'other'] as const;
+export { CARD_NETWORKS };
+
 export const MAX_CARDHOLDERS_PER_GROUP = 100;
 export const MAX_CARDS_PER_CARDHOLDER = 20;
 export const MAX_BULK_ITEMS = 500;

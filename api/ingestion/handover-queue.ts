@@ -5,7 +5,7 @@
 // sweeper finds it. Small chunks keep the work lost to a crash small: at most the chunks in
 // flight are signalled but not marked, and the sweeper skips those already processed.
 import type { Logger } from '../../core/logger';
-import type { HandoverItem } from '../../activities/handover';
+import type { HandoverItem } from '../../core/domain/handover';
 
 export interface Handover {
   enqueue(items: HandoverItem[]): void;

@@ -1,45 +1,16 @@
 // Ingested event schemas (SPEC.md 4.4, API.md "Ingestion"). Each event of a batch is
 // validated on its own so that one bad event fails alone.
 import { CARD_NETWORKS } from '../chg/schemas';
+import { AUTH_METHODS, AUTH_STATES, MAX_AMOUNT_MINOR, SETTLED_STATES } from '../../core/domain/events';
 import { errorObjectSchema, externalIdSchema, openEnum } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 
 export const MAX_EVENTS_PER_BATCH = 1000;
-export const AUTH_METHODS = ['chip', 'contactless', 'swipe', 'manual_entry', 'ecommerce', 'recurring', 'other'] as const;
-export const AUTH_STATES = ['approved', 'declined', 'reversed'] as const;
-export const SETTLED_STATES = ['settled', 'refunded'] as const;
-// A trillion minor units (ten billion dollars) bounds one card transaction with room to
-// spare and keeps every sum we make far inside the safe integer range.
-export const MAX_AMOUNT_MINOR = 1_000_000_000_000;
-
-export type EventKind = 'auth' | 'settled';
-
-export interface BaseEvent {
-  id: string;
-  amount: number;
-  currency: string;
-  merchantDescriptor: string;
-  mcc: string;
-  createdAt: string;
-  cardLast4: string;
-  network: (typeof CARD_NETWORKS)[number];
-  cardholderId: string;
-  cardId: string;
-  authMethod: (typeof AUTH_METHODS)[number];
-  merchantId?: string;
-}
-export interface AuthEvent extends BaseEvent {
-  state: (typeof AUTH_STATES)[number];
-}
-export interface SettledEvent extends BaseEvent {
-  state: (typeof SETTLED_STATES)[number];
-  arn?: string;
-  settledAt?: string;
-  authorizationId?: string;
-  relatedTransactionId?: string;
-}
-export type IngestedEvent = AuthEvent | SettledEvent;
+// The event types and their closed lists live below both the API and the worker's
+// activities (core/domain/events.ts); these are their JSON schemas.
+export { AUTH_METHODS, AUTH_STATES, SETTLED_STATES, MAX_AMOUNT_MINOR } from '../../core/domain/events';
+export type { EventKind, BaseEvent, AuthEvent, SettledEvent, IngestedEvent } from '../../core/domain/events';
 
 const baseProperties = {
   id: { ...externalIdSchema, description: "The issuer's stable id of this event; the idempotency key with the event kind." },

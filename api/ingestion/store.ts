@@ -14,7 +14,7 @@ import { eventFailure, refusalOf } from './consistency';
 import { eventDatesOutsideWindow } from './event-window';
 import { toInstant } from '../../core/timestamp';
 import { EVENT_FAILURE_REASONS, settledRuleMessages, type EventKind, type IngestedEvent, type SettledEvent } from './schemas';
-import { lifecycleWorkflowId, signalFor, type HandoverItem } from '../../activities/handover';
+import { lifecycleWorkflowId, signalFor, type HandoverItem } from '../../core/domain/handover';
 
 export interface Failure {
   index: number;

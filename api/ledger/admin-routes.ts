@@ -3,7 +3,7 @@
 import { defineRoute, type RouteSpec } from '../route';
 import { idSchema } from '../schemas/common';
 import type { AppDeps } from '../deps';
-import { trialBalance } from '../../activities/ledger';
+import { trialBalance } from '../../core/domain/trial-balance';
 import { DEFAULT_PAGE_LIMIT, paginationQueryProperties } from '../pagination';
 import { LedgerAccountEntries, TrialBalance } from './schemas';
 import { trialBalancePage } from './trial-balance-page';

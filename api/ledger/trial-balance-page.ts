@@ -6,7 +6,7 @@
 import type { Db } from '../../prisma/client';
 import { Prisma } from '../../prisma/generated/client';
 import { fromDbMinor, type AccountKind } from '../../core/ledger';
-import type { TrialBalance } from '../../activities/ledger';
+import type { TrialBalance } from '../../core/domain/trial-balance';
 import { decodeCursor, toPage } from '../pagination';
 import { errors } from '../../core/errors';
 

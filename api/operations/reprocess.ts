@@ -8,7 +8,7 @@ import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
 import type { Db } from '../../prisma/client';
 import { recordAudit } from '../admin/audit';
-import { signalFor } from '../../activities/handover';
+import { signalFor } from '../../core/domain/handover';
 import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type ReprocessSignal } from '../../workflows/lifecycle-signals';
 import type { EventKind } from '../ingestion/schemas';
 import type { WorkflowEngine } from '../../core/workflow-engine';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../prisma/client';
 import { ApiError, errors } from '../../core/errors';
 import type { Handover } from '../ingestion/handover-queue';
-import { handOver, type HandoverItem } from '../../activities/handover';
+import { handOver, type HandoverItem } from '../../core/domain/handover';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import { compileBody } from '../validation';
 import { ingestBatch, type Failure } from '../ingestion/store';

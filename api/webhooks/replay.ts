@@ -11,7 +11,7 @@ import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import type { Webhook } from '../../prisma/generated/client';
-import { webhookWorkflowAttributes } from '../../activities/webhooks/workflow-attributes';
+import { webhookWorkflowAttributes } from '../../core/domain/webhook-workflow-attributes';
 import {
   WEBHOOK_DELIVERY_WORKFLOW_TYPE,
   webhookReplayWorkflowId,

@@ -2,7 +2,7 @@
 // operator API (audited alike), and re-sealing the signing secrets under a new key.
 import { isId } from '../../core/ids';
 import { replayAsOperator } from '../../api/webhooks/operator-replay';
-import { reencryptWebhookSecrets } from '../../activities/webhooks/secret-keys';
+import { reencryptWebhookSecrets } from '../../core/domain/webhook-secret-keys';
 import { recordAudit } from '../../api/admin/audit';
 import { intFlag, required, UsageError, type Command } from './command';
 

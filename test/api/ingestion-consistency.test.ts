@@ -7,7 +7,7 @@ import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } f
 import { inlineRefs } from '../helpers/openapi-refs';
 import { groupBody, uniq } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import type { HandoverItem } from '../../activities/handover';
+import type { HandoverItem } from '../../core/domain/handover';
 
 describe('ingestion: event data that disagrees with the card or the purchase', () => {
   let app: TestApp;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import type { HandoverItem } from '../../activities/handover';
+import type { HandoverItem } from '../../core/domain/handover';
 
 describe('ingestion routes', () => {
   let app: TestApp;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../core/config';
 
 // Not real keys: the checks at start look for the PEM armour; the handshake is
-// test/worker/connection.test.ts's.
+// test/core/temporal-connection.test.ts's.
 const CERT = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const KEY = '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n';
 

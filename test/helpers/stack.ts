@@ -8,7 +8,7 @@ import { createWorker } from '../../worker/worker';
 import { startWebhookRelay, type RelayOptions, type WebhookRelay } from '../../worker/webhook-relay';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
-import { handOver } from '../../activities/handover';
+import { handOver } from '../../core/domain/handover';
 import { createHandoverQueue } from '../../api/ingestion/handover-queue';
 import type { ActivityDeps } from '../../activities';
 import type { WorkflowEngine, WorkflowSettings } from '../../core/workflow-engine';

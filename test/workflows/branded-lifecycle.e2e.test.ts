@@ -11,7 +11,7 @@ import { Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import { createWorker } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
-import { handOver } from '../../activities/handover';
+import { handOver } from '../../core/domain/handover';
 import { createHandoverQueue } from '../../api/ingestion/handover-queue';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import { SEARCH_ATTRIBUTE_DECLARATIONS } from '../../workflows/search-attributes';

@@ -15,7 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startTestApp } from '../helpers/app';
 import { testEngine } from '../helpers/engine';
 import { createHandoverQueue } from '../../api/ingestion/handover-queue';
-import { handOver } from '../../activities/handover';
+import { handOver } from '../../core/domain/handover';
 import { createLogger } from '../../core/logger';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];

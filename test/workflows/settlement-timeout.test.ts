@@ -11,7 +11,7 @@ import { startTimeSkipping, type TimeSkippingStack } from '../helpers/time-skipp
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { startInput } from '../helpers/engine';
 import { waitFor } from '../helpers/webhooks';
-import { handOver, signalFor } from '../../activities/handover';
+import { handOver, signalFor } from '../../core/domain/handover';
 import type { EventKind } from '../../api/ingestion/schemas';
 import {
   DEFAULT_SETTLEMENT_TIMEOUT_MS,

@@ -2,8 +2,8 @@
 // check that every key id in use is configured, and the re-sealing of every endpoint under the
 // first key after that variable changed (npm run admin -- webhook:reencrypt; README, Security).
 import type { Db } from '../../prisma/client';
-import type { KeyRing } from '../../core/crypto/key-ring';
-import { openSecrets, sealSecrets } from '../../core/webhooks/secret-sealing';
+import type { KeyRing } from '../crypto/key-ring';
+import { openSecrets, sealSecrets } from '../webhooks/secret-sealing';
 
 /** Endpoints per key id their secrets are sealed under. */
 export async function sealedKeyIds(db: Db): Promise<Record<string, number>> {

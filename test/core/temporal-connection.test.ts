@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { connect as netConnect } from 'node:net';
 import { createServer, type Server } from 'node:tls';
 import { loadConfig } from '../../core/config';
-import { connectTemporal, connectWorker, temporalConnectionOptions } from '../../worker/connection';
+import { connectTemporal, connectWorker, temporalConnectionOptions } from '../../core/temporal-connection';
 import { testTemporalAddress } from '../helpers/env';
 import { hasOpenssl, makeTestPki, type TestPki } from '../helpers/tls';
 
-describe('worker/connection', () => {
+describe('core/temporal-connection', () => {
   let pki: TestPki | undefined;
 
   before(function () {

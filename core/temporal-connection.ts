@@ -4,7 +4,7 @@
 import { Connection } from '@temporalio/client';
 import { toClientOptions } from '@temporalio/envconfig';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
-import type { Config } from '../core/config';
+import type { Config } from './config';
 
 /** The address may differ from the profile's (the admin CLI falls back to the dev server's). */
 export type TemporalConfig = Pick<Config, 'temporal'> & { temporalAddress: string };

@@ -8,7 +8,7 @@ import { createDb, type Db } from '../../../prisma/client';
 import { migrate } from '../../../prisma/migrate';
 import { createIssuer } from '../../../api/admin/issuers';
 import { rotateSecret } from '../../../api/webhooks/endpoint-store';
-import { assertStoredSecretsOpen } from '../../../activities/webhooks/secret-keys';
+import { assertStoredSecretsOpen } from '../../../core/domain/webhook-secret-keys';
 import { createWebhookActivities } from '../../../activities/webhooks/attempt';
 import { recordWebhook } from '../../../activities/webhooks/record';
 import { generateKeyRingEntry, parseKeyRing } from '../../../core/crypto/key-ring';
@@ -27,7 +27,7 @@ const oldOnly = ring(OLD);
 const rotating = ring(`${NEW},${OLD}`);
 const newOnly = ring(NEW);
 
-describe('activities/webhooks/secret-keys: rotating the key that seals webhook secrets', function () {
+describe('core/domain/webhook-secret-keys: rotating the key that seals webhook secrets', function () {
   this.timeout(60_000);
   let db: Db;
   let receiver: Receiver;

@@ -8,12 +8,12 @@
 // died before recording the first) must not start a second run of a finished purchase.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdReusePolicy } from '@temporalio/common';
-import { mapLimited } from '../core/concurrency';
-import type { WorkflowEngine } from '../core/workflow-engine';
-import type { Db } from '../prisma/client';
-import type { EventKind, IngestedEvent } from '../api/ingestion/schemas';
-import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type LifecycleSignalName } from '../workflows/lifecycle-signals';
-import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../workflows/search-attributes';
+import { mapLimited } from '../concurrency';
+import type { WorkflowEngine } from '../workflow-engine';
+import type { Db } from '../../prisma/client';
+import type { EventKind, IngestedEvent } from './events';
+import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type LifecycleSignalName } from '../../workflows/lifecycle-signals';
+import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../../workflows/search-attributes';
 
 export interface HandoverItem {
   eventId: string;

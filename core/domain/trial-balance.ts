@@ -2,8 +2,8 @@
 // balance, and the signed total of all entries, which double entry keeps at zero.
 import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
-import { fromDbMinor, type AccountKind } from '../../core/ledger';
-import type { Tx } from './tx';
+import { fromDbMinor, type AccountKind } from '../ledger';
+type Tx = Prisma.TransactionClient;
 
 export interface TrialBalanceAccount {
   id: string;
