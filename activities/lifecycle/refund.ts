@@ -11,7 +11,7 @@ import { postNow } from './reward-posting';
 import { clawbackDue } from '../../core/rules/settlement';
 import { accounts, fromDbMinor } from '../../core/ledger';
 import { lockAccounts } from '../ledger/accounts';
-import type { Prisma } from '../../prisma/generated/client';
+import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
 import { lockEvent } from './context';
 import { issuerClockAt } from '../issuer-clock';
 import { storedOutcome } from './stored-outcome';
@@ -31,81 +31,113 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     // Lock the purchase too: two refunds of one purchase are clawed back one after the other.
     const purchase = await lockEvent(tx, refund.relatedEventId!);
     if (!purchase.processedAt) return { status: 'waiting_for_purchase' } satisfies StepOutcome;
-    const history = await purchaseHistory(tx, purchase.id, refund.id);
-    const purchaseAmount = fromDbMinor(purchase.amountMinor);
-    const refundMinor = fromDbMinor(refund.amountMinor);
-    const due = (earned: number, clawed: number) =>
-      clawbackDue({ earnedMinor: earned, purchaseAmountMinor: purchaseAmount, refundedBeforeMinor: history.refundedBeforeMinor, refundMinor, clawedBackBeforeMinor: clawed });
-    const cashbackDue = due(history.cashback.earned, history.cashback.clawed);
-    const brandedDue = due(history.branded.earned, history.branded.clawed);
-    const base = { issuerId: purchase.issuerId, chgId: purchase.chgId, transactionId: purchase.id, at };
-    const merchantId = purchase.merchantId!;
-    const common = { chgId: purchase.chgId, merchantId, transactionId: purchase.id };
-    const key = (what: string) => `refund:${refund.id}:${what}`;
-    const rewardEventIds: string[] = [];
-    let brandedClawed = 0;
-    let shortfallFromCashback = 0;
-    const cashbackAccountId = accounts.chgCashback(purchase.issuerId, purchase.chgId).id;
-    if (brandedDue > 0) {
-      // The shortfall may touch the cashback account after the branded one: take all three
-      // locks now, in the id order every poster uses, so this cannot deadlock with a settlement.
-      await lockAccounts(tx, [accounts.chgBranded(purchase.issuerId, purchase.chgId, merchantId).id, cashbackAccountId, accounts.merchantReceivable(purchase.issuerId, merchantId).id]);
-    }
-
-    if (cashbackDue > 0) {
-      await postNow(tx, rewardEventIds, base, {
-        common, amountMinor: cashbackDue,
-        event: { idempotencyKey: key('cashback_clawed_back'), type: 'cashback_clawed_back', offerId: history.cashback.offerId, sourceEventId: refund.id, description: 'Cashback reversed by a refund' },
-        transfer: { idempotencyKey: key('clawback_cashback'), kind: 'clawback_cashback' },
-      });
-    }
-    if (brandedDue > 0) {
-      const rewardEventId = newId('brevt');
-      const draw = await clawBackBranded(tx, { ...base, merchantId, idempotencyKey: key('clawback_branded'), rewardEventId, maxAmountMinor: brandedDue, grantIds: history.grantIds });
-      brandedClawed = draw.drawnMinor;
-      if (draw.drawnMinor > 0) {
-        await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.branded.offerId, sourceEventId: refund.id, idempotencyKey: key('branded_clawed_back'), type: 'branded_clawed_back', amountMinor: draw.drawnMinor, rewardGrantId: draw.allocations[0]?.grantId ?? null, description: 'Balance reversed by a refund', occurredAt: at });
-        rewardEventIds.push(rewardEventId);
-      }
-    }
-    if (brandedDue > brandedClawed) {
-      const cashbackBalance = (await lockAccounts(tx, [cashbackAccountId])).get(cashbackAccountId)?.balanceMinor ?? 0;
-      shortfallFromCashback = Math.min(brandedDue - brandedClawed, cashbackBalance);
-    }
-    if (shortfallFromCashback > 0) {
-      // Marked as covering the branded shortfall: the purchase's history counts it as branded
-      // value clawed back, not as its cashback (purchaseHistory).
-      await postNow(tx, rewardEventIds, base, {
-        common, amountMinor: shortfallFromCashback,
-        event: { idempotencyKey: key('branded_shortfall_from_cashback'), type: 'cashback_clawed_back', offerId: history.branded.offerId, sourceEventId: refund.id, description: 'Spent or expired balance reversed by a refund, taken from cashback' },
-        transfer: { idempotencyKey: key('clawback_cashback_for_branded'), kind: 'clawback_cashback' },
-      }, { coversBrandedShortfall: true });
-    }
-
-    const clawedTotal = history.cashback.clawed + history.branded.clawed + cashbackDue + brandedClawed + shortfallFromCashback;
-    const earnedTotal = history.cashback.earned + history.branded.earned;
-    const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
-    const trace = {
-      evaluatedAt: at.toISOString(),
-      refund: { amountMinor: refundMinor, purchaseTransactionId: purchase.id, purchaseAmountMinor: purchaseAmount, refundedBeforeMinor: history.refundedBeforeMinor },
-      cashback: { earnedMinor: history.cashback.earned, clawedBeforeMinor: history.cashback.clawed, clawedNowMinor: cashbackDue },
-      branded: { earnedMinor: history.branded.earned, clawedBeforeMinor: history.branded.clawed, dueMinor: brandedDue, clawedNowMinor: brandedClawed, shortfallFromCashbackMinor: shortfallFromCashback, unrecoverableMinor: brandedDue - brandedClawed - shortfallFromCashback },
-      formula: 'due = floor(earned x min(purchase, refunded so far) / purchase) - clawed before',
-      outcome: status,
-      rewardEventIds,
-    };
-    await tx.ingestedEvent.update({
-      where: { id: refund.id },
-      data: { rewardStatus: status, merchantId: purchase.merchantId, matchTrace: trace as Prisma.InputJsonValue, processedAt: at, failureReason: null },
-    });
-    if (earnedTotal > 0 && clawedTotal >= earnedTotal) {
-      await tx.ingestedEvent.update({ where: { id: purchase.id }, data: { rewardStatus: 'reversed' } });
-    }
-    return { status, merchantId: purchase.merchantId ?? undefined } satisfies StepOutcome;
+    const refundCase: RefundCase = { refund, purchase, at, history: await purchaseHistory(tx, purchase.id, refund.id) };
+    const clawed = await postClawbacks(tx, refundCase);
+    return recordRefundOutcome(tx, refundCase, clawed);
   });
   await deps.faults?.afterCommit?.('clawBackRefund', input.eventId);
   return outcome;
 }
+
+interface RefundCase {
+  refund: IngestedEvent;
+  purchase: IngestedEvent;
+  at: Date;
+  history: PurchaseHistory;
+}
+
+interface Clawed {
+  cashbackDue: number;
+  brandedDue: number;
+  brandedClawed: number;
+  shortfallFromCashback: number;
+  rewardEventIds: string[];
+}
+
+/** Posts what the refund takes back: cashback, then branded balance, then the shortfall from cashback. */
+async function postClawbacks(tx: Tx, { refund, purchase, at, history }: RefundCase): Promise<Clawed> {
+  const due = (earned: number, clawed: number) =>
+    clawbackDue({
+      earnedMinor: earned, purchaseAmountMinor: fromDbMinor(purchase.amountMinor), refundedBeforeMinor: history.refundedBeforeMinor,
+      refundMinor: fromDbMinor(refund.amountMinor), clawedBackBeforeMinor: clawed,
+    });
+  const cashbackDue = due(history.cashback.earned, history.cashback.clawed);
+  const brandedDue = due(history.branded.earned, history.branded.clawed);
+  const base = { issuerId: purchase.issuerId, chgId: purchase.chgId, transactionId: purchase.id, at };
+  const merchantId = purchase.merchantId!;
+  const common = { chgId: purchase.chgId, merchantId, transactionId: purchase.id };
+  const key = (what: string) => `refund:${refund.id}:${what}`;
+  const rewardEventIds: string[] = [];
+  let brandedClawed = 0;
+  let shortfallFromCashback = 0;
+  const cashbackAccountId = accounts.chgCashback(purchase.issuerId, purchase.chgId).id;
+  if (brandedDue > 0) {
+    // The shortfall may touch the cashback account after the branded one: take all three
+    // locks now, in the id order every poster uses, so this cannot deadlock with a settlement.
+    await lockAccounts(tx, [accounts.chgBranded(purchase.issuerId, purchase.chgId, merchantId).id, cashbackAccountId, accounts.merchantReceivable(purchase.issuerId, merchantId).id]);
+  }
+
+  if (cashbackDue > 0) {
+    await postNow(tx, rewardEventIds, base, {
+      common, amountMinor: cashbackDue,
+      event: { idempotencyKey: key('cashback_clawed_back'), type: 'cashback_clawed_back', offerId: history.cashback.offerId, sourceEventId: refund.id, description: 'Cashback reversed by a refund' },
+      transfer: { idempotencyKey: key('clawback_cashback'), kind: 'clawback_cashback' },
+    });
+  }
+  if (brandedDue > 0) {
+    const rewardEventId = newId('brevt');
+    const draw = await clawBackBranded(tx, { ...base, merchantId, idempotencyKey: key('clawback_branded'), rewardEventId, maxAmountMinor: brandedDue, grantIds: history.grantIds });
+    brandedClawed = draw.drawnMinor;
+    if (draw.drawnMinor > 0) {
+      await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.branded.offerId, sourceEventId: refund.id, idempotencyKey: key('branded_clawed_back'), type: 'branded_clawed_back', amountMinor: draw.drawnMinor, rewardGrantId: draw.allocations[0]?.grantId ?? null, description: 'Balance reversed by a refund', occurredAt: at });
+      rewardEventIds.push(rewardEventId);
+    }
+  }
+  if (brandedDue > brandedClawed) {
+    const cashbackBalance = (await lockAccounts(tx, [cashbackAccountId])).get(cashbackAccountId)?.balanceMinor ?? 0;
+    shortfallFromCashback = Math.min(brandedDue - brandedClawed, cashbackBalance);
+  }
+  if (shortfallFromCashback > 0) {
+    // Marked as covering the branded shortfall: the purchase's history counts it as branded
+    // value clawed back, not as its cashback (purchaseHistory).
+    await postNow(tx, rewardEventIds, base, {
+      common, amountMinor: shortfallFromCashback,
+      event: { idempotencyKey: key('branded_shortfall_from_cashback'), type: 'cashback_clawed_back', offerId: history.branded.offerId, sourceEventId: refund.id, description: 'Spent or expired balance reversed by a refund, taken from cashback' },
+      transfer: { idempotencyKey: key('clawback_cashback_for_branded'), kind: 'clawback_cashback' },
+    }, { coversBrandedShortfall: true });
+  }
+  return { cashbackDue, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds };
+}
+
+/** The refund's outcome and trace; the purchase reads `reversed` once all it earned is back. */
+async function recordRefundOutcome(tx: Tx, { refund, purchase, at, history }: RefundCase, clawed: Clawed): Promise<StepOutcome> {
+  const { cashbackDue, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds } = clawed;
+  const clawedTotal = history.cashback.clawed + history.branded.clawed + cashbackDue + brandedClawed + shortfallFromCashback;
+  const earnedTotal = history.cashback.earned + history.branded.earned;
+  const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
+  const trace = {
+    evaluatedAt: at.toISOString(),
+    refund: {
+      amountMinor: fromDbMinor(refund.amountMinor), purchaseTransactionId: purchase.id, purchaseAmountMinor: fromDbMinor(purchase.amountMinor),
+      refundedBeforeMinor: history.refundedBeforeMinor,
+    },
+    cashback: { earnedMinor: history.cashback.earned, clawedBeforeMinor: history.cashback.clawed, clawedNowMinor: cashbackDue },
+    branded: { earnedMinor: history.branded.earned, clawedBeforeMinor: history.branded.clawed, dueMinor: brandedDue, clawedNowMinor: brandedClawed, shortfallFromCashbackMinor: shortfallFromCashback, unrecoverableMinor: brandedDue - brandedClawed - shortfallFromCashback },
+    formula: 'due = floor(earned x min(purchase, refunded so far) / purchase) - clawed before',
+    outcome: status,
+    rewardEventIds,
+  };
+  await tx.ingestedEvent.update({
+    where: { id: refund.id },
+    data: { rewardStatus: status, merchantId: purchase.merchantId, matchTrace: trace as Prisma.InputJsonValue, processedAt: at, failureReason: null },
+  });
+  if (earnedTotal > 0 && clawedTotal >= earnedTotal) {
+    await tx.ingestedEvent.update({ where: { id: purchase.id }, data: { rewardStatus: 'reversed' } });
+  }
+  return { status, merchantId: purchase.merchantId ?? undefined } satisfies StepOutcome;
+}
+
+type PurchaseHistory = Awaited<ReturnType<typeof purchaseHistory>>;
 
 async function purchaseHistory(tx: Tx, purchaseId: string, refundId: string) {
   const events = await tx.rewardEvent.findMany({ where: { transactionId: purchaseId }, orderBy: { occurredAt: 'asc' } });
