@@ -9,7 +9,23 @@
 export function canonicalJson(value: unknown): string {
   const keys = new Set<string>();
   collectKeys(value, keys, 0);
+  // The list is looked up on every object, inherited properties included: "__proto__" would
+  // read an object's prototype where it has no such key of its own. Request bodies cannot hold
+  // it (api/middleware/json-body.ts refuses it); anything else takes the walk that reads own keys.
+  if (keys.has('__proto__')) return sortedWalk(value);
   return JSON.stringify(value, [...keys].sort()) ?? 'null';
+}
+
+function sortedWalk(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : sortedWalk(item))).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${sortedWalk((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 // Parsed JSON only (no toJSON, no cycles); bodies are screened to 32 levels on the way in

@@ -139,7 +139,10 @@ describe('api/middleware/rate-limit', () => {
       await cached.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { rateLimit: { requestsPerSecond: 5 } });
       const res = await cached.request('GET', MISSING_GROUP, { token: issuer.token });
       assert.deepEqual(items(res, 'RateLimit-Policy'), { default: { q: 50, w: 10 } });
-      assert.deepEqual(cache.get(hashToken(issuer.token), Date.now())?.rateLimits, { requestsPerSecond: 5, eventsPerSecond: null });
+      // The PATCH's own eviction notice can arrive after that request refilled the entry and
+      // evict it again: absent is fine (the next request reloads), a stale limit is not.
+      const entry = cache.get(hashToken(issuer.token), Date.now());
+      if (entry) assert.deepEqual(entry.rateLimits, { requestsPerSecond: 5, eventsPerSecond: null });
     } finally {
       await listener.close();
       await cached.close();
