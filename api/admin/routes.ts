@@ -75,122 +75,152 @@ const auditEntrySchema = named('AuditLogEntry', {
   },
 }, { id: exampleId('aud'), actor: 'operator', action: 'token.create', targetId: exampleId('tok'), details: { issuerId: exampleId('iss'), label: 'production app servers' }, createdAt: EXAMPLE_TIME });
 
+const tag = 'Operator';
+
 export function adminRoutes(deps: AppDeps): RouteSpec[] {
-  const { db, clock } = deps;
-  const tag = 'Operator';
   return [
-    defineRoute<IssuerInput>({
-      method: 'post',
-      path: '/admin/v1/issuers',
-      operationId: 'createIssuer',
-      summary: 'Create an issuer (environment fixed at creation)',
-      tag,
-      auth: 'operator',
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['name', 'environment'],
-        properties: { name: issuerNameSchema, environment: { type: 'string', enum: ['sandbox', 'production'] }, brandedAvailabilityDelayDays: delaySchema },
-      },
-      responses: { 201: { description: 'Created.', schema: issuerSchema } },
-      async handle(ctx, { body }) {
-        ctx.status = 201;
-        ctx.body = presentIssuer(await createIssuer(db, body, ctx.state.actor, clock.now()));
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/admin/v1/issuers/{issuerId}',
-      operationId: 'getIssuer',
-      summary: 'Read an issuer',
-      tag,
-      auth: 'operator',
-      params: { issuerId: 'iss' },
-      responses: { 200: { description: 'The issuer.', schema: issuerSchema } },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        ctx.body = presentIssuer(await getIssuer(db, params.issuerId));
-      },
-    }),
-    defineRoute<IssuerChanges>({
-      method: 'patch',
-      path: '/admin/v1/issuers/{issuerId}',
-      operationId: 'updateIssuer',
-      summary: 'Change an issuer name, availability delay or rate limits',
-      tag,
-      auth: 'operator',
-      params: { issuerId: 'iss' },
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        minProperties: 1,
-        properties: { name: issuerNameSchema, brandedAvailabilityDelayDays: delaySchema, rateLimit: rateLimitChangeSchema },
-      },
-      responses: { 200: { description: 'The updated issuer.', schema: issuerSchema } },
-      errorStatuses: [404],
-      async handle(ctx, { params, body }) {
-        ctx.body = presentIssuer(await updateIssuer(db, params.issuerId, body, ctx.state.actor, clock.now()));
-        // Other processes hear the NOTIFY; this one forgets before it answers.
-        deps.tokenCache?.evictIssuer(params.issuerId);
-      },
-    }),
-    defineRoute<{ label?: string }>({
-      method: 'post',
-      path: '/admin/v1/issuers/{issuerId}/tokens',
-      operationId: 'createIssuerToken',
-      summary: 'Create an API token for an issuer; the secret is shown once',
-      tag,
-      auth: 'operator',
-      params: { issuerId: 'iss' },
-      body: { type: 'object', additionalProperties: false, properties: { label: { type: 'string', minLength: 1, maxLength: 200 } } },
-      responses: { 201: { description: 'Created; `token` holds the secret.', schema: tokenSchema } },
-      errorStatuses: [404],
-      async handle(ctx, { params, body }) {
-        const { token, secret } = await createToken(db, params.issuerId, body?.label, ctx.state.actor, clock.now());
-        ctx.status = 201;
-        ctx.body = presentToken(token, secret);
-      },
-    }),
-    defineRoute({
-      method: 'delete',
-      path: '/admin/v1/issuers/{issuerId}/tokens/{tokenId}',
-      operationId: 'revokeIssuerToken',
-      summary: 'Revoke a token, effective at once',
-      tag,
-      auth: 'operator',
-      params: { issuerId: 'iss', tokenId: 'tok' },
-      responses: { 204: { description: 'Revoked (also when it already was).' } },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        await revokeToken(db, params.issuerId, params.tokenId, ctx.state.actor, clock.now());
-        deps.tokenCache?.evictIssuer(params.issuerId);
-        ctx.status = 204;
-      },
-    }),
-    defineRoute<unknown, { limit: number; cursor?: string }>({
-      method: 'get',
-      path: '/admin/v1/audit-log',
-      operationId: 'listAuditLog',
-      summary: 'Operator audit log, newest first',
-      tag,
-      auth: 'operator',
-      query: { type: 'object', additionalProperties: false, properties: paginationQueryProperties },
-      responses: { 200: { description: 'A page of entries.', schema: pageSchema(auditEntrySchema) } },
-      async handle(ctx, { query }) {
-        const after = decodeCursor(query.cursor, 2);
-        const rows = await db.operatorAuditLog.findMany({
-          where: after
-            ? { OR: [{ createdAt: { lt: cursorDate(after[0]) } }, { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } }] }
-            : {},
-          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-          take: query.limit + 1,
-        });
-        const page = toPage(rows, query.limit, (r) => [r.createdAt.toISOString(), r.id]);
-        ctx.body = {
-          data: page.data.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })),
-          nextCursor: page.nextCursor,
-        };
-      },
-    }),
+    createIssuerRoute(deps),
+    getIssuerRoute(deps),
+    updateIssuerRoute(deps),
+    createIssuerTokenRoute(deps),
+    revokeIssuerTokenRoute(deps),
+    listAuditLogRoute(deps),
   ];
+}
+
+function createIssuerRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<IssuerInput>({
+    method: 'post',
+    path: '/admin/v1/issuers',
+    operationId: 'createIssuer',
+    summary: 'Create an issuer (environment fixed at creation)',
+    tag,
+    auth: 'operator',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'environment'],
+      properties: { name: issuerNameSchema, environment: { type: 'string', enum: ['sandbox', 'production'] }, brandedAvailabilityDelayDays: delaySchema },
+    },
+    responses: { 201: { description: 'Created.', schema: issuerSchema } },
+    async handle(ctx, { body }) {
+      ctx.status = 201;
+      ctx.body = presentIssuer(await createIssuer(db, body, ctx.state.actor, clock.now()));
+    },
+  });
+}
+
+function getIssuerRoute(deps: AppDeps): RouteSpec {
+  const { db } = deps;
+  return defineRoute({
+    method: 'get',
+    path: '/admin/v1/issuers/{issuerId}',
+    operationId: 'getIssuer',
+    summary: 'Read an issuer',
+    tag,
+    auth: 'operator',
+    params: { issuerId: 'iss' },
+    responses: { 200: { description: 'The issuer.', schema: issuerSchema } },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      ctx.body = presentIssuer(await getIssuer(db, params.issuerId));
+    },
+  });
+}
+
+function updateIssuerRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<IssuerChanges>({
+    method: 'patch',
+    path: '/admin/v1/issuers/{issuerId}',
+    operationId: 'updateIssuer',
+    summary: 'Change an issuer name, availability delay or rate limits',
+    tag,
+    auth: 'operator',
+    params: { issuerId: 'iss' },
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: { name: issuerNameSchema, brandedAvailabilityDelayDays: delaySchema, rateLimit: rateLimitChangeSchema },
+    },
+    responses: { 200: { description: 'The updated issuer.', schema: issuerSchema } },
+    errorStatuses: [404],
+    async handle(ctx, { params, body }) {
+      ctx.body = presentIssuer(await updateIssuer(db, params.issuerId, body, ctx.state.actor, clock.now()));
+      // Other processes hear the NOTIFY; this one forgets before it answers.
+      deps.tokenCache?.evictIssuer(params.issuerId);
+    },
+  });
+}
+
+function createIssuerTokenRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<{ label?: string }>({
+    method: 'post',
+    path: '/admin/v1/issuers/{issuerId}/tokens',
+    operationId: 'createIssuerToken',
+    summary: 'Create an API token for an issuer; the secret is shown once',
+    tag,
+    auth: 'operator',
+    params: { issuerId: 'iss' },
+    body: { type: 'object', additionalProperties: false, properties: { label: { type: 'string', minLength: 1, maxLength: 200 } } },
+    responses: { 201: { description: 'Created; `token` holds the secret.', schema: tokenSchema } },
+    errorStatuses: [404],
+    async handle(ctx, { params, body }) {
+      const { token, secret } = await createToken(db, params.issuerId, body?.label, ctx.state.actor, clock.now());
+      ctx.status = 201;
+      ctx.body = presentToken(token, secret);
+    },
+  });
+}
+
+function revokeIssuerTokenRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute({
+    method: 'delete',
+    path: '/admin/v1/issuers/{issuerId}/tokens/{tokenId}',
+    operationId: 'revokeIssuerToken',
+    summary: 'Revoke a token, effective at once',
+    tag,
+    auth: 'operator',
+    params: { issuerId: 'iss', tokenId: 'tok' },
+    responses: { 204: { description: 'Revoked (also when it already was).' } },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      await revokeToken(db, params.issuerId, params.tokenId, ctx.state.actor, clock.now());
+      deps.tokenCache?.evictIssuer(params.issuerId);
+      ctx.status = 204;
+    },
+  });
+}
+
+function listAuditLogRoute(deps: AppDeps): RouteSpec {
+  const { db } = deps;
+  return defineRoute<unknown, { limit: number; cursor?: string }>({
+    method: 'get',
+    path: '/admin/v1/audit-log',
+    operationId: 'listAuditLog',
+    summary: 'Operator audit log, newest first',
+    tag,
+    auth: 'operator',
+    query: { type: 'object', additionalProperties: false, properties: paginationQueryProperties },
+    responses: { 200: { description: 'A page of entries.', schema: pageSchema(auditEntrySchema) } },
+    async handle(ctx, { query }) {
+      const after = decodeCursor(query.cursor, 2);
+      const rows = await db.operatorAuditLog.findMany({
+        where: after
+          ? { OR: [{ createdAt: { lt: cursorDate(after[0]) } }, { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } }] }
+          : {},
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: query.limit + 1,
+      });
+      const page = toPage(rows, query.limit, (r) => [r.createdAt.toISOString(), r.id]);
+      ctx.body = {
+        data: page.data.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })),
+        nextCursor: page.nextCursor,
+      };
+    },
+  });
 }

@@ -6,113 +6,143 @@ import { adminMerchantSchema, adminOfferSchema, merchantCreateSchema, merchantPa
 import { getMerchant, saveMerchant, saveOffer, updateMerchant, updateOffer, type MerchantInput, type OfferInput } from './catalogue-store';
 import { presentAdminMerchant, presentAdminOffer } from './present';
 
+const tag = 'Operator catalogue';
+const merchantResponse = { description: 'The merchant.', schema: adminMerchantSchema };
+const offerResponse = { description: 'The offer (status computed now; catalogueStatus as stored).', schema: adminOfferSchema };
+
 export function catalogueAdminRoutes(deps: AppDeps): RouteSpec[] {
-  const { db, clock } = deps;
-  const tag = 'Operator catalogue';
-  const merchantResponse = { description: 'The merchant.', schema: adminMerchantSchema };
-  const offerResponse = { description: 'The offer (status computed now; catalogueStatus as stored).', schema: adminOfferSchema };
   return [
-    defineRoute<MerchantInput>({
-      method: 'post',
-      path: '/admin/v1/merchants',
-      operationId: 'createMerchant',
-      summary: 'Add a merchant to the catalogue',
-      description: 'issuerIds null (the default) makes the merchant visible to every issuer. Audited.',
-      tag,
-      auth: 'operator',
-      body: merchantCreateSchema,
-      responses: { 201: merchantResponse },
-      async handle(ctx, { body }) {
-        const { merchant } = await saveMerchant(db, body, ctx.state.actor, clock.now());
-        ctx.status = 201;
-        ctx.body = presentAdminMerchant(merchant);
-      },
-    }),
-    defineRoute<unknown, { limit: number; cursor?: string }>({
-      method: 'get',
-      path: '/admin/v1/merchants',
-      operationId: 'listMerchantsAdmin',
-      summary: 'List the catalogue, by name then id',
-      tag,
-      auth: 'operator',
-      query: { type: 'object', additionalProperties: false, properties: paginationQueryProperties },
-      responses: { 200: { description: 'A page of merchants.', schema: pageSchema(adminMerchantSchema) } },
-      async handle(ctx, { query }) {
-        const after = decodeCursor(query.cursor, 2);
-        const rows = await db.merchant.findMany({
-          where: after ? { OR: [{ name: { gt: String(after[0]) } }, { name: String(after[0]), id: { gt: String(after[1]) } }] } : {},
-          orderBy: [{ name: 'asc' }, { id: 'asc' }],
-          take: query.limit + 1,
-        });
-        const page = toPage(rows, query.limit, (m) => [m.name, m.id]);
-        ctx.body = { data: page.data.map(presentAdminMerchant), nextCursor: page.nextCursor };
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/admin/v1/merchants/{merchantId}',
-      operationId: 'getMerchantAdmin',
-      summary: 'Read a merchant with its match rules and visibility',
-      tag,
-      auth: 'operator',
-      params: { merchantId: 'mp' },
-      responses: { 200: merchantResponse },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        ctx.body = presentAdminMerchant(await getMerchant(db, params.merchantId));
-      },
-    }),
-    defineRoute<MerchantInput>({
-      method: 'patch',
-      path: '/admin/v1/merchants/{merchantId}',
-      operationId: 'updateMerchant',
-      summary: 'Change a merchant (status: inactive deactivates it)',
-      description: 'Only the fields given change; inside brandedBalance and matchRules too. Audited.',
-      tag,
-      auth: 'operator',
-      params: { merchantId: 'mp' },
-      body: merchantPatchSchema,
-      responses: { 200: merchantResponse },
-      errorStatuses: [404],
-      async handle(ctx, { params, body }) {
-        ctx.body = presentAdminMerchant(await updateMerchant(db, params.merchantId, body, ctx.state.actor, clock.now()));
-      },
-    }),
-    defineRoute<OfferInput>({
-      method: 'post',
-      path: '/admin/v1/merchants/{merchantId}/offers',
-      operationId: 'createOffer',
-      summary: 'Add an offer to a merchant',
-      description: 'At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. Audited.',
-      tag,
-      auth: 'operator',
-      params: { merchantId: 'mp' },
-      body: offerCreateSchema,
-      responses: { 201: offerResponse },
-      errorStatuses: [404],
-      async handle(ctx, { params, body }) {
-        const now = clock.now();
-        const { offer } = await saveOffer(db, params.merchantId, body, ctx.state.actor, now);
-        ctx.status = 201;
-        ctx.body = presentAdminOffer(offer, now);
-      },
-    }),
-    defineRoute<OfferInput>({
-      method: 'patch',
-      path: '/admin/v1/merchants/{merchantId}/offers/{offerId}',
-      operationId: 'updateOffer',
-      summary: 'Change an offer; endsAt = now ends it, status inactive withdraws it',
-      description: 'Activations made through the offer stay valid and serve the merchant\'s other offers. Audited.',
-      tag,
-      auth: 'operator',
-      params: { merchantId: 'mp', offerId: 'ofr' },
-      body: offerPatchSchema,
-      responses: { 200: offerResponse },
-      errorStatuses: [404],
-      async handle(ctx, { params, body }) {
-        const now = clock.now();
-        ctx.body = presentAdminOffer(await updateOffer(db, params.merchantId, params.offerId, body, ctx.state.actor, now), now);
-      },
-    }),
+    createMerchantRoute(deps),
+    listMerchantsAdminRoute(deps),
+    getMerchantAdminRoute(deps),
+    updateMerchantRoute(deps),
+    createOfferRoute(deps),
+    updateOfferRoute(deps),
   ];
+}
+
+function createMerchantRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<MerchantInput>({
+    method: 'post',
+    path: '/admin/v1/merchants',
+    operationId: 'createMerchant',
+    summary: 'Add a merchant to the catalogue',
+    description: 'issuerIds null (the default) makes the merchant visible to every issuer. Audited.',
+    tag,
+    auth: 'operator',
+    body: merchantCreateSchema,
+    responses: { 201: merchantResponse },
+    async handle(ctx, { body }) {
+      const { merchant } = await saveMerchant(db, body, ctx.state.actor, clock.now());
+      ctx.status = 201;
+      ctx.body = presentAdminMerchant(merchant);
+    },
+  });
+}
+
+function listMerchantsAdminRoute(deps: AppDeps): RouteSpec {
+  const { db } = deps;
+  return defineRoute<unknown, { limit: number; cursor?: string }>({
+    method: 'get',
+    path: '/admin/v1/merchants',
+    operationId: 'listMerchantsAdmin',
+    summary: 'List the catalogue, by name then id',
+    tag,
+    auth: 'operator',
+    query: { type: 'object', additionalProperties: false, properties: paginationQueryProperties },
+    responses: { 200: { description: 'A page of merchants.', schema: pageSchema(adminMerchantSchema) } },
+    async handle(ctx, { query }) {
+      const after = decodeCursor(query.cursor, 2);
+      const rows = await db.merchant.findMany({
+        where: after ? { OR: [{ name: { gt: String(after[0]) } }, { name: String(after[0]), id: { gt: String(after[1]) } }] } : {},
+        orderBy: [{ name: 'asc' }, { id: 'asc' }],
+        take: query.limit + 1,
+      });
+      const page = toPage(rows, query.limit, (m) => [m.name, m.id]);
+      ctx.body = { data: page.data.map(presentAdminMerchant), nextCursor: page.nextCursor };
+    },
+  });
+}
+
+function getMerchantAdminRoute(deps: AppDeps): RouteSpec {
+  const { db } = deps;
+  return defineRoute({
+    method: 'get',
+    path: '/admin/v1/merchants/{merchantId}',
+    operationId: 'getMerchantAdmin',
+    summary: 'Read a merchant with its match rules and visibility',
+    tag,
+    auth: 'operator',
+    params: { merchantId: 'mp' },
+    responses: { 200: merchantResponse },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      ctx.body = presentAdminMerchant(await getMerchant(db, params.merchantId));
+    },
+  });
+}
+
+function updateMerchantRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<MerchantInput>({
+    method: 'patch',
+    path: '/admin/v1/merchants/{merchantId}',
+    operationId: 'updateMerchant',
+    summary: 'Change a merchant (status: inactive deactivates it)',
+    description: 'Only the fields given change; inside brandedBalance and matchRules too. Audited.',
+    tag,
+    auth: 'operator',
+    params: { merchantId: 'mp' },
+    body: merchantPatchSchema,
+    responses: { 200: merchantResponse },
+    errorStatuses: [404],
+    async handle(ctx, { params, body }) {
+      ctx.body = presentAdminMerchant(await updateMerchant(db, params.merchantId, body, ctx.state.actor, clock.now()));
+    },
+  });
+}
+
+function createOfferRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<OfferInput>({
+    method: 'post',
+    path: '/admin/v1/merchants/{merchantId}/offers',
+    operationId: 'createOffer',
+    summary: 'Add an offer to a merchant',
+    description: 'At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. Audited.',
+    tag,
+    auth: 'operator',
+    params: { merchantId: 'mp' },
+    body: offerCreateSchema,
+    responses: { 201: offerResponse },
+    errorStatuses: [404],
+    async handle(ctx, { params, body }) {
+      const now = clock.now();
+      const { offer } = await saveOffer(db, params.merchantId, body, ctx.state.actor, now);
+      ctx.status = 201;
+      ctx.body = presentAdminOffer(offer, now);
+    },
+  });
+}
+
+function updateOfferRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<OfferInput>({
+    method: 'patch',
+    path: '/admin/v1/merchants/{merchantId}/offers/{offerId}',
+    operationId: 'updateOffer',
+    summary: 'Change an offer; endsAt = now ends it, status inactive withdraws it',
+    description: 'Activations made through the offer stay valid and serve the merchant\'s other offers. Audited.',
+    tag,
+    auth: 'operator',
+    params: { merchantId: 'mp', offerId: 'ofr' },
+    body: offerPatchSchema,
+    responses: { 200: offerResponse },
+    errorStatuses: [404],
+    async handle(ctx, { params, body }) {
+      const now = clock.now();
+      ctx.body = presentAdminOffer(await updateOffer(db, params.merchantId, params.offerId, body, ctx.state.actor, now), now);
+    },
+  });
 }

@@ -28,153 +28,182 @@ const offerFilterProperties = {
   type: { type: 'string', enum: ['cashback', 'branded'], description: 'Offers with a cashback (or branded) rate above 0.' },
 };
 
+const tag = 'Merchants and offers';
+const offerPage = { description: 'A page of offers, by startsAt then id.', schema: pageSchema(offerSchema) };
+
+async function listOffers({ db, clock }: AppDeps, issuer: AuthenticatedIssuer, query: OfferListQuery) {
+  const now = shiftedNow(clock, issuer.clockOffsetMs);
+  const delay = issuer.brandedAvailabilityDelayDays;
+  const rows = await db.offer.findMany({
+    where: offerListWhere(visibleTo(issuer.id), query, now, delay),
+    include: { merchant: { select: OFFER_MERCHANT_FIELDS } },
+    orderBy: OFFER_ORDER,
+    take: query.limit + 1,
+  });
+  const page = toPage(rows, query.limit, (o) => [o.startsAt.toISOString(), o.id]);
+  return { data: page.data.map((o) => presentIssuerOffer(o, delay, now)), nextCursor: page.nextCursor };
+}
+
 export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
-  const { db, clock } = deps;
-  const tag = 'Merchants and offers';
-  const offerPage = { description: 'A page of offers, by startsAt then id.', schema: pageSchema(offerSchema) };
-
-  async function listOffers(issuer: AuthenticatedIssuer, query: OfferListQuery) {
-    const now = shiftedNow(clock, issuer.clockOffsetMs);
-    const delay = issuer.brandedAvailabilityDelayDays;
-    const rows = await db.offer.findMany({
-      where: offerListWhere(visibleTo(issuer.id), query, now, delay),
-      include: { merchant: { select: OFFER_MERCHANT_FIELDS } },
-      orderBy: OFFER_ORDER,
-      take: query.limit + 1,
-    });
-    const page = toPage(rows, query.limit, (o) => [o.startsAt.toISOString(), o.id]);
-    return { data: page.data.map((o) => presentIssuerOffer(o, delay, now)), nextCursor: page.nextCursor };
-  }
-
   return [
-    defineRoute<unknown, MerchantListQuery>({
-      method: 'get',
-      path: '/api/v2/chg/{chgId}/merchants',
-      operationId: 'listMerchants',
-      summary: 'List merchants for a group, by name then id',
-      description: 'Filters: category (exact), activated (true: active activation for this group), q (name contains, case-insensitive), status (default: active merchants only).',
-      tag,
-      auth: 'issuer',
-      params: { chgId: 'chg' },
-      query: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          ...paginationQueryProperties,
-          category: { type: 'string', minLength: 1, maxLength: 64 },
-          activated: { type: 'boolean' },
-          q: { type: 'string', minLength: 1, maxLength: 100 },
-          status: { type: 'string', enum: ['active', 'inactive'], default: 'active' },
-        },
-      },
-      responses: { 200: { description: 'A page of merchants.', schema: pageSchema(merchantSchema) } },
-      errorStatuses: [404],
-      async handle(ctx, { params, query }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, params.chgId);
-        const and: Prisma.MerchantWhereInput[] = [visibleTo(issuerId), { status: query.status }];
-        if (query.category) and.push({ category: query.category });
-        if (query.q) and.push({ name: { contains: query.q, mode: 'insensitive' } });
-        const activeHere = { activations: { some: { chgId: params.chgId, issuerId, status: 'active' } } };
-        if (query.activated === true) and.push(activeHere);
-        if (query.activated === false) and.push({ NOT: activeHere });
-        const after = decodeCursor(query.cursor, 2);
-        if (after) and.push({ OR: [{ name: { gt: String(after[0]) } }, { name: String(after[0]), id: { gt: String(after[1]) } }] });
-        const rows = await db.merchant.findMany({
-          where: { AND: and },
-          orderBy: [{ name: 'asc' }, { id: 'asc' }],
-          take: query.limit + 1,
-          include: { activations: { where: { chgId: params.chgId, issuerId } } },
-        });
-        const page = toPage(rows, query.limit, (m) => [m.name, m.id]);
-        ctx.body = { data: page.data.map((m) => presentMerchant(m, m.activations[0])), nextCursor: page.nextCursor };
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/api/v2/chg/{chgId}/merchant/{merchantId}',
-      operationId: 'getMerchant',
-      summary: 'One merchant, with its activation for the group',
-      tag,
-      auth: 'issuer',
-      params: { chgId: 'chg', merchantId: 'mp' },
-      responses: { 200: { description: 'The merchant.', schema: merchantSchema } },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, params.chgId);
-        const merchant = await requireVisibleMerchant(db, issuerId, params.merchantId);
-        const activation = await db.activation.findFirst({ where: { chgId: params.chgId, merchantId: merchant.id, issuerId } });
-        ctx.body = presentMerchant(merchant, activation);
-      },
-    }),
-    defineRoute<unknown, OfferListQuery>({
-      method: 'get',
-      path: '/api/v2/chg/{chgId}/offers',
-      operationId: 'listOffers',
-      summary: 'List offers of the merchants the issuer sees',
-      tag,
-      auth: 'issuer',
-      params: { chgId: 'chg' },
-      query: { type: 'object', additionalProperties: false, properties: { ...paginationQueryProperties, merchantId: idSchema('mp'), ...offerFilterProperties } },
-      responses: { 200: offerPage },
-      errorStatuses: [404],
-      async handle(ctx, { params, query }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, params.chgId);
-        ctx.body = await listOffers(issuerOf(ctx), query);
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/api/v2/chg/{chgId}/offer/{offerId}',
-      operationId: 'getOffer',
-      summary: 'One offer',
-      tag,
-      auth: 'issuer',
-      params: { chgId: 'chg', offerId: 'ofr' },
-      responses: { 200: { description: 'The offer.', schema: offerSchema } },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, params.chgId);
-        ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId), issuerOf(ctx).brandedAvailabilityDelayDays, issuerNow(ctx, clock));
-      },
-    }),
-    defineRoute<unknown, OfferListQuery>({
-      method: 'get',
-      path: '/api/v2/chg/{chgId}/merchant/{merchantId}/offers',
-      operationId: 'listMerchantOffers',
-      summary: 'Offers of one merchant',
-      tag,
-      auth: 'issuer',
-      params: { chgId: 'chg', merchantId: 'mp' },
-      query: { type: 'object', additionalProperties: false, properties: { ...paginationQueryProperties, ...offerFilterProperties } },
-      responses: { 200: offerPage },
-      errorStatuses: [404],
-      async handle(ctx, { params, query }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, params.chgId);
-        await requireVisibleMerchant(db, issuerId, params.merchantId);
-        ctx.body = await listOffers(issuerOf(ctx), { ...query, merchantId: params.merchantId });
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/api/v2/chg/{chgId}/merchant/{merchantId}/offer/{offerId}',
-      operationId: 'getMerchantOffer',
-      summary: 'One offer of one merchant (another merchant\'s offer: 404 offer_not_found)',
-      tag,
-      auth: 'issuer',
-      params: { chgId: 'chg', merchantId: 'mp', offerId: 'ofr' },
-      responses: { 200: { description: 'The offer.', schema: offerSchema } },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        const issuerId = issuerOf(ctx).id;
-        await requireGroup(db, issuerId, params.chgId);
-        await requireVisibleMerchant(db, issuerId, params.merchantId);
-        ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId, params.merchantId), issuerOf(ctx).brandedAvailabilityDelayDays, issuerNow(ctx, clock));
-      },
-    }),
+    listMerchantsRoute(deps),
+    getMerchantRoute(deps),
+    listOffersRoute(deps),
+    getOfferRoute(deps),
+    listMerchantOffersRoute(deps),
+    getMerchantOfferRoute(deps),
   ];
+}
+
+function listMerchantsRoute(deps: AppDeps): RouteSpec {
+  const { db } = deps;
+  return defineRoute<unknown, MerchantListQuery>({
+    method: 'get',
+    path: '/api/v2/chg/{chgId}/merchants',
+    operationId: 'listMerchants',
+    summary: 'List merchants for a group, by name then id',
+    description: 'Filters: category (exact), activated (true: active activation for this group), q (name contains, case-insensitive), status (default: active merchants only).',
+    tag,
+    auth: 'issuer',
+    params: { chgId: 'chg' },
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        ...paginationQueryProperties,
+        category: { type: 'string', minLength: 1, maxLength: 64 },
+        activated: { type: 'boolean' },
+        q: { type: 'string', minLength: 1, maxLength: 100 },
+        status: { type: 'string', enum: ['active', 'inactive'], default: 'active' },
+      },
+    },
+    responses: { 200: { description: 'A page of merchants.', schema: pageSchema(merchantSchema) } },
+    errorStatuses: [404],
+    async handle(ctx, { params, query }) {
+      const issuerId = issuerOf(ctx).id;
+      await requireGroup(db, issuerId, params.chgId);
+      const and: Prisma.MerchantWhereInput[] = [visibleTo(issuerId), { status: query.status }];
+      if (query.category) and.push({ category: query.category });
+      if (query.q) and.push({ name: { contains: query.q, mode: 'insensitive' } });
+      const activeHere = { activations: { some: { chgId: params.chgId, issuerId, status: 'active' } } };
+      if (query.activated === true) and.push(activeHere);
+      if (query.activated === false) and.push({ NOT: activeHere });
+      const after = decodeCursor(query.cursor, 2);
+      if (after) and.push({ OR: [{ name: { gt: String(after[0]) } }, { name: String(after[0]), id: { gt: String(after[1]) } }] });
+      const rows = await db.merchant.findMany({
+        where: { AND: and },
+        orderBy: [{ name: 'asc' }, { id: 'asc' }],
+        take: query.limit + 1,
+        include: { activations: { where: { chgId: params.chgId, issuerId } } },
+      });
+      const page = toPage(rows, query.limit, (m) => [m.name, m.id]);
+      ctx.body = { data: page.data.map((m) => presentMerchant(m, m.activations[0])), nextCursor: page.nextCursor };
+    },
+  });
+}
+
+function getMerchantRoute(deps: AppDeps): RouteSpec {
+  const { db } = deps;
+  return defineRoute({
+    method: 'get',
+    path: '/api/v2/chg/{chgId}/merchant/{merchantId}',
+    operationId: 'getMerchant',
+    summary: 'One merchant, with its activation for the group',
+    tag,
+    auth: 'issuer',
+    params: { chgId: 'chg', merchantId: 'mp' },
+    responses: { 200: { description: 'The merchant.', schema: merchantSchema } },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      const issuerId = issuerOf(ctx).id;
+      await requireGroup(db, issuerId, params.chgId);
+      const merchant = await requireVisibleMerchant(db, issuerId, params.merchantId);
+      const activation = await db.activation.findFirst({ where: { chgId: params.chgId, merchantId: merchant.id, issuerId } });
+      ctx.body = presentMerchant(merchant, activation);
+    },
+  });
+}
+
+function listOffersRoute(deps: AppDeps): RouteSpec {
+  const { db } = deps;
+  return defineRoute<unknown, OfferListQuery>({
+    method: 'get',
+    path: '/api/v2/chg/{chgId}/offers',
+    operationId: 'listOffers',
+    summary: 'List offers of the merchants the issuer sees',
+    tag,
+    auth: 'issuer',
+    params: { chgId: 'chg' },
+    query: { type: 'object', additionalProperties: false, properties: { ...paginationQueryProperties, merchantId: idSchema('mp'), ...offerFilterProperties } },
+    responses: { 200: offerPage },
+    errorStatuses: [404],
+    async handle(ctx, { params, query }) {
+      const issuerId = issuerOf(ctx).id;
+      await requireGroup(db, issuerId, params.chgId);
+      ctx.body = await listOffers(deps, issuerOf(ctx), query);
+    },
+  });
+}
+
+function getOfferRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute({
+    method: 'get',
+    path: '/api/v2/chg/{chgId}/offer/{offerId}',
+    operationId: 'getOffer',
+    summary: 'One offer',
+    tag,
+    auth: 'issuer',
+    params: { chgId: 'chg', offerId: 'ofr' },
+    responses: { 200: { description: 'The offer.', schema: offerSchema } },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      const issuerId = issuerOf(ctx).id;
+      await requireGroup(db, issuerId, params.chgId);
+      ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId), issuerOf(ctx).brandedAvailabilityDelayDays, issuerNow(ctx, clock));
+    },
+  });
+}
+
+function listMerchantOffersRoute(deps: AppDeps): RouteSpec {
+  const { db } = deps;
+  return defineRoute<unknown, OfferListQuery>({
+    method: 'get',
+    path: '/api/v2/chg/{chgId}/merchant/{merchantId}/offers',
+    operationId: 'listMerchantOffers',
+    summary: 'Offers of one merchant',
+    tag,
+    auth: 'issuer',
+    params: { chgId: 'chg', merchantId: 'mp' },
+    query: { type: 'object', additionalProperties: false, properties: { ...paginationQueryProperties, ...offerFilterProperties } },
+    responses: { 200: offerPage },
+    errorStatuses: [404],
+    async handle(ctx, { params, query }) {
+      const issuerId = issuerOf(ctx).id;
+      await requireGroup(db, issuerId, params.chgId);
+      await requireVisibleMerchant(db, issuerId, params.merchantId);
+      ctx.body = await listOffers(deps, issuerOf(ctx), { ...query, merchantId: params.merchantId });
+    },
+  });
+}
+
+function getMerchantOfferRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute({
+    method: 'get',
+    path: '/api/v2/chg/{chgId}/merchant/{merchantId}/offer/{offerId}',
+    operationId: 'getMerchantOffer',
+    summary: 'One offer of one merchant (another merchant\'s offer: 404 offer_not_found)',
+    tag,
+    auth: 'issuer',
+    params: { chgId: 'chg', merchantId: 'mp', offerId: 'ofr' },
+    responses: { 200: { description: 'The offer.', schema: offerSchema } },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      const issuerId = issuerOf(ctx).id;
+      await requireGroup(db, issuerId, params.chgId);
+      await requireVisibleMerchant(db, issuerId, params.merchantId);
+      ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId, params.merchantId), issuerOf(ctx).brandedAvailabilityDelayDays, issuerNow(ctx, clock));
+    },
+  });
 }

@@ -12,127 +12,152 @@ import { deactivateCard, deactivateCardholder, deactivateGroup, readGroup, upser
 
 const validateGroup = compileBody<GroupInput>(groupInputSchema);
 
+const groupResponse = { description: 'The stored group.', schema: groupSchema };
+
 export function chgRoutes(deps: AppDeps): RouteSpec[] {
-  const { db, clock } = deps;
-  const groupResponse = { description: 'The stored group.', schema: groupSchema };
   return [
-    defineRoute<GroupInput>({
-      method: 'post',
-      path: '/api/v2/chg',
-      operationId: 'upsertChg',
-      summary: 'Create or update one cardholder group',
-      description:
-        'Upsert keyed by (issuer, externalId). Cardholders and cards absent from the body are soft-deactivated. ' +
-        'A cardholder or card externalId active in another group of the issuer is a 409 external_id_conflict.',
-      tag: 'Cardholder groups',
-      auth: 'issuer',
-      body: groupInputSchema,
-      responses: { 201: { description: 'Created.', schema: groupSchema }, 200: { description: 'Updated.', schema: groupSchema } },
-      errorStatuses: [409],
-      async handle(ctx, { body }) {
-        checkGroupSemantics(body);
-        const { created, group } = await upsertGroup(db, issuerOf(ctx).id, body, clock.now());
-        ctx.status = created ? 201 : 200;
-        ctx.body = presentGroup(group);
-      },
-    }),
-
-    defineRoute<{ items: unknown[] }>({
-      method: 'post',
-      path: '/api/v2/chg/bulk-upsert',
-      operationId: 'bulkUpsertChg',
-      summary: 'Create or update many cardholder groups',
-      description:
-        'Items (1 to 500) are independent: each is validated and stored in its own transaction, in order. ' +
-        '200 when at least one item succeeded, 400 when all failed. Re-sending the batch is safe.',
-      tag: 'Cardholder groups',
-      auth: 'issuer',
-      body: bulkInputSchema,
-      responses: { 200: { description: 'Per-item results.', schema: bulkResultSchema }, 400: { description: 'Every item failed (per-item results), or the envelope is invalid (error object).' } },
-      async handle(ctx, { body }) {
-        const issuerId = issuerOf(ctx).id;
-        const results = [];
-        for (const [index, item] of body.items.entries()) {
-          try {
-            if (!validateGroup(item)) {
-              throw errors.validation('invalid_body', `Item ${index} is invalid.`, toFieldErrors(validateGroup.errors, `/items/${index}`));
-            }
-            checkGroupSemantics(item, `/items/${index}`);
-            const { created, group } = await upsertGroup(db, issuerId, item, clock.now());
-            results.push({ index, status: created ? 'created' : 'updated', id: group.id });
-          } catch (err) {
-            // Infrastructure failures abort the request (503/500); what was stored stays
-            // stored and a retry of the whole batch is an idempotent upsert.
-            if (!(err instanceof ApiError)) throw err;
-            results.push({ index, status: 'failed', error: err.toBody() });
-          }
-        }
-        ctx.status = results.some((r) => r.status !== 'failed') ? 200 : 400;
-        ctx.body = { results };
-      },
-    }),
-
-    defineRoute({
-      method: 'get',
-      path: '/api/v2/chg/{chgId}',
-      operationId: 'getChg',
-      summary: 'Read one cardholder group, deactivated ones included',
-      tag: 'Cardholder groups',
-      auth: 'issuer',
-      params: { chgId: 'chg' },
-      responses: { 200: groupResponse },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        ctx.body = presentGroup(await readGroup(db, issuerOf(ctx).id, params.chgId));
-      },
-    }),
-
-    defineRoute({
-      method: 'delete',
-      path: '/api/v2/chg/{chgId}',
-      operationId: 'deactivateChg',
-      summary: 'Soft-deactivate a group with its cardholders and cards',
-      description: 'The group stays readable; its merchant activations stop being usable. Re-activate with an upsert.',
-      tag: 'Cardholder groups',
-      auth: 'issuer',
-      params: { chgId: 'chg' },
-      responses: { 200: groupResponse },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        ctx.body = presentGroup(await deactivateGroup(db, issuerOf(ctx).id, params.chgId, clock.now()));
-      },
-    }),
-
-    defineRoute({
-      method: 'delete',
-      path: '/api/v2/chg/{chgId}/cardholder/{cardholderId}',
-      operationId: 'deactivateCardholder',
-      summary: 'Soft-deactivate one cardholder and its cards',
-      tag: 'Cardholder groups',
-      auth: 'issuer',
-      params: { chgId: 'chg', cardholderId: 'ch' },
-      responses: { 200: groupResponse },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        ctx.body = presentGroup(await deactivateCardholder(db, issuerOf(ctx).id, params.chgId, params.cardholderId, clock.now()));
-      },
-    }),
-
-    defineRoute({
-      method: 'delete',
-      path: '/api/v2/chg/{chgId}/cardholder/{cardholderId}/card/{cardId}',
-      operationId: 'deactivateCard',
-      summary: 'Soft-deactivate one card',
-      tag: 'Cardholder groups',
-      auth: 'issuer',
-      params: { chgId: 'chg', cardholderId: 'ch', cardId: 'card' },
-      responses: { 200: groupResponse },
-      errorStatuses: [404],
-      async handle(ctx, { params }) {
-        ctx.body = presentGroup(
-          await deactivateCard(db, issuerOf(ctx).id, params.chgId, params.cardholderId, params.cardId, clock.now()),
-        );
-      },
-    }),
+    upsertChgRoute(deps),
+    bulkUpsertChgRoute(deps),
+    getChgRoute(deps),
+    deactivateChgRoute(deps),
+    deactivateCardholderRoute(deps),
+    deactivateCardRoute(deps),
   ];
+}
+
+function upsertChgRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<GroupInput>({
+    method: 'post',
+    path: '/api/v2/chg',
+    operationId: 'upsertChg',
+    summary: 'Create or update one cardholder group',
+    description:
+      'Upsert keyed by (issuer, externalId). Cardholders and cards absent from the body are soft-deactivated. ' +
+      'A cardholder or card externalId active in another group of the issuer is a 409 external_id_conflict.',
+    tag: 'Cardholder groups',
+    auth: 'issuer',
+    body: groupInputSchema,
+    responses: { 201: { description: 'Created.', schema: groupSchema }, 200: { description: 'Updated.', schema: groupSchema } },
+    errorStatuses: [409],
+    async handle(ctx, { body }) {
+      checkGroupSemantics(body);
+      const { created, group } = await upsertGroup(db, issuerOf(ctx).id, body, clock.now());
+      ctx.status = created ? 201 : 200;
+      ctx.body = presentGroup(group);
+    },
+  });
+}
+
+function bulkUpsertChgRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<{ items: unknown[] }>({
+    method: 'post',
+    path: '/api/v2/chg/bulk-upsert',
+    operationId: 'bulkUpsertChg',
+    summary: 'Create or update many cardholder groups',
+    description:
+      'Items (1 to 500) are independent: each is validated and stored in its own transaction, in order. ' +
+      '200 when at least one item succeeded, 400 when all failed. Re-sending the batch is safe.',
+    tag: 'Cardholder groups',
+    auth: 'issuer',
+    body: bulkInputSchema,
+    responses: { 200: { description: 'Per-item results.', schema: bulkResultSchema }, 400: { description: 'Every item failed (per-item results), or the envelope is invalid (error object).' } },
+    async handle(ctx, { body }) {
+      const issuerId = issuerOf(ctx).id;
+      const results = [];
+      for (const [index, item] of body.items.entries()) {
+        try {
+          if (!validateGroup(item)) {
+            throw errors.validation('invalid_body', `Item ${index} is invalid.`, toFieldErrors(validateGroup.errors, `/items/${index}`));
+          }
+          checkGroupSemantics(item, `/items/${index}`);
+          const { created, group } = await upsertGroup(db, issuerId, item, clock.now());
+          results.push({ index, status: created ? 'created' : 'updated', id: group.id });
+        } catch (err) {
+          // Infrastructure failures abort the request (503/500); what was stored stays
+          // stored and a retry of the whole batch is an idempotent upsert.
+          if (!(err instanceof ApiError)) throw err;
+          results.push({ index, status: 'failed', error: err.toBody() });
+        }
+      }
+      ctx.status = results.some((r) => r.status !== 'failed') ? 200 : 400;
+      ctx.body = { results };
+    },
+  });
+}
+
+function getChgRoute(deps: AppDeps): RouteSpec {
+  const { db } = deps;
+  return defineRoute({
+    method: 'get',
+    path: '/api/v2/chg/{chgId}',
+    operationId: 'getChg',
+    summary: 'Read one cardholder group, deactivated ones included',
+    tag: 'Cardholder groups',
+    auth: 'issuer',
+    params: { chgId: 'chg' },
+    responses: { 200: groupResponse },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      ctx.body = presentGroup(await readGroup(db, issuerOf(ctx).id, params.chgId));
+    },
+  });
+}
+
+function deactivateChgRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute({
+    method: 'delete',
+    path: '/api/v2/chg/{chgId}',
+    operationId: 'deactivateChg',
+    summary: 'Soft-deactivate a group with its cardholders and cards',
+    description: 'The group stays readable; its merchant activations stop being usable. Re-activate with an upsert.',
+    tag: 'Cardholder groups',
+    auth: 'issuer',
+    params: { chgId: 'chg' },
+    responses: { 200: groupResponse },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      ctx.body = presentGroup(await deactivateGroup(db, issuerOf(ctx).id, params.chgId, clock.now()));
+    },
+  });
+}
+
+function deactivateCardholderRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute({
+    method: 'delete',
+    path: '/api/v2/chg/{chgId}/cardholder/{cardholderId}',
+    operationId: 'deactivateCardholder',
+    summary: 'Soft-deactivate one cardholder and its cards',
+    tag: 'Cardholder groups',
+    auth: 'issuer',
+    params: { chgId: 'chg', cardholderId: 'ch' },
+    responses: { 200: groupResponse },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      ctx.body = presentGroup(await deactivateCardholder(db, issuerOf(ctx).id, params.chgId, params.cardholderId, clock.now()));
+    },
+  });
+}
+
+function deactivateCardRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute({
+    method: 'delete',
+    path: '/api/v2/chg/{chgId}/cardholder/{cardholderId}/card/{cardId}',
+    operationId: 'deactivateCard',
+    summary: 'Soft-deactivate one card',
+    tag: 'Cardholder groups',
+    auth: 'issuer',
+    params: { chgId: 'chg', cardholderId: 'ch', cardId: 'card' },
+    responses: { 200: groupResponse },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      ctx.body = presentGroup(
+        await deactivateCard(db, issuerOf(ctx).id, params.chgId, params.cardholderId, params.cardId, clock.now()),
+      );
+    },
+  });
 }
