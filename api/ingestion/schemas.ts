@@ -105,17 +105,6 @@ export type EventFailureReason = keyof typeof EVENT_FAILURE_REASONS;
 
 export const eventFailureReasonList = (Object.keys(EVENT_FAILURE_REASONS) as EventFailureReason[]).join(', ');
 
-/** One event or 1..1000 of them; each event is validated separately afterwards. */
-export function batchSchema(eventSchema: object) {
-  return {
-    description: `One event object or an array of 1 to ${MAX_EVENTS_PER_BATCH} events.`,
-    oneOf: [
-      { ...eventSchema },
-      { type: 'array', minItems: 1, maxItems: MAX_EVENTS_PER_BATCH, items: { type: 'object' } },
-    ],
-  };
-}
-
 export const failureEntrySchema = named('EventFailure', {
   type: 'object',
   required: ['index', 'id', 'error'],
