@@ -9,7 +9,9 @@ type Reader = Pick<Prisma.TransactionClient, '$queryRaw'>;
 
 /** The issuer's clock offset in milliseconds; 0 for production issuers (a database CHECK). */
 export async function issuerClockOffsetMs(db: Reader, issuerId: string): Promise<number> {
-  const [row] = await db.$queryRaw<Array<{ offset: number }>>`SELECT clock_offset_ms::float8 AS "offset" FROM issuer WHERE id = ${issuerId}`;
+  const [row] = await db.$queryRaw<
+    Array<{ offset: number }>
+  >`SELECT clock_offset_ms::float8 AS "offset" FROM issuer WHERE id = ${issuerId}`;
   return row?.offset ?? 0;
 }
 

@@ -35,28 +35,58 @@ export function createSweepActivities(deps: SweepDeps) {
       const cutoff = new Date(deps.clock.now().getTime() - input.olderThanMs);
       const result: SweepResult = { handedOver: 0, failed: 0, alreadyProcessed: 0 };
       let after: { receivedAt: Date; id: string } | undefined;
-      while (result.handedOver + result.failed + result.alreadyProcessed < input.limit && performance.now() - startedMs < SWEEP_BUDGET_MS) {
+      while (
+        result.handedOver + result.failed + result.alreadyProcessed < input.limit &&
+        performance.now() - startedMs < SWEEP_BUDGET_MS
+      ) {
         const rows = await deps.db.ingestedEvent.findMany({
           where: {
             handedOverAt: null,
             receivedAt: { lt: cutoff },
             // Keyset paging: a page whose hand-over failed is not read again in this run.
-            ...(after ? { OR: [{ receivedAt: { gt: after.receivedAt } }, { receivedAt: after.receivedAt, id: { gt: after.id } }] } : {}),
+            ...(after
+              ? {
+                  OR: [
+                    { receivedAt: { gt: after.receivedAt } },
+                    { receivedAt: after.receivedAt, id: { gt: after.id } },
+                  ],
+                }
+              : {}),
           },
           orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }],
           take: Math.min(SWEEP_PAGE_SIZE, input.limit - result.handedOver - result.failed - result.alreadyProcessed),
-          select: { id: true, issuerId: true, chgId: true, externalId: true, workflowId: true, kind: true, state: true, rewardStatus: true, receivedAt: true },
+          select: {
+            id: true,
+            issuerId: true,
+            chgId: true,
+            externalId: true,
+            workflowId: true,
+            kind: true,
+            state: true,
+            rewardStatus: true,
+            receivedAt: true,
+          },
         });
         if (rows.length === 0) break;
         after = rows[rows.length - 1];
         const processed = rows.filter((r) => r.rewardStatus !== 'pending').map((r) => r.id);
         if (processed.length > 0) {
-          await deps.db.ingestedEvent.updateMany({ where: { id: { in: processed } }, data: { handedOverAt: deps.clock.now() } });
+          await deps.db.ingestedEvent.updateMany({
+            where: { id: { in: processed } },
+            data: { handedOverAt: deps.clock.now() },
+          });
         }
         const waiting = rows.filter((r) => r.rewardStatus === 'pending');
         const page = await handOver(
           { temporal: deps.temporal, db: deps.db },
-          waiting.map((r) => ({ eventId: r.id, issuerId: r.issuerId, chgId: r.chgId, externalId: r.externalId, workflowId: r.workflowId, signal: signalFor(r.kind as EventKind, r.state) })),
+          waiting.map((r) => ({
+            eventId: r.id,
+            issuerId: r.issuerId,
+            chgId: r.chgId,
+            externalId: r.externalId,
+            workflowId: r.workflowId,
+            signal: signalFor(r.kind as EventKind, r.state),
+          })),
           () => deps.clock.now(),
         );
         result.handedOver += page.handedOver.length;

@@ -40,7 +40,10 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
   // The webhook section states the retry schedule, and the info the rate limits, this deployment runs with.
   const openApi = () =>
-    buildOpenApi(routes, API_VERSION, { webhookRetryScheduleMs: deps.temporal?.settings.webhookRetryScheduleMs, rateLimits: deps.rateLimiter?.settings });
+    buildOpenApi(routes, API_VERSION, {
+      webhookRetryScheduleMs: deps.temporal?.settings.webhookRetryScheduleMs,
+      rateLimits: deps.rateLimiter?.settings,
+    });
   routes.push(
     ...healthRoutes(deps, openApi),
     ...docsRoutes(),
@@ -72,7 +75,13 @@ export function createApp(deps: AppDeps): Koa {
   const idempotency = createIdempotency({ db: deps.db, logger: deps.logger });
   const guards = createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache });
   const limiter = deps.rateLimiter;
-  mountRoutes(router, allRoutes(deps), guards, idempotency, limiter ? (ctx, route) => limiter.check(ctx, route) : undefined);
+  mountRoutes(
+    router,
+    allRoutes(deps),
+    guards,
+    idempotency,
+    limiter ? (ctx, route) => limiter.check(ctx, route) : undefined,
+  );
   mountDocsAssets(router);
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.logger));
@@ -83,7 +92,10 @@ export function createApp(deps: AppDeps): Koa {
   app.use(
     router.allowedMethods({
       throw: true,
-      methodNotAllowed: () => new ApiError('method_not_allowed', 'This route does not take that method.', { reasonCode: 'method_not_allowed' }),
+      methodNotAllowed: () =>
+        new ApiError('method_not_allowed', 'This route does not take that method.', {
+          reasonCode: 'method_not_allowed',
+        }),
       notImplemented: () => errors.notFound('route_not_found', 'No such route.'),
     }),
   );

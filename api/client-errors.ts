@@ -9,11 +9,19 @@ import { ApiError } from '../core/errors';
 function errorFor(code: string | undefined): ApiError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new ApiError('headers_too_large', 'The request headers are larger than the server accepts (16 KiB).', { reasonCode: 'headers_too_large' });
+      return new ApiError('headers_too_large', 'The request headers are larger than the server accepts (16 KiB).', {
+        reasonCode: 'headers_too_large',
+      });
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new ApiError('request_timeout', 'The request did not arrive in full in time.', { reasonCode: 'request_timeout' });
+      return new ApiError('request_timeout', 'The request did not arrive in full in time.', {
+        reasonCode: 'request_timeout',
+      });
     default:
-      return new ApiError('validation_failed', 'The request is not valid HTTP/1.1 (its framing or headers cannot be parsed).', { reasonCode: 'malformed_request' });
+      return new ApiError(
+        'validation_failed',
+        'The request is not valid HTTP/1.1 (its framing or headers cannot be parsed).',
+        { reasonCode: 'malformed_request' },
+      );
   }
 }
 
@@ -21,7 +29,9 @@ function errorFor(code: string | undefined): ApiError {
 export function clientErrorResponse(code: string | undefined): string {
   const error = errorFor(code);
   const body = JSON.stringify(error.toBody());
-  const reason = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[error.status] ?? 'Bad Request';
+  const reason =
+    { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[error.status] ??
+    'Bad Request';
   return [
     `HTTP/1.1 ${error.status} ${reason}`,
     'Content-Type: application/json; charset=utf-8',

@@ -6,7 +6,18 @@ import { isDeepStrictEqual } from 'node:util';
 import { nameOf } from './schemas/named';
 
 // Keywords whose value is one schema, a list of schemas, or a map of name → schema.
-const ONE_SCHEMA = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties'];
+const ONE_SCHEMA = [
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+];
 const SCHEMA_LIST = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const SCHEMA_MAP = ['properties', 'patternProperties', '$defs', 'dependentSchemas'];
 // Our schemas nest a handful of levels; a deeper walk means a cycle or a mistake.
@@ -28,7 +39,8 @@ export class SchemaComponents {
 
   private walk(schema: unknown, depth: number, mayRef: boolean): any {
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema; // boolean schemas
-    if (depth > MAX_DEPTH) throw new Error(`schema nested more than ${MAX_DEPTH} levels: ${JSON.stringify(schema).slice(0, 200)}`);
+    if (depth > MAX_DEPTH)
+      throw new Error(`schema nested more than ${MAX_DEPTH} levels: ${JSON.stringify(schema).slice(0, 200)}`);
     const name = nameOf(schema);
     if (name && mayRef) {
       this.register(name, this.walk(schema, depth + 1, false));
@@ -38,10 +50,13 @@ export class SchemaComponents {
     if (done) return done;
     const out: Record<string, unknown> = { ...schema };
     for (const key of ONE_SCHEMA) if (key in out) out[key] = this.walk(out[key], depth + 1, true);
-    for (const key of SCHEMA_LIST) if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map((s) => this.walk(s, depth + 1, true));
+    for (const key of SCHEMA_LIST)
+      if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map((s) => this.walk(s, depth + 1, true));
     for (const key of SCHEMA_MAP) {
       if (out[key] && typeof out[key] === 'object') {
-        out[key] = Object.fromEntries(Object.entries(out[key] as object).map(([k, s]) => [k, this.walk(s, depth + 1, true)]));
+        out[key] = Object.fromEntries(
+          Object.entries(out[key] as object).map(([k, s]) => [k, this.walk(s, depth + 1, true)]),
+        );
       }
     }
     this.walked.set(schema, out);

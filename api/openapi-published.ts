@@ -14,7 +14,10 @@ export const OPENAPI_FILE = join(__dirname, '..', 'openapi.json');
 export function defaultOpenApi(): object {
   const config = loadConfig({});
   // Declarations need their deps only to handle requests; listing them needs none.
-  return buildOpenApi(allRoutes({} as AppDeps), API_VERSION, { webhookRetryScheduleMs: config.webhookRetryScheduleMs, rateLimits: config.rateLimits });
+  return buildOpenApi(allRoutes({} as AppDeps), API_VERSION, {
+    webhookRetryScheduleMs: config.webhookRetryScheduleMs,
+    rateLimits: config.rateLimits,
+  });
 }
 
 /** The file's text: two-space JSON and a final newline, so diffs stay readable. */

@@ -6,41 +6,72 @@ import { WEBHOOK_TYPES, webhookBodySchema, webhookSchemaName, type WebhookType }
 import { EXAMPLE_TIME, exampleId } from './schemas/examples';
 
 // One body of each type: the README's $25.00 purchase at 5% cashback and 3% branded balance.
-const exampleAmounts = { currency: 'usd', earnedAmountMinor: 200, cashbackAmountMinor: 125, brandedAmountMinor: 75, spentAmountMinor: 0 };
+const exampleAmounts = {
+  currency: 'usd',
+  earnedAmountMinor: 200,
+  cashbackAmountMinor: 125,
+  brandedAmountMinor: 75,
+  spentAmountMinor: 0,
+};
 const EXAMPLES: Record<WebhookType, object> = {
   qualified_auth: {
     webhookId: exampleId('evt', 2),
     type: 'qualified_auth',
     createdAt: EXAMPLE_TIME,
-    data: { chgId: exampleId('chg'), authorizationId: exampleId('auth'), externalId: 'a-1', merchantId: exampleId('mp'), rewardEventIds: [], rewardGrantIds: [], ...exampleAmounts },
+    data: {
+      chgId: exampleId('chg'),
+      authorizationId: exampleId('auth'),
+      externalId: 'a-1',
+      merchantId: exampleId('mp'),
+      rewardEventIds: [],
+      rewardGrantIds: [],
+      ...exampleAmounts,
+    },
   },
   qualified_settlement: {
     webhookId: exampleId('evt'),
     type: 'qualified_settlement',
     createdAt: EXAMPLE_TIME,
     data: {
-      chgId: exampleId('chg'), transactionId: exampleId('txn'), authorizationId: exampleId('auth'), externalId: 't-1', merchantId: exampleId('mp'),
-      rewardEventIds: [exampleId('brevt'), exampleId('brevt', 2)], rewardGrantIds: [exampleId('rg')], ...exampleAmounts,
+      chgId: exampleId('chg'),
+      transactionId: exampleId('txn'),
+      authorizationId: exampleId('auth'),
+      externalId: 't-1',
+      merchantId: exampleId('mp'),
+      rewardEventIds: [exampleId('brevt'), exampleId('brevt', 2)],
+      rewardGrantIds: [exampleId('rg')],
+      ...exampleAmounts,
     },
   },
 };
 
 const SIGNATURE_HEADERS = [
-  { name: 'webhook-id', description: 'The webhookId (evt_...): the same on every retry and replay; deduplicate by it.', pattern: '^evt_' },
-  { name: 'webhook-timestamp', description: 'Unix seconds of this attempt; reject a timestamp more than 5 minutes off.', pattern: '^[0-9]+$' },
+  {
+    name: 'webhook-id',
+    description: 'The webhookId (evt_...): the same on every retry and replay; deduplicate by it.',
+    pattern: '^evt_',
+  },
+  {
+    name: 'webhook-timestamp',
+    description: 'Unix seconds of this attempt; reject a timestamp more than 5 minutes off.',
+    pattern: '^[0-9]+$',
+  },
   {
     name: 'webhook-signature',
-    description: 'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, ' +
+    description:
+      'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, ' +
       'two during a secret rotation (the previous secret signs beside the new one for 24 hours).',
     pattern: '^v1,',
   },
 ];
 
 function deliveryRules(retryScheduleMs: readonly number[]): string {
-  return `Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. ` +
+  return (
+    `Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. ` +
     `Otherwise it is retried after ${retryScheduleMs.map(formatDuration).join(', ')} (${retryScheduleMs.length + 1} attempts), then marked failed; ` +
     'GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. ' +
-    'The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.';
+    'The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.'
+  );
 }
 
 export function webhookComponents(): Record<string, object> {
@@ -56,10 +87,21 @@ export function webhooksSection(retryScheduleMs: readonly number[]): Record<Webh
         summary: `${type} (sent to your webhook endpoint)`,
         description: deliveryRules(retryScheduleMs),
         tags: ['Webhooks'],
-        parameters: SIGNATURE_HEADERS.map((h) => ({ name: h.name, in: 'header', required: true, description: h.description, schema: { type: 'string', pattern: h.pattern } })),
+        parameters: SIGNATURE_HEADERS.map((h) => ({
+          name: h.name,
+          in: 'header',
+          required: true,
+          description: h.description,
+          schema: { type: 'string', pattern: h.pattern },
+        })),
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: { $ref: `#/components/schemas/${webhookSchemaName(type)}` }, example: EXAMPLES[type] } },
+          content: {
+            'application/json': {
+              schema: { $ref: `#/components/schemas/${webhookSchemaName(type)}` },
+              example: EXAMPLES[type],
+            },
+          },
         },
         responses: {
           '2XX': { description: 'Received: the delivery succeeds and is not retried.' },

@@ -23,7 +23,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers.',
   401: 'Missing, malformed, unknown or revoked token.',
   403: 'Not allowed here (`reasonCode` says why).',
-  404: 'Not found; another issuer\'s ids are answered exactly like missing ones.',
+  404: "Not found; another issuer's ids are answered exactly like missing ones.",
   409: 'Conflict with stored state (`reasonCode` says which).',
   413: 'Body larger than 1 MiB.',
   415: 'Body not application/json.',
@@ -48,14 +48,16 @@ const REQUEST_ID_PARAMETER = {
   name: 'X-Request-Id',
   in: 'header',
   required: false,
-  description: 'Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.',
+  description:
+    'Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.',
   schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
   example: 'checkout-5c41a9',
 };
 const PARAMETERS = { RequestId: REQUEST_ID_PARAMETER, IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER };
 const KEYED_ERRORS: Record<number, string> = {
   400: 'Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers.',
-  409: 'Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key ' +
+  409:
+    'Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key ' +
     '(idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`).',
 };
 
@@ -88,7 +90,11 @@ export function buildOpenApi(routes: RouteSpec[], version: string, options: Open
     servers: [{ url: '/' }],
     components: {
       securitySchemes: {
-        IssuerApiToken: { type: 'http', scheme: 'bearer', description: 'Issuer API token (rwd_sk_...), created by the operator.' },
+        IssuerApiToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Issuer API token (rwd_sk_...), created by the operator.',
+        },
         OperatorToken: { type: 'http', scheme: 'bearer', description: 'The OPERATOR_TOKEN of the deployment.' },
       },
       schemas: components.schemas,
@@ -110,11 +116,17 @@ function operation(route: RouteSpec, components: SchemaComponents, errorResponse
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.tag],
-    security: route.auth === 'issuer' ? [{ IssuerApiToken: [] }] : route.auth === 'operator' ? [{ OperatorToken: [] }] : [],
+    security:
+      route.auth === 'issuer' ? [{ IssuerApiToken: [] }] : route.auth === 'operator' ? [{ OperatorToken: [] }] : [],
     parameters: parameters(route, keyed, components),
     // A body of optional fields only may be left out (no body means {}), so it is not required.
-    ...(body ? { requestBody: { required, content: { 'application/json': { schema: components.publish(body) } } } } : {}),
-    responses: { ...withHeaders(route, keyed, ownResponses(route, keyed, components)), ...sharedErrors(route, keyed, errorResponses) },
+    ...(body
+      ? { requestBody: { required, content: { 'application/json': { schema: components.publish(body) } } } }
+      : {}),
+    responses: {
+      ...withHeaders(route, keyed, ownResponses(route, keyed, components)),
+      ...sharedErrors(route, keyed, errorResponses),
+    },
   };
 }
 
@@ -124,11 +136,17 @@ function ownResponses(route: RouteSpec, keyed: boolean, components: SchemaCompon
   for (const [status, spec] of Object.entries(route.responses)) {
     if (spec.content) {
       const content = Object.fromEntries(
-        Object.entries(spec.content).map(([type, media]) => [type, { ...media, ...(media.schema ? { schema: components.publish(media.schema) } : {}) }]),
+        Object.entries(spec.content).map(([type, media]) => [
+          type,
+          { ...media, ...(media.schema ? { schema: components.publish(media.schema) } : {}) },
+        ]),
       );
       out[status] = { description: spec.description, content };
     } else if (spec.schema) {
-      out[status] = { description: spec.description, content: { 'application/json': { schema: components.publish(spec.schema) } } };
+      out[status] = {
+        description: spec.description,
+        content: { 'application/json': { schema: components.publish(spec.schema) } },
+      };
     } else if (spec.mediaType) {
       out[status] = { description: spec.description, content: { [spec.mediaType]: { schema: { type: 'string' } } } };
     } else {
@@ -148,8 +166,17 @@ function ownResponses(route: RouteSpec, keyed: boolean, components: SchemaCompon
 // Names of the shared error answers: the status's, then what changes the answer's description
 // or headers (an issuer route's rate limit headers, an Idempotency-Key, ingestion's event limit).
 const ERROR_RESPONSE_NAMES: Record<number, string> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 413: 'PayloadTooLarge',
-  415: 'UnsupportedMediaType', 422: 'UnprocessableContent', 429: 'RateLimited', 500: 'InternalError', 503: 'Unavailable',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'UnprocessableContent',
+  429: 'RateLimited',
+  500: 'InternalError',
+  503: 'Unavailable',
 };
 
 /** The error object for every error status the route can answer that it does not declare itself, by reference. */
@@ -201,10 +228,19 @@ const errorResponse = (description: string, status: number): Response => ({
 // A typical error object of each status, so the reference shows a 429 as a 429 and not the
 // Error schema's own example (a 404).
 const ERROR_EXAMPLES: Record<number, { name: ErrorName; reasonCode?: string; message: string; details?: object }> = {
-  400: { name: 'validation_failed', reasonCode: 'invalid_body', message: 'The request body is invalid.', details: { errors: [{ path: '/cardholders/0/cards/0/last4', message: 'must match pattern "^[0-9]{4}$"' }] } },
+  400: {
+    name: 'validation_failed',
+    reasonCode: 'invalid_body',
+    message: 'The request body is invalid.',
+    details: { errors: [{ path: '/cardholders/0/cards/0/last4', message: 'must match pattern "^[0-9]{4}$"' }] },
+  },
   401: { name: 'unauthenticated', reasonCode: 'invalid_token', message: 'The API token is not valid.' },
   404: { name: 'not_found', reasonCode: 'chg_not_found', message: 'No cardholder group with that id.' },
-  409: { name: 'conflict', reasonCode: 'idempotency_key_reused', message: 'This Idempotency-Key was used for another request.' },
+  409: {
+    name: 'conflict',
+    reasonCode: 'idempotency_key_reused',
+    message: 'This Idempotency-Key was used for another request.',
+  },
   413: { name: 'payload_too_large', message: 'The request body is larger than 1 MiB.' },
   415: { name: 'unsupported_media_type', message: 'Send the body as application/json.' },
   429: {
@@ -214,7 +250,11 @@ const ERROR_EXAMPLES: Record<number, { name: ErrorName; reasonCode?: string; mes
     details: { policy: 'default', limit: 100, windowSeconds: 1, retryAfterSeconds: 1 },
   },
   500: { name: 'internal_error', message: 'Something went wrong on our side; quote the uuid to support.' },
-  503: { name: 'unavailable', reasonCode: 'database_unavailable', message: 'The database is unreachable; retry shortly.' },
+  503: {
+    name: 'unavailable',
+    reasonCode: 'database_unavailable',
+    message: 'The database is unreachable; retry shortly.',
+  },
 };
 
 function errorExample(status: number): { example?: object } {
@@ -239,7 +279,8 @@ function withHeaders(route: RouteSpec, keyed: boolean, responses: Record<string,
       headers.RateLimit = headerRef('RateLimit');
     }
     if (status === 401) headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
-    if (status === 429 || status === 503 || (keyed && status === 409)) headers['Retry-After'] = headerRef('Retry-After');
+    if (status === 429 || status === 503 || (keyed && status === 409))
+      headers['Retry-After'] = headerRef('Retry-After');
     // Any answer but a 5xx may be a replay; a 429 never is (the limit is checked before the key).
     if (keyed && status < 500 && status !== 429) headers[REPLAYED_HEADER] = headerRef(REPLAYED_HEADER);
     out[key] = { ...response, headers };
@@ -277,7 +318,8 @@ function queryParameters(query: object | undefined, components: SchemaComponents
 // structured-field form.
 const RESPONSE_HEADERS = {
   'X-Request-Id': {
-    description: 'The id of this request in our logs: yours when you sent a sane one, else ours (`req_...`). Quote it, with an error\'s `uuid`, to support.',
+    description:
+      "The id of this request in our logs: yours when you sent a sane one, else ours (`req_...`). Quote it, with an error's `uuid`, to support.",
     schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
     example: 'req_0b6d3c52-8f0e-4c55-a1f2-6c1d2e3f4a5b',
   },
@@ -290,7 +332,8 @@ const RESPONSE_HEADERS = {
     example: '"default";q=100;w=1, "events";q=2000;w=1',
   },
   RateLimit: {
-    description: 'What is left of each policy in the current window: `"<policy>";r=<remaining>;t=<seconds until the window restarts>`.',
+    description:
+      'What is left of each policy in the current window: `"<policy>";r=<remaining>;t=<seconds until the window restarts>`.',
     schema: { type: 'string' },
     example: '"default";r=42;t=1',
   },
@@ -329,7 +372,7 @@ function rateLimitSummary(limits: RateLimitSettings | undefined): string {
 function rateLimitedDescription(route: RouteSpec): string {
   const events = route.rateLimitEvents
     ? ' On this route every event of the body also counts against the "events" policy (events per second): ' +
-      'reasonCode event_rate_exceeded, or batch_exceeds_event_limit when the batch alone is larger than a window\'s quota (send smaller batches).'
+      "reasonCode event_rate_exceeded, or batch_exceeds_event_limit when the batch alone is larger than a window's quota (send smaller batches)."
     : '';
   return (
     'Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` ' +

@@ -26,7 +26,10 @@ export function pageSchema(item: NamedSchema) {
       required: ['data', 'nextCursor'],
       properties: {
         data: { type: 'array', items: item },
-        nextCursor: { type: ['string', 'null'], description: 'Pass as ?cursor= for the next page; null on the last page.' },
+        nextCursor: {
+          type: ['string', 'null'],
+          description: 'Pass as ?cursor= for the next page; null on the last page.',
+        },
       },
     },
     example === undefined ? undefined : { data: [example], nextCursor: encodeCursor([EXAMPLE_TIME, 'next']) },
@@ -41,13 +44,19 @@ export function decodeCursor(cursor: string | undefined, arity: number): Array<s
   if (cursor === undefined) return undefined;
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(key) && key.length === arity && key.every((k) => typeof k === 'string' || typeof k === 'number')) {
+    if (
+      Array.isArray(key) &&
+      key.length === arity &&
+      key.every((k) => typeof k === 'string' || typeof k === 'number')
+    ) {
       return key;
     }
   } catch {
     // fall through to the 400 below
   }
-  throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [{ path: '/cursor', message: 'is invalid' }]);
+  throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [
+    { path: '/cursor', message: 'is invalid' },
+  ]);
 }
 
 /** Takes limit + 1 rows; the extra row only says whether another page exists. */
@@ -61,7 +70,9 @@ export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => Array<str
 export function cursorDate(value: string | number): Date {
   const date = new Date(value);
   if (typeof value !== 'string' || Number.isNaN(date.getTime())) {
-    throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [{ path: '/cursor', message: 'is invalid' }]);
+    throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [
+      { path: '/cursor', message: 'is invalid' },
+    ]);
   }
   return date;
 }

@@ -70,11 +70,18 @@ export function defineRoute<B = unknown, Q = Record<string, unknown>>(spec: Rout
   return spec as unknown as RouteSpec;
 }
 
-const isPathPattern = (param: IdPrefix | readonly IdPrefix[] | PathPattern): param is PathPattern => typeof param === 'object' && 'pattern' in param;
+const isPathPattern = (param: IdPrefix | readonly IdPrefix[] | PathPattern): param is PathPattern =>
+  typeof param === 'object' && 'pattern' in param;
 
 /** The schema a path parameter is checked against and documented with. */
-export function pathParamSchema(param: IdPrefix | readonly IdPrefix[] | PathPattern): { type: 'string'; pattern: string; description?: string } {
-  return isPathPattern(param) ? { type: 'string', pattern: param.pattern, description: param.description } : { type: 'string', pattern: idPattern(param) };
+export function pathParamSchema(param: IdPrefix | readonly IdPrefix[] | PathPattern): {
+  type: 'string';
+  pattern: string;
+  description?: string;
+} {
+  return isPathPattern(param)
+    ? { type: 'string', pattern: param.pattern, description: param.description }
+    : { type: 'string', pattern: idPattern(param) };
 }
 
 interface CompiledRoute {
@@ -117,22 +124,30 @@ function readInput(ctx: Context, route: CompiledRoute): RouteInput<unknown, Reco
   for (const [name, prefix] of Object.entries(route.spec.params ?? {})) {
     if (isPathPattern(prefix)) {
       if (!new RegExp(prefix.pattern).test(params[name] ?? '')) {
-        throw errors.validation('invalid_id', `${name} is malformed: ${prefix.description}`, [{ path: `/${name}`, message: `must match ${prefix.pattern}` }]);
+        throw errors.validation('invalid_id', `${name} is malformed: ${prefix.description}`, [
+          { path: `/${name}`, message: `must match ${prefix.pattern}` },
+        ]);
       }
       continue;
     }
     if (!isId(prefix, params[name])) {
       const named = typeof prefix === 'string' ? `${prefix}_` : prefix.map((p) => `${p}_`).join(' or ');
-      throw errors.validation('invalid_id', `${name} must be a ${named} id (the prefix followed by a lowercase UUID).`, [
-        { path: `/${name}`, message: `must match ${idPattern(prefix)}` },
-      ]);
+      throw errors.validation(
+        'invalid_id',
+        `${name} must be a ${named} id (the prefix followed by a lowercase UUID).`,
+        [{ path: `/${name}`, message: `must match ${idPattern(prefix)}` }],
+      );
     }
   }
   const query: Record<string, unknown> = { ...ctx.query };
   if (route.query) {
     assertValid(route.query, query, 'invalid_query', 'query string');
   } else if (Object.keys(query).length > 0) {
-    throw errors.validation('invalid_query', 'This route takes no query parameters.', Object.keys(query).map((k) => ({ path: `/${k}`, message: 'is not a known parameter' })));
+    throw errors.validation(
+      'invalid_query',
+      'This route takes no query parameters.',
+      Object.keys(query).map((k) => ({ path: `/${k}`, message: 'is not a known parameter' })),
+    );
   }
   let body = (ctx.request as { body?: unknown }).body;
   if (route.body) {

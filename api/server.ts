@@ -35,10 +35,7 @@ async function main(): Promise<void> {
   const temporal = await connectTemporal(config);
   const client = new Client({ connection: temporal, namespace: config.temporalNamespace });
   const engine: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
-  const handover = createHandoverQueue(
-    (items) => handOver({ temporal: engine, db }, items, () => new Date()),
-    logger,
-  );
+  const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date()), logger);
   const tokenCache = new TokenCache();
   const draining = createDraining();
   const authListener = listenForAuthChanges(config.databaseUrl, tokenCache, logger);
@@ -56,21 +53,26 @@ async function main(): Promise<void> {
     temporalHealth: temporalProbe(temporal),
     draining,
   });
-  const server = answerClientErrors(app.listen(config.port, config.host, () => {
-    logger.info({ port: config.port, host: config.host }, 'API listening');
-    process.send?.({ ready: true });
-  }));
+  const server = answerClientErrors(
+    app.listen(config.port, config.host, () => {
+      logger.info({ port: config.port, host: config.host }, 'API listening');
+      process.send?.({ ready: true });
+    }),
+  );
   // Readiness first, then the port, requests, hand-over and pools, each bounded (api/shutdown.ts).
   const shutdown = (signal: string) =>
-    stopApi({
-      server,
-      draining,
-      handover,
-      logger,
-      drainDelayMs: config.shutdownDrainDelayMs,
-      graceMs: config.apiShutdownGraceMs,
-      close: () => Promise.allSettled([authListener.close(), db.$disconnect(), temporal.close()]),
-    }, signal);
+    stopApi(
+      {
+        server,
+        draining,
+        handover,
+        logger,
+        drainDelayMs: config.shutdownDrainDelayMs,
+        graceMs: config.apiShutdownGraceMs,
+        close: () => Promise.allSettled([authListener.close(), db.$disconnect(), temporal.close()]),
+      },
+      signal,
+    );
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
   // A copy whose primary died (killed, not stopped) stops too instead of serving on alone.

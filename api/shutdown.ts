@@ -39,10 +39,13 @@ export function stopApi(plan: ShutdownPlan, signal: string): void {
   // A second signal, or SIGTERM and the cluster primary's disconnect together: one stop.
   if (plan.draining.active) return;
   plan.logger.info({ signal, drainDelayMs: plan.drainDelayMs, graceMs: plan.graceMs }, 'API shutting down: draining');
-  setTimeout(() => {
-    plan.logger.error({ boundMs: shutdownBoundMs(plan) }, 'API shutdown took too long; exiting');
-    process.exit(1);
-  }, shutdownBoundMs(plan) + 500).unref();
+  setTimeout(
+    () => {
+      plan.logger.error({ boundMs: shutdownBoundMs(plan) }, 'API shutdown took too long; exiting');
+      process.exit(1);
+    },
+    shutdownBoundMs(plan) + 500,
+  ).unref();
   shutDown(plan).then(
     () => {
       plan.logger.info('API stopped');
@@ -68,7 +71,10 @@ export async function shutDown(plan: ShutdownPlan): Promise<void> {
   const finished = await within(closed, plan.graceMs);
   clearInterval(sweep);
   if (!finished) {
-    logger.warn({ graceMs: plan.graceMs }, 'requests still in flight after API_SHUTDOWN_GRACE; cutting their connections');
+    logger.warn(
+      { graceMs: plan.graceMs },
+      'requests still in flight after API_SHUTDOWN_GRACE; cutting their connections',
+    );
     server.closeAllConnections();
   }
   logger.info('API port closed, requests finished');
@@ -84,7 +90,13 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([work.then(() => true, () => true), late]);
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

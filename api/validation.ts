@@ -36,7 +36,11 @@ const MAX_FIELD_ERRORS = 20;
  * ajv's errors as API.md's field errors. `ruleMessages` (keyed by ajv's schemaPath) words the
  * rules ajv cannot explain itself, such as a field a condition forbids (a `false` schema).
  */
-export function toFieldErrors(ajvErrors: ErrorObject[] | null | undefined, prefix = '', ruleMessages: Record<string, string> = {}): FieldError[] {
+export function toFieldErrors(
+  ajvErrors: ErrorObject[] | null | undefined,
+  prefix = '',
+  ruleMessages: Record<string, string> = {},
+): FieldError[] {
   // An if/then/else failure also reports "must match the then schema" at the root: the
   // branch's own errors already say what is wrong, and where.
   const meaningful = (ajvErrors ?? []).filter((e) => e.keyword !== 'if');

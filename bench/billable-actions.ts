@@ -63,7 +63,9 @@ export function costOfHistory(history: { events?: JsonEvent[] }): HistoryCost {
         add('timer started');
         break;
       case 'EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES': {
-        const fields = Object.keys((attributes.searchAttributes as { indexedFields?: object } | undefined)?.indexedFields ?? {});
+        const fields = Object.keys(
+          (attributes.searchAttributes as { indexedFields?: object } | undefined)?.indexedFields ?? {},
+        );
         if (fields.length === 1 && fields[0] === 'TemporalChangeVersion') break;
         add('search attribute upsert');
         break;

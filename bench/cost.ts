@@ -63,7 +63,11 @@ export async function measureCost(options: Options): Promise<CostResult> {
     for (const [n, id] of settledIds.entries()) await post('/api/v1/incoming-txn', purchase(options.fixture, id, n));
     await waitUntil('the settled purchases’ webhooks', () => settledIds.every((id) => arrived.has(id)));
 
-    const pairs = Array.from({ length: options.count }, (_, n) => ({ auth: `cost-${options.runId}-a${n}`, settled: `cost-${options.runId}-as${n}`, n }));
+    const pairs = Array.from({ length: options.count }, (_, n) => ({
+      auth: `cost-${options.runId}-a${n}`,
+      settled: `cost-${options.runId}-as${n}`,
+      n,
+    }));
     for (const { auth, n } of pairs) {
       const { settledAt: _settledOnly, ...event } = purchase(options.fixture, auth, n);
       await post('/api/v1/incoming-auth', { ...event, state: 'approved' });
@@ -71,10 +75,14 @@ export async function measureCost(options: Options): Promise<CostResult> {
     // The settlement arrives after the preview, as it does in life: the lifecycle then waits
     // on its settlement timer, which is part of what the purchase costs.
     await waitUntil('the previews', async () => {
-      const { rows } = await db.query(`SELECT count(*) AS n FROM ingested_event WHERE external_id = ANY($1) AND reward_status <> 'pending'`, [pairs.map((p) => p.auth)]);
+      const { rows } = await db.query(
+        `SELECT count(*) AS n FROM ingested_event WHERE external_id = ANY($1) AND reward_status <> 'pending'`,
+        [pairs.map((p) => p.auth)],
+      );
       return Number(rows[0].n) === pairs.length;
     });
-    for (const { auth, settled, n } of pairs) await post('/api/v1/incoming-txn', { ...purchase(options.fixture, settled, n), authorizationId: auth });
+    for (const { auth, settled, n } of pairs)
+      await post('/api/v1/incoming-txn', { ...purchase(options.fixture, settled, n), authorizationId: auth });
     await waitUntil('the authorized purchases’ webhooks', () => pairs.every((p) => arrived.has(p.settled)));
     options.receiver.onWebhook = () => undefined;
 
@@ -102,8 +110,14 @@ export async function measureCost(options: Options): Promise<CostResult> {
       return average(costs);
     };
     return {
-      settled: await costOf(settledIds, settledIds.map((id) => [id])),
-      authorizedThenSettled: await costOf(pairs.map((p) => p.auth), pairs.map((p) => [p.auth, p.settled])),
+      settled: await costOf(
+        settledIds,
+        settledIds.map((id) => [id]),
+      ),
+      authorizedThenSettled: await costOf(
+        pairs.map((p) => p.auth),
+        pairs.map((p) => [p.auth, p.settled]),
+      ),
     };
   } finally {
     await db.end();
@@ -113,7 +127,8 @@ export async function measureCost(options: Options): Promise<CostResult> {
 
 function average(costs: HistoryCost[]): PurchaseCost {
   const byRule: Record<string, number> = {};
-  for (const cost of costs) for (const [rule, n] of Object.entries(cost.byRule)) byRule[rule] = (byRule[rule] ?? 0) + n / costs.length;
+  for (const cost of costs)
+    for (const [rule, n] of Object.entries(cost.byRule)) byRule[rule] = (byRule[rule] ?? 0) + n / costs.length;
   return {
     purchases: costs.length,
     actions: costs.reduce((sum, c) => sum + c.actions, 0) / costs.length,

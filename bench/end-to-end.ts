@@ -16,7 +16,15 @@ export interface EndToEndResult {
   errors: number;
 }
 
-export async function runEndToEnd(options: { apiUrl: string; fixture: Fixture; receiver: Receiver; seconds: number; rate: number; runId: string; drainTimeoutMs: number }): Promise<EndToEndResult> {
+export async function runEndToEnd(options: {
+  apiUrl: string;
+  fixture: Fixture;
+  receiver: Receiver;
+  seconds: number;
+  rate: number;
+  runId: string;
+  drainTimeoutMs: number;
+}): Promise<EndToEndResult> {
   const url = new URL(options.apiUrl);
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
@@ -36,16 +44,19 @@ export async function runEndToEnd(options: { apiUrl: string; fixture: Fixture; r
     const externalId = `e2e-${options.runId}-${n}`;
     sentAt.set(externalId, performance.now());
     const body = JSON.stringify(purchase(options.fixture, externalId, n));
-    posts.push(send(undefined, url, { method: 'POST', path: '/api/v1/incoming-txn', headers, body }).then(
-      (status) => void (status === 204 || errors++),
-      () => void errors++,
-    ));
+    posts.push(
+      send(undefined, url, { method: 'POST', path: '/api/v1/incoming-txn', headers, body }).then(
+        (status) => void (status === 204 || errors++),
+        () => void errors++,
+      ),
+    );
   }
   await Promise.all(posts);
   // Stragglers: a bounded wait for the last webhooks, so that the next phase starts on a
   // quiet system (when arrivals outrun the lifecycle, this wait is the backlog draining).
   const deadline = performance.now() + options.drainTimeoutMs;
-  while (latencies.length < total - errors && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (latencies.length < total - errors && performance.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
   options.receiver.onWebhook = () => undefined;
   return {
     sent: total,

@@ -18,7 +18,10 @@ export function caller(apiUrl: string, token: string): Call {
   return async (method, path, body) => {
     const res = await fetch(apiUrl + path, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -27,7 +30,12 @@ export function caller(apiUrl: string, token: string): Call {
   };
 }
 
-export async function buildFixture(options: { apiUrl: string; operatorToken: string; groups: number; webhookUrl: string }): Promise<Fixture> {
+export async function buildFixture(options: {
+  apiUrl: string;
+  operatorToken: string;
+  groups: number;
+  webhookUrl: string;
+}): Promise<Fixture> {
   const operator = caller(options.apiUrl, options.operatorToken);
   const issuer = await operator('POST', '/admin/v1/issuers', { name: 'Bench issuer', environment: 'sandbox' });
   const { token } = await operator('POST', `/admin/v1/issuers/${issuer.id}/tokens`, { label: 'bench' });
@@ -40,7 +48,12 @@ export async function buildFixture(options: { apiUrl: string; operatorToken: str
       category: 'dining',
       brandedBalance: { enabled: branded, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
     });
-    await operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 'Bench offer', cashbackRateBps: 500, brandedRateBps: branded ? 200 : 0, startsAt });
+    await operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, {
+      title: 'Bench offer',
+      cashbackRateBps: 500,
+      brandedRateBps: branded ? 200 : 0,
+      startsAt,
+    });
     merchantIds.push(merchant.id);
   }
   const groups: Fixture['groups'] = [];
@@ -48,10 +61,17 @@ export async function buildFixture(options: { apiUrl: string; operatorToken: str
     const body = {
       externalId: `bench-household-${g}`,
       status: 'active',
-      cardholders: [{ externalId: `bench-ch-${g}`, status: 'active', cards: [{ externalId: `bench-card-${g}`, last4: '4242', network: 'visa', status: 'active' }] }],
+      cardholders: [
+        {
+          externalId: `bench-ch-${g}`,
+          status: 'active',
+          cards: [{ externalId: `bench-card-${g}`, last4: '4242', network: 'visa', status: 'active' }],
+        },
+      ],
     };
     const group = await call('POST', '/api/v2/chg', body);
-    for (const merchantId of merchantIds) await call('PUT', `/api/v2/chg/${group.id}/merchant/${merchantId}/activation`, {});
+    for (const merchantId of merchantIds)
+      await call('PUT', `/api/v2/chg/${group.id}/merchant/${merchantId}/activation`, {});
     groups.push({ chgId: group.id, card: { cardholderId: `bench-ch-${g}`, cardId: `bench-card-${g}`, last4: '4242' } });
   }
   await call('PUT', '/api/v2/webhook-endpoint', { url: options.webhookUrl, enabledTypes: ['qualified_settlement'] });

@@ -11,7 +11,10 @@ import pg from 'pg';
 const FLOOR_TABLE = 'bench_floor_event';
 
 async function main(): Promise<void> {
-  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+  const pool = new pg.Pool({
+    connectionString: process.env.DATABASE_URL,
+    max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+  });
   await pool.query(`CREATE TABLE IF NOT EXISTS ${FLOOR_TABLE} (
     id text PRIMARY KEY, external_id text NOT NULL, amount_minor bigint NOT NULL, currency text NOT NULL,
     created_at timestamptz NOT NULL, payload jsonb NOT NULL, received_at timestamptz NOT NULL DEFAULT now())`);
@@ -22,7 +25,9 @@ async function main(): Promise<void> {
     };
     if (req.method === 'GET' && req.url?.startsWith('/floor/read/')) {
       pool
-        .query('SELECT id, reward_status, merchant_id, amount_minor::text FROM ingested_event WHERE id = $1', [req.url.slice('/floor/read/'.length)])
+        .query('SELECT id, reward_status, merchant_id, amount_minor::text FROM ingested_event WHERE id = $1', [
+          req.url.slice('/floor/read/'.length),
+        ])
         .then(({ rows }) => {
           res.setHeader('content-type', 'application/json');
           res.end(JSON.stringify(rows[0] ?? null));
@@ -33,13 +38,24 @@ async function main(): Promise<void> {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const events = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Array<{ id: string; amount: number; currency: string; createdAt: string }>;
+        const events = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Array<{
+          id: string;
+          amount: number;
+          currency: string;
+          createdAt: string;
+        }>;
         pool
           .query(
             `INSERT INTO ${FLOOR_TABLE} (id, external_id, amount_minor, currency, created_at, payload)
              SELECT gen_random_uuid()::text, x.id, x.amount, x.currency, x.created_at, x.payload
                FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::jsonb[]) AS x(id, amount, currency, created_at, payload)`,
-            [events.map((e) => e.id), events.map((e) => e.amount), events.map((e) => e.currency), events.map((e) => e.createdAt), events.map((e) => JSON.stringify(e))],
+            [
+              events.map((e) => e.id),
+              events.map((e) => e.amount),
+              events.map((e) => e.currency),
+              events.map((e) => e.createdAt),
+              events.map((e) => JSON.stringify(e)),
+            ],
           )
           .then(() => {
             res.statusCode = 204;

@@ -27,19 +27,32 @@ export async function buildHistories(options: {
   return { short, long };
 }
 
-async function group(options: Parameters<typeof buildHistories>[0], name: string, purchases: number): Promise<HistoryGroup> {
+async function group(
+  options: Parameters<typeof buildHistories>[0],
+  name: string,
+  purchases: number,
+): Promise<HistoryGroup> {
   const headers = { authorization: `Bearer ${options.fixture.token}`, 'content-type': 'application/json' };
   const externalId = `bench-history-${name}-${options.runId}`;
   const card = { cardholderId: `${externalId}-ch`, cardId: `${externalId}-card`, last4: '4242' };
   const created = await fetch(`${options.apiUrl}/api/v2/chg`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ externalId, cardholders: [{ externalId: card.cardholderId, cards: [{ externalId: card.cardId, last4: '4242', network: 'visa' }] }] }),
+    body: JSON.stringify({
+      externalId,
+      cardholders: [
+        { externalId: card.cardholderId, cards: [{ externalId: card.cardId, last4: '4242', network: 'visa' }] },
+      ],
+    }),
   });
   if (created.status !== 201) throw new Error(`creating the ${name} history group: HTTP ${created.status}`);
   const chgId = ((await created.json()) as { id: string }).id;
   const branded = options.fixture.merchantIds[0];
-  const activated = await fetch(`${options.apiUrl}/api/v2/chg/${chgId}/merchant/${branded}/activation`, { method: 'PUT', headers, body: '{}' });
+  const activated = await fetch(`${options.apiUrl}/api/v2/chg/${chgId}/merchant/${branded}/activation`, {
+    method: 'PUT',
+    headers,
+    body: '{}',
+  });
   if (activated.status !== 201) throw new Error(`activating the ${name} history group: HTTP ${activated.status}`);
 
   const prefix = `hist-${name}-${options.runId}-`;
@@ -53,17 +66,32 @@ async function group(options: Parameters<typeof buildHistories>[0], name: string
     next: () => {
       const b = next++;
       const size = Math.min(100, purchases - b * 100);
-      const events = Array.from({ length: size }, (_, i) => settledEvent(card, { id: `${prefix}${b * 100 + i}`, amount: 2_000 + ((b * 100 + i) % 7) * 500, merchantId: branded }));
+      const events = Array.from({ length: size }, (_, i) =>
+        settledEvent(card, {
+          id: `${prefix}${b * 100 + i}`,
+          amount: 2_000 + ((b * 100 + i) % 7) * 500,
+          merchantId: branded,
+        }),
+      );
       return { method: 'POST', path: '/api/v1/incoming-txn', headers, body: JSON.stringify(events) };
     },
     stopWhen: () => next >= batches,
   });
   if (r.errors > 0) throw new Error(`ingesting the ${name} history: ${r.firstError}`);
-  return { chgId, purchases, rewardEvents: await waitProcessed(options.databaseUrl, chgId, purchases, options.timeoutMs) };
+  return {
+    chgId,
+    purchases,
+    rewardEvents: await waitProcessed(options.databaseUrl, chgId, purchases, options.timeoutMs),
+  };
 }
 
 /** Waits (bounded) until every purchase of the group is processed; returns its reward events. */
-async function waitProcessed(databaseUrl: string, chgId: string, purchases: number, timeoutMs: number): Promise<number> {
+async function waitProcessed(
+  databaseUrl: string,
+  chgId: string,
+  purchases: number,
+  timeoutMs: number,
+): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -75,7 +103,8 @@ async function waitProcessed(databaseUrl: string, chgId: string, purchases: numb
         [chgId],
       );
       if (Number(rows[0].done) >= purchases) return Number(rows[0].events);
-      if (Date.now() > deadline) throw new Error(`history of ${chgId}: ${rows[0].done} of ${purchases} processed in time`);
+      if (Date.now() > deadline)
+        throw new Error(`history of ${chgId}: ${rows[0].done} of ${purchases} processed in time`);
       await new Promise((r) => setTimeout(r, 500));
     }
   } finally {

@@ -26,7 +26,9 @@ export async function runIngestion(options: {
   path?: string;
 }): Promise<IngestionResult> {
   // Built once: every batch is the template with fresh ids, so the client's CPU stays small.
-  const template = JSON.stringify(Array.from({ length: options.batchSize }, (_, i) => purchase(options.fixture, '__ID__', i)));
+  const template = JSON.stringify(
+    Array.from({ length: options.batchSize }, (_, i) => purchase(options.fixture, '__ID__', i)),
+  );
   const pieces = template.split('"__ID__"');
   const headers = { authorization: `Bearer ${options.fixture.token}` };
   const result = await closedLoop({

@@ -12,7 +12,13 @@ export interface ReadResult {
   firstError?: string;
 }
 
-export async function runReads(options: { apiUrl: string; token: string; paths: string[]; seconds: number; connections: number }): Promise<ReadResult> {
+export async function runReads(options: {
+  apiUrl: string;
+  token: string;
+  paths: string[];
+  seconds: number;
+  connections: number;
+}): Promise<ReadResult> {
   if (options.paths.length === 0) throw new Error('no paths to read');
   const headers = { authorization: `Bearer ${options.token}` };
   let i = 0;

@@ -32,7 +32,12 @@ export async function startReceiver(): Promise<Receiver> {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
         if (body?.type !== 'qualified_settlement') return;
         receiver.received++;
-        receiver.onWebhook({ externalId: body.data.externalId, transactionId: body.data.transactionId, chgId: body.data.chgId, atMs });
+        receiver.onWebhook({
+          externalId: body.data.externalId,
+          transactionId: body.data.transactionId,
+          chgId: body.data.chgId,
+          atMs,
+        });
       } catch {
         // not a webhook of ours; ignored
       }

@@ -14,9 +14,14 @@ export interface Row {
 }
 
 export const met = (row: Row): boolean | undefined =>
-  row.target === undefined ? undefined : row.target.op === '>=' ? row.value >= row.target.value : row.value <= row.target.value;
+  row.target === undefined
+    ? undefined
+    : row.target.op === '>='
+      ? row.value >= row.target.value
+      : row.value <= row.target.value;
 
-const fmt = (v: number) => (Number.isNaN(v) ? 'n/a' : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1));
+const fmt = (v: number) =>
+  Number.isNaN(v) ? 'n/a' : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1);
 
 export function printReport(machine: Machine, processes: string, rows: Row[]): string {
   const lines = [
@@ -33,7 +38,11 @@ export function printReport(machine: Machine, processes: string, rows: Row[]): s
   ]);
   const head = ['Figure', 'Value', 'Target', 'Result', 'Note'];
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join(' | ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join(' | ')
+      .trimEnd();
   lines.push(line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...table.map(line));
   const text = lines.join('\n');
   console.log(`\n${text}\n`);

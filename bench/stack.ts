@@ -44,7 +44,9 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     // BENCH_PG_LOG=<file> keeps PostgreSQL's log (e.g. to read a deadlock's details).
     const pgLog = process.env.BENCH_PG_LOG;
     const pg = await startEmbeddedPostgres({
-      dataDir: join(tempDir, 'postgres'), port: await freePort(), persistent: false,
+      dataDir: join(tempDir, 'postgres'),
+      port: await freePort(),
+      persistent: false,
       log: pgLog ? (line) => appendFileSync(pgLog, line.endsWith('\n') ? line : `${line}\n`) : undefined,
     });
     stops.unshift(() => pg.stop());
@@ -79,7 +81,9 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       SHUTDOWN_DRAIN_DELAY: '0s',
     };
     // BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each child process there at its exit.
-    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)] : [];
+    const profile = process.env.BENCH_PROFILE_DIR
+      ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)]
+      : [];
     const spawnNode = (entry: string, extraEnv: Record<string, string> = {}) => {
       const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, entry)], {
         cwd: ROOT,

@@ -28,7 +28,12 @@ export interface DrainResult {
 }
 
 /** Counts completions against time and computes the steady rate; bounded by timeoutMs. */
-async function measureDrain(offered: number, timeoutMs: number, offer: () => Promise<void>, completed: () => number): Promise<DrainResult> {
+async function measureDrain(
+  offered: number,
+  timeoutMs: number,
+  offer: () => Promise<void>,
+  completed: () => number,
+): Promise<DrainResult> {
   const samples: Array<{ t: number; n: number }> = [];
   const start = performance.now();
   const offering = offer();
@@ -54,7 +59,15 @@ async function measureDrain(offered: number, timeoutMs: number, offer: () => Pro
   };
 }
 
-export async function runLifecycleDrain(options: { apiUrl: string; fixture: Fixture; receiver: Receiver; backlog: number; timeoutMs: number; runId: string; onTransaction: (chgId: string, txnId: string) => void }): Promise<DrainResult> {
+export async function runLifecycleDrain(options: {
+  apiUrl: string;
+  fixture: Fixture;
+  receiver: Receiver;
+  backlog: number;
+  timeoutMs: number;
+  runId: string;
+  onTransaction: (chgId: string, txnId: string) => void;
+}): Promise<DrainResult> {
   let done = 0;
   const prefix = `sus-${options.runId}-`;
   options.receiver.onWebhook = (a) => {
@@ -76,7 +89,9 @@ export async function runLifecycleDrain(options: { apiUrl: string; fixture: Fixt
       next: () => {
         const b = next++;
         if (b >= batches) return { method: 'GET', path: '/healthz' };
-        const events = Array.from({ length: batch }, (_, i) => purchase(options.fixture, `${prefix}${b * batch + i}`, b * batch + i));
+        const events = Array.from({ length: batch }, (_, i) =>
+          purchase(options.fixture, `${prefix}${b * batch + i}`, b * batch + i),
+        );
         return { method: 'POST', path: '/api/v1/incoming-txn', headers, body: JSON.stringify(events) };
       },
       stopWhen: () => next >= batches,
@@ -88,7 +103,15 @@ export async function runLifecycleDrain(options: { apiUrl: string; fixture: Fixt
   return result;
 }
 
-export async function runFloorDrain(options: { temporalAddress: string; worker: ChildProcess; taskQueue: string; backlog: number; timeoutMs: number; runId: string; workflowType?: string }): Promise<DrainResult> {
+export async function runFloorDrain(options: {
+  temporalAddress: string;
+  worker: ChildProcess;
+  taskQueue: string;
+  backlog: number;
+  timeoutMs: number;
+  runId: string;
+  workflowType?: string;
+}): Promise<DrainResult> {
   let done = 0;
   options.worker.on('message', (m: unknown) => {
     if ((m as { completed?: number })?.completed) done += (m as { completed: number }).completed;
@@ -96,26 +119,38 @@ export async function runFloorDrain(options: { temporalAddress: string; worker: 
   const connection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection });
   // The API's own hand-over queue, and the same signals in flight per chunk as its handOver.
-  const queue = createHandoverQueue(async (items) => {
-    await mapLimited(items, HANDOVER_CONCURRENCY, (item) =>
-      client.workflow.signalWithStart(options.workflowType ?? FLOOR_WORKFLOW_TYPE, {
-        workflowId: item.workflowId,
-        taskQueue: options.taskQueue,
-        args: [],
-        signal: 'settlement',
-        signalArgs: [{ eventId: item.eventId }],
-        ...startAttributes(item),
-      }),
-    );
-    return { failed: [] };
-  }, createLogger('warn', 'bench-floor'));
+  const queue = createHandoverQueue(
+    async (items) => {
+      await mapLimited(items, HANDOVER_CONCURRENCY, (item) =>
+        client.workflow.signalWithStart(options.workflowType ?? FLOOR_WORKFLOW_TYPE, {
+          workflowId: item.workflowId,
+          taskQueue: options.taskQueue,
+          args: [],
+          signal: 'settlement',
+          signalArgs: [{ eventId: item.eventId }],
+          ...startAttributes(item),
+        }),
+      );
+      return { failed: [] };
+    },
+    createLogger('warn', 'bench-floor'),
+  );
   const batches = Math.ceil(options.backlog / 100);
   const offer = async () => {
     for (let b = 0; b < batches; b++) {
-      queue.enqueue(Array.from({ length: 100 }, (_, i) => {
-        const id = `${options.runId}-${b * 100 + i}`;
-        return { eventId: `txn_${id}`, issuerId: 'iss_floor', chgId: 'chg_floor', externalId: id, workflowId: `floor/${id}`, signal: 'settlement' as const };
-      }));
+      queue.enqueue(
+        Array.from({ length: 100 }, (_, i) => {
+          const id = `${options.runId}-${b * 100 + i}`;
+          return {
+            eventId: `txn_${id}`,
+            issuerId: 'iss_floor',
+            chgId: 'chg_floor',
+            externalId: id,
+            workflowId: `floor/${id}`,
+            signal: 'settlement' as const,
+          };
+        }),
+      );
     }
     await queue.drain();
   };
@@ -127,7 +162,12 @@ export async function runFloorDrain(options: { temporalAddress: string; worker: 
 }
 
 /** Drain check: waits (bounded) until no event of the backlog is still pending, then sums the ledger. */
-export async function pendingAfterDrain(databaseUrl: string, issuerId: string, prefix: string, timeoutMs: number): Promise<{ accepted: number; pending: number; trialBalanceMinor: number; entries: number }> {
+export async function pendingAfterDrain(
+  databaseUrl: string,
+  issuerId: string,
+  prefix: string,
+  timeoutMs: number,
+): Promise<{ accepted: number; pending: number; trialBalanceMinor: number; entries: number }> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

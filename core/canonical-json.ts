@@ -17,7 +17,8 @@ export function canonicalJson(value: unknown): string {
 }
 
 function sortedWalk(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : sortedWalk(item))).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((item) => (item === undefined ? 'null' : sortedWalk(item))).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)
       .filter((k) => (value as Record<string, unknown>)[k] !== undefined)

@@ -2,7 +2,11 @@ import os from 'node:os';
 import { parseKeyRing, type KeyRing } from './crypto/key-ring';
 import { DURATION_SYNTAX, formatDuration, parseDuration } from './duration';
 import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../workflows/lifecycle-signals';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, MAX_WEBHOOK_RETRIES, MAX_WEBHOOK_RETRY_WAIT_MS } from '../workflows/webhook-delivery-contract';
+import {
+  DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
+  MAX_WEBHOOK_RETRIES,
+  MAX_WEBHOOK_RETRY_WAIT_MS,
+} from '../workflows/webhook-delivery-contract';
 import { readTemporalSettings, type TemporalSettings } from './temporal-config';
 
 // The one place that reads the environment. Every variable is validated up front and
@@ -104,7 +108,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (raw === undefined) return fallback;
     const ms = parseDuration(raw);
     if (ms === undefined || ms < min || ms > max) {
-      problems.push(`${name} must be ${DURATION_SYNTAX}, from ${formatDuration(min)} to ${formatDuration(max)} (got "${raw}")`);
+      problems.push(
+        `${name} must be ${DURATION_SYNTAX}, from ${formatDuration(min)} to ${formatDuration(max)} (got "${raw}")`,
+      );
       return fallback;
     }
     return ms;
@@ -115,7 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const raw = str(name);
     if (raw === undefined) return [...fallback];
     const waits = raw.split(',').map(parseDuration);
-    const valid = waits.length <= MAX_WEBHOOK_RETRIES && waits.every((ms) => ms !== undefined && ms <= MAX_WEBHOOK_RETRY_WAIT_MS);
+    const valid =
+      waits.length <= MAX_WEBHOOK_RETRIES && waits.every((ms) => ms !== undefined && ms <= MAX_WEBHOOK_RETRY_WAIT_MS);
     if (!valid) {
       problems.push(
         `${name} must be 1 to ${MAX_WEBHOOK_RETRIES} comma-separated waits of 0s to ${formatDuration(MAX_WEBHOOK_RETRY_WAIT_MS)}, each ${DURATION_SYNTAX} (got "${raw}")`,
@@ -146,12 +153,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Issue 13: webhooks must not reach inside the network a production deployment runs in.
   const webhookAllowPrivateDestinations = bool('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS', false);
   if (webhookAllowPrivateDestinations && env.NODE_ENV === 'production') {
-    problems.push('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must not be true when NODE_ENV=production (it lets webhooks reach internal addresses)');
+    problems.push(
+      'WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must not be true when NODE_ENV=production (it lets webhooks reach internal addresses)',
+    );
   }
 
   // Never echoed in a problem: it is key material.
   const webhookSecretKeysText = str('WEBHOOK_SECRET_KEYS');
-  const webhookSecretKeys = webhookSecretKeysText === undefined ? undefined : parseKeyRing('WEBHOOK_SECRET_KEYS', webhookSecretKeysText);
+  const webhookSecretKeys =
+    webhookSecretKeysText === undefined ? undefined : parseKeyRing('WEBHOOK_SECRET_KEYS', webhookSecretKeysText);
   problems.push(...(webhookSecretKeys?.problems ?? []));
 
   const config: Config = {
@@ -179,7 +189,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalUiPort: int('TEMPORAL_UI_PORT', 8233, 1, 65535),
     workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
     temporalMetricsPort: int('TEMPORAL_METRICS_PORT', 9465, 0, 65535),
-    settlementTimeoutMs: duration('SETTLEMENT_TIMEOUT', DEFAULT_SETTLEMENT_TIMEOUT_MS, MIN_SETTLEMENT_TIMEOUT_MS, MAX_SETTLEMENT_TIMEOUT_MS),
+    settlementTimeoutMs: duration(
+      'SETTLEMENT_TIMEOUT',
+      DEFAULT_SETTLEMENT_TIMEOUT_MS,
+      MIN_SETTLEMENT_TIMEOUT_MS,
+      MAX_SETTLEMENT_TIMEOUT_MS,
+    ),
     webhookRetryScheduleMs: schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookAllowPrivateDestinations,
     webhookSecretKeys: webhookSecretKeys?.ring,
@@ -208,7 +223,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 export function devStackEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const stack: NodeJS.ProcessEnv = { ...env };
   const defaults = { WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', SHUTDOWN_DRAIN_DELAY: '0s' };
-  for (const [name, value] of Object.entries(defaults)) if (stack[name] === undefined || stack[name] === '') stack[name] = value;
+  for (const [name, value] of Object.entries(defaults))
+    if (stack[name] === undefined || stack[name] === '') stack[name] = value;
   return stack;
 }
 
@@ -221,7 +237,9 @@ export type ServiceConfig = Config & { databaseUrl: string; temporalAddress: str
 export function requireConnections(config: Config): ServiceConfig {
   const missing = [
     config.databaseUrl ? null : 'DATABASE_URL is required (npm start sets it for the embedded database)',
-    config.temporalAddress ? null : 'TEMPORAL_ADDRESS (or the address of the TEMPORAL_PROFILE profile) is required (npm start sets it for the dev server)',
+    config.temporalAddress
+      ? null
+      : 'TEMPORAL_ADDRESS (or the address of the TEMPORAL_PROFILE profile) is required (npm start sets it for the dev server)',
     config.webhookSecretKeys
       ? null
       : 'WEBHOOK_SECRET_KEYS is required: <id>:<base64 of 32 random bytes>, e.g. k1:$(openssl rand -base64 32) (npm start generates one into .data/webhook-secret-key)',

@@ -50,7 +50,12 @@ export class ApiError extends Error {
   constructor(
     errorName: ErrorName,
     message: string,
-    options: { reasonCode?: string; details?: Record<string, unknown>; headers?: Record<string, string>; retryable?: boolean } = {},
+    options: {
+      reasonCode?: string;
+      details?: Record<string, unknown>;
+      headers?: Record<string, string>;
+      retryable?: boolean;
+    } = {},
   ) {
     super(message);
     this.errorName = errorName;
@@ -113,22 +118,34 @@ export const errors = {
     );
   },
   idempotencyKeyInUse(): ApiError {
-    return new ApiError('conflict', 'A request with this Idempotency-Key is still running; retry after it has answered.', {
-      reasonCode: 'idempotency_key_in_use',
-      headers: { 'Retry-After': '1' },
-      retryable: true,
-    });
+    return new ApiError(
+      'conflict',
+      'A request with this Idempotency-Key is still running; retry after it has answered.',
+      {
+        reasonCode: 'idempotency_key_in_use',
+        headers: { 'Retry-After': '1' },
+        retryable: true,
+      },
+    );
   },
   /** A sandbox-only route called with a production issuer's token (API.md, sandbox). */
   sandboxOnly(): ApiError {
-    return new ApiError('forbidden', 'This route simulates time and outcomes for sandbox issuers only; this token belongs to a production issuer.', {
-      reasonCode: 'sandbox_only',
-    });
+    return new ApiError(
+      'forbidden',
+      'This route simulates time and outcomes for sandbox issuers only; this token belongs to a production issuer.',
+      {
+        reasonCode: 'sandbox_only',
+      },
+    );
   },
   internal(): ApiError {
     return new ApiError('internal_error', 'An unexpected error occurred. Quote the uuid to support.');
   },
-  unavailable(reasonCode: 'database_unavailable' | 'workflow_engine_unavailable' | 'draining', message: string, details?: Record<string, unknown>): ApiError {
+  unavailable(
+    reasonCode: 'database_unavailable' | 'workflow_engine_unavailable' | 'draining',
+    message: string,
+    details?: Record<string, unknown>,
+  ): ApiError {
     return new ApiError('unavailable', message, { reasonCode, details, headers: { 'Retry-After': '5' } });
   },
 };

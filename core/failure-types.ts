@@ -36,4 +36,8 @@ export const INVALID_WEBHOOK_SCHEDULE = 'INVALID_WEBHOOK_SCHEDULE';
  * What no retry of a posting step can fix: the ledger's own failures, a missing event and a
  * broken invariant. The order is the one the retry policies always had.
  */
-export const NON_RETRYABLE_POSTING_FAILURES: readonly string[] = [...LEDGER_FAILURE_TYPES, EVENT_NOT_FOUND, INVARIANT_BROKEN];
+export const NON_RETRYABLE_POSTING_FAILURES: readonly string[] = [
+  ...LEDGER_FAILURE_TYPES,
+  EVENT_NOT_FOUND,
+  INVARIANT_BROKEN,
+];

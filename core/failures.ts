@@ -16,7 +16,10 @@ export function classifyFailure(err: unknown): FailureKind | undefined {
     if (name === 'ServiceError' || name === 'GrpcError' || /TransportError|14 UNAVAILABLE/.test(message)) {
       return 'workflow_engine_unavailable';
     }
-    if ((code && (NETWORK_CODES.has(code) || PG_UNAVAILABLE.has(code))) || /DatabaseNotReachable|Connection terminated|connect ECONNREFUSED|P1001|P1017/.test(message + name + (code ?? ''))) {
+    if (
+      (code && (NETWORK_CODES.has(code) || PG_UNAVAILABLE.has(code))) ||
+      /DatabaseNotReachable|Connection terminated|connect ECONNREFUSED|P1001|P1017/.test(message + name + (code ?? ''))
+    ) {
       return 'database_unavailable';
     }
   }

@@ -14,7 +14,9 @@ export function isValidIdempotencyKey(value: string): boolean {
 
 /** SHA-256 (hex) of the validated query and body: what is kept of the request, never the body. */
 export function requestHash(input: { query: unknown; body: unknown }): string {
-  return createHash('sha256').update(canonicalJson({ query: input.query, body: input.body ?? null })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ query: input.query, body: input.body ?? null }))
+    .digest('hex');
 }
 
 // Stored answers carry secrets that are shown once (an API token at creation, a webhook signing

@@ -2,7 +2,20 @@
 import { randomUUID } from 'node:crypto';
 
 export const ID_PREFIXES = [
-  'chg', 'ch', 'card', 'mp', 'ofr', 'auth', 'txn', 'brevt', 'rg', 'evt', 'err', 'iss', 'tok', 'aud',
+  'chg',
+  'ch',
+  'card',
+  'mp',
+  'ofr',
+  'auth',
+  'txn',
+  'brevt',
+  'rg',
+  'evt',
+  'err',
+  'iss',
+  'tok',
+  'aud',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -12,13 +12,20 @@ export function collectProcessMetrics(): void {
 }
 
 function counter<L extends string>(name: string, help: string, labelNames: readonly L[]) {
-  return (registry.getSingleMetric(name) as client.Counter<L> | undefined) ?? new client.Counter({ name, help, labelNames });
+  return (
+    (registry.getSingleMetric(name) as client.Counter<L> | undefined) ?? new client.Counter({ name, help, labelNames })
+  );
 }
 
-export const httpRequests = counter('rewards_http_requests_total', 'HTTP requests by route and status.', ['method', 'route', 'status'] as const);
+export const httpRequests = counter('rewards_http_requests_total', 'HTTP requests by route and status.', [
+  'method',
+  'route',
+  'status',
+] as const);
 
 export const httpDuration =
-  (registry.getSingleMetric('rewards_http_request_duration_seconds') as client.Histogram<'method' | 'route' | 'status'> | undefined) ??
+  (registry.getSingleMetric('rewards_http_request_duration_seconds') as
+    client.Histogram<'method' | 'route' | 'status'> | undefined) ??
   new client.Histogram({
     name: 'rewards_http_request_duration_seconds',
     help: 'HTTP request latency by route and status.',
@@ -26,12 +33,28 @@ export const httpDuration =
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   });
 
-export const eventsIngested = counter('rewards_events_ingested_total', 'Ingested events by kind and outcome (accepted, failed).', ['kind', 'outcome'] as const);
+export const eventsIngested = counter(
+  'rewards_events_ingested_total',
+  'Ingested events by kind and outcome (accepted, failed).',
+  ['kind', 'outcome'] as const,
+);
 
-export const ledgerPostings = counter('rewards_ledger_postings_total', 'Ledger transfers posted, by kind.', ['kind'] as const);
+export const ledgerPostings = counter('rewards_ledger_postings_total', 'Ledger transfers posted, by kind.', [
+  'kind',
+] as const);
 
-export const webhookAttempts = counter('rewards_webhook_attempts_total', 'Webhook delivery attempts, by outcome.', ['outcome'] as const);
+export const webhookAttempts = counter('rewards_webhook_attempts_total', 'Webhook delivery attempts, by outcome.', [
+  'outcome',
+] as const);
 
-export const activityFailures = counter('rewards_activity_failures_total', 'Activity executions that failed, by activity type.', ['activity'] as const);
+export const activityFailures = counter(
+  'rewards_activity_failures_total',
+  'Activity executions that failed, by activity type.',
+  ['activity'] as const,
+);
 
-export const lifecycleOutcomes = counter('rewards_lifecycle_outcomes_total', 'Outcomes of lifecycle steps, by step and status.', ['step', 'status'] as const);
+export const lifecycleOutcomes = counter(
+  'rewards_lifecycle_outcomes_total',
+  'Outcomes of lifecycle steps, by step and status.',
+  ['step', 'status'] as const,
+);

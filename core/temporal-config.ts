@@ -19,17 +19,45 @@ export interface TemporalSettings {
  * Besides them, TEMPORAL_GRPC_META_<NAME> adds a gRPC header to every call.
  */
 export const TEMPORAL_SETTINGS = [
-  'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS',
-  'TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_CERT_DATA', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_CLIENT_KEY_DATA',
-  'TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_DATA', 'TEMPORAL_TLS_SERVER_NAME',
-  'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION', 'TEMPORAL_CONFIG_FILE', 'TEMPORAL_PROFILE',
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  'TEMPORAL_TLS_CLIENT_CERT_DATA',
+  'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  'TEMPORAL_TLS_CLIENT_KEY_DATA',
+  'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION',
+  'TEMPORAL_CONFIG_FILE',
+  'TEMPORAL_PROFILE',
 ] as const;
 
 /** The TLS sources of a profile, each set by a file (`path`) or inline PEM (`data`). */
 const TLS_SOURCES = [
-  { field: 'clientCert', path: 'TEMPORAL_TLS_CLIENT_CERT_PATH', data: 'TEMPORAL_TLS_CLIENT_CERT_DATA', toml: 'client_cert', pem: 'CERTIFICATE' },
-  { field: 'clientKey', path: 'TEMPORAL_TLS_CLIENT_KEY_PATH', data: 'TEMPORAL_TLS_CLIENT_KEY_DATA', toml: 'client_key', pem: 'PRIVATE KEY' },
-  { field: 'serverCACert', path: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', data: 'TEMPORAL_TLS_SERVER_CA_CERT_DATA', toml: 'server_ca_cert', pem: 'CERTIFICATE' },
+  {
+    field: 'clientCert',
+    path: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+    data: 'TEMPORAL_TLS_CLIENT_CERT_DATA',
+    toml: 'client_cert',
+    pem: 'CERTIFICATE',
+  },
+  {
+    field: 'clientKey',
+    path: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+    data: 'TEMPORAL_TLS_CLIENT_KEY_DATA',
+    toml: 'client_key',
+    pem: 'PRIVATE KEY',
+  },
+  {
+    field: 'serverCACert',
+    path: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+    data: 'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
+    toml: 'server_ca_cert',
+    pem: 'CERTIFICATE',
+  },
 ] as const;
 
 type Env = NodeJS.ProcessEnv;
@@ -47,17 +75,25 @@ export function readTemporalSettings(env: Env, problems: string[]): TemporalSett
     const data = profile.tls?.[source.field];
     if (data) checkPem(data, source, env, problems);
   }
-  const material = TLS_SOURCES.filter((s) => profile.tls?.[s.field] !== undefined).map((s) => s.path.replace(/_PATH$/, '_*'));
+  const material = TLS_SOURCES.filter((s) => profile.tls?.[s.field] !== undefined).map((s) =>
+    s.path.replace(/_PATH$/, '_*'),
+  );
   if (profile.tls?.serverName !== undefined) material.push('TEMPORAL_TLS_SERVER_NAME');
   if (!tls && material.length > 0) {
-    problems.push(`TEMPORAL_TLS is false (or the profile disables TLS), but ${material.join(', ')} ${material.length > 1 ? 'are' : 'is'} set: they only apply over TLS`);
+    problems.push(
+      `TEMPORAL_TLS is false (or the profile disables TLS), but ${material.join(', ')} ${material.length > 1 ? 'are' : 'is'} set: they only apply over TLS`,
+    );
   }
   // The TypeScript SDK cannot turn host verification off; accepting the setting would pretend it had.
   if (env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION === 'true' || env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION === '1') {
-    problems.push('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported: set TEMPORAL_TLS_SERVER_NAME to the name the server certificate carries');
+    problems.push(
+      'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported: set TEMPORAL_TLS_SERVER_NAME to the name the server certificate carries',
+    );
   }
   if (env.NODE_ENV === 'production' && profile.apiKey !== undefined && !tls) {
-    problems.push('TEMPORAL_API_KEY must not be sent without TLS when NODE_ENV=production (TEMPORAL_TLS=false would send it in clear text)');
+    problems.push(
+      'TEMPORAL_API_KEY must not be sent without TLS when NODE_ENV=production (TEMPORAL_TLS=false would send it in clear text)',
+    );
   }
   return { profile, tls };
 }
@@ -71,7 +107,8 @@ function loadProfile(env: Env, problems: string[]): ClientConfigProfile {
   const file = nonEmpty(env.TEMPORAL_CONFIG_FILE);
   const profileName = nonEmpty(env.TEMPORAL_PROFILE);
   // envconfig treats a missing file as "no profiles"; a file that was named must exist.
-  if (file !== undefined && !readable(file)) problems.push(`TEMPORAL_CONFIG_FILE names a file that cannot be read: ${file}`);
+  if (file !== undefined && !readable(file))
+    problems.push(`TEMPORAL_CONFIG_FILE names a file that cannot be read: ${file}`);
   try {
     return loadClientConfigProfile({
       disableFile: file === undefined && profileName === undefined,
@@ -96,7 +133,9 @@ function checkPem(source: ConfigDataSource, spec: (typeof TLS_SOURCES)[number], 
     return;
   }
   if (!new RegExp(`-----BEGIN [A-Z ]*${spec.pem}-----`).test(text)) {
-    problems.push(`${name} must hold a PEM ${spec.pem === 'PRIVATE KEY' ? 'private key' : 'certificate'} ("-----BEGIN ...${spec.pem}-----")`);
+    problems.push(
+      `${name} must hold a PEM ${spec.pem === 'PRIVATE KEY' ? 'private key' : 'certificate'} ("-----BEGIN ...${spec.pem}-----")`,
+    );
   }
 }
 

@@ -19,5 +19,8 @@ export interface WorkflowEngine {
 }
 
 export function workflowSettings(config: Config): WorkflowSettings {
-  return { settlementTimeoutMs: config.settlementTimeoutMs, webhookRetryScheduleMs: [...config.webhookRetryScheduleMs] };
+  return {
+    settlementTimeoutMs: config.settlementTimeoutMs,
+    webhookRetryScheduleMs: [...config.webhookRetryScheduleMs],
+  };
 }

@@ -25,7 +25,9 @@ const SEAL_BATCH = 500;
 async function sealPlaintextWebhookSecrets({ client, webhookSecretKeys }: DataStepContext): Promise<void> {
   // Writers wait until the commit (then find the plaintext columns gone); readers go on.
   await client.query('LOCK TABLE "webhook_endpoint" IN EXCLUSIVE MODE');
-  const { rows: [{ plaintext }] } = await client.query<{ plaintext: number }>(
+  const {
+    rows: [{ plaintext }],
+  } = await client.query<{ plaintext: number }>(
     'SELECT count(*)::int AS plaintext FROM "webhook_endpoint" WHERE "secret_ciphertext" IS NULL',
   );
   if (plaintext === 0) return;
@@ -42,13 +44,20 @@ async function sealPlaintextWebhookSecrets({ client, webhookSecretKeys }: DataSt
       [after, SEAL_BATCH],
     );
     if (rows.length === 0) return;
-    const sealed = rows.map((r) => sealSecrets(webhookSecretKeys, r.issuer_id, { secret: r.secret, previousSecret: r.previous_secret }));
+    const sealed = rows.map((r) =>
+      sealSecrets(webhookSecretKeys, r.issuer_id, { secret: r.secret, previousSecret: r.previous_secret }),
+    );
     await client.query(
       `UPDATE "webhook_endpoint" e
           SET "secret_key_id" = v.key_id, "secret_ciphertext" = v.secret, "previous_secret_ciphertext" = v.previous
          FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bytea[]) AS v(issuer_id, key_id, secret, previous)
         WHERE e."issuer_id" = v.issuer_id`,
-      [rows.map((r) => r.issuer_id), sealed.map((s) => s.secretKeyId), sealed.map((s) => s.secretCiphertext), sealed.map((s) => s.previousSecretCiphertext)],
+      [
+        rows.map((r) => r.issuer_id),
+        sealed.map((s) => s.secretKeyId),
+        sealed.map((s) => s.secretCiphertext),
+        sealed.map((s) => s.previousSecretCiphertext),
+      ],
     );
     after = rows[rows.length - 1].issuer_id;
   }

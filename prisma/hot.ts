@@ -11,7 +11,11 @@ export interface HotStatement {
   text: string;
 }
 
-export async function hotQuery<R extends QueryResultRow>(db: Db, statement: HotStatement, values: unknown[]): Promise<R[]> {
+export async function hotQuery<R extends QueryResultRow>(
+  db: Db,
+  statement: HotStatement,
+  values: unknown[],
+): Promise<R[]> {
   const result = await poolOf(db).query<R>({ name: statement.name, text: statement.text, values });
   return result.rows;
 }

@@ -12,7 +12,10 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) throw new ConfigError(['DATABASE_URL is required']);
   const logger = createLogger(config.logLevel, 'migrate');
   const result = await migrate(config.databaseUrl);
-  logger.info({ dir: MIGRATIONS_DIR, applied: result.applied, alreadyApplied: result.alreadyApplied.length }, 'migrations up to date');
+  logger.info(
+    { dir: MIGRATIONS_DIR, applied: result.applied, alreadyApplied: result.alreadyApplied.length },
+    'migrations up to date',
+  );
 }
 
 main().catch((err) => {

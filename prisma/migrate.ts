@@ -81,7 +81,9 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
         result.alreadyApplied.push(migration.name);
         continue;
       }
-      await applyOne(client, migration, async () => dataSteps[migration.name]?.({ client, webhookSecretKeys: options.webhookSecretKeys }));
+      await applyOne(client, migration, async () =>
+        dataSteps[migration.name]?.({ client, webhookSecretKeys: options.webhookSecretKeys }),
+      );
       result.applied.push(migration.name);
     }
     return result;

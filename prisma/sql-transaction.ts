@@ -63,7 +63,9 @@ function handle(client: pg.PoolClient): SqlTx {
     return client.query({ text: sql.text, values: sql.values as unknown[], types });
   };
   return {
-    $queryRaw: async <T>(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]) => (await run(query, values)).rows as T,
-    $executeRaw: async (query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]) => (await run(query, values)).rowCount ?? 0,
+    $queryRaw: async <T>(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]) =>
+      (await run(query, values)).rows as T,
+    $executeRaw: async (query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]) =>
+      (await run(query, values)).rowCount ?? 0,
   };
 }

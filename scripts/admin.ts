@@ -19,7 +19,11 @@ const COMMANDS: Command[] = [...issuerCommands, ...catalogueCommands, ...webhook
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));
-  return ['Usage: npm run admin -- <command> [args]', '', ...COMMANDS.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`)].join('\n');
+  return [
+    'Usage: npm run admin -- <command> [args]',
+    '',
+    ...COMMANDS.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
+  ].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -43,12 +47,20 @@ async function main(argv: string[]): Promise<number> {
         // TEMPORAL_ADDRESS, or the dev server of `npm start` when unset (like the database).
         const temporalAddress = config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}`;
         temporal ??= await connectTemporal({ ...config, temporalAddress });
-        return { client: new Client({ connection: temporal, namespace: config.temporalNamespace }), taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
+        return {
+          client: new Client({ connection: temporal, namespace: config.temporalNamespace }),
+          taskQueue: config.temporalTaskQueue,
+          settings: workflowSettings(config),
+        };
       },
       webhookSecretKeys() {
         // WEBHOOK_SECRET_KEYS, or the key `npm start` generated when unset (like the database).
-        const keys = config.webhookSecretKeys ?? readDevWebhookSecretKeys(resolve(__dirname, '..', config.dataDir))?.keys;
-        if (!keys) throw new Error('WEBHOOK_SECRET_KEYS is required for this command (the value the API and the worker run with)');
+        const keys =
+          config.webhookSecretKeys ?? readDevWebhookSecretKeys(resolve(__dirname, '..', config.dataDir))?.keys;
+        if (!keys)
+          throw new Error(
+            'WEBHOOK_SECRET_KEYS is required for this command (the value the API and the worker run with)',
+          );
         return keys;
       },
     });

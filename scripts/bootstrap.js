@@ -81,7 +81,11 @@ function ensurePrismaClient() {
   // `prisma generate` never runs the schema engine, but the CLI downloads it unless told
   // where one is; a placeholder path keeps it offline.
   run(process.execPath, [path.join(ROOT, 'node_modules', 'prisma', 'build', 'index.js'), 'generate'], {
-    env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || '/bin/false', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+    env: {
+      ...process.env,
+      PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || '/bin/false',
+      PRISMA_HIDE_UPDATE_MESSAGE: '1',
+    },
   });
   fs.writeFileSync(stamp, hash);
 }
@@ -93,7 +97,16 @@ function ensureOpenApiTypescript() {
   if (stamped(stamp, wanted) && fs.existsSync(OPENAPI_TYPESCRIPT_CLI)) return;
   log(`installing ${wanted} into .tools/openapi-typescript`);
   fs.mkdirSync(OPENAPI_TYPESCRIPT_DIR, { recursive: true });
-  run('npm', ['install', '--prefix', OPENAPI_TYPESCRIPT_DIR, '--no-audit', '--no-fund', '--ignore-scripts', '--save-exact', ...OPENAPI_TYPESCRIPT_PACKAGES]);
+  run('npm', [
+    'install',
+    '--prefix',
+    OPENAPI_TYPESCRIPT_DIR,
+    '--no-audit',
+    '--no-fund',
+    '--ignore-scripts',
+    '--save-exact',
+    ...OPENAPI_TYPESCRIPT_PACKAGES,
+  ]);
   fs.writeFileSync(stamp, wanted);
 }
 

@@ -32,7 +32,11 @@ async function main(): Promise<void> {
   step('Prisma client generated', ensurePrismaClient);
   step('dist/ emptied', () => rmSync(DIST, { recursive: true, force: true }));
   step('compiled (tsconfig.build.json)', () => {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')],
+      { cwd: ROOT, stdio: 'inherit' },
+    );
   });
   step(`copied ${ASSETS.join(', ')}`, () => {
     for (const asset of ASSETS) cpSync(join(ROOT, asset), join(DIST, asset), { recursive: true });
@@ -41,16 +45,20 @@ async function main(): Promise<void> {
   const { code } = await bundleWorkflowCode({ workflowsPath: join(DIST, 'workflows', 'index.js') });
   const bundle = join(DIST, 'worker', WORKFLOW_BUNDLE_FILE);
   // A module compiled to the same name would be replaced by the bundle and break the worker.
-  if (existsSync(bundle)) throw new Error(`${relative(ROOT, bundle)} is a compiled module: the bundle needs a name of its own`);
+  if (existsSync(bundle))
+    throw new Error(`${relative(ROOT, bundle)} is a compiled module: the bundle needs a name of its own`);
   writeFileSync(bundle, code);
-  console.log(`[build] workflow bundle ${relative(ROOT, bundle)}, ${Math.round(statSync(bundle).size / 1024)} KiB (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(
+    `[build] workflow bundle ${relative(ROOT, bundle)}, ${Math.round(statSync(bundle).size / 1024)} KiB (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  );
   check();
 }
 
 /** What the compiled processes need is there: a build that would fail at start fails here. */
 function check(): void {
   const missing = ENTRY_POINTS.map((entry) => join(DIST, entry)).filter((file) => !existsSync(file));
-  if (missing.length > 0) throw new Error(`the build did not write ${missing.map((f) => relative(ROOT, f)).join(', ')}`);
+  if (missing.length > 0)
+    throw new Error(`the build did not write ${missing.map((f) => relative(ROOT, f)).join(', ')}`);
   const source = listMigrations(MIGRATIONS_DIR).map((m) => `${m.name}:${m.checksum}`);
   const built = listMigrations(join(DIST, 'prisma', 'migrations')).map((m) => `${m.name}:${m.checksum}`);
   if (source.join() !== built.join()) throw new Error('dist/prisma/migrations differs from prisma/migrations');

@@ -27,7 +27,10 @@ async function main(argv: string[]): Promise<number> {
   const save = flag('--save');
   if (!workflowId) return usage();
   const config = loadConfig();
-  const connection = await connectTemporal({ ...config, temporalAddress: config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}` });
+  const connection = await connectTemporal({
+    ...config,
+    temporalAddress: config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}`,
+  });
   try {
     const client = new Client({ connection, namespace: config.temporalNamespace });
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
@@ -42,14 +45,17 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function report(outcomes: Array<{ workflowId: string; ok: boolean; error?: string }>): number {
-  for (const o of outcomes) console.log(o.ok ? `ok        ${o.workflowId}` : `DIVERGED  ${o.workflowId}\n          ${o.error}`);
+  for (const o of outcomes)
+    console.log(o.ok ? `ok        ${o.workflowId}` : `DIVERGED  ${o.workflowId}\n          ${o.error}`);
   const failed = outcomes.filter((o) => !o.ok).length;
   console.log(`${outcomes.length - failed} replayed, ${failed} diverged`);
   return failed === 0 && outcomes.length > 0 ? 0 : 1;
 }
 
 function usage(): number {
-  console.error('usage: npm run replay -- <workflowId> [--save <file.json>] [--workflows <entry.ts>]\n       npm run replay -- --dir <folder> [--workflows <entry.ts>]');
+  console.error(
+    'usage: npm run replay -- <workflowId> [--save <file.json>] [--workflows <entry.ts>]\n       npm run replay -- --dir <folder> [--workflows <entry.ts>]',
+  );
   return 2;
 }
 

@@ -85,10 +85,14 @@ async function main(): Promise<void> {
   if (seeding.seed) {
     const db = createDb(databaseUrl, 2);
     // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
-    const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), { onlyMissing: true });
+    const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), {
+      onlyMissing: true,
+    });
     logger.info(catalogue, 'sandbox catalogue loaded');
     await ensureSandboxIssuer(db, (issuer, token) => {
-      console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
+      console.log(
+        `\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`,
+      );
     });
     await db.$disconnect();
   } else {
@@ -96,9 +100,16 @@ async function main(): Promise<void> {
   }
   if (stack.stopping) return;
 
-  const env = { ...stackEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, OPERATOR_TOKEN: operatorToken.value, WEBHOOK_SECRET_KEYS: secretKeys.value };
+  const env = {
+    ...stackEnv,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    OPERATOR_TOKEN: operatorToken.value,
+    WEBHOOK_SECRET_KEYS: secretKeys.value,
+  };
   // Each waited for a little longer than it takes to stop by itself (api/shutdown.ts, worker/main.ts).
-  const apiBoundMs = shutdownBoundMs({ drainDelayMs: config.shutdownDrainDelayMs, graceMs: config.apiShutdownGraceMs }) + 5_000;
+  const apiBoundMs =
+    shutdownBoundMs({ drainDelayMs: config.shutdownDrainDelayMs, graceMs: config.apiShutdownGraceMs }) + 5_000;
   const workerBoundMs = workerShutdownBoundMs(config.workerShutdownGraceMs) + 5_000;
   stack.child('worker', runChild('worker/main.ts', env), workerBoundMs);
   stack.child('API', runChild('api/server.ts', env), apiBoundMs);
@@ -159,7 +170,12 @@ function supervise(logger: Logger): Supervisor {
 }
 
 function runChild(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry)], { cwd: ROOT, env, stdio: 'inherit', detached: true });
+  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry)], {
+    cwd: ROOT,
+    env,
+    stdio: 'inherit',
+    detached: true,
+  });
 }
 
 main().catch((err) => {

@@ -20,7 +20,13 @@ import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
 
 // LOG_LEVEL (pino's names) for the SDK's own log lines too.
 const SDK_LOG_LEVELS: Record<string, 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR'> = {
-  trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR',
+  trace: 'TRACE',
+  debug: 'DEBUG',
+  info: 'INFO',
+  warn: 'WARN',
+  error: 'ERROR',
+  fatal: 'ERROR',
+  silent: 'ERROR',
 };
 
 async function main(): Promise<void> {
@@ -35,7 +41,10 @@ async function main(): Promise<void> {
   });
   collectProcessMetrics();
   const metricsServer = config.workerMetricsPort
-    ? startWorkerMetricsServer(config.workerMetricsPort, temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined)
+    ? startWorkerMetricsServer(
+        config.workerMetricsPort,
+        temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined,
+      )
     : undefined;
   const db = createDb(config.databaseUrl, config.databasePoolSize);
   await assertStoredSecretsOpen(db, config.webhookSecretKeys);
@@ -46,9 +55,18 @@ async function main(): Promise<void> {
   const clock = { now: () => new Date() };
   const temporal: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
   const webhookDestinations = createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations });
-  if (webhookDestinations.allowPrivate) logger.warn('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS is on: webhooks may go to loopback and private addresses');
+  if (webhookDestinations.allowPrivate)
+    logger.warn('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS is on: webhooks may go to loopback and private addresses');
   const webhookSecretKeys = config.webhookSecretKeys;
-  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl, webhookDestinations, webhookSecretKeys });
+  const relay = startWebhookRelay({
+    db,
+    logger,
+    clock,
+    temporal,
+    databaseUrl: config.databaseUrl,
+    webhookDestinations,
+    webhookSecretKeys,
+  });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
@@ -62,10 +80,13 @@ async function main(): Promise<void> {
   const stopRelay = () => (relayStopped ??= stopWithin(relay, RELAY_STOP_MS, logger));
   const onSignal = () => {
     void stopRelay();
-    setTimeout(() => {
-      logger.error('worker shutdown took too long; exiting');
-      process.exit(1);
-    }, workerShutdownBoundMs(config.workerShutdownGraceMs) + 500).unref();
+    setTimeout(
+      () => {
+        logger.error('worker shutdown took too long; exiting');
+        process.exit(1);
+      },
+      workerShutdownBoundMs(config.workerShutdownGraceMs) + 500,
+    ).unref();
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
@@ -85,7 +106,8 @@ async function main(): Promise<void> {
 async function stopWithin(relay: { stop(): Promise<void> }, ms: number, logger: Logger): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
-  if ((await Promise.race([relay.stop(), late])) === 'late') logger.warn({ boundMs: ms }, 'webhook relay still sending; leaving its rows to their claims');
+  if ((await Promise.race([relay.stop(), late])) === 'late')
+    logger.warn({ boundMs: ms }, 'webhook relay still sending; leaving its rows to their claims');
   clearTimeout(timer);
 }
 

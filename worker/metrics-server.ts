@@ -14,7 +14,9 @@ export function startWorkerMetricsServer(port: number, temporalMetricsUrl?: stri
       let text = await registry.metrics();
       if (temporalMetricsUrl) {
         // Bounded: a slow exporter must not hold a scrape for long.
-        const temporal = await fetch(temporalMetricsUrl, { signal: AbortSignal.timeout(2000) }).then((r) => r.text()).catch(() => '');
+        const temporal = await fetch(temporalMetricsUrl, { signal: AbortSignal.timeout(2000) })
+          .then((r) => r.text())
+          .catch(() => '');
         text += `\n${temporal}`;
       }
       res.writeHead(200, { 'content-type': registry.contentType }).end(text);

@@ -12,7 +12,9 @@ const TYPES = {
 };
 
 export async function registerSearchAttributes(connection: Connection, namespace = 'default'): Promise<void> {
-  const searchAttributes = Object.fromEntries(Object.entries(SEARCH_ATTRIBUTE_DECLARATIONS).map(([name, type]) => [name, TYPES[type]]));
+  const searchAttributes = Object.fromEntries(
+    Object.entries(SEARCH_ATTRIBUTE_DECLARATIONS).map(([name, type]) => [name, TYPES[type]]),
+  );
   try {
     await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
   } catch (err) {

@@ -11,7 +11,13 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
   await ensureSchedule(client, EXPIRE_GRANTS_SCHEDULE_ID, 'expireGrants', taskQueue, '1 hour');
 }
 
-async function ensureSchedule(client: Client, scheduleId: string, workflowType: string, taskQueue: string, every: string): Promise<void> {
+async function ensureSchedule(
+  client: Client,
+  scheduleId: string,
+  workflowType: string,
+  taskQueue: string,
+  every: string,
+): Promise<void> {
   try {
     await client.schedule.create({
       scheduleId,

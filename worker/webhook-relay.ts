@@ -18,7 +18,14 @@ import type { WorkflowEngine } from '../core/workflow-engine';
 import type { WebhookDestinations } from '../core/webhooks/destination-guard';
 import type { KeyRing } from '../core/crypto/key-ring';
 import { listen, type Listener } from '../prisma/listen';
-import { claimOutbox, markRelayed, OUTBOX_CHANNEL, releaseClaim, type LocalRelay, type OutboxRow } from '../activities/webhooks/outbox';
+import {
+  claimOutbox,
+  markRelayed,
+  OUTBOX_CHANNEL,
+  releaseClaim,
+  type LocalRelay,
+  type OutboxRow,
+} from '../activities/webhooks/outbox';
 import { attemptAndRecord, resultOf } from '../activities/webhooks/attempt';
 import { startDeliveryRetries } from '../activities/webhooks/start-delivery';
 
@@ -67,7 +74,8 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
   const options = { ...DEFAULT_RELAY_OPTIONS, ...overrides };
   // Per issuer, claimed and waiting for a slot, with when the claim began.
   const queued = new Map<string, Array<OutboxRow & { claimedAtMs: number }>>();
-  const enqueue = (row: OutboxRow) => queued.set(row.issuerId, [...(queued.get(row.issuerId) ?? []), { ...row, claimedAtMs: performance.now() }]);
+  const enqueue = (row: OutboxRow) =>
+    queued.set(row.issuerId, [...(queued.get(row.issuerId) ?? []), { ...row, claimedAtMs: performance.now() }]);
   const inFlight = new Map<string, number>();
   const running = new Set<Promise<void>>();
   let total = 0;
@@ -92,7 +100,11 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
       const recorded = row.state.recorded;
       const result = recorded ? resultOf(recorded) : await attemptAndRecord(deps, row.state, input, true);
       if (result.outcome === 'failed' && nextAttemptInMs !== null) {
-        await startDeliveryRetries(deps.temporal, { ...row.state.webhook, sourceEventId: row.sourceEventId, data: row.state.webhook.data as never });
+        await startDeliveryRetries(deps.temporal, {
+          ...row.state.webhook,
+          sourceEventId: row.sourceEventId,
+          data: row.state.webhook.data as never,
+        });
         await markRelayed(deps.db, row.id, deps.clock.now());
       } else if (recorded) {
         await markRelayed(deps.db, row.id, deps.clock.now());
@@ -129,8 +141,15 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
   async function claim(): Promise<void> {
     const room = options.concurrency - total - [...queued.values()].reduce((n, rows) => n + rows.length, 0);
     if (room <= 0) return;
-    const busy = new Set([...queued.keys(), ...inFlight.keys()].filter((issuerId) => held(issuerId) >= options.perIssuer));
-    const rows = await claimOutbox(deps.db, { limit: room, perIssuer: options.perIssuer, claimMs: options.claimMs, skipIssuers: [...busy] });
+    const busy = new Set(
+      [...queued.keys(), ...inFlight.keys()].filter((issuerId) => held(issuerId) >= options.perIssuer),
+    );
+    const rows = await claimOutbox(deps.db, {
+      limit: room,
+      perIssuer: options.perIssuer,
+      claimMs: options.claimMs,
+      skipIssuers: [...busy],
+    });
     for (const row of rows) enqueue(row);
     // A full claim means more may be waiting: look again without waiting for a notification.
     if (rows.length === room) dirty = true;

@@ -35,6 +35,9 @@ export function createWorker(options: {
     interceptors: { activity: [() => ({ inbound: new ActivityFailureCounter() })] },
     ...(options.shutdownGraceMs === undefined
       ? {}
-      : { shutdownGraceTime: options.shutdownGraceMs, shutdownForceTime: options.shutdownGraceMs + FORCE_AFTER_GRACE_MS }),
+      : {
+          shutdownGraceTime: options.shutdownGraceMs,
+          shutdownForceTime: options.shutdownGraceMs + FORCE_AFTER_GRACE_MS,
+        }),
   });
 }

@@ -18,7 +18,9 @@ export function workflowSource(dir = __dirname, compiled = extname(__filename) =
   if (existsSync(codePath)) return { workflowBundle: { codePath } };
   if (compiled) {
     // Bundling here would need the swc compiler, which a lean production install leaves out.
-    throw new Error(`${codePath} is missing: the compiled worker runs the workflow bundle that \`npm run build\` writes`);
+    throw new Error(
+      `${codePath} is missing: the compiled worker runs the workflow bundle that \`npm run build\` writes`,
+    );
   }
   return { workflowsPath: WORKFLOWS_PATH };
 }

@@ -17,7 +17,10 @@ const posting = proxyActivities<LifecycleActivities>(postingOptions);
 const bookkeeping = proxyActivities<Pick<LifecycleActivities, 'markUnknown'> & DeliveryStarter>(bookkeepingOptions);
 
 export function stepsV1(record: LifecycleRecord): StepRunner {
-  const markUnknown = async (step: { signal: LifecycleRecord['summary']['steps'][number]['signal']; eventId: string }, reason: string) => {
+  const markUnknown = async (
+    step: { signal: LifecycleRecord['summary']['steps'][number]['signal']; eventId: string },
+    reason: string,
+  ) => {
     await bookkeeping.markUnknown({ eventId: step.eventId, reason, workflowId: workflowInfo().workflowId });
     record.summary.steps.push({ ...step, status: 'unknown' });
     upsertSearchAttributes([{ key: RewardsStatus, value: 'unknown' }]);

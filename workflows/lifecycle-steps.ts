@@ -8,13 +8,20 @@
 // attempt from the outbox and starts a WebhookDelivery workflow only when it fails
 // (worker/webhook-relay.ts). Runs that began before this change keep the v1 step shape
 // (lifecycle-steps-v1.ts) until they finish; the workflow chooses by its input's `shape`.
-import { ActivityFailure, ApplicationFailure, proxyLocalActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  proxyLocalActivities,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { LifecycleActivities, StepOutcome } from '../activities/lifecycle/types';
 import { bookkeepingLocalOptions, postingLocalOptions } from './activity-options';
 import type { LifecycleSignalName } from './lifecycle-signals';
 import { RewardsMerchantId, RewardsStatus, RewardsTransactionId } from './search-attributes';
 
-export type PostingStep = 'previewAuthorization' | 'voidPreview' | 'lapsePreview' | 'settleTransaction' | 'clawBackRefund';
+export type PostingStep =
+  'previewAuthorization' | 'voidPreview' | 'lapsePreview' | 'settleTransaction' | 'clawBackRefund';
 
 export interface Pending {
   signal: LifecycleSignalName;
@@ -52,7 +59,11 @@ const postings = proxyLocalActivities<LifecycleActivities>(postingLocalOptions);
 const bookkeeping = proxyLocalActivities<Pick<LifecycleActivities, 'markUnknown'>>(bookkeepingLocalOptions);
 
 export function newLifecycleRecord(): LifecycleRecord {
-  return { summary: { steps: [] }, transactionIds: [], publishedIds: [...(workflowInfo().typedSearchAttributes.get(RewardsTransactionId) ?? [])] };
+  return {
+    summary: { steps: [] },
+    transactionIds: [],
+    publishedIds: [...(workflowInfo().typedSearchAttributes.get(RewardsTransactionId) ?? [])],
+  };
 }
 
 export function leanSteps(record: LifecycleRecord): StepRunner {
@@ -89,7 +100,11 @@ export function leanSteps(record: LifecycleRecord): StepRunner {
         await markUnknown(step, reason);
         return 'unknown';
       }
-      record.summary.steps.push({ ...step, status: outcome.status, ...(outcome.webhookId ? { webhookId: outcome.webhookId } : {}) });
+      record.summary.steps.push({
+        ...step,
+        status: outcome.status,
+        ...(outcome.webhookId ? { webhookId: outcome.webhookId } : {}),
+      });
       if (outcome.clockOffsetMs !== undefined) record.clockOffsetMs = outcome.clockOffsetMs;
       if (options?.keepStatus) publishOutcome(undefined);
       else publishOutcome(outcome.status, outcome.merchantId);

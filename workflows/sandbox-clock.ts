@@ -38,7 +38,12 @@ export function followIssuerClock(): IssuerClock {
  * Waits until `ready()` (true) or until `timeoutMs` has passed on the issuer's clock (false),
  * counted from now, when the issuer's offset was `startOffsetMs`.
  */
-export async function waitOnIssuerClock(ready: () => boolean, timeoutMs: number, clock: IssuerClock, startOffsetMs: number): Promise<boolean> {
+export async function waitOnIssuerClock(
+  ready: () => boolean,
+  timeoutMs: number,
+  clock: IssuerClock,
+  startOffsetMs: number,
+): Promise<boolean> {
   const startedAtMs = Date.now(); // workflow time
   for (;;) {
     const heard = clock.offsetMs;

@@ -13,7 +13,16 @@ const HOUR = 60 * MINUTE;
  * WEBHOOK_RETRY_SCHEDULE (core/config.ts), which every starter puts in the run's input.
  */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [
-  30 * SECOND, 2 * MINUTE, 10 * MINUTE, 30 * MINUTE, 1 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, 24 * HOUR, 24 * HOUR,
+  30 * SECOND,
+  2 * MINUTE,
+  10 * MINUTE,
+  30 * MINUTE,
+  1 * HOUR,
+  3 * HOUR,
+  6 * HOUR,
+  12 * HOUR,
+  24 * HOUR,
+  24 * HOUR,
 ];
 
 /** Bounds on a configured schedule: a typo must not schedule a year of retries. */

@@ -30,13 +30,22 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   const schedule = checkedSchedule(input.retryScheduleMs ?? [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS]);
   const resumed = checkedResume(input.resumeAfterAttempt ?? 0, schedule);
   const first = input.firstAttemptNumber ?? resumed + 1;
-  const result = (status: WebhookDeliveryResult['status'], made: number): WebhookDeliveryResult => ({ webhookId: input.webhookId, status, attempts: made });
+  const result = (status: WebhookDeliveryResult['status'], made: number): WebhookDeliveryResult => ({
+    webhookId: input.webhookId,
+    status,
+    attempts: made,
+  });
 
   if (resumed > 0) await sleep(schedule[resumed - 1]);
   for (let i = resumed; i <= schedule.length; i++) {
     const made = i - resumed;
     const nextAttemptInMs = i < schedule.length ? schedule[i] : null;
-    const outcome = await attemptOnce({ webhookId: input.webhookId, attemptNumber: first + made, nextAttemptInMs, replay: input.replay ?? false });
+    const outcome = await attemptOnce({
+      webhookId: input.webhookId,
+      attemptNumber: first + made,
+      nextAttemptInMs,
+      replay: input.replay ?? false,
+    });
     switch (outcome.outcome) {
       case 'succeeded':
         return result('delivered', made + 1);
@@ -66,14 +75,18 @@ async function attemptOnce(input: AttemptInput): Promise<AttemptResult> {
 
 function checkedResume(resumed: number, schedule: number[]): number {
   if (!Number.isInteger(resumed) || resumed < 0 || resumed > schedule.length) {
-    throw ApplicationFailure.nonRetryable(`resumeAfterAttempt must be an integer of 0..${schedule.length}`, INVALID_WEBHOOK_SCHEDULE);
+    throw ApplicationFailure.nonRetryable(
+      `resumeAfterAttempt must be an integer of 0..${schedule.length}`,
+      INVALID_WEBHOOK_SCHEDULE,
+    );
   }
   return resumed;
 }
 
 function checkedSchedule(schedule: number[]): number[] {
   const valid =
-    schedule.length <= MAX_WEBHOOK_RETRIES && schedule.every((ms) => Number.isInteger(ms) && ms >= 0 && ms <= MAX_WEBHOOK_RETRY_WAIT_MS);
+    schedule.length <= MAX_WEBHOOK_RETRIES &&
+    schedule.every((ms) => Number.isInteger(ms) && ms >= 0 && ms <= MAX_WEBHOOK_RETRY_WAIT_MS);
   if (!valid) {
     throw ApplicationFailure.nonRetryable(
       `retryScheduleMs must hold at most ${MAX_WEBHOOK_RETRIES} integer waits of 0..${MAX_WEBHOOK_RETRY_WAIT_MS} ms`,

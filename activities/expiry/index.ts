@@ -50,7 +50,9 @@ export async function expireDueGrants(deps: ExpiryDeps, input: ExpireBatchInput)
   // ahead is swept by the run its clock advance starts (issuerId set); between advances its
   // reads already count value past expiry on its clock as expired (api/rewards/summary.ts).
   const at = input.issuerId ? await issuerClockAt(deps.db, input.issuerId, new Date(input.atMs)) : new Date(input.atMs);
-  const grants = await inTransaction(deps.db, (tx) => listExpiredGrants(tx, { at, limit: input.batchSize, issuerId: input.issuerId }));
+  const grants = await inTransaction(deps.db, (tx) =>
+    listExpiredGrants(tx, { at, limit: input.batchSize, issuerId: input.issuerId }),
+  );
   const result: ExpireBatchResult = { expired: 0, expiredMinor: 0, failed: 0, more: grants.length === input.batchSize };
   for (const grant of grants) {
     try {
@@ -72,14 +74,35 @@ export async function expireDueGrants(deps: ExpiryDeps, input: ExpireBatchInput)
 export async function expireOne(tx: Tx, grant: Grant, at: Date): Promise<number> {
   // Accounts before grants, as every poster takes them: a settlement spending from this
   // group's grants holds the branded account while it reads and draws them.
-  await ensureAndLockAccounts(tx, [accounts.chgBranded(grant.issuerId, grant.chgId, grant.merchantId), accounts.breakage(grant.issuerId, grant.merchantId)], at);
+  await ensureAndLockAccounts(
+    tx,
+    [
+      accounts.chgBranded(grant.issuerId, grant.chgId, grant.merchantId),
+      accounts.breakage(grant.issuerId, grant.merchantId),
+    ],
+    at,
+  );
   const rewardEventId = newId('brevt');
-  const draw = await expireGrant(tx, { issuerId: grant.issuerId, grantId: grant.id, at, idempotencyKey: `expire:${grant.id}`, rewardEventId });
+  const draw = await expireGrant(tx, {
+    issuerId: grant.issuerId,
+    grantId: grant.id,
+    at,
+    idempotencyKey: `expire:${grant.id}`,
+    rewardEventId,
+  });
   if (draw.drawnMinor === 0) return 0;
   await recordRewardEvent(tx, {
-    id: rewardEventId, idempotencyKey: `expire:${grant.id}:branded_expired`, issuerId: grant.issuerId, chgId: grant.chgId,
-    type: 'branded_expired', amountMinor: draw.drawnMinor, merchantId: grant.merchantId, transactionId: grant.sourceTransactionId,
-    rewardGrantId: grant.id, description: 'Balance expired', occurredAt: at,
+    id: rewardEventId,
+    idempotencyKey: `expire:${grant.id}:branded_expired`,
+    issuerId: grant.issuerId,
+    chgId: grant.chgId,
+    type: 'branded_expired',
+    amountMinor: draw.drawnMinor,
+    merchantId: grant.merchantId,
+    transactionId: grant.sourceTransactionId,
+    rewardGrantId: grant.id,
+    description: 'Balance expired',
+    occurredAt: at,
   });
   return draw.created ? draw.drawnMinor : 0;
 }

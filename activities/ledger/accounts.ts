@@ -11,7 +11,9 @@ import type { SqlTx } from '../../prisma/sql-transaction';
  * below, which is what keeps them from deadlocking.
  */
 export async function ensureAccounts(tx: SqlTx, refs: readonly AccountRef[], at: Date): Promise<void> {
-  const sorted = [...new Map(refs.map((r) => [r.id, r])).values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const sorted = [...new Map(refs.map((r) => [r.id, r])).values()].sort((a, b) =>
+    a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+  );
   if (sorted.length === 0) return;
   // WITH ORDINALITY ... ORDER BY: the rows go in (and take their locks) in id order.
   await tx.$executeRaw`
@@ -37,9 +39,16 @@ export interface LockedAccount {
  * together, then queue behind each other instead of deadlocking (40P01) on rows that one
  * transaction inserted and another wanted to lock.
  */
-export async function ensureAndLockAccounts(tx: SqlTx, refs: readonly AccountRef[], at: Date): Promise<Map<string, LockedAccount>> {
+export async function ensureAndLockAccounts(
+  tx: SqlTx,
+  refs: readonly AccountRef[],
+  at: Date,
+): Promise<Map<string, LockedAccount>> {
   await ensureAccounts(tx, refs, at);
-  return lockAccounts(tx, refs.map((r) => r.id));
+  return lockAccounts(
+    tx,
+    refs.map((r) => r.id),
+  );
 }
 
 /** Locks accounts in id order: every poster takes locks in the same order, so two
@@ -49,5 +58,10 @@ export async function lockAccounts(tx: SqlTx, ids: readonly string[]): Promise<M
   const rows = await tx.$queryRaw<{ id: string; kind: AccountKind; normal_side: NormalSide; balance_minor: bigint }[]>`
     SELECT id, kind, normal_side, balance_minor FROM ledger_account
      WHERE id IN (${Prisma.join(sorted)}) ORDER BY id FOR UPDATE`;
-  return new Map(rows.map((r) => [r.id, { id: r.id, kind: r.kind, normalSide: r.normal_side, balanceMinor: fromDbMinor(r.balance_minor) }]));
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      { id: r.id, kind: r.kind, normalSide: r.normal_side, balanceMinor: fromDbMinor(r.balance_minor) },
+    ]),
+  );
 }

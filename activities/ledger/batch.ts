@@ -16,9 +16,18 @@ import { randomUUID } from 'node:crypto';
 import { Prisma } from '../../prisma/generated/client';
 import { ledgerPostings } from '../../core/metrics';
 import {
-  LedgerError, LEDGER_INSUFFICIENT_BALANCE, LEDGER_INVALID_INPUT, REWARD_EVENT_TYPES,
-  assert, balanceDelta, entriesOf, isLiability, planTransfer, requirePositiveMinor,
-  type RewardEventType, type TransferKind,
+  LedgerError,
+  LEDGER_INSUFFICIENT_BALANCE,
+  LEDGER_INVALID_INPUT,
+  REWARD_EVENT_TYPES,
+  assert,
+  balanceDelta,
+  entriesOf,
+  isLiability,
+  planTransfer,
+  requirePositiveMinor,
+  type RewardEventType,
+  type TransferKind,
 } from '../../core/ledger';
 import type { LockedAccount } from './accounts';
 import { isCheckViolation } from './tx';
@@ -87,7 +96,12 @@ export interface AlsoWrite {
 }
 
 /** Writes the batch and the caller's own writes in one statement. */
-export async function writeBatch(tx: SqlTx, batch: PostingBatch, locked: ReadonlyMap<string, LockedAccount>, also: AlsoWrite = { ctes: [] }): Promise<void> {
+export async function writeBatch(
+  tx: SqlTx,
+  batch: PostingBatch,
+  locked: ReadonlyMap<string, LockedAccount>,
+  also: AlsoWrite = { ctes: [] },
+): Promise<void> {
   const plan = planBatch(batch, locked);
   const ctes = [...ledgerCtes(batch, plan), ...also.ctes];
   const extra = also.select?.length ? Prisma.sql`, ${Prisma.join(also.select)}` : Prisma.empty;
@@ -98,11 +112,18 @@ export async function writeBatch(tx: SqlTx, batch: PostingBatch, locked: Readonl
       SELECT (SELECT count(*)::int FROM transfers) AS transfers, (SELECT count(*)::int FROM balances) AS balances,
              (SELECT count(*)::int FROM drawn) AS drawn ${extra}`;
   } catch (err) {
-    if (isCheckViolation(err)) throw new LedgerError(LEDGER_INSUFFICIENT_BALANCE, 'a posting would take a liability account or a grant below zero');
+    if (isCheckViolation(err))
+      throw new LedgerError(
+        LEDGER_INSUFFICIENT_BALANCE,
+        'a posting would take a liability account or a grant below zero',
+      );
     throw err;
   }
   const [written] = counts;
-  assert(written.transfers === batch.transfers.length, `wrote ${written.transfers} of ${batch.transfers.length} transfers`);
+  assert(
+    written.transfers === batch.transfers.length,
+    `wrote ${written.transfers} of ${batch.transfers.length} transfers`,
+  );
   assert(written.balances === plan.deltas.size, `moved ${written.balances} of ${plan.deltas.size} balances`);
   assert(written.drawn === batch.draws.length, `drew from ${written.drawn} of ${batch.draws.length} grants`);
   for (const t of batch.transfers) ledgerPostings.inc({ kind: t.kind });
@@ -120,7 +141,8 @@ interface BatchPlan {
 function planBatch(batch: PostingBatch, locked: ReadonlyMap<string, LockedAccount>): BatchPlan {
   const plan: BatchPlan = { entries: [], debits: new Map(), credits: new Map(), deltas: new Map() };
   for (const t of batch.transfers) {
-    if (!t.idempotencyKey || t.idempotencyKey.length > 500) throw new LedgerError(LEDGER_INVALID_INPUT, 'idempotencyKey must be 1 to 500 characters');
+    if (!t.idempotencyKey || t.idempotencyKey.length > 500)
+      throw new LedgerError(LEDGER_INVALID_INPUT, 'idempotencyKey must be 1 to 500 characters');
     requirePositiveMinor(t.amountMinor);
     const parties = planTransfer(t.kind, { issuerId: batch.issuerId, chgId: t.chgId, merchantId: t.merchantId });
     plan.debits.set(t.id, parties.debit.id);
@@ -129,24 +151,36 @@ function planBatch(batch: PostingBatch, locked: ReadonlyMap<string, LockedAccoun
       const account = locked.get(entry.accountId);
       assert(account, `account ${entry.accountId} was not locked`);
       plan.entries.push({ transferId: t.id, ...entry });
-      plan.deltas.set(entry.accountId, (plan.deltas.get(entry.accountId) ?? 0) + balanceDelta(account.normalSide, entry.amountMinor));
+      plan.deltas.set(
+        entry.accountId,
+        (plan.deltas.get(entry.accountId) ?? 0) + balanceDelta(account.normalSide, entry.amountMinor),
+      );
     }
   }
   for (const [accountId, delta] of plan.deltas) {
     const account = locked.get(accountId)!;
     if (isLiability(account.kind) && account.balanceMinor + delta < 0) {
-      throw new LedgerError(LEDGER_INSUFFICIENT_BALANCE, `account ${accountId} holds ${account.balanceMinor}, cannot give ${-delta}`, { accountId, balanceMinor: account.balanceMinor });
+      throw new LedgerError(
+        LEDGER_INSUFFICIENT_BALANCE,
+        `account ${accountId} holds ${account.balanceMinor}, cannot give ${-delta}`,
+        { accountId, balanceMinor: account.balanceMinor },
+      );
     }
   }
   for (const e of batch.rewardEvents) {
     requirePositiveMinor(e.amountMinor);
-    if (!(REWARD_EVENT_TYPES as readonly string[]).includes(e.type)) throw new LedgerError(LEDGER_INVALID_INPUT, `unknown reward event type ${e.type}`);
+    if (!(REWARD_EVENT_TYPES as readonly string[]).includes(e.type))
+      throw new LedgerError(LEDGER_INVALID_INPUT, `unknown reward event type ${e.type}`);
   }
   for (const g of batch.grants) {
     requirePositiveMinor(g.amountMinor);
-    if (!(g.availableAt < g.expiresAt)) throw new LedgerError(LEDGER_INVALID_INPUT, 'availableAt must be before expiresAt');
+    if (!(g.availableAt < g.expiresAt))
+      throw new LedgerError(LEDGER_INVALID_INPUT, 'availableAt must be before expiresAt');
     const earn = batch.transfers.find((t) => t.id === g.earnTransferId);
-    assert(earn?.kind === 'earn_branded' && earn.amountMinor === g.amountMinor && plan.credits.get(earn.id) === g.accountId, `grant ${g.id} is not funded by its earn`);
+    assert(
+      earn?.kind === 'earn_branded' && earn.amountMinor === g.amountMinor && plan.credits.get(earn.id) === g.accountId,
+      `grant ${g.id} is not funded by its earn`,
+    );
   }
   for (const d of batch.draws) requirePositiveMinor(d.amountMinor);
   return plan;
@@ -192,7 +226,9 @@ function ledgerCtes(batch: PostingBatch, plan: BatchPlan): Prisma.Sql[] {
              AS x(id, chg, type, amount, merchant, txn, grant_id, offer, source, key, description))`,
     // The group's running totals, in the same statement as the events they count.
     ...(e.length > 0
-      ? [Prisma.sql`reward_totals AS (${totalsUpsert(e.map((r) => ({ issuerId, chgId: r.chgId, merchantId: r.merchantId, offerId: r.offerId, type: r.type, amountMinor: r.amountMinor })))})`]
+      ? [
+          Prisma.sql`reward_totals AS (${totalsUpsert(e.map((r) => ({ issuerId, chgId: r.chgId, merchantId: r.merchantId, offerId: r.offerId, type: r.type, amountMinor: r.amountMinor })))})`,
+        ]
       : []),
     Prisma.sql`grants AS (
       INSERT INTO reward_grant (id, issuer_id, chg_id, merchant_id, account_id, earn_transfer_id, source_transaction_id, amount_minor, remaining_minor, available_at, expires_at, created_at, updated_at)

@@ -24,12 +24,21 @@ export interface EarnBrandedInput extends Common {
 }
 
 /** Credits the group's branded account and opens the grant that holds the value. */
-export async function earnBranded(tx: Tx, input: EarnBrandedInput): Promise<{ transfer: Transfer; grant: Grant; created: boolean }> {
+export async function earnBranded(
+  tx: Tx,
+  input: EarnBrandedInput,
+): Promise<{ transfer: Transfer; grant: Grant; created: boolean }> {
   const posted = await postTransfer(tx, { ...input, kind: 'earn_branded' });
   const { grant } = await createGrant(tx, {
-    issuerId: input.issuerId, chgId: input.chgId, merchantId: input.merchantId, earnTransferId: posted.transfer.id,
-    sourceTransactionId: input.transactionId ?? null, amountMinor: input.amountMinor,
-    availableAt: input.availableAt, expiresAt: input.expiresAt, at: input.at,
+    issuerId: input.issuerId,
+    chgId: input.chgId,
+    merchantId: input.merchantId,
+    earnTransferId: posted.transfer.id,
+    sourceTransactionId: input.transactionId ?? null,
+    amountMinor: input.amountMinor,
+    availableAt: input.availableAt,
+    expiresAt: input.expiresAt,
+    at: input.at,
   });
   return { transfer: posted.transfer, grant, created: posted.created };
 }
@@ -49,19 +58,31 @@ export function spendBranded(tx: Tx, input: Common & { maxAmountMinor: number })
 
 /** Claws back up to `maxAmountMinor` from the grants a refunded purchase created, and from no
  *  others; value already spent or expired is not clawed back (it can no longer be owed). */
-export function clawBackBranded(tx: Tx, input: Common & { maxAmountMinor: number; grantIds: readonly string[] }): Promise<DrawResult> {
+export function clawBackBranded(
+  tx: Tx,
+  input: Common & { maxAmountMinor: number; grantIds: readonly string[] },
+): Promise<DrawResult> {
   return drawAndPost(tx, input, 'clawback', input.maxAmountMinor, input.grantIds);
 }
 
 /** Moves an expired grant's remaining value to the merchant's breakage account. */
-export async function expireGrant(tx: Tx, input: { issuerId: string; grantId: string; at: Date; idempotencyKey?: string; rewardEventId?: string | null }): Promise<DrawResult> {
+export async function expireGrant(
+  tx: Tx,
+  input: { issuerId: string; grantId: string; at: Date; idempotencyKey?: string; rewardEventId?: string | null },
+): Promise<DrawResult> {
   const row = await tx.rewardGrant.findFirst({ where: { id: input.grantId, issuerId: input.issuerId } });
   if (!row) throw new LedgerError(LEDGER_GRANT_NOT_EXPIRABLE, `grant ${input.grantId} not found`);
   const grant = toGrant(row);
-  if (grant.expiresAt > input.at) throw new LedgerError(LEDGER_GRANT_NOT_EXPIRABLE, `grant ${grant.id} expires at ${grant.expiresAt.toISOString()}`);
+  if (grant.expiresAt > input.at)
+    throw new LedgerError(LEDGER_GRANT_NOT_EXPIRABLE, `grant ${grant.id} expires at ${grant.expiresAt.toISOString()}`);
   const common: Common = {
-    idempotencyKey: input.idempotencyKey ?? `expire:${grant.id}`, issuerId: grant.issuerId, chgId: grant.chgId, merchantId: grant.merchantId,
-    at: input.at, rewardEventId: input.rewardEventId, transactionId: grant.sourceTransactionId,
+    idempotencyKey: input.idempotencyKey ?? `expire:${grant.id}`,
+    issuerId: grant.issuerId,
+    chgId: grant.chgId,
+    merchantId: grant.merchantId,
+    at: input.at,
+    rewardEventId: input.rewardEventId,
+    transactionId: grant.sourceTransactionId,
   };
   // The whole grant at most; drawFromGrants reads the remaining value under the row lock.
   return drawAndPost(tx, common, 'expire', grant.amountMinor, [grant.id]);
@@ -74,22 +95,43 @@ const KIND_OF_MODE = { spend: 'spend_branded', clawback: 'clawback_branded', exp
  * transfer insert up front; an advisory lock on the key serialises same-key callers instead,
  * and a replay returns the stored transfer and its draws without drawing again.
  */
-async function drawAndPost(tx: Tx, input: Common, mode: DrawMode, maxAmountMinor: number, grantIds: readonly string[] | undefined): Promise<DrawResult> {
+async function drawAndPost(
+  tx: Tx,
+  input: Common,
+  mode: DrawMode,
+  maxAmountMinor: number,
+  grantIds: readonly string[] | undefined,
+): Promise<DrawResult> {
   await lockIdempotencyKey(tx, input.idempotencyKey);
   const previous = await tx.ledgerTransfer.findUnique({ where: { idempotencyKey: input.idempotencyKey } });
   if (previous) {
     // postTransfer applies the same/different-content rule to the stored amount.
-    const replay = await postTransfer(tx, { ...input, kind: KIND_OF_MODE[mode], amountMinor: fromDbMinor(previous.amountMinor) });
+    const replay = await postTransfer(tx, {
+      ...input,
+      kind: KIND_OF_MODE[mode],
+      amountMinor: fromDbMinor(previous.amountMinor),
+    });
     const draws = await tx.rewardGrantDraw.findMany({ where: { transferId: previous.id }, orderBy: { id: 'asc' } });
     const allocations = draws.map((d) => ({ grantId: d.grantId, amountMinor: fromDbMinor(d.amountMinor) }));
     return { transfer: replay.transfer, allocations, drawnMinor: replay.transfer.amountMinor, created: false };
   }
-  const allocations = await drawFromGrants(tx, { ...input, amountMinor: maxAmountMinor, mode, preferGrantIds: grantIds });
+  const allocations = await drawFromGrants(tx, {
+    ...input,
+    amountMinor: maxAmountMinor,
+    mode,
+    preferGrantIds: grantIds,
+  });
   const drawnMinor = sumMinor(allocations.map((a) => a.amountMinor));
   if (drawnMinor === 0) return { transfer: null, allocations: [], drawnMinor: 0, created: false };
   const posted = await postTransfer(tx, { ...input, kind: KIND_OF_MODE[mode], amountMinor: drawnMinor });
   await tx.rewardGrantDraw.createMany({
-    data: allocations.map((a) => ({ issuerId: input.issuerId, grantId: a.grantId, transferId: posted.transfer.id, amountMinor: BigInt(a.amountMinor), createdAt: input.at })),
+    data: allocations.map((a) => ({
+      issuerId: input.issuerId,
+      grantId: a.grantId,
+      transferId: posted.transfer.id,
+      amountMinor: BigInt(a.amountMinor),
+      createdAt: input.at,
+    })),
   });
   return { transfer: posted.transfer, allocations, drawnMinor, created: posted.created };
 }

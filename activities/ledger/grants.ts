@@ -4,7 +4,14 @@ import type { RewardGrant as RewardGrantRow } from '../../prisma/generated/clien
 import { Prisma } from '../../prisma/generated/client';
 import { newId } from '../../core/ids';
 import {
-  LedgerError, LEDGER_INVALID_INPUT, accounts, allocateDraw, assert, compareFifo, fromDbMinor, requirePositiveMinor,
+  LedgerError,
+  LEDGER_INVALID_INPUT,
+  accounts,
+  allocateDraw,
+  assert,
+  compareFifo,
+  fromDbMinor,
+  requirePositiveMinor,
   type Allocation,
 } from '../../core/ledger';
 import type { Tx } from './tx';
@@ -49,20 +56,38 @@ export interface CreateGrantInput {
 /** Creates the grant of an earn; idempotent on the earn transfer (one grant per earn). */
 export async function createGrant(tx: Tx, input: CreateGrantInput): Promise<{ grant: Grant; created: boolean }> {
   requirePositiveMinor(input.amountMinor);
-  if (!(input.availableAt < input.expiresAt)) throw new LedgerError(LEDGER_INVALID_INPUT, 'availableAt must be before expiresAt');
+  if (!(input.availableAt < input.expiresAt))
+    throw new LedgerError(LEDGER_INVALID_INPUT, 'availableAt must be before expiresAt');
   const accountId = accounts.chgBranded(input.issuerId, input.chgId, input.merchantId).id;
   const earn = await tx.ledgerTransfer.findUnique({ where: { id: input.earnTransferId } });
-  if (!earn || earn.kind !== 'earn_branded' || earn.creditAccountId !== accountId || fromDbMinor(earn.amountMinor) !== input.amountMinor) {
-    throw new LedgerError(LEDGER_INVALID_INPUT, `transfer ${input.earnTransferId} is not an earn_branded of ${input.amountMinor} into ${accountId}`);
+  if (
+    !earn ||
+    earn.kind !== 'earn_branded' ||
+    earn.creditAccountId !== accountId ||
+    fromDbMinor(earn.amountMinor) !== input.amountMinor
+  ) {
+    throw new LedgerError(
+      LEDGER_INVALID_INPUT,
+      `transfer ${input.earnTransferId} is not an earn_branded of ${input.amountMinor} into ${accountId}`,
+    );
   }
   const existing = await tx.rewardGrant.findUnique({ where: { earnTransferId: input.earnTransferId } });
   if (existing) return { grant: toGrant(existing), created: false };
   const row = await tx.rewardGrant.create({
     data: {
-      id: newId('rg'), issuerId: input.issuerId, chgId: input.chgId, merchantId: input.merchantId, accountId,
-      earnTransferId: input.earnTransferId, sourceTransactionId: input.sourceTransactionId ?? null,
-      amountMinor: BigInt(input.amountMinor), remainingMinor: BigInt(input.amountMinor),
-      availableAt: input.availableAt, expiresAt: input.expiresAt, createdAt: input.at, updatedAt: input.at,
+      id: newId('rg'),
+      issuerId: input.issuerId,
+      chgId: input.chgId,
+      merchantId: input.merchantId,
+      accountId,
+      earnTransferId: input.earnTransferId,
+      sourceTransactionId: input.sourceTransactionId ?? null,
+      amountMinor: BigInt(input.amountMinor),
+      remainingMinor: BigInt(input.amountMinor),
+      availableAt: input.availableAt,
+      expiresAt: input.expiresAt,
+      createdAt: input.at,
+      updatedAt: input.at,
     },
   });
   return { grant: toGrant(row), created: true };
@@ -92,13 +117,24 @@ export interface DrawInput {
 export async function drawFromGrants(tx: Tx, input: DrawInput): Promise<Allocation[]> {
   requirePositiveMinor(input.amountMinor);
   const candidates = (await lockCandidates(tx, input)).map(toGrant);
-  for (const g of candidates) assert(g.chgId === input.chgId && g.merchantId === input.merchantId && g.issuerId === input.issuerId, `grant ${g.id} outside the draw`);
-  const ordered = input.mode === 'clawback'
-    ? [...candidates].sort((a, b) => input.preferGrantIds!.indexOf(a.id) - input.preferGrantIds!.indexOf(b.id))
-    : [...candidates].sort(compareFifo);
-  const allocations = allocateDraw(ordered.map((g) => ({ grantId: g.id, remainingMinor: g.remainingMinor })), input.amountMinor);
+  for (const g of candidates)
+    assert(
+      g.chgId === input.chgId && g.merchantId === input.merchantId && g.issuerId === input.issuerId,
+      `grant ${g.id} outside the draw`,
+    );
+  const ordered =
+    input.mode === 'clawback'
+      ? [...candidates].sort((a, b) => input.preferGrantIds!.indexOf(a.id) - input.preferGrantIds!.indexOf(b.id))
+      : [...candidates].sort(compareFifo);
+  const allocations = allocateDraw(
+    ordered.map((g) => ({ grantId: g.id, remainingMinor: g.remainingMinor })),
+    input.amountMinor,
+  );
   for (const a of allocations) {
-    await tx.rewardGrant.update({ where: { id: a.grantId }, data: { remainingMinor: { decrement: BigInt(a.amountMinor) }, updatedAt: input.at } });
+    await tx.rewardGrant.update({
+      where: { id: a.grantId },
+      data: { remainingMinor: { decrement: BigInt(a.amountMinor) }, updatedAt: input.at },
+    });
   }
   return allocations;
 }
@@ -112,7 +148,10 @@ function lockCandidates(tx: Tx, input: DrawInput): Promise<RewardGrantRow[]> {
   } else {
     const ids = input.preferGrantIds ?? [];
     if (ids.length === 0 || ids.length > MAX_GRANTS_PER_DRAW || (input.mode === 'expire' && ids.length !== 1)) {
-      throw new LedgerError(LEDGER_INVALID_INPUT, `${input.mode} needs ${input.mode === 'expire' ? 'exactly one grant id' : `1 to ${MAX_GRANTS_PER_DRAW} grant ids`} in preferGrantIds`);
+      throw new LedgerError(
+        LEDGER_INVALID_INPUT,
+        `${input.mode} needs ${input.mode === 'expire' ? 'exactly one grant id' : `1 to ${MAX_GRANTS_PER_DRAW} grant ids`} in preferGrantIds`,
+      );
     }
     eligible = Prisma.sql`id IN (${Prisma.join(ids)})`;
     if (input.mode === 'expire') eligible = Prisma.sql`${eligible} AND expires_at <= ${input.at}`;
@@ -128,10 +167,17 @@ function lockCandidates(tx: Tx, input: DrawInput): Promise<RewardGrantRow[]> {
 }
 
 /** Grants past expiry that still hold value, oldest first: the expiry job's work list. */
-export async function listExpiredGrants(tx: Tx, input: { at: Date; limit: number; issuerId?: string }): Promise<Grant[]> {
+export async function listExpiredGrants(
+  tx: Tx,
+  input: { at: Date; limit: number; issuerId?: string },
+): Promise<Grant[]> {
   assert(Number.isSafeInteger(input.limit) && input.limit > 0 && input.limit <= 1000, 'limit must be 1..1000');
   const rows = await tx.rewardGrant.findMany({
-    where: { expiresAt: { lte: input.at }, remainingMinor: { gt: 0n }, ...(input.issuerId ? { issuerId: input.issuerId } : {}) },
+    where: {
+      expiresAt: { lte: input.at },
+      remainingMinor: { gt: 0n },
+      ...(input.issuerId ? { issuerId: input.issuerId } : {}),
+    },
     orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
     take: input.limit,
   });

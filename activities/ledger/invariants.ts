@@ -99,10 +99,15 @@ export interface InvariantViolation {
 }
 
 /** Every violated invariant; empty when the ledger is healthy. */
-export async function ledgerInvariants(db: Db | Tx, options: { issuerId?: string } = {}): Promise<InvariantViolation[]> {
+export async function ledgerInvariants(
+  db: Db | Tx,
+  options: { issuerId?: string } = {},
+): Promise<InvariantViolation[]> {
   const violations: InvariantViolation[] = [];
   for (const check of CHECKS) {
-    const rows = await db.$queryRaw<{ subject: string; detail: string }[]>`${check.query(options.issuerId)} LIMIT ${MAX_REPORTED}`;
+    const rows = await db.$queryRaw<
+      { subject: string; detail: string }[]
+    >`${check.query(options.issuerId)} LIMIT ${MAX_REPORTED}`;
     for (const r of rows) violations.push({ invariant: check.name, subject: r.subject, detail: r.detail });
   }
   return violations;

@@ -1,7 +1,15 @@
 // Reward events (`brevt_`): the cardholder-facing activity feed. Idempotent by key.
 import { Prisma, type RewardEvent as RewardEventRow } from '../../prisma/generated/client';
 import { newId } from '../../core/ids';
-import { LedgerError, LEDGER_IDEMPOTENCY_CONFLICT, LEDGER_INVALID_INPUT, REWARD_EVENT_TYPES, fromDbMinor, requirePositiveMinor, type RewardEventType } from '../../core/ledger';
+import {
+  LedgerError,
+  LEDGER_IDEMPOTENCY_CONFLICT,
+  LEDGER_INVALID_INPUT,
+  REWARD_EVENT_TYPES,
+  fromDbMinor,
+  requirePositiveMinor,
+  type RewardEventType,
+} from '../../core/ledger';
 import type { Tx } from './tx';
 
 export interface RecordRewardEventInput {
@@ -44,9 +52,13 @@ export function toRewardEvent(row: RewardEventRow): RewardEvent {
   return { ...row, type: row.type as RewardEventType, currency: 'usd', amountMinor: fromDbMinor(row.amountMinor) };
 }
 
-export async function recordRewardEvent(tx: Tx, input: RecordRewardEventInput): Promise<{ event: RewardEvent; created: boolean }> {
+export async function recordRewardEvent(
+  tx: Tx,
+  input: RecordRewardEventInput,
+): Promise<{ event: RewardEvent; created: boolean }> {
   requirePositiveMinor(input.amountMinor);
-  if (!(REWARD_EVENT_TYPES as readonly string[]).includes(input.type)) throw new LedgerError(LEDGER_INVALID_INPUT, `unknown reward event type ${input.type}`);
+  if (!(REWARD_EVENT_TYPES as readonly string[]).includes(input.type))
+    throw new LedgerError(LEDGER_INVALID_INPUT, `unknown reward event type ${input.type}`);
   if (!input.idempotencyKey) throw new LedgerError(LEDGER_INVALID_INPUT, 'idempotencyKey is required');
   const data = {
     id: input.id ?? newId('brevt'),
@@ -68,18 +80,39 @@ export async function recordRewardEvent(tx: Tx, input: RecordRewardEventInput): 
   };
   const inserted = await tx.rewardEvent.createMany({ data: [data], skipDuplicates: true });
   if (inserted.count === 1) {
-    await addToTotals(tx, [{ issuerId: data.issuerId, chgId: data.chgId, merchantId: data.merchantId, offerId: data.offerId, type: data.type, amountMinor: input.amountMinor }]);
+    await addToTotals(tx, [
+      {
+        issuerId: data.issuerId,
+        chgId: data.chgId,
+        merchantId: data.merchantId,
+        offerId: data.offerId,
+        type: data.type,
+        amountMinor: input.amountMinor,
+      },
+    ]);
     return { event: toRewardEvent(data as RewardEventRow), created: true };
   }
-  const stored = toRewardEvent(await tx.rewardEvent.findUniqueOrThrow({ where: { idempotencyKey: input.idempotencyKey } }));
+  const stored = toRewardEvent(
+    await tx.rewardEvent.findUniqueOrThrow({ where: { idempotencyKey: input.idempotencyKey } }),
+  );
   // What the cardholder sees as money is content; ids and wording generated per attempt are not.
-  const same = stored.issuerId === input.issuerId && stored.chgId === input.chgId && stored.type === input.type &&
-    stored.amountMinor === input.amountMinor && stored.merchantId === (input.merchantId ?? null) && stored.transactionId === (input.transactionId ?? null) &&
+  const same =
+    stored.issuerId === input.issuerId &&
+    stored.chgId === input.chgId &&
+    stored.type === input.type &&
+    stored.amountMinor === input.amountMinor &&
+    stored.merchantId === (input.merchantId ?? null) &&
+    stored.transactionId === (input.transactionId ?? null) &&
     stored.coversBrandedShortfall === data.coversBrandedShortfall;
   if (!same) {
-    throw new LedgerError(LEDGER_IDEMPOTENCY_CONFLICT, `idempotency key ${input.idempotencyKey} was already used for a different reward event`, {
-      idempotencyKey: input.idempotencyKey, storedEventId: stored.id,
-    });
+    throw new LedgerError(
+      LEDGER_IDEMPOTENCY_CONFLICT,
+      `idempotency key ${input.idempotencyKey} was already used for a different reward event`,
+      {
+        idempotencyKey: input.idempotencyKey,
+        storedEventId: stored.id,
+      },
+    );
   }
   return { event: stored, created: false };
 }

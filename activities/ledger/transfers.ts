@@ -5,9 +5,20 @@ import { ledgerPostings } from '../../core/metrics';
 import type { LedgerTransfer } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
 import {
-  LedgerError, LEDGER_IDEMPOTENCY_CONFLICT, LEDGER_INSUFFICIENT_BALANCE, LEDGER_INVALID_INPUT,
-  assert, balanceDelta, entriesOf, fromDbMinor, isLiability, isTransferKind, planTransfer, requirePositiveMinor,
-  type TransferKind, type TransferPlan,
+  LedgerError,
+  LEDGER_IDEMPOTENCY_CONFLICT,
+  LEDGER_INSUFFICIENT_BALANCE,
+  LEDGER_INVALID_INPUT,
+  assert,
+  balanceDelta,
+  entriesOf,
+  fromDbMinor,
+  isLiability,
+  isTransferKind,
+  planTransfer,
+  requirePositiveMinor,
+  type TransferKind,
+  type TransferPlan,
 } from '../../core/ledger';
 import { ensureAccounts, lockAccounts } from './accounts';
 import { inTransaction, isCheckViolation, type Tx } from './tx';
@@ -69,34 +80,62 @@ export async function postTransfer(tx: Tx, input: PostTransferInput): Promise<Po
     assert(account, `account ${entry.accountId} was not locked`);
     const after = account.balanceMinor + balanceDelta(account.normalSide, entry.amountMinor);
     if (isLiability(account.kind) && after < 0) {
-      throw new LedgerError(LEDGER_INSUFFICIENT_BALANCE, `account ${account.id} holds ${account.balanceMinor}, cannot give ${input.amountMinor}`, {
-        accountId: account.id, balanceMinor: account.balanceMinor, amountMinor: input.amountMinor,
-      });
+      throw new LedgerError(
+        LEDGER_INSUFFICIENT_BALANCE,
+        `account ${account.id} holds ${account.balanceMinor}, cannot give ${input.amountMinor}`,
+        {
+          accountId: account.id,
+          balanceMinor: account.balanceMinor,
+          amountMinor: input.amountMinor,
+        },
+      );
     }
   }
 
   const transfer: Transfer = {
-    id: randomUUID(), issuerId: input.issuerId, idempotencyKey: input.idempotencyKey, kind: input.kind,
-    debitAccountId: plan.debit.id, creditAccountId: plan.credit.id, amountMinor: input.amountMinor,
-    rewardEventId: input.rewardEventId ?? null, transactionId: input.transactionId ?? null, createdAt: input.at,
+    id: randomUUID(),
+    issuerId: input.issuerId,
+    idempotencyKey: input.idempotencyKey,
+    kind: input.kind,
+    debitAccountId: plan.debit.id,
+    creditAccountId: plan.credit.id,
+    amountMinor: input.amountMinor,
+    rewardEventId: input.rewardEventId ?? null,
+    transactionId: input.transactionId ?? null,
+    createdAt: input.at,
   };
   // ON CONFLICT DO NOTHING: a concurrent poster of the same key with other accounts (hence
   // other locks) makes this insert wait for it, then skip; we then compare with its row.
-  const inserted = await tx.ledgerTransfer.createMany({ data: [{ ...transfer, amountMinor: BigInt(transfer.amountMinor) }], skipDuplicates: true });
+  const inserted = await tx.ledgerTransfer.createMany({
+    data: [{ ...transfer, amountMinor: BigInt(transfer.amountMinor) }],
+    skipDuplicates: true,
+  });
   if (inserted.count === 0) {
     const winner = await tx.ledgerTransfer.findUniqueOrThrow({ where: { idempotencyKey: input.idempotencyKey } });
     return { transfer: sameOrConflict(winner, input, plan), created: false };
   }
   await tx.ledgerEntry.createMany({
-    data: entries.map((e) => ({ issuerId: input.issuerId, transferId: transfer.id, accountId: e.accountId, amountMinor: BigInt(e.amountMinor), createdAt: input.at })),
+    data: entries.map((e) => ({
+      issuerId: input.issuerId,
+      transferId: transfer.id,
+      accountId: e.accountId,
+      amountMinor: BigInt(e.amountMinor),
+      createdAt: input.at,
+    })),
   });
   for (const entry of [...entries].sort((a, b) => (a.accountId < b.accountId ? -1 : 1))) {
     const delta = balanceDelta(locked.get(entry.accountId)!.normalSide, entry.amountMinor);
     try {
-      await tx.ledgerAccount.update({ where: { id: entry.accountId }, data: { balanceMinor: { increment: BigInt(delta) } } });
+      await tx.ledgerAccount.update({
+        where: { id: entry.accountId },
+        data: { balanceMinor: { increment: BigInt(delta) } },
+      });
     } catch (err) {
       // The CHECK is the backstop of the check above; both must agree.
-      if (isCheckViolation(err)) throw new LedgerError(LEDGER_INSUFFICIENT_BALANCE, `account ${entry.accountId} would go negative`, { accountId: entry.accountId });
+      if (isCheckViolation(err))
+        throw new LedgerError(LEDGER_INSUFFICIENT_BALANCE, `account ${entry.accountId} would go negative`, {
+          accountId: entry.accountId,
+        });
       throw err;
     }
   }
@@ -113,10 +152,14 @@ export function postTransferInNewTransaction(db: Db, input: PostTransferInput): 
 
 function validateAndPlan(input: PostTransferInput): TransferPlan {
   if (!input.idempotencyKey || input.idempotencyKey.length > 500) {
-    throw new LedgerError(LEDGER_INVALID_INPUT, 'idempotencyKey must be 1 to 500 characters', { field: 'idempotencyKey' });
+    throw new LedgerError(LEDGER_INVALID_INPUT, 'idempotencyKey must be 1 to 500 characters', {
+      field: 'idempotencyKey',
+    });
   }
-  if (!isTransferKind(input.kind)) throw new LedgerError(LEDGER_INVALID_INPUT, `unknown transfer kind ${input.kind}`, { field: 'kind' });
-  if (!(input.at instanceof Date) || Number.isNaN(input.at.getTime())) throw new LedgerError(LEDGER_INVALID_INPUT, 'at must be a valid Date', { field: 'at' });
+  if (!isTransferKind(input.kind))
+    throw new LedgerError(LEDGER_INVALID_INPUT, `unknown transfer kind ${input.kind}`, { field: 'kind' });
+  if (!(input.at instanceof Date) || Number.isNaN(input.at.getTime()))
+    throw new LedgerError(LEDGER_INVALID_INPUT, 'at must be a valid Date', { field: 'at' });
   requirePositiveMinor(input.amountMinor);
   try {
     return planTransfer(input.kind, { issuerId: input.issuerId, chgId: input.chgId, merchantId: input.merchantId });
@@ -129,13 +172,31 @@ function validateAndPlan(input: PostTransferInput): TransferPlan {
  *  transaction ids are references, not content, so a retry that re-generated them still replays. */
 function sameOrConflict(row: LedgerTransfer, input: PostTransferInput, plan: TransferPlan): Transfer {
   const stored = toTransfer(row);
-  const same = stored.kind === input.kind && stored.debitAccountId === plan.debit.id && stored.creditAccountId === plan.credit.id && stored.amountMinor === input.amountMinor;
+  const same =
+    stored.kind === input.kind &&
+    stored.debitAccountId === plan.debit.id &&
+    stored.creditAccountId === plan.credit.id &&
+    stored.amountMinor === input.amountMinor;
   if (!same) {
-    throw new LedgerError(LEDGER_IDEMPOTENCY_CONFLICT, `idempotency key ${input.idempotencyKey} was already used for a different transfer`, {
-      idempotencyKey: input.idempotencyKey,
-      stored: { kind: stored.kind, debitAccountId: stored.debitAccountId, creditAccountId: stored.creditAccountId, amountMinor: stored.amountMinor },
-      requested: { kind: input.kind, debitAccountId: plan.debit.id, creditAccountId: plan.credit.id, amountMinor: input.amountMinor },
-    });
+    throw new LedgerError(
+      LEDGER_IDEMPOTENCY_CONFLICT,
+      `idempotency key ${input.idempotencyKey} was already used for a different transfer`,
+      {
+        idempotencyKey: input.idempotencyKey,
+        stored: {
+          kind: stored.kind,
+          debitAccountId: stored.debitAccountId,
+          creditAccountId: stored.creditAccountId,
+          amountMinor: stored.amountMinor,
+        },
+        requested: {
+          kind: input.kind,
+          debitAccountId: plan.debit.id,
+          creditAccountId: plan.credit.id,
+          amountMinor: input.amountMinor,
+        },
+      },
+    );
   }
   return stored;
 }

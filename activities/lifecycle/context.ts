@@ -38,7 +38,9 @@ const notFound = (eventId: string) => ApplicationFailure.nonRetryable(`No stored
 
 /** The event, locked for the rest of the transaction. */
 export async function lockEvent(tx: Tx, eventId: string): Promise<IngestedEvent> {
-  const [event] = await tx.$queryRaw<IngestedEvent[]>`SELECT ${EVENT_COLUMNS} FROM ingested_event e WHERE e.id = ${eventId} FOR UPDATE`;
+  const [event] = await tx.$queryRaw<
+    IngestedEvent[]
+  >`SELECT ${EVENT_COLUMNS} FROM ingested_event e WHERE e.id = ${eventId} FOR UPDATE`;
   if (!event) throw notFound(eventId);
   return event;
 }
@@ -63,7 +65,12 @@ export interface DecisionContext {
   event: IngestedEvent;
   payload: EventPayload;
   /** clockOffsetMs: the sandbox test clock's offset the decision was taken at (0 in production). */
-  issuer: { id: string; environment: 'sandbox' | 'production'; brandedAvailabilityDelayDays: number; clockOffsetMs: number };
+  issuer: {
+    id: string;
+    environment: 'sandbox' | 'production';
+    brandedAvailabilityDelayDays: number;
+    clockOffsetMs: number;
+  };
   groupStatus: 'active' | 'inactive';
   cardholderStatus: 'active' | 'inactive';
   cardStatus: 'active' | 'inactive';
@@ -119,7 +126,9 @@ export async function lockEventWithContext(
   workflowAt: Date,
   options: { lockAccounts: boolean; known?: KnownAccounts },
 ): Promise<{ event: IngestedEvent; at: Date; context?: DecisionContext; settledPurchase?: SettledPurchase }> {
-  const [row] = await tx.$queryRaw<Array<IngestedEvent & Omit<Head, 'event' | 'issuerId'> & { settledPurchase: SettledPurchase | null }>>`
+  const [row] = await tx.$queryRaw<
+    Array<IngestedEvent & Omit<Head, 'event' | 'issuerId'> & { settledPurchase: SettledPurchase | null }>
+  >`
     SELECT ${EVENT_COLUMNS}, i.environment, i.branded_availability_delay_days AS "issuerDelayDays",
            i.clock_offset_ms::float8 AS "clockOffsetMs",
            (SELECT status FROM cardholder_group WHERE id = e.chg_id) AS "groupStatus",
@@ -143,33 +152,93 @@ export async function lockEventWithContext(
      WHERE e.id = ${eventId}
        FOR UPDATE OF e`;
   if (!row) throw notFound(eventId);
-  const { environment, issuerDelayDays, clockOffsetMs, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint, settledPurchase, ...event } = row;
+  const {
+    environment,
+    issuerDelayDays,
+    clockOffsetMs,
+    groupStatus,
+    cardholderStatus,
+    cardStatus,
+    candidates,
+    authorizationId,
+    endpoint,
+    settledPurchase,
+    ...event
+  } = row;
   const at = clockOffsetMs === 0 ? workflowAt : new Date(workflowAt.getTime() + clockOffsetMs);
   if (event.processedAt) return { event, at };
   if (settledPurchase) return { event, at, settledPurchase };
-  const head: Head = { event, issuerId: event.issuerId, environment, issuerDelayDays, clockOffsetMs, groupStatus, cardholderStatus, cardStatus, candidates, authorizationId, endpoint };
+  const head: Head = {
+    event,
+    issuerId: event.issuerId,
+    environment,
+    issuerDelayDays,
+    clockOffsetMs,
+    groupStatus,
+    cardholderStatus,
+    cardStatus,
+    candidates,
+    authorizationId,
+    endpoint,
+  };
   return { event, at, context: await loadRest(tx, head, at, options) };
 }
 
-async function loadRest(tx: Tx, head: Head, at: Date, options: { lockAccounts: boolean; known?: KnownAccounts }): Promise<DecisionContext> {
+async function loadRest(
+  tx: Tx,
+  head: Head,
+  at: Date,
+  options: { lockAccounts: boolean; known?: KnownAccounts },
+): Promise<DecisionContext> {
   const { event } = head;
   const payload = event.payload as unknown as EventPayload;
   const match = matchMerchant(
     { merchantId: payload.merchantId, merchantDescriptor: payload.merchantDescriptor, mcc: payload.mcc },
-    head.candidates.map((m) => ({ ...m, matchDescriptorPatterns: m.matchDescriptorPatterns ?? [], matchAcquirerMerchantIds: m.matchAcquirerMerchantIds ?? [], matchMccs: m.matchMccs ?? [] })),
+    head.candidates.map((m) => ({
+      ...m,
+      matchDescriptorPatterns: m.matchDescriptorPatterns ?? [],
+      matchAcquirerMerchantIds: m.matchAcquirerMerchantIds ?? [],
+      matchMccs: m.matchMccs ?? [],
+    })),
     head.environment,
   );
   const base = {
-    event, payload, match,
-    issuer: { id: head.issuerId, environment: head.environment, brandedAvailabilityDelayDays: head.issuerDelayDays, clockOffsetMs: head.clockOffsetMs },
-    groupStatus: head.groupStatus, cardholderStatus: head.cardholderStatus, cardStatus: head.cardStatus, authorizationId: head.authorizationId,
+    event,
+    payload,
+    match,
+    issuer: {
+      id: head.issuerId,
+      environment: head.environment,
+      brandedAvailabilityDelayDays: head.issuerDelayDays,
+      clockOffsetMs: head.clockOffsetMs,
+    },
+    groupStatus: head.groupStatus,
+    cardholderStatus: head.cardholderStatus,
+    cardStatus: head.cardStatus,
+    authorizationId: head.authorizationId,
     endpoint: toEndpoint(head.endpoint),
   };
   if (!match.merchantId) {
-    return { ...base, merchant: null, offers: [], earnOffers: [], activation: null, earnedSoFarByOffer: {}, grants: [], accounts: new Map() };
+    return {
+      ...base,
+      merchant: null,
+      offers: [],
+      earnOffers: [],
+      activation: null,
+      earnedSoFarByOffer: {},
+      grants: [],
+      accounts: new Map(),
+    };
   }
-  const locked = options.lockAccounts ? await lockPurchaseAccounts(tx, purchaseAccounts(event.issuerId, event.chgId, match.merchantId), at, options.known) : new Map();
-  const details = await loadMerchantDetails(tx, { issuerId: event.issuerId, chgId: event.chgId, merchantId: match.merchantId, at });
+  const locked = options.lockAccounts
+    ? await lockPurchaseAccounts(tx, purchaseAccounts(event.issuerId, event.chgId, match.merchantId), at, options.known)
+    : new Map();
+  const details = await loadMerchantDetails(tx, {
+    issuerId: event.issuerId,
+    chgId: event.chgId,
+    merchantId: match.merchantId,
+    at,
+  });
   return {
     ...base,
     ...details,
@@ -177,7 +246,9 @@ async function loadRest(tx: Tx, head: Head, at: Date, options: { lockAccounts: b
     // expires, is not earned: such offers pay cashback only (core/rules/branded-rate.ts).
     earnOffers: details.offers.map((o) => ({
       ...o,
-      brandedRateBps: details.merchant ? effectiveBrandedRateBps(o.brandedRateBps, details.merchant, head.issuerDelayDays) : 0,
+      brandedRateBps: details.merchant
+        ? effectiveBrandedRateBps(o.brandedRateBps, details.merchant, head.issuerDelayDays)
+        : 0,
     })),
     accounts: locked,
   };
@@ -185,7 +256,11 @@ async function loadRest(tx: Tx, head: Head, at: Date, options: { lockAccounts: b
 
 /** Every account a settlement at this merchant may touch. */
 export function purchaseAccounts(issuerId: string, chgId: string, merchantId: string): AccountRef[] {
-  return [accounts.merchantReceivable(issuerId, merchantId), accounts.chgCashback(issuerId, chgId), accounts.chgBranded(issuerId, chgId, merchantId)];
+  return [
+    accounts.merchantReceivable(issuerId, merchantId),
+    accounts.chgCashback(issuerId, chgId),
+    accounts.chgBranded(issuerId, chgId, merchantId),
+  ];
 }
 
 /**
@@ -197,11 +272,19 @@ export function purchaseAccounts(issuerId: string, chgId: string, merchantId: st
  * group's accounts (ids are issuer:kind:..., and "merchant_receivable" > "chg_*"), so the
  * order every poster takes locks in is kept, and as an asset it has no balance to check.
  */
-async function lockPurchaseAccounts(tx: Tx, refs: AccountRef[], at: Date, known?: KnownAccounts): Promise<Map<string, LockedAccount>> {
+async function lockPurchaseAccounts(
+  tx: Tx,
+  refs: AccountRef[],
+  at: Date,
+  known?: KnownAccounts,
+): Promise<Map<string, LockedAccount>> {
   const missing = known ? refs.filter((r) => !known.has(r.id)) : refs;
   if (missing.length > 0) await ensureAccounts(tx, missing, at);
   const liabilities = refs.filter((r) => isLiability(r.kind));
-  const locked = await lockAccounts(tx, liabilities.map((r) => r.id));
+  const locked = await lockAccounts(
+    tx,
+    liabilities.map((r) => r.id),
+  );
   // A known account missing here was never created: forget it and fail this attempt (its
   // retry creates it). Callers add accounts to `known` only after their commit.
   const lost = liabilities.filter((r) => !locked.has(r.id));
@@ -232,13 +315,15 @@ interface JsonOffer {
 }
 
 async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string; merchantId: string; at: Date }) {
-  const [row] = await tx.$queryRaw<Array<{
-    merchant: (Omit<ContextMerchant, 'brandedSpendMinimumMinor'> & { brandedSpendMinimumMinor: string }) | null;
-    offers: JsonOffer[];
-    activation: { status: CatalogueStatus; activatedAt: string } | null;
-    earned: Record<string, string>;
-    grants: Array<{ id: string; remainingMinor: string; availableAt: string; expiresAt: string; createdAt: string }>;
-  }>>`
+  const [row] = await tx.$queryRaw<
+    Array<{
+      merchant: (Omit<ContextMerchant, 'brandedSpendMinimumMinor'> & { brandedSpendMinimumMinor: string }) | null;
+      offers: JsonOffer[];
+      activation: { status: CatalogueStatus; activatedAt: string } | null;
+      earned: Record<string, string>;
+      grants: Array<{ id: string; remainingMinor: string; availableAt: string; expiresAt: string; createdAt: string }>;
+    }>
+  >`
     SELECT
       (SELECT jsonb_build_object('id', m.id, 'name', m.name, 'status', m.status, 'brandedEnabled', m.branded_enabled,
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
@@ -277,12 +362,21 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
     maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
   }));
   return {
-    merchant: row.merchant && { ...row.merchant, brandedSpendMinimumMinor: fromDbMinor(row.merchant.brandedSpendMinimumMinor) },
+    merchant: row.merchant && {
+      ...row.merchant,
+      brandedSpendMinimumMinor: fromDbMinor(row.merchant.brandedSpendMinimumMinor),
+    },
     offers,
     activation: row.activation && { status: row.activation.status, activatedAt: new Date(row.activation.activatedAt) },
-    earnedSoFarByOffer: Object.fromEntries(Object.entries(row.earned).map(([offerId, net]) => [offerId, fromDbMinor(net)])),
+    earnedSoFarByOffer: Object.fromEntries(
+      Object.entries(row.earned).map(([offerId, net]) => [offerId, fromDbMinor(net)]),
+    ),
     grants: row.grants.map((g) => ({
-      id: g.id, remainingMinor: fromDbMinor(g.remainingMinor), availableAt: new Date(g.availableAt), expiresAt: new Date(g.expiresAt), createdAt: new Date(g.createdAt),
+      id: g.id,
+      remainingMinor: fromDbMinor(g.remainingMinor),
+      availableAt: new Date(g.availableAt),
+      expiresAt: new Date(g.expiresAt),
+      createdAt: new Date(g.createdAt),
     })),
   };
 }

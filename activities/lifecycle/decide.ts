@@ -26,11 +26,19 @@ export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
       ? evaluateEarn({
           merchant: { id: merchant.id, status: merchant.status as CatalogueStatus },
           offers: ctx.earnOffers,
-          activation: ctx.activation && { status: ctx.activation.status as CatalogueStatus, activatedAt: ctx.activation.activatedAt },
+          activation: ctx.activation && {
+            status: ctx.activation.status as CatalogueStatus,
+            activatedAt: ctx.activation.activatedAt,
+          },
           groupStatus: ctx.groupStatus,
           cardholderStatus: ctx.cardholderStatus,
           cardStatus: ctx.cardStatus,
-          transaction: { amountMinor, mcc: ctx.payload.mcc, currency: ctx.event.currency, at: ctx.event.eventCreatedAt },
+          transaction: {
+            amountMinor,
+            mcc: ctx.payload.mcc,
+            currency: ctx.event.currency,
+            at: ctx.event.eventCreatedAt,
+          },
           earnedSoFarByOffer: ctx.earnedSoFarByOffer,
           now: at,
         })
@@ -51,13 +59,25 @@ export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
           at,
         })
       : null;
-  const settlement = decideSettlement({ amountMinor, earn, spend, offers: ctx.earnOffers, earnedSoFarByOffer: ctx.earnedSoFarByOffer });
+  const settlement = decideSettlement({
+    amountMinor,
+    earn,
+    spend,
+    offers: ctx.earnOffers,
+    earnedSoFarByOffer: ctx.earnedSoFarByOffer,
+  });
   const rewarded = settlement.spentMinor > 0 || settlement.cashbackMinor + settlement.brandedMinor > 0;
   const status = rewarded ? 'matched' : 'not_matched';
   const winning = ctx.offers.find((o) => o.id === settlement.winningOfferId);
   const trace = {
     evaluatedAt: at.toISOString(),
-    transaction: { amountMinor, currency: ctx.event.currency, mcc: ctx.payload.mcc, createdAt: ctx.event.eventCreatedAt.toISOString(), merchantDescriptor: ctx.payload.merchantDescriptor },
+    transaction: {
+      amountMinor,
+      currency: ctx.event.currency,
+      mcc: ctx.payload.mcc,
+      createdAt: ctx.event.eventCreatedAt.toISOString(),
+      merchantDescriptor: ctx.payload.merchantDescriptor,
+    },
     merchantMatch: ctx.match,
     checks: [
       { name: 'currency_usd', passed: currencyOk, detail: `currency is ${ctx.event.currency}` },

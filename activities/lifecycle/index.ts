@@ -10,7 +10,10 @@ import { clawBackRefund } from './refund';
 import { markUnknown } from './unknown';
 import { lifecycleOutcomes } from '../../core/metrics';
 
-function typedFailures<A extends unknown[], R extends { status: string }>(step: string, fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+function typedFailures<A extends unknown[], R extends { status: string }>(
+  step: string,
+  fn: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
   return async (...args) => {
     try {
       const outcome = await fn(...args);

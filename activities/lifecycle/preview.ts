@@ -17,7 +17,9 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
   await deps.faults?.beforeActivity?.('previewAuthorization', input.eventId);
   let written: OutboxRow | undefined;
   const outcome = await sqlTransaction(deps.db, async (tx) => {
-    const { event, at, context, settledPurchase } = await lockEventWithContext(tx, input.eventId, workflowAt, { lockAccounts: false });
+    const { event, at, context, settledPurchase } = await lockEventWithContext(tx, input.eventId, workflowAt, {
+      lockAccounts: false,
+    });
     if (settledPurchase) return recordAfterSettlement(tx, event.id, settledPurchase, at);
     if (!context) return storedOutcome(tx, event);
     const decision = decideReward(context, at);
@@ -25,18 +27,31 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
     const status = decision.status === 'matched' ? 'previewed' : 'not_matched';
     const preview = { cashbackMinor, brandedMinor, spentMinor, earnedAmountMinor: cashbackMinor + brandedMinor };
     const trace = { ...decision.trace, outcome: status, preview };
-    const webhook = status === 'previewed'
-      ? webhookWrite({
-          issuerId: event.issuerId,
-          type: 'qualified_auth',
-          sourceEventId: event.id,
-          at,
-          data: {
-            chgId: event.chgId, authorizationId: event.id, externalId: event.externalId, merchantId: decision.merchantId!, currency: 'usd', rewardEventIds: [], rewardGrantIds: [],
-            earnedAmountMinor: preview.earnedAmountMinor, cashbackAmountMinor: cashbackMinor, brandedAmountMinor: brandedMinor, spentAmountMinor: spentMinor,
-          } satisfies QualifiedAuthData,
-        }, deps.relay?.claimMs)
-      : undefined;
+    const webhook =
+      status === 'previewed'
+        ? webhookWrite(
+            {
+              issuerId: event.issuerId,
+              type: 'qualified_auth',
+              sourceEventId: event.id,
+              at,
+              data: {
+                chgId: event.chgId,
+                authorizationId: event.id,
+                externalId: event.externalId,
+                merchantId: decision.merchantId!,
+                currency: 'usd',
+                rewardEventIds: [],
+                rewardGrantIds: [],
+                earnedAmountMinor: preview.earnedAmountMinor,
+                cashbackAmountMinor: cashbackMinor,
+                brandedAmountMinor: brandedMinor,
+                spentAmountMinor: spentMinor,
+              } satisfies QualifiedAuthData,
+            },
+            deps.relay?.claimMs,
+          )
+        : undefined;
     // One statement: the outcome, and the webhook record with its NOTIFY.
     await tx.$queryRaw`
       WITH event_outcome AS (
@@ -46,12 +61,28 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
       ${webhook ? Prisma.sql`, ${webhook.cte}` : Prisma.empty}
       SELECT 1 AS written ${webhook ? Prisma.sql`, ${webhook.select}` : Prisma.empty}`;
     if (webhook) {
-      written = writtenOutboxRow({ id: webhook.id, issuerId: event.issuerId, type: 'qualified_auth', sourceEventId: event.id, data: webhook.data, createdAt: at }, context.endpoint);
+      written = writtenOutboxRow(
+        {
+          id: webhook.id,
+          issuerId: event.issuerId,
+          type: 'qualified_auth',
+          sourceEventId: event.id,
+          data: webhook.data,
+          createdAt: at,
+        },
+        context.endpoint,
+      );
     }
     // A sandbox issuer's clock offset tells the workflow where its settlement wait starts on
     // that clock (workflows/sandbox-clock.ts); production outcomes stay as they were.
-    const clockOffsetMs = status === 'previewed' && context.issuer.clockOffsetMs !== 0 ? context.issuer.clockOffsetMs : undefined;
-    return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id, ...(clockOffsetMs ? { clockOffsetMs } : {}) } satisfies StepOutcome;
+    const clockOffsetMs =
+      status === 'previewed' && context.issuer.clockOffsetMs !== 0 ? context.issuer.clockOffsetMs : undefined;
+    return {
+      status,
+      merchantId: decision.merchantId ?? undefined,
+      webhookId: webhook?.id,
+      ...(clockOffsetMs ? { clockOffsetMs } : {}),
+    } satisfies StepOutcome;
   });
   if (written) deps.relay?.take(written);
   return outcome;
@@ -63,7 +94,12 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
  * purchase earns, and a preview now would announce a reward that is not pending (README,
  * "Late authorizations").
  */
-async function recordAfterSettlement(tx: SqlTx, eventId: string, purchase: SettledPurchase, at: Date): Promise<StepOutcome> {
+async function recordAfterSettlement(
+  tx: SqlTx,
+  eventId: string,
+  purchase: SettledPurchase,
+  at: Date,
+): Promise<StepOutcome> {
   const trace = { outcome: 'after_settlement', settlementId: purchase.settlementId };
   await tx.$executeRaw`
     UPDATE ingested_event SET reward_status = 'after_settlement', merchant_id = ${purchase.merchantId}, match_trace = ${JSON.stringify(trace)}::jsonb,
@@ -88,7 +124,10 @@ async function closePreview(deps: LifecycleDeps, input: StepInput, status: 'void
     const event = await lockEvent(tx, input.eventId);
     // Conditional on the current status, so a repeat (or a late reversal) changes nothing.
     if (['pending', 'previewed', 'not_matched'].includes(event.rewardStatus)) {
-      await tx.ingestedEvent.update({ where: { id: event.id }, data: { rewardStatus: status, processedAt: event.processedAt ?? at } });
+      await tx.ingestedEvent.update({
+        where: { id: event.id },
+        data: { rewardStatus: status, processedAt: event.processedAt ?? at },
+      });
     }
     return { status, merchantId: event.merchantId ?? undefined };
   });

@@ -58,8 +58,11 @@ interface Clawed {
 async function postClawbacks(tx: Tx, { refund, purchase, at, history }: RefundCase): Promise<Clawed> {
   const due = (earned: number, clawed: number) =>
     clawbackDue({
-      earnedMinor: earned, purchaseAmountMinor: fromDbMinor(purchase.amountMinor), refundedBeforeMinor: history.refundedBeforeMinor,
-      refundMinor: fromDbMinor(refund.amountMinor), clawedBackBeforeMinor: clawed,
+      earnedMinor: earned,
+      purchaseAmountMinor: fromDbMinor(purchase.amountMinor),
+      refundedBeforeMinor: history.refundedBeforeMinor,
+      refundMinor: fromDbMinor(refund.amountMinor),
+      clawedBackBeforeMinor: clawed,
     });
   const cashbackDue = due(history.cashback.earned, history.cashback.clawed);
   const brandedDue = due(history.branded.earned, history.branded.clawed);
@@ -74,22 +77,52 @@ async function postClawbacks(tx: Tx, { refund, purchase, at, history }: RefundCa
   if (brandedDue > 0) {
     // The shortfall may touch the cashback account after the branded one: take all three
     // locks now, in the id order every poster uses, so this cannot deadlock with a settlement.
-    await lockAccounts(tx, [accounts.chgBranded(purchase.issuerId, purchase.chgId, merchantId).id, cashbackAccountId, accounts.merchantReceivable(purchase.issuerId, merchantId).id]);
+    await lockAccounts(tx, [
+      accounts.chgBranded(purchase.issuerId, purchase.chgId, merchantId).id,
+      cashbackAccountId,
+      accounts.merchantReceivable(purchase.issuerId, merchantId).id,
+    ]);
   }
 
   if (cashbackDue > 0) {
     await postNow(tx, rewardEventIds, base, {
-      common, amountMinor: cashbackDue,
-      event: { idempotencyKey: key('cashback_clawed_back'), type: 'cashback_clawed_back', offerId: history.cashback.offerId, sourceEventId: refund.id, description: 'Cashback reversed by a refund' },
+      common,
+      amountMinor: cashbackDue,
+      event: {
+        idempotencyKey: key('cashback_clawed_back'),
+        type: 'cashback_clawed_back',
+        offerId: history.cashback.offerId,
+        sourceEventId: refund.id,
+        description: 'Cashback reversed by a refund',
+      },
       transfer: { idempotencyKey: key('clawback_cashback'), kind: 'clawback_cashback' },
     });
   }
   if (brandedDue > 0) {
     const rewardEventId = newId('brevt');
-    const draw = await clawBackBranded(tx, { ...base, merchantId, idempotencyKey: key('clawback_branded'), rewardEventId, maxAmountMinor: brandedDue, grantIds: history.grantIds });
+    const draw = await clawBackBranded(tx, {
+      ...base,
+      merchantId,
+      idempotencyKey: key('clawback_branded'),
+      rewardEventId,
+      maxAmountMinor: brandedDue,
+      grantIds: history.grantIds,
+    });
     brandedClawed = draw.drawnMinor;
     if (draw.drawnMinor > 0) {
-      await recordRewardEvent(tx, { ...base, id: rewardEventId, merchantId, offerId: history.branded.offerId, sourceEventId: refund.id, idempotencyKey: key('branded_clawed_back'), type: 'branded_clawed_back', amountMinor: draw.drawnMinor, rewardGrantId: draw.allocations[0]?.grantId ?? null, description: 'Balance reversed by a refund', occurredAt: at });
+      await recordRewardEvent(tx, {
+        ...base,
+        id: rewardEventId,
+        merchantId,
+        offerId: history.branded.offerId,
+        sourceEventId: refund.id,
+        idempotencyKey: key('branded_clawed_back'),
+        type: 'branded_clawed_back',
+        amountMinor: draw.drawnMinor,
+        rewardGrantId: draw.allocations[0]?.grantId ?? null,
+        description: 'Balance reversed by a refund',
+        occurredAt: at,
+      });
       rewardEventIds.push(rewardEventId);
     }
   }
@@ -100,36 +133,73 @@ async function postClawbacks(tx: Tx, { refund, purchase, at, history }: RefundCa
   if (shortfallFromCashback > 0) {
     // Marked as covering the branded shortfall: the purchase's history counts it as branded
     // value clawed back, not as its cashback (purchaseHistory).
-    await postNow(tx, rewardEventIds, base, {
-      common, amountMinor: shortfallFromCashback,
-      event: { idempotencyKey: key('branded_shortfall_from_cashback'), type: 'cashback_clawed_back', offerId: history.branded.offerId, sourceEventId: refund.id, description: 'Spent or expired balance reversed by a refund, taken from cashback' },
-      transfer: { idempotencyKey: key('clawback_cashback_for_branded'), kind: 'clawback_cashback' },
-    }, { coversBrandedShortfall: true });
+    await postNow(
+      tx,
+      rewardEventIds,
+      base,
+      {
+        common,
+        amountMinor: shortfallFromCashback,
+        event: {
+          idempotencyKey: key('branded_shortfall_from_cashback'),
+          type: 'cashback_clawed_back',
+          offerId: history.branded.offerId,
+          sourceEventId: refund.id,
+          description: 'Spent or expired balance reversed by a refund, taken from cashback',
+        },
+        transfer: { idempotencyKey: key('clawback_cashback_for_branded'), kind: 'clawback_cashback' },
+      },
+      { coversBrandedShortfall: true },
+    );
   }
   return { cashbackDue, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds };
 }
 
 /** The refund's outcome and trace; the purchase reads `reversed` once all it earned is back. */
-async function recordRefundOutcome(tx: Tx, { refund, purchase, at, history }: RefundCase, clawed: Clawed): Promise<StepOutcome> {
+async function recordRefundOutcome(
+  tx: Tx,
+  { refund, purchase, at, history }: RefundCase,
+  clawed: Clawed,
+): Promise<StepOutcome> {
   const { cashbackDue, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds } = clawed;
-  const clawedTotal = history.cashback.clawed + history.branded.clawed + cashbackDue + brandedClawed + shortfallFromCashback;
+  const clawedTotal =
+    history.cashback.clawed + history.branded.clawed + cashbackDue + brandedClawed + shortfallFromCashback;
   const earnedTotal = history.cashback.earned + history.branded.earned;
   const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
   const trace = {
     evaluatedAt: at.toISOString(),
     refund: {
-      amountMinor: fromDbMinor(refund.amountMinor), purchaseTransactionId: purchase.id, purchaseAmountMinor: fromDbMinor(purchase.amountMinor),
+      amountMinor: fromDbMinor(refund.amountMinor),
+      purchaseTransactionId: purchase.id,
+      purchaseAmountMinor: fromDbMinor(purchase.amountMinor),
       refundedBeforeMinor: history.refundedBeforeMinor,
     },
-    cashback: { earnedMinor: history.cashback.earned, clawedBeforeMinor: history.cashback.clawed, clawedNowMinor: cashbackDue },
-    branded: { earnedMinor: history.branded.earned, clawedBeforeMinor: history.branded.clawed, dueMinor: brandedDue, clawedNowMinor: brandedClawed, shortfallFromCashbackMinor: shortfallFromCashback, unrecoverableMinor: brandedDue - brandedClawed - shortfallFromCashback },
+    cashback: {
+      earnedMinor: history.cashback.earned,
+      clawedBeforeMinor: history.cashback.clawed,
+      clawedNowMinor: cashbackDue,
+    },
+    branded: {
+      earnedMinor: history.branded.earned,
+      clawedBeforeMinor: history.branded.clawed,
+      dueMinor: brandedDue,
+      clawedNowMinor: brandedClawed,
+      shortfallFromCashbackMinor: shortfallFromCashback,
+      unrecoverableMinor: brandedDue - brandedClawed - shortfallFromCashback,
+    },
     formula: 'due = floor(earned x min(purchase, refunded so far) / purchase) - clawed before',
     outcome: status,
     rewardEventIds,
   };
   await tx.ingestedEvent.update({
     where: { id: refund.id },
-    data: { rewardStatus: status, merchantId: purchase.merchantId, matchTrace: trace as Prisma.InputJsonValue, processedAt: at, failureReason: null },
+    data: {
+      rewardStatus: status,
+      merchantId: purchase.merchantId,
+      matchTrace: trace as Prisma.InputJsonValue,
+      processedAt: at,
+      failureReason: null,
+    },
   });
   if (earnedTotal > 0 && clawedTotal >= earnedTotal) {
     await tx.ingestedEvent.update({ where: { id: purchase.id }, data: { rewardStatus: 'reversed' } });
@@ -140,16 +210,35 @@ async function recordRefundOutcome(tx: Tx, { refund, purchase, at, history }: Re
 type PurchaseHistory = Awaited<ReturnType<typeof purchaseHistory>>;
 
 async function purchaseHistory(tx: Tx, purchaseId: string, refundId: string) {
-  const events = await tx.rewardEvent.findMany({ where: { transactionId: purchaseId }, orderBy: { occurredAt: 'asc' } });
+  const events = await tx.rewardEvent.findMany({
+    where: { transactionId: purchaseId },
+    orderBy: { occurredAt: 'asc' },
+  });
   const sum = (type: string, shortfall = false) =>
-    events.filter((e) => e.type === type && e.coversBrandedShortfall === shortfall).reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
+    events
+      .filter((e) => e.type === type && e.coversBrandedShortfall === shortfall)
+      .reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
   const refunds = await tx.ingestedEvent.findMany({
-    where: { relatedEventId: purchaseId, kind: 'settled', state: 'refunded', processedAt: { not: null }, id: { not: refundId } },
+    where: {
+      relatedEventId: purchaseId,
+      kind: 'settled',
+      state: 'refunded',
+      processedAt: { not: null },
+      id: { not: refundId },
+    },
     select: { amountMinor: true },
   });
   return {
-    cashback: { earned: sum('cashback_earned'), clawed: sum('cashback_clawed_back'), offerId: events.find((e) => e.type === 'cashback_earned')?.offerId ?? null },
-    branded: { earned: sum('branded_earned'), clawed: sum('branded_clawed_back') + sum('cashback_clawed_back', true), offerId: events.find((e) => e.type === 'branded_earned')?.offerId ?? null },
+    cashback: {
+      earned: sum('cashback_earned'),
+      clawed: sum('cashback_clawed_back'),
+      offerId: events.find((e) => e.type === 'cashback_earned')?.offerId ?? null,
+    },
+    branded: {
+      earned: sum('branded_earned'),
+      clawed: sum('branded_clawed_back') + sum('cashback_clawed_back', true),
+      offerId: events.find((e) => e.type === 'branded_earned')?.offerId ?? null,
+    },
     grantIds: events.filter((e) => e.type === 'branded_earned' && e.rewardGrantId).map((e) => e.rewardGrantId!),
     refundedBeforeMinor: refunds.reduce((s, r) => s + fromDbMinor(r.amountMinor), 0),
   };

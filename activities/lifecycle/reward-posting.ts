@@ -68,8 +68,15 @@ export async function postNow(
   const { rewardEvent, transfer } = linkPosting(p);
   await recordRewardEvent(tx, { ...rewardEvent, ...marks, issuerId: base.issuerId, occurredAt: base.at });
   await postTransfer(tx, {
-    idempotencyKey: transfer.idempotencyKey, kind: transfer.kind, issuerId: base.issuerId, chgId: transfer.chgId, merchantId: transfer.merchantId,
-    amountMinor: transfer.amountMinor, rewardEventId: transfer.rewardEventId, transactionId: transfer.transactionId, at: base.at,
+    idempotencyKey: transfer.idempotencyKey,
+    kind: transfer.kind,
+    issuerId: base.issuerId,
+    chgId: transfer.chgId,
+    merchantId: transfer.merchantId,
+    amountMinor: transfer.amountMinor,
+    rewardEventId: transfer.rewardEventId,
+    transactionId: transfer.transactionId,
+    at: base.at,
   });
   rewardEventIds.push(rewardEvent.id);
   return rewardEvent.id;

@@ -30,26 +30,43 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
   let written: OutboxRow | undefined;
   const outcome = await sqlTransaction(deps.db, async (tx) => {
     // `at` is the issuer's clock: a sandbox issuer's grants become available and expire on it.
-    const { event, at, context: ctx } = await lockEventWithContext(tx, input.eventId, workflowAt, { lockAccounts: true, known: deps.knownAccounts });
+    const {
+      event,
+      at,
+      context: ctx,
+    } = await lockEventWithContext(tx, input.eventId, workflowAt, { lockAccounts: true, known: deps.knownAccounts });
     if (!ctx) return storedOutcome(tx, event);
     lockedAccountIds = [...ctx.accounts.keys()];
     const { decision, batch, rewardEventIds, rewardGrantIds } = planSettlement(ctx, at);
     const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
     const { cashbackMinor, brandedMinor, spentMinor } = decision.settlement;
     const trace = { ...decision.trace, outcome: status, rewardEventIds, rewardGrantIds };
-    const webhook = status === 'matched'
-      ? webhookWrite({
-          issuerId: event.issuerId,
-          type: 'qualified_settlement',
-          sourceEventId: event.id,
-          at,
-          data: {
-            chgId: event.chgId, transactionId: event.id, externalId: event.externalId, authorizationId: ctx.authorizationId,
-            merchantId: ctx.merchant!.id, rewardEventIds, rewardGrantIds, currency: 'usd',
-            earnedAmountMinor: cashbackMinor + brandedMinor, cashbackAmountMinor: cashbackMinor, brandedAmountMinor: brandedMinor, spentAmountMinor: spentMinor,
-          } satisfies QualifiedSettlementData,
-        }, deps.relay?.claimMs)
-      : undefined;
+    const webhook =
+      status === 'matched'
+        ? webhookWrite(
+            {
+              issuerId: event.issuerId,
+              type: 'qualified_settlement',
+              sourceEventId: event.id,
+              at,
+              data: {
+                chgId: event.chgId,
+                transactionId: event.id,
+                externalId: event.externalId,
+                authorizationId: ctx.authorizationId,
+                merchantId: ctx.merchant!.id,
+                rewardEventIds,
+                rewardGrantIds,
+                currency: 'usd',
+                earnedAmountMinor: cashbackMinor + brandedMinor,
+                cashbackAmountMinor: cashbackMinor,
+                brandedAmountMinor: brandedMinor,
+                spentAmountMinor: spentMinor,
+              } satisfies QualifiedSettlementData,
+            },
+            deps.relay?.claimMs,
+          )
+        : undefined;
     await writeBatch(tx, batch, ctx.accounts, {
       ctes: [
         Prisma.sql`event_outcome AS (
@@ -61,7 +78,17 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
       select: webhook ? [webhook.select] : [],
     });
     if (webhook) {
-      written = writtenOutboxRow({ id: webhook.id, issuerId: event.issuerId, type: 'qualified_settlement', sourceEventId: event.id, data: webhook.data, createdAt: at }, ctx.endpoint);
+      written = writtenOutboxRow(
+        {
+          id: webhook.id,
+          issuerId: event.issuerId,
+          type: 'qualified_settlement',
+          sourceEventId: event.id,
+          data: webhook.data,
+          createdAt: at,
+        },
+        ctx.endpoint,
+      );
     }
     return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id } satisfies StepOutcome;
   });
@@ -91,18 +118,33 @@ function planSettlement(ctx: DecisionContext, at: Date) {
     if (drawnMinor !== decision.settlement.spentMinor) decision = redecide(ctx, decision, drawnMinor);
     if (drawnMinor > 0) {
       const { transfer } = addPosting(batch, rewardEventIds, {
-        common, amountMinor: drawnMinor,
-        event: { idempotencyKey: key('branded_spent'), type: 'branded_spent', offerId: null, rewardGrantId: allocations[0].grantId, description: `Spent at ${merchant.name}` },
+        common,
+        amountMinor: drawnMinor,
+        event: {
+          idempotencyKey: key('branded_spent'),
+          type: 'branded_spent',
+          offerId: null,
+          rewardGrantId: allocations[0].grantId,
+          description: `Spent at ${merchant.name}`,
+        },
         transfer: { idempotencyKey: key('spend'), kind: 'spend_branded' },
       });
-      batch.draws.push(...allocations.map((a) => ({ grantId: a.grantId, transferId: transfer.id, amountMinor: a.amountMinor })));
+      batch.draws.push(
+        ...allocations.map((a) => ({ grantId: a.grantId, transferId: transfer.id, amountMinor: a.amountMinor })),
+      );
     }
   }
   const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;
   if (cashbackMinor > 0) {
     addPosting(batch, rewardEventIds, {
-      common, amountMinor: cashbackMinor,
-      event: { idempotencyKey: key('cashback_earned'), type: 'cashback_earned', offerId: winningOfferId, description: `Cashback at ${merchant.name}` },
+      common,
+      amountMinor: cashbackMinor,
+      event: {
+        idempotencyKey: key('cashback_earned'),
+        type: 'cashback_earned',
+        offerId: winningOfferId,
+        description: `Cashback at ${merchant.name}`,
+      },
       transfer: { idempotencyKey: key('earn_cashback'), kind: 'earn_cashback' },
     });
   }
@@ -110,14 +152,27 @@ function planSettlement(ctx: DecisionContext, at: Date) {
     const delayDays = Math.max(ctx.issuer.brandedAvailabilityDelayDays, merchant.brandedAvailabilityDelayDays);
     const grantId = newId('rg');
     const { transfer } = addPosting(batch, rewardEventIds, {
-      common, amountMinor: brandedMinor,
-      event: { idempotencyKey: key('branded_earned'), type: 'branded_earned', offerId: winningOfferId, rewardGrantId: grantId, description: `${merchant.name} balance earned` },
+      common,
+      amountMinor: brandedMinor,
+      event: {
+        idempotencyKey: key('branded_earned'),
+        type: 'branded_earned',
+        offerId: winningOfferId,
+        rewardGrantId: grantId,
+        description: `${merchant.name} balance earned`,
+      },
       transfer: { idempotencyKey: key('earn_branded'), kind: 'earn_branded' },
     });
     batch.grants.push({
-      id: grantId, chgId: event.chgId, merchantId: merchant.id, accountId: accounts.chgBranded(event.issuerId, event.chgId, merchant.id).id,
-      earnTransferId: transfer.id, sourceTransactionId: event.id, amountMinor: brandedMinor,
-      availableAt: new Date(at.getTime() + delayDays * DAY_MS), expiresAt: new Date(at.getTime() + merchant.brandedExpiryDays * DAY_MS),
+      id: grantId,
+      chgId: event.chgId,
+      merchantId: merchant.id,
+      accountId: accounts.chgBranded(event.issuerId, event.chgId, merchant.id).id,
+      earnTransferId: transfer.id,
+      sourceTransactionId: event.id,
+      amountMinor: brandedMinor,
+      availableAt: new Date(at.getTime() + delayDays * DAY_MS),
+      expiresAt: new Date(at.getTime() + merchant.brandedExpiryDays * DAY_MS),
     });
     rewardGrantIds.push(grantId);
   }
@@ -127,12 +182,26 @@ function planSettlement(ctx: DecisionContext, at: Date) {
 /** Up to `amountMinor` from the grants available now, the one expiring first first. */
 function drawAvailable(ctx: DecisionContext, at: Date, amountMinor: number): Allocation[] {
   const available = ctx.grants.filter((g) => g.availableAt <= at && g.expiresAt > at).sort(compareFifo);
-  return allocateDraw(available.map((g) => ({ grantId: g.id, remainingMinor: g.remainingMinor })), amountMinor);
+  return allocateDraw(
+    available.map((g) => ({ grantId: g.id, remainingMinor: g.remainingMinor })),
+    amountMinor,
+  );
 }
 
 /** The grants held less than the decision counted on: earn applies to what was really spent. */
 function redecide(ctx: DecisionContext, decision: RewardDecision, drawnMinor: number): RewardDecision {
-  const spend = { eligible: drawnMinor > 0, availableBalanceMinor: drawnMinor, pendingBalanceMinor: 0, spendRestrictionReasons: [] };
-  const settlement = decideSettlement({ amountMinor: fromDbMinor(ctx.event.amountMinor), earn: decision.earn, spend, offers: ctx.earnOffers, earnedSoFarByOffer: ctx.earnedSoFarByOffer });
+  const spend = {
+    eligible: drawnMinor > 0,
+    availableBalanceMinor: drawnMinor,
+    pendingBalanceMinor: 0,
+    spendRestrictionReasons: [],
+  };
+  const settlement = decideSettlement({
+    amountMinor: fromDbMinor(ctx.event.amountMinor),
+    earn: decision.earn,
+    spend,
+    offers: ctx.earnOffers,
+    earnedSoFarByOffer: ctx.earnedSoFarByOffer,
+  });
   return { ...decision, settlement };
 }

@@ -2,11 +2,17 @@
 // who fixes the cause and reprocesses it (POST /admin/v1/transactions/{txnId}/reprocess).
 import type { LifecycleDeps } from './deps';
 
-export async function markUnknown(deps: LifecycleDeps, input: { eventId: string; reason: string; workflowId: string }): Promise<void> {
+export async function markUnknown(
+  deps: LifecycleDeps,
+  input: { eventId: string; reason: string; workflowId: string },
+): Promise<void> {
   // Never overwrite a finished outcome: a late failure report must not hide posted effects.
   await deps.db.ingestedEvent.updateMany({
     where: { id: input.eventId, processedAt: null },
     data: { rewardStatus: 'unknown', failureReason: input.reason.slice(0, 1000) },
   });
-  deps.logger.error({ eventId: input.eventId, workflowId: input.workflowId, reason: input.reason }, 'event processing failed; marked unknown');
+  deps.logger.error(
+    { eventId: input.eventId, workflowId: input.workflowId, reason: input.reason },
+    'event processing failed; marked unknown',
+  );
 }

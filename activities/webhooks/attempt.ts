@@ -32,7 +32,11 @@ export interface WebhookDeps {
  * destination is one (issue 13): the issuer must change the URL, and waiting three days of
  * retries for that helps nobody; after the fix, a replay delivers.
  */
-const UNDELIVERABLE_CLASSES: ReadonlySet<AttemptErrorClass> = new Set<AttemptErrorClass>(['not_configured', 'type_not_enabled', 'destination_refused']);
+const UNDELIVERABLE_CLASSES: ReadonlySet<AttemptErrorClass> = new Set<AttemptErrorClass>([
+  'not_configured',
+  'type_not_enabled',
+  'destination_refused',
+]);
 
 interface AttemptRecord {
   startedAt: Date;
@@ -66,15 +70,26 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
       if (!input.replay && state.webhook.status === 'delivered') return { outcome: 'already_delivered' };
       if (state.webhook.status !== 'delivering') {
         // Shown while the request is out: a replay requested meanwhile is refused (409).
-        await db.webhook.update({ where: { id: input.webhookId }, data: { status: 'delivering', updatedAt: deps.clock.now() } });
+        await db.webhook.update({
+          where: { id: input.webhookId },
+          data: { status: 'delivering', updatedAt: deps.clock.now() },
+        });
       }
       return attemptAndRecord(deps, state, input);
     },
 
     async recordLostWebhookAttempt(input) {
-      if (!(await db.webhook.findUnique({ where: { id: input.webhookId }, select: { id: true } }))) return { outcome: 'not_found' };
+      if (!(await db.webhook.findUnique({ where: { id: input.webhookId }, select: { id: true } })))
+        return { outcome: 'not_found' };
       const error = `attempt_lost: ${input.error}`.slice(0, MAX_ATTEMPT_ERROR_LENGTH);
-      return recordAttempt(db, input, { startedAt: deps.clock.now(), statusCode: null, latencyMs: 0, outcome: 'failed', errorClass: 'attempt_lost', error });
+      return recordAttempt(db, input, {
+        startedAt: deps.clock.now(),
+        statusCode: null,
+        latencyMs: 0,
+        outcome: 'failed',
+        errorClass: 'attempt_lost',
+        error,
+      });
     },
   };
 }
@@ -83,32 +98,70 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
  * Sends the attempt described by `state` (not recorded yet) and records it. `relayed` marks
  * the outbox row done in the same statement when the outcome needs no delivery workflow.
  */
-export async function attemptAndRecord(deps: WebhookDeps, state: AttemptState, input: AttemptInput, relayed = false): Promise<AttemptResult> {
+export async function attemptAndRecord(
+  deps: WebhookDeps,
+  state: AttemptState,
+  input: AttemptInput,
+  relayed = false,
+): Promise<AttemptResult> {
   const startedAt = deps.clock.now();
   const { webhook, endpoint } = state;
   const reason = undeliverableReason(endpoint, webhook.type);
-  if (reason) return recordAttempt(deps.db, input, { startedAt, statusCode: null, latencyMs: 0, outcome: 'failed', ...reason }, relayed);
+  if (reason)
+    return recordAttempt(
+      deps.db,
+      input,
+      { startedAt, statusCode: null, latencyMs: 0, outcome: 'failed', ...reason },
+      relayed,
+    );
   if (!endpoint) throw new Error('unreachable: a missing endpoint is an undeliverable reason');
   // Secrets and URL are read at every attempt, so a rotation or a new URL applies to retries.
   // Opening them costs about 10 µs each (AES-GCM of 50 bytes, less than the HMAC that signs),
   // so they are not cached: the plaintext lives only as long as this attempt.
   const secrets = openSecrets(deps.webhookSecretKeys, webhook.issuerId, endpoint);
   const body = buildEnvelope(webhook);
-  const headers = { ...signatureHeaders({ ...secrets, previousSecretExpiresAt: endpoint.previousSecretExpiresAt }, webhook.id, body, startedAt) };
-  const sent = await sendWebhook(deps.webhookDestinations, endpoint.url, headers, body, deps.webhookAttemptTimeoutMs);
-  deps.logger.debug({ webhookId: webhook.id, attemptNumber: input.attemptNumber, statusCode: sent.statusCode, ok: sent.ok }, 'webhook attempt');
-  const attempt: AttemptRecord = {
-    startedAt, statusCode: sent.statusCode, latencyMs: sent.latencyMs, outcome: sent.ok ? 'succeeded' : 'failed', errorClass: sent.errorClass, error: sent.error,
+  const headers = {
+    ...signatureHeaders(
+      { ...secrets, previousSecretExpiresAt: endpoint.previousSecretExpiresAt },
+      webhook.id,
+      body,
+      startedAt,
+    ),
   };
-  if (resultOf(attempt).outcome === 'undeliverable') deps.logger.warn({ webhookId: webhook.id, issuerId: webhook.issuerId, error: sent.error }, 'webhook destination refused');
+  const sent = await sendWebhook(deps.webhookDestinations, endpoint.url, headers, body, deps.webhookAttemptTimeoutMs);
+  deps.logger.debug(
+    { webhookId: webhook.id, attemptNumber: input.attemptNumber, statusCode: sent.statusCode, ok: sent.ok },
+    'webhook attempt',
+  );
+  const attempt: AttemptRecord = {
+    startedAt,
+    statusCode: sent.statusCode,
+    latencyMs: sent.latencyMs,
+    outcome: sent.ok ? 'succeeded' : 'failed',
+    errorClass: sent.errorClass,
+    error: sent.error,
+  };
+  if (resultOf(attempt).outcome === 'undeliverable')
+    deps.logger.warn(
+      { webhookId: webhook.id, issuerId: webhook.issuerId, error: sent.error },
+      'webhook destination refused',
+    );
   // The relay's row is done unless a delivery workflow must retry it.
   const done = resultOf(attempt).outcome !== 'failed' || input.nextAttemptInMs === null;
   return recordAttempt(deps.db, input, attempt, relayed && done);
 }
 
-function undeliverableReason(endpoint: AttemptState['endpoint'], type: string): { errorClass: AttemptErrorClass; error: string } | null {
-  if (!endpoint) return { errorClass: 'not_configured', error: 'not_configured: the issuer has no webhook endpoint (PUT /api/v2/webhook-endpoint, then replay)' };
-  if (!endpoint.enabledTypes.includes(type)) return { errorClass: 'type_not_enabled', error: `type_not_enabled: the webhook endpoint does not enable ${type}` };
+function undeliverableReason(
+  endpoint: AttemptState['endpoint'],
+  type: string,
+): { errorClass: AttemptErrorClass; error: string } | null {
+  if (!endpoint)
+    return {
+      errorClass: 'not_configured',
+      error: 'not_configured: the issuer has no webhook endpoint (PUT /api/v2/webhook-endpoint, then replay)',
+    };
+  if (!endpoint.enabledTypes.includes(type))
+    return { errorClass: 'type_not_enabled', error: `type_not_enabled: the webhook endpoint does not enable ${type}` };
   return null;
 }
 
@@ -132,7 +185,10 @@ export const ATTEMPT_STATE_COLUMNS = (attemptNumber: number) => Prisma.sql`
 export interface JsonAttemptState {
   webhook: Omit<AttemptState['webhook'], 'createdAt'> & { createdAt: string };
   endpoint:
-    | (Omit<NonNullable<AttemptState['endpoint']>, 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'> & {
+    | (Omit<
+        NonNullable<AttemptState['endpoint']>,
+        'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
+      > & {
         secretCiphertext: string;
         previousSecretCiphertext: string | null;
         previousSecretExpiresAt: string | null;
@@ -143,7 +199,11 @@ export interface JsonAttemptState {
 
 /** JSON columns (ATTEMPT_STATE_COLUMNS) into an AttemptState. */
 export function toAttemptState(row: JsonAttemptState): AttemptState {
-  return { webhook: { ...row.webhook, createdAt: new Date(row.webhook.createdAt) }, endpoint: toEndpoint(row.endpoint), recorded: row.recorded };
+  return {
+    webhook: { ...row.webhook, createdAt: new Date(row.webhook.createdAt) },
+    endpoint: toEndpoint(row.endpoint),
+    recorded: row.recorded,
+  };
 }
 
 /** ENDPOINT_JSON into the endpoint of an AttemptState. */
@@ -152,14 +212,18 @@ export function toEndpoint(json: JsonAttemptState['endpoint']): AttemptState['en
     json && {
       ...json,
       secretCiphertext: Buffer.from(json.secretCiphertext, 'hex'),
-      previousSecretCiphertext: json.previousSecretCiphertext === null ? null : Buffer.from(json.previousSecretCiphertext, 'hex'),
+      previousSecretCiphertext:
+        json.previousSecretCiphertext === null ? null : Buffer.from(json.previousSecretCiphertext, 'hex'),
       previousSecretExpiresAt: json.previousSecretExpiresAt === null ? null : new Date(json.previousSecretExpiresAt),
     }
   );
 }
 
 async function loadAttemptState(db: Db, webhookId: string, attemptNumber: number): Promise<AttemptState | undefined> {
-  const [row] = await sqlQuery<JsonAttemptState[]>(db, Prisma.sql`SELECT ${ATTEMPT_STATE_COLUMNS(attemptNumber)} FROM webhook w WHERE w.id = ${webhookId}`);
+  const [row] = await sqlQuery<JsonAttemptState[]>(
+    db,
+    Prisma.sql`SELECT ${ATTEMPT_STATE_COLUMNS(attemptNumber)} FROM webhook w WHERE w.id = ${webhookId}`,
+  );
   return row && toAttemptState(row);
 }
 
@@ -168,15 +232,24 @@ async function loadAttemptState(db: Db, webhookId: string, attemptNumber: number
  * attempt loses and returns what the first recorded. The guard keeps a late record of an older
  * attempt from overwriting a newer state.
  */
-async function recordAttempt(db: Db, input: AttemptInput, attempt: AttemptRecord, relayed = false): Promise<AttemptResult> {
+async function recordAttempt(
+  db: Db,
+  input: AttemptInput,
+  attempt: AttemptRecord,
+  relayed = false,
+): Promise<AttemptResult> {
   const result = resultOf(attempt);
   const final = result.outcome !== 'failed' || input.nextAttemptInMs === null;
   const status = result.outcome === 'succeeded' ? 'delivered' : final ? 'failed' : 'delivering';
-  const nextAttemptAt = final ? null : new Date(attempt.startedAt.getTime() + attempt.latencyMs + input.nextAttemptInMs!);
+  const nextAttemptAt = final
+    ? null
+    : new Date(attempt.startedAt.getTime() + attempt.latencyMs + input.nextAttemptInMs!);
   const deliveredAt = status === 'delivered' ? attempt.startedAt : null;
   const relayedAt = relayed ? attempt.startedAt : null;
   // On the pool, not through Prisma: one of these per delivered webhook (prisma/sql-transaction.ts).
-  const [written] = await sqlQuery<Array<{ recorded: number }>>(db, Prisma.sql`
+  const [written] = await sqlQuery<Array<{ recorded: number }>>(
+    db,
+    Prisma.sql`
     WITH recorded AS (
       INSERT INTO webhook_attempt (id, webhook_id, attempt_number, started_at, status_code, latency_ms, outcome, error_class, error)
       VALUES (${`${input.webhookId}/attempt/${input.attemptNumber}`}, ${input.webhookId}, ${input.attemptNumber}, ${attempt.startedAt},
@@ -190,7 +263,8 @@ async function recordAttempt(db: Db, input: AttemptInput, attempt: AttemptRecord
              relayed_at = coalesce(${relayedAt}::timestamptz, relayed_at),
              relay_claimed_until = CASE WHEN ${relayedAt}::timestamptz IS NULL THEN relay_claimed_until END
        WHERE id = ${input.webhookId} AND attempt_count < ${input.attemptNumber}::int AND EXISTS (SELECT 1 FROM recorded))
-    SELECT (SELECT count(*)::int FROM recorded) AS recorded`);
+    SELECT (SELECT count(*)::int FROM recorded) AS recorded`,
+  );
   if (written.recorded === 0) {
     const stored = (await loadAttemptState(db, input.webhookId, input.attemptNumber))?.recorded;
     return stored ? resultOf(stored) : result;

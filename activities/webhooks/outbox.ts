@@ -33,7 +33,10 @@ export interface LocalRelay {
  * (so one issuer's burst cannot fill a relay), none of the `skipIssuers` (issuers whose
  * receiver already has a relay's full share in flight). A claim lasts `claimMs`.
  */
-export async function claimOutbox(db: Db, input: { limit: number; perIssuer: number; claimMs: number; skipIssuers: string[] }): Promise<OutboxRow[]> {
+export async function claimOutbox(
+  db: Db,
+  input: { limit: number; perIssuer: number; claimMs: number; skipIssuers: string[] },
+): Promise<OutboxRow[]> {
   const rows = await db.$queryRaw<Array<Omit<OutboxRow, 'state'> & Parameters<typeof toAttemptState>[0]>>`
     WITH candidates AS (
       SELECT id, issuer_id, created_at FROM webhook
@@ -54,7 +57,10 @@ export async function claimOutbox(db: Db, input: { limit: number; perIssuer: num
     )
     SELECT w.id, w.issuer_id AS "issuerId", w.source_event_id AS "sourceEventId", w.type, ${ATTEMPT_STATE_COLUMNS(1)}
       FROM claimed w`;
-  return rows.map(({ webhook, endpoint, recorded, ...row }) => ({ ...row, state: toAttemptState({ webhook, endpoint, recorded }) }));
+  return rows.map(({ webhook, endpoint, recorded, ...row }) => ({
+    ...row,
+    state: toAttemptState({ webhook, endpoint, recorded }),
+  }));
 }
 
 /** The relay is done with the row: delivered, undeliverable, or handed to its delivery workflow. */
@@ -76,5 +82,11 @@ export function writtenOutboxRow(
   endpoint: AttemptState['endpoint'],
 ): OutboxRow {
   const { sourceEventId, ...stored } = webhook;
-  return { id: webhook.id, issuerId: webhook.issuerId, sourceEventId, type: webhook.type, state: { webhook: { ...stored, status: 'delivering' }, endpoint, recorded: null } };
+  return {
+    id: webhook.id,
+    issuerId: webhook.issuerId,
+    sourceEventId,
+    type: webhook.type,
+    state: { webhook: { ...stored, status: 'delivering' }, endpoint, recorded: null },
+  };
 }

@@ -56,6 +56,8 @@ export function webhookWrite(
       VALUES (${id}, ${input.issuerId}, ${input.type}, ${input.sourceEventId}, ${`${input.type}:${input.sourceEventId}`}, ${JSON.stringify(data)}::jsonb,
               ${claimed ? 'delivering' : 'pending'}, ${claimed ? Prisma.sql`now() + ${claimMs} * interval '1 millisecond'` : Prisma.sql`NULL`},
               ${input.at}, ${input.at}))`,
-    select: claimed ? Prisma.sql`'claimed' AS notified` : Prisma.sql`pg_notify(${OUTBOX_CHANNEL}, '')::text AS notified`,
+    select: claimed
+      ? Prisma.sql`'claimed' AS notified`
+      : Prisma.sql`pg_notify(${OUTBOX_CHANNEL}, '')::text AS notified`,
   };
 }

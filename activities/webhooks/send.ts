@@ -66,7 +66,13 @@ export async function sendWebhook(
 }
 
 /** Resolves with the response status once the headers arrive; the body is drained and dropped. */
-function post(url: URL, addresses: ResolvedAddress[], headers: Record<string, string>, body: string, signal: AbortSignal): Promise<number> {
+function post(
+  url: URL,
+  addresses: ResolvedAddress[],
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+): Promise<number> {
   const client = url.protocol === 'https:' ? https : http;
   const payload = Buffer.from(body, 'utf8');
   return new Promise((resolve, reject) => {

@@ -8,7 +8,11 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Webhook } from '../../prisma/generated/client';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import { webhookWorkflowAttributes } from '../../core/domain/webhook-workflow-attributes';
-import { WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
+import {
+  WEBHOOK_DELIVERY_WORKFLOW_TYPE,
+  webhookDeliveryWorkflowId,
+  type WebhookDeliveryInput,
+} from '../../workflows/webhook-delivery-contract';
 
 export async function startDeliveryRetries(
   temporal: WorkflowEngine,

@@ -30,7 +30,10 @@ export function presentIssuer(issuer: Issuer) {
     environment: issuer.environment,
     brandedAvailabilityDelayDays: issuer.brandedAvailabilityDelayDays,
     // Overrides only: null means the deployment's default (RATE_LIMIT_*_PER_SECOND).
-    rateLimit: { requestsPerSecond: issuer.rateLimitRequestsPerSecond, eventsPerSecond: issuer.rateLimitEventsPerSecond },
+    rateLimit: {
+      requestsPerSecond: issuer.rateLimitRequestsPerSecond,
+      eventsPerSecond: issuer.rateLimitEventsPerSecond,
+    },
     createdAt: issuer.createdAt.toISOString(),
     updatedAt: issuer.updatedAt.toISOString(),
   };
@@ -85,7 +88,10 @@ export async function updateIssuer(
     const found = await tx.issuer.findUnique({ where: { id: issuerId } });
     if (!found) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
     const { rateLimit, ...plain } = changes;
-    const issuer = await tx.issuer.update({ where: { id: issuerId }, data: { ...plain, ...rateLimitColumns(rateLimit), updatedAt: now } });
+    const issuer = await tx.issuer.update({
+      where: { id: issuerId },
+      data: { ...plain, ...rateLimitColumns(rateLimit), updatedAt: now },
+    });
     await notifyAuthChanged(tx, issuerId);
     await recordAudit(tx, { actor, action: 'issuer.update', targetId: issuerId, details: { ...changes } }, now);
     return issuer;

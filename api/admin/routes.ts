@@ -5,10 +5,25 @@ import { cursorDate, decodeCursor, pageSchema, paginationQueryProperties, toPage
 import type { AppDeps } from '../deps';
 import { named } from '../schemas/named';
 import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
-import { createIssuer, createToken, getIssuer, presentIssuer, presentToken, revokeToken, updateIssuer, type IssuerChanges, type IssuerInput } from './issuers';
+import {
+  createIssuer,
+  createToken,
+  getIssuer,
+  presentIssuer,
+  presentToken,
+  revokeToken,
+  updateIssuer,
+  type IssuerChanges,
+  type IssuerInput,
+} from './issuers';
 
 const issuerNameSchema = { type: 'string', minLength: 1, maxLength: 200 };
-const delaySchema = { type: 'integer', minimum: 0, maximum: 365, description: 'Issuer minimum availability delay of branded balance, in days.' };
+const delaySchema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: 365,
+  description: 'Issuer minimum availability delay of branded balance, in days.',
+};
 // Bounds as the database's CHECKs (migration 20261123050000_issuer_rate_limits).
 const rateLimitChangeSchema = {
   type: ['object', 'null'],
@@ -20,60 +35,93 @@ const rateLimitChangeSchema = {
     'its cached copy of the issuer at once, or within 60 s at worst).',
   properties: {
     requestsPerSecond: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000 },
-    eventsPerSecond: { type: ['integer', 'null'], minimum: 1, maximum: 10_000_000, description: 'Ingestion: events per second.' },
+    eventsPerSecond: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      maximum: 10_000_000,
+      description: 'Ingestion: events per second.',
+    },
   },
 };
 
-const issuerSchema = named('Issuer', {
-  type: 'object',
-  required: ['id', 'name', 'environment', 'brandedAvailabilityDelayDays', 'createdAt'],
-  properties: {
-    id: idSchema('iss'),
-    name: { type: 'string' },
-    environment: { type: 'string', enum: ['sandbox', 'production'] },
-    brandedAvailabilityDelayDays: { type: 'integer' },
-    rateLimit: {
-      type: 'object',
-      required: ['requestsPerSecond', 'eventsPerSecond'],
-      description: "The issuer's rate-limit overrides; null means the deployment's default.",
-      properties: { requestsPerSecond: { type: ['integer', 'null'] }, eventsPerSecond: { type: ['integer', 'null'] } },
+const issuerSchema = named(
+  'Issuer',
+  {
+    type: 'object',
+    required: ['id', 'name', 'environment', 'brandedAvailabilityDelayDays', 'createdAt'],
+    properties: {
+      id: idSchema('iss'),
+      name: { type: 'string' },
+      environment: { type: 'string', enum: ['sandbox', 'production'] },
+      brandedAvailabilityDelayDays: { type: 'integer' },
+      rateLimit: {
+        type: 'object',
+        required: ['requestsPerSecond', 'eventsPerSecond'],
+        description: "The issuer's rate-limit overrides; null means the deployment's default.",
+        properties: {
+          requestsPerSecond: { type: ['integer', 'null'] },
+          eventsPerSecond: { type: ['integer', 'null'] },
+        },
+      },
+      createdAt: timestampSchema,
+      updatedAt: timestampSchema,
     },
-    createdAt: timestampSchema,
-    updatedAt: timestampSchema,
   },
-}, {
-  id: exampleId('iss'),
-  name: 'Example Bank',
-  environment: 'sandbox',
-  brandedAvailabilityDelayDays: 0,
-  rateLimit: { requestsPerSecond: null, eventsPerSecond: 5000 },
-  createdAt: EXAMPLE_TIME,
-  updatedAt: EXAMPLE_TIME,
-});
+  {
+    id: exampleId('iss'),
+    name: 'Example Bank',
+    environment: 'sandbox',
+    brandedAvailabilityDelayDays: 0,
+    rateLimit: { requestsPerSecond: null, eventsPerSecond: 5000 },
+    createdAt: EXAMPLE_TIME,
+    updatedAt: EXAMPLE_TIME,
+  },
+);
 
-const tokenSchema = named('IssuerToken', {
-  type: 'object',
-  required: ['id', 'label', 'createdAt'],
-  properties: {
-    id: idSchema('tok'),
-    token: { type: 'string', description: 'The secret. Returned once, at creation; only its hash is stored.' },
-    label: { type: ['string', 'null'] },
-    createdAt: timestampSchema,
-    revokedAt: { type: ['string', 'null'] },
+const tokenSchema = named(
+  'IssuerToken',
+  {
+    type: 'object',
+    required: ['id', 'label', 'createdAt'],
+    properties: {
+      id: idSchema('tok'),
+      token: { type: 'string', description: 'The secret. Returned once, at creation; only its hash is stored.' },
+      label: { type: ['string', 'null'] },
+      createdAt: timestampSchema,
+      revokedAt: { type: ['string', 'null'] },
+    },
   },
-}, { id: exampleId('tok'), token: `rwd_sk_${Buffer.alloc(32, 42).toString('base64url')}`, label: 'production app servers', createdAt: EXAMPLE_TIME, revokedAt: null });
+  {
+    id: exampleId('tok'),
+    token: `rwd_sk_${Buffer.alloc(32, 42).toString('base64url')}`,
+    label: 'production app servers',
+    createdAt: EXAMPLE_TIME,
+    revokedAt: null,
+  },
+);
 
-const auditEntrySchema = named('AuditLogEntry', {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    actor: { type: 'string' },
-    action: { type: 'string' },
-    targetId: { type: ['string', 'null'] },
-    details: { type: 'object', additionalProperties: true },
-    createdAt: timestampSchema,
+const auditEntrySchema = named(
+  'AuditLogEntry',
+  {
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      actor: { type: 'string' },
+      action: { type: 'string' },
+      targetId: { type: ['string', 'null'] },
+      details: { type: 'object', additionalProperties: true },
+      createdAt: timestampSchema,
+    },
   },
-}, { id: exampleId('aud'), actor: 'operator', action: 'token.create', targetId: exampleId('tok'), details: { issuerId: exampleId('iss'), label: 'production app servers' }, createdAt: EXAMPLE_TIME });
+  {
+    id: exampleId('aud'),
+    actor: 'operator',
+    action: 'token.create',
+    targetId: exampleId('tok'),
+    details: { issuerId: exampleId('iss'), label: 'production app servers' },
+    createdAt: EXAMPLE_TIME,
+  },
+);
 
 const tag = 'Operator';
 
@@ -101,7 +149,11 @@ function createIssuerRoute(deps: AppDeps): RouteSpec {
       type: 'object',
       additionalProperties: false,
       required: ['name', 'environment'],
-      properties: { name: issuerNameSchema, environment: { type: 'string', enum: ['sandbox', 'production'] }, brandedAvailabilityDelayDays: delaySchema },
+      properties: {
+        name: issuerNameSchema,
+        environment: { type: 'string', enum: ['sandbox', 'production'] },
+        brandedAvailabilityDelayDays: delaySchema,
+      },
     },
     responses: { 201: { description: 'Created.', schema: issuerSchema } },
     async handle(ctx, { body }) {
@@ -143,7 +195,11 @@ function updateIssuerRoute(deps: AppDeps): RouteSpec {
       type: 'object',
       additionalProperties: false,
       minProperties: 1,
-      properties: { name: issuerNameSchema, brandedAvailabilityDelayDays: delaySchema, rateLimit: rateLimitChangeSchema },
+      properties: {
+        name: issuerNameSchema,
+        brandedAvailabilityDelayDays: delaySchema,
+        rateLimit: rateLimitChangeSchema,
+      },
     },
     responses: { 200: { description: 'The updated issuer.', schema: issuerSchema } },
     errorStatuses: [404],
@@ -165,7 +221,11 @@ function createIssuerTokenRoute(deps: AppDeps): RouteSpec {
     tag,
     auth: 'operator',
     params: { issuerId: 'iss' },
-    body: { type: 'object', additionalProperties: false, properties: { label: { type: 'string', minLength: 1, maxLength: 200 } } },
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { label: { type: 'string', minLength: 1, maxLength: 200 } },
+    },
     responses: { 201: { description: 'Created; `token` holds the secret.', schema: tokenSchema } },
     errorStatuses: [404],
     async handle(ctx, { params, body }) {
@@ -211,7 +271,12 @@ function listAuditLogRoute(deps: AppDeps): RouteSpec {
       const after = decodeCursor(query.cursor, 2);
       const rows = await db.operatorAuditLog.findMany({
         where: after
-          ? { OR: [{ createdAt: { lt: cursorDate(after[0]) } }, { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } }] }
+          ? {
+              OR: [
+                { createdAt: { lt: cursorDate(after[0]) } },
+                { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } },
+              ],
+            }
           : {},
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         take: query.limit + 1,

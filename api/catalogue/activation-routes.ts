@@ -28,7 +28,11 @@ export function activationRoutes(deps: AppDeps): RouteSpec[] {
         const issuerId = issuerOf(ctx).id;
         await requireGroup(db, issuerId, p.chgId);
         await requireVisibleMerchant(db, issuerId, p.merchantId);
-        ctx.body = presentActivation(p.chgId, p.merchantId, await readActivation(db, { issuerId, chgId: p.chgId, merchantId: p.merchantId }));
+        ctx.body = presentActivation(
+          p.chgId,
+          p.merchantId,
+          await readActivation(db, { issuerId, chgId: p.chgId, merchantId: p.merchantId }),
+        );
       },
     }),
     defineRoute<{ presentedOfferId?: string }>({
@@ -39,12 +43,15 @@ export function activationRoutes(deps: AppDeps): RouteSpec[] {
       description:
         '201 the first time; 200 when already active (idempotent: the first presentedOfferId is kept) and when an inactive activation is ' +
         'reactivated (new activatedAt). presentedOfferId must be an active offer of this merchant: else 400 offer_not_of_merchant or ' +
-        'offer_not_active. The body is required; send {} to activate without a presented offer. A deactivated group: 409 chg_inactive. The activation outlives the presented offer and serves the merchant\'s later offers.',
+        "offer_not_active. The body is required; send {} to activate without a presented offer. A deactivated group: 409 chg_inactive. The activation outlives the presented offer and serves the merchant's later offers.",
       tag,
       auth: 'issuer',
       params,
       body: activationInputSchema,
-      responses: { 201: { description: 'Activated.', schema: activationSchema }, 200: { description: 'Already active, or reactivated.', schema: activationSchema } },
+      responses: {
+        201: { description: 'Activated.', schema: activationSchema },
+        200: { description: 'Already active, or reactivated.', schema: activationSchema },
+      },
       errorStatuses: [404, 409],
       async handle(ctx, { params: p, body }) {
         const key = { issuerId: issuerOf(ctx).id, chgId: p.chgId, merchantId: p.merchantId };
@@ -58,7 +65,8 @@ export function activationRoutes(deps: AppDeps): RouteSpec[] {
       path,
       operationId: 'deactivateMerchant',
       summary: 'Deactivate the merchant for the group (idempotent)',
-      description: 'Later transactions at the merchant do not earn until it is activated again. Answers the activation as it now is.',
+      description:
+        'Later transactions at the merchant do not earn until it is activated again. Answers the activation as it now is.',
       tag,
       auth: 'issuer',
       params,

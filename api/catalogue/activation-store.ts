@@ -22,11 +22,20 @@ export async function readActivation(db: Db | Tx, key: ActivationKey): Promise<A
 async function checkPresentedOffer(db: Db, merchantId: string, offerId: string, now: Date): Promise<void> {
   const offer = await db.offer.findUnique({ where: { id: offerId } });
   if (!offer || offer.merchantId !== merchantId) {
-    throw errors.validation('offer_not_of_merchant', `Offer ${offerId} is not an offer of merchant ${merchantId}.`, [{ path: '/presentedOfferId', message: 'is not an offer of this merchant' }]);
+    throw errors.validation('offer_not_of_merchant', `Offer ${offerId} is not an offer of merchant ${merchantId}.`, [
+      { path: '/presentedOfferId', message: 'is not an offer of this merchant' },
+    ]);
   }
-  const status = offerStatusAt({ startsAt: offer.startsAt, endsAt: offer.endsAt, catalogueStatus: offer.status as CatalogueStatus }, now);
+  const status = offerStatusAt(
+    { startsAt: offer.startsAt, endsAt: offer.endsAt, catalogueStatus: offer.status as CatalogueStatus },
+    now,
+  );
   if (status !== 'active') {
-    throw errors.validation('offer_not_active', `Offer ${offerId} is ${status}; only an active offer can be presented.`, [{ path: '/presentedOfferId', message: `offer is ${status}` }]);
+    throw errors.validation(
+      'offer_not_active',
+      `Offer ${offerId} is ${status}; only an active offer can be presented.`,
+      [{ path: '/presentedOfferId', message: `offer is ${status}` }],
+    );
   }
 }
 
@@ -35,15 +44,32 @@ async function checkPresentedOffer(db: Db, merchantId: string, offerId: string, 
  * it is (the first presentedOfferId is kept); an inactive one is reactivated with a new
  * activatedAt, keeping the earlier presentedOfferId unless a new one is given.
  */
-export async function activate(db: Db, key: ActivationKey, presentedOfferId: string | undefined, now: Date): Promise<{ activation: Activation; created: boolean }> {
+export async function activate(
+  db: Db,
+  key: ActivationKey,
+  presentedOfferId: string | undefined,
+  now: Date,
+): Promise<{ activation: Activation; created: boolean }> {
   const group = await requireGroup(db, key.issuerId, key.chgId);
   await requireVisibleMerchant(db, key.issuerId, key.merchantId);
   if (group.status !== 'active') {
-    throw errors.conflict('chg_inactive', `Group ${key.chgId} is deactivated; reactivate it before activating merchants.`);
+    throw errors.conflict(
+      'chg_inactive',
+      `Group ${key.chgId} is deactivated; reactivate it before activating merchants.`,
+    );
   }
   if (presentedOfferId) await checkPresentedOffer(db, key.merchantId, presentedOfferId, now);
   const inserted = await db.activation.createMany({
-    data: [{ ...key, status: 'active', activatedAt: now, presentedOfferId: presentedOfferId ?? null, createdAt: now, updatedAt: now }],
+    data: [
+      {
+        ...key,
+        status: 'active',
+        activatedAt: now,
+        presentedOfferId: presentedOfferId ?? null,
+        createdAt: now,
+        updatedAt: now,
+      },
+    ],
     skipDuplicates: true,
   });
   if (inserted.count === 0) {
@@ -51,7 +77,13 @@ export async function activate(db: Db, key: ActivationKey, presentedOfferId: str
     const previous = await readActivation(db, key);
     await db.activation.updateMany({
       where: { chgId: key.chgId, merchantId: key.merchantId, issuerId: key.issuerId, status: 'inactive' },
-      data: { status: 'active', activatedAt: now, deactivatedAt: null, presentedOfferId: presentedOfferId ?? previous?.presentedOfferId ?? null, updatedAt: now },
+      data: {
+        status: 'active',
+        activatedAt: now,
+        deactivatedAt: null,
+        presentedOfferId: presentedOfferId ?? previous?.presentedOfferId ?? null,
+        updatedAt: now,
+      },
     });
   }
   return { activation: (await readActivation(db, key))!, created: inserted.count === 1 };
@@ -74,5 +106,8 @@ export async function deactivate(db: Db, key: ActivationKey, now: Date): Promise
  * that deactivates the group.
  */
 export async function deactivateGroupActivations(tx: Tx, issuerId: string, chgId: string, now: Date): Promise<void> {
-  await tx.activation.updateMany({ where: { issuerId, chgId, status: 'active' }, data: { status: 'inactive', deactivatedAt: now, updatedAt: now } });
+  await tx.activation.updateMany({
+    where: { issuerId, chgId, status: 'active' },
+    data: { status: 'inactive', deactivatedAt: now, updatedAt: now },
+  });
 }

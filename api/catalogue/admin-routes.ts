@@ -2,13 +2,31 @@
 import { defineRoute, type RouteSpec } from '../route';
 import { decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
-import { adminMerchantSchema, adminOfferSchema, merchantCreateSchema, merchantPatchSchema, offerCreateSchema, offerPatchSchema } from './schemas';
-import { getMerchant, saveMerchant, saveOffer, updateMerchant, updateOffer, type MerchantInput, type OfferInput } from './catalogue-store';
+import {
+  adminMerchantSchema,
+  adminOfferSchema,
+  merchantCreateSchema,
+  merchantPatchSchema,
+  offerCreateSchema,
+  offerPatchSchema,
+} from './schemas';
+import {
+  getMerchant,
+  saveMerchant,
+  saveOffer,
+  updateMerchant,
+  updateOffer,
+  type MerchantInput,
+  type OfferInput,
+} from './catalogue-store';
 import { presentAdminMerchant, presentAdminOffer } from './present';
 
 const tag = 'Operator catalogue';
 const merchantResponse = { description: 'The merchant.', schema: adminMerchantSchema };
-const offerResponse = { description: 'The offer (status computed now; catalogueStatus as stored).', schema: adminOfferSchema };
+const offerResponse = {
+  description: 'The offer (status computed now; catalogueStatus as stored).',
+  schema: adminOfferSchema,
+};
 
 export function catalogueAdminRoutes(deps: AppDeps): RouteSpec[] {
   return [
@@ -55,7 +73,9 @@ function listMerchantsAdminRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { query }) {
       const after = decodeCursor(query.cursor, 2);
       const rows = await db.merchant.findMany({
-        where: after ? { OR: [{ name: { gt: String(after[0]) } }, { name: String(after[0]), id: { gt: String(after[1]) } }] } : {},
+        where: after
+          ? { OR: [{ name: { gt: String(after[0]) } }, { name: String(after[0]), id: { gt: String(after[1]) } }] }
+          : {},
         orderBy: [{ name: 'asc' }, { id: 'asc' }],
         take: query.limit + 1,
       });
@@ -110,7 +130,8 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/merchants/{merchantId}/offers',
     operationId: 'createOffer',
     summary: 'Add an offer to a merchant',
-    description: 'At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. Audited.',
+    description:
+      'At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. Audited.',
     tag,
     auth: 'operator',
     params: { merchantId: 'mp' },
@@ -133,7 +154,7 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/merchants/{merchantId}/offers/{offerId}',
     operationId: 'updateOffer',
     summary: 'Change an offer; endsAt = now ends it, status inactive withdraws it',
-    description: 'Activations made through the offer stay valid and serve the merchant\'s other offers. Audited.',
+    description: "Activations made through the offer stay valid and serve the merchant's other offers. Audited.",
     tag,
     auth: 'operator',
     params: { merchantId: 'mp', offerId: 'ofr' },
@@ -142,7 +163,10 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     errorStatuses: [404],
     async handle(ctx, { params, body }) {
       const now = clock.now();
-      ctx.body = presentAdminOffer(await updateOffer(db, params.merchantId, params.offerId, body, ctx.state.actor, now), now);
+      ctx.body = presentAdminOffer(
+        await updateOffer(db, params.merchantId, params.offerId, body, ctx.state.actor, now),
+        now,
+      );
     },
   });
 }

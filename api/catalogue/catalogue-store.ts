@@ -16,7 +16,12 @@ export interface MerchantInput {
   logoUrl?: string | null;
   websiteUrl?: string | null;
   issuerIds?: string[] | null;
-  brandedBalance?: { enabled?: boolean; spendMinimumMinor?: number; availabilityDelayDays?: number; expiryDays?: number };
+  brandedBalance?: {
+    enabled?: boolean;
+    spendMinimumMinor?: number;
+    availabilityDelayDays?: number;
+    expiryDays?: number;
+  };
   matchRules?: { descriptorPatterns?: string[]; acquirerMerchantIds?: string[]; mccs?: string[] };
 }
 
@@ -64,17 +69,33 @@ async function setIssuerIds(tx: Tx, merchantId: string, issuerIds: string[] | nu
 }
 
 /** Creates the merchant, or with `id` of an existing one, replaces the fields given (import). */
-export async function saveMerchant(db: Db, input: MerchantInput, actor: string, now: Date, id?: string): Promise<{ merchant: Merchant; created: boolean }> {
+export async function saveMerchant(
+  db: Db,
+  input: MerchantInput,
+  actor: string,
+  now: Date,
+  id?: string,
+): Promise<{ merchant: Merchant; created: boolean }> {
   return db.$transaction(async (tx) => {
     const existing = id ? await tx.merchant.findUnique({ where: { id } }) : null;
     const merchantId = existing?.id ?? id ?? newId('mp');
     if (existing) {
       await tx.merchant.update({ where: { id: merchantId }, data: { ...merchantData(input), updatedAt: now } });
     } else {
-      if (!input.name || !input.category) throw errors.validation('invalid_body', 'A new merchant needs a name and a category.');
-      await tx.merchant.create({ data: { ...merchantData(input), name: input.name, category: input.category, id: merchantId, createdAt: now, updatedAt: now } });
+      if (!input.name || !input.category)
+        throw errors.validation('invalid_body', 'A new merchant needs a name and a category.');
+      await tx.merchant.create({
+        data: {
+          ...merchantData(input),
+          name: input.name,
+          category: input.category,
+          id: merchantId,
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
     }
-    await setIssuerIds(tx, merchantId, existing ? input.issuerIds : input.issuerIds ?? undefined);
+    await setIssuerIds(tx, merchantId, existing ? input.issuerIds : (input.issuerIds ?? undefined));
     const saved = await tx.merchant.findUniqueOrThrow({ where: { id: merchantId } });
     // Balance that becomes available only once it has expired could never be spent.
     if (saved.brandedAvailabilityDelayDays >= saved.brandedExpiryDays) {
@@ -84,7 +105,11 @@ export async function saveMerchant(db: Db, input: MerchantInput, actor: string, 
         [{ path: '/brandedBalance/availabilityDelayDays', message: 'must be less than expiryDays' }],
       );
     }
-    await recordAudit(tx, { actor, action: existing ? 'merchant.update' : 'merchant.create', targetId: merchantId, details: { ...input } }, now);
+    await recordAudit(
+      tx,
+      { actor, action: existing ? 'merchant.update' : 'merchant.create', targetId: merchantId, details: { ...input } },
+      now,
+    );
     return { merchant: saved, created: !existing };
   });
 }
@@ -95,7 +120,13 @@ export async function getMerchant(db: Db | Tx, merchantId: string): Promise<Merc
   return merchant;
 }
 
-export async function updateMerchant(db: Db, merchantId: string, input: MerchantInput, actor: string, now: Date): Promise<Merchant> {
+export async function updateMerchant(
+  db: Db,
+  merchantId: string,
+  input: MerchantInput,
+  actor: string,
+  now: Date,
+): Promise<Merchant> {
   await getMerchant(db, merchantId);
   return (await saveMerchant(db, input, actor, now, merchantId)).merchant;
 }
@@ -117,46 +148,94 @@ function offerData(input: OfferInput) {
 }
 
 /** Rules on the offer as it will be stored (input merged over the stored row). */
-function checkOffer(offer: { cashbackRateBps: number; brandedRateBps: number; startsAt: Date; endsAt: Date | null }): void {
+function checkOffer(offer: {
+  cashbackRateBps: number;
+  brandedRateBps: number;
+  startsAt: Date;
+  endsAt: Date | null;
+}): void {
   if (offer.cashbackRateBps === 0 && offer.brandedRateBps === 0) {
-    throw errors.validation('invalid_body', 'An offer needs a cashback or a branded rate.', [{ path: '/cashbackRateBps', message: 'cashbackRateBps and brandedRateBps cannot both be 0' }]);
+    throw errors.validation('invalid_body', 'An offer needs a cashback or a branded rate.', [
+      { path: '/cashbackRateBps', message: 'cashbackRateBps and brandedRateBps cannot both be 0' },
+    ]);
   }
   if (offer.endsAt !== null && offer.endsAt.getTime() < offer.startsAt.getTime()) {
-    throw errors.validation('invalid_body', 'endsAt is before startsAt.', [{ path: '/endsAt', message: 'must not be before startsAt' }]);
+    throw errors.validation('invalid_body', 'endsAt is before startsAt.', [
+      { path: '/endsAt', message: 'must not be before startsAt' },
+    ]);
   }
 }
 
 /** Creates an offer of the merchant, or with `id` of an existing one, updates it (import, PATCH). */
-export async function saveOffer(db: Db, merchantId: string, input: OfferInput, actor: string, now: Date, id?: string): Promise<{ offer: Offer; created: boolean }> {
+export async function saveOffer(
+  db: Db,
+  merchantId: string,
+  input: OfferInput,
+  actor: string,
+  now: Date,
+  id?: string,
+): Promise<{ offer: Offer; created: boolean }> {
   return db.$transaction(async (tx) => {
     await getMerchant(tx, merchantId);
     const existing = id ? await tx.offer.findUnique({ where: { id } }) : null;
-    if (existing && existing.merchantId !== merchantId) throw errors.notFound('offer_not_found', `No offer ${id} for merchant ${merchantId}.`);
+    if (existing && existing.merchantId !== merchantId)
+      throw errors.notFound('offer_not_found', `No offer ${id} for merchant ${merchantId}.`);
     const data = offerData(input);
     const offerId = existing?.id ?? id ?? newId('ofr');
     checkOffer({
       cashbackRateBps: data.cashbackRateBps ?? existing?.cashbackRateBps ?? 0,
       brandedRateBps: data.brandedRateBps ?? existing?.brandedRateBps ?? 0,
       startsAt: data.startsAt ?? existing?.startsAt ?? now,
-      endsAt: data.endsAt === undefined ? existing?.endsAt ?? null : data.endsAt,
+      endsAt: data.endsAt === undefined ? (existing?.endsAt ?? null) : data.endsAt,
     });
     if (existing) {
       await tx.offer.update({ where: { id: offerId }, data: { ...data, updatedAt: now } });
       if (input.mccs === null) await tx.$executeRaw`UPDATE "offer" SET "mccs" = NULL WHERE "id" = ${offerId}`;
     } else {
-      if (!input.title || input.startsAt === undefined || input.cashbackRateBps === undefined || input.brandedRateBps === undefined) {
+      if (
+        !input.title ||
+        input.startsAt === undefined ||
+        input.cashbackRateBps === undefined ||
+        input.brandedRateBps === undefined
+      ) {
         throw errors.validation('invalid_body', 'A new offer needs title, rates and startsAt.');
       }
       await tx.offer.create({
-        data: { ...data, id: offerId, merchantId, title: input.title, cashbackRateBps: input.cashbackRateBps, brandedRateBps: input.brandedRateBps, startsAt: toInstant(input.startsAt), createdAt: now, updatedAt: now },
+        data: {
+          ...data,
+          id: offerId,
+          merchantId,
+          title: input.title,
+          cashbackRateBps: input.cashbackRateBps,
+          brandedRateBps: input.brandedRateBps,
+          startsAt: toInstant(input.startsAt),
+          createdAt: now,
+          updatedAt: now,
+        },
       });
     }
-    await recordAudit(tx, { actor, action: existing ? 'offer.update' : 'offer.create', targetId: offerId, details: { merchantId, ...input } }, now);
+    await recordAudit(
+      tx,
+      {
+        actor,
+        action: existing ? 'offer.update' : 'offer.create',
+        targetId: offerId,
+        details: { merchantId, ...input },
+      },
+      now,
+    );
     return { offer: await tx.offer.findUniqueOrThrow({ where: { id: offerId } }), created: !existing };
   });
 }
 
-export async function updateOffer(db: Db, merchantId: string, offerId: string, input: OfferInput, actor: string, now: Date): Promise<Offer> {
+export async function updateOffer(
+  db: Db,
+  merchantId: string,
+  offerId: string,
+  input: OfferInput,
+  actor: string,
+  now: Date,
+): Promise<Offer> {
   const found = await db.offer.findFirst({ where: { id: offerId, merchantId } });
   if (!found) throw errors.notFound('offer_not_found', `No offer ${offerId} for merchant ${merchantId}.`);
   return (await saveOffer(db, merchantId, input, actor, now, offerId)).offer;

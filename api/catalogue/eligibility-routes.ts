@@ -34,16 +34,27 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'The decision.', schema: eligibilitySchema } },
       errorStatuses: [404],
       async handle(ctx, { params: p, query }) {
-        const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(db, issuerOf(ctx), p.chgId, p.merchantId, {
-          offers: true, activation: true, earned: true,
-        });
+        const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(
+          db,
+          issuerOf(ctx),
+          p.chgId,
+          p.merchantId,
+          {
+            offers: true,
+            activation: true,
+            earned: true,
+          },
+        );
         const at = query.at ? toInstant(query.at) : issuerNow(ctx, clock);
         const decision = evaluateEarn({
           merchant: { id: merchant.id, status: merchant.status },
           offers,
           activation,
           groupStatus: group.status,
-          transaction: query.amountMinor === undefined ? undefined : { amountMinor: query.amountMinor, mcc: query.mcc, currency: REWARD_CURRENCY, at },
+          transaction:
+            query.amountMinor === undefined
+              ? undefined
+              : { amountMinor: query.amountMinor, mcc: query.mcc, currency: REWARD_CURRENCY, at },
           // What the group kept per offer, as settlement reads it: per-group caps apply here too.
           earnedSoFarByOffer,
           now: at,
@@ -53,7 +64,9 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
           eligible: decision.eligible,
           reasons: decision.reasons,
           eligibleOfferIds: decision.eligibleOfferIds,
-          ...(decision.winningOfferId ? { winningOfferId: decision.winningOfferId, estimatedRewardMinor: decision.estimatedRewardMinor } : {}),
+          ...(decision.winningOfferId
+            ? { winningOfferId: decision.winningOfferId, estimatedRewardMinor: decision.estimatedRewardMinor }
+            : {}),
           evaluatedAt: decision.at.toISOString(),
         };
       },
@@ -63,7 +76,8 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
       path: '/api/v2/chg/{chgId}/merchant/{merchantId}/spend-eligibility',
       operationId: 'getSpendEligibility',
       summary: 'Could branded balance be spent at this merchant now?',
-      description: 'Balances in usd minor units. Pending balance waits for the longer of the issuer and merchant availability delays.',
+      description:
+        'Balances in usd minor units. Pending balance waits for the longer of the issuer and merchant availability delays.',
       tag,
       auth: 'issuer',
       params,
@@ -73,7 +87,9 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
       async handle(ctx, { params: p, query }) {
         const issuer = issuerOf(ctx);
         const now = issuerNow(ctx, clock);
-        const { group, merchant, grants } = await loadGroupMerchant(db, issuer, p.chgId, p.merchantId, { grants: { at: now, limit: MAX_SPEND_GRANTS } });
+        const { group, merchant, grants } = await loadGroupMerchant(db, issuer, p.chgId, p.merchantId, {
+          grants: { at: now, limit: MAX_SPEND_GRANTS },
+        });
         const decision = evaluateSpend({
           merchant: {
             status: merchant.status,

@@ -47,8 +47,16 @@ interface Row {
   group_status: CatalogueStatus;
   merchant: (Omit<GroupMerchant['merchant'], 'brandedSpendMinimumMinor'> & { brandedSpendMinimumMinor: string }) | null;
   offers: Array<{
-    id: string; cashbackRateBps: number; brandedRateBps: number; minSpendMinor: string; maxRewardMinor: string | null;
-    maxRewardPerChgMinor: string | null; mccs: string[] | null; startsAt: string; endsAt: string | null; status: CatalogueStatus;
+    id: string;
+    cashbackRateBps: number;
+    brandedRateBps: number;
+    minSpendMinor: string;
+    maxRewardMinor: string | null;
+    maxRewardPerChgMinor: string | null;
+    mccs: string[] | null;
+    startsAt: string;
+    endsAt: string | null;
+    status: CatalogueStatus;
   }> | null;
   activation: { status: CatalogueStatus; activatedAt: string } | null;
   earned: Record<string, string> | null;
@@ -71,28 +79,48 @@ export async function loadGroupMerchant(
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days)
          FROM merchant m WHERE m.id = ${merchantId} AND (m.issuer_ids IS NULL OR ${issuerId} = ANY(m.issuer_ids))) AS merchant,
-      ${parts.offers ? Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'cashbackRateBps', o.cashback_rate_bps, 'brandedRateBps', o.branded_rate_bps,
+      ${
+        parts.offers
+          ? Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'cashbackRateBps', o.cashback_rate_bps, 'brandedRateBps', o.branded_rate_bps,
               'minSpendMinor', o.min_spend_minor::text, 'maxRewardMinor', o.max_reward_minor::text, 'maxRewardPerChgMinor', o.max_reward_per_chg_minor::text,
               'mccs', o.mccs, 'startsAt', o.starts_at, 'endsAt', o.ends_at, 'status', o.status) ORDER BY o.starts_at, o.id), '[]'::jsonb)
-         FROM offer o WHERE o.merchant_id = ${merchantId})` : none} AS offers,
-      ${parts.activation ? Prisma.sql`(SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
-         FROM activation a WHERE a.issuer_id = g.issuer_id AND a.chg_id = g.id AND a.merchant_id = ${merchantId})` : none} AS activation,
-      ${parts.earned ? Prisma.sql`(SELECT coalesce(jsonb_object_agg(x.offer_id, x.net::text), '{}'::jsonb) FROM (
+         FROM offer o WHERE o.merchant_id = ${merchantId})`
+          : none
+      } AS offers,
+      ${
+        parts.activation
+          ? Prisma.sql`(SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
+         FROM activation a WHERE a.issuer_id = g.issuer_id AND a.chg_id = g.id AND a.merchant_id = ${merchantId})`
+          : none
+      } AS activation,
+      ${
+        parts.earned
+          ? Prisma.sql`(SELECT coalesce(jsonb_object_agg(x.offer_id, x.net::text), '{}'::jsonb) FROM (
          SELECT offer_id, sum(CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
                                    WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END) AS net
            FROM reward_total WHERE issuer_id = g.issuer_id AND chg_id = g.id AND merchant_id = ${merchantId} AND offer_id <> ''
-          GROUP BY offer_id) x)` : none} AS earned,
-      ${parts.grants ? Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', x.id, 'remainingMinor', x.remaining_minor::text,
+          GROUP BY offer_id) x)`
+          : none
+      } AS earned,
+      ${
+        parts.grants
+          ? Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', x.id, 'remainingMinor', x.remaining_minor::text,
               'availableAt', x.available_at, 'expiresAt', x.expires_at) ORDER BY x.expires_at, x.created_at, x.id), '[]'::jsonb)
          FROM (SELECT id, remaining_minor, available_at, expires_at, created_at FROM reward_grant
                 WHERE issuer_id = g.issuer_id AND chg_id = g.id AND merchant_id = ${merchantId} AND remaining_minor > 0 AND expires_at > ${parts.grants.at}
-                ORDER BY expires_at, created_at, id LIMIT ${parts.grants.limit}) x)` : none} AS grants,
-      ${parts.grants ? Prisma.sql`(SELECT jsonb_build_object(
+                ORDER BY expires_at, created_at, id LIMIT ${parts.grants.limit}) x)`
+          : none
+      } AS grants,
+      ${
+        parts.grants
+          ? Prisma.sql`(SELECT jsonb_build_object(
               'available', coalesce(sum(remaining_minor) FILTER (WHERE available_at <= ${parts.grants.at}), 0)::text,
               'notYet', coalesce(sum(remaining_minor) FILTER (WHERE available_at > ${parts.grants.at}), 0)::text,
               'expiring30', coalesce(sum(remaining_minor) FILTER (WHERE expires_at <= ${new Date(parts.grants.at.getTime() + 30 * DAY_MS)}), 0)::text)
          FROM reward_grant
-        WHERE issuer_id = g.issuer_id AND chg_id = g.id AND merchant_id = ${merchantId} AND remaining_minor > 0 AND expires_at > ${parts.grants.at})` : none} AS balance
+        WHERE issuer_id = g.issuer_id AND chg_id = g.id AND merchant_id = ${merchantId} AND remaining_minor > 0 AND expires_at > ${parts.grants.at})`
+          : none
+      } AS balance
     FROM cardholder_group g WHERE g.id = ${chgId} AND g.issuer_id = ${issuerId}`;
   if (!row) throw groupNotFound(chgId);
   if (!row.merchant) throw errors.notFound('merchant_not_found', `No merchant ${merchantId}.`);
@@ -114,8 +142,15 @@ export async function loadGroupMerchant(
       maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
     })),
     activation: row.activation && { status: row.activation.status, activatedAt: new Date(row.activation.activatedAt) },
-    earnedSoFarByOffer: Object.fromEntries(Object.entries(row.earned ?? {}).map(([offerId, net]) => [offerId, fromDbMinor(net)])),
-    grants: (row.grants ?? []).map((g) => ({ id: g.id, remainingMinor: fromDbMinor(g.remainingMinor), availableAt: new Date(g.availableAt), expiresAt: new Date(g.expiresAt) })),
+    earnedSoFarByOffer: Object.fromEntries(
+      Object.entries(row.earned ?? {}).map(([offerId, net]) => [offerId, fromDbMinor(net)]),
+    ),
+    grants: (row.grants ?? []).map((g) => ({
+      id: g.id,
+      remainingMinor: fromDbMinor(g.remainingMinor),
+      availableAt: new Date(g.availableAt),
+      expiresAt: new Date(g.expiresAt),
+    })),
     balance: {
       availableMinor: fromDbMinor(row.balance?.available ?? 0),
       notYetAvailableMinor: fromDbMinor(row.balance?.notYet ?? 0),

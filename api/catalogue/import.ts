@@ -38,25 +38,51 @@ interface FileMerchant extends MerchantInput {
 
 function parseCatalogue(data: unknown): FileMerchant[] {
   const merchants = (data as { merchants?: unknown })?.merchants;
-  if (!Array.isArray(merchants) || merchants.length > MAX_MERCHANTS) throw errors.validation('invalid_body', `A catalogue is { "merchants": [...] } with at most ${MAX_MERCHANTS} merchants.`);
+  if (!Array.isArray(merchants) || merchants.length > MAX_MERCHANTS)
+    throw errors.validation(
+      'invalid_body',
+      `A catalogue is { "merchants": [...] } with at most ${MAX_MERCHANTS} merchants.`,
+    );
   return merchants.map((raw, i) => {
     const { id, offers = [], ...merchant } = raw as FileMerchant;
     if (!isId('mp', id)) throw errors.validation('invalid_body', `merchants[${i}].id must be an mp_ id.`);
-    if (!validateMerchant(merchant)) throw errors.validation('invalid_body', `merchants[${i}] is invalid.`, toFieldErrors(validateMerchant.errors, `/merchants/${i}`));
+    if (!validateMerchant(merchant))
+      throw errors.validation(
+        'invalid_body',
+        `merchants[${i}] is invalid.`,
+        toFieldErrors(validateMerchant.errors, `/merchants/${i}`),
+      );
     const checkedOffers = offers.map((rawOffer, j) => {
       const { id: offerId, ...offer } = rawOffer;
-      if (!isId('ofr', offerId)) throw errors.validation('invalid_body', `merchants[${i}].offers[${j}].id must be an ofr_ id.`);
-      if (!validateOffer(offer)) throw errors.validation('invalid_body', `merchants[${i}].offers[${j}] is invalid.`, toFieldErrors(validateOffer.errors, `/merchants/${i}/offers/${j}`));
+      if (!isId('ofr', offerId))
+        throw errors.validation('invalid_body', `merchants[${i}].offers[${j}].id must be an ofr_ id.`);
+      if (!validateOffer(offer))
+        throw errors.validation(
+          'invalid_body',
+          `merchants[${i}].offers[${j}] is invalid.`,
+          toFieldErrors(validateOffer.errors, `/merchants/${i}/offers/${j}`),
+        );
       return { ...offer, id: offerId };
     });
     return { ...merchant, id, offers: checkedOffers };
   });
 }
 
-export async function importCatalogue(db: Db, data: unknown, actor: string, now: Date, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importCatalogue(
+  db: Db,
+  data: unknown,
+  actor: string,
+  now: Date,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
   const merchants = parseCatalogue(data);
-  const result: ImportResult = { merchants: { created: 0, updated: 0, skipped: 0 }, offers: { created: 0, updated: 0, skipped: 0 } };
-  const stored = options.onlyMissing ? await storedIds(db, merchants) : { merchants: new Set<string>(), offers: new Set<string>() };
+  const result: ImportResult = {
+    merchants: { created: 0, updated: 0, skipped: 0 },
+    offers: { created: 0, updated: 0, skipped: 0 },
+  };
+  const stored = options.onlyMissing
+    ? await storedIds(db, merchants)
+    : { merchants: new Set<string>(), offers: new Set<string>() };
   for (const { id, offers, ...merchant } of merchants) {
     if (stored.merchants.has(id)) result.merchants.skipped++;
     else result.merchants[(await saveMerchant(db, merchant, actor, now, id)).created ? 'created' : 'updated']++;
@@ -78,7 +104,13 @@ async function storedIds(db: Db, merchants: FileMerchant[]) {
   return { merchants: new Set(storedMerchants.map((m) => m.id)), offers: new Set(storedOffers.map((o) => o.id)) };
 }
 
-export async function importCatalogueFile(db: Db, file: string, actor: string, now: Date, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importCatalogueFile(
+  db: Db,
+  file: string,
+  actor: string,
+  now: Date,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(file, 'utf8'));

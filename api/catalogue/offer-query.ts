@@ -17,9 +17,19 @@ export interface OfferFilters {
 export function statusWhere(status: OfferStatus, now: Date): Prisma.OfferWhereInput {
   switch (status) {
     case 'scheduled':
-      return { status: 'active', merchant: { status: 'active' }, startsAt: { gt: now }, OR: [{ endsAt: null }, { endsAt: { gt: now } }] };
+      return {
+        status: 'active',
+        merchant: { status: 'active' },
+        startsAt: { gt: now },
+        OR: [{ endsAt: null }, { endsAt: { gt: now } }],
+      };
     case 'active':
-      return { status: 'active', merchant: { status: 'active' }, startsAt: { lte: now }, OR: [{ endsAt: null }, { endsAt: { gt: now } }] };
+      return {
+        status: 'active',
+        merchant: { status: 'active' },
+        startsAt: { lte: now },
+        OR: [{ endsAt: null }, { endsAt: { gt: now } }],
+      };
     case 'ended':
       return { OR: [{ status: 'inactive' }, { merchant: { status: 'inactive' } }, { endsAt: { lte: now } }] };
   }
@@ -37,7 +47,12 @@ export function typeWhere(type: 'cashback' | 'branded', issuerDelayDays: number)
 }
 
 /** Offers sort by startsAt then id; the cursor holds the last one served. */
-export function offerListWhere(merchantScope: Prisma.MerchantWhereInput, filters: OfferFilters, now: Date, issuerDelayDays: number): Prisma.OfferWhereInput {
+export function offerListWhere(
+  merchantScope: Prisma.MerchantWhereInput,
+  filters: OfferFilters,
+  now: Date,
+  issuerDelayDays: number,
+): Prisma.OfferWhereInput {
   const and: Prisma.OfferWhereInput[] = [{ merchant: merchantScope }];
   if (filters.merchantId) and.push({ merchantId: filters.merchantId });
   if (filters.status) and.push(statusWhere(filters.status, now));

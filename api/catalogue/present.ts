@@ -27,7 +27,11 @@ function brandedBalance(m: Merchant) {
 
 export function presentActivationSummary(activation: Activation | null | undefined) {
   if (!activation) return { status: 'not_activated', activatedAt: null, presentedOfferId: null };
-  return { status: activation.status, activatedAt: iso(activation.activatedAt), presentedOfferId: activation.presentedOfferId };
+  return {
+    status: activation.status,
+    activatedAt: iso(activation.activatedAt),
+    presentedOfferId: activation.presentedOfferId,
+  };
 }
 
 /** The merchant as an issuer sees it under one group. */
@@ -55,7 +59,11 @@ export function presentAdminMerchant(m: Merchant) {
     websiteUrl: m.websiteUrl,
     issuerIds: nullableList(m.issuerIds),
     brandedBalance: brandedBalance(m),
-    matchRules: { descriptorPatterns: m.matchDescriptorPatterns, acquirerMerchantIds: m.matchAcquirerMerchantIds, mccs: m.matchMccs },
+    matchRules: {
+      descriptorPatterns: m.matchDescriptorPatterns,
+      acquirerMerchantIds: m.matchAcquirerMerchantIds,
+      mccs: m.matchMccs,
+    },
     createdAt: m.createdAt.toISOString(),
     updatedAt: m.updatedAt.toISOString(),
   };
@@ -80,7 +88,12 @@ export function presentOffer(o: Offer, now: Date) {
 }
 
 export function presentAdminOffer(o: Offer, now: Date) {
-  return { ...presentOffer(o, now), catalogueStatus: o.status, createdAt: o.createdAt.toISOString(), updatedAt: o.updatedAt.toISOString() };
+  return {
+    ...presentOffer(o, now),
+    catalogueStatus: o.status,
+    createdAt: o.createdAt.toISOString(),
+    updatedAt: o.updatedAt.toISOString(),
+  };
 }
 
 export function presentActivation(chgId: string, merchantId: string, a: Activation | null) {
@@ -97,7 +110,10 @@ function toWindow(o: Offer) {
 }
 
 /** The merchant fields an issuer's view of an offer depends on. */
-export type OfferMerchant = Pick<Merchant, 'status' | 'brandedEnabled' | 'brandedAvailabilityDelayDays' | 'brandedExpiryDays'>;
+export type OfferMerchant = Pick<
+  Merchant,
+  'status' | 'brandedEnabled' | 'brandedAvailabilityDelayDays' | 'brandedExpiryDays'
+>;
 
 /**
  * An offer as an issuer sees it: live only while its merchant is active too, and with the

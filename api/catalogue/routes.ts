@@ -25,7 +25,11 @@ type OfferListQuery = OfferFilters & { limit: number };
 
 const offerFilterProperties = {
   status: { type: 'string', enum: ['scheduled', 'active', 'ended'] },
-  type: { type: 'string', enum: ['cashback', 'branded'], description: 'Offers with a cashback (or branded) rate above 0.' },
+  type: {
+    type: 'string',
+    enum: ['cashback', 'branded'],
+    description: 'Offers with a cashback (or branded) rate above 0.',
+  },
 };
 
 const tag = 'Merchants and offers';
@@ -62,7 +66,8 @@ function listMerchantsRoute(deps: AppDeps): RouteSpec {
     path: '/api/v2/chg/{chgId}/merchants',
     operationId: 'listMerchants',
     summary: 'List merchants for a group, by name then id',
-    description: 'Filters: category (exact), activated (true: active activation for this group), q (name contains, case-insensitive), status (default: active merchants only).',
+    description:
+      'Filters: category (exact), activated (true: active activation for this group), q (name contains, case-insensitive), status (default: active merchants only).',
     tag,
     auth: 'issuer',
     params: { chgId: 'chg' },
@@ -89,7 +94,10 @@ function listMerchantsRoute(deps: AppDeps): RouteSpec {
       if (query.activated === true) and.push(activeHere);
       if (query.activated === false) and.push({ NOT: activeHere });
       const after = decodeCursor(query.cursor, 2);
-      if (after) and.push({ OR: [{ name: { gt: String(after[0]) } }, { name: String(after[0]), id: { gt: String(after[1]) } }] });
+      if (after)
+        and.push({
+          OR: [{ name: { gt: String(after[0]) } }, { name: String(after[0]), id: { gt: String(after[1]) } }],
+        });
       const rows = await db.merchant.findMany({
         where: { AND: and },
         orderBy: [{ name: 'asc' }, { id: 'asc' }],
@@ -118,7 +126,9 @@ function getMerchantRoute(deps: AppDeps): RouteSpec {
       const issuerId = issuerOf(ctx).id;
       await requireGroup(db, issuerId, params.chgId);
       const merchant = await requireVisibleMerchant(db, issuerId, params.merchantId);
-      const activation = await db.activation.findFirst({ where: { chgId: params.chgId, merchantId: merchant.id, issuerId } });
+      const activation = await db.activation.findFirst({
+        where: { chgId: params.chgId, merchantId: merchant.id, issuerId },
+      });
       ctx.body = presentMerchant(merchant, activation);
     },
   });
@@ -134,7 +144,11 @@ function listOffersRoute(deps: AppDeps): RouteSpec {
     tag,
     auth: 'issuer',
     params: { chgId: 'chg' },
-    query: { type: 'object', additionalProperties: false, properties: { ...paginationQueryProperties, merchantId: idSchema('mp'), ...offerFilterProperties } },
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { ...paginationQueryProperties, merchantId: idSchema('mp'), ...offerFilterProperties },
+    },
     responses: { 200: offerPage },
     errorStatuses: [404],
     async handle(ctx, { params, query }) {
@@ -160,7 +174,11 @@ function getOfferRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { params }) {
       const issuerId = issuerOf(ctx).id;
       await requireGroup(db, issuerId, params.chgId);
-      ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId), issuerOf(ctx).brandedAvailabilityDelayDays, issuerNow(ctx, clock));
+      ctx.body = presentIssuerOffer(
+        await requireVisibleOffer(db, issuerId, params.offerId),
+        issuerOf(ctx).brandedAvailabilityDelayDays,
+        issuerNow(ctx, clock),
+      );
     },
   });
 }
@@ -175,7 +193,11 @@ function listMerchantOffersRoute(deps: AppDeps): RouteSpec {
     tag,
     auth: 'issuer',
     params: { chgId: 'chg', merchantId: 'mp' },
-    query: { type: 'object', additionalProperties: false, properties: { ...paginationQueryProperties, ...offerFilterProperties } },
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { ...paginationQueryProperties, ...offerFilterProperties },
+    },
     responses: { 200: offerPage },
     errorStatuses: [404],
     async handle(ctx, { params, query }) {
@@ -193,7 +215,7 @@ function getMerchantOfferRoute(deps: AppDeps): RouteSpec {
     method: 'get',
     path: '/api/v2/chg/{chgId}/merchant/{merchantId}/offer/{offerId}',
     operationId: 'getMerchantOffer',
-    summary: 'One offer of one merchant (another merchant\'s offer: 404 offer_not_found)',
+    summary: "One offer of one merchant (another merchant's offer: 404 offer_not_found)",
     tag,
     auth: 'issuer',
     params: { chgId: 'chg', merchantId: 'mp', offerId: 'ofr' },
@@ -203,7 +225,11 @@ function getMerchantOfferRoute(deps: AppDeps): RouteSpec {
       const issuerId = issuerOf(ctx).id;
       await requireGroup(db, issuerId, params.chgId);
       await requireVisibleMerchant(db, issuerId, params.merchantId);
-      ctx.body = presentIssuerOffer(await requireVisibleOffer(db, issuerId, params.offerId, params.merchantId), issuerOf(ctx).brandedAvailabilityDelayDays, issuerNow(ctx, clock));
+      ctx.body = presentIssuerOffer(
+        await requireVisibleOffer(db, issuerId, params.offerId, params.merchantId),
+        issuerOf(ctx).brandedAvailabilityDelayDays,
+        issuerNow(ctx, clock),
+      );
     },
   });
 }

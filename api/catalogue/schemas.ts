@@ -6,9 +6,17 @@ import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { EARN_REASONS } from '../../core/rules/eligibility';
 import { SPEND_REASONS } from '../../core/rules/spend-eligibility';
 
-const minorSchema = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Integer minor units (cents).' };
+const minorSchema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'Integer minor units (cents).',
+};
 // Request schemas spell "or null" with anyOf: the strict ajv instance rejects union types.
-const orNull = (schema: object, description?: string) => ({ anyOf: [schema, { type: 'null' }], ...(description ? { description } : {}) });
+const orNull = (schema: object, description?: string) => ({
+  anyOf: [schema, { type: 'null' }],
+  ...(description ? { description } : {}),
+});
 const bpsSchema = { type: 'integer', minimum: 0, maximum: 10_000, description: 'Basis points (1/100 of a percent).' };
 const mccSchema = { type: 'string', pattern: '^[0-9]{4}$', description: 'ISO 18245 merchant category code.' };
 const urlSchema = orNull({ type: 'string', format: 'uri', maxLength: 2048 });
@@ -22,7 +30,10 @@ const brandedBalanceInput = {
   properties: {
     enabled: { type: 'boolean' },
     spendMinimumMinor: minorSchema,
-    availabilityDelayDays: { ...daysSchema, description: 'Merchant minimum availability delay of branded balance, in days.' },
+    availabilityDelayDays: {
+      ...daysSchema,
+      description: 'Merchant minimum availability delay of branded balance, in days.',
+    },
     expiryDays: { type: 'integer', minimum: 1, maximum: 3650, description: 'Days after earning that a grant expires.' },
   },
 };
@@ -30,7 +41,8 @@ const brandedBalanceInput = {
 const matchRulesInput = {
   type: 'object',
   additionalProperties: false,
-  description: 'Production matching: acquirer merchant ids (exact) first, then descriptor patterns (optionally limited to these MCCs).',
+  description:
+    'Production matching: acquirer merchant ids (exact) first, then descriptor patterns (optionally limited to these MCCs).',
   properties: {
     descriptorPatterns: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 2, maxLength: 100 } },
     acquirerMerchantIds: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 64 } },
@@ -77,12 +89,16 @@ const exampleOfferFields = {
 };
 const exampleOffer = { id: exampleId('ofr'), merchantId: exampleId('mp'), ...exampleOfferFields, status: 'active' };
 
-export const merchantCreateSchema = named('MerchantInput', {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'category'],
-  properties: { ...merchantFields, status: { ...statusSchema, default: 'active' } },
-}, { ...exampleMerchantFields, issuerIds: null, matchRules: exampleMatchRules });
+export const merchantCreateSchema = named(
+  'MerchantInput',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'category'],
+    properties: { ...merchantFields, status: { ...statusSchema, default: 'active' } },
+  },
+  { ...exampleMerchantFields, issuerIds: null, matchRules: exampleMatchRules },
+);
 
 export const merchantPatchSchema = named(
   'MerchantPatch',
@@ -98,24 +114,38 @@ const offerFields = {
   minSpendMinor: minorSchema,
   maxRewardMinor: orNull(minorSchema, 'Cap per transaction; null means none.'),
   maxRewardPerChgMinor: orNull(minorSchema, 'Cap per group over the life of the offer; null means none.'),
-  mccs: orNull({ type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: mccSchema }, 'Qualifying MCCs; null means any.'),
+  mccs: orNull(
+    { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: mccSchema },
+    'Qualifying MCCs; null means any.',
+  ),
   startsAt: timestampSchema,
   endsAt: orNull(timestampSchema, 'Exclusive end; null means open-ended. Set it to now to end the offer.'),
 };
 
-export const offerCreateSchema = named('OfferInput', {
-  type: 'object',
-  additionalProperties: false,
-  required: ['title', 'cashbackRateBps', 'brandedRateBps', 'startsAt'],
-  properties: offerFields,
-}, exampleOfferFields);
+export const offerCreateSchema = named(
+  'OfferInput',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['title', 'cashbackRateBps', 'brandedRateBps', 'startsAt'],
+    properties: offerFields,
+  },
+  exampleOfferFields,
+);
 
-export const offerPatchSchema = named('OfferPatch', {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: { ...offerFields, status: { ...statusSchema, description: 'Catalogue status; inactive ends the offer for good.' } },
-}, { endsAt: EXAMPLE_LATER });
+export const offerPatchSchema = named(
+  'OfferPatch',
+  {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      ...offerFields,
+      status: { ...statusSchema, description: 'Catalogue status; inactive ends the offer for good.' },
+    },
+  },
+  { endsAt: EXAMPLE_LATER },
+);
 
 const activationSummarySchema = {
   type: 'object',
@@ -130,120 +160,222 @@ const activationSummarySchema = {
 const brandedBalanceSchema = {
   type: 'object',
   required: ['enabled', 'spendMinimumMinor', 'availabilityDelayDays', 'expiryDays'],
-  properties: { enabled: { type: 'boolean' }, spendMinimumMinor: minorSchema, availabilityDelayDays: { type: 'integer' }, expiryDays: { type: 'integer' } },
+  properties: {
+    enabled: { type: 'boolean' },
+    spendMinimumMinor: minorSchema,
+    availabilityDelayDays: { type: 'integer' },
+    expiryDays: { type: 'integer' },
+  },
 };
 
-export const merchantSchema = named('Merchant', {
-  type: 'object',
-  required: ['id', 'name', 'category', 'status', 'logoUrl', 'websiteUrl', 'brandedBalance', 'activation'],
-  properties: {
-    id: idSchema('mp'),
-    name: { type: 'string' },
-    category: { type: 'string' },
-    status: statusSchema,
-    logoUrl: { type: ['string', 'null'] },
-    websiteUrl: { type: ['string', 'null'] },
-    brandedBalance: brandedBalanceSchema,
-    activation: activationSummarySchema,
-  },
-}, { id: exampleId('mp'), ...exampleMerchantFields, activation: { status: 'active', activatedAt: EXAMPLE_TIME, presentedOfferId: exampleId('ofr') } });
-
-export const adminMerchantSchema = named('AdminMerchant', {
-  type: 'object',
-  required: ['id', 'name', 'category', 'status', 'issuerIds', 'brandedBalance', 'matchRules', 'createdAt', 'updatedAt'],
-  properties: {
-    ...merchantSchema.properties,
-    issuerIds: { type: ['array', 'null'], items: { type: 'string' } },
-    matchRules: {
-      type: 'object',
-      properties: {
-        descriptorPatterns: { type: 'array', items: { type: 'string' } },
-        acquirerMerchantIds: { type: 'array', items: { type: 'string' } },
-        mccs: { type: 'array', items: { type: 'string' } },
-      },
+export const merchantSchema = named(
+  'Merchant',
+  {
+    type: 'object',
+    required: ['id', 'name', 'category', 'status', 'logoUrl', 'websiteUrl', 'brandedBalance', 'activation'],
+    properties: {
+      id: idSchema('mp'),
+      name: { type: 'string' },
+      category: { type: 'string' },
+      status: statusSchema,
+      logoUrl: { type: ['string', 'null'] },
+      websiteUrl: { type: ['string', 'null'] },
+      brandedBalance: brandedBalanceSchema,
+      activation: activationSummarySchema,
     },
-    createdAt: timestampSchema,
-    updatedAt: timestampSchema,
   },
-}, { id: exampleId('mp'), ...exampleMerchantFields, issuerIds: null, matchRules: exampleMatchRules, createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME });
+  {
+    id: exampleId('mp'),
+    ...exampleMerchantFields,
+    activation: { status: 'active', activatedAt: EXAMPLE_TIME, presentedOfferId: exampleId('ofr') },
+  },
+);
+
+export const adminMerchantSchema = named(
+  'AdminMerchant',
+  {
+    type: 'object',
+    required: [
+      'id',
+      'name',
+      'category',
+      'status',
+      'issuerIds',
+      'brandedBalance',
+      'matchRules',
+      'createdAt',
+      'updatedAt',
+    ],
+    properties: {
+      ...merchantSchema.properties,
+      issuerIds: { type: ['array', 'null'], items: { type: 'string' } },
+      matchRules: {
+        type: 'object',
+        properties: {
+          descriptorPatterns: { type: 'array', items: { type: 'string' } },
+          acquirerMerchantIds: { type: 'array', items: { type: 'string' } },
+          mccs: { type: 'array', items: { type: 'string' } },
+        },
+      },
+      createdAt: timestampSchema,
+      updatedAt: timestampSchema,
+    },
+  },
+  {
+    id: exampleId('mp'),
+    ...exampleMerchantFields,
+    issuerIds: null,
+    matchRules: exampleMatchRules,
+    createdAt: EXAMPLE_TIME,
+    updatedAt: EXAMPLE_TIME,
+  },
+);
 delete (adminMerchantSchema.properties as Record<string, unknown>).activation;
 
-export const offerSchema = named('Offer', {
-  type: 'object',
-  required: ['id', 'merchantId', 'title', 'description', 'cashbackRateBps', 'brandedRateBps', 'minSpendMinor', 'maxRewardMinor', 'maxRewardPerChgMinor', 'mccs', 'startsAt', 'endsAt', 'status'],
-  properties: {
-    id: idSchema('ofr'),
-    merchantId: idSchema('mp'),
-    title: { type: 'string' },
-    description: { type: ['string', 'null'] },
-    cashbackRateBps: { type: 'integer' },
-    brandedRateBps: { type: 'integer' },
-    minSpendMinor: { type: 'integer' },
-    maxRewardMinor: { type: ['integer', 'null'] },
-    maxRewardPerChgMinor: { type: ['integer', 'null'] },
-    mccs: { type: ['array', 'null'], items: { type: 'string' } },
-    startsAt: timestampSchema,
-    endsAt: nullableTimestampSchema,
-    status: { type: 'string', enum: ['scheduled', 'active', 'ended'], description: 'From the window and the catalogue status, at the time of the request.' },
+export const offerSchema = named(
+  'Offer',
+  {
+    type: 'object',
+    required: [
+      'id',
+      'merchantId',
+      'title',
+      'description',
+      'cashbackRateBps',
+      'brandedRateBps',
+      'minSpendMinor',
+      'maxRewardMinor',
+      'maxRewardPerChgMinor',
+      'mccs',
+      'startsAt',
+      'endsAt',
+      'status',
+    ],
+    properties: {
+      id: idSchema('ofr'),
+      merchantId: idSchema('mp'),
+      title: { type: 'string' },
+      description: { type: ['string', 'null'] },
+      cashbackRateBps: { type: 'integer' },
+      brandedRateBps: { type: 'integer' },
+      minSpendMinor: { type: 'integer' },
+      maxRewardMinor: { type: ['integer', 'null'] },
+      maxRewardPerChgMinor: { type: ['integer', 'null'] },
+      mccs: { type: ['array', 'null'], items: { type: 'string' } },
+      startsAt: timestampSchema,
+      endsAt: nullableTimestampSchema,
+      status: {
+        type: 'string',
+        enum: ['scheduled', 'active', 'ended'],
+        description: 'From the window and the catalogue status, at the time of the request.',
+      },
+    },
   },
-}, exampleOffer);
+  exampleOffer,
+);
 
-export const adminOfferSchema = named('AdminOffer', {
-  type: 'object',
-  required: [...offerSchema.required, 'catalogueStatus', 'createdAt', 'updatedAt'],
-  properties: { ...offerSchema.properties, catalogueStatus: statusSchema, createdAt: timestampSchema, updatedAt: timestampSchema },
-}, { ...exampleOffer, catalogueStatus: 'active', createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME });
-
-export const activationSchema = named('Activation', {
-  type: 'object',
-  required: ['merchantId', 'chgId', 'status', 'activatedAt', 'presentedOfferId', 'deactivatedAt'],
-  properties: {
-    merchantId: idSchema('mp'),
-    chgId: idSchema('chg'),
-    status: { type: 'string', enum: ['active', 'inactive', 'not_activated'] },
-    activatedAt: nullableTimestampSchema,
-    presentedOfferId: { type: ['string', 'null'] },
-    deactivatedAt: nullableTimestampSchema,
+export const adminOfferSchema = named(
+  'AdminOffer',
+  {
+    type: 'object',
+    required: [...offerSchema.required, 'catalogueStatus', 'createdAt', 'updatedAt'],
+    properties: {
+      ...offerSchema.properties,
+      catalogueStatus: statusSchema,
+      createdAt: timestampSchema,
+      updatedAt: timestampSchema,
+    },
   },
-}, { merchantId: exampleId('mp'), chgId: exampleId('chg'), status: 'active', activatedAt: EXAMPLE_TIME, presentedOfferId: exampleId('ofr'), deactivatedAt: null });
+  { ...exampleOffer, catalogueStatus: 'active', createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME },
+);
 
-export const activationInputSchema = named('ActivationInput', {
-  type: 'object',
-  additionalProperties: false,
-  properties: { presentedOfferId: { ...idSchema('ofr'), description: 'The active offer of this merchant through which the cardholder activated.' } },
-}, { presentedOfferId: exampleId('ofr') });
+export const activationSchema = named(
+  'Activation',
+  {
+    type: 'object',
+    required: ['merchantId', 'chgId', 'status', 'activatedAt', 'presentedOfferId', 'deactivatedAt'],
+    properties: {
+      merchantId: idSchema('mp'),
+      chgId: idSchema('chg'),
+      status: { type: 'string', enum: ['active', 'inactive', 'not_activated'] },
+      activatedAt: nullableTimestampSchema,
+      presentedOfferId: { type: ['string', 'null'] },
+      deactivatedAt: nullableTimestampSchema,
+    },
+  },
+  {
+    merchantId: exampleId('mp'),
+    chgId: exampleId('chg'),
+    status: 'active',
+    activatedAt: EXAMPLE_TIME,
+    presentedOfferId: exampleId('ofr'),
+    deactivatedAt: null,
+  },
+);
+
+export const activationInputSchema = named(
+  'ActivationInput',
+  {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      presentedOfferId: {
+        ...idSchema('ofr'),
+        description: 'The active offer of this merchant through which the cardholder activated.',
+      },
+    },
+  },
+  { presentedOfferId: exampleId('ofr') },
+);
 
 export const eligibilityQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    amountMinor: { ...minorSchema, description: 'Preview a transaction of this amount (enables min-spend, MCC and reward checks).' },
+    amountMinor: {
+      ...minorSchema,
+      description: 'Preview a transaction of this amount (enables min-spend, MCC and reward checks).',
+    },
     mcc: { ...mccSchema, description: 'MCC of the previewed transaction; only used with amountMinor.' },
     at: { ...timestampSchema, description: 'Instant to evaluate at (default: now).' },
   },
 };
 
-export const eligibilitySchema = named('Eligibility', {
-  type: 'object',
-  required: ['merchantId', 'eligible', 'reasons', 'eligibleOfferIds', 'evaluatedAt'],
-  properties: {
-    merchantId: idSchema('mp'),
-    eligible: { type: 'boolean' },
-    reasons: { type: 'array', items: openEnum(EARN_REASONS, 'Why the group would not earn.'), description: 'Empty when eligible.' },
-    eligibleOfferIds: { type: 'array', items: idSchema('ofr') },
-    winningOfferId: { ...idSchema('ofr'), description: 'With amountMinor: the qualifying offer giving the most reward.' },
-    estimatedRewardMinor: { ...minorSchema, description: 'With amountMinor: reward of the winning offer, caps applied.' },
-    evaluatedAt: timestampSchema,
+export const eligibilitySchema = named(
+  'Eligibility',
+  {
+    type: 'object',
+    required: ['merchantId', 'eligible', 'reasons', 'eligibleOfferIds', 'evaluatedAt'],
+    properties: {
+      merchantId: idSchema('mp'),
+      eligible: { type: 'boolean' },
+      reasons: {
+        type: 'array',
+        items: openEnum(EARN_REASONS, 'Why the group would not earn.'),
+        description: 'Empty when eligible.',
+      },
+      eligibleOfferIds: { type: 'array', items: idSchema('ofr') },
+      winningOfferId: {
+        ...idSchema('ofr'),
+        description: 'With amountMinor: the qualifying offer giving the most reward.',
+      },
+      estimatedRewardMinor: {
+        ...minorSchema,
+        description: 'With amountMinor: reward of the winning offer, caps applied.',
+      },
+      evaluatedAt: timestampSchema,
+    },
   },
-}, {
-  merchantId: exampleId('mp'),
-  eligible: true,
-  reasons: [],
-  eligibleOfferIds: [exampleId('ofr')],
-  winningOfferId: exampleId('ofr'),
-  estimatedRewardMinor: 200,
-  evaluatedAt: EXAMPLE_TIME,
-});
+  {
+    merchantId: exampleId('mp'),
+    eligible: true,
+    reasons: [],
+    eligibleOfferIds: [exampleId('ofr')],
+    winningOfferId: exampleId('ofr'),
+    estimatedRewardMinor: 200,
+    evaluatedAt: EXAMPLE_TIME,
+  },
+);
 
 export const spendQuerySchema = {
   type: 'object',
@@ -251,22 +383,37 @@ export const spendQuerySchema = {
   properties: { amountMinor: { ...minorSchema, description: 'Check the merchant spend minimum against this amount.' } },
 };
 
-export const spendEligibilitySchema = named('SpendEligibility', {
-  type: 'object',
-  required: ['merchantId', 'eligible', 'availableBalanceMinor', 'pendingBalanceMinor', 'currency', 'spendRestrictionReasons'],
-  properties: {
-    merchantId: idSchema('mp'),
-    eligible: { type: 'boolean' },
-    availableBalanceMinor: minorSchema,
-    pendingBalanceMinor: minorSchema,
-    currency: { type: 'string', enum: ['usd'] },
-    spendRestrictionReasons: { type: 'array', items: openEnum(SPEND_REASONS, 'Why branded balance would not be spent.'), description: 'Empty when eligible.' },
+export const spendEligibilitySchema = named(
+  'SpendEligibility',
+  {
+    type: 'object',
+    required: [
+      'merchantId',
+      'eligible',
+      'availableBalanceMinor',
+      'pendingBalanceMinor',
+      'currency',
+      'spendRestrictionReasons',
+    ],
+    properties: {
+      merchantId: idSchema('mp'),
+      eligible: { type: 'boolean' },
+      availableBalanceMinor: minorSchema,
+      pendingBalanceMinor: minorSchema,
+      currency: { type: 'string', enum: ['usd'] },
+      spendRestrictionReasons: {
+        type: 'array',
+        items: openEnum(SPEND_REASONS, 'Why branded balance would not be spent.'),
+        description: 'Empty when eligible.',
+      },
+    },
   },
-}, {
-  merchantId: exampleId('mp'),
-  eligible: false,
-  availableBalanceMinor: 0,
-  pendingBalanceMinor: 75,
-  currency: 'usd',
-  spendRestrictionReasons: ['no_available_balance', 'merchant_availability_delay'],
-});
+  {
+    merchantId: exampleId('mp'),
+    eligible: false,
+    availableBalanceMinor: 0,
+    pendingBalanceMinor: 75,
+    currency: 'usd',
+    spendRestrictionReasons: ['no_available_balance', 'merchant_availability_delay'],
+  },
+);

@@ -32,14 +32,25 @@ export async function requireVisibleMerchant(db: Reader, issuerId: string, merch
 }
 
 /** An offer of a merchant the issuer sees; with merchantId, it must also be that merchant's. */
-export async function requireVisibleOffer(db: Reader, issuerId: string, offerId: string, merchantId?: string): Promise<Offer & { merchant: OfferMerchant }> {
+export async function requireVisibleOffer(
+  db: Reader,
+  issuerId: string,
+  offerId: string,
+  merchantId?: string,
+): Promise<Offer & { merchant: OfferMerchant }> {
   const offer = await db.offer.findFirst({
     where: { id: offerId, ...(merchantId ? { merchantId } : {}), merchant: visibleTo(issuerId) },
     include: { merchant: { select: OFFER_MERCHANT_FIELDS } },
   });
-  if (!offer) throw errors.notFound('offer_not_found', `No offer ${offerId}${merchantId ? ` for merchant ${merchantId}` : ''}.`);
+  if (!offer)
+    throw errors.notFound('offer_not_found', `No offer ${offerId}${merchantId ? ` for merchant ${merchantId}` : ''}.`);
   return offer;
 }
 
 /** What presentIssuerOffer needs of an offer's merchant. */
-export const OFFER_MERCHANT_FIELDS = { status: true, brandedEnabled: true, brandedAvailabilityDelayDays: true, brandedExpiryDays: true } as const;
+export const OFFER_MERCHANT_FIELDS = {
+  status: true,
+  brandedEnabled: true,
+  brandedAvailabilityDelayDays: true,
+  brandedExpiryDays: true,
+} as const;

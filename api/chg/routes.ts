@@ -38,7 +38,10 @@ function upsertChgRoute(deps: AppDeps): RouteSpec {
     tag: 'Cardholder groups',
     auth: 'issuer',
     body: groupInputSchema,
-    responses: { 201: { description: 'Created.', schema: groupSchema }, 200: { description: 'Updated.', schema: groupSchema } },
+    responses: {
+      201: { description: 'Created.', schema: groupSchema },
+      200: { description: 'Updated.', schema: groupSchema },
+    },
     errorStatuses: [409],
     async handle(ctx, { body }) {
       checkGroupSemantics(body);
@@ -62,14 +65,21 @@ function bulkUpsertChgRoute(deps: AppDeps): RouteSpec {
     tag: 'Cardholder groups',
     auth: 'issuer',
     body: bulkInputSchema,
-    responses: { 200: { description: 'Per-item results.', schema: bulkResultSchema }, 400: { description: 'Every item failed (per-item results), or the envelope is invalid (error object).' } },
+    responses: {
+      200: { description: 'Per-item results.', schema: bulkResultSchema },
+      400: { description: 'Every item failed (per-item results), or the envelope is invalid (error object).' },
+    },
     async handle(ctx, { body }) {
       const issuerId = issuerOf(ctx).id;
       const results = [];
       for (const [index, item] of body.items.entries()) {
         try {
           if (!validateGroup(item)) {
-            throw errors.validation('invalid_body', `Item ${index} is invalid.`, toFieldErrors(validateGroup.errors, `/items/${index}`));
+            throw errors.validation(
+              'invalid_body',
+              `Item ${index} is invalid.`,
+              toFieldErrors(validateGroup.errors, `/items/${index}`),
+            );
           }
           checkGroupSemantics(item, `/items/${index}`);
           const { created, group } = await upsertGroup(db, issuerId, item, clock.now());
@@ -137,7 +147,9 @@ function deactivateCardholderRoute(deps: AppDeps): RouteSpec {
     responses: { 200: groupResponse },
     errorStatuses: [404],
     async handle(ctx, { params }) {
-      ctx.body = presentGroup(await deactivateCardholder(db, issuerOf(ctx).id, params.chgId, params.cardholderId, clock.now()));
+      ctx.body = presentGroup(
+        await deactivateCardholder(db, issuerOf(ctx).id, params.chgId, params.cardholderId, clock.now()),
+      );
     },
   });
 }

@@ -1,5 +1,12 @@
 // Request and response schemas of the cardholder group routes (API.md, Cardholder groups).
-import { externalIdSchema, idSchema, nullableTimestampSchema, statusSchema, timestampSchema, errorObjectSchema } from '../schemas/common';
+import {
+  externalIdSchema,
+  idSchema,
+  nullableTimestampSchema,
+  statusSchema,
+  timestampSchema,
+  errorObjectSchema,
+} from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { CARD_NETWORKS } from '../../core/domain/events';
@@ -66,22 +73,52 @@ export const settingsSchema = {
   maxProperties: 50,
   additionalProperties: true,
   properties: {
-    locale: { type: 'string', minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', example: 'en-US' },
-    timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone name.', example: 'America/New_York' },
+    locale: {
+      type: 'string',
+      minLength: 2,
+      maxLength: 35,
+      pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$',
+      example: 'en-US',
+    },
+    timezone: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description: 'IANA time zone name.',
+      example: 'America/New_York',
+    },
     displayName: { type: 'string', minLength: 1, maxLength: 200 },
     metadata: { type: 'object', maxProperties: 50, additionalProperties: true },
   },
 };
 
 // API.md's example group, as an issuer sends it and as it is stored.
-const exampleSettings = { locale: 'en-US', timezone: 'America/New_York', displayName: 'The Smiths', metadata: { tier: 'gold' } };
+const exampleSettings = {
+  locale: 'en-US',
+  timezone: 'America/New_York',
+  displayName: 'The Smiths',
+  metadata: { tier: 'gold' },
+};
 const exampleGroupInput = {
   externalId: 'household-42',
   status: 'active',
   settings: exampleSettings,
-  cardholders: [{ externalId: 'c-1001', status: 'active', cards: [{ externalId: 'k-9001', last4: '4242', network: 'visa', status: 'active' }] }],
+  cardholders: [
+    {
+      externalId: 'c-1001',
+      status: 'active',
+      cards: [{ externalId: 'k-9001', last4: '4242', network: 'visa', status: 'active' }],
+    },
+  ],
 };
-const exampleCard = { id: exampleId('card'), externalId: 'k-9001', last4: '4242', network: 'visa', status: 'active', deactivatedAt: null };
+const exampleCard = {
+  id: exampleId('card'),
+  externalId: 'k-9001',
+  last4: '4242',
+  network: 'visa',
+  status: 'active',
+  deactivatedAt: null,
+};
 const exampleGroup = {
   id: exampleId('chg'),
   externalId: 'household-42',
@@ -90,44 +127,62 @@ const exampleGroup = {
   createdAt: EXAMPLE_TIME,
   updatedAt: EXAMPLE_LATER,
   deactivatedAt: null,
-  cardholders: [{ id: exampleId('ch'), externalId: 'c-1001', status: 'active', deactivatedAt: null, cards: [exampleCard] }],
+  cardholders: [
+    { id: exampleId('ch'), externalId: 'c-1001', status: 'active', deactivatedAt: null, cards: [exampleCard] },
+  ],
 };
 
-export const groupInputSchema = named('GroupInput', {
-  type: 'object',
-  additionalProperties: false,
-  required: ['externalId', 'cardholders'],
-  description:
-    'The desired state of one group. Cardholders and cards missing from the body are soft-deactivated.',
-  properties: {
-    externalId: externalIdSchema,
-    status: { ...statusSchema, default: 'active' },
-    settings: { ...settingsSchema, default: {} },
-    cardholders: { type: 'array', minItems: 1, maxItems: MAX_CARDHOLDERS_PER_GROUP, items: cardholderInputSchema },
-  },
-}, exampleGroupInput);
-
-export const bulkInputSchema = named('BulkUpsertInput', {
-  type: 'object',
-  additionalProperties: false,
-  required: ['items'],
-  properties: {
-    items: {
-      type: 'array',
-      minItems: 1,
-      maxItems: MAX_BULK_ITEMS,
-      description: 'Groups to upsert, each validated and stored on its own.',
-      // Each item is validated separately against the group schema so that one bad item
-      // fails alone instead of failing the batch.
-      items: { type: 'object', additionalProperties: true, description: 'A GroupInput; one that breaks it fails alone (its result says why).' },
+export const groupInputSchema = named(
+  'GroupInput',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['externalId', 'cardholders'],
+    description: 'The desired state of one group. Cardholders and cards missing from the body are soft-deactivated.',
+    properties: {
+      externalId: externalIdSchema,
+      status: { ...statusSchema, default: 'active' },
+      settings: { ...settingsSchema, default: {} },
+      cardholders: { type: 'array', minItems: 1, maxItems: MAX_CARDHOLDERS_PER_GROUP, items: cardholderInputSchema },
     },
   },
-}, {
-  items: [
-    exampleGroupInput,
-    { externalId: 'household-43', cardholders: [{ externalId: 'c-1002', cards: [{ externalId: 'k-9002', last4: '1881', network: 'mastercard' }] }] },
-  ],
-});
+  exampleGroupInput,
+);
+
+export const bulkInputSchema = named(
+  'BulkUpsertInput',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['items'],
+    properties: {
+      items: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_BULK_ITEMS,
+        description: 'Groups to upsert, each validated and stored on its own.',
+        // Each item is validated separately against the group schema so that one bad item
+        // fails alone instead of failing the batch.
+        items: {
+          type: 'object',
+          additionalProperties: true,
+          description: 'A GroupInput; one that breaks it fails alone (its result says why).',
+        },
+      },
+    },
+  },
+  {
+    items: [
+      exampleGroupInput,
+      {
+        externalId: 'household-43',
+        cardholders: [
+          { externalId: 'c-1002', cards: [{ externalId: 'k-9002', last4: '1881', network: 'mastercard' }] },
+        ],
+      },
+    ],
+  },
+);
 
 const cardSchema = named('Card', {
   type: 'object',
@@ -154,43 +209,56 @@ const cardholderSchema = named('Cardholder', {
   },
 });
 
-export const groupSchema = named('Group', {
-  type: 'object',
-  required: ['id', 'externalId', 'status', 'settings', 'createdAt', 'updatedAt', 'deactivatedAt', 'cardholders'],
-  properties: {
-    id: idSchema('chg'),
-    externalId: { type: 'string' },
-    status: statusSchema,
-    // Open (additionalProperties: true) so that generated clients type the known keys and keep the others.
-    settings: { type: 'object', additionalProperties: true, properties: settingsSchema.properties, description: 'As stored: the known keys and any others sent.' },
-    createdAt: timestampSchema,
-    updatedAt: timestampSchema,
-    deactivatedAt: nullableTimestampSchema,
-    cardholders: { type: 'array', items: cardholderSchema },
-  },
-}, exampleGroup);
-
-export const bulkResultSchema = named('BulkUpsertResult', {
-  type: 'object',
-  required: ['results'],
-  properties: {
-    results: {
-      type: 'array',
-      items: {
+export const groupSchema = named(
+  'Group',
+  {
+    type: 'object',
+    required: ['id', 'externalId', 'status', 'settings', 'createdAt', 'updatedAt', 'deactivatedAt', 'cardholders'],
+    properties: {
+      id: idSchema('chg'),
+      externalId: { type: 'string' },
+      status: statusSchema,
+      // Open (additionalProperties: true) so that generated clients type the known keys and keep the others.
+      settings: {
         type: 'object',
-        required: ['index', 'status'],
-        properties: {
-          index: { type: 'integer' },
-          status: { type: 'string', enum: ['created', 'updated', 'failed'] },
-          id: idSchema('chg'),
-          error: errorObjectSchema,
+        additionalProperties: true,
+        properties: settingsSchema.properties,
+        description: 'As stored: the known keys and any others sent.',
+      },
+      createdAt: timestampSchema,
+      updatedAt: timestampSchema,
+      deactivatedAt: nullableTimestampSchema,
+      cardholders: { type: 'array', items: cardholderSchema },
+    },
+  },
+  exampleGroup,
+);
+
+export const bulkResultSchema = named(
+  'BulkUpsertResult',
+  {
+    type: 'object',
+    required: ['results'],
+    properties: {
+      results: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['index', 'status'],
+          properties: {
+            index: { type: 'integer' },
+            status: { type: 'string', enum: ['created', 'updated', 'failed'] },
+            id: idSchema('chg'),
+            error: errorObjectSchema,
+          },
         },
       },
     },
   },
-}, {
-  results: [
-    { index: 0, status: 'updated', id: exampleId('chg') },
-    { index: 1, status: 'created', id: exampleId('chg', 2) },
-  ],
-});
+  {
+    results: [
+      { index: 0, status: 'updated', id: exampleId('chg') },
+      { index: 1, status: 'created', id: exampleId('chg', 2) },
+    ],
+  },
+);

@@ -32,12 +32,26 @@ export async function upsertGroup(db: Db, issuerId: string, input: GroupInput, n
       const groupId = existing?.id ?? newId('chg');
       await assertIdsFree(tx, issuerId, groupId, input);
       const groupActive = input.status === 'active';
-      const lifecycle = { status: input.status, deactivatedAt: nextDeactivatedAt(existing, input.status, now), updatedAt: now };
+      const lifecycle = {
+        status: input.status,
+        deactivatedAt: nextDeactivatedAt(existing, input.status, now),
+        updatedAt: now,
+      };
       if (existing) {
-        await tx.cardholderGroup.update({ where: { id: groupId }, data: { ...lifecycle, settings: input.settings as Prisma.InputJsonValue } });
+        await tx.cardholderGroup.update({
+          where: { id: groupId },
+          data: { ...lifecycle, settings: input.settings as Prisma.InputJsonValue },
+        });
       } else {
         await tx.cardholderGroup.create({
-          data: { id: groupId, issuerId, externalId: input.externalId, settings: input.settings as Prisma.InputJsonValue, createdAt: now, ...lifecycle },
+          data: {
+            id: groupId,
+            issuerId,
+            externalId: input.externalId,
+            settings: input.settings as Prisma.InputJsonValue,
+            createdAt: now,
+            ...lifecycle,
+          },
         });
       }
       await syncCardholders(tx, { issuerId, groupId, groupActive, now }, existing, input);
@@ -49,7 +63,10 @@ export async function upsertGroup(db: Db, issuerId: string, input: GroupInput, n
     // Two groups claiming one cardholder at the same instant: the partial unique index
     // decides, and the loser gets the same 409 the pre-check gives.
     if (!(err instanceof ApiError) && classifyFailure(err) === 'unique_violation') {
-      throw errors.conflict('external_id_conflict', 'A cardholder or card id is already active in another group of this issuer.');
+      throw errors.conflict(
+        'external_id_conflict',
+        'A cardholder or card id is already active in another group of this issuer.',
+      );
     }
     throw err;
   }
@@ -72,10 +89,14 @@ async function assertIdsFree(tx: Tx, issuerId: string, groupId: string, input: G
     select: { externalId: true },
   });
   if (cardholders.length > 0 || cards.length > 0) {
-    throw errors.conflict('external_id_conflict', 'A cardholder or card id is already active in another group of this issuer.', {
-      cardholderExternalIds: cardholders.map((c) => c.externalId),
-      cardExternalIds: cards.map((c) => c.externalId),
-    });
+    throw errors.conflict(
+      'external_id_conflict',
+      'A cardholder or card id is already active in another group of this issuer.',
+      {
+        cardholderExternalIds: cardholders.map((c) => c.externalId),
+        cardExternalIds: cards.map((c) => c.externalId),
+      },
+    );
   }
 }
 
@@ -98,14 +119,25 @@ async function syncCardholders(tx: Tx, sync: SyncContext, existing: GroupRow | n
   let position = input.cardholders.length;
   for (const cardholder of existing?.cardholders ?? []) {
     if (listed.has(cardholder.externalId)) {
-      const listedCards = new Set(input.cardholders.find((c) => c.externalId === cardholder.externalId)!.cards.map((k) => k.externalId));
-      await deactivateCards(tx, cardholder.cards.filter((k) => !listedCards.has(k.externalId)), now);
+      const listedCards = new Set(
+        input.cardholders.find((c) => c.externalId === cardholder.externalId)!.cards.map((k) => k.externalId),
+      );
+      await deactivateCards(
+        tx,
+        cardholder.cards.filter((k) => !listedCards.has(k.externalId)),
+        now,
+      );
       continue;
     }
     await deactivateCards(tx, cardholder.cards, now);
     await tx.cardholder.update({
       where: { id: cardholder.id },
-      data: { status: 'inactive', deactivatedAt: cardholder.deactivatedAt ?? now, position: position++, updatedAt: now },
+      data: {
+        status: 'inactive',
+        deactivatedAt: cardholder.deactivatedAt ?? now,
+        position: position++,
+        updatedAt: now,
+      },
     });
   }
   for (const [i, body] of input.cardholders.entries()) {
@@ -119,7 +151,17 @@ async function syncCardholders(tx: Tx, sync: SyncContext, existing: GroupRow | n
       });
     } else {
       await tx.cardholder.create({
-        data: { id: cardholderId, issuerId: sync.issuerId, chgId: sync.groupId, externalId: body.externalId, status, position: i, deactivatedAt: status === 'inactive' ? now : null, createdAt: now, updatedAt: now },
+        data: {
+          id: cardholderId,
+          issuerId: sync.issuerId,
+          chgId: sync.groupId,
+          externalId: body.externalId,
+          status,
+          position: i,
+          deactivatedAt: status === 'inactive' ? now : null,
+          createdAt: now,
+          updatedAt: now,
+        },
       });
     }
     await syncCards(tx, sync, { id: cardholderId, status, cards: row?.cards ?? [] }, body.cards);
@@ -141,10 +183,30 @@ async function syncCards(
     if (row) {
       await tx.card.update({
         where: { id: row.id },
-        data: { status, last4: body.last4, network: body.network, position: j, deactivatedAt: nextDeactivatedAt(row, status, now), updatedAt: now },
+        data: {
+          status,
+          last4: body.last4,
+          network: body.network,
+          position: j,
+          deactivatedAt: nextDeactivatedAt(row, status, now),
+          updatedAt: now,
+        },
       });
     } else {
-      creates.push({ id: newId('card'), issuerId: sync.issuerId, chgId: sync.groupId, cardholderId: cardholder.id, externalId: body.externalId, last4: body.last4, network: body.network, status, position: j, deactivatedAt: status === 'inactive' ? now : null, createdAt: now, updatedAt: now });
+      creates.push({
+        id: newId('card'),
+        issuerId: sync.issuerId,
+        chgId: sync.groupId,
+        cardholderId: cardholder.id,
+        externalId: body.externalId,
+        last4: body.last4,
+        network: body.network,
+        status,
+        position: j,
+        deactivatedAt: status === 'inactive' ? now : null,
+        createdAt: now,
+        updatedAt: now,
+      });
     }
   }
   if (creates.length > 0) await tx.card.createMany({ data: creates });
@@ -153,10 +215,17 @@ async function syncCards(
 async function deactivateCards(tx: Tx, cards: Array<{ id: string; status: string }>, now: Date): Promise<void> {
   const ids = cards.filter((k) => k.status === 'active').map((k) => k.id);
   if (ids.length === 0) return;
-  await tx.card.updateMany({ where: { id: { in: ids } }, data: { status: 'inactive', deactivatedAt: now, updatedAt: now } });
+  await tx.card.updateMany({
+    where: { id: { in: ids } },
+    data: { status: 'inactive', deactivatedAt: now, updatedAt: now },
+  });
 }
 
-function nextDeactivatedAt(row: { status: string; deactivatedAt: Date | null } | null, status: Status, now: Date): Date | null {
+function nextDeactivatedAt(
+  row: { status: string; deactivatedAt: Date | null } | null,
+  status: Status,
+  now: Date,
+): Date | null {
   if (status === 'active') return null;
   return row?.status === 'inactive' && row.deactivatedAt ? row.deactivatedAt : now;
 }
@@ -181,7 +250,13 @@ export async function deactivateGroup(db: Db, issuerId: string, chgId: string, n
   });
 }
 
-export async function deactivateCardholder(db: Db, issuerId: string, chgId: string, cardholderId: string, now: Date): Promise<GroupRow> {
+export async function deactivateCardholder(
+  db: Db,
+  issuerId: string,
+  chgId: string,
+  cardholderId: string,
+  now: Date,
+): Promise<GroupRow> {
   return db.$transaction(async (tx) => {
     await readGroup(tx, issuerId, chgId);
     const cardholder = await tx.cardholder.findFirst({ where: { id: cardholderId, chgId, issuerId } });
@@ -193,12 +268,23 @@ export async function deactivateCardholder(db: Db, issuerId: string, chgId: stri
   });
 }
 
-export async function deactivateCard(db: Db, issuerId: string, chgId: string, cardholderId: string, cardId: string, now: Date): Promise<GroupRow> {
+export async function deactivateCard(
+  db: Db,
+  issuerId: string,
+  chgId: string,
+  cardholderId: string,
+  cardId: string,
+  now: Date,
+): Promise<GroupRow> {
   return db.$transaction(async (tx) => {
     await readGroup(tx, issuerId, chgId);
     const card = await tx.card.findFirst({ where: { id: cardId, cardholderId, chgId, issuerId } });
-    if (!card) throw errors.notFound('card_not_found', `No card ${cardId} for cardholder ${cardholderId} in group ${chgId}.`);
-    await tx.card.updateMany({ where: { id: cardId, status: 'active' }, data: { status: 'inactive', deactivatedAt: now, updatedAt: now } });
+    if (!card)
+      throw errors.notFound('card_not_found', `No card ${cardId} for cardholder ${cardholderId} in group ${chgId}.`);
+    await tx.card.updateMany({
+      where: { id: cardId, status: 'active' },
+      data: { status: 'inactive', deactivatedAt: now, updatedAt: now },
+    });
     return readGroup(tx, issuerId, chgId);
   });
 }

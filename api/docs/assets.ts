@@ -46,7 +46,8 @@ export function docsAssets(): DocsAssets {
 function load(): DocsAssets {
   const dir = dirname(require.resolve('swagger-ui-dist/package.json'));
   const files = new Map<string, Asset>();
-  for (const [name, contentType] of Object.entries(SWAGGER_UI_FILES)) files.set(name, asset(readFileSync(join(dir, name)), contentType));
+  for (const [name, contentType] of Object.entries(SWAGGER_UI_FILES))
+    files.set(name, asset(readFileSync(join(dir, name)), contentType));
   files.set('docs.js', asset(Buffer.from(DOCS_SCRIPT), 'text/javascript; charset=utf-8'));
   const hash = createHash('sha256');
   for (const [name, file] of files) hash.update(name).update(file.body);

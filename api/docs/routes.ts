@@ -24,7 +24,12 @@ export function docsRoutes(): RouteSpec[] {
         ctx.set('Referrer-Policy', 'no-referrer');
         ctx.type = 'text/html; charset=utf-8';
         ctx.body = docsPage(
-          { css: assets.url('swagger-ui.css'), bundle: assets.url('swagger-ui-bundle.js'), script: assets.url('docs.js'), icon: assets.url('favicon-32x32.png') },
+          {
+            css: assets.url('swagger-ui.css'),
+            bundle: assets.url('swagger-ui-bundle.js'),
+            script: assets.url('docs.js'),
+            icon: assets.url('favicon-32x32.png'),
+          },
           'Issuer Rewards Service: API reference',
         );
       },

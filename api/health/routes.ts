@@ -24,7 +24,12 @@ function healthzRoute(deps: AppDeps, openApi: () => object): RouteSpec {
     summary: 'The process is up',
     tag: 'Health',
     auth: 'none',
-    responses: { 200: { description: 'Up.', schema: named('Health', { type: 'object', properties: { status: { const: 'ok' } } }, { status: 'ok' }) } },
+    responses: {
+      200: {
+        description: 'Up.',
+        schema: named('Health', { type: 'object', properties: { status: { const: 'ok' } } }, { status: 'ok' }),
+      },
+    },
     async handle(ctx) {
       ctx.body = { status: 'ok' };
     },
@@ -48,14 +53,18 @@ function readyzRoute(deps: AppDeps, openApi: () => object): RouteSpec {
         description: 'Ready.',
         schema: named(
           'Readiness',
-          { type: 'object', properties: { status: { const: 'ready' }, database: { type: 'string' }, temporal: { type: 'string' } } },
+          {
+            type: 'object',
+            properties: { status: { const: 'ready' }, database: { type: 'string' }, temporal: { type: 'string' } },
+          },
           { status: 'ready', database: 'ok', temporal: 'ok' },
         ),
       },
     },
     errorStatuses: [503],
     async handle(ctx) {
-      if (deps.draining?.active) throw errors.unavailable('draining', 'This API process is shutting down; send requests to another one.');
+      if (deps.draining?.active)
+        throw errors.unavailable('draining', 'This API process is shutting down; send requests to another one.');
       const [database, temporal] = await Promise.all([
         checkWithin(() => deps.db.$queryRaw`SELECT 1`),
         deps.temporalHealth ? checkWithin(deps.temporalHealth) : ('not_configured' as const),

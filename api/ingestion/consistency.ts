@@ -18,8 +18,10 @@ export function cardDetailsMismatches(event: IngestedEvent, card: ResolvedCard):
   const found: FieldError[] = [];
   // Only the issuer's own card is shown (the resolution is per issuer), and only what the
   // issuer itself told us about it.
-  if (event.cardLast4 !== card.last4) found.push({ path: '/cardLast4', message: `is ${event.cardLast4} but the card ends in ${card.last4}` });
-  if (event.network !== card.network) found.push({ path: '/network', message: `is ${event.network} but the card is ${card.network}` });
+  if (event.cardLast4 !== card.last4)
+    found.push({ path: '/cardLast4', message: `is ${event.cardLast4} but the card ends in ${card.last4}` });
+  if (event.network !== card.network)
+    found.push({ path: '/network', message: `is ${event.network} but the card is ${card.network}` });
   return found;
 }
 
@@ -27,17 +29,32 @@ export function cardDetailsMismatches(event: IngestedEvent, card: ResolvedCard):
  * Why an event that names a known card (and, for a refund, a known purchase) must still be
  * refused; undefined when its data agree.
  */
-export function refusalOf(event: IngestedEvent, card: ResolvedCard, purchase?: { chgId: string }): ApiError | undefined {
+export function refusalOf(
+  event: IngestedEvent,
+  card: ResolvedCard,
+  purchase?: { chgId: string },
+): ApiError | undefined {
   const mismatches = cardDetailsMismatches(event, card);
   if (mismatches.length > 0) {
     const fields = mismatches.map((m) => m.path.slice(1)).join(' and ');
-    return eventFailure('card_details_mismatch', `The event's ${fields} ${mismatches.length > 1 ? 'do' : 'does'} not match card ${event.cardId}.`, mismatches);
+    return eventFailure(
+      'card_details_mismatch',
+      `The event's ${fields} ${mismatches.length > 1 ? 'do' : 'does'} not match card ${event.cardId}.`,
+      mismatches,
+    );
   }
   if (purchase && purchase.chgId !== card.chgId) {
     const related = (event as SettledEvent).relatedTransactionId;
-    return eventFailure('related_transaction_mismatch', `The refund's card is in another cardholder group than purchase ${related}.`, [
-      { path: '/relatedTransactionId', message: "names a purchase of another cardholder group than the refund's card" },
-    ]);
+    return eventFailure(
+      'related_transaction_mismatch',
+      `The refund's card is in another cardholder group than purchase ${related}.`,
+      [
+        {
+          path: '/relatedTransactionId',
+          message: "names a purchase of another cardholder group than the refund's card",
+        },
+      ],
+    );
   }
   return undefined;
 }

@@ -19,8 +19,10 @@ export function eventDatesOutsideWindow(event: IngestedEvent, now: Date): FieldE
     const text = (event as Partial<Record<(typeof DATE_FIELDS)[number], string>>)[field];
     if (text === undefined) continue;
     const at = toInstant(text).getTime();
-    if (at < now.getTime() - MAX_EVENT_AGE_DAYS * DAY_MS) problems.push({ path: `/${field}`, message: `is more than ${MAX_EVENT_AGE_DAYS} days ago` });
-    if (at > now.getTime() + MAX_EVENT_LEAD_DAYS * DAY_MS) problems.push({ path: `/${field}`, message: `is more than ${MAX_EVENT_LEAD_DAYS} day in the future` });
+    if (at < now.getTime() - MAX_EVENT_AGE_DAYS * DAY_MS)
+      problems.push({ path: `/${field}`, message: `is more than ${MAX_EVENT_AGE_DAYS} days ago` });
+    if (at > now.getTime() + MAX_EVENT_LEAD_DAYS * DAY_MS)
+      problems.push({ path: `/${field}`, message: `is more than ${MAX_EVENT_LEAD_DAYS} day in the future` });
   }
   return problems;
 }

@@ -33,7 +33,8 @@ export function createHandoverQueue(
       running++;
       handOver(chunk)
         .then(({ failed }) => {
-          if (failed.length > 0) logger.warn({ failed: failed.length, first: failed[0] }, 'hand-over failed; the sweeper will retry');
+          if (failed.length > 0)
+            logger.warn({ failed: failed.length, first: failed[0] }, 'hand-over failed; the sweeper will retry');
         })
         .catch((err) => logger.warn({ err, events: chunk.length }, 'hand-over failed; the sweeper will retry'))
         .finally(() => {

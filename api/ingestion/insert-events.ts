@@ -30,11 +30,26 @@ const INSERT_NEW_EVENTS: HotStatement = {
 export async function insertNewEvents(db: Db, rows: EventRow[]): Promise<Set<string>> {
   const col = <T>(pick: (r: EventRow) => T) => rows.map(pick);
   const inserted = await hotQuery<{ external_id: string }>(db, INSERT_NEW_EVENTS, [
-    col((r) => r.id), col((r) => r.issuerId), col((r) => r.kind), col((r) => r.externalId), col((r) => r.fingerprint),
-    col((r) => r.state), col((r) => JSON.stringify(r.payload)), col((r) => r.chgId), col((r) => r.cardholderId),
-    col((r) => r.cardId), col((r) => String(r.amountMinor)), col((r) => r.currency), col((r) => iso(r.eventCreatedAt)),
-    col((r) => r.authorizationExternalId ?? null), col((r) => r.relatedExternalId ?? null), col((r) => r.relatedEventId ?? null),
-    col((r) => r.workflowId), col((r) => iso(r.receivedAt)), col((r) => iso(r.handedOverAt)), col((r) => r.rewardStatus ?? 'pending'),
+    col((r) => r.id),
+    col((r) => r.issuerId),
+    col((r) => r.kind),
+    col((r) => r.externalId),
+    col((r) => r.fingerprint),
+    col((r) => r.state),
+    col((r) => JSON.stringify(r.payload)),
+    col((r) => r.chgId),
+    col((r) => r.cardholderId),
+    col((r) => r.cardId),
+    col((r) => String(r.amountMinor)),
+    col((r) => r.currency),
+    col((r) => iso(r.eventCreatedAt)),
+    col((r) => r.authorizationExternalId ?? null),
+    col((r) => r.relatedExternalId ?? null),
+    col((r) => r.relatedEventId ?? null),
+    col((r) => r.workflowId),
+    col((r) => iso(r.receivedAt)),
+    col((r) => iso(r.handedOverAt)),
+    col((r) => r.rewardStatus ?? 'pending'),
   ]);
   return new Set(inserted.map((r) => r.external_id));
 }

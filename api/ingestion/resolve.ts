@@ -41,7 +41,17 @@ interface CardRow {
   last4: string;
   network: string;
 }
-type Row = { kind: 'cardholder' | 'card'; id: string; externalId: string; chgId: string | null; status: string | null; updatedAt: Date | null; cardholderId: string | null; last4: string | null; network: string | null };
+type Row = {
+  kind: 'cardholder' | 'card';
+  id: string;
+  externalId: string;
+  chgId: string | null;
+  status: string | null;
+  updatedAt: Date | null;
+  cardholderId: string | null;
+  last4: string | null;
+  network: string | null;
+};
 
 // Cardholders and cards in one statement: a batch costs one round trip to resolve. Named
 // (prisma/hot.ts): it runs on every ingestion request.
@@ -58,7 +68,13 @@ const CARD_DIRECTORY: HotStatement = {
 export async function loadCardDirectory(db: Db, issuerId: string, events: IngestedEvent[]): Promise<CardDirectory> {
   const refs = [...new Set(events.map((e) => e.cardholderId))];
   const cardRefs = [...new Set(events.map((e) => e.cardId))];
-  const rows = await hotQuery<Row>(db, CARD_DIRECTORY, [issuerId, refs.filter((r) => isId('ch', r)), refs, cardRefs.filter((r) => isId('card', r)), cardRefs]);
+  const rows = await hotQuery<Row>(db, CARD_DIRECTORY, [
+    issuerId,
+    refs.filter((r) => isId('ch', r)),
+    refs,
+    cardRefs.filter((r) => isId('card', r)),
+    cardRefs,
+  ]);
   const cardholders = rows.filter((r) => r.kind === 'cardholder') as CardholderRow[];
   const cards = rows.filter((r) => r.kind === 'card') as CardRow[];
   const byId = new Map(cardholders.map((c) => [c.id, c]));
@@ -70,7 +86,8 @@ export async function loadCardDirectory(db: Db, issuerId: string, events: Ingest
   // Cards by the names an event may use (our id or the issuer's), so each event is a lookup.
   const cardsByName = new Map<string, CardRow[]>();
   for (const card of cards) {
-    for (const name of new Set([card.id, card.externalId])) cardsByName.set(name, [...(cardsByName.get(name) ?? []), card]);
+    for (const name of new Set([card.id, card.externalId]))
+      cardsByName.set(name, [...(cardsByName.get(name) ?? []), card]);
   }
   return {
     resolve(event, preferChgId) {
@@ -84,7 +101,16 @@ export async function loadCardDirectory(db: Db, issuerId: string, events: Ingest
       for (const cardholder of tried) {
         const card = cardholder && candidates.find((k) => k.cardholderId === cardholder.id);
         if (cardholder && card) {
-          return { ok: true, card: { chgId: cardholder.chgId, cardholderId: cardholder.id, cardId: card.id, last4: card.last4, network: card.network } };
+          return {
+            ok: true,
+            card: {
+              chgId: cardholder.chgId,
+              cardholderId: cardholder.id,
+              cardId: card.id,
+              last4: card.last4,
+              network: card.network,
+            },
+          };
         }
       }
       return { ok: false, reason: candidates.length > 0 ? 'card_cardholder_mismatch' : 'unknown_card' };

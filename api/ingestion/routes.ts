@@ -8,7 +8,15 @@ import { compileBody } from '../validation';
 import type { AppDeps } from '../deps';
 import { ingestBatch } from './store';
 import { eventsIngested } from '../../core/metrics';
-import { authEventSchema, eventFailureReasonList, failuresSchema, MAX_EVENTS_PER_BATCH, settledEventSchema, type EventKind, type IngestedEvent } from './schemas';
+import {
+  authEventSchema,
+  eventFailureReasonList,
+  failuresSchema,
+  MAX_EVENTS_PER_BATCH,
+  settledEventSchema,
+  type EventKind,
+  type IngestedEvent,
+} from './schemas';
 import { issuerNow } from '../sandbox/issuer-clock';
 
 const validators = {
@@ -26,7 +34,9 @@ function batchOf(body: unknown): unknown[] {
     return body;
   }
   if (body !== null && typeof body === 'object') return [body];
-  throw errors.validation('invalid_body', 'Send one event object or an array of events.', [{ path: '/', message: 'must be an object or an array' }]);
+  throw errors.validation('invalid_body', 'Send one event object or an array of events.', [
+    { path: '/', message: 'must be an object or an array' },
+  ]);
 }
 
 export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
@@ -44,19 +54,22 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
         'an event already stored under that id is still answered as a re-submission. ' +
         'Rate limited in events per second, not only requests: every event of the body counts against the token\'s "events" ' +
         'policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the ' +
-        'remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window\'s ' +
+        "remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's " +
         'quota with reasonCode batch_exceeds_event_limit.',
       tag: 'Ingestion',
       auth: 'issuer',
       // Counted from the parsed body before validation: an array counts its items, anything else one.
       rateLimitEvents: (body: unknown) => (Array.isArray(body) ? body.length : 1),
-      documentedBody: { oneOf: [schema, { type: 'array', minItems: 1, maxItems: MAX_EVENTS_PER_BATCH, items: schema }] },
+      documentedBody: {
+        oneOf: [schema, { type: 'array', minItems: 1, maxItems: MAX_EVENTS_PER_BATCH, items: schema }],
+      },
       responses: {
         204: { description: 'Every event accepted.' },
         200: { description: 'Some events accepted; the failures.', schema: failuresSchema },
         // Both shapes it can answer: per-event failures, or one error object for the request.
         400: {
-          description: 'No event accepted: the failures; or an error object when the request itself is refused (no body, not JSON, not an event or array, more than 1000 events).',
+          description:
+            'No event accepted: the failures; or an error object when the request itself is refused (no body, not JSON, not an event or array, more than 1000 events).',
           schema: { oneOf: [failuresSchema, { $ref: '#/components/schemas/Error' }] },
         },
       },
@@ -64,7 +77,14 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
         const body = (ctx.request as { body?: unknown }).body;
         if (body === undefined) throw errors.validation('invalid_body', 'A JSON request body is required.');
         const events = batchOf(body);
-        const outcome = await ingestBatch(deps.db, issuerOf(ctx).id, kind, events, validators[kind], issuerNow(ctx, deps.clock));
+        const outcome = await ingestBatch(
+          deps.db,
+          issuerOf(ctx).id,
+          kind,
+          events,
+          validators[kind],
+          issuerNow(ctx, deps.clock),
+        );
         if (outcome.handovers.length > 0) deps.handover?.enqueue(outcome.handovers);
         eventsIngested.inc({ kind, outcome: 'accepted' }, outcome.acceptedCount);
         eventsIngested.inc({ kind, outcome: 'failed' }, outcome.failures.length);
@@ -78,6 +98,12 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
     });
   return [
     route('auth', '/api/v1/incoming-auth', 'ingestAuthorizations', 'Submit card authorization events', authEventSchema),
-    route('settled', '/api/v1/incoming-txn', 'ingestSettledTransactions', 'Submit settled transaction events', settledEventSchema),
+    route(
+      'settled',
+      '/api/v1/incoming-txn',
+      'ingestSettledTransactions',
+      'Submit settled transaction events',
+      settledEventSchema,
+    ),
   ];
 }

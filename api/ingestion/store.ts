@@ -13,7 +13,13 @@ import { insertNewEvents } from './insert-events';
 import { eventFailure, refusalOf } from './consistency';
 import { eventDatesOutsideWindow } from './event-window';
 import { toInstant } from '../../core/timestamp';
-import { EVENT_FAILURE_REASONS, settledRuleMessages, type EventKind, type IngestedEvent, type SettledEvent } from './schemas';
+import {
+  EVENT_FAILURE_REASONS,
+  settledRuleMessages,
+  type EventKind,
+  type IngestedEvent,
+  type SettledEvent,
+} from './schemas';
 import { lifecycleWorkflowId, signalFor, type HandoverItem } from '../../core/domain/handover';
 
 export interface Failure {
@@ -63,24 +69,47 @@ export async function ingestBatch(
   const valid: Array<{ index: number; event: IngestedEvent }> = [];
   raw.forEach((item, index) => {
     if (!validate(item)) {
-      return fail(index, (item as { id?: unknown } | null)?.id, eventFailure('invalid_event', 'The event is invalid.', toFieldErrors(validate.errors, '', ruleMessages)));
+      return fail(
+        index,
+        (item as { id?: unknown } | null)?.id,
+        eventFailure('invalid_event', 'The event is invalid.', toFieldErrors(validate.errors, '', ruleMessages)),
+      );
     }
     const outside = eventDatesOutsideWindow(item, now);
-    if (outside.length > 0) return fail(index, item.id, eventFailure('invalid_event', 'The event is dated outside the window the service accepts.', outside));
+    if (outside.length > 0)
+      return fail(
+        index,
+        item.id,
+        eventFailure('invalid_event', 'The event is dated outside the window the service accepts.', outside),
+      );
     valid.push({ index, event: item });
   });
 
-  const directory = await loadCardDirectory(db, issuerId, valid.map((v) => v.event));
-  const related = kind === 'settled' ? await loadRelatedPurchases(db, issuerId, valid.map((v) => v.event as SettledEvent)) : new Map<string, Purchase>();
+  const directory = await loadCardDirectory(
+    db,
+    issuerId,
+    valid.map((v) => v.event),
+  );
+  const related =
+    kind === 'settled'
+      ? await loadRelatedPurchases(
+          db,
+          issuerId,
+          valid.map((v) => v.event as SettledEvent),
+        )
+      : new Map<string, Purchase>();
   const candidates: Candidate[] = [];
   const firstInBatch = new Map<string, Candidate>();
   valid.forEach(({ index, event }) => {
     const settled = event as SettledEvent;
     const refund = kind === 'settled' && settled.state === 'refunded';
-    const purchase = refund ? (related.get(settled.relatedTransactionId!) ?? inBatchPurchase(firstInBatch, settled.relatedTransactionId!)) : undefined;
+    const purchase = refund
+      ? (related.get(settled.relatedTransactionId!) ?? inBatchPurchase(firstInBatch, settled.relatedTransactionId!))
+      : undefined;
     // A refund looks for its card in its purchase's group first (the cardholder may have moved since).
     const resolution = directory.resolve(event, purchase?.chgId);
-    if (!resolution.ok) return fail(index, event.id, eventFailure(resolution.reason, EVENT_FAILURE_REASONS[resolution.reason]));
+    if (!resolution.ok)
+      return fail(index, event.id, eventFailure(resolution.reason, EVENT_FAILURE_REASONS[resolution.reason]));
     const print = fingerprint(kind, event);
     const earlier = firstInBatch.get(event.id);
     if (earlier) {
@@ -90,7 +119,11 @@ export async function ingestBatch(
       return;
     }
     if (refund && !purchase) {
-      return fail(index, event.id, eventFailure('unknown_related_transaction', `No settled purchase ${settled.relatedTransactionId} to refund.`));
+      return fail(
+        index,
+        event.id,
+        eventFailure('unknown_related_transaction', `No settled purchase ${settled.relatedTransactionId} to refund.`),
+      );
     }
     const candidate: Candidate = {
       index,
@@ -103,7 +136,9 @@ export async function ingestBatch(
     candidates.push(candidate);
   });
 
-  const handovers = await storeCandidates(db, issuerId, kind, candidates, now, (c, error) => fail(c.index, c.event.id, error));
+  const handovers = await storeCandidates(db, issuerId, kind, candidates, now, (c, error) =>
+    fail(c.index, c.event.id, error),
+  );
   failures.sort((a, b) => a.index - b.index);
   return { acceptedCount: raw.length - failures.length, failures, handovers };
 }
@@ -155,11 +190,19 @@ async function storeCandidates(
   // One statement stores the whole batch (and is atomic by itself): the usual batch of new
   // events costs no transaction round trips. Resubmissions are compared afterwards.
   const accepted = candidates.filter((c) => !c.refusal);
-  const insertedIds = accepted.length > 0 ? await insertNewEvents(db, accepted.map((c) => c.row)) : new Set<string>();
+  const insertedIds =
+    accepted.length > 0
+      ? await insertNewEvents(
+          db,
+          accepted.map((c) => c.row),
+        )
+      : new Set<string>();
   const insertedNow = new Map(accepted.filter((c) => insertedIds.has(c.event.id)).map((c) => [c.event.id, c.row]));
   const handovers: HandoverItem[] = [];
   const existingKeys = [...new Set(candidates.filter((c) => !insertedNow.has(c.event.id)).map((c) => c.event.id))];
-  const existing = existingKeys.length ? await db.ingestedEvent.findMany({ where: { issuerId, kind, externalId: { in: existingKeys } } }) : [];
+  const existing = existingKeys.length
+    ? await db.ingestedEvent.findMany({ where: { issuerId, kind, externalId: { in: existingKeys } } })
+    : [];
   const stored = new Map<string, StoredEvent>(existing.map((e) => [e.externalId, e]));
   for (const c of candidates) {
     if (!c.refusal && insertedNow.has(c.event.id)) {
@@ -167,7 +210,8 @@ async function storeCandidates(
       continue;
     }
     // A refused copy is compared with what is stored under its id, even by this very batch.
-    const row: StoredEvent | undefined = stored.get(c.event.id) ?? (insertedNow.get(c.event.id) as StoredEvent | undefined);
+    const row: StoredEvent | undefined =
+      stored.get(c.event.id) ?? (insertedNow.get(c.event.id) as StoredEvent | undefined);
     if (!row) {
       // Neither inserted nor stored before: only a refused event can get here.
       if (!c.refusal) throw new Error(`event ${c.event.id} was neither inserted nor found`);
@@ -189,7 +233,15 @@ async function storeCandidates(
 
 type StoredEvent = Parameters<typeof toHandover>[0] & { fingerprint: string };
 
-function toHandover(row: { id: string; issuerId: string; kind: string; state: string; workflowId: string; chgId: string; externalId: string }): HandoverItem {
+function toHandover(row: {
+  id: string;
+  issuerId: string;
+  kind: string;
+  state: string;
+  workflowId: string;
+  chgId: string;
+  externalId: string;
+}): HandoverItem {
   return {
     eventId: row.id,
     issuerId: row.issuerId,

@@ -14,7 +14,8 @@ const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** core/ledger/accounts.ts builds account ids as <issuerId>:<kind>[:<chgId>][:<merchantId>]. */
 export const ACCOUNT_ID_PARAM = {
   pattern: `^iss_${UUID}:(${ACCOUNT_KINDS.join('|')})(:chg_${UUID})?(:mp_${UUID})?$`,
-  description: 'a ledger account key, <issuerId>:<kind>[:<chgId>][:<merchantId>], as the trial balance lists them (":" may be sent as %3A).',
+  description:
+    'a ledger account key, <issuerId>:<kind>[:<chgId>][:<merchantId>], as the trial balance lists them (":" may be sent as %3A).',
   example: `${exampleId('iss')}:chg_cashback:${exampleId('chg')}`,
 };
 
@@ -27,8 +28,15 @@ interface AccountRow {
   normalSide: 'debit' | 'credit';
   balanceMinor: string;
   entries: Array<{
-    id: string; amountMinor: string; postedAt: string; transferId: string; transferKind: string; idempotencyKey: string;
-    rewardEventId: string | null; transactionId: string | null; counterAccountId: string;
+    id: string;
+    amountMinor: string;
+    postedAt: string;
+    transferId: string;
+    transferKind: string;
+    idempotencyKey: string;
+    rewardEventId: string | null;
+    transactionId: string | null;
+    counterAccountId: string;
   }>;
 }
 
@@ -59,7 +67,9 @@ function entryCursor(cursor: string | undefined): string | undefined {
   const key = decodeCursor(cursor, 1);
   if (key === undefined) return undefined;
   if (typeof key[0] !== 'string' || !/^[0-9]{1,19}$/.test(key[0])) {
-    throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [{ path: '/cursor', message: 'is invalid' }]);
+    throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [
+      { path: '/cursor', message: 'is invalid' },
+    ]);
   }
   return key[0];
 }
@@ -69,15 +79,35 @@ function presentPage(row: AccountRow, limit: number) {
   const last = page[page.length - 1];
   return {
     account: {
-      id: row.id, kind: row.kind, issuerId: row.issuerId, chgId: row.chgId, merchantId: row.merchantId,
-      normalSide: row.normalSide, balanceMinor: fromDbMinor(row.balanceMinor), currency: 'usd' as const,
+      id: row.id,
+      kind: row.kind,
+      issuerId: row.issuerId,
+      chgId: row.chgId,
+      merchantId: row.merchantId,
+      normalSide: row.normalSide,
+      balanceMinor: fromDbMinor(row.balanceMinor),
+      currency: 'usd' as const,
     },
     data: page.map((e) => {
-      const { direction, amountMinor } = presentEntry({ accountId: row.id, accountKind: row.kind, chgId: row.chgId, merchantId: row.merchantId, amountMinor: e.amountMinor });
+      const { direction, amountMinor } = presentEntry({
+        accountId: row.id,
+        accountKind: row.kind,
+        chgId: row.chgId,
+        merchantId: row.merchantId,
+        amountMinor: e.amountMinor,
+      });
       return {
-        entryId: e.id, transferId: e.transferId, transferKind: e.transferKind, idempotencyKey: e.idempotencyKey,
-        rewardEventId: e.rewardEventId, transactionId: e.transactionId, postedAt: e.postedAt,
-        direction, amountMinor, currency: 'usd' as const, counterAccountId: e.counterAccountId,
+        entryId: e.id,
+        transferId: e.transferId,
+        transferKind: e.transferKind,
+        idempotencyKey: e.idempotencyKey,
+        rewardEventId: e.rewardEventId,
+        transactionId: e.transactionId,
+        postedAt: e.postedAt,
+        direction,
+        amountMinor,
+        currency: 'usd' as const,
+        counterAccountId: e.counterAccountId,
       };
     }),
     nextCursor: row.entries.length > limit && last ? encodeCursor([last.id]) : null,

@@ -32,8 +32,11 @@ export function ledgerAdminRoutes(deps: AppDeps): RouteSpec[] {
         type: 'object',
         additionalProperties: false,
         properties: {
-          issuerId: idSchema('iss', 'Only this issuer\'s accounts and entries.'),
-          limit: { ...trialBalanceLimit, description: `Accounts per page (1..200); with a cursor and no limit, ${DEFAULT_PAGE_LIMIT}.` },
+          issuerId: idSchema('iss', "Only this issuer's accounts and entries."),
+          limit: {
+            ...trialBalanceLimit,
+            description: `Accounts per page (1..200); with a cursor and no limit, ${DEFAULT_PAGE_LIMIT}.`,
+          },
           cursor: paginationQueryProperties.cursor,
         },
       },
@@ -44,7 +47,11 @@ export function ledgerAdminRoutes(deps: AppDeps): RouteSpec[] {
           ctx.body = { ...(await trialBalance(db, issuer)), nextCursor: null };
           return;
         }
-        ctx.body = await trialBalancePage(db, { ...issuer, limit: query.limit ?? DEFAULT_PAGE_LIMIT, cursor: query.cursor });
+        ctx.body = await trialBalancePage(db, {
+          ...issuer,
+          limit: query.limit ?? DEFAULT_PAGE_LIMIT,
+          cursor: query.cursor,
+        });
       },
     }),
     defineRoute<unknown, { limit: number; cursor?: string }>({

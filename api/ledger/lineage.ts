@@ -74,7 +74,12 @@ export interface PublicTransfer {
 }
 
 /** The transfers of a transaction, or undefined when it is not a settled transaction of the issuer's group. */
-export async function findLedgerLineage(db: Db, issuerId: string, chgId: string, txnId: string): Promise<PublicTransfer[] | undefined> {
+export async function findLedgerLineage(
+  db: Db,
+  issuerId: string,
+  chgId: string,
+  txnId: string,
+): Promise<PublicTransfer[] | undefined> {
   const rows = await hotQuery<{ id: string; transfers: TransferJson[] }>(db, LINEAGE, [issuerId, chgId, txnId]);
   if (rows.length === 0) return undefined;
   return rows[0].transfers.map(presentTransfer);
@@ -86,8 +91,15 @@ function presentTransfer(t: TransferJson): PublicTransfer {
   const sum = entries.reduce((s, e) => s + e.amountMinor, 0);
   if (sum !== 0) throw new Error(`transfer ${t.transferId} has entries summing to ${sum}`);
   return {
-    transferId: t.transferId, kind: t.kind, rewardEventId: t.rewardEventId, rewardEventType: t.rewardEventType,
-    transactionId: t.transactionId, postedAt: t.postedAt, amountMinor: fromDbMinor(t.amountMinor), currency: 'usd', entries,
+    transferId: t.transferId,
+    kind: t.kind,
+    rewardEventId: t.rewardEventId,
+    rewardEventType: t.rewardEventType,
+    transactionId: t.transactionId,
+    postedAt: t.postedAt,
+    amountMinor: fromDbMinor(t.amountMinor),
+    currency: 'usd',
+    entries,
   };
 }
 
@@ -98,7 +110,12 @@ function presentTransfer(t: TransferJson): PublicTransfer {
 export function presentEntry(e: EntryJson): PublicEntry {
   const stored = fromDbMinor(e.amountMinor);
   return {
-    accountId: e.accountId, accountKind: e.accountKind, chgId: e.chgId, merchantId: e.merchantId,
-    direction: stored > 0 ? 'debit' : 'credit', amountMinor: -stored, currency: 'usd',
+    accountId: e.accountId,
+    accountKind: e.accountKind,
+    chgId: e.chgId,
+    merchantId: e.merchantId,
+    direction: stored > 0 ? 'debit' : 'credit',
+    amountMinor: -stored,
+    currency: 'usd',
   };
 }

@@ -9,15 +9,46 @@ import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 const EXAMPLE_TRANSFER_ID = '6f1c2a9e-4b7d-4e21-9c3a-0000000000f1';
 const receivableId = `${exampleId('iss')}:merchant_receivable:${exampleId('mp')}`;
 const cashbackId = `${exampleId('iss')}:chg_cashback:${exampleId('chg')}`;
-const debitExample = { accountId: receivableId, accountKind: 'merchant_receivable', chgId: null, merchantId: exampleId('mp'), direction: 'debit', amountMinor: -125, currency: 'usd' };
-const creditExample = { accountId: cashbackId, accountKind: 'chg_cashback', chgId: exampleId('chg'), merchantId: null, direction: 'credit', amountMinor: 125, currency: 'usd' };
+const debitExample = {
+  accountId: receivableId,
+  accountKind: 'merchant_receivable',
+  chgId: null,
+  merchantId: exampleId('mp'),
+  direction: 'debit',
+  amountMinor: -125,
+  currency: 'usd',
+};
+const creditExample = {
+  accountId: cashbackId,
+  accountKind: 'chg_cashback',
+  chgId: exampleId('chg'),
+  merchantId: null,
+  direction: 'credit',
+  amountMinor: 125,
+  currency: 'usd',
+};
 const transferExample = {
-  transferId: EXAMPLE_TRANSFER_ID, kind: 'earn_cashback', rewardEventId: exampleId('brevt'), rewardEventType: 'cashback_earned',
-  transactionId: exampleId('txn'), postedAt: EXAMPLE_TIME, amountMinor: 125, currency: 'usd', entries: [debitExample, creditExample],
+  transferId: EXAMPLE_TRANSFER_ID,
+  kind: 'earn_cashback',
+  rewardEventId: exampleId('brevt'),
+  rewardEventType: 'cashback_earned',
+  transactionId: exampleId('txn'),
+  postedAt: EXAMPLE_TIME,
+  amountMinor: 125,
+  currency: 'usd',
+  entries: [debitExample, creditExample],
 };
 const accountEntryExample = {
-  entryId: '42', transferId: EXAMPLE_TRANSFER_ID, transferKind: 'earn_cashback', idempotencyKey: `settle:${exampleId('txn')}:cashback`,
-  rewardEventId: exampleId('brevt'), transactionId: exampleId('txn'), postedAt: EXAMPLE_TIME, direction: 'credit', amountMinor: 125, currency: 'usd',
+  entryId: '42',
+  transferId: EXAMPLE_TRANSFER_ID,
+  transferKind: 'earn_cashback',
+  idempotencyKey: `settle:${exampleId('txn')}:cashback`,
+  rewardEventId: exampleId('brevt'),
+  transactionId: exampleId('txn'),
+  postedAt: EXAMPLE_TIME,
+  direction: 'credit',
+  amountMinor: 125,
+  currency: 'usd',
   counterAccountId: receivableId,
 };
 
@@ -59,7 +90,9 @@ export const LedgerEntry = named(
       accountId: accountIdSchema,
       accountKind: accountKindSchema,
       chgId: nullableString('The group that owns the account (chg_cashback, chg_branded); null otherwise.'),
-      merchantId: nullableString('The merchant of the account (merchant_receivable, chg_branded, breakage); null otherwise.'),
+      merchantId: nullableString(
+        'The merchant of the account (merchant_receivable, chg_branded, breakage); null otherwise.',
+      ),
       direction: { type: 'string', enum: ['debit', 'credit'] },
       amountMinor: { ...minor, description: `Minor units. ${SIGN_RULE}` },
       currency: usd,
@@ -74,14 +107,33 @@ export const LedgerTransfer = named(
   {
     type: 'object',
     additionalProperties: false,
-    required: ['transferId', 'kind', 'rewardEventId', 'rewardEventType', 'transactionId', 'postedAt', 'amountMinor', 'currency', 'entries'],
+    required: [
+      'transferId',
+      'kind',
+      'rewardEventId',
+      'rewardEventType',
+      'transactionId',
+      'postedAt',
+      'amountMinor',
+      'currency',
+      'entries',
+    ],
     properties: {
-      transferId: { type: 'string', format: 'uuid', description: 'The transfer\'s id; the reward-events export names it too.' },
+      transferId: {
+        type: 'string',
+        format: 'uuid',
+        description: "The transfer's id; the reward-events export names it too.",
+      },
       kind: transferKindSchema,
       rewardEventId: idSchema('brevt', 'The reward event this transfer books (one transfer per reward event).'),
-      rewardEventType: { type: 'string', description: 'The reward event\'s type, as the activity feed and the export name it.' },
-      transactionId: { ...nullableString('The purchase (txn_) the transfer belongs to; a refund\'s clawbacks name their purchase.') },
-      postedAt: { ...timestampSchema, description: 'When the transfer was posted (the reward event\'s postedAt).' },
+      rewardEventType: {
+        type: 'string',
+        description: "The reward event's type, as the activity feed and the export name it.",
+      },
+      transactionId: {
+        ...nullableString("The purchase (txn_) the transfer belongs to; a refund's clawbacks name their purchase."),
+      },
+      postedAt: { ...timestampSchema, description: "When the transfer was posted (the reward event's postedAt)." },
       amountMinor: { ...minor, minimum: 1, description: 'The amount moved, positive.' },
       currency: usd,
       entries: { type: 'array', minItems: 2, items: LedgerEntry, description: 'Debit first, then credit.' },
@@ -116,12 +168,31 @@ export const LedgerAccountEntry = named(
   {
     type: 'object',
     additionalProperties: false,
-    required: ['entryId', 'transferId', 'transferKind', 'idempotencyKey', 'rewardEventId', 'transactionId', 'postedAt', 'direction', 'amountMinor', 'currency', 'counterAccountId'],
+    required: [
+      'entryId',
+      'transferId',
+      'transferKind',
+      'idempotencyKey',
+      'rewardEventId',
+      'transactionId',
+      'postedAt',
+      'direction',
+      'amountMinor',
+      'currency',
+      'counterAccountId',
+    ],
     properties: {
-      entryId: { type: 'string', pattern: '^[0-9]+$', description: 'The entry\'s sequence number (posting order within the ledger).' },
+      entryId: {
+        type: 'string',
+        pattern: '^[0-9]+$',
+        description: "The entry's sequence number (posting order within the ledger).",
+      },
       transferId: { type: 'string', format: 'uuid' },
       transferKind: transferKindSchema,
-      idempotencyKey: { type: 'string', description: 'The transfer\'s idempotency key: which effect of which purchase, refund or grant posted it.' },
+      idempotencyKey: {
+        type: 'string',
+        description: "The transfer's idempotency key: which effect of which purchase, refund or grant posted it.",
+      },
       rewardEventId: nullableString('The reward event the transfer books.'),
       transactionId: nullableString('The purchase the transfer belongs to.'),
       postedAt: timestampSchema,
@@ -145,7 +216,7 @@ const ledgerAccountSchema = {
     chgId: { type: ['string', 'null'] },
     merchantId: { type: ['string', 'null'] },
     normalSide: { type: 'string', enum: ['debit', 'credit'] },
-    balanceMinor: { ...minor, description: 'Balance on the account\'s normal side, in the same snapshot as this page.' },
+    balanceMinor: { ...minor, description: "Balance on the account's normal side, in the same snapshot as this page." },
     currency: usd,
   },
 };
@@ -158,12 +229,24 @@ export const LedgerAccountEntries = named(
     properties: {
       account: ledgerAccountSchema,
       data: { type: 'array', items: LedgerAccountEntry },
-      nextCursor: { type: ['string', 'null'], description: 'Pass as ?cursor= for the next page; null on the last page.' },
+      nextCursor: {
+        type: ['string', 'null'],
+        description: 'Pass as ?cursor= for the next page; null on the last page.',
+      },
     },
     description: 'The account and one page of its entries, newest first (entryId descending), read in one snapshot.',
   },
   {
-    account: { id: cashbackId, kind: 'chg_cashback', issuerId: exampleId('iss'), chgId: exampleId('chg'), merchantId: null, normalSide: 'credit', balanceMinor: 125, currency: 'usd' },
+    account: {
+      id: cashbackId,
+      kind: 'chg_cashback',
+      issuerId: exampleId('iss'),
+      chgId: exampleId('chg'),
+      merchantId: null,
+      normalSide: 'credit',
+      balanceMinor: 125,
+      currency: 'usd',
+    },
     data: [accountEntryExample],
     nextCursor: null,
   },
@@ -189,23 +272,49 @@ export const TrialBalance = named(
             merchantId: { type: ['string', 'null'] },
             debitsMinor: minor,
             creditsMinor: minor,
-            balanceMinor: { type: 'integer', description: "Balance on the account's normal side: debit for merchant_receivable, credit for the others." },
+            balanceMinor: {
+              type: 'integer',
+              description:
+                "Balance on the account's normal side: debit for merchant_receivable, credit for the others.",
+            },
           },
         },
         description: 'Ordered by issuer, kind and id. Without `limit` or `cursor`, every account; with them, one page.',
       },
       totalMinor: {
         type: 'integer',
-        description: 'Sum of all signed entries (debits positive) of the whole ledger, or of the issuer\'s, never of the page alone; 0 in a healthy ledger.',
+        description:
+          "Sum of all signed entries (debits positive) of the whole ledger, or of the issuer's, never of the page alone; 0 in a healthy ledger.",
       },
-      nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last page and on an unpaginated answer.' },
+      nextCursor: {
+        type: ['string', 'null'],
+        description: 'Pass as `cursor` for the next page; null on the last page and on an unpaginated answer.',
+      },
     },
   },
   {
     currency: 'usd',
     accounts: [
-      { id: receivableId, kind: 'merchant_receivable', issuerId: exampleId('iss'), chgId: null, merchantId: exampleId('mp'), debitsMinor: 125, creditsMinor: 0, balanceMinor: 125 },
-      { id: cashbackId, kind: 'chg_cashback', issuerId: exampleId('iss'), chgId: exampleId('chg'), merchantId: null, debitsMinor: 0, creditsMinor: 125, balanceMinor: 125 },
+      {
+        id: receivableId,
+        kind: 'merchant_receivable',
+        issuerId: exampleId('iss'),
+        chgId: null,
+        merchantId: exampleId('mp'),
+        debitsMinor: 125,
+        creditsMinor: 0,
+        balanceMinor: 125,
+      },
+      {
+        id: cashbackId,
+        kind: 'chg_cashback',
+        issuerId: exampleId('iss'),
+        chgId: exampleId('chg'),
+        merchantId: null,
+        debitsMinor: 0,
+        creditsMinor: 125,
+        balanceMinor: 125,
+      },
     ],
     totalMinor: 0,
     nextCursor: null,

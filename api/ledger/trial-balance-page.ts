@@ -22,7 +22,10 @@ interface Row {
   total: bigint;
 }
 
-export async function trialBalancePage(db: Db, query: { issuerId?: string; limit: number; cursor?: string }): Promise<TrialBalance & { nextCursor: string | null }> {
+export async function trialBalancePage(
+  db: Db,
+  query: { issuerId?: string; limit: number; cursor?: string },
+): Promise<TrialBalance & { nextCursor: string | null }> {
   const after = accountCursor(query.cursor);
   const issuer = query.issuerId === undefined ? Prisma.sql`TRUE` : Prisma.sql`issuer_id = ${query.issuerId}`;
   const keyset = after ? Prisma.sql`AND (issuer_id, kind, id) > (${after[0]}, ${after[1]}, ${after[2]})` : Prisma.empty;
@@ -45,8 +48,14 @@ export async function trialBalancePage(db: Db, query: { issuerId?: string; limit
   return {
     currency: 'usd',
     accounts: data.map((r) => ({
-      id: r.id, kind: r.kind, issuerId: r.issuerId, chgId: r.chgId, merchantId: r.merchantId,
-      debitsMinor: fromDbMinor(r.debits), creditsMinor: fromDbMinor(r.credits), balanceMinor: fromDbMinor(r.balance),
+      id: r.id,
+      kind: r.kind,
+      issuerId: r.issuerId,
+      chgId: r.chgId,
+      merchantId: r.merchantId,
+      debitsMinor: fromDbMinor(r.debits),
+      creditsMinor: fromDbMinor(r.credits),
+      balanceMinor: fromDbMinor(r.balance),
     })),
     totalMinor: fromDbMinor(rows[0].total),
     nextCursor,
@@ -57,7 +66,9 @@ function accountCursor(cursor: string | undefined): [string, string, string] | u
   const key = decodeCursor(cursor, 3);
   if (key === undefined) return undefined;
   if (!key.every((k) => typeof k === 'string')) {
-    throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [{ path: '/cursor', message: 'is invalid' }]);
+    throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [
+      { path: '/cursor', message: 'is invalid' },
+    ]);
   }
   return key as [string, string, string];
 }

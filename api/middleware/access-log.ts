@@ -11,7 +11,13 @@ export function accessLog(logger: Logger): Middleware {
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       ctx.state.log?.info(
-        { method: ctx.method, path: ctx.path, route: ctx._matchedRoute, status: ctx.status, ms: Math.round(ms * 10) / 10 },
+        {
+          method: ctx.method,
+          path: ctx.path,
+          route: ctx._matchedRoute,
+          status: ctx.status,
+          ms: Math.round(ms * 10) / 10,
+        },
         'request',
       );
     }

@@ -38,10 +38,15 @@ function bearer(ctx: Context): string {
 
 /** A fixed secret of the deployment (METRICS_TOKEN): the request must carry it as its bearer token. */
 export function requireStaticToken(ctx: Context, expected: string, what: string): void {
-  if (!safeEqualHex(hashToken(bearer(ctx)), hashToken(expected))) throw errors.unauthenticated('invalid_token', `The ${what} token is not valid.`);
+  if (!safeEqualHex(hashToken(bearer(ctx)), hashToken(expected)))
+    throw errors.unauthenticated('invalid_token', `The ${what} token is not valid.`);
 }
 
-export function createGuards(deps: { db: Db; operatorToken: string; tokenCache?: TokenCache }): Record<AuthKind, (ctx: Context) => Promise<void>> {
+export function createGuards(deps: {
+  db: Db;
+  operatorToken: string;
+  tokenCache?: TokenCache;
+}): Record<AuthKind, (ctx: Context) => Promise<void>> {
   const operatorHash = hashToken(deps.operatorToken);
   return {
     none: async () => undefined,
@@ -75,7 +80,10 @@ export function createGuards(deps: { db: Db; operatorToken: string; tokenCache?:
         environment: row.issuer.environment as AuthenticatedIssuer['environment'],
         brandedAvailabilityDelayDays: row.issuer.brandedAvailabilityDelayDays,
         tokenId: row.id,
-        rateLimits: { requestsPerSecond: row.issuer.rateLimitRequestsPerSecond, eventsPerSecond: row.issuer.rateLimitEventsPerSecond },
+        rateLimits: {
+          requestsPerSecond: row.issuer.rateLimitRequestsPerSecond,
+          eventsPerSecond: row.issuer.rateLimitEventsPerSecond,
+        },
         clockOffsetMs: Number(row.issuer.clockOffsetMs),
       };
       deps.tokenCache?.set(tokenHash, issuer, Date.now());

@@ -71,7 +71,13 @@ export async function claimKey(db: Db, ref: KeyRef, request: RequestFingerprint)
 }
 
 /** Stores the answer; false when the claim is no longer ours (it was taken over after its lease). */
-export async function completeKey(db: Db, ref: KeyRef, claimId: string, status: number, sealed: Uint8Array<ArrayBuffer>): Promise<boolean> {
+export async function completeKey(
+  db: Db,
+  ref: KeyRef,
+  claimId: string,
+  status: number,
+  sealed: Uint8Array<ArrayBuffer>,
+): Promise<boolean> {
   const { count } = await db.idempotencyKey.updateMany({
     where: { scope: ref.scope, key: ref.key, claimId, status: 'in_progress' },
     data: { status: 'completed', responseStatus: status, response: sealed },

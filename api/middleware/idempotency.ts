@@ -22,7 +22,14 @@ import type { Db } from '../../prisma/client';
 import type { RouteInput, RouteSpec } from '../route';
 import { issuerOf } from './auth';
 import { renderError } from './error-handler';
-import { claimKey, completeKey, deleteExpiredKeys, releaseKey, type KeyRef, type RequestFingerprint } from './idempotency-store';
+import {
+  claimKey,
+  completeKey,
+  deleteExpiredKeys,
+  releaseKey,
+  type KeyRef,
+  type RequestFingerprint,
+} from './idempotency-store';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -91,7 +98,12 @@ async function keyed(
   await runAndStore(idem, ctx, request, claim.claimId, handle);
 }
 
-function keyedRequest(ctx: Context, auth: 'issuer' | 'operator', key: string, input: RouteInput<unknown, unknown>): KeyedRequest {
+function keyedRequest(
+  ctx: Context,
+  auth: 'issuer' | 'operator',
+  key: string,
+  input: RouteInput<unknown, unknown>,
+): KeyedRequest {
   // The guard has accepted "Bearer <token>" already.
   const secret = ctx.get('Authorization').slice('Bearer '.length);
   // An issuer's keys belong to the token (its id); the operator's to its token, named by a
@@ -103,11 +115,19 @@ function keyedRequest(ctx: Context, auth: 'issuer' | 'operator', key: string, in
 }
 
 function differences(first: RequestFingerprint, now: RequestFingerprint): Record<string, unknown> {
-  const differs = (['method', 'path', 'requestHash'] as const).filter((f) => first[f] !== now[f]).map((f) => (f === 'requestHash' ? 'body' : f));
+  const differs = (['method', 'path', 'requestHash'] as const)
+    .filter((f) => first[f] !== now[f])
+    .map((f) => (f === 'requestHash' ? 'body' : f));
   return { differs, firstRequest: { method: first.method, path: first.path } };
 }
 
-async function runAndStore(idem: Idempotency, ctx: Context, request: KeyedRequest, claimId: string, handle: () => Promise<void>): Promise<void> {
+async function runAndStore(
+  idem: Idempotency,
+  ctx: Context,
+  request: KeyedRequest,
+  claimId: string,
+  handle: () => Promise<void>,
+): Promise<void> {
   const before = ctx.response.headers;
   try {
     await handle();
@@ -145,10 +165,14 @@ async function release(idem: Idempotency, ctx: Context, ref: KeyRef, claimId: st
   }
 }
 
-function headersSetSince(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, string | string[]> {
+function headersSetSince(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): Record<string, string | string[]> {
   const set: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(after)) {
-    if (NOT_REPLAYED.has(name) || value === undefined || JSON.stringify(before[name]) === JSON.stringify(value)) continue;
+    if (NOT_REPLAYED.has(name) || value === undefined || JSON.stringify(before[name]) === JSON.stringify(value))
+      continue;
     set[name] = Array.isArray(value) ? value.map(String) : String(value);
   }
   return set;

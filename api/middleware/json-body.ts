@@ -100,7 +100,9 @@ function screen(root: unknown, text: string): void {
       const child: Node = { value: (value as Record<string, unknown>)[key], depth: depth + 1, parent: node, key };
       if (!isArray) {
         if (key === '__proto__') {
-          throw errors.validation('invalid_body', 'The key "__proto__" is not accepted.', [{ path: pointerOf(child), message: 'is a reserved key' }]);
+          throw errors.validation('invalid_body', 'The key "__proto__" is not accepted.', [
+            { path: pointerOf(child), message: 'is a reserved key' },
+          ]);
         }
         if (strings) checkString(key, child);
       }
@@ -112,7 +114,8 @@ function screen(root: unknown, text: string): void {
 /** The node's JSON Pointer (RFC 6901), "/" for the root. */
 function pointerOf(node: Node): string {
   const keys: string[] = [];
-  for (let n: Node | undefined = node; n?.parent; n = n.parent) keys.push(n.key.replace(/~/g, '~0').replace(/\//g, '~1'));
+  for (let n: Node | undefined = node; n?.parent; n = n.parent)
+    keys.push(n.key.replace(/~/g, '~0').replace(/\//g, '~1'));
   return keys.length === 0 ? '/' : `/${keys.reverse().join('/')}`;
 }
 

@@ -9,7 +9,11 @@ export function requestMetrics(): Middleware {
     try {
       await next();
     } finally {
-      const labels = { method: ctx.method, route: ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched', status: String(ctx.status) };
+      const labels = {
+        method: ctx.method,
+        route: ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched',
+        status: String(ctx.status),
+      };
       httpRequests.inc(labels);
       httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     }

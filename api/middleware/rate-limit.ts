@@ -19,7 +19,12 @@
 // limits protect capacity and must never take the API down themselves.
 import cluster from 'node:cluster';
 import type { Context } from 'koa';
-import { RateLimiterCluster, RateLimiterClusterMaster, RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import {
+  RateLimiterCluster,
+  RateLimiterClusterMaster,
+  RateLimiterMemory,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
 import { ApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { AuthKind } from './auth';
@@ -72,19 +77,35 @@ export class RateLimiter {
     const events = route.rateLimitEvents ? route.rateLimitEvents((ctx.request as { body?: unknown }).body) : undefined;
     const usages = await this.count(issuer.tokenId, issuer.rateLimits, events, ctx.state.log as Logger | undefined);
     if (!usages) return;
-    ctx.set('RateLimit-Policy', usages.map((u) => `"${u.policy}";q=${u.quota};w=${this.settings.windowSeconds}`).join(', '));
-    ctx.set('RateLimit', usages.map((u) => `"${u.policy}";r=${Math.max(u.quota - u.used, 0)};t=${u.resetSeconds}`).join(', '));
+    ctx.set(
+      'RateLimit-Policy',
+      usages.map((u) => `"${u.policy}";q=${u.quota};w=${this.settings.windowSeconds}`).join(', '),
+    );
+    ctx.set(
+      'RateLimit',
+      usages.map((u) => `"${u.policy}";r=${Math.max(u.quota - u.used, 0)};t=${u.resetSeconds}`).join(', '),
+    );
     const over = usages.filter((u) => u.used > u.quota);
     if (over.length > 0) throw this.refusal(over, events);
   }
 
-  private async count(tokenId: string, overrides: RateLimitOverrides, events: number | undefined, log: Logger | undefined): Promise<Usage[] | undefined> {
+  private async count(
+    tokenId: string,
+    overrides: RateLimitOverrides,
+    events: number | undefined,
+    log: Logger | undefined,
+  ): Promise<Usage[] | undefined> {
     const window = this.settings.windowSeconds;
-    const quotas: Array<[PolicyName, number, number]> = [['default', (overrides.requestsPerSecond ?? this.settings.requestsPerSecond) * window, 1]];
-    if (events !== undefined) quotas.push(['events', (overrides.eventsPerSecond ?? this.settings.eventsPerSecond) * window, events]);
+    const quotas: Array<[PolicyName, number, number]> = [
+      ['default', (overrides.requestsPerSecond ?? this.settings.requestsPerSecond) * window, 1],
+    ];
+    if (events !== undefined)
+      quotas.push(['events', (overrides.eventsPerSecond ?? this.settings.eventsPerSecond) * window, events]);
     try {
       // Both counters at once: an ingestion request waits for one round trip to the primary, not two in a row.
-      const results = await Promise.all(quotas.map(([policy, , points]) => this.counters[policy].consume(tokenId, points)));
+      const results = await Promise.all(
+        quotas.map(([policy, , points]) => this.counters[policy].consume(tokenId, points)),
+      );
       return quotas.map(([policy, quota], i) => ({
         policy,
         quota,
@@ -106,7 +127,11 @@ export class RateLimiter {
       return new ApiError(
         'rate_limited',
         `This batch holds ${events} events, more than the ${eventsOver.quota} this token may send in ${windowSeconds} s; send smaller batches.`,
-        { reasonCode: 'batch_exceeds_event_limit', headers, details: { policy: 'events', limit: eventsOver.quota, windowSeconds, retryAfterSeconds, events } },
+        {
+          reasonCode: 'batch_exceeds_event_limit',
+          headers,
+          details: { policy: 'events', limit: eventsOver.quota, windowSeconds, retryAfterSeconds, events },
+        },
       );
     }
     // The request policy first: when requests are over, fewer events per batch would not help.
@@ -118,7 +143,13 @@ export class RateLimiter {
       {
         reasonCode: usage.policy === 'events' ? 'event_rate_exceeded' : 'request_rate_exceeded',
         headers,
-        details: { policy: usage.policy, limit: usage.quota, windowSeconds, retryAfterSeconds, ...(usage.policy === 'events' ? { events } : {}) },
+        details: {
+          policy: usage.policy,
+          limit: usage.quota,
+          windowSeconds,
+          retryAfterSeconds,
+          ...(usage.policy === 'events' ? { events } : {}),
+        },
       },
     );
   }

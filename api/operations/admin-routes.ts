@@ -20,20 +20,48 @@ export function operationsAdminRoutes(deps: AppDeps): RouteSpec[] {
       tag: 'Operator',
       auth: 'operator',
       params: { txnId: ['txn', 'auth'] },
-      body: { type: 'object', additionalProperties: false, properties: { reason: { type: 'string', minLength: 1, maxLength: 500 } } },
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { reason: { type: 'string', minLength: 1, maxLength: 500 } },
+      },
       responses: {
         202: {
           description: 'Reprocessing started.',
-          schema: named('ReprocessAccepted', {
-            type: 'object',
-            properties: { transactionId: idSchema(['txn', 'auth'] as const, 'The settlement (txn_) or authorization (auth_) reprocessed.'), status: { const: 'pending' }, previousStatus: { type: 'string' }, workflowId: { type: 'string' } },
-          }, { transactionId: exampleId('txn'), status: 'pending', previousStatus: 'unknown', workflowId: `txn/${exampleId('iss')}/${exampleId('txn')}` }),
+          schema: named(
+            'ReprocessAccepted',
+            {
+              type: 'object',
+              properties: {
+                transactionId: idSchema(
+                  ['txn', 'auth'] as const,
+                  'The settlement (txn_) or authorization (auth_) reprocessed.',
+                ),
+                status: { const: 'pending' },
+                previousStatus: { type: 'string' },
+                workflowId: { type: 'string' },
+              },
+            },
+            {
+              transactionId: exampleId('txn'),
+              status: 'pending',
+              previousStatus: 'unknown',
+              workflowId: `txn/${exampleId('iss')}/${exampleId('txn')}`,
+            },
+          ),
         },
       },
       errorStatuses: [404, 409, 503],
       async handle(ctx, { params, body }) {
         ctx.status = 202;
-        ctx.body = await reprocessTransaction(deps.db, deps.temporal, params.txnId, ctx.state.actor, deps.clock.now(), body?.reason);
+        ctx.body = await reprocessTransaction(
+          deps.db,
+          deps.temporal,
+          params.txnId,
+          ctx.state.actor,
+          deps.clock.now(),
+          body?.reason,
+        );
       },
     }),
   ];

@@ -28,19 +28,41 @@ export async function reprocessTransaction(
   now: Date,
   reason?: string,
 ): Promise<ReprocessStarted> {
-  if (!temporal) throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is not configured; reprocess later.');
+  if (!temporal)
+    throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is not configured; reprocess later.');
   const event = await db.ingestedEvent.findUnique({ where: { id: eventId } });
   if (!event) throw errors.notFound('transaction_not_found', `No transaction ${eventId}.`);
   if (event.rewardStatus !== 'unknown') {
-    throw errors.conflict('not_reprocessable', `Transaction ${eventId} is ${event.rewardStatus}; only unknown transactions are reprocessed.`, { status: event.rewardStatus });
+    throw errors.conflict(
+      'not_reprocessable',
+      `Transaction ${eventId} is ${event.rewardStatus}; only unknown transactions are reprocessed.`,
+      { status: event.rewardStatus },
+    );
   }
   await db.$transaction(async (tx) => {
     // Conditional: of two operators clicking at once, one resets and one gets the 409 below.
-    const reset = await tx.ingestedEvent.updateMany({ where: { id: eventId, rewardStatus: 'unknown' }, data: { rewardStatus: 'pending' } });
-    if (reset.count !== 1) throw errors.conflict('not_reprocessable', `Transaction ${eventId} is already being reprocessed.`);
-    await recordAudit(tx, { actor, action: 'transaction.reprocess', targetId: eventId, details: { issuerId: event.issuerId, previousFailure: event.failureReason, reason: reason ?? null } }, now);
+    const reset = await tx.ingestedEvent.updateMany({
+      where: { id: eventId, rewardStatus: 'unknown' },
+      data: { rewardStatus: 'pending' },
+    });
+    if (reset.count !== 1)
+      throw errors.conflict('not_reprocessable', `Transaction ${eventId} is already being reprocessed.`);
+    await recordAudit(
+      tx,
+      {
+        actor,
+        action: 'transaction.reprocess',
+        targetId: eventId,
+        details: { issuerId: event.issuerId, previousFailure: event.failureReason, reason: reason ?? null },
+      },
+      now,
+    );
   });
-  const signal: ReprocessSignal = { eventId, step: signalFor(event.kind as EventKind, event.state), requestId: randomUUID() };
+  const signal: ReprocessSignal = {
+    eventId,
+    step: signalFor(event.kind as EventKind, event.state),
+    requestId: randomUUID(),
+  };
   try {
     await temporal.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
       workflowId: event.workflowId,
@@ -51,8 +73,12 @@ export async function reprocessTransaction(
     });
   } catch (err) {
     // Put it back as it was, so the operator can simply try again.
-    await db.ingestedEvent.updateMany({ where: { id: eventId, rewardStatus: 'pending', processedAt: null }, data: { rewardStatus: 'unknown' } });
-    if (classifyFailure(err) === 'workflow_engine_unavailable') throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable; reprocess later.');
+    await db.ingestedEvent.updateMany({
+      where: { id: eventId, rewardStatus: 'pending', processedAt: null },
+      data: { rewardStatus: 'unknown' },
+    });
+    if (classifyFailure(err) === 'workflow_engine_unavailable')
+      throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable; reprocess later.');
     throw err;
   }
   return { transactionId: eventId, status: 'pending', previousStatus: 'unknown', workflowId: event.workflowId };

@@ -10,7 +10,14 @@ import { loadGroupMerchant } from '../catalogue/group-merchant';
 import { fromDbMinor } from '../../core/ledger';
 import { rewardsSummary } from './summary';
 import { activityPage, type ActivityQuery } from './activity';
-import { activityPageSchema, activityQuerySchema, expiringQuerySchema, expiringSchema, merchantBalanceSchema, summarySchema } from './balance-schemas';
+import {
+  activityPageSchema,
+  activityQuerySchema,
+  expiringQuerySchema,
+  expiringSchema,
+  merchantBalanceSchema,
+  summarySchema,
+} from './balance-schemas';
 import { issuerNow } from '../sandbox/issuer-clock';
 
 const DAY_MS = 86_400_000;
@@ -63,7 +70,8 @@ function listRewardsActivityRoute(deps: AppDeps): RouteSpec {
     path: '/api/v2/chg/{chgId}/rewards/activity',
     operationId: 'listRewardsActivity',
     summary: 'Reward events of a group, newest first',
-    description: 'Ordered by occurredAt, then id, both descending; every reward event type, or only `type`. Cursor paginated.',
+    description:
+      'Ordered by occurredAt, then id, both descending; every reward event type, or only `type`. Cursor paginated.',
     tag,
     auth: 'issuer',
     params: { chgId: 'chg' },
@@ -95,7 +103,9 @@ function listExpiringRewardsRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { params: p, query }) {
       const now = issuerNow(ctx, clock);
       // One statement, the group's ownership included (no row: not this issuer's group).
-      const rows = await db.$queryRaw<Array<{ id: string | null; merchantId: string; remainingMinor: bigint; expiresAt: Date }>>`
+      const rows = await db.$queryRaw<
+        Array<{ id: string | null; merchantId: string; remainingMinor: bigint; expiresAt: Date }>
+      >`
         SELECT x.id, x.merchant_id AS "merchantId", x.remaining_minor AS "remainingMinor", x.expires_at AS "expiresAt"
           FROM cardholder_group g
           LEFT JOIN LATERAL (
@@ -107,7 +117,14 @@ function listExpiringRewardsRoute(deps: AppDeps): RouteSpec {
          ORDER BY x.expires_at, x.created_at, x.id`;
       if (rows.length === 0) throw groupNotFound(p.chgId);
       ctx.body = {
-        data: rows.filter((g) => g.id !== null).map((g) => ({ rewardGrantId: g.id!, merchantId: g.merchantId, remainingMinor: fromDbMinor(g.remainingMinor), expiresAt: g.expiresAt.toISOString() })),
+        data: rows
+          .filter((g) => g.id !== null)
+          .map((g) => ({
+            rewardGrantId: g.id!,
+            merchantId: g.merchantId,
+            remainingMinor: fromDbMinor(g.remainingMinor),
+            expiresAt: g.expiresAt.toISOString(),
+          })),
       };
     },
   });
@@ -129,13 +146,18 @@ function getMerchantBalanceRoute(deps: AppDeps): RouteSpec {
     responses: { 200: { description: 'The balance.', schema: merchantBalanceSchema } },
     errorStatuses: [404],
     async handle(ctx, { params: p }) {
-      const { balance, grants } = await loadGroupMerchant(db, issuerOf(ctx), p.chgId, p.merchantId, { grants: { at: issuerNow(ctx, clock), limit: MAX_LISTED_GRANTS } });
+      const { balance, grants } = await loadGroupMerchant(db, issuerOf(ctx), p.chgId, p.merchantId, {
+        grants: { at: issuerNow(ctx, clock), limit: MAX_LISTED_GRANTS },
+      });
       ctx.body = {
         merchantId: p.merchantId,
         currency: 'usd',
         ...balance,
         grants: grants.map((g) => ({
-          rewardGrantId: g.id, remainingMinor: g.remainingMinor, availableAt: g.availableAt.toISOString(), expiresAt: g.expiresAt.toISOString(),
+          rewardGrantId: g.id,
+          remainingMinor: g.remainingMinor,
+          availableAt: g.availableAt.toISOString(),
+          expiresAt: g.expiresAt.toISOString(),
         })),
       };
     },

@@ -14,8 +14,14 @@ const cashbackSummarySchema = {
   required: ['earnedMinor', 'clawedBackMinor', 'pendingMinor', 'balanceMinor'],
   properties: {
     earnedMinor: minor,
-    clawedBackMinor: { ...minor, description: 'Includes spent or expired branded balance a refund took back from cashback.' },
-    pendingMinor: { ...minor, description: 'Previewed on authorizations not yet settled; not in the ledger, not in balanceMinor.' },
+    clawedBackMinor: {
+      ...minor,
+      description: 'Includes spent or expired branded balance a refund took back from cashback.',
+    },
+    pendingMinor: {
+      ...minor,
+      description: 'Previewed on authorizations not yet settled; not in the ledger, not in balanceMinor.',
+    },
     balanceMinor: { ...minor, description: 'The chg_cashback ledger account: earnedMinor - clawedBackMinor.' },
   },
 };
@@ -29,56 +35,82 @@ const brandedSummarySchema = {
     availableMinor: minor,
     notYetAvailableMinor: minor,
     spentMinor: minor,
-    expiredMinor: { ...minor, description: 'Moved to breakage, plus value past its expiry the hourly expiry job has not moved yet.' },
+    expiredMinor: {
+      ...minor,
+      description: 'Moved to breakage, plus value past its expiry the hourly expiry job has not moved yet.',
+    },
     clawedBackMinor: minor,
   },
 };
 
-export const summarySchema = named('RewardSummary', {
-  type: 'object',
-  additionalProperties: false,
-  required: ['chgId', 'currency', 'cashback', 'brandedBalance'],
-  properties: { chgId: idSchema('chg'), currency: usd, cashback: cashbackSummarySchema, brandedBalance: brandedSummarySchema },
-}, {
-  chgId: exampleId('chg'),
-  currency: 'usd',
-  cashback: { earnedMinor: 1250, clawedBackMinor: 125, pendingMinor: 300, balanceMinor: 1125 },
-  brandedBalance: { earnedMinor: 750, availableMinor: 450, notYetAvailableMinor: 75, spentMinor: 200, expiredMinor: 25, clawedBackMinor: 0 },
-});
+export const summarySchema = named(
+  'RewardSummary',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['chgId', 'currency', 'cashback', 'brandedBalance'],
+    properties: {
+      chgId: idSchema('chg'),
+      currency: usd,
+      cashback: cashbackSummarySchema,
+      brandedBalance: brandedSummarySchema,
+    },
+  },
+  {
+    chgId: exampleId('chg'),
+    currency: 'usd',
+    cashback: { earnedMinor: 1250, clawedBackMinor: 125, pendingMinor: 300, balanceMinor: 1125 },
+    brandedBalance: {
+      earnedMinor: 750,
+      availableMinor: 450,
+      notYetAvailableMinor: 75,
+      spentMinor: 200,
+      expiredMinor: 25,
+      clawedBackMinor: 0,
+    },
+  },
+);
 
 export const activityQuerySchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { ...paginationQueryProperties, type: { type: 'string', enum: REWARD_EVENT_TYPES, description: 'Only rows of this type.' } },
+  properties: {
+    ...paginationQueryProperties,
+    type: { type: 'string', enum: REWARD_EVENT_TYPES, description: 'Only rows of this type.' },
+  },
 };
 
-export const activityRowSchema = named('RewardActivity', {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'type', 'amountMinor', 'currency', 'occurredAt', 'description'],
-  properties: {
-    id: idSchema('brevt'),
-    type: { type: 'string', enum: REWARD_EVENT_TYPES },
-    amountMinor: { type: 'integer', minimum: 1 },
-    currency: usd,
-    merchantId: idSchema('mp'),
-    merchantName: { type: 'string' },
-    transactionId: idSchema('txn'),
-    rewardGrantId: idSchema('rg'),
-    occurredAt: timestampSchema,
-    description: { type: 'string' },
+export const activityRowSchema = named(
+  'RewardActivity',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'type', 'amountMinor', 'currency', 'occurredAt', 'description'],
+    properties: {
+      id: idSchema('brevt'),
+      type: { type: 'string', enum: REWARD_EVENT_TYPES },
+      amountMinor: { type: 'integer', minimum: 1 },
+      currency: usd,
+      merchantId: idSchema('mp'),
+      merchantName: { type: 'string' },
+      transactionId: idSchema('txn'),
+      rewardGrantId: idSchema('rg'),
+      occurredAt: timestampSchema,
+      description: { type: 'string' },
+    },
   },
-}, {
-  id: exampleId('brevt'),
-  type: 'cashback_earned',
-  amountMinor: 125,
-  currency: 'usd',
-  merchantId: exampleId('mp'),
-  merchantName: 'Blue Bottle Coffee',
-  transactionId: exampleId('txn'),
-  occurredAt: EXAMPLE_TIME,
-  description: 'Cashback earned at Blue Bottle Coffee',
-});
+  {
+    id: exampleId('brevt'),
+    type: 'cashback_earned',
+    amountMinor: 125,
+    currency: 'usd',
+    merchantId: exampleId('mp'),
+    merchantName: 'Blue Bottle Coffee',
+    transactionId: exampleId('txn'),
+    occurredAt: EXAMPLE_TIME,
+    description: 'Cashback earned at Blue Bottle Coffee',
+  },
+);
 
 export const activityPageSchema = pageSchema(activityRowSchema);
 
@@ -88,48 +120,82 @@ export const expiringQuerySchema = {
   properties: { withinDays: { type: 'integer', minimum: 1, maximum: 365, default: 30 } },
 };
 
-export const expiringSchema = named('ExpiringRewards', {
-  type: 'object',
-  additionalProperties: false,
-  required: ['data'],
-  properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['rewardGrantId', 'merchantId', 'remainingMinor', 'expiresAt'],
-        properties: { rewardGrantId: idSchema('rg'), merchantId: idSchema('mp'), remainingMinor: { type: 'integer', minimum: 1 }, expiresAt: timestampSchema },
+export const expiringSchema = named(
+  'ExpiringRewards',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['data'],
+    properties: {
+      data: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['rewardGrantId', 'merchantId', 'remainingMinor', 'expiresAt'],
+          properties: {
+            rewardGrantId: idSchema('rg'),
+            merchantId: idSchema('mp'),
+            remainingMinor: { type: 'integer', minimum: 1 },
+            expiresAt: timestampSchema,
+          },
+        },
       },
     },
   },
-}, { data: [{ rewardGrantId: exampleId('rg'), merchantId: exampleId('mp'), remainingMinor: 75, expiresAt: EXAMPLE_EXPIRY }] });
+  {
+    data: [
+      { rewardGrantId: exampleId('rg'), merchantId: exampleId('mp'), remainingMinor: 75, expiresAt: EXAMPLE_EXPIRY },
+    ],
+  },
+);
 
-export const merchantBalanceSchema = named('MerchantBalance', {
-  type: 'object',
-  additionalProperties: false,
-  required: ['merchantId', 'currency', 'availableMinor', 'notYetAvailableMinor', 'expiringWithin30DaysMinor', 'grants'],
-  properties: {
-    merchantId: idSchema('mp'),
-    currency: usd,
-    availableMinor: minor,
-    notYetAvailableMinor: minor,
-    expiringWithin30DaysMinor: { ...minor, description: 'Of available and not-yet-available value, what expires within 30 days.' },
-    grants: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['rewardGrantId', 'remainingMinor', 'availableAt', 'expiresAt'],
-        properties: { rewardGrantId: idSchema('rg'), remainingMinor: { type: 'integer', minimum: 1 }, availableAt: timestampSchema, expiresAt: timestampSchema },
+export const merchantBalanceSchema = named(
+  'MerchantBalance',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'merchantId',
+      'currency',
+      'availableMinor',
+      'notYetAvailableMinor',
+      'expiringWithin30DaysMinor',
+      'grants',
+    ],
+    properties: {
+      merchantId: idSchema('mp'),
+      currency: usd,
+      availableMinor: minor,
+      notYetAvailableMinor: minor,
+      expiringWithin30DaysMinor: {
+        ...minor,
+        description: 'Of available and not-yet-available value, what expires within 30 days.',
+      },
+      grants: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['rewardGrantId', 'remainingMinor', 'availableAt', 'expiresAt'],
+          properties: {
+            rewardGrantId: idSchema('rg'),
+            remainingMinor: { type: 'integer', minimum: 1 },
+            availableAt: timestampSchema,
+            expiresAt: timestampSchema,
+          },
+        },
       },
     },
   },
-}, {
-  merchantId: exampleId('mp'),
-  currency: 'usd',
-  availableMinor: 75,
-  notYetAvailableMinor: 0,
-  expiringWithin30DaysMinor: 0,
-  grants: [{ rewardGrantId: exampleId('rg'), remainingMinor: 75, availableAt: EXAMPLE_LATER, expiresAt: EXAMPLE_EXPIRY }],
-});
+  {
+    merchantId: exampleId('mp'),
+    currency: 'usd',
+    availableMinor: 75,
+    notYetAvailableMinor: 0,
+    expiringWithin30DaysMinor: 0,
+    grants: [
+      { rewardGrantId: exampleId('rg'), remainingMinor: 75, availableAt: EXAMPLE_LATER, expiresAt: EXAMPLE_EXPIRY },
+    ],
+  },
+);

@@ -31,7 +31,18 @@ export interface ExportRow {
 
 /** The columns of the CSV, in order; the NDJSON objects carry the same fields in the same order. */
 export const CSV_COLUMNS = [
-  'record', 'id', 'chgId', 'transactionId', 'sourceTransactionId', 'type', 'amountMinor', 'currency', 'postedAt', 'transferId', 'merchantId', 'rewardGrantId',
+  'record',
+  'id',
+  'chgId',
+  'transactionId',
+  'sourceTransactionId',
+  'type',
+  'amountMinor',
+  'currency',
+  'postedAt',
+  'transferId',
+  'merchantId',
+  'rewardGrantId',
 ] as const;
 
 // CSV lines end in CRLF as RFC 4180 asks; NDJSON lines in LF.

@@ -5,7 +5,13 @@ import { errors } from '../../core/errors';
 import type { AppDeps } from '../deps';
 import { EXPORT_CONTENT_TYPES, type ExportFormat } from './export-format';
 import { openRewardEventExport } from './export-stream';
-import { EXPORT_DESCRIPTION, MAX_EXPORT_DAYS, RewardEventExportCsv, RewardEventExportLine, exportQuerySchema } from './export-schemas';
+import {
+  EXPORT_DESCRIPTION,
+  MAX_EXPORT_DAYS,
+  RewardEventExportCsv,
+  RewardEventExportLine,
+  exportQuerySchema,
+} from './export-schemas';
 
 const DAY_MS = 86_400_000;
 
@@ -20,7 +26,9 @@ function periodOf(query: ExportQuery): { from: Date; to: Date } {
   const from = new Date(query.from);
   const to = new Date(query.to);
   if (!(from < to)) {
-    throw errors.validation('invalid_query', 'The period is empty: from must be before to.', [{ path: '/to', message: 'must be after from' }]);
+    throw errors.validation('invalid_query', 'The period is empty: from must be before to.', [
+      { path: '/to', message: 'must be after from' },
+    ]);
   }
   if (to.getTime() - from.getTime() > MAX_EXPORT_DAYS * DAY_MS) {
     throw errors.validation('invalid_query', `The period is longer than ${MAX_EXPORT_DAYS} days: export it in parts.`, [
@@ -59,7 +67,13 @@ export function exportRoutes(deps: AppDeps): RouteSpec[] {
       },
       async handle(ctx, { query }) {
         const { from, to } = periodOf(query);
-        const stream = await openRewardEventExport(db, { issuerId: issuerOf(ctx).id, from, to, format: query.format, logger });
+        const stream = await openRewardEventExport(db, {
+          issuerId: issuerOf(ctx).id,
+          from,
+          to,
+          format: query.format,
+          logger,
+        });
         ctx.set('Content-Type', EXPORT_CONTENT_TYPES[query.format]);
         ctx.set('Content-Disposition', `attachment; filename="${fileName(from, to, query.format)}"`);
         // A snapshot of the books, different on every call for an open period: never from a cache.

@@ -15,20 +15,37 @@ export const exportQuerySchema = {
   required: ['from', 'to'],
   properties: {
     from: { ...timestampSchema, description: 'Start of the period, included (postedAt >= from).' },
-    to: { ...timestampSchema, description: `End of the period, excluded (postedAt < to); after from, at most ${MAX_EXPORT_DAYS} days later.` },
+    to: {
+      ...timestampSchema,
+      description: `End of the period, excluded (postedAt < to); after from, at most ${MAX_EXPORT_DAYS} days later.`,
+    },
     format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'ndjson', description: 'ndjson (default) or csv.' },
   },
 };
 
 const rowExample = {
-  record: 'reward_event', id: exampleId('brevt'), chgId: exampleId('chg'), transactionId: exampleId('txn'), sourceTransactionId: null,
-  type: 'cashback_earned', amountMinor: 125, currency: 'usd', postedAt: EXAMPLE_TIME, transferId: '6f1c2a9e-4b7d-4e21-9c3a-0000000000f1',
-  merchantId: exampleId('mp'), rewardGrantId: null,
+  record: 'reward_event',
+  id: exampleId('brevt'),
+  chgId: exampleId('chg'),
+  transactionId: exampleId('txn'),
+  sourceTransactionId: null,
+  type: 'cashback_earned',
+  amountMinor: 125,
+  currency: 'usd',
+  postedAt: EXAMPLE_TIME,
+  transferId: '6f1c2a9e-4b7d-4e21-9c3a-0000000000f1',
+  merchantId: exampleId('mp'),
+  rewardGrantId: null,
 };
 const EXAMPLE_DIGEST = '9f2d6c1b0e8a4f3d2c1b0a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c';
 const checksumExample = {
-  record: 'checksum', from: EXAMPLE_TIME, to: EXAMPLE_LATER, generatedAt: EXAMPLE_LATER, count: 1,
-  totals: [{ type: 'cashback_earned', currency: 'usd', count: 1, amountMinor: 125 }], digest: { algorithm: 'sha256', value: EXAMPLE_DIGEST },
+  record: 'checksum',
+  from: EXAMPLE_TIME,
+  to: EXAMPLE_LATER,
+  generatedAt: EXAMPLE_LATER,
+  count: 1,
+  totals: [{ type: 'cashback_earned', currency: 'usd', count: 1, amountMinor: 125 }],
+  digest: { algorithm: 'sha256', value: EXAMPLE_DIGEST },
 };
 
 const nullableId = (description: string) => ({ type: ['string', 'null'], description });
@@ -38,17 +55,39 @@ export const RewardEventExportRow = named(
   {
     type: 'object',
     additionalProperties: false,
-    required: ['record', 'id', 'chgId', 'transactionId', 'sourceTransactionId', 'type', 'amountMinor', 'currency', 'postedAt', 'transferId', 'merchantId', 'rewardGrantId'],
+    required: [
+      'record',
+      'id',
+      'chgId',
+      'transactionId',
+      'sourceTransactionId',
+      'type',
+      'amountMinor',
+      'currency',
+      'postedAt',
+      'transferId',
+      'merchantId',
+      'rewardGrantId',
+    ],
     properties: {
       record: { type: 'string', const: 'reward_event' },
       id: idSchema('brevt'),
       chgId: idSchema('chg'),
-      transactionId: nullableId('The purchase (txn_) the event belongs to: its earnings, spends, the expiry of its grants and the clawbacks of its refunds.'),
+      transactionId: nullableId(
+        'The purchase (txn_) the event belongs to: its earnings, spends, the expiry of its grants and the clawbacks of its refunds.',
+      ),
       sourceTransactionId: nullableId('The refund (txn_) that caused a clawback; null otherwise.'),
       type: { type: 'string', description: `${REWARD_EVENT_TYPES.join(', ')}; clients must tolerate new values.` },
-      amountMinor: { type: 'integer', minimum: 1, description: 'Positive, minor units; the type says which way it moved.' },
+      amountMinor: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Positive, minor units; the type says which way it moved.',
+      },
       currency: { type: 'string', enum: ['usd'] },
-      postedAt: { ...timestampSchema, description: 'When the event and its transfer were posted to the ledger; the period filters on it.' },
+      postedAt: {
+        ...timestampSchema,
+        description: 'When the event and its transfer were posted to the ledger; the period filters on it.',
+      },
       transferId: nullableId('The ledger transfer that books the event (ledger-entries lists it with its entries).'),
       merchantId: nullableId('The merchant, when there is one.'),
       rewardGrantId: nullableId('The branded balance grant (rg_) earned, drawn or expired, when there is one.'),
@@ -67,16 +106,25 @@ export const RewardEventExportChecksum = named(
       record: { type: 'string', const: 'checksum' },
       from: timestampSchema,
       to: timestampSchema,
-      generatedAt: { ...timestampSchema, description: 'The snapshot the export was read from; events posted after it are not in it.' },
+      generatedAt: {
+        ...timestampSchema,
+        description: 'The snapshot the export was read from; events posted after it are not in it.',
+      },
       count: { type: 'integer', minimum: 0, description: 'Reward events in the export.' },
       totals: {
         type: 'array',
-        description: 'Count and sum of amountMinor per type and currency, ordered by type then currency; types with no event are left out.',
+        description:
+          'Count and sum of amountMinor per type and currency, ordered by type then currency; types with no event are left out.',
         items: {
           type: 'object',
           additionalProperties: false,
           required: ['type', 'currency', 'count', 'amountMinor'],
-          properties: { type: { type: 'string' }, currency: { type: 'string' }, count: { type: 'integer', minimum: 1 }, amountMinor: { type: 'integer', minimum: 1 } },
+          properties: {
+            type: { type: 'string' },
+            currency: { type: 'string' },
+            count: { type: 'integer', minimum: 1 },
+            amountMinor: { type: 'integer', minimum: 1 },
+          },
         },
       },
       digest: {
@@ -85,7 +133,11 @@ export const RewardEventExportChecksum = named(
         required: ['algorithm', 'value'],
         properties: {
           algorithm: { type: 'string', const: 'sha256' },
-          value: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of every byte before the checksum line (`head -n -1 export | sha256sum`).' },
+          value: {
+            type: 'string',
+            pattern: '^[0-9a-f]{64}$',
+            description: 'Hex SHA-256 of every byte before the checksum line (`head -n -1 export | sha256sum`).',
+          },
         },
       },
     },

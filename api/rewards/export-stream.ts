@@ -65,17 +65,33 @@ const PAGE = {
      LIMIT $5`,
 };
 
-async function readPage(client: pg.PoolClient, options: ExportOptions, after: { at: Date; id: string }, pageSize: number): Promise<PageRow[]> {
-  const { rows } = await client.query<PageRow>({ ...PAGE, values: [options.issuerId, after.at, options.to, after.id, pageSize] });
+async function readPage(
+  client: pg.PoolClient,
+  options: ExportOptions,
+  after: { at: Date; id: string },
+  pageSize: number,
+): Promise<PageRow[]> {
+  const { rows } = await client.query<PageRow>({
+    ...PAGE,
+    values: [options.issuerId, after.at, options.to, after.id, pageSize],
+  });
   options.onPage?.(rows.length);
   return rows;
 }
 
 function toExportRow(r: PageRow): ExportRow {
   return {
-    id: r.id, chgId: r.chg_id, transactionId: r.transaction_id, sourceTransactionId: r.source_event_id, type: r.type,
-    amountMinor: fromDbMinor(r.amount_minor), currency: r.currency, postedAt: r.posted_at, transferId: r.transfer_id,
-    merchantId: r.merchant_id, rewardGrantId: r.reward_grant_id,
+    id: r.id,
+    chgId: r.chg_id,
+    transactionId: r.transaction_id,
+    sourceTransactionId: r.source_event_id,
+    type: r.type,
+    amountMinor: fromDbMinor(r.amount_minor),
+    currency: r.currency,
+    postedAt: r.posted_at,
+    transferId: r.transfer_id,
+    merchantId: r.merchant_id,
+    rewardGrantId: r.reward_grant_id,
   };
 }
 
@@ -130,7 +146,10 @@ async function* exportLines(opened: OpenExport, options: ExportOptions, pageSize
       const last = page[page.length - 1];
       page = await readPage(client, options, { at: last.occurred_at, id: last.id }, pageSize);
     }
-    yield checksumLine(options.format, checksum.record({ from: options.from, to: options.to, generatedAt: opened.generatedAt }));
+    yield checksumLine(
+      options.format,
+      checksum.record({ from: options.from, to: options.to, generatedAt: opened.generatedAt }),
+    );
     finished = true;
   } finally {
     await closeSnapshot(client, finished, options.logger);
@@ -153,7 +172,10 @@ async function closeSnapshot(client: pg.PoolClient, finished: boolean, logger: L
 export async function openRewardEventExport(db: Db, options: ExportOptions): Promise<Readable> {
   const pageSize = options.pageSize ?? EXPORT_PAGE_SIZE;
   const opened = await open(db, options, pageSize);
-  const stream = Readable.from(exportLines(opened, options, pageSize), { objectMode: false, highWaterMark: EXPORT_HIGH_WATER_MARK });
+  const stream = Readable.from(exportLines(opened, options, pageSize), {
+    objectMode: false,
+    highWaterMark: EXPORT_HIGH_WATER_MARK,
+  });
   // A stream destroyed before its first read never runs the generator, nor its `finally`.
   stream.once('close', () => {
     if (!opened.started) void closeSnapshot(opened.client, false, options.logger);

@@ -22,7 +22,9 @@ const EARNED = new Set(['cashback_earned', 'branded_earned']);
 const CLAWED = new Set(['cashback_clawed_back', 'branded_clawed_back']);
 
 function publicStatus(stored: string): RewardStatus {
-  return stored === 'matched' || stored === 'not_matched' || stored === 'reversed' || stored === 'unknown' ? stored : 'pending';
+  return stored === 'matched' || stored === 'not_matched' || stored === 'reversed' || stored === 'unknown'
+    ? stored
+    : 'pending';
 }
 
 interface DetailRow {
@@ -74,14 +76,24 @@ const MANY: HotStatement = {
 };
 
 /** One settled transaction of the issuer's group: one statement when it exists. */
-export async function findRewardDetail(db: Db, issuerId: string, chgId: string, transactionId: string): Promise<FoundDetails> {
+export async function findRewardDetail(
+  db: Db,
+  issuerId: string,
+  chgId: string,
+  transactionId: string,
+): Promise<FoundDetails> {
   const rows = await hotQuery<DetailRow>(db, ONE, [issuerId, chgId, transactionId]);
   if (rows.length > 0) return found(rows);
   return { groupFound: (await hotQuery(db, GROUP, [issuerId, chgId])).length > 0, details: [] };
 }
 
 /** The settled transactions of the issuer's group named by our ids or the issuer's, in one statement. */
-export async function findRewardDetails(db: Db, issuerId: string, chgId: string, ids: { transactionIds?: string[]; externalIds?: string[] }): Promise<FoundDetails> {
+export async function findRewardDetails(
+  db: Db,
+  issuerId: string,
+  chgId: string,
+  ids: { transactionIds?: string[]; externalIds?: string[] },
+): Promise<FoundDetails> {
   return found(await hotQuery<DetailRow>(db, MANY, [issuerId, chgId, ids.transactionIds ?? [], ids.externalIds ?? []]));
 }
 
@@ -92,7 +104,8 @@ function found(rows: DetailRow[]): FoundDetails {
 
 function toDetail(row: DetailRow): RewardDetail & { externalId: string } {
   const isRefund = row.state === 'refunded';
-  const sum = (types: Set<string>) => row.events.filter((r) => types.has(r.type)).reduce((s, r) => s + fromDbMinor(r.amountMinor), 0);
+  const sum = (types: Set<string>) =>
+    row.events.filter((r) => types.has(r.type)).reduce((s, r) => s + fromDbMinor(r.amountMinor), 0);
   const detail: RewardDetail & { externalId: string } = {
     transactionId: row.id!,
     status: publicStatus(row.rewardStatus),
@@ -108,6 +121,9 @@ function toDetail(row: DetailRow): RewardDetail & { externalId: string } {
 }
 
 /** The public object: the issuer's external id is how overviews look it up, not part of it. */
-export function publicDetail({ externalId: _externalId, ...detail }: RewardDetail & { externalId: string }): RewardDetail {
+export function publicDetail({
+  externalId: _externalId,
+  ...detail
+}: RewardDetail & { externalId: string }): RewardDetail {
   return detail;
 }

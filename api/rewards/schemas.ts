@@ -17,77 +17,120 @@ const exampleDetail = {
   rewardEventIds: [exampleId('brevt'), exampleId('brevt', 2)],
 };
 
-export const rewardDetailSchema = named('RewardDetail', {
-  type: 'object',
-  required: ['transactionId', 'status', 'earnedAmountMinor', 'spentAmountMinor', 'clawedBackAmountMinor', 'rewardEventIds'],
-  additionalProperties: false,
-  properties: {
-    transactionId: idSchema('txn'),
-    status: { type: 'string', enum: REWARD_STATUSES },
-    merchantId: { ...idSchema('mp'), description: 'Present only when a merchant was matched.' },
-    earnedAmountMinor: { type: 'integer', minimum: 0 },
-    spentAmountMinor: { type: 'integer', minimum: 0 },
-    clawedBackAmountMinor: { type: 'integer', minimum: 0 },
-    currency: { type: 'string', enum: ['usd'], description: 'Present when rewards are.' },
-    rewardEventIds: { type: 'array', items: idSchema('brevt') },
+export const rewardDetailSchema = named(
+  'RewardDetail',
+  {
+    type: 'object',
+    required: [
+      'transactionId',
+      'status',
+      'earnedAmountMinor',
+      'spentAmountMinor',
+      'clawedBackAmountMinor',
+      'rewardEventIds',
+    ],
+    additionalProperties: false,
+    properties: {
+      transactionId: idSchema('txn'),
+      status: { type: 'string', enum: REWARD_STATUSES },
+      merchantId: { ...idSchema('mp'), description: 'Present only when a merchant was matched.' },
+      earnedAmountMinor: { type: 'integer', minimum: 0 },
+      spentAmountMinor: { type: 'integer', minimum: 0 },
+      clawedBackAmountMinor: { type: 'integer', minimum: 0 },
+      currency: { type: 'string', enum: ['usd'], description: 'Present when rewards are.' },
+      rewardEventIds: { type: 'array', items: idSchema('brevt') },
+    },
   },
-}, exampleDetail);
+  exampleDetail,
+);
 
-export const overviewsBodySchema = named('RewardOverviewsRequest', {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: {
-    transactionIds: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: idSchema('txn') },
-    externalIds: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: externalIdSchema },
+export const overviewsBodySchema = named(
+  'RewardOverviewsRequest',
+  {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      transactionIds: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: idSchema('txn') },
+      externalIds: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: externalIdSchema },
+    },
   },
-}, { externalIds: ['t-1', 't-2'] });
+  { externalIds: ['t-1', 't-2'] },
+);
 
-export const overviewsSchema = named('RewardOverviews', {
-  type: 'object',
-  required: ['data', 'notFound'],
-  properties: { data: { type: 'array', items: rewardDetailSchema }, notFound: { type: 'array', items: { type: 'string' } } },
-}, { data: [exampleDetail], notFound: ['t-2'] });
+export const overviewsSchema = named(
+  'RewardOverviews',
+  {
+    type: 'object',
+    required: ['data', 'notFound'],
+    properties: {
+      data: { type: 'array', items: rewardDetailSchema },
+      notFound: { type: 'array', items: { type: 'string' } },
+    },
+  },
+  { data: [exampleDetail], notFound: ['t-2'] },
+);
 
-export const matchTraceSchema = named('MatchTrace', {
-  type: 'object',
-  required: ['transactionId', 'status', 'trace'],
-  properties: {
-    transactionId: idSchema('txn'),
-    externalId: { type: 'string' },
-    status: { type: 'string', enum: REWARD_STATUSES },
-    merchantId: { type: ['string', 'null'] },
-    processedAt: { type: ['string', 'null'], format: 'date-time' },
-    failureReason: { type: ['string', 'null'] },
+export const matchTraceSchema = named(
+  'MatchTrace',
+  {
+    type: 'object',
+    required: ['transactionId', 'status', 'trace'],
+    properties: {
+      transactionId: idSchema('txn'),
+      externalId: { type: 'string' },
+      status: { type: 'string', enum: REWARD_STATUSES },
+      merchantId: { type: ['string', 'null'] },
+      processedAt: { type: ['string', 'null'], format: 'date-time' },
+      failureReason: { type: ['string', 'null'] },
+      trace: {
+        type: ['object', 'null'],
+        additionalProperties: true,
+        description:
+          'merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, ' +
+          'eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic; spend; outcome; rewardEventIds.',
+      },
+    },
+  },
+  {
+    transactionId: exampleId('txn'),
+    externalId: 't-1',
+    status: 'matched',
+    merchantId: exampleId('mp'),
+    processedAt: EXAMPLE_TIME,
+    failureReason: null,
     trace: {
-      type: ['object', 'null'],
-      additionalProperties: true,
-      description:
-        'merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, ' +
-        'eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic; spend; outcome; rewardEventIds.',
+      merchantMatch: {
+        merchantId: exampleId('mp'),
+        rule: 'sandbox_merchant_id',
+        detail: 'merchantId names a catalogue merchant',
+      },
+      earn: {
+        eligible: true,
+        reasons: [],
+        offers: [
+          {
+            offerId: exampleId('ofr'),
+            eligible: true,
+            conditions: [{ name: 'min_spend', passed: true, detail: '2500 >= 1000' }],
+            reward: 200,
+          },
+        ],
+      },
+      winningOfferId: exampleId('ofr'),
+      arithmetic: {
+        amountMinor: 2500,
+        spentMinor: 0,
+        eligibleAmountMinor: 2500,
+        cashbackRateBps: 500,
+        brandedRateBps: 300,
+        uncappedMinor: 200,
+        cappedBy: null,
+        cashbackMinor: 125,
+        brandedMinor: 75,
+      },
+      outcome: 'matched',
+      rewardEventIds: [exampleId('brevt'), exampleId('brevt', 2)],
     },
   },
-}, {
-  transactionId: exampleId('txn'),
-  externalId: 't-1',
-  status: 'matched',
-  merchantId: exampleId('mp'),
-  processedAt: EXAMPLE_TIME,
-  failureReason: null,
-  trace: {
-    merchantMatch: { merchantId: exampleId('mp'), rule: 'sandbox_merchant_id', detail: 'merchantId names a catalogue merchant' },
-    earn: {
-      eligible: true,
-      reasons: [],
-      offers: [{ offerId: exampleId('ofr'), eligible: true, conditions: [{ name: 'min_spend', passed: true, detail: '2500 >= 1000' }], reward: 200 }],
-    },
-    winningOfferId: exampleId('ofr'),
-    arithmetic: {
-      amountMinor: 2500, spentMinor: 0, eligibleAmountMinor: 2500, cashbackRateBps: 500, brandedRateBps: 300,
-      uncappedMinor: 200, cappedBy: null, cashbackMinor: 125, brandedMinor: 75,
-    },
-    outcome: 'matched',
-    rewardEventIds: [exampleId('brevt'), exampleId('brevt', 2)],
-  },
-});
-
+);

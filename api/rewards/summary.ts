@@ -20,7 +20,14 @@ export interface RewardsSummary {
   chgId: string;
   currency: 'usd';
   cashback: { earnedMinor: number; clawedBackMinor: number; pendingMinor: number; balanceMinor: number };
-  brandedBalance: { earnedMinor: number; availableMinor: number; notYetAvailableMinor: number; spentMinor: number; expiredMinor: number; clawedBackMinor: number };
+  brandedBalance: {
+    earnedMinor: number;
+    availableMinor: number;
+    notYetAvailableMinor: number;
+    spentMinor: number;
+    expiredMinor: number;
+    clawedBackMinor: number;
+  };
 }
 
 interface SummaryRow {
@@ -63,8 +70,18 @@ const SUMMARY: HotStatement = {
     FROM cardholder_group g WHERE g.id = $2 AND g.issuer_id = $1`,
 };
 
-export async function rewardsSummary(db: Db, issuerId: string, chgId: string, at: Date): Promise<RewardsSummary | undefined> {
-  const [row] = await hotQuery<SummaryRow>(db, SUMMARY, [issuerId, chgId, accounts.chgCashback(issuerId, chgId).id, at]);
+export async function rewardsSummary(
+  db: Db,
+  issuerId: string,
+  chgId: string,
+  at: Date,
+): Promise<RewardsSummary | undefined> {
+  const [row] = await hotQuery<SummaryRow>(db, SUMMARY, [
+    issuerId,
+    chgId,
+    accounts.chgCashback(issuerId, chgId).id,
+    at,
+  ]);
   if (!row) return undefined;
   const flow = (type: string) => fromDbMinor(row.flows[type] ?? 0);
   const notYet = fromDbMinor(row.not_yet);

@@ -14,7 +14,8 @@ import { LedgerEntries } from '../ledger/schemas';
 
 const tag = 'Rewards';
 const params = { chgId: 'chg', txnId: 'txn' } as const;
-const transactionNotFound = (chgId: string, txnId: string) => errors.notFound('transaction_not_found', `No transaction ${txnId} in group ${chgId}.`);
+const transactionNotFound = (chgId: string, txnId: string) =>
+  errors.notFound('transaction_not_found', `No transaction ${txnId} in group ${chgId}.`);
 /** One statement: the detail, and which 404 it is when there is none. */
 const findDetail = async (db: Db, issuerId: string, chgId: string, txnId: string) => {
   const found = await findRewardDetail(db, issuerId, chgId, txnId);
@@ -61,27 +62,36 @@ function getTransactionRewardOverviewsRoute(deps: AppDeps): RouteSpec {
     path: '/api/v2/chg/{chgId}/transactions/reward-overviews',
     operationId: 'getTransactionRewardOverviews',
     summary: 'Reward details of many settled transactions, by our txn_ ids or the issuer ids',
-    description: '1 to 100 ids in all. Ids that are unknown, of another group or of another issuer are listed in notFound.',
+    description:
+      '1 to 100 ids in all. Ids that are unknown, of another group or of another issuer are listed in notFound.',
     tag,
     auth: 'issuer',
     params: { chgId: 'chg' },
     body: overviewsBodySchema,
-    responses: { 200: { description: 'Found details, in request order, and the ids not found.', schema: overviewsSchema } },
+    responses: {
+      200: { description: 'Found details, in request order, and the ids not found.', schema: overviewsSchema },
+    },
     errorStatuses: [404],
     async handle(ctx, { params: p, body }) {
       const transactionIds = body.transactionIds ?? [];
       const externalIds = body.externalIds ?? [];
       if (transactionIds.length + externalIds.length === 0 || transactionIds.length + externalIds.length > 100) {
-        throw errors.validation('invalid_body', 'Send 1 to 100 ids in all.', [{ path: '/', message: 'must name 1 to 100 transactions' }]);
+        throw errors.validation('invalid_body', 'Send 1 to 100 ids in all.', [
+          { path: '/', message: 'must name 1 to 100 transactions' },
+        ]);
       }
-      const found = await findRewardDetails(db, issuerOf(ctx).id, p.chgId, { transactionIds: transactionIds.filter((t) => isId('txn', t)), externalIds });
+      const found = await findRewardDetails(db, issuerOf(ctx).id, p.chgId, {
+        transactionIds: transactionIds.filter((t) => isId('txn', t)),
+        externalIds,
+      });
       if (!found.groupFound) throw groupNotFound(p.chgId);
       const byId = new Map(found.details.map((d) => [d.transactionId, d]));
       const byExternal = new Map(found.details.map((d) => [d.externalId, d]));
       const data = [];
       const notFound = [];
-      for (const id of transactionIds) (byId.has(id) ? data.push(publicDetail(byId.get(id)!)) : notFound.push(id));
-      for (const id of externalIds) (byExternal.has(id) ? data.push(publicDetail(byExternal.get(id)!)) : notFound.push(id));
+      for (const id of transactionIds) byId.has(id) ? data.push(publicDetail(byId.get(id)!)) : notFound.push(id);
+      for (const id of externalIds)
+        byExternal.has(id) ? data.push(publicDetail(byExternal.get(id)!)) : notFound.push(id);
       ctx.body = { data, notFound };
     },
   });
@@ -105,7 +115,9 @@ function getTransactionMatchTraceRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { params: p }) {
       const issuerId = issuerOf(ctx).id;
       const detail = await findDetail(db, issuerId, p.chgId, p.txnId);
-      const event = await db.ingestedEvent.findFirstOrThrow({ where: { id: p.txnId, issuerId, chgId: p.chgId, kind: 'settled' } });
+      const event = await db.ingestedEvent.findFirstOrThrow({
+        where: { id: p.txnId, issuerId, chgId: p.chgId, kind: 'settled' },
+      });
       ctx.body = {
         transactionId: event.id,
         externalId: event.externalId,
@@ -125,10 +137,10 @@ function getTransactionLedgerEntriesRoute(deps: AppDeps): RouteSpec {
     method: 'get',
     path: '/api/v2/chg/{chgId}/transaction/{txnId}/ledger-entries',
     operationId: 'getTransactionLedgerEntries',
-    summary: 'The ledger transfers and entries behind a transaction\'s reward events (lineage for reconciliation)',
+    summary: "The ledger transfers and entries behind a transaction's reward events (lineage for reconciliation)",
     description:
-      'One transfer per reward event of reward-detail\'s rewardEventIds, oldest first, each with its two entries: the account ' +
-      '(id, kind, owning group and merchant) and the amount, debits negative and credits positive, so a transfer\'s entries sum ' +
+      "One transfer per reward event of reward-detail's rewardEventIds, oldest first, each with its two entries: the account " +
+      "(id, kind, owning group and merchant) and the amount, debits negative and credits positive, so a transfer's entries sum " +
       'to 0. Read in one snapshot. A pending or not_matched transaction has no transfers (data is empty).',
     tag,
     auth: 'issuer',

@@ -23,7 +23,9 @@ const SIGNAL_CONCURRENCY = 8;
 
 /** The issuer's offset as stored (the cached issuer may be a few milliseconds behind an advance). */
 export async function readClockOffsetMs(db: Db, issuerId: string): Promise<number> {
-  const [row] = await db.$queryRaw<Array<{ offset: number }>>`SELECT clock_offset_ms::float8 AS "offset" FROM issuer WHERE id = ${issuerId}`;
+  const [row] = await db.$queryRaw<
+    Array<{ offset: number }>
+  >`SELECT clock_offset_ms::float8 AS "offset" FROM issuer WHERE id = ${issuerId}`;
   return row?.offset ?? 0;
 }
 
@@ -38,9 +40,11 @@ export async function moveClock(db: Db, issuerId: string, byMs: number): Promise
        WHERE id = ${issuerId} AND environment = 'sandbox' AND clock_offset_ms + ${byMs}::bigint <= ${MAX_CLOCK_OFFSET_MS}::bigint
       RETURNING clock_offset_ms::float8 AS "offset"`;
     if (!row) {
-      throw errors.validation('clock_limit_reached', 'The sandbox clock cannot run more than 20 years ahead of real time.', [
-        { path: '/days', message: 'moves the clock past its limit' },
-      ]);
+      throw errors.validation(
+        'clock_limit_reached',
+        'The sandbox clock cannot run more than 20 years ahead of real time.',
+        [{ path: '/days', message: 'moves the clock past its limit' }],
+      );
     }
     await tx.$executeRaw`SELECT pg_notify(${AUTH_CHANGED_CHANNEL}, ${issuerId})`;
     return row.offset;
@@ -62,7 +66,12 @@ export async function waitingPurchases(db: Db, issuerId: string): Promise<string
 }
 
 /** Signals the new offset to each run; a run that has closed meanwhile has nothing to wait for. */
-export async function signalClock(temporal: WorkflowEngine, workflowIds: string[], clockOffsetMs: number, logger: Logger): Promise<number> {
+export async function signalClock(
+  temporal: WorkflowEngine,
+  workflowIds: string[],
+  clockOffsetMs: number,
+  logger: Logger,
+): Promise<number> {
   const delivered = await mapLimited(workflowIds, SIGNAL_CONCURRENCY, async (workflowId) => {
     try {
       await temporal.client.workflow.getHandle(workflowId).signal(clockAdvancedSignal, { clockOffsetMs });
@@ -78,10 +87,18 @@ export async function signalClock(temporal: WorkflowEngine, workflowIds: string[
 }
 
 /** Starts the issuer's expiry run at its new now; one run per offset reached. */
-export async function startIssuerExpiry(temporal: WorkflowEngine, issuerId: string, clockOffsetMs: number): Promise<string> {
+export async function startIssuerExpiry(
+  temporal: WorkflowEngine,
+  issuerId: string,
+  clockOffsetMs: number,
+): Promise<string> {
   const workflowId = `expire/${issuerId}/clock-${clockOffsetMs}`;
   try {
-    await temporal.client.workflow.start('expireGrants', { workflowId, taskQueue: temporal.taskQueue, args: [{ issuerId }] });
+    await temporal.client.workflow.start('expireGrants', {
+      workflowId,
+      taskQueue: temporal.taskQueue,
+      args: [{ issuerId }],
+    });
   } catch (err) {
     // The same offset reached twice can only be a retry of this request: its run is enough.
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -39,25 +39,24 @@ function sandboxIssuerId(ctx: Context): string {
 function advanceMs(body: { days?: number; hours?: number }): number {
   const ms = (body.days ?? 0) * DAY_MS + (body.hours ?? 0) * HOUR_MS;
   if (ms <= 0 || ms > MAX_ADVANCE_MS) {
-    throw errors.validation('invalid_body', `Advance by more than 0 and at most ${MAX_ADVANCE_DAYS} days (days and hours together).`, [
-      { path: '/days', message: `days + hours/24 must be more than 0 and at most ${MAX_ADVANCE_DAYS}` },
-    ]);
+    throw errors.validation(
+      'invalid_body',
+      `Advance by more than 0 and at most ${MAX_ADVANCE_DAYS} days (days and hours together).`,
+      [{ path: '/days', message: `days + hours/24 must be more than 0 and at most ${MAX_ADVANCE_DAYS}` }],
+    );
   }
   return ms;
 }
 
 const tag = 'Sandbox';
 const requireTemporal = (deps: AppDeps) => {
-  if (!deps.temporal) throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is not configured; try again later.');
+  if (!deps.temporal)
+    throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is not configured; try again later.');
   return deps.temporal;
 };
 
 export function sandboxRoutes(deps: AppDeps): RouteSpec[] {
-  return [
-    getSandboxClockRoute(deps),
-    advanceSandboxClockRoute(deps),
-    simulateSandboxTransactionRoute(deps),
-  ];
+  return [getSandboxClockRoute(deps), advanceSandboxClockRoute(deps), simulateSandboxTransactionRoute(deps)];
 }
 
 function getSandboxClockRoute(deps: AppDeps): RouteSpec {
@@ -67,7 +66,8 @@ function getSandboxClockRoute(deps: AppDeps): RouteSpec {
     path: '/api/v2/sandbox/clock',
     operationId: 'getSandboxClock',
     summary: "The sandbox issuer's test clock",
-    description: "The issuer's simulated now: every balance, availability, expiry, offer window and event-date check of the issuer reads it.",
+    description:
+      "The issuer's simulated now: every balance, availability, expiry, offer window and event-date check of the issuer reads it.",
     tag,
     auth: 'issuer',
     responses: { 200: { description: 'The clock.', schema: sandboxClockSchema }, 403: forbidden },
@@ -88,7 +88,7 @@ function advanceSandboxClockRoute(deps: AppDeps): RouteSpec {
     summary: "Moves the sandbox issuer's test clock forward",
     description:
       'For this issuer only: branded balance becomes available and expires on the new now (reads at once; grants past expiry move ' +
-      "to breakage by an expiry run started here, within seconds); authorizations waiting for their settlement re-evaluate " +
+      'to breakage by an expiry run started here, within seconds); authorizations waiting for their settlement re-evaluate ' +
       'SETTLEMENT_TIMEOUT on the new now and lapse if it has passed. Events the issuer sends later are dated on its clock ' +
       '(createdAt within 400 days before and 1 day after the simulated now). The clock never goes back (at most 20 years ahead).',
     tag,
@@ -123,7 +123,7 @@ function simulateSandboxTransactionRoute(deps: AppDeps): RouteSpec {
     operationId: 'simulateSandboxTransaction',
     summary: 'Plays a purchase with a forced outcome through ingestion',
     description:
-      'Builds the events of the outcome from the card (its cardholder, last4 and network), dates them at the issuer\'s simulated ' +
+      "Builds the events of the outcome from the card (its cardholder, last4 and network), dates them at the issuer's simulated " +
       'now, and ingests them through the same path as /api/v1/incoming-auth and /api/v1/incoming-txn, one step after the other ' +
       '(an authorization is handed to its lifecycle before its reversal or settlement is stored). Processing is asynchronous: ' +
       'read the outcome with reward-detail (settled, refunded) or watch the webhooks.',

@@ -16,7 +16,12 @@ export const MAX_ADVANCE_MS = MAX_ADVANCE_DAYS * DAY_MS;
 
 const clockProperties = {
   now: { ...timestampSchema, description: "The issuer's simulated now: the server's time plus clockOffsetMs." },
-  clockOffsetMs: { type: 'integer', minimum: 0, maximum: MAX_CLOCK_OFFSET_MS, description: 'How far the clock runs ahead of real time, in milliseconds. Only grows.' },
+  clockOffsetMs: {
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_CLOCK_OFFSET_MS,
+    description: 'How far the clock runs ahead of real time, in milliseconds. Only grows.',
+  },
 };
 
 export const sandboxClockSchema = named(
@@ -35,7 +40,12 @@ export const clockAdvanceBodySchema = {
   additionalProperties: false,
   minProperties: 1,
   properties: {
-    days: { type: 'integer', minimum: 0, maximum: MAX_ADVANCE_DAYS, description: 'Whole days to move the clock forward.' },
+    days: {
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_ADVANCE_DAYS,
+      description: 'Whole days to move the clock forward.',
+    },
     hours: { type: 'integer', minimum: 0, maximum: MAX_ADVANCE_HOURS, description: 'Whole hours, added to days.' },
   },
   description: `days and hours together: more than 0 and at most ${MAX_ADVANCE_DAYS} days per call. The clock never goes back.`,
@@ -53,15 +63,23 @@ export const sandboxClockAdvanceSchema = named(
       waitingAuthorizationsNotified: {
         type: 'integer',
         minimum: 0,
-        description: 'Purchases whose previewed authorization waits for its settlement: each was told the new time, and lapses if its time-out has passed on it.',
+        description:
+          'Purchases whose previewed authorization waits for its settlement: each was told the new time, and lapses if its time-out has passed on it.',
       },
       expiryWorkflowId: {
         type: 'string',
-        description: "The expireGrants run started for this issuer at its new now: grants past expiry move to breakage within seconds.",
+        description:
+          'The expireGrants run started for this issuer at its new now: grants past expiry move to breakage within seconds.',
       },
     },
   },
-  { now: EXAMPLE_LATER, clockOffsetMs: 259_200_000, advancedByMs: 259_200_000, waitingAuthorizationsNotified: 1, expiryWorkflowId: `expire/${exampleId('iss')}/clock-259200000` },
+  {
+    now: EXAMPLE_LATER,
+    clockOffsetMs: 259_200_000,
+    advancedByMs: 259_200_000,
+    waitingAuthorizationsNotified: 1,
+    expiryWorkflowId: `expire/${exampleId('iss')}/clock-259200000`,
+  },
 );
 
 export const SIMULATED_OUTCOMES = ['authorized', 'declined', 'reversed', 'settled', 'refunded'] as const;
@@ -81,9 +99,19 @@ export const simulateBodySchema = {
   additionalProperties: false,
   required: ['cardId', 'merchantId', 'amount', 'outcome'],
   properties: {
-    cardId: { type: 'string', minLength: 1, maxLength: 128, description: "The card that pays: the issuer's card id (externalId) of an active card, or our card_ id." },
+    cardId: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 128,
+      description: "The card that pays: the issuer's card id (externalId) of an active card, or our card_ id.",
+    },
     merchantId: idSchema('mp', 'The merchant the purchase is forced to match (sandbox matching).'),
-    amount: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT_MINOR, description: 'Purchase amount in usd minor units.' },
+    amount: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_AMOUNT_MINOR,
+      description: 'Purchase amount in usd minor units.',
+    },
     outcome: {
       type: 'string',
       enum: SIMULATED_OUTCOMES,
@@ -92,8 +120,17 @@ export const simulateBodySchema = {
         "issuer's clock); declined: a declined authorization; reversed: approved, then reversed; settled: approved, then settled; " +
         'refunded: approved, settled, then refunded (refundAmount, default the whole amount).',
     },
-    refundAmount: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT_MINOR, description: 'refunded only: at most amount.' },
-    mcc: { type: 'string', pattern: '^[0-9]{4}$', description: 'Merchant category code of the events; 5999 when left out.' },
+    refundAmount: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_AMOUNT_MINOR,
+      description: 'refunded only: at most amount.',
+    },
+    mcc: {
+      type: 'string',
+      pattern: '^[0-9]{4}$',
+      description: 'Merchant category code of the events; 5999 when left out.',
+    },
   },
 };
 
@@ -102,7 +139,11 @@ const simulatedEventSchema = {
   additionalProperties: false,
   required: ['endpoint', 'id', 'state', 'eventId'],
   properties: {
-    endpoint: { type: 'string', enum: ['/api/v1/incoming-auth', '/api/v1/incoming-txn'], description: 'Where the event was ingested, as if the issuer had sent it.' },
+    endpoint: {
+      type: 'string',
+      enum: ['/api/v1/incoming-auth', '/api/v1/incoming-txn'],
+      description: 'Where the event was ingested, as if the issuer had sent it.',
+    },
     id: { type: 'string', description: "The event's id (the issuer's id field)." },
     state: { type: 'string', enum: ['approved', 'declined', 'reversed', 'settled', 'refunded'] },
     eventId: idSchema(['auth', 'txn'], 'The id the service gave the stored event.'),
@@ -119,14 +160,26 @@ export const simulatedPurchaseSchema = named(
       outcome: { type: 'string', enum: SIMULATED_OUTCOMES },
       chgId: idSchema('chg'),
       authorizationId: { ...idSchema('auth'), description: 'The authorization (every outcome has one).' },
-      transactionId: { type: ['string', 'null'], pattern: '^txn_', description: 'The settlement (settled, refunded); read its reward-detail.' },
+      transactionId: {
+        type: ['string', 'null'],
+        pattern: '^txn_',
+        description: 'The settlement (settled, refunded); read its reward-detail.',
+      },
       refundTransactionId: { type: ['string', 'null'], pattern: '^txn_', description: 'The refund (refunded).' },
       createdAt: { ...timestampSchema, description: "The events' createdAt: the issuer's simulated now." },
-      events: { type: 'array', items: simulatedEventSchema, description: 'The events ingested, in order; processing follows asynchronously, as for any event.' },
+      events: {
+        type: 'array',
+        items: simulatedEventSchema,
+        description: 'The events ingested, in order; processing follows asynchronously, as for any event.',
+      },
     },
   },
   {
-    outcome: 'settled', chgId: exampleId('chg'), authorizationId: exampleId('auth'), transactionId: exampleId('txn'), refundTransactionId: null,
+    outcome: 'settled',
+    chgId: exampleId('chg'),
+    authorizationId: exampleId('auth'),
+    transactionId: exampleId('txn'),
+    refundTransactionId: null,
     createdAt: EXAMPLE_TIME,
     events: [
       { endpoint: '/api/v1/incoming-auth', id: 'sandbox-1-auth', state: 'approved', eventId: exampleId('auth') },

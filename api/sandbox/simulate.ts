@@ -74,12 +74,23 @@ async function findCard(db: Db, issuerId: string, cardId: string): Promise<Card>
 export function planEvents(body: SimulateBody, card: Card, at: Date): Step[][] {
   const id = `sandbox-${randomUUID()}`;
   const base = {
-    amount: body.amount, currency: 'usd', merchantDescriptor: 'SANDBOX SIMULATION', mcc: body.mcc ?? DEFAULT_MCC,
-    createdAt: at.toISOString(), cardLast4: card.last4, network: card.network, cardholderId: card.cardholderId, cardId: card.cardId,
-    authMethod: 'contactless' as const, merchantId: body.merchantId,
+    amount: body.amount,
+    currency: 'usd',
+    merchantDescriptor: 'SANDBOX SIMULATION',
+    mcc: body.mcc ?? DEFAULT_MCC,
+    createdAt: at.toISOString(),
+    cardLast4: card.last4,
+    network: card.network,
+    cardholderId: card.cardholderId,
+    cardId: card.cardId,
+    authMethod: 'contactless' as const,
+    merchantId: body.merchantId,
   };
   const auth = (state: 'approved' | 'declined' | 'reversed'): Step => ({ kind: 'auth', event: { ...base, id, state } });
-  const settlement: Step = { kind: 'settled', event: { ...base, id, state: 'settled', settledAt: at.toISOString(), authorizationId: id } };
+  const settlement: Step = {
+    kind: 'settled',
+    event: { ...base, id, state: 'settled', settledAt: at.toISOString(), authorizationId: id },
+  };
   switch (body.outcome) {
     case 'authorized':
       return [[auth('approved')]];
@@ -91,7 +102,17 @@ export function planEvents(body: SimulateBody, card: Card, at: Date): Step[][] {
       return [[auth('approved')], [settlement]];
     case 'refunded': {
       const refundAmount = body.refundAmount ?? body.amount;
-      const refund: Step = { kind: 'settled', event: { ...base, id: `${id}-refund`, amount: refundAmount, state: 'refunded', settledAt: at.toISOString(), relatedTransactionId: id } };
+      const refund: Step = {
+        kind: 'settled',
+        event: {
+          ...base,
+          id: `${id}-refund`,
+          amount: refundAmount,
+          state: 'refunded',
+          settledAt: at.toISOString(),
+          relatedTransactionId: id,
+        },
+      };
       return [[auth('approved')], [settlement], [refund]];
     }
   }
@@ -116,9 +137,16 @@ async function handStepOver(deps: SimulateDeps, items: HandoverItem[]): Promise<
   deps.handover?.enqueue(items);
 }
 
-export async function simulatePurchase(deps: SimulateDeps, issuerId: string, body: SimulateBody, at: Date): Promise<SimulatedPurchase> {
+export async function simulatePurchase(
+  deps: SimulateDeps,
+  issuerId: string,
+  body: SimulateBody,
+  at: Date,
+): Promise<SimulatedPurchase> {
   if (body.refundAmount !== undefined && (body.outcome !== 'refunded' || body.refundAmount > body.amount)) {
-    throw errors.validation('invalid_body', 'refundAmount is only for the refunded outcome, and at most amount.', [{ path: '/refundAmount', message: 'is not allowed here' }]);
+    throw errors.validation('invalid_body', 'refundAmount is only for the refunded outcome, and at most amount.', [
+      { path: '/refundAmount', message: 'is not allowed here' },
+    ]);
   }
   const card = await findCard(deps.db, issuerId, body.cardId);
   const events: SimulatedEvent[] = [];
@@ -128,7 +156,12 @@ export async function simulatePurchase(deps: SimulateDeps, issuerId: string, bod
       if (outcome.failures.length > 0) throw refusal(outcome.failures[0]);
       await handStepOver(deps, outcome.handovers);
       const eventId = await storedEventId(deps.db, issuerId, kind, event.id);
-      events.push({ endpoint: kind === 'auth' ? '/api/v1/incoming-auth' : '/api/v1/incoming-txn', id: event.id, state: event.state, eventId });
+      events.push({
+        endpoint: kind === 'auth' ? '/api/v1/incoming-auth' : '/api/v1/incoming-txn',
+        id: event.id,
+        state: event.state,
+        eventId,
+      });
     }
   }
   const find = (state: string) => events.find((e) => e.state === state)?.eventId ?? null;

@@ -25,44 +25,52 @@ export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date
 
 export const statusSchema = { type: 'string', enum: ['active', 'inactive'] };
 
-export const errorObjectSchema = named('Error', {
-  type: 'object',
-  required: ['code', 'httpStatusCode', 'uuid', 'message'],
-  properties: {
-    code: {
-      type: 'integer',
-      enum: Object.values(ERROR_CLASSES).map((c) => c.code),
-      description: 'Stable error class code; use it for durable handling.',
-    },
-    httpStatusCode: { type: 'integer' },
-    uuid: { type: 'string', pattern: idPattern('err'), description: 'Error instance id; quote it to support.' },
-    message: { type: 'string', description: 'Human-readable; must not drive decisions.' },
-    name: { type: 'string', enum: Object.keys(ERROR_CLASSES) },
-    reasonCode: { type: 'string', description: 'Machine-readable reason within the class.' },
-    details: {
-      type: 'object',
-      additionalProperties: true,
-      description: 'Validation errors (`errors`), or what the reason needs (a rate limit\'s `policy`, `limit`, `retryAfterSeconds`...).',
-      properties: {
-        errors: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['path', 'message'],
-            properties: { path: { type: 'string', description: 'JSON pointer into the request.' }, message: { type: 'string' } },
+export const errorObjectSchema = named(
+  'Error',
+  {
+    type: 'object',
+    required: ['code', 'httpStatusCode', 'uuid', 'message'],
+    properties: {
+      code: {
+        type: 'integer',
+        enum: Object.values(ERROR_CLASSES).map((c) => c.code),
+        description: 'Stable error class code; use it for durable handling.',
+      },
+      httpStatusCode: { type: 'integer' },
+      uuid: { type: 'string', pattern: idPattern('err'), description: 'Error instance id; quote it to support.' },
+      message: { type: 'string', description: 'Human-readable; must not drive decisions.' },
+      name: { type: 'string', enum: Object.keys(ERROR_CLASSES) },
+      reasonCode: { type: 'string', description: 'Machine-readable reason within the class.' },
+      details: {
+        type: 'object',
+        additionalProperties: true,
+        description:
+          "Validation errors (`errors`), or what the reason needs (a rate limit's `policy`, `limit`, `retryAfterSeconds`...).",
+        properties: {
+          errors: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['path', 'message'],
+              properties: {
+                path: { type: 'string', description: 'JSON pointer into the request.' },
+                message: { type: 'string' },
+              },
+            },
           },
         },
       },
     },
   },
-}, {
-  code: 40400,
-  httpStatusCode: 404,
-  uuid: exampleId('err'),
-  message: 'No cardholder group with that id.',
-  name: 'not_found',
-  reasonCode: 'chg_not_found',
-});
+  {
+    code: 40400,
+    httpStatusCode: 404,
+    uuid: exampleId('err'),
+    message: 'No cardholder group with that id.',
+    name: 'not_found',
+    reasonCode: 'chg_not_found',
+  },
+);
 
 /**
  * A string whose known values are listed but which may gain others (API.md: "clients must

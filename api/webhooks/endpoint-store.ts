@@ -38,9 +38,18 @@ const SAVE_RESOLVE_TIMEOUT_MS = 5_000;
  * through DNS, or a port HTTP clients refuse). A host name that does not resolve is accepted:
  * nothing can be sent to it, and every attempt checks it again (README, Security).
  */
-async function assertAcceptableUrl(destinations: WebhookDestinations, url: string, environment: AuthenticatedIssuer['environment']): Promise<void> {
+async function assertAcceptableUrl(
+  destinations: WebhookDestinations,
+  url: string,
+  environment: AuthenticatedIssuer['environment'],
+): Promise<void> {
   const problems = webhookUrlProblems(url, environment);
-  if (problems.length > 0) throw errors.validation('invalid_webhook_url', `The webhook URL is not acceptable: ${problems[0].message}.`, problems);
+  if (problems.length > 0)
+    throw errors.validation(
+      'invalid_webhook_url',
+      `The webhook URL is not acceptable: ${problems[0].message}.`,
+      problems,
+    );
   const verdict = await destinations.check(url, AbortSignal.timeout(SAVE_RESOLVE_TIMEOUT_MS));
   if (verdict.kind === 'refused') {
     const message = `Webhooks cannot be sent there: ${verdict.reason}.`;
@@ -61,22 +70,32 @@ export async function putEndpoint(
   // Two attempts at most: the second only runs when a concurrent PUT created the row first.
   for (let attempt = 0; attempt < 2; attempt++) {
     const existing = await db.webhookEndpoint.findUnique({ where: { issuerId: issuer.id } });
-    if (existing) return { endpoint: await db.webhookEndpoint.update({ where: { issuerId: issuer.id }, data: config }) };
+    if (existing)
+      return { endpoint: await db.webhookEndpoint.update({ where: { issuerId: issuer.id }, data: config }) };
     const signingSecret = generateSigningSecret();
     const sealed = sealSecrets(deps.webhookSecretKeys, issuer.id, { secret: signingSecret, previousSecret: null });
     try {
-      const endpoint = await db.webhookEndpoint.create({ data: { issuerId: issuer.id, ...config, ...sealed, createdAt: now } });
+      const endpoint = await db.webhookEndpoint.create({
+        data: { issuerId: issuer.id, ...config, ...sealed, createdAt: now },
+      });
       return { endpoint, signingSecret };
     } catch (err) {
       if (classifyFailure(err) !== 'unique_violation') throw err;
     }
   }
-  throw errors.concurrentChange('webhook_endpoint_conflict', 'The webhook endpoint changed concurrently; retry the request.');
+  throw errors.concurrentChange(
+    'webhook_endpoint_conflict',
+    'The webhook endpoint changed concurrently; retry the request.',
+  );
 }
 
 export async function getEndpoint(db: Db, issuerId: string): Promise<WebhookEndpoint> {
   const endpoint = await db.webhookEndpoint.findUnique({ where: { issuerId } });
-  if (!endpoint) throw errors.notFound('webhook_endpoint_not_found', 'No webhook endpoint is configured; PUT /api/v2/webhook-endpoint first.');
+  if (!endpoint)
+    throw errors.notFound(
+      'webhook_endpoint_not_found',
+      'No webhook endpoint is configured; PUT /api/v2/webhook-endpoint first.',
+    );
   return endpoint;
 }
 
@@ -84,7 +103,12 @@ export async function getEndpoint(db: Db, issuerId: string): Promise<WebhookEndp
  * A new secret signs from now on; the current one keeps signing beside it for 24 h. Only
  * two secrets sign at once: rotating again during an overlap retires the oldest at once.
  */
-export async function rotateSecret(db: Db, keys: KeyRing, issuerId: string, now: Date): Promise<{ signingSecret: string; previousSecretExpiresAt: Date }> {
+export async function rotateSecret(
+  db: Db,
+  keys: KeyRing,
+  issuerId: string,
+  now: Date,
+): Promise<{ signingSecret: string; previousSecretExpiresAt: Date }> {
   const endpoint = await getEndpoint(db, issuerId);
   const current = openSecrets(keys, issuerId, endpoint).secret;
   const signingSecret = generateSigningSecret();
@@ -94,8 +118,16 @@ export async function rotateSecret(db: Db, keys: KeyRing, issuerId: string, now:
   // (another rotation, or a re-encryption under a new key, which re-seals both).
   const { count } = await db.webhookEndpoint.updateMany({
     where: { issuerId, secretCiphertext: endpoint.secretCiphertext },
-    data: { ...sealSecrets(keys, issuerId, { secret: signingSecret, previousSecret: current }), previousSecretExpiresAt, updatedAt: now },
+    data: {
+      ...sealSecrets(keys, issuerId, { secret: signingSecret, previousSecret: current }),
+      previousSecretExpiresAt,
+      updatedAt: now,
+    },
   });
-  if (count === 0) throw errors.concurrentChange('webhook_endpoint_conflict', 'The secret was rotated concurrently; retry the request.');
+  if (count === 0)
+    throw errors.concurrentChange(
+      'webhook_endpoint_conflict',
+      'The secret was rotated concurrently; retry the request.',
+    );
   return { signingSecret, previousSecretExpiresAt };
 }

@@ -6,9 +6,24 @@ import { findWebhook } from './records';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import { replayWebhook, type ReplayStarted } from './replay';
 
-export async function replayAsOperator(db: Db, temporal: WorkflowEngine | undefined, webhookId: string, actor: string, now: Date): Promise<ReplayStarted> {
+export async function replayAsOperator(
+  db: Db,
+  temporal: WorkflowEngine | undefined,
+  webhookId: string,
+  actor: string,
+  now: Date,
+): Promise<ReplayStarted> {
   const webhook = await findWebhook(db, webhookId);
   const started = await replayWebhook(temporal, webhook);
-  await recordAudit(db, { actor, action: 'webhook.replay', targetId: webhook.id, details: { issuerId: webhook.issuerId, workflowId: started.workflowId } }, now);
+  await recordAudit(
+    db,
+    {
+      actor,
+      action: 'webhook.replay',
+      targetId: webhook.id,
+      details: { issuerId: webhook.issuerId, workflowId: started.workflowId },
+    },
+    now,
+  );
   return started;
 }

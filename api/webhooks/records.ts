@@ -48,7 +48,14 @@ export async function listWebhooks(db: Db, issuerId: string, query: WebhookListQ
       issuerId,
       ...(query.status ? { status: query.status } : {}),
       ...(query.type ? { type: query.type } : {}),
-      ...(after ? { OR: [{ createdAt: { lt: cursorDate(after[0]) } }, { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } }] } : {}),
+      ...(after
+        ? {
+            OR: [
+              { createdAt: { lt: cursorDate(after[0]) } },
+              { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } },
+            ],
+          }
+        : {}),
     },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: query.limit + 1,
@@ -67,6 +74,9 @@ export async function findWebhook(db: Db, webhookId: string, issuerId?: string):
 }
 
 export async function webhookWithAttempts(db: Db, webhook: Webhook) {
-  const attempts = await db.webhookAttempt.findMany({ where: { webhookId: webhook.id }, orderBy: { attemptNumber: 'asc' } });
+  const attempts = await db.webhookAttempt.findMany({
+    where: { webhookId: webhook.id },
+    orderBy: { attemptNumber: 'asc' },
+  });
   return { ...presentWebhook(webhook), attempts: attempts.map(presentAttempt) };
 }

@@ -25,19 +25,35 @@ export interface ReplayStarted {
 }
 
 export async function replayWebhook(temporal: WorkflowEngine | undefined, webhook: Webhook): Promise<ReplayStarted> {
-  if (!temporal) throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is not configured; replay later.');
+  if (!temporal)
+    throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is not configured; replay later.');
   if (webhook.status === 'delivering') {
-    throw errors.conflict('webhook_delivery_in_progress', `Webhook ${webhook.id} is still being delivered; its next attempt is scheduled.`, {
-      nextAttemptAt: webhook.nextAttemptAt?.toISOString() ?? null,
-    });
+    throw errors.conflict(
+      'webhook_delivery_in_progress',
+      `Webhook ${webhook.id} is still being delivered; its next attempt is scheduled.`,
+      {
+        nextAttemptAt: webhook.nextAttemptAt?.toISOString() ?? null,
+      },
+    );
   }
   const firstAttemptNumber = webhook.attemptCount + 1;
   const workflowId = webhookReplayWorkflowId(webhook.id, firstAttemptNumber);
-  const input: WebhookDeliveryInput = { webhookId: webhook.id, retryScheduleMs: [...temporal.settings.webhookRetryScheduleMs], firstAttemptNumber, replay: true };
+  const input: WebhookDeliveryInput = {
+    webhookId: webhook.id,
+    retryScheduleMs: [...temporal.settings.webhookRetryScheduleMs],
+    firstAttemptNumber,
+    replay: true,
+  };
   try {
-    await temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, { ...webhookWorkflowAttributes(webhook), workflowId, taskQueue: temporal.taskQueue, args: [input] });
+    await temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
+      ...webhookWorkflowAttributes(webhook),
+      workflowId,
+      taskQueue: temporal.taskQueue,
+      args: [input],
+    });
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return { webhookId: webhook.id, firstAttemptNumber, workflowId };
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      return { webhookId: webhook.id, firstAttemptNumber, workflowId };
     if (classifyFailure(err) === 'workflow_engine_unavailable') {
       throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable; replay later.');
     }

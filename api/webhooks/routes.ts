@@ -40,7 +40,7 @@ function putWebhookEndpointRoute(deps: AppDeps): RouteSpec {
     description:
       '400 `invalid_webhook_url`: not an absolute http(s) URL, http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. ' +
       '400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address ' +
-      '(in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard\'s bad ports). ' +
+      "(in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard's bad ports). " +
       'The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.',
     tag,
     auth: 'issuer',
@@ -88,7 +88,10 @@ function rotateWebhookSecretRoute(deps: AppDeps): RouteSpec {
     errorStatuses: [404, 409],
     async handle(ctx) {
       const rotated = await rotateSecret(db, deps.webhookSecretKeys, issuerOf(ctx).id, clock.now());
-      ctx.body = { signingSecret: rotated.signingSecret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
+      ctx.body = {
+        signingSecret: rotated.signingSecret,
+        previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString(),
+      };
     },
   });
 }
@@ -135,7 +138,8 @@ function replayWebhookRoute(deps: AppDeps): RouteSpec {
     path: '/api/v2/webhooks/{webhookId}/replay',
     operationId: 'replayWebhook',
     summary: 'Deliver a webhook again, same webhookId and body, on the full retry schedule',
-    description: 'Any status but delivering (a delivery still retrying answers 409). Receivers must answer 2xx to a webhook they already processed.',
+    description:
+      'Any status but delivering (a delivery still retrying answers 409). Receivers must answer 2xx to a webhook they already processed.',
     tag,
     auth: 'issuer',
     params: { webhookId: 'evt' },

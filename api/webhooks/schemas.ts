@@ -12,56 +12,71 @@ export { WEBHOOK_TYPES };
 export const WEBHOOK_STATUSES = ['pending', 'delivering', 'delivered', 'failed'] as const;
 export type { WebhookType as WebhookTypeName } from '../../core/webhooks/payloads';
 
-export const endpointBodySchema = named('WebhookEndpointInput', {
-  type: 'object',
-  additionalProperties: false,
-  required: ['url'],
-  properties: {
-    url: {
-      type: 'string',
-      minLength: 1,
-      maxLength: MAX_WEBHOOK_URL_LENGTH,
-      description:
-        'Absolute URL receiving POSTs; https (http allowed for sandbox issuers), no credentials, no spaces or control characters; its host must be public (no loopback, private, link-local... address) and its port not one of fetch\'s bad ports.',
-    },
-    enabledTypes: {
-      type: 'array',
-      minItems: 1,
-      uniqueItems: true,
-      items: { type: 'string', enum: WEBHOOK_TYPES },
-      description: 'Webhook types sent to this endpoint; omitted means every type.',
+export const endpointBodySchema = named(
+  'WebhookEndpointInput',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['url'],
+    properties: {
+      url: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_WEBHOOK_URL_LENGTH,
+        description:
+          "Absolute URL receiving POSTs; https (http allowed for sandbox issuers), no credentials, no spaces or control characters; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports.",
+      },
+      enabledTypes: {
+        type: 'array',
+        minItems: 1,
+        uniqueItems: true,
+        items: { type: 'string', enum: WEBHOOK_TYPES },
+        description: 'Webhook types sent to this endpoint; omitted means every type.',
+      },
     },
   },
-}, { url: 'https://rewards-hooks.example-issuer.com/webhooks', enabledTypes: ['qualified_settlement'] });
+  { url: 'https://rewards-hooks.example-issuer.com/webhooks', enabledTypes: ['qualified_settlement'] },
+);
 
 // Not a real secret: 32 bytes of 0x2a, base64.
 const EXAMPLE_SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
 
-export const endpointSchema = named('WebhookEndpoint', {
-  type: 'object',
-  required: ['url', 'enabledTypes', 'previousSecretExpiresAt', 'createdAt', 'updatedAt'],
-  properties: {
-    url: { type: 'string' },
-    enabledTypes: { type: 'array', items: { type: 'string', enum: WEBHOOK_TYPES } },
-    signingSecret: { type: 'string', description: 'whsec_ secret; returned on creation and rotation only.' },
-    previousSecretExpiresAt: { ...nullableTimestampSchema, description: 'Until then the previous secret also signs (rotation overlap).' },
-    createdAt: timestampSchema,
-    updatedAt: timestampSchema,
+export const endpointSchema = named(
+  'WebhookEndpoint',
+  {
+    type: 'object',
+    required: ['url', 'enabledTypes', 'previousSecretExpiresAt', 'createdAt', 'updatedAt'],
+    properties: {
+      url: { type: 'string' },
+      enabledTypes: { type: 'array', items: { type: 'string', enum: WEBHOOK_TYPES } },
+      signingSecret: { type: 'string', description: 'whsec_ secret; returned on creation and rotation only.' },
+      previousSecretExpiresAt: {
+        ...nullableTimestampSchema,
+        description: 'Until then the previous secret also signs (rotation overlap).',
+      },
+      createdAt: timestampSchema,
+      updatedAt: timestampSchema,
+    },
   },
-}, {
-  url: 'https://rewards-hooks.example-issuer.com/webhooks',
-  enabledTypes: ['qualified_settlement'],
-  signingSecret: EXAMPLE_SECRET,
-  previousSecretExpiresAt: null,
-  createdAt: EXAMPLE_TIME,
-  updatedAt: EXAMPLE_TIME,
-});
+  {
+    url: 'https://rewards-hooks.example-issuer.com/webhooks',
+    enabledTypes: ['qualified_settlement'],
+    signingSecret: EXAMPLE_SECRET,
+    previousSecretExpiresAt: null,
+    createdAt: EXAMPLE_TIME,
+    updatedAt: EXAMPLE_TIME,
+  },
+);
 
-export const rotatedSecretSchema = named('RotatedSigningSecret', {
-  type: 'object',
-  required: ['signingSecret', 'previousSecretExpiresAt'],
-  properties: { signingSecret: { type: 'string' }, previousSecretExpiresAt: timestampSchema },
-}, { signingSecret: EXAMPLE_SECRET, previousSecretExpiresAt: EXAMPLE_LATER });
+export const rotatedSecretSchema = named(
+  'RotatedSigningSecret',
+  {
+    type: 'object',
+    required: ['signingSecret', 'previousSecretExpiresAt'],
+    properties: { signingSecret: { type: 'string' }, previousSecretExpiresAt: timestampSchema },
+  },
+  { signingSecret: EXAMPLE_SECRET, previousSecretExpiresAt: EXAMPLE_LATER },
+);
 
 export const webhookListQuerySchema = {
   type: 'object',
@@ -99,55 +114,92 @@ const exampleWebhook = {
   data: exampleWebhookData,
 };
 const exampleAttempts = [
-  { attemptNumber: 1, startedAt: EXAMPLE_TIME, statusCode: 503, latencyMs: 41, outcome: 'failed', errorClass: 'http_status', error: 'HTTP 503' },
-  { attemptNumber: 2, startedAt: EXAMPLE_TIME, statusCode: 204, latencyMs: 38, outcome: 'succeeded', errorClass: null, error: null },
+  {
+    attemptNumber: 1,
+    startedAt: EXAMPLE_TIME,
+    statusCode: 503,
+    latencyMs: 41,
+    outcome: 'failed',
+    errorClass: 'http_status',
+    error: 'HTTP 503',
+  },
+  {
+    attemptNumber: 2,
+    startedAt: EXAMPLE_TIME,
+    statusCode: 204,
+    latencyMs: 38,
+    outcome: 'succeeded',
+    errorClass: null,
+    error: null,
+  },
 ];
 
-export const webhookSchema = named('Webhook', {
-  type: 'object',
-  required: ['webhookId', 'type', 'status', 'attemptCount', 'createdAt', 'data'],
-  properties: {
-    webhookId: idSchema('evt'),
-    type: { type: 'string', enum: WEBHOOK_TYPES },
-    status: { type: 'string', enum: WEBHOOK_STATUSES },
-    attemptCount: { type: 'integer' },
-    lastAttemptAt: nullableTimestampSchema,
-    nextAttemptAt: nullableTimestampSchema,
-    deliveredAt: nullableTimestampSchema,
-    createdAt: timestampSchema,
-    data: { type: 'object', additionalProperties: true, description: 'The envelope data: source ids (audit chain) and amounts.' },
-  },
-}, exampleWebhook);
-
-export const attemptSchema = named('WebhookAttempt', {
-  type: 'object',
-  required: ['attemptNumber', 'startedAt', 'statusCode', 'latencyMs', 'outcome', 'error'],
-  properties: {
-    attemptNumber: { type: 'integer' },
-    startedAt: timestampSchema,
-    statusCode: { type: ['integer', 'null'] },
-    latencyMs: { type: 'integer' },
-    outcome: { type: 'string', enum: ['succeeded', 'failed'] },
-    errorClass: {
-      type: ['string', 'null'],
-      description: 'http_status, timeout, connection_error, request_error, attempt_lost, not_configured, type_not_enabled or destination_refused (the URL names or resolves to an address webhooks may not reach; nothing was sent).',
+export const webhookSchema = named(
+  'Webhook',
+  {
+    type: 'object',
+    required: ['webhookId', 'type', 'status', 'attemptCount', 'createdAt', 'data'],
+    properties: {
+      webhookId: idSchema('evt'),
+      type: { type: 'string', enum: WEBHOOK_TYPES },
+      status: { type: 'string', enum: WEBHOOK_STATUSES },
+      attemptCount: { type: 'integer' },
+      lastAttemptAt: nullableTimestampSchema,
+      nextAttemptAt: nullableTimestampSchema,
+      deliveredAt: nullableTimestampSchema,
+      createdAt: timestampSchema,
+      data: {
+        type: 'object',
+        additionalProperties: true,
+        description: 'The envelope data: source ids (audit chain) and amounts.',
+      },
     },
-    error: { type: ['string', 'null'] },
   },
-}, exampleAttempts[0]);
+  exampleWebhook,
+);
 
-export const webhookDetailSchema = named('WebhookDetail', {
-  ...webhookSchema,
-  required: [...webhookSchema.required, 'attempts'],
-  properties: { ...webhookSchema.properties, attempts: { type: 'array', items: attemptSchema } },
-}, { ...exampleWebhook, attempts: exampleAttempts });
-
-export const replayAcceptedSchema = named('WebhookReplay', {
-  type: 'object',
-  required: ['webhookId', 'firstAttemptNumber'],
-  properties: {
-    webhookId: idSchema('evt'),
-    firstAttemptNumber: { type: 'integer', description: 'Number of the replay run’s first attempt.' },
-    workflowId: { type: 'string', description: 'Operator API only: the Temporal workflow of the replay.' },
+export const attemptSchema = named(
+  'WebhookAttempt',
+  {
+    type: 'object',
+    required: ['attemptNumber', 'startedAt', 'statusCode', 'latencyMs', 'outcome', 'error'],
+    properties: {
+      attemptNumber: { type: 'integer' },
+      startedAt: timestampSchema,
+      statusCode: { type: ['integer', 'null'] },
+      latencyMs: { type: 'integer' },
+      outcome: { type: 'string', enum: ['succeeded', 'failed'] },
+      errorClass: {
+        type: ['string', 'null'],
+        description:
+          'http_status, timeout, connection_error, request_error, attempt_lost, not_configured, type_not_enabled or destination_refused (the URL names or resolves to an address webhooks may not reach; nothing was sent).',
+      },
+      error: { type: ['string', 'null'] },
+    },
   },
-}, { webhookId: exampleId('evt'), firstAttemptNumber: 3 });
+  exampleAttempts[0],
+);
+
+export const webhookDetailSchema = named(
+  'WebhookDetail',
+  {
+    ...webhookSchema,
+    required: [...webhookSchema.required, 'attempts'],
+    properties: { ...webhookSchema.properties, attempts: { type: 'array', items: attemptSchema } },
+  },
+  { ...exampleWebhook, attempts: exampleAttempts },
+);
+
+export const replayAcceptedSchema = named(
+  'WebhookReplay',
+  {
+    type: 'object',
+    required: ['webhookId', 'firstAttemptNumber'],
+    properties: {
+      webhookId: idSchema('evt'),
+      firstAttemptNumber: { type: 'integer', description: 'Number of the replay run’s first attempt.' },
+      workflowId: { type: 'string', description: 'Operator API only: the Temporal workflow of the replay.' },
+    },
+  },
+  { webhookId: exampleId('evt'), firstAttemptNumber: 3 },
+);

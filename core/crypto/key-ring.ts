@@ -25,7 +25,8 @@ export class KeyRing {
     for (const { id, key } of entries) {
       if (!KEY_ID_FORMAT.test(id)) throw new Error(`bad key id "${id}"`);
       if (keys.has(id)) throw new Error(`key id "${id}" is listed twice`);
-      if (key.length !== SEALED_BOX_KEY_BYTES) throw new Error(`key "${id}" has ${key.length} bytes, not ${SEALED_BOX_KEY_BYTES}`);
+      if (key.length !== SEALED_BOX_KEY_BYTES)
+        throw new Error(`key "${id}" has ${key.length} bytes, not ${SEALED_BOX_KEY_BYTES}`);
       keys.set(id, Buffer.from(key));
     }
     this.primaryKeyId = entries[0].id;
@@ -71,13 +72,17 @@ export function parseKeyRing(name: string, text: string): { ring?: KeyRing; prob
     const id = colon < 0 ? '' : part.slice(0, colon);
     const encoded = colon < 0 ? '' : part.slice(colon + 1);
     if (!KEY_ID_FORMAT.test(id)) {
-      problems.push(`${where} must be <id>:<base64 key>, the id 1 to 32 letters, digits, '.', '_' or '-' (starting with a letter or digit)`);
+      problems.push(
+        `${where} must be <id>:<base64 key>, the id 1 to 32 letters, digits, '.', '_' or '-' (starting with a letter or digit)`,
+      );
       return;
     }
     const key = Buffer.from(encoded, 'base64');
     // Canonical standard base64 only, so that a typo cannot decode to some other 32 bytes.
     if (key.length !== SEALED_BOX_KEY_BYTES || key.toString('base64') !== encoded) {
-      problems.push(`${where} (id "${id}") must hold ${SEALED_BOX_KEY_BYTES} random bytes in standard base64 (e.g. openssl rand -base64 32)`);
+      problems.push(
+        `${where} (id "${id}") must hold ${SEALED_BOX_KEY_BYTES} random bytes in standard base64 (e.g. openssl rand -base64 32)`,
+      );
       return;
     }
     if (entries.some((e) => e.id === id)) {

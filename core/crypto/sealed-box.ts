@@ -11,7 +11,8 @@ const TAG_BYTES = 16;
 export const SEALED_BOX_OVERHEAD_BYTES = IV_BYTES + TAG_BYTES;
 
 function assertKey(key: Uint8Array): void {
-  if (key.length !== SEALED_BOX_KEY_BYTES) throw new Error(`a sealing key has ${SEALED_BOX_KEY_BYTES} bytes, not ${key.length}`);
+  if (key.length !== SEALED_BOX_KEY_BYTES)
+    throw new Error(`a sealing key has ${SEALED_BOX_KEY_BYTES} bytes, not ${key.length}`);
 }
 
 export function sealBox(key: Uint8Array, additionalData: string, plaintext: string): Buffer<ArrayBuffer> {

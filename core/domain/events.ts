@@ -3,7 +3,15 @@
 // activities read back from the stored payload. Below both, so neither imports the other.
 export const CARD_NETWORKS = ['visa', 'mastercard', 'amex', 'discover', 'other'] as const;
 
-export const AUTH_METHODS = ['chip', 'contactless', 'swipe', 'manual_entry', 'ecommerce', 'recurring', 'other'] as const;
+export const AUTH_METHODS = [
+  'chip',
+  'contactless',
+  'swipe',
+  'manual_entry',
+  'ecommerce',
+  'recurring',
+  'other',
+] as const;
 export const AUTH_STATES = ['approved', 'declined', 'reversed'] as const;
 export const SETTLED_STATES = ['settled', 'refunded'] as const;
 // A trillion minor units (ten billion dollars) bounds one card transaction with room to

@@ -26,7 +26,8 @@ export interface HandoverItem {
 
 /** DESIGN.md: one workflow per purchase, keyed by the authorization's id when known. */
 export function lifecycleWorkflowId(issuerId: string, kind: EventKind, event: IngestedEvent): string {
-  const purchaseKey = kind === 'settled' && 'authorizationId' in event && event.authorizationId ? event.authorizationId : event.id;
+  const purchaseKey =
+    kind === 'settled' && 'authorizationId' in event && event.authorizationId ? event.authorizationId : event.id;
   return `txn/${issuerId}/${purchaseKey}`;
 }
 

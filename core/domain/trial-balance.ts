@@ -29,7 +29,18 @@ export function issuerFilter(column: string, issuerId: string | undefined): Pris
 }
 
 export async function trialBalance(db: Db | Tx, options: { issuerId?: string } = {}): Promise<TrialBalance> {
-  const rows = await db.$queryRaw<{ id: string; kind: AccountKind; issuer_id: string; chg_id: string | null; merchant_id: string | null; debits: bigint; credits: bigint; balance: bigint }[]>`
+  const rows = await db.$queryRaw<
+    {
+      id: string;
+      kind: AccountKind;
+      issuer_id: string;
+      chg_id: string | null;
+      merchant_id: string | null;
+      debits: bigint;
+      credits: bigint;
+      balance: bigint;
+    }[]
+  >`
     SELECT a.id, a.kind, a.issuer_id, a.chg_id, a.merchant_id,
            COALESCE(SUM(e.amount_minor) FILTER (WHERE e.amount_minor > 0), 0)::bigint AS debits,
            COALESCE(-SUM(e.amount_minor) FILTER (WHERE e.amount_minor < 0), 0)::bigint AS credits,
@@ -42,8 +53,14 @@ export async function trialBalance(db: Db | Tx, options: { issuerId?: string } =
   return {
     currency: 'usd',
     accounts: rows.map((r) => ({
-      id: r.id, kind: r.kind, issuerId: r.issuer_id, chgId: r.chg_id, merchantId: r.merchant_id,
-      debitsMinor: fromDbMinor(r.debits), creditsMinor: fromDbMinor(r.credits), balanceMinor: fromDbMinor(r.balance),
+      id: r.id,
+      kind: r.kind,
+      issuerId: r.issuer_id,
+      chgId: r.chg_id,
+      merchantId: r.merchant_id,
+      debitsMinor: fromDbMinor(r.debits),
+      creditsMinor: fromDbMinor(r.credits),
+      balanceMinor: fromDbMinor(r.balance),
     })),
     totalMinor: fromDbMinor(total.total),
   };

@@ -40,7 +40,11 @@ export interface ReencryptResult {
  * Each write is conditional on the sealed secret read, so a concurrent rotation is never
  * overwritten with the secret it replaced. Running it again does nothing more.
  */
-export async function reencryptWebhookSecrets(db: Db, keys: KeyRing, options: { pageSize?: number } = {}): Promise<ReencryptResult> {
+export async function reencryptWebhookSecrets(
+  db: Db,
+  keys: KeyRing,
+  options: { pageSize?: number } = {},
+): Promise<ReencryptResult> {
   const pageSize = options.pageSize ?? 200;
   // Keyset pages over issuer ids end by themselves; the bound only guards that belief. Rows
   // written meanwhile are sealed under the first key by processes already configured with it.
@@ -56,7 +60,10 @@ export async function reencryptWebhookSecrets(db: Db, keys: KeyRing, options: { 
     });
     for (const row of rows) {
       const sealed = sealSecrets(keys, row.issuerId, openSecrets(keys, row.issuerId, row));
-      const { count } = await db.webhookEndpoint.updateMany({ where: { issuerId: row.issuerId, secretCiphertext: row.secretCiphertext }, data: sealed });
+      const { count } = await db.webhookEndpoint.updateMany({
+        where: { issuerId: row.issuerId, secretCiphertext: row.secretCiphertext },
+        data: sealed,
+      });
       if (count === 1) result.reencrypted++;
       else result.changedMeanwhile++;
     }

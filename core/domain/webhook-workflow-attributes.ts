@@ -3,9 +3,16 @@
 // deliveries beside its lifecycle workflow.
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Webhook } from '../../prisma/generated/client';
-import { RewardsChgId, RewardsIssuerId, RewardsMerchantId, RewardsTransactionId } from '../../workflows/search-attributes';
+import {
+  RewardsChgId,
+  RewardsIssuerId,
+  RewardsMerchantId,
+  RewardsTransactionId,
+} from '../../workflows/search-attributes';
 
-export function webhookWorkflowAttributes(webhook: Pick<Webhook, 'issuerId' | 'sourceEventId' | 'data' | 'type' | 'id'>) {
+export function webhookWorkflowAttributes(
+  webhook: Pick<Webhook, 'issuerId' | 'sourceEventId' | 'data' | 'type' | 'id'>,
+) {
   const data = webhook.data as { chgId?: string; merchantId?: string | null; externalId?: string };
   const pairs = [
     { key: RewardsIssuerId, value: webhook.issuerId },
@@ -15,6 +22,12 @@ export function webhookWorkflowAttributes(webhook: Pick<Webhook, 'issuerId' | 's
   ];
   return {
     typedSearchAttributes: new TypedSearchAttributes(pairs as ConstructorParameters<typeof TypedSearchAttributes>[0]),
-    memo: { issuerId: webhook.issuerId, chgId: data.chgId ?? null, externalId: data.externalId ?? null, webhookId: webhook.id, type: webhook.type },
+    memo: {
+      issuerId: webhook.issuerId,
+      chgId: data.chgId ?? null,
+      externalId: data.externalId ?? null,
+      webhookId: webhook.id,
+      type: webhook.type,
+    },
   };
 }

@@ -14,12 +14,18 @@ export interface Allocation {
 
 /** Takes up to `amountMinor` from the candidates in the given order, never more than each holds. */
 export function allocateDraw(candidates: readonly DrawCandidate[], amountMinor: number): Allocation[] {
-  assert(Number.isSafeInteger(amountMinor) && amountMinor >= 0, `draw amount must be a non-negative integer, got ${amountMinor}`);
+  assert(
+    Number.isSafeInteger(amountMinor) && amountMinor >= 0,
+    `draw amount must be a non-negative integer, got ${amountMinor}`,
+  );
   const allocations: Allocation[] = [];
   let left = amountMinor;
   for (const c of candidates) {
     if (left === 0) break;
-    assert(Number.isSafeInteger(c.remainingMinor) && c.remainingMinor >= 0, `grant ${c.grantId} has remaining ${c.remainingMinor}`);
+    assert(
+      Number.isSafeInteger(c.remainingMinor) && c.remainingMinor >= 0,
+      `grant ${c.grantId} has remaining ${c.remainingMinor}`,
+    );
     const take = Math.min(left, c.remainingMinor);
     if (take > 0) allocations.push({ grantId: c.grantId, amountMinor: take });
     left -= take;
@@ -37,5 +43,9 @@ export interface FifoKey {
 }
 
 export function compareFifo(a: FifoKey, b: FifoKey): number {
-  return a.expiresAt.getTime() - b.expiresAt.getTime() || a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return (
+    a.expiresAt.getTime() - b.expiresAt.getTime() ||
+    a.createdAt.getTime() - b.createdAt.getTime() ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  );
 }

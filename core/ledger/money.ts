@@ -6,7 +6,11 @@ import { LedgerError, LEDGER_INVALID_INPUT, assert } from './errors';
 /** Validates a caller-supplied positive amount (a business input, hence a typed error). */
 export function requirePositiveMinor(value: number, field = 'amountMinor'): number {
   if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new LedgerError(LEDGER_INVALID_INPUT, `${field} must be a positive safe integer of minor units, got ${value}`, { field, value });
+    throw new LedgerError(
+      LEDGER_INVALID_INPUT,
+      `${field} must be a positive safe integer of minor units, got ${value}`,
+      { field, value },
+    );
   }
   return value;
 }
@@ -14,7 +18,10 @@ export function requirePositiveMinor(value: number, field = 'amountMinor'): numb
 /** Converts a database BIGINT (or numeric driver value) to a checked `number`. */
 export function fromDbMinor(value: bigint | number | string): number {
   const n = typeof value === 'bigint' ? value : BigInt(value);
-  assert(n <= BigInt(Number.MAX_SAFE_INTEGER) && n >= BigInt(Number.MIN_SAFE_INTEGER), `amount ${n} exceeds the safe integer range`);
+  assert(
+    n <= BigInt(Number.MAX_SAFE_INTEGER) && n >= BigInt(Number.MIN_SAFE_INTEGER),
+    `amount ${n} exceeds the safe integer range`,
+  );
   return Number(n);
 }
 

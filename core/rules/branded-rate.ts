@@ -12,7 +12,10 @@ export interface BrandedTerms {
 }
 
 export function brandedBalanceUsable(merchant: BrandedTerms, issuerDelayDays: number): boolean {
-  return merchant.brandedEnabled && Math.max(issuerDelayDays, merchant.brandedAvailabilityDelayDays) < merchant.brandedExpiryDays;
+  return (
+    merchant.brandedEnabled &&
+    Math.max(issuerDelayDays, merchant.brandedAvailabilityDelayDays) < merchant.brandedExpiryDays
+  );
 }
 
 export function effectiveBrandedRateBps(offerRateBps: number, merchant: BrandedTerms, issuerDelayDays: number): number {

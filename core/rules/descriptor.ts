@@ -5,12 +5,25 @@
 
 // Payment facilitator prefixes, longest first so "PAYPAL *" wins over "PY *".
 const PROCESSOR_PREFIXES = [
-  /^PAYPAL\s*\*\s*/, /^SQ\s*\*\s*/, /^TST\s*\*\s*/, /^TOAST\s*\*\s*/, /^GOOGLE\s*\*\s*/, /^APLPAY\s+/, /^SP\s*\*\s*/, /^SP\s+/,
-  /^PY\s*\*\s*/, /^DD\s*\*\s*/, /^IN\s*\*\s*/, /^CKO\s*\*\s*/, /^POS\s+/,
+  /^PAYPAL\s*\*\s*/,
+  /^SQ\s*\*\s*/,
+  /^TST\s*\*\s*/,
+  /^TOAST\s*\*\s*/,
+  /^GOOGLE\s*\*\s*/,
+  /^APLPAY\s+/,
+  /^SP\s*\*\s*/,
+  /^SP\s+/,
+  /^PY\s*\*\s*/,
+  /^DD\s*\*\s*/,
+  /^IN\s*\*\s*/,
+  /^CKO\s*\*\s*/,
+  /^POS\s+/,
 ];
 
 const US_STATES = new Set(
-  ('AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC').split(' '),
+  'AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC'.split(
+    ' ',
+  ),
 );
 
 /** Uppercase tokens of the merchant name, without decorations. */
@@ -31,7 +44,7 @@ export function descriptorTokens(raw: string): string[] {
   // Trailing store numbers ("STARBUCKS 12345", "STORE 0457") and a trailing city/state
   // ("OAKLAND CA"): a state code is only dropped when a name is left before it. The city
   // stays, but patterns match a leading run of tokens, so it never gets in the way.
-  for (let changed = true; changed && tokens.length > 1; ) {
+  for (let changed = true; changed && tokens.length > 1;) {
     changed = false;
     const last = tokens[tokens.length - 1];
     if (/^\d+$/.test(last) || (US_STATES.has(last) && tokens.length > 2) || (last === 'STORE' && tokens.length > 1)) {

@@ -7,7 +7,13 @@ import { computeOfferReward, type OfferReward, type RewardTerms } from './reward
 import { assertMinor } from './money';
 
 export const EARN_REASONS = [
-  'merchant_not_activated', 'no_active_offer', 'chg_inactive', 'merchant_inactive', 'below_min_spend', 'mcc_excluded', 'offer_cap_reached',
+  'merchant_not_activated',
+  'no_active_offer',
+  'chg_inactive',
+  'merchant_inactive',
+  'below_min_spend',
+  'mcc_excluded',
+  'offer_cap_reached',
 ] as const;
 export type EarnReason = (typeof EARN_REASONS)[number];
 export const REWARD_CURRENCY = 'usd';
@@ -88,7 +94,13 @@ export function evaluateEarn(input: EarnInput): EarnDecision {
   const shared = sharedConditions(input, at);
   const offers = input.offers.map((offer) => evaluateOffer(offer, shared, input, at));
   const qualifying = offers.filter((o) => o.eligible);
-  const decision: EarnDecision = { eligible: qualifying.length > 0, at, reasons: [], eligibleOfferIds: qualifying.map((o) => o.offerId), offers };
+  const decision: EarnDecision = {
+    eligible: qualifying.length > 0,
+    at,
+    reasons: [],
+    eligibleOfferIds: qualifying.map((o) => o.offerId),
+    offers,
+  };
   if (decision.eligible) {
     if (tx) {
       const winner = pickWinner(qualifying, input.offers);
@@ -106,17 +118,43 @@ function sharedConditions(input: EarnInput, at: Date): Condition[] {
   const { activation } = input;
   const conditions: Condition[] = [];
   if (!activation) {
-    conditions.push({ name: 'activation_before_transaction', passed: false, detail: 'the merchant was never activated for the group' });
+    conditions.push({
+      name: 'activation_before_transaction',
+      passed: false,
+      detail: 'the merchant was never activated for the group',
+    });
   } else if (activation.status !== 'active') {
     conditions.push({ name: 'activation_before_transaction', passed: false, detail: 'the activation was deactivated' });
   } else {
     const passed = activation.activatedAt.getTime() <= at.getTime();
-    conditions.push({ name: 'activation_before_transaction', passed, detail: `activated at ${activation.activatedAt.toISOString()}, evaluated at ${at.toISOString()}` });
+    conditions.push({
+      name: 'activation_before_transaction',
+      passed,
+      detail: `activated at ${activation.activatedAt.toISOString()}, evaluated at ${at.toISOString()}`,
+    });
   }
-  conditions.push({ name: 'chg_active', passed: input.groupStatus === 'active', detail: `group is ${input.groupStatus}` });
-  if (input.cardholderStatus) conditions.push({ name: 'cardholder_active', passed: input.cardholderStatus === 'active', detail: `cardholder is ${input.cardholderStatus}` });
-  if (input.cardStatus) conditions.push({ name: 'card_active', passed: input.cardStatus === 'active', detail: `card is ${input.cardStatus}` });
-  conditions.push({ name: 'merchant_active', passed: input.merchant.status === 'active', detail: `merchant is ${input.merchant.status}` });
+  conditions.push({
+    name: 'chg_active',
+    passed: input.groupStatus === 'active',
+    detail: `group is ${input.groupStatus}`,
+  });
+  if (input.cardholderStatus)
+    conditions.push({
+      name: 'cardholder_active',
+      passed: input.cardholderStatus === 'active',
+      detail: `cardholder is ${input.cardholderStatus}`,
+    });
+  if (input.cardStatus)
+    conditions.push({
+      name: 'card_active',
+      passed: input.cardStatus === 'active',
+      detail: `card is ${input.cardStatus}`,
+    });
+  conditions.push({
+    name: 'merchant_active',
+    passed: input.merchant.status === 'active',
+    detail: `merchant is ${input.merchant.status}`,
+  });
   return conditions;
 }
 
@@ -124,17 +162,31 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
   const tx = input.transaction;
   const earnedSoFar = input.earnedSoFarByOffer?.[offer.id] ?? 0;
   const status = offerStatusAt(offer, at);
-  const conditions = [...shared, { name: 'offer_window', passed: status === 'active', detail: `offer is ${status} at ${at.toISOString()}` }];
+  const conditions = [
+    ...shared,
+    { name: 'offer_window', passed: status === 'active', detail: `offer is ${status} at ${at.toISOString()}` },
+  ];
   if (tx) {
-    conditions.push({ name: 'min_spend', passed: tx.amountMinor >= offer.minSpendMinor, detail: `amount ${tx.amountMinor} vs minimum ${offer.minSpendMinor}` });
+    conditions.push({
+      name: 'min_spend',
+      passed: tx.amountMinor >= offer.minSpendMinor,
+      detail: `amount ${tx.amountMinor} vs minimum ${offer.minSpendMinor}`,
+    });
     conditions.push(mccCondition(offer, tx.mcc));
-    conditions.push({ name: 'currency_usd', passed: tx.currency === REWARD_CURRENCY, detail: `currency ${tx.currency}` });
+    conditions.push({
+      name: 'currency_usd',
+      passed: tx.currency === REWARD_CURRENCY,
+      detail: `currency ${tx.currency}`,
+    });
   }
   const capLeft = offer.maxRewardPerChgMinor === null ? null : offer.maxRewardPerChgMinor - earnedSoFar;
   conditions.push({
     name: 'cap_not_exhausted',
     passed: capLeft === null || capLeft > 0,
-    detail: capLeft === null ? 'no per-group cap' : `earned ${earnedSoFar} of the per-group cap ${offer.maxRewardPerChgMinor}`,
+    detail:
+      capLeft === null
+        ? 'no per-group cap'
+        : `earned ${earnedSoFar} of the per-group cap ${offer.maxRewardPerChgMinor}`,
   });
   const eligible = conditions.every((c) => c.passed);
   const evaluation: OfferEvaluation = { offerId: offer.id, eligible, conditions };
@@ -144,8 +196,17 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
 
 function mccCondition(offer: EarnOffer, mcc: string | undefined): Condition {
   if (offer.mccs === null) return { name: 'mcc_allowed', passed: true, detail: 'offer has no MCC restriction' };
-  if (mcc === undefined) return { name: 'mcc_allowed', passed: true, detail: `not checked: no MCC given (offer allows ${offer.mccs.join(', ')})` };
-  return { name: 'mcc_allowed', passed: offer.mccs.includes(mcc), detail: `MCC ${mcc}; offer allows ${offer.mccs.join(', ')}` };
+  if (mcc === undefined)
+    return {
+      name: 'mcc_allowed',
+      passed: true,
+      detail: `not checked: no MCC given (offer allows ${offer.mccs.join(', ')})`,
+    };
+  return {
+    name: 'mcc_allowed',
+    passed: offer.mccs.includes(mcc),
+    detail: `MCC ${mcc}; offer allows ${offer.mccs.join(', ')}`,
+  };
 }
 
 /** Most reward wins; a tie goes to the earliest start, then the smallest id, so the choice is stable. */

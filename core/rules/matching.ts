@@ -26,7 +26,11 @@ export interface MerchantMatch {
   detail: string;
 }
 
-export function matchMerchant(event: MatchEvent, merchants: MatchableMerchant[], environment: 'sandbox' | 'production'): MerchantMatch {
+export function matchMerchant(
+  event: MatchEvent,
+  merchants: MatchableMerchant[],
+  environment: 'sandbox' | 'production',
+): MerchantMatch {
   return environment === 'sandbox' ? matchSandbox(event, merchants) : matchProduction(event, merchants);
 }
 
@@ -34,8 +38,10 @@ export function matchMerchant(event: MatchEvent, merchants: MatchableMerchant[],
 // tests are deterministic and never depend on catalogue patterns.
 function matchSandbox(event: MatchEvent, merchants: MatchableMerchant[]): MerchantMatch {
   const id = event.merchantId;
-  if (!isId('mp', id)) return { merchantId: null, rule: 'none', detail: 'sandbox events match only through an mp_ id in merchantId' };
-  if (!merchants.some((m) => m.id === id)) return { merchantId: null, rule: 'none', detail: `${id} is not in the catalogue` };
+  if (!isId('mp', id))
+    return { merchantId: null, rule: 'none', detail: 'sandbox events match only through an mp_ id in merchantId' };
+  if (!merchants.some((m) => m.id === id))
+    return { merchantId: null, rule: 'none', detail: `${id} is not in the catalogue` };
   return { merchantId: id, rule: 'sandbox_merchant_id', detail: `merchantId ${id}` };
 }
 
@@ -43,7 +49,12 @@ function matchProduction(event: MatchEvent, merchants: MatchableMerchant[]): Mer
   // The acquirer's merchant id is exact and assigned by the acquirer: it wins over names.
   if (event.merchantId) {
     const byAcquirerId = sortedById(merchants).find((m) => m.matchAcquirerMerchantIds.includes(event.merchantId!));
-    if (byAcquirerId) return { merchantId: byAcquirerId.id, rule: 'acquirer_merchant_id', detail: `acquirer merchant id ${event.merchantId}` };
+    if (byAcquirerId)
+      return {
+        merchantId: byAcquirerId.id,
+        rule: 'acquirer_merchant_id',
+        detail: `acquirer merchant id ${event.merchantId}`,
+      };
   }
   const tokens = descriptorTokens(event.merchantDescriptor);
   const normalized = tokens.join(' ');
@@ -54,14 +65,21 @@ function matchProduction(event: MatchEvent, merchants: MatchableMerchant[]): Mer
       const length = patternMatchLength(tokens, pattern);
       if (length === 0) continue;
       if (merchant.matchMccs.length > 0 && (!event.mcc || !merchant.matchMccs.includes(event.mcc))) {
-        mccRejected.push(`${merchant.id} (pattern "${pattern}", MCC ${event.mcc ?? 'absent'} not in ${merchant.matchMccs.join(',')})`);
+        mccRejected.push(
+          `${merchant.id} (pattern "${pattern}", MCC ${event.mcc ?? 'absent'} not in ${merchant.matchMccs.join(',')})`,
+        );
         continue;
       }
       // The longest pattern is the most specific ("BLUE BOTTLE COFFEE" over "BLUE").
       if (!best || length > best.length) best = { merchant, pattern, length };
     }
   }
-  if (best) return { merchantId: best.merchant.id, rule: 'descriptor_pattern', detail: `"${normalized}" matched pattern "${best.pattern}"` };
+  if (best)
+    return {
+      merchantId: best.merchant.id,
+      rule: 'descriptor_pattern',
+      detail: `"${normalized}" matched pattern "${best.pattern}"`,
+    };
   const rejected = mccRejected.length > 0 ? `; rejected by MCC: ${mccRejected.join('; ')}` : '';
   return { merchantId: null, rule: 'none', detail: `no rule matched "${normalized}"${rejected}` };
 }

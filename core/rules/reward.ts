@@ -26,12 +26,17 @@ export interface OfferReward {
 const BPS_DENOMINATOR = 10_000n;
 
 function component(amountMinor: number, rateBps: number): number {
-  if (!Number.isInteger(rateBps) || rateBps < 0 || rateBps > 10_000) throw new RangeError(`rate ${rateBps} bps is outside 0..10000`);
+  if (!Number.isInteger(rateBps) || rateBps < 0 || rateBps > 10_000)
+    throw new RangeError(`rate ${rateBps} bps is outside 0..10000`);
   // BigInt division truncates, which is floor for non-negative operands.
   return Number((BigInt(amountMinor) * BigInt(rateBps)) / BPS_DENOMINATOR);
 }
 
-export function computeOfferReward(offer: RewardTerms, eligibleAmountMinor: number, earnedSoFarForChgMinor: number): OfferReward {
+export function computeOfferReward(
+  offer: RewardTerms,
+  eligibleAmountMinor: number,
+  earnedSoFarForChgMinor: number,
+): OfferReward {
   assertMinor(eligibleAmountMinor, 'eligibleAmountMinor');
   assertMinor(earnedSoFarForChgMinor, 'earnedSoFarForChgMinor');
   let cashbackMinor = component(eligibleAmountMinor, offer.cashbackRateBps);

@@ -42,7 +42,8 @@ export function decideSettlement(input: {
     cashbackMinor: best?.reward.cashbackMinor ?? 0,
     brandedMinor: best?.reward.brandedMinor ?? 0,
   };
-  if (decision.spentMinor + decision.eligibleAmountMinor !== input.amountMinor) throw new Error('spend and earn do not add up');
+  if (decision.spentMinor + decision.eligibleAmountMinor !== input.amountMinor)
+    throw new Error('spend and earn do not add up');
   return decision;
 }
 
@@ -51,7 +52,13 @@ export function decideSettlement(input: {
  * amount, computed on the cumulative refunded amount so that rounding never drifts and a
  * full refund takes back exactly everything; never more than was earned.
  */
-export function clawbackDue(input: { earnedMinor: number; purchaseAmountMinor: number; refundedBeforeMinor: number; refundMinor: number; clawedBackBeforeMinor: number }): number {
+export function clawbackDue(input: {
+  earnedMinor: number;
+  purchaseAmountMinor: number;
+  refundedBeforeMinor: number;
+  refundMinor: number;
+  clawedBackBeforeMinor: number;
+}): number {
   for (const [name, value] of Object.entries(input)) assertMinor(value, name);
   if (input.purchaseAmountMinor <= 0) throw new RangeError('purchaseAmountMinor must be positive');
   const refundedTotal = Math.min(input.purchaseAmountMinor, input.refundedBeforeMinor + input.refundMinor);

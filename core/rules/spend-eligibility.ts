@@ -4,8 +4,13 @@ import { assertMinor } from './money';
 import type { CatalogueStatus } from './offer-status';
 
 export const SPEND_REASONS = [
-  'no_available_balance', 'below_merchant_minimum', 'issuer_availability_delay', 'merchant_availability_delay',
-  'chg_inactive', 'merchant_inactive', 'branded_balance_disabled',
+  'no_available_balance',
+  'below_merchant_minimum',
+  'issuer_availability_delay',
+  'merchant_availability_delay',
+  'chg_inactive',
+  'merchant_inactive',
+  'branded_balance_disabled',
 ] as const;
 export type SpendReason = (typeof SPEND_REASONS)[number];
 
@@ -16,7 +21,12 @@ export interface SpendGrant {
 }
 
 export interface SpendInput {
-  merchant: { status: CatalogueStatus; brandedEnabled: boolean; spendMinimumMinor: number; availabilityDelayDays: number };
+  merchant: {
+    status: CatalogueStatus;
+    brandedEnabled: boolean;
+    spendMinimumMinor: number;
+    availabilityDelayDays: number;
+  };
   groupStatus: CatalogueStatus;
   grants: SpendGrant[];
   issuerDelayDays: number;
@@ -52,10 +62,20 @@ export function evaluateSpend(input: SpendInput): SpendDecision {
     // Balance that exists but is not yet usable is held by the longer of the two delays
     // (API.md: available after max(issuer delay, merchant delay)); name that one.
     if (pendingBalanceMinor > 0) {
-      reasons.add(input.issuerDelayDays > input.merchant.availabilityDelayDays ? 'issuer_availability_delay' : 'merchant_availability_delay');
+      reasons.add(
+        input.issuerDelayDays > input.merchant.availabilityDelayDays
+          ? 'issuer_availability_delay'
+          : 'merchant_availability_delay',
+      );
     }
   }
-  if (input.amountMinor !== undefined && input.amountMinor < input.merchant.spendMinimumMinor) reasons.add('below_merchant_minimum');
+  if (input.amountMinor !== undefined && input.amountMinor < input.merchant.spendMinimumMinor)
+    reasons.add('below_merchant_minimum');
   const spendRestrictionReasons = SPEND_REASONS.filter((r) => reasons.has(r));
-  return { eligible: spendRestrictionReasons.length === 0, availableBalanceMinor, pendingBalanceMinor, spendRestrictionReasons };
+  return {
+    eligible: spendRestrictionReasons.length === 0,
+    availableBalanceMinor,
+    pendingBalanceMinor,
+    spendRestrictionReasons,
+  };
 }

@@ -56,7 +56,8 @@ export function createWebhookDestinations(options: { allowPrivate: boolean; reso
       const refusal = urlDestinationRefusal(url, allowPrivate);
       if (refusal) return { kind: 'refused', reason: refusal };
       const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
-      if (classifyAddress(literal) !== null) return { kind: 'allowed', url, addresses: [{ address: literal, family: literal.includes(':') ? 6 : 4 }] };
+      if (classifyAddress(literal) !== null)
+        return { kind: 'allowed', url, addresses: [{ address: literal, family: literal.includes(':') ? 6 : 4 }] };
       let addresses: ResolvedAddress[];
       try {
         addresses = await abortable(resolve(url.hostname), signal);
@@ -85,10 +86,15 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunct
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
     const usable = family === 4 || family === 6 ? addresses.filter((a) => a.family === family) : [...addresses];
     if (usable.length === 0) {
-      const err: NodeJS.ErrnoException = Object.assign(new Error(`no checked IPv${family} address`), { code: 'ENOTFOUND' });
+      const err: NodeJS.ErrnoException = Object.assign(new Error(`no checked IPv${family} address`), {
+        code: 'ENOTFOUND',
+      });
       callback(err, '', 0);
     } else if (options.all) {
-      callback(null, usable.map((a) => ({ ...a })));
+      callback(
+        null,
+        usable.map((a) => ({ ...a })),
+      );
     } else {
       callback(null, usable[0].address, usable[0].family);
     }

@@ -18,10 +18,10 @@ import { isIPv4, isIPv6 } from 'node:net';
  * is refused apart.)
  */
 export const FETCH_BAD_PORTS: ReadonlySet<number> = new Set([
-  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111,
-  113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548,
-  554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665,
-  6666, 6667, 6668, 6669, 6679, 6697, 10080,
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110,
+  111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532,
+  540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061,
+  6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
 
 export type AddressClass =
@@ -106,7 +106,8 @@ function localName(hostname: string): string | null {
   const name = hostname.toLowerCase().replace(/\.$/, '');
   if (name === 'localhost' || name.endsWith('.localhost')) return 'a loopback name';
   if (!name.includes('.')) return 'a single-label name, resolved inside the local network';
-  if (LOCAL_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`))) return 'a name reserved for local networks';
+  if (LOCAL_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`)))
+    return 'a name reserved for local networks';
   return null;
 }
 
@@ -136,7 +137,8 @@ function classifyIPv6(bytes: Uint8Array): AddressClass {
     const cls = embedded(12);
     return cls === 'public' ? 'reserved' : cls;
   }
-  if (word(0) === 0x64 && word(1) === 0xff9b && word(2) === 0 && word(3) === 0 && word(4) === 0 && word(5) === 0) return embedded(12); // NAT64 64:ff9b::/96
+  if (word(0) === 0x64 && word(1) === 0xff9b && word(2) === 0 && word(3) === 0 && word(4) === 0 && word(5) === 0)
+    return embedded(12); // NAT64 64:ff9b::/96
   if (word(0) === 0x64 && word(1) === 0xff9b && word(2) === 1) return 'reserved'; // local-use NAT64 64:ff9b:1::/48
   if (word(0) === 0x2002) return embedded(2); // 6to4 2002:a.b.c.d::/48
   if (word(0) === 0x2001 && word(1) === 0) return 'reserved'; // Teredo: the IPv4 address is hidden

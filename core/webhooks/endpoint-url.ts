@@ -33,6 +33,7 @@ export function webhookUrlProblems(raw: string, environment: 'sandbox' | 'produc
   const problem = (message: string): FieldError[] => [{ path: '/url', message }];
   const parsed = parseWebhookUrl(raw);
   if ('problem' in parsed) return problem(parsed.problem);
-  if (parsed.url.protocol === 'http:' && environment === 'production') return problem('must use https for a production issuer');
+  if (parsed.url.protocol === 'http:' && environment === 'production')
+    return problem('must use https for a production issuer');
   return [];
 }

@@ -10,7 +10,14 @@ export interface StoredWebhook {
 }
 
 export function buildEnvelope(webhook: StoredWebhook): string {
-  return JSON.stringify(sortKeys({ webhookId: webhook.id, type: webhook.type, createdAt: webhook.createdAt.toISOString(), data: webhook.data }));
+  return JSON.stringify(
+    sortKeys({
+      webhookId: webhook.id,
+      type: webhook.type,
+      createdAt: webhook.createdAt.toISOString(),
+      data: webhook.data,
+    }),
+  );
 }
 
 // JSONB does not keep key order; sorting makes the serialisation independent of storage.
@@ -18,6 +25,7 @@ function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value === null || typeof value !== 'object') return value;
   const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(value as Record<string, unknown>).sort()) sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value as Record<string, unknown>).sort())
+    sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
   return sorted;
 }

@@ -38,7 +38,11 @@ export interface QualifiedSettlementData extends RewardData {
 export type WebhookData = QualifiedAuthData | QualifiedSettlementData;
 
 const minor = (description: string) => ({ type: 'integer', minimum: 0, description });
-const ids = (prefix: 'brevt' | 'rg', description: string) => ({ type: 'array', items: { type: 'string', pattern: idPattern(prefix) }, description });
+const ids = (prefix: 'brevt' | 'rg', description: string) => ({
+  type: 'array',
+  items: { type: 'string', pattern: idPattern(prefix) },
+  description,
+});
 
 const rewardProperties = {
   chgId: { type: 'string', pattern: idPattern('chg') },
@@ -50,7 +54,19 @@ const rewardProperties = {
   brandedAmountMinor: minor('Branded balance earned at the merchant.'),
   spentAmountMinor: minor('Branded balance spent on the purchase.'),
 };
-const rewardRequired = ['chgId', 'authorizationId', 'externalId', 'merchantId', 'currency', 'rewardEventIds', 'rewardGrantIds', 'earnedAmountMinor', 'cashbackAmountMinor', 'brandedAmountMinor', 'spentAmountMinor'];
+const rewardRequired = [
+  'chgId',
+  'authorizationId',
+  'externalId',
+  'merchantId',
+  'currency',
+  'rewardEventIds',
+  'rewardGrantIds',
+  'earnedAmountMinor',
+  'cashbackAmountMinor',
+  'brandedAmountMinor',
+  'spentAmountMinor',
+];
 
 const dataSchemas: Record<WebhookType, object> = {
   qualified_auth: {
@@ -71,7 +87,11 @@ const dataSchemas: Record<WebhookType, object> = {
     properties: {
       ...rewardProperties,
       transactionId: { type: 'string', pattern: idPattern('txn') },
-      authorizationId: { type: ['string', 'null'], pattern: idPattern('auth'), description: 'The authorization the settlement named, if it was ingested.' },
+      authorizationId: {
+        type: ['string', 'null'],
+        pattern: idPattern('auth'),
+        description: 'The authorization the settlement named, if it was ingested.',
+      },
       rewardEventIds: ids('brevt', 'The reward events the settlement posted (GET .../rewards/activity).'),
       rewardGrantIds: ids('rg', 'The branded grants it created (GET .../rewards/expiring).'),
     },
@@ -79,12 +99,15 @@ const dataSchemas: Record<WebhookType, object> = {
 };
 
 const DESCRIPTIONS: Record<WebhookType, string> = {
-  qualified_auth: 'An authorization qualified for a reward: the preview of what its settlement would earn and spend. Nothing is posted yet.',
-  qualified_settlement: 'A settlement posted its reward to the ledger: cashback and branded balance earned, branded balance spent.',
+  qualified_auth:
+    'An authorization qualified for a reward: the preview of what its settlement would earn and spend. Nothing is posted yet.',
+  qualified_settlement:
+    'A settlement posted its reward to the ledger: cashback and branded balance earned, branded balance spent.',
 };
 
 /** The schema name in components.schemas of each type's body. */
-export const webhookSchemaName = (type: WebhookType) => (type === 'qualified_auth' ? 'QualifiedAuthWebhook' : 'QualifiedSettlementWebhook');
+export const webhookSchemaName = (type: WebhookType) =>
+  type === 'qualified_auth' ? 'QualifiedAuthWebhook' : 'QualifiedSettlementWebhook';
 
 /** The whole body of one webhook type: the envelope and its `data`. Self-contained (no $ref). */
 export function webhookBodySchema(type: WebhookType): object {
@@ -94,7 +117,11 @@ export function webhookBodySchema(type: WebhookType): object {
     required: ['webhookId', 'type', 'createdAt', 'data'],
     additionalProperties: false,
     properties: {
-      webhookId: { type: 'string', pattern: idPattern('evt'), description: 'The same on every retry and replay (the webhook-id header): deduplicate by it.' },
+      webhookId: {
+        type: 'string',
+        pattern: idPattern('evt'),
+        description: 'The same on every retry and replay (the webhook-id header): deduplicate by it.',
+      },
       type: { type: 'string', const: type },
       createdAt: { type: 'string', format: 'date-time', description: 'When the effects it announces were committed.' },
       data: dataSchemas[type],

@@ -31,7 +31,10 @@ export function sealSecrets(ring: KeyRing, issuerId: string, plain: PlainSecrets
   return {
     secretKeyId: ring.primaryKeyId,
     secretCiphertext: sealBox(ring.primaryKey, additionalData(issuerId, 'secret'), plain.secret),
-    previousSecretCiphertext: plain.previousSecret === null ? null : sealBox(ring.primaryKey, additionalData(issuerId, 'previous_secret'), plain.previousSecret),
+    previousSecretCiphertext:
+      plain.previousSecret === null
+        ? null
+        : sealBox(ring.primaryKey, additionalData(issuerId, 'previous_secret'), plain.previousSecret),
   };
 }
 
@@ -41,12 +44,16 @@ export function openSecrets(ring: KeyRing, issuerId: string, sealed: SealedSecre
     try {
       return openBox(ring.key(sealed.secretKeyId), additionalData(issuerId, slot), box);
     } catch (err) {
-      const why = err instanceof UnknownKeyError ? err.message : `it is not a ${slot} of ${issuerId} sealed under key id "${sealed.secretKeyId}"`;
+      const why =
+        err instanceof UnknownKeyError
+          ? err.message
+          : `it is not a ${slot} of ${issuerId} sealed under key id "${sealed.secretKeyId}"`;
       throw new WebhookSecretUnreadableError(`The webhook ${slot} of issuer ${issuerId} cannot be opened: ${why}`);
     }
   };
   return {
     secret: open(sealed.secretCiphertext, 'secret'),
-    previousSecret: sealed.previousSecretCiphertext === null ? null : open(sealed.previousSecretCiphertext, 'previous_secret'),
+    previousSecret:
+      sealed.previousSecretCiphertext === null ? null : open(sealed.previousSecretCiphertext, 'previous_secret'),
   };
 }

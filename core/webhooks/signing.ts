@@ -28,7 +28,9 @@ export function generateSigningSecret(): string {
 /** The secrets that sign at `now`: the current one, and the previous one until it expires. */
 export function activeSecrets(endpoint: EndpointSecrets, now: Date): string[] {
   const previousValid =
-    endpoint.previousSecret !== null && endpoint.previousSecretExpiresAt !== null && endpoint.previousSecretExpiresAt.getTime() > now.getTime();
+    endpoint.previousSecret !== null &&
+    endpoint.previousSecretExpiresAt !== null &&
+    endpoint.previousSecretExpiresAt.getTime() > now.getTime();
   return previousValid ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
 }
 
@@ -37,7 +39,13 @@ export function activeSecrets(endpoint: EndpointSecrets, now: Date): string[] {
  * time (receivers reject timestamps more than 5 minutes off), `now` decides which secrets
  * are active; they are separate so tests can move the rotation clock alone.
  */
-export function signatureHeaders(endpoint: EndpointSecrets, webhookId: string, body: string, signedAt: Date, now: Date = signedAt): SignatureHeaders {
+export function signatureHeaders(
+  endpoint: EndpointSecrets,
+  webhookId: string,
+  body: string,
+  signedAt: Date,
+  now: Date = signedAt,
+): SignatureHeaders {
   const signatures = activeSecrets(endpoint, now).map((secret) => new Webhook(secret).sign(webhookId, signedAt, body));
   return {
     'webhook-id': webhookId,

@@ -14,7 +14,15 @@ export interface ReceivedWebhook {
 }
 
 /** The data fields that name source records (the audit chain auth_/txn_ → brevt_ → rg_). */
-const SOURCE_ID_FIELDS = ['chgId', 'authorizationId', 'transactionId', 'externalId', 'merchantId', 'rewardEventIds', 'rewardGrantIds'];
+const SOURCE_ID_FIELDS = [
+  'chgId',
+  'authorizationId',
+  'transactionId',
+  'externalId',
+  'merchantId',
+  'rewardEventIds',
+  'rewardGrantIds',
+];
 
 export function sourceIdsOf(data: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(SOURCE_ID_FIELDS.filter((f) => data[f] !== undefined).map((f) => [f, data[f]]));

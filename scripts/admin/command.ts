@@ -37,7 +37,8 @@ export function parseArgs(argv: string[]): ParsedArgs {
     if (arg.startsWith('--')) {
       const [key, inline] = arg.slice(2).split('=', 2);
       const value = inline ?? argv[i + 1];
-      if (value === undefined || (inline === undefined && value.startsWith('--'))) throw new UsageError(`--${key} needs a value`);
+      if (value === undefined || (inline === undefined && value.startsWith('--')))
+        throw new UsageError(`--${key} needs a value`);
       flags[key] = value;
       if (inline === undefined) i++;
     } else {

@@ -1,6 +1,14 @@
 // Admin CLI commands for issuers, tokens and the audit log. They call the same functions
 // as the operator API, so both paths validate and audit alike.
-import { createIssuer, createToken, getIssuer, presentIssuer, presentToken, revokeToken, updateIssuer } from '../../api/admin/issuers';
+import {
+  createIssuer,
+  createToken,
+  getIssuer,
+  presentIssuer,
+  presentToken,
+  revokeToken,
+  updateIssuer,
+} from '../../api/admin/issuers';
 import { isId } from '../../core/ids';
 import { intFlag, required, UsageError, type Command } from './command';
 
@@ -17,10 +25,20 @@ export const issuerCommands: Command[] = [
     async run(args, ctx) {
       const environment = args.flags.environment;
       if (!args.flags.name) throw new UsageError('--name is required');
-      if (environment !== 'sandbox' && environment !== 'production') throw new UsageError('--environment must be sandbox or production');
+      if (environment !== 'sandbox' && environment !== 'production')
+        throw new UsageError('--environment must be sandbox or production');
       const delay = intFlag(args, 'delay-days');
       if (delay !== undefined && (delay < 0 || delay > 365)) throw new UsageError('--delay-days must be 0..365');
-      ctx.print(presentIssuer(await createIssuer(ctx.db, { name: args.flags.name, environment, brandedAvailabilityDelayDays: delay }, ctx.actor, ctx.now)));
+      ctx.print(
+        presentIssuer(
+          await createIssuer(
+            ctx.db,
+            { name: args.flags.name, environment, brandedAvailabilityDelayDays: delay },
+            ctx.actor,
+            ctx.now,
+          ),
+        ),
+      );
     },
   },
   {
@@ -41,7 +59,9 @@ export const issuerCommands: Command[] = [
       const delay = intFlag(args, 'delay-days');
       if (delay !== undefined) changes.brandedAvailabilityDelayDays = delay;
       if (Object.keys(changes).length === 0) throw new UsageError('nothing to change');
-      ctx.print(presentIssuer(await updateIssuer(ctx.db, issuerId(required(args, 0, 'issuerId')), changes, ctx.actor, ctx.now)));
+      ctx.print(
+        presentIssuer(await updateIssuer(ctx.db, issuerId(required(args, 0, 'issuerId')), changes, ctx.actor, ctx.now)),
+      );
     },
   },
   {
@@ -49,7 +69,13 @@ export const issuerCommands: Command[] = [
     usage: 'token:create <issuerId> [--label <label>]',
     summary: 'Create an API token (the secret is printed once)',
     async run(args, ctx) {
-      const { token, secret } = await createToken(ctx.db, issuerId(required(args, 0, 'issuerId')), args.flags.label, ctx.actor, ctx.now);
+      const { token, secret } = await createToken(
+        ctx.db,
+        issuerId(required(args, 0, 'issuerId')),
+        args.flags.label,
+        ctx.actor,
+        ctx.now,
+      );
       ctx.print(presentToken(token, secret));
     },
   },
@@ -58,7 +84,13 @@ export const issuerCommands: Command[] = [
     usage: 'token:revoke <issuerId> <tokenId>',
     summary: 'Revoke an API token at once',
     async run(args, ctx) {
-      await revokeToken(ctx.db, issuerId(required(args, 0, 'issuerId')), required(args, 1, 'tokenId'), ctx.actor, ctx.now);
+      await revokeToken(
+        ctx.db,
+        issuerId(required(args, 0, 'issuerId')),
+        required(args, 1, 'tokenId'),
+        ctx.actor,
+        ctx.now,
+      );
       ctx.print({ revoked: args.positionals[1] });
     },
   },

@@ -27,10 +27,18 @@ export const webhookCommands: Command[] = [
       const keys = ctx.webhookSecretKeys();
       const result = await reencryptWebhookSecrets(ctx.db, keys, { pageSize });
       // Audited when it changed something: the secrets are the same, the key they are sealed under is not.
-      const details = { primaryKeyId: keys.primaryKeyId, reencrypted: result.reencrypted, changedMeanwhile: result.changedMeanwhile };
-      if (result.reencrypted > 0) await recordAudit(ctx.db, { actor: ctx.actor, action: 'webhook.secrets.reencrypt', details }, ctx.now);
+      const details = {
+        primaryKeyId: keys.primaryKeyId,
+        reencrypted: result.reencrypted,
+        changedMeanwhile: result.changedMeanwhile,
+      };
+      if (result.reencrypted > 0)
+        await recordAudit(ctx.db, { actor: ctx.actor, action: 'webhook.secrets.reencrypt', details }, ctx.now);
       const others = Object.keys(result.keyIds).filter((id) => id !== keys.primaryKeyId);
-      const next = others.length === 0 ? `every endpoint is sealed under "${keys.primaryKeyId}": older keys may be dropped` : `endpoints remain under ${others.join(', ')}: once every process seals under "${keys.primaryKeyId}" (it is first everywhere), run this again`;
+      const next =
+        others.length === 0
+          ? `every endpoint is sealed under "${keys.primaryKeyId}": older keys may be dropped`
+          : `endpoints remain under ${others.join(', ')}: once every process seals under "${keys.primaryKeyId}" (it is first everywhere), run this again`;
       ctx.print({ primaryKeyId: keys.primaryKeyId, ...result, next });
     },
   },

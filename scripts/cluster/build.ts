@@ -6,7 +6,9 @@ import { ensureTemporalBinaries, TEMPORAL_SERVER_VERSION } from './temporal-serv
 const started = Date.now();
 ensureTemporalBinaries((line) => console.log(`[cluster] ${line}`))
   .then((binaries) => {
-    console.log(`[cluster] Temporal server ${TEMPORAL_SERVER_VERSION}: ${binaries.server} (ready in ${Math.round((Date.now() - started) / 1000)} s)`);
+    console.log(
+      `[cluster] Temporal server ${TEMPORAL_SERVER_VERSION}: ${binaries.server} (ready in ${Math.round((Date.now() - started) / 1000)} s)`,
+    );
   })
   .catch((err) => {
     console.error(err instanceof Error ? err.message : err);

@@ -18,7 +18,13 @@ import { startEmbeddedPostgres } from '../lib/embedded-postgres';
 import { stopChild } from '../lib/temporal-dev-server';
 import { freeSmallPort } from './ports';
 import { buildService, processCommand, runFrom, type ServiceProcess } from './processes';
-import { ensureTemporalBinaries, prepareTemporalDatabases, startTemporalServer, TEMPORAL_SERVER_VERSION, type TemporalPorts } from './temporal-server';
+import {
+  ensureTemporalBinaries,
+  prepareTemporalDatabases,
+  startTemporalServer,
+  TEMPORAL_SERVER_VERSION,
+  type TemporalPorts,
+} from './temporal-server';
 
 const ROOT = resolve(__dirname, '..', '..');
 const NAMESPACE = 'default';
@@ -97,7 +103,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const postgresPort = options.ports?.postgres || (await freePort());
     options.log(`starting embedded PostgreSQL on ${postgresPort}`);
     const pg = await startEmbeddedPostgres({
-      dataDir: join(dataDir, 'postgres'), port: postgresPort, persistent: options.persistent, detached: true, notice: options.log,
+      dataDir: join(dataDir, 'postgres'),
+      port: postgresPort,
+      persistent: options.persistent,
+      detached: true,
+      notice: options.log,
     });
     stops.unshift(() => pg.stop());
     await pg.createDatabase('rewards');
@@ -107,10 +117,17 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     await migrate(databaseUrl, { webhookSecretKeys: secretKeys.keys });
 
     // Temporal's role and databases; its password is the cluster's own, never the superuser's.
-    const temporalDb = { host: '127.0.0.1', port: postgresPort, user: 'temporal', password: `tp_${randomBytes(12).toString('hex')}` };
+    const temporalDb = {
+      host: '127.0.0.1',
+      port: postgresPort,
+      user: 'temporal',
+      password: `tp_${randomBytes(12).toString('hex')}`,
+    };
     await prepareTemporalDatabases(binaries.sqlTool, pg.databaseUrl('postgres'), temporalDb);
     const ports = await temporalPorts(options.ports?.temporal);
-    options.log(`starting Temporal server ${TEMPORAL_SERVER_VERSION} (PostgreSQL persistence and visibility, 4 history shards) on ${ports.frontend}`);
+    options.log(
+      `starting Temporal server ${TEMPORAL_SERVER_VERSION} (PostgreSQL persistence and visibility, 4 history shards) on ${ports.frontend}`,
+    );
     const serverLog = createWriteStream(join(logDir, 'temporal-server.log'), { flags: 'a' });
     const temporal = await startTemporalServer({
       onSpawn: (child) => children.push(child),
@@ -145,7 +162,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       const name = `${kind}-${index + 1}`;
       const { command, args } = processCommand(kind);
       const output = options.output === 'files' ? 'pipe' : 'inherit';
-      const child = spawn(command, args, { cwd: ROOT, env: { ...baseEnv, ...env }, stdio: ['ignore', output, output, 'ipc'], detached: true });
+      const child = spawn(command, args, {
+        cwd: ROOT,
+        env: { ...baseEnv, ...env },
+        stdio: ['ignore', output, output, 'ipc'],
+        detached: true,
+      });
       if (options.output === 'files') {
         const file = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
         child.stdout?.pipe(file);
@@ -162,7 +184,14 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       // Each worker exports its metrics on ports of its own, as separate hosts would.
       const metricsPort = await freePort();
       const temporalMetricsPort = await freePort();
-      workers.push(await spawnService('worker', i, { WORKER_METRICS_PORT: String(metricsPort), TEMPORAL_METRICS_PORT: String(temporalMetricsPort) }, `http://127.0.0.1:${metricsPort}/metrics`));
+      workers.push(
+        await spawnService(
+          'worker',
+          i,
+          { WORKER_METRICS_PORT: String(metricsPort), TEMPORAL_METRICS_PORT: String(temporalMetricsPort) },
+          `http://127.0.0.1:${metricsPort}/metrics`,
+        ),
+      );
     }
     const apis: ServiceChild[] = [];
     for (let i = 0; i < (options.apiCount ?? 2); i++) {
@@ -211,7 +240,10 @@ async function temporalPorts(frontend?: number): Promise<TemporalPorts> {
  */
 function childReady(service: ServiceChild, timeoutMs = 120_000): Promise<void> {
   return new Promise((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${service.name} not ready within ${timeoutMs / 1000} s`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${service.name} not ready within ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    );
     const onExit = (code: number | null) => {
       clearTimeout(timer);
       reject(new Error(`${service.name} exited with ${code} before it was ready`));

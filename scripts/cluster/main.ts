@@ -18,11 +18,16 @@ const ROOT = resolve(__dirname, '..', '..');
 function clusterPorts(env: NodeJS.ProcessEnv) {
   const port = (name: string, fallback: number) => {
     const value = Number(env[name] ?? fallback);
-    if (!Number.isInteger(value) || value < 1 || value > 65534) throw new Error(`${name} must be a port number (got "${env[name]}")`);
+    if (!Number.isInteger(value) || value < 1 || value > 65534)
+      throw new Error(`${name} must be a port number (got "${env[name]}")`);
     return value;
   };
   const api = port('CLUSTER_API_PORT', 3101);
-  return { postgres: port('CLUSTER_PG_PORT', 54339), temporal: port('CLUSTER_TEMPORAL_PORT', 7333), apis: [api, api + 1] };
+  return {
+    postgres: port('CLUSTER_PG_PORT', 54339),
+    temporal: port('CLUSTER_TEMPORAL_PORT', 7333),
+    apis: [api, api + 1],
+  };
 }
 
 async function main(): Promise<void> {
@@ -31,13 +36,22 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
   const log = (line: string) => console.log(`[cluster] ${line}`);
-  const cluster = await startCluster({ dataDir, persistent: true, operatorToken: operatorToken.value, ports: clusterPorts(process.env), output: 'inherit', log });
+  const cluster = await startCluster({
+    dataDir,
+    persistent: true,
+    operatorToken: operatorToken.value,
+    ports: clusterPorts(process.env),
+    output: 'inherit',
+    log,
+  });
 
   const db = createDb(cluster.databaseUrl, 2);
   try {
     await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), { onlyMissing: true });
     await ensureSandboxIssuer(db, (issuer, token) => {
-      console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
+      console.log(
+        `\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`,
+      );
     });
   } finally {
     await db.$disconnect();
@@ -65,7 +79,8 @@ Logs       Temporal server: ${join(dataDir, 'logs', 'temporal-server.log')}
   // A service process that dies is reported; the others carry on, as the hosts of a cluster do.
   for (const service of [...cluster.apis, ...cluster.workers]) {
     service.child.once('exit', (code, signal) => {
-      if (!stopping) log(`${service.name} (pid ${service.child.pid}) exited with ${code ?? signal}; the others carry on`);
+      if (!stopping)
+        log(`${service.name} (pid ${service.child.pid}) exited with ${code ?? signal}; the others carry on`);
     });
   }
   process.once('SIGINT', () => void shutdown(0));

@@ -20,15 +20,20 @@ const ENTRIES: Record<ServiceProcess, { source: string; dist: string }> = {
 
 export function runFrom(env: NodeJS.ProcessEnv = process.env): 'source' | 'dist' {
   const chosen = env.CLUSTER_RUN_FROM ?? RUN_FROM;
-  if (chosen !== 'source' && chosen !== 'dist') throw new Error(`CLUSTER_RUN_FROM must be source or dist (got "${chosen}")`);
+  if (chosen !== 'source' && chosen !== 'dist')
+    throw new Error(`CLUSTER_RUN_FROM must be source or dist (got "${chosen}")`);
   return chosen;
 }
 
 /** The executable and arguments of one service process. */
-export function processCommand(kind: ServiceProcess, env: NodeJS.ProcessEnv = process.env): { command: string; args: string[] } {
+export function processCommand(
+  kind: ServiceProcess,
+  env: NodeJS.ProcessEnv = process.env,
+): { command: string; args: string[] } {
   const entry = ENTRIES[kind];
   // The flags of package.json's start:api and start:worker.
-  if (runFrom(env) === 'dist') return { command: process.execPath, args: ['--enable-source-maps', join(ROOT, entry.dist)] };
+  if (runFrom(env) === 'dist')
+    return { command: process.execPath, args: ['--enable-source-maps', join(ROOT, entry.dist)] };
   return { command: process.execPath, args: ['--import', 'tsx', join(ROOT, entry.source)] };
 }
 

@@ -49,13 +49,23 @@ export async function ensureTemporalBinaries(log: (line: string) => void): Promi
   const binaries = { server: join(dir, 'server'), sqlTool: join(dir, 'sql') };
   if (existsSync(binaries.server) && existsSync(binaries.sqlTool)) return binaries;
   mkdirSync(dir, { recursive: true });
-  log(`building Temporal server ${TEMPORAL_SERVER_VERSION} and its sql tool with go install and ${GO_TOOLCHAIN} (9 to 14 minutes on 2 cores without Go's build cache)`);
+  log(
+    `building Temporal server ${TEMPORAL_SERVER_VERSION} and its sql tool with go install and ${GO_TOOLCHAIN} (9 to 14 minutes on 2 cores without Go's build cache)`,
+  );
   const started = Date.now();
   await new Promise<void>((resolveBuild, reject) => {
-    const child = spawn(goBinary(), ['install', `${MODULE}/cmd/server@${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`], {
-      env: { ...process.env, GOBIN: dir, GOTOOLCHAIN: GO_TOOLCHAIN, GOFLAGS: '-buildvcs=false' },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    const child = spawn(
+      goBinary(),
+      [
+        'install',
+        `${MODULE}/cmd/server@${TEMPORAL_SERVER_VERSION}`,
+        `${MODULE}/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`,
+      ],
+      {
+        env: { ...process.env, GOBIN: dir, GOTOOLCHAIN: GO_TOOLCHAIN, GOFLAGS: '-buildvcs=false' },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
     child.once('error', (err) => reject(new Error(`go install could not start (is Go installed?): ${err.message}`)));
     child.once('exit', (code) => (code === 0 ? resolveBuild() : reject(new Error(`go install exited with ${code}`))));
   });
@@ -98,8 +108,22 @@ export async function prepareTemporalDatabases(sqlTool: string, adminUrl: string
   } finally {
     await admin.end();
   }
-  const base = ['--plugin', 'postgres12', '--ep', db.host, '--port', String(db.port), '--user', db.user, '--password', db.password];
-  for (const [database, schema] of [['temporal', SCHEMAS.temporal], ['temporal_visibility', SCHEMAS.visibility]] as const) {
+  const base = [
+    '--plugin',
+    'postgres12',
+    '--ep',
+    db.host,
+    '--port',
+    String(db.port),
+    '--user',
+    db.user,
+    '--password',
+    db.password,
+  ];
+  for (const [database, schema] of [
+    ['temporal', SCHEMAS.temporal],
+    ['temporal_visibility', SCHEMAS.visibility],
+  ] as const) {
     // Version 0.0 creates the bookkeeping tables only; update-schema then applies every
     // versioned step up to the binary's own. A database that has them is updated only.
     if (!(await hasSchemaVersion(adminUrl, database))) {
@@ -115,7 +139,9 @@ async function hasSchemaVersion(adminUrl: string, database: string): Promise<boo
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
   try {
-    const { rows } = await client.query<{ found: string | null }>("SELECT to_regclass('public.schema_version') AS found");
+    const { rows } = await client.query<{ found: string | null }>(
+      "SELECT to_regclass('public.schema_version') AS found",
+    );
     return rows[0].found !== null;
   } finally {
     await client.end();
@@ -136,7 +162,11 @@ export interface TemporalPorts {
 }
 
 /** The server's configuration: every value spelled out here, nothing read from the module's samples. */
-export function temporalServerConfig(db: TemporalDatabase, ports: TemporalPorts, logLevel: string): Record<string, unknown> {
+export function temporalServerConfig(
+  db: TemporalDatabase,
+  ports: TemporalPorts,
+  logLevel: string,
+): Record<string, unknown> {
   const store = (databaseName: string, maxConns: number) => ({
     sql: {
       pluginName: 'postgres12',
@@ -179,7 +209,12 @@ export function temporalServerConfig(db: TemporalDatabase, ports: TemporalPorts,
       masterClusterName: 'rewards',
       currentClusterName: 'rewards',
       clusterInformation: {
-        rewards: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${ports.frontend}` },
+        rewards: {
+          enabled: true,
+          initialFailoverVersion: 1,
+          rpcName: 'frontend',
+          rpcAddress: `127.0.0.1:${ports.frontend}`,
+        },
       },
     },
     dcRedirectionPolicy: { policy: 'noop' },
@@ -214,13 +249,22 @@ export async function startTemporalServer(options: {
   writeFileSync(configFile, header + toYaml(temporalServerConfig(options.db, options.ports, 'warn')), { mode: 0o600 });
   // In a process group of its own: a Ctrl-C at the terminal reaches only the caller, which
   // stops the services that use the server before the server.
-  const child = spawn(options.server, ['--config-file', configFile, '--allow-no-auth', 'start'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(options.server, ['--config-file', configFile, '--allow-no-auth', 'start'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   options.onSpawn?.(child);
   const log = options.log ?? (() => undefined);
   child.stdout?.on('data', (d: Buffer) => log(d.toString()));
   child.stderr?.on('data', (d: Buffer) => log(d.toString()));
   const address = `127.0.0.1:${options.ports.frontend}`;
-  const handle = { address, metricsUrl: `http://127.0.0.1:${options.ports.metrics}/metrics`, configFile, child, stop: () => stopChild(child, 20_000) };
+  const handle = {
+    address,
+    metricsUrl: `http://127.0.0.1:${options.ports.metrics}/metrics`,
+    configFile,
+    child,
+    stop: () => stopChild(child, 20_000),
+  };
   try {
     const connection = await waitUntilServing(child, address);
     try {
@@ -259,7 +303,10 @@ async function waitUntilServing(child: ChildProcess, address: string, timeoutMs 
 
 async function ensureNamespace(connection: Connection, namespace: string, retentionDays: number): Promise<void> {
   try {
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(retentionDays * 86_400_000) });
+    await connection.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: msToTs(retentionDays * 86_400_000),
+    });
   } catch (err) {
     if (!/already (exists|registered)/i.test((err as Error).message)) throw err;
   }
@@ -273,11 +320,17 @@ async function ensureNamespace(connection: Connection, namespace: string, retent
 async function waitForSearchAttributes(connection: Connection, namespace: string, timeoutMs = 60_000): Promise<void> {
   const client = new Client({ connection, namespace });
   const deadline = Date.now() + timeoutMs;
-  const searchAttributes = Object.fromEntries(Object.keys(SEARCH_ATTRIBUTE_DECLARATIONS).map((name) => [name, ['cluster-probe']]));
+  const searchAttributes = Object.fromEntries(
+    Object.keys(SEARCH_ATTRIBUTE_DECLARATIONS).map((name) => [name, ['cluster-probe']]),
+  );
   for (let attempt = 0; ; attempt++) {
     const workflowId = `cluster-probe/${Date.now()}-${attempt}`;
     try {
-      const handle = await client.workflow.start('clusterProbe', { workflowId, taskQueue: 'cluster-probe', searchAttributes });
+      const handle = await client.workflow.start('clusterProbe', {
+        workflowId,
+        taskQueue: 'cluster-probe',
+        searchAttributes,
+      });
       await handle.terminate('search attribute probe');
       return;
     } catch (err) {

@@ -11,12 +11,29 @@
 // As root, PostgreSQL runs as the `postgres` user, given what it needs within its reach
 // (scripts/lib/postgres-user.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { blockingDirectory, distributionVersion, postgresUser, reachableDataDir, reachableDistribution, type PostgresUser } from './postgres-user';
+import {
+  blockingDirectory,
+  distributionVersion,
+  postgresUser,
+  reachableDataDir,
+  reachableDistribution,
+  type PostgresUser,
+} from './postgres-user';
 
 export interface EmbeddedPostgresHandle {
   databaseUrl(database: string): string;
@@ -84,7 +101,9 @@ async function distribution(user: PostgresUser | undefined, log: (line: string) 
   try {
     binaries = (await import(name)) as { postgres: string };
   } catch {
-    throw new Error(`No PostgreSQL binaries for ${process.platform}-${process.arch} (npm package ${name}); set DATABASE_URL instead.`);
+    throw new Error(
+      `No PostgreSQL binaries for ${process.platform}-${process.arch} (npm package ${name}); set DATABASE_URL instead.`,
+    );
   }
   const native = dirname(dirname(binaries.postgres));
   return user ? reachableDistribution(native, distributionVersion(native), user, log) : native;
@@ -102,17 +121,32 @@ function rootDataDir(requested: string, user: PostgresUser, log: (line: string) 
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chownSync(dataDir, user.uid, user.gid);
   const blocked = blockingDirectory(dataDir, user);
-  if (blocked) throw new Error(`PostgreSQL runs as user ${USER}, which cannot enter ${blocked}; allow it in (chmod o+x ${blocked}) or set DATABASE_URL.`);
+  if (blocked)
+    throw new Error(
+      `PostgreSQL runs as user ${USER}, which cannot enter ${blocked}; allow it in (chmod o+x ${blocked}) or set DATABASE_URL.`,
+    );
   return dataDir;
 }
 
-async function initdb(bin: string, dataDir: string, user: PostgresUser | undefined, log: (line: string) => void): Promise<void> {
+async function initdb(
+  bin: string,
+  dataDir: string,
+  user: PostgresUser | undefined,
+  log: (line: string) => void,
+): Promise<void> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const passwordFile = join(tmpdir(), `rewards-pg-password-${randomBytes(8).toString('hex')}`);
   writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
   if (user) chownSync(passwordFile, user.uid, user.gid);
   try {
-    const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--locale=C'];
+    const args = [
+      `--pgdata=${dataDir}`,
+      '--auth=scram-sha-256',
+      `--username=${USER}`,
+      `--pwfile=${passwordFile}`,
+      '--encoding=UTF8',
+      '--locale=C',
+    ];
     const child = spawn(join(bin, 'initdb'), args, { ...user, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const collect = (chunk: Buffer) => {
@@ -143,8 +177,22 @@ async function startServer(
   log: (line: string) => void,
 ): Promise<Server> {
   // Durability settings are left at PostgreSQL's defaults: "accepted" must mean on disk.
-  const args = ['-D', dataDir, '-p', String(options.port), '-c', 'max_connections=200', '-c', 'listen_addresses=127.0.0.1'];
-  const child = spawn(join(bin, 'postgres'), args, { ...user, env: ENV, detached: options.detached ?? false, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [
+    '-D',
+    dataDir,
+    '-p',
+    String(options.port),
+    '-c',
+    'max_connections=200',
+    '-c',
+    'listen_addresses=127.0.0.1',
+  ];
+  const child = spawn(join(bin, 'postgres'), args, {
+    ...user,
+    env: ENV,
+    detached: options.detached ?? false,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const lastResort = () => stopSignal(child, 'SIGINT');
   const onSignal = (signal: NodeJS.Signals) => {
@@ -180,7 +228,10 @@ async function startServer(
 function waitUntilReady(child: ChildProcess, log: (line: string) => void): Promise<void> {
   return new Promise((ready, fail) => {
     let output = '';
-    const timer = setTimeout(() => fail(new Error(`PostgreSQL did not start within ${START_TIMEOUT_MS / 1000} s: ${output.trim()}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`PostgreSQL did not start within ${START_TIMEOUT_MS / 1000} s: ${output.trim()}`)),
+      START_TIMEOUT_MS,
+    );
     child.stderr?.on('data', (chunk: Buffer) => {
       log(chunk.toString());
       output = (output + chunk.toString()).slice(-4000);

@@ -10,7 +10,21 @@
 //   to it, so the data is still found (and shown) where the user expects it.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, rmdirSync, statSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { dirname, join, parse, resolve } from 'node:path';
 
 /** Where a root user's embedded PostgreSQL keeps what the `postgres` user could not reach. */
@@ -56,7 +70,8 @@ export function blockingDirectory(path: string, user: PostgresUser): string | un
     const stat = statSync(dir, { throwIfNoEntry: false });
     if (!stat) return undefined; // created later by us, under a parent already checked
     if (!stat.isDirectory()) continue;
-    const bits = stat.uid === user.uid ? (stat.mode >> 6) & 7 : stat.gid === user.gid ? (stat.mode >> 3) & 7 : stat.mode & 7;
+    const bits =
+      stat.uid === user.uid ? (stat.mode >> 6) & 7 : stat.gid === user.gid ? (stat.mode >> 3) & 7 : stat.mode & 7;
     if ((bits & 1) === 0) return dir;
   }
   return undefined;
@@ -72,7 +87,12 @@ function modeOf(dir: string): string {
  * itself when it can, else a copy under ROOT_RUN_DIR, made once per package version (into a
  * temporary name, then renamed, so a run never sees half a copy).
  */
-export function reachableDistribution(native: string, version: string, user: PostgresUser, log: (line: string) => void): string {
+export function reachableDistribution(
+  native: string,
+  version: string,
+  user: PostgresUser,
+  log: (line: string) => void,
+): string {
   const blocked = blockingDirectory(native, user);
   if (!blocked) return native;
   const staged = join(ROOT_RUN_DIR, `postgresql-${version}-${process.platform}-${process.arch}`);
@@ -118,7 +138,9 @@ export function reachableDataDir(dataDir: string, user: PostgresUser, log: (line
   if (existing) rmdirSync(link);
   mkdirSync(dirname(link), { recursive: true });
   symlinkSync(target, link);
-  log(`PostgreSQL data kept in ${target} (linked from ${link}): user ${USER} cannot enter ${blocked} (${modeOf(blocked)})`);
+  log(
+    `PostgreSQL data kept in ${target} (linked from ${link}): user ${USER} cannot enter ${blocked} (${modeOf(blocked)})`,
+  );
   return target;
 }
 

@@ -20,7 +20,10 @@ export function loadHistoryDir(dir: string): Array<{ workflowId: string; history
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((file) => ({ workflowId: basename(file, '.json'), history: historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8'))) }));
+    .map((file) => ({
+      workflowId: basename(file, '.json'),
+      history: historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8'))),
+    }));
 }
 
 export async function replayHistories(
@@ -29,7 +32,11 @@ export async function replayHistories(
 ): Promise<ReplayOutcome[]> {
   const outcomes: ReplayOutcome[] = [];
   for await (const result of Worker.runReplayHistories({ workflowsPath, replayName: 'rewards-replay' }, histories)) {
-    outcomes.push({ workflowId: result.workflowId, ok: !result.error, error: result.error ? `${result.error.name}: ${result.error.message}` : undefined });
+    outcomes.push({
+      workflowId: result.workflowId,
+      ok: !result.error,
+      error: result.error ? `${result.error.name}: ${result.error.message}` : undefined,
+    });
   }
   return outcomes;
 }

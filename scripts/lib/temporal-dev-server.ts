@@ -63,12 +63,19 @@ export async function startTemporalDevServer(options: {
   else args.push('--headless');
   if (options.dbFile) {
     mkdirSync(dirname(resolve(options.dbFile)), { recursive: true });
-    args.push('--db-filename', resolve(options.dbFile), ...(options.sqlitePragmas ?? SQLITE_FILE_PRAGMAS).flatMap((p) => ['--sqlite-pragma', p]));
+    args.push(
+      '--db-filename',
+      resolve(options.dbFile),
+      ...(options.sqlitePragmas ?? SQLITE_FILE_PRAGMAS).flatMap((p) => ['--sqlite-pragma', p]),
+    );
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_DECLARATIONS)) {
     args.push('--search-attribute', `${name}=${type}`);
   }
-  const child = spawn(findTemporalCli(options.cli), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  const child = spawn(findTemporalCli(options.cli), args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  });
   const lastResort = () => child.kill('SIGTERM');
   if (options.detached) process.on('exit', lastResort);
   const log = options.log ?? (() => undefined);

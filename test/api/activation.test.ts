@@ -15,7 +15,14 @@ describe('merchant activation', () => {
     const chgId = await createGroup(issuer);
     const merchant = await createMerchant(app);
     const res = await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/${merchant.id}/activation`);
-    assert.deepEqual(res.body, { merchantId: merchant.id, chgId, status: 'not_activated', activatedAt: null, presentedOfferId: null, deactivatedAt: null });
+    assert.deepEqual(res.body, {
+      merchantId: merchant.id,
+      chgId,
+      status: 'not_activated',
+      activatedAt: null,
+      presentedOfferId: null,
+      deactivatedAt: null,
+    });
   });
 
   it('activates with no body at all: its one field is optional, so no body means {}', async () => {
@@ -25,7 +32,14 @@ describe('merchant activation', () => {
     assert.equal(res.status, 201, res.text);
     assert.deepEqual([res.body.status, res.body.presentedOfferId], ['active', null]);
     // A body that is present must still be an object.
-    assertError(await app.request('PUT', `/api/v2/chg/${chgId}/merchant/${merchant.id}/activation`, { token: issuer.token, raw: '[]' }), 400, 'invalid_body');
+    assertError(
+      await app.request('PUT', `/api/v2/chg/${chgId}/merchant/${merchant.id}/activation`, {
+        token: issuer.token,
+        raw: '[]',
+      }),
+      400,
+      'invalid_body',
+    );
   });
 
   it('lives through its presented offer: 201, 200 keeping the first offer, later offers still eligible, group deactivation ends it', async () => {
@@ -41,7 +55,9 @@ describe('merchant activation', () => {
     assert.equal(again.status, 200);
     assert.deepEqual([again.body.presentedOfferId, again.body.activatedAt], [first.id, created.body.activatedAt]);
     // The presented offer ends; a later offer of the merchant is still eligible without re-activation.
-    await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${first.id}`, { endsAt: new Date().toISOString() });
+    await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${first.id}`, {
+      endsAt: new Date().toISOString(),
+    });
     await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${second.id}`, { status: 'inactive' });
     const later = await createOffer(app, merchant.id, { startsAt: new Date().toISOString() });
     const eligibility = await issuer.call('GET', `${path}/eligibility`);
@@ -56,7 +72,7 @@ describe('merchant activation', () => {
     assertError(await issuer.call('PUT', `${path}/activation`, {}), 409, 'chg_inactive');
   });
 
-  it('rejects presenting an ended, scheduled or other merchant\'s offer with 400', async () => {
+  it("rejects presenting an ended, scheduled or other merchant's offer with 400", async () => {
     const chgId = await createGroup(issuer);
     const merchant = await createMerchant(app);
     const ended = await createOffer(app, merchant.id, { startsAt: daysFromNow(-5), endsAt: daysFromNow(-1) });
@@ -66,7 +82,11 @@ describe('merchant activation', () => {
     assertError(await issuer.call('PUT', path, { presentedOfferId: ended.id }), 400, 'offer_not_active');
     assertError(await issuer.call('PUT', path, { presentedOfferId: scheduled.id }), 400, 'offer_not_active');
     assertError(await issuer.call('PUT', path, { presentedOfferId: foreign.id }), 400, 'offer_not_of_merchant');
-    assertError(await issuer.call('PUT', path, { presentedOfferId: `ofr_${crypto.randomUUID()}` }), 400, 'offer_not_of_merchant');
+    assertError(
+      await issuer.call('PUT', path, { presentedOfferId: `ofr_${crypto.randomUUID()}` }),
+      400,
+      'offer_not_of_merchant',
+    );
     assertError(await issuer.call('PUT', path, { presentedOfferId: 'ofr_bad' }), 400, 'invalid_body');
     assertError(await issuer.call('PUT', path, { extra: true }), 400, 'invalid_body');
     assert.equal((await issuer.call('GET', path)).body.status, 'not_activated');
@@ -82,11 +102,17 @@ describe('merchant activation', () => {
     assert.equal(removed.status, 200);
     assert.equal(removed.body.status, 'inactive');
     assert.ok(removed.body.deactivatedAt);
-    assert.deepEqual((await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/${merchant.id}/eligibility`)).body.reasons, ['merchant_not_activated']);
+    assert.deepEqual(
+      (await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/${merchant.id}/eligibility`)).body.reasons,
+      ['merchant_not_activated'],
+    );
     assert.equal((await issuer.call('DELETE', path)).status, 200, 'idempotent');
     const back = await issuer.call('PUT', path, {});
     assert.equal(back.status, 200);
-    assert.deepEqual([back.body.status, back.body.presentedOfferId, back.body.deactivatedAt], ['active', offer.id, null]);
+    assert.deepEqual(
+      [back.body.status, back.body.presentedOfferId, back.body.deactivatedAt],
+      ['active', offer.id, null],
+    );
     assert.ok(back.body.activatedAt > created.body.activatedAt);
   });
 
@@ -105,8 +131,16 @@ describe('merchant activation', () => {
     const hidden = await createMerchant(app, { issuerIds: [other.id] });
     for (const method of ['GET', 'PUT', 'DELETE']) {
       const body = method === 'PUT' ? {} : undefined;
-      assertError(await other.call(method, `/api/v2/chg/${chgId}/merchant/${merchant.id}/activation`, body), 404, 'chg_not_found');
-      assertError(await issuer.call(method, `/api/v2/chg/${chgId}/merchant/${hidden.id}/activation`, body), 404, 'merchant_not_found');
+      assertError(
+        await other.call(method, `/api/v2/chg/${chgId}/merchant/${merchant.id}/activation`, body),
+        404,
+        'chg_not_found',
+      );
+      assertError(
+        await issuer.call(method, `/api/v2/chg/${chgId}/merchant/${hidden.id}/activation`, body),
+        404,
+        'merchant_not_found',
+      );
       assertError(await issuer.call(method, `/api/v2/chg/${chgId}/merchant/mp_1/activation`, body), 400, 'invalid_id');
     }
   });

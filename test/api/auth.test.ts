@@ -17,12 +17,23 @@ describe('authentication', () => {
 
   it('answers 401 missing_token on every issuer route without a token', async () => {
     for (const route of issuerRoutes) {
-      assertError(await app.request(route.method.toUpperCase(), fillPath(route), { body: route.body ? {} : undefined }), 401, 'missing_token');
+      assertError(
+        await app.request(route.method.toUpperCase(), fillPath(route), { body: route.body ? {} : undefined }),
+        401,
+        'missing_token',
+      );
     }
   });
 
   it('answers 401 invalid_token for malformed, unknown and operator tokens on every issuer route', async () => {
-    const bad = ['Basic abc', 'Bearer', 'Bearer rwd_sk_short', `Bearer rwd_sk_${'A'.repeat(43)}`, `Bearer ${OPERATOR_TOKEN}`, 'Bearer a b'];
+    const bad = [
+      'Basic abc',
+      'Bearer',
+      'Bearer rwd_sk_short',
+      `Bearer rwd_sk_${'A'.repeat(43)}`,
+      `Bearer ${OPERATOR_TOKEN}`,
+      'Bearer a b',
+    ];
     for (const route of issuerRoutes) {
       for (const authorization of bad) {
         const res = await app.request(route.method.toUpperCase(), fillPath(route), { headers: { authorization } });
@@ -35,7 +46,11 @@ describe('authentication', () => {
   it('answers 401 on every operator route for an issuer token or none', async () => {
     const issuer = await newIssuer(app);
     for (const route of operatorRoutes) {
-      assertError(await app.request(route.method.toUpperCase(), fillPath(route), { token: issuer.token }), 401, 'invalid_token');
+      assertError(
+        await app.request(route.method.toUpperCase(), fillPath(route), { token: issuer.token }),
+        401,
+        'invalid_token',
+      );
       assertError(await app.request(route.method.toUpperCase(), fillPath(route)), 401, 'missing_token');
     }
   });
@@ -45,11 +60,22 @@ describe('authentication', () => {
     const created = await app.operator('POST', `/admin/v1/issuers/${issuer.id}/tokens`, { label: 'second' });
     assert.equal(created.status, 201);
     const second = created.body.token;
-    assert.equal((await app.request('GET', `/api/v2/chg/chg_00000000-0000-0000-0000-000000000000`, { token: second })).status, 404);
+    assert.equal(
+      (await app.request('GET', `/api/v2/chg/chg_00000000-0000-0000-0000-000000000000`, { token: second })).status,
+      404,
+    );
     const revoked = await app.operator('DELETE', `/admin/v1/issuers/${issuer.id}/tokens/${created.body.id}`);
     assert.equal(revoked.status, 204);
-    assertError(await app.request('GET', `/api/v2/chg/chg_00000000-0000-0000-0000-000000000000`, { token: second }), 401, 'invalid_token');
-    assert.equal((await issuer.call('GET', `/api/v2/chg/chg_00000000-0000-0000-0000-000000000000`)).status, 404, 'other tokens still work');
+    assertError(
+      await app.request('GET', `/api/v2/chg/chg_00000000-0000-0000-0000-000000000000`, { token: second }),
+      401,
+      'invalid_token',
+    );
+    assert.equal(
+      (await issuer.call('GET', `/api/v2/chg/chg_00000000-0000-0000-0000-000000000000`)).status,
+      404,
+      'other tokens still work',
+    );
   });
 
   it('stores only a hash of each token', async () => {

@@ -14,21 +14,39 @@ describe('operator catalogue API', () => {
     assert.match(plain.id, /^mp_/);
     assert.equal(plain.status, 'active');
     assert.equal(plain.issuerIds, null);
-    assert.deepEqual(plain.brandedBalance, { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 });
+    assert.deepEqual(plain.brandedBalance, {
+      enabled: false,
+      spendMinimumMinor: 0,
+      availabilityDelayDays: 0,
+      expiryDays: 365,
+    });
     const full = await createMerchant(app, {
-      logoUrl: 'https://cdn.example/logo.png', websiteUrl: 'https://example.com', issuerIds: null,
+      logoUrl: 'https://cdn.example/logo.png',
+      websiteUrl: 'https://example.com',
+      issuerIds: null,
       brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 180 },
       matchRules: { descriptorPatterns: ['BLUE BOTTLE'], acquirerMerchantIds: ['123'], mccs: ['5814'] },
     });
-    assert.deepEqual(full.matchRules, { descriptorPatterns: ['BLUE BOTTLE'], acquirerMerchantIds: ['123'], mccs: ['5814'] });
+    assert.deepEqual(full.matchRules, {
+      descriptorPatterns: ['BLUE BOTTLE'],
+      acquirerMerchantIds: ['123'],
+      mccs: ['5814'],
+    });
     const audit = await app.db.operatorAuditLog.findMany({ where: { targetId: full.id } });
-    assert.deepEqual(audit.map((a) => a.action), ['merchant.create']);
+    assert.deepEqual(
+      audit.map((a) => a.action),
+      ['merchant.create'],
+    );
   });
 
   it('reads, patches and pages merchants', async () => {
     const merchant = await createMerchant(app);
     assert.deepEqual((await app.operator('GET', `/admin/v1/merchants/${merchant.id}`)).body, merchant);
-    const patched = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}`, { status: 'inactive', brandedBalance: { enabled: true }, issuerIds: [`iss_${crypto.randomUUID()}`] });
+    const patched = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}`, {
+      status: 'inactive',
+      brandedBalance: { enabled: true },
+      issuerIds: [`iss_${crypto.randomUUID()}`],
+    });
     assert.equal(patched.status, 200, patched.text);
     assert.equal(patched.body.status, 'inactive');
     assert.equal(patched.body.brandedBalance.enabled, true);
@@ -42,47 +60,136 @@ describe('operator catalogue API', () => {
   });
 
   it('rejects unknown fields, bad values and empty patches with 400', async () => {
-    assertError(await app.operator('POST', '/admin/v1/merchants', { name: 'x', category: 'y', colour: 'blue' }), 400, 'invalid_body');
-    assertError(await app.operator('POST', '/admin/v1/merchants', { name: 'x', category: 'y', issuerIds: [] }), 400, 'invalid_body');
-    assertError(await app.operator('POST', '/admin/v1/merchants', { name: 'x', category: 'y', brandedBalance: { spendMinimumMinor: -1 } }), 400, 'invalid_body');
+    assertError(
+      await app.operator('POST', '/admin/v1/merchants', { name: 'x', category: 'y', colour: 'blue' }),
+      400,
+      'invalid_body',
+    );
+    assertError(
+      await app.operator('POST', '/admin/v1/merchants', { name: 'x', category: 'y', issuerIds: [] }),
+      400,
+      'invalid_body',
+    );
+    assertError(
+      await app.operator('POST', '/admin/v1/merchants', {
+        name: 'x',
+        category: 'y',
+        brandedBalance: { spendMinimumMinor: -1 },
+      }),
+      400,
+      'invalid_body',
+    );
     const merchant = await createMerchant(app);
     assertError(await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}`, {}), 400, 'invalid_body');
-    assertError(await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 't', cashbackRateBps: 10001, brandedRateBps: 0, startsAt: daysFromNow(0) }), 400, 'invalid_body');
-    assertError(await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 't', cashbackRateBps: 0, brandedRateBps: 0, startsAt: daysFromNow(0) }), 400, 'invalid_body');
-    assertError(await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 't', cashbackRateBps: 1, brandedRateBps: 0, startsAt: daysFromNow(0), endsAt: daysFromNow(-1) }), 400, 'invalid_body');
+    assertError(
+      await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, {
+        title: 't',
+        cashbackRateBps: 10001,
+        brandedRateBps: 0,
+        startsAt: daysFromNow(0),
+      }),
+      400,
+      'invalid_body',
+    );
+    assertError(
+      await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, {
+        title: 't',
+        cashbackRateBps: 0,
+        brandedRateBps: 0,
+        startsAt: daysFromNow(0),
+      }),
+      400,
+      'invalid_body',
+    );
+    assertError(
+      await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, {
+        title: 't',
+        cashbackRateBps: 1,
+        brandedRateBps: 0,
+        startsAt: daysFromNow(0),
+        endsAt: daysFromNow(-1),
+      }),
+      400,
+      'invalid_body',
+    );
     // A timestamp with no instant (a leap second) is a 400 naming the field, never a 500.
-    const leap = await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 't', cashbackRateBps: 1, brandedRateBps: 0, startsAt: '2016-12-31T23:59:60Z' });
+    const leap = await app.operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, {
+      title: 't',
+      cashbackRateBps: 1,
+      brandedRateBps: 0,
+      startsAt: '2016-12-31T23:59:60Z',
+    });
     assertError(leap, 400, 'invalid_body');
-    assert.ok(leap.body.details.errors.some((e: any) => e.path === '/startsAt'), JSON.stringify(leap.body.details));
+    assert.ok(
+      leap.body.details.errors.some((e: any) => e.path === '/startsAt'),
+      JSON.stringify(leap.body.details),
+    );
     const offer = await createOffer(app, merchant.id);
-    assertError(await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, { endsAt: '2027-02-29T00:00:00Z' }), 400, 'invalid_body');
+    assertError(
+      await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, {
+        endsAt: '2027-02-29T00:00:00Z',
+      }),
+      400,
+      'invalid_body',
+    );
   });
 
   it('creates and patches offers; endsAt now ends one, status inactive withdraws it', async () => {
     const merchant = await createMerchant(app);
     const offer = await createOffer(app, merchant.id, { minSpendMinor: 1000, maxRewardMinor: 2500, mccs: ['5812'] });
     assert.match(offer.id, /^ofr_/);
-    assert.deepEqual([offer.status, offer.minSpendMinor, offer.maxRewardMinor, offer.mccs, offer.maxRewardPerChgMinor], ['active', 1000, 2500, ['5812'], null]);
-    const ended = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, { endsAt: new Date().toISOString(), mccs: null });
+    assert.deepEqual(
+      [offer.status, offer.minSpendMinor, offer.maxRewardMinor, offer.mccs, offer.maxRewardPerChgMinor],
+      ['active', 1000, 2500, ['5812'], null],
+    );
+    const ended = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, {
+      endsAt: new Date().toISOString(),
+      mccs: null,
+    });
     assert.equal(ended.status, 200, ended.text);
     assert.deepEqual([ended.body.status, ended.body.mccs], ['ended', null]);
     const other = await createOffer(app, merchant.id);
-    const withdrawn = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${other.id}`, { status: 'inactive' });
+    const withdrawn = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${other.id}`, {
+      status: 'inactive',
+    });
     assert.deepEqual([withdrawn.body.status, withdrawn.body.catalogueStatus], ['ended', 'inactive']);
-    const actions = (await app.db.operatorAuditLog.findMany({ where: { targetId: offer.id }, orderBy: { createdAt: 'asc' } })).map((a) => a.action);
+    const actions = (
+      await app.db.operatorAuditLog.findMany({ where: { targetId: offer.id }, orderBy: { createdAt: 'asc' } })
+    ).map((a) => a.action);
     assert.deepEqual(actions, ['offer.create', 'offer.update']);
   });
 
   it('answers 404 for unknown merchants and offers, 400 for malformed ids, 401 for issuer tokens', async () => {
     const missing = `mp_${crypto.randomUUID()}`;
     assertError(await app.operator('GET', `/admin/v1/merchants/${missing}`), 404, 'merchant_not_found');
-    assertError(await app.operator('PATCH', `/admin/v1/merchants/${missing}`, { name: uniq('n') }), 404, 'merchant_not_found');
-    assertError(await app.operator('POST', `/admin/v1/merchants/${missing}/offers`, { title: 't', cashbackRateBps: 1, brandedRateBps: 0, startsAt: daysFromNow(0) }), 404, 'merchant_not_found');
+    assertError(
+      await app.operator('PATCH', `/admin/v1/merchants/${missing}`, { name: uniq('n') }),
+      404,
+      'merchant_not_found',
+    );
+    assertError(
+      await app.operator('POST', `/admin/v1/merchants/${missing}/offers`, {
+        title: 't',
+        cashbackRateBps: 1,
+        brandedRateBps: 0,
+        startsAt: daysFromNow(0),
+      }),
+      404,
+      'merchant_not_found',
+    );
     const merchant = await createMerchant(app);
     const offerOfOther = await createOffer(app, (await createMerchant(app)).id);
-    assertError(await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offerOfOther.id}`, { title: 'x' }), 404, 'offer_not_found');
+    assertError(
+      await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offerOfOther.id}`, { title: 'x' }),
+      404,
+      'offer_not_found',
+    );
     assertError(await app.operator('GET', '/admin/v1/merchants/mp_nope'), 400, 'invalid_id');
-    assertError(await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/ofr_bad`, { title: 'x' }), 400, 'invalid_id');
+    assertError(
+      await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/ofr_bad`, { title: 'x' }),
+      400,
+      'invalid_id',
+    );
     assertError(await app.request('GET', '/admin/v1/merchants', { token: 'rwd_sk_not_the_operator' }), 401);
   });
 });

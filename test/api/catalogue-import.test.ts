@@ -33,11 +33,19 @@ describe('catalogue import (sandbox catalogue)', () => {
     await importCatalogueFile(app.db, SANDBOX_CATALOGUE_FILE, 'test', new Date());
     const again = await importCatalogueFile(app.db, SANDBOX_CATALOGUE_FILE, 'test', new Date());
     const offerCount = file.merchants.flatMap((m: any) => m.offers).length;
-    assert.deepEqual(again, { merchants: { created: 0, updated: file.merchants.length, skipped: 0 }, offers: { created: 0, updated: offerCount, skipped: 0 } });
+    assert.deepEqual(again, {
+      merchants: { created: 0, updated: file.merchants.length, skipped: 0 },
+      offers: { created: 0, updated: offerCount, skipped: 0 },
+    });
     // What `npm start` does on every start: nothing to add, nothing written, nothing audited.
     const auditBefore = await app.db.operatorAuditLog.count();
-    const onStart = await importCatalogueFile(app.db, SANDBOX_CATALOGUE_FILE, 'test', new Date(), { onlyMissing: true });
-    assert.deepEqual(onStart, { merchants: { created: 0, updated: 0, skipped: file.merchants.length }, offers: { created: 0, updated: 0, skipped: offerCount } });
+    const onStart = await importCatalogueFile(app.db, SANDBOX_CATALOGUE_FILE, 'test', new Date(), {
+      onlyMissing: true,
+    });
+    assert.deepEqual(onStart, {
+      merchants: { created: 0, updated: 0, skipped: file.merchants.length },
+      offers: { created: 0, updated: 0, skipped: offerCount },
+    });
     assert.equal(await app.db.operatorAuditLog.count(), auditBefore);
     const issuer = await newIssuer(app);
     const chgId = await createGroup(issuer);
@@ -47,8 +55,16 @@ describe('catalogue import (sandbox catalogue)', () => {
   });
 
   it('rejects an invalid file without writing', async () => {
-    await assert.rejects(importCatalogue(app.db, { merchants: [{ id: 'mp_x', name: 'x', category: 'y' }] }, 'test', new Date()), /mp_ id/);
-    const err = await importCatalogue(app.db, { merchants: [{ id: `mp_${crypto.randomUUID()}`, name: 'x' }] }, 'test', new Date()).catch((e) => e);
+    await assert.rejects(
+      importCatalogue(app.db, { merchants: [{ id: 'mp_x', name: 'x', category: 'y' }] }, 'test', new Date()),
+      /mp_ id/,
+    );
+    const err = await importCatalogue(
+      app.db,
+      { merchants: [{ id: `mp_${crypto.randomUUID()}`, name: 'x' }] },
+      'test',
+      new Date(),
+    ).catch((e) => e);
     assert.equal(err.reasonCode, 'invalid_body');
     assertError({ status: err.status, body: err.toBody(), text: '', headers: new Headers() }, 400, 'invalid_body');
   });

@@ -33,8 +33,12 @@ describe('OpenAPI document (catalogue)', () => {
       assert.ok(op, `${method.toUpperCase()} ${path} is missing`);
       const success = Object.entries(op.responses).find(([status]) => status.startsWith('2'))![1] as any;
       assert.ok(success.content['application/json'].schema, `${method} ${path} has no response schema`);
-      if (['post', 'put', 'patch'].includes(method)) assert.ok(op.requestBody, `${method} ${path} has no request body schema`);
-      assert.ok(op.responses['404'] || method === 'post' && path === '/admin/v1/merchants' || path === '/admin/v1/merchants', `${method} ${path} documents 404`);
+      if (['post', 'put', 'patch'].includes(method))
+        assert.ok(op.requestBody, `${method} ${path} has no request body schema`);
+      assert.ok(
+        op.responses['404'] || (method === 'post' && path === '/admin/v1/merchants') || path === '/admin/v1/merchants',
+        `${method} ${path} documents 404`,
+      );
     }
   });
 });

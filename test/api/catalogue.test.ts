@@ -18,7 +18,13 @@ describe('issuer catalogue routes', () => {
     tag = uniq('Cat').replace('-', '');
     merchants = [];
     for (let i = 0; i < 7; i++) {
-      merchants.push(await createMerchant(app, { name: `${tag} ${String.fromCharCode(71 - i)} shop`, category: i % 2 ? 'fuel' : 'dining', brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 } }));
+      merchants.push(
+        await createMerchant(app, {
+          name: `${tag} ${String.fromCharCode(71 - i)} shop`,
+          category: i % 2 ? 'fuel' : 'dining',
+          brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 },
+        }),
+      );
     }
     hidden = await createMerchant(app, { name: `${tag} hidden`, issuerIds: [other.id] });
   });
@@ -28,26 +34,39 @@ describe('issuer catalogue routes', () => {
 
   it('lists merchants by name across pages without duplicates or gaps', async () => {
     const all = await walkPages(issuer, `${base()}/merchants?q=${tag}`, 2);
-    assert.deepEqual(all.map((m) => m.id), [...merchants].reverse().map((m) => m.id));
+    assert.deepEqual(
+      all.map((m) => m.id),
+      [...merchants].reverse().map((m) => m.id),
+    );
     assert.deepEqual(all[0].activation, { status: 'not_activated', activatedAt: null, presentedOfferId: null });
-    assert.deepEqual(all[0].brandedBalance, { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 });
+    assert.deepEqual(all[0].brandedBalance, {
+      enabled: true,
+      spendMinimumMinor: 500,
+      availabilityDelayDays: 3,
+      expiryDays: 365,
+    });
   });
 
   it('pages merchants without duplicates or gaps while merchants are added between pages', async () => {
     const live = uniq('Live').replace('-', '');
     const originals: any[] = [];
-    for (const letter of ['B', 'D', 'F', 'H', 'J']) originals.push(await createMerchant(app, { name: `${live} ${letter}` }));
+    for (const letter of ['B', 'D', 'F', 'H', 'J'])
+      originals.push(await createMerchant(app, { name: `${live} ${letter}` }));
     const seen: string[] = [];
     let cursor: string | null = null;
     const inserted: string[] = [];
     for (let page = 0; page < 20; page++) {
-      const res: any = await issuer.call('GET', `${base()}/merchants?q=${live}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const res: any = await issuer.call(
+        'GET',
+        `${base()}/merchants?q=${live}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       assert.equal(res.status, 200, res.text);
       seen.push(...res.body.data.map((m: any) => m.id));
       cursor = res.body.nextCursor;
       if (!cursor) break;
       // Before, between and after what was served so far.
-      for (const letter of [`A${page}`, `E${page}`, `Z${page}`]) inserted.push((await createMerchant(app, { name: `${live} ${letter}` })).id);
+      for (const letter of [`A${page}`, `E${page}`, `Z${page}`])
+        inserted.push((await createMerchant(app, { name: `${live} ${letter}` })).id);
     }
     assert.equal(new Set(seen).size, seen.length, 'no merchant served twice');
     for (const m of originals) assert.ok(seen.includes(m.id), `${m.name} was skipped`);
@@ -60,16 +79,25 @@ describe('issuer catalogue routes', () => {
     assert.equal(fuel.length, 3);
     assert.ok(fuel.every((m) => m.category === 'fuel'));
     const one = await issuer.call('GET', `${base()}/merchants?q=${encodeURIComponent(`${tag} c SHOP`.toLowerCase())}`);
-    assert.deepEqual(one.body.data.map((m: any) => m.id), [merchants[4].id]);
+    assert.deepEqual(
+      one.body.data.map((m: any) => m.id),
+      [merchants[4].id],
+    );
     assert.equal((await issuer.call('PUT', `${base()}/merchant/${merchants[0].id}/activation`, {})).status, 201);
     const activated = await walkPages(issuer, `${base()}/merchants?q=${tag}&activated=true`, 50);
-    assert.deepEqual(activated.map((m) => m.id), [merchants[0].id]);
+    assert.deepEqual(
+      activated.map((m) => m.id),
+      [merchants[0].id],
+    );
     assert.equal(activated[0].activation.status, 'active');
     const notActivated = await walkPages(issuer, `${base()}/merchants?q=${tag}&activated=false`, 50);
     assert.equal(notActivated.length, 6);
     await app.operator('PATCH', `/admin/v1/merchants/${merchants[6].id}`, { status: 'inactive' });
     const inactive = await walkPages(issuer, `${base()}/merchants?q=${tag}&status=inactive`, 50);
-    assert.deepEqual(inactive.map((m) => m.id), [merchants[6].id]);
+    assert.deepEqual(
+      inactive.map((m) => m.id),
+      [merchants[6].id],
+    );
     assert.equal((await walkPages(issuer, `${base()}/merchants?q=${tag}`, 50)).length, 6);
   });
 
@@ -99,11 +127,21 @@ describe('issuer catalogue routes', () => {
     let merchant: any;
     let offers: Record<string, any>;
     before(async () => {
-      merchant = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+      merchant = await createMerchant(app, {
+        brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+      });
       offers = {
         cashback: await createOffer(app, merchant.id, { startsAt: daysFromNow(-5) }),
-        branded: await createOffer(app, merchant.id, { cashbackRateBps: 0, brandedRateBps: 300, startsAt: daysFromNow(-4) }),
-        both: await createOffer(app, merchant.id, { cashbackRateBps: 100, brandedRateBps: 100, startsAt: daysFromNow(-3) }),
+        branded: await createOffer(app, merchant.id, {
+          cashbackRateBps: 0,
+          brandedRateBps: 300,
+          startsAt: daysFromNow(-4),
+        }),
+        both: await createOffer(app, merchant.id, {
+          cashbackRateBps: 100,
+          brandedRateBps: 100,
+          startsAt: daysFromNow(-3),
+        }),
         scheduled: await createOffer(app, merchant.id, { startsAt: daysFromNow(5) }),
         ended: await createOffer(app, merchant.id, { startsAt: daysFromNow(-9), endsAt: daysFromNow(-1) }),
       };
@@ -123,9 +161,16 @@ describe('issuer catalogue routes', () => {
       const path = `${base()}/merchant/${merchant.id}/offers`;
       assert.deepEqual(ids(await walkPages(issuer, `${path}?status=scheduled`, 50)), [offers.scheduled.id]);
       assert.deepEqual(ids(await walkPages(issuer, `${path}?status=ended`, 50)), [offers.ended.id]);
-      assert.deepEqual(ids(await walkPages(issuer, `${path}?status=active`, 50)), [offers.cashback.id, offers.branded.id, offers.both.id]);
+      assert.deepEqual(ids(await walkPages(issuer, `${path}?status=active`, 50)), [
+        offers.cashback.id,
+        offers.branded.id,
+        offers.both.id,
+      ]);
       assert.deepEqual(ids(await walkPages(issuer, `${path}?type=branded`, 50)), [offers.branded.id, offers.both.id]);
-      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${merchant.id}&type=cashback&status=active`, 50)), [offers.cashback.id, offers.both.id]);
+      assert.deepEqual(
+        ids(await walkPages(issuer, `${base()}/offers?merchantId=${merchant.id}&type=cashback&status=active`, 50)),
+        [offers.cashback.id, offers.both.id],
+      );
       assertError(await issuer.call('GET', `${path}?status=paused`), 400, 'invalid_query');
       assertError(await issuer.call('GET', `${base()}/offers?merchantId=nope`), 400, 'invalid_query');
     });
@@ -146,34 +191,59 @@ describe('issuer catalogue routes', () => {
       const plain = await createMerchant(app); // branded balance disabled
       const offer = await createOffer(app, plain.id, { cashbackRateBps: 300, brandedRateBps: 200 });
       const listed = await walkPages(issuer, `${base()}/merchant/${plain.id}/offers`, 50);
-      assert.deepEqual(listed.map((o) => [o.id, o.cashbackRateBps, o.brandedRateBps]), [[offer.id, 300, 0]]);
+      assert.deepEqual(
+        listed.map((o) => [o.id, o.cashbackRateBps, o.brandedRateBps]),
+        [[offer.id, 300, 0]],
+      );
       assert.equal((await issuer.call('GET', `${base()}/offer/${offer.id}`)).body.brandedRateBps, 0);
       assert.deepEqual(ids(await walkPages(issuer, `${base()}/merchant/${plain.id}/offers?type=branded`, 50)), []);
-      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${plain.id}&type=cashback`, 50)), [offer.id]);
+      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${plain.id}&type=cashback`, 50)), [
+        offer.id,
+      ]);
       // The operator sees the catalogue as set.
       assert.equal(offer.brandedRateBps, 200);
     });
 
-    it('shows no branded rate to an issuer whose availability delay reaches the merchant\'s expiry', async () => {
-      const short = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 30 } });
+    it("shows no branded rate to an issuer whose availability delay reaches the merchant's expiry", async () => {
+      const short = await createMerchant(app, {
+        brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 30 },
+      });
       const offer = await createOffer(app, short.id, { cashbackRateBps: 100, brandedRateBps: 400 });
       const patient = await newIssuer(app);
       const patientChg = await createGroup(patient);
-      assert.equal((await app.operator('PATCH', `/admin/v1/issuers/${patient.id}`, { brandedAvailabilityDelayDays: 30 })).status, 200);
+      assert.equal(
+        (await app.operator('PATCH', `/admin/v1/issuers/${patient.id}`, { brandedAvailabilityDelayDays: 30 })).status,
+        200,
+      );
       assert.equal((await patient.call('GET', `/api/v2/chg/${patientChg}/offer/${offer.id}`)).body.brandedRateBps, 0);
-      assert.deepEqual(ids(await walkPages(patient, `/api/v2/chg/${patientChg}/offers?merchantId=${short.id}&type=branded`, 50)), []);
+      assert.deepEqual(
+        ids(await walkPages(patient, `/api/v2/chg/${patientChg}/offers?merchantId=${short.id}&type=branded`, 50)),
+        [],
+      );
       // Another issuer, with no delay, is paid the branded rate there.
       assert.equal((await issuer.call('GET', `${base()}/offer/${offer.id}`)).body.brandedRateBps, 400);
-      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${short.id}&type=branded`, 50)), [offer.id]);
+      assert.deepEqual(ids(await walkPages(issuer, `${base()}/offers?merchantId=${short.id}&type=branded`, 50)), [
+        offer.id,
+      ]);
     });
 
     it('refuses a merchant whose branded balance would become available only after it expired', async () => {
       const res = await app.operator('POST', '/admin/v1/merchants', {
-        name: uniq('Merchant'), category: 'dining', brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 30, expiryDays: 30 },
+        name: uniq('Merchant'),
+        category: 'dining',
+        brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 30, expiryDays: 30 },
       });
       assertError(res, 400, 'availability_not_before_expiry');
-      const ok = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 10, expiryDays: 30 } });
-      assertError(await app.operator('PATCH', `/admin/v1/merchants/${ok.id}`, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 10, expiryDays: 10 } }), 400, 'availability_not_before_expiry');
+      const ok = await createMerchant(app, {
+        brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 10, expiryDays: 30 },
+      });
+      assertError(
+        await app.operator('PATCH', `/admin/v1/merchants/${ok.id}`, {
+          brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 10, expiryDays: 10 },
+        }),
+        400,
+        'availability_not_before_expiry',
+      );
       const after = await app.operator('GET', `/admin/v1/merchants/${ok.id}`);
       assert.equal(after.body.brandedBalance.expiryDays, 30, 'the refused update changed nothing');
     });
@@ -181,13 +251,31 @@ describe('issuer catalogue routes', () => {
     it('reads one offer on both routes with the API.md shape', async () => {
       const res = await issuer.call('GET', `${base()}/offer/${offers.both.id}`);
       assert.equal(res.status, 200);
-      assert.deepEqual(Object.keys(res.body).sort(), ['brandedRateBps', 'cashbackRateBps', 'description', 'endsAt', 'id', 'maxRewardMinor', 'maxRewardPerChgMinor', 'mccs', 'merchantId', 'minSpendMinor', 'startsAt', 'status', 'title']);
+      assert.deepEqual(Object.keys(res.body).sort(), [
+        'brandedRateBps',
+        'cashbackRateBps',
+        'description',
+        'endsAt',
+        'id',
+        'maxRewardMinor',
+        'maxRewardPerChgMinor',
+        'mccs',
+        'merchantId',
+        'minSpendMinor',
+        'startsAt',
+        'status',
+        'title',
+      ]);
       const scoped = await issuer.call('GET', `${base()}/merchant/${merchant.id}/offer/${offers.ended.id}`);
       assert.equal(scoped.body.status, 'ended');
     });
 
-    it('answers 404 for another merchant\'s offer, hidden or unknown offers, and 400 for malformed ids', async () => {
-      assertError(await issuer.call('GET', `${base()}/merchant/${merchants[0].id}/offer/${offers.both.id}`), 404, 'offer_not_found');
+    it("answers 404 for another merchant's offer, hidden or unknown offers, and 400 for malformed ids", async () => {
+      assertError(
+        await issuer.call('GET', `${base()}/merchant/${merchants[0].id}/offer/${offers.both.id}`),
+        404,
+        'offer_not_found',
+      );
       const hiddenOffer = await createOffer(app, hidden.id);
       assertError(await issuer.call('GET', `${base()}/offer/${hiddenOffer.id}`), 404, 'offer_not_found');
       assert.equal((await walkPages(issuer, `${base()}/offers?merchantId=${hidden.id}`, 50)).length, 0);

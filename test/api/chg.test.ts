@@ -15,8 +15,18 @@ describe('cardholder group routes', () => {
     it('creates a group (201) and reads back every field', async () => {
       const body = groupBody({
         cardholders: [
-          { externalId: uniq('c'), cards: [{ externalId: uniq('k'), last4: '0001', network: 'visa' }, { externalId: uniq('k'), last4: '0002', network: 'amex' }] },
-          { externalId: uniq('c'), status: 'inactive', cards: [{ externalId: uniq('k'), last4: '0003', network: 'mastercard' }] },
+          {
+            externalId: uniq('c'),
+            cards: [
+              { externalId: uniq('k'), last4: '0001', network: 'visa' },
+              { externalId: uniq('k'), last4: '0002', network: 'amex' },
+            ],
+          },
+          {
+            externalId: uniq('c'),
+            status: 'inactive',
+            cards: [{ externalId: uniq('k'), last4: '0003', network: 'mastercard' }],
+          },
         ],
       });
       const created = await issuer.call('POST', '/api/v2/chg', body);
@@ -59,26 +69,44 @@ describe('cardholder group routes', () => {
     });
 
     it('soft-deactivates cardholders and cards missing from the body, and re-activates them', async () => {
-      const keep = { externalId: uniq('c'), cards: [{ externalId: uniq('k'), last4: '1111', network: 'visa' }, { externalId: uniq('k'), last4: '2222', network: 'visa' }] };
+      const keep = {
+        externalId: uniq('c'),
+        cards: [
+          { externalId: uniq('k'), last4: '1111', network: 'visa' },
+          { externalId: uniq('k'), last4: '2222', network: 'visa' },
+        ],
+      };
       const drop = { externalId: uniq('c'), cards: [{ externalId: uniq('k'), last4: '3333', network: 'discover' }] };
       const body = groupBody({ cardholders: [keep, drop] });
       const created = await issuer.call('POST', '/api/v2/chg', body);
-      const synced = await issuer.call('POST', '/api/v2/chg', { ...body, cardholders: [{ ...keep, cards: [keep.cards[0]] }] });
+      const synced = await issuer.call('POST', '/api/v2/chg', {
+        ...body,
+        cardholders: [{ ...keep, cards: [keep.cards[0]] }],
+      });
       assert.equal(synced.status, 200);
       const byExt = new Map(synced.body.cardholders.map((c: any) => [c.externalId, c]));
       const kept: any = byExt.get(keep.externalId);
       const dropped: any = byExt.get(drop.externalId);
       assert.equal(synced.body.cardholders.length, 2, 'deactivated cardholders stay readable');
       assert.equal(kept.status, 'active');
-      assert.deepEqual(kept.cards.map((c: any) => c.status), ['active', 'inactive']);
+      assert.deepEqual(
+        kept.cards.map((c: any) => c.status),
+        ['active', 'inactive'],
+      );
       assert.equal(dropped.status, 'inactive');
       assert.ok(dropped.deactivatedAt);
       assert.equal(dropped.cards[0].status, 'inactive');
       assert.equal(dropped.id, created.body.cardholders[1].id);
 
       const restored = await issuer.call('POST', '/api/v2/chg', body);
-      assert.deepEqual(restored.body.cardholders.map((c: any) => [c.id, c.status, c.deactivatedAt]), created.body.cardholders.map((c: any) => [c.id, 'active', null]));
-      assert.deepEqual(restored.body.cardholders[0].cards.map((c: any) => c.status), ['active', 'active']);
+      assert.deepEqual(
+        restored.body.cardholders.map((c: any) => [c.id, c.status, c.deactivatedAt]),
+        created.body.cardholders.map((c: any) => [c.id, 'active', null]),
+      );
+      assert.deepEqual(
+        restored.body.cardholders[0].cards.map((c: any) => c.status),
+        ['active', 'active'],
+      );
     });
 
     it('deactivates everything with status inactive, keeping the record readable', async () => {
@@ -95,7 +123,14 @@ describe('cardholder group routes', () => {
     it('answers 409 external_id_conflict for a cardholder or card id active in another group', async () => {
       const first = groupBody();
       await issuer.call('POST', '/api/v2/chg', first);
-      const stealCardholder = groupBody({ cardholders: [{ externalId: first.cardholders[0].externalId, cards: [{ externalId: uniq('k'), last4: '1234', network: 'visa' }] }] });
+      const stealCardholder = groupBody({
+        cardholders: [
+          {
+            externalId: first.cardholders[0].externalId,
+            cards: [{ externalId: uniq('k'), last4: '1234', network: 'visa' }],
+          },
+        ],
+      });
       const res = await issuer.call('POST', '/api/v2/chg', stealCardholder);
       assertError(res, 409, 'external_id_conflict');
       assert.deepEqual(res.body.details.cardholderExternalIds, [first.cardholders[0].externalId]);
@@ -130,7 +165,10 @@ describe('cardholder group routes', () => {
       const results = await Promise.all(Array.from({ length: 8 }, () => issuer.call('POST', '/api/v2/chg', body)));
       assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 200, 200, 200, 200, 201]);
       assert.equal(new Set(results.map((r) => r.body.id)).size, 1);
-      assert.equal(await app.db.cardholder.count({ where: { issuerId: issuer.id, externalId: body.cardholders[0].externalId } }), 1);
+      assert.equal(
+        await app.db.cardholder.count({ where: { issuerId: issuer.id, externalId: body.cardholders[0].externalId } }),
+        1,
+      );
     });
   });
 
@@ -141,7 +179,15 @@ describe('cardholder group routes', () => {
         items: [good[0], { externalId: 'x', cardholders: [] }, good[1], { ...groupBody(), extra: true }],
       });
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body.results.map((r: any) => [r.index, r.status]), [[0, 'created'], [1, 'failed'], [2, 'created'], [3, 'failed']]);
+      assert.deepEqual(
+        res.body.results.map((r: any) => [r.index, r.status]),
+        [
+          [0, 'created'],
+          [1, 'failed'],
+          [2, 'created'],
+          [3, 'failed'],
+        ],
+      );
       assert.equal(res.body.results[1].error.reasonCode, 'invalid_body');
       assert.equal(res.body.results[1].error.details.errors[0].path, '/items/1/cardholders');
       assert.equal(res.body.results[3].error.details.errors[0].path, '/items/3/extra');
@@ -149,21 +195,40 @@ describe('cardholder group routes', () => {
         assert.equal((await issuer.call('GET', `/api/v2/chg/${r.id}`)).status, 200);
       }
       const again = await issuer.call('POST', '/api/v2/chg/bulk-upsert', { items: good });
-      assert.deepEqual(again.body.results.map((r: any) => r.status), ['updated', 'updated']);
+      assert.deepEqual(
+        again.body.results.map((r: any) => r.status),
+        ['updated', 'updated'],
+      );
     });
 
     it('fails only the item that conflicts in the database, keeps its neighbours, and stores nothing of it', async () => {
       const first = groupBody();
       // Item 1 reuses item 0's cardholder: the conflict appears only when item 1 is written.
-      const clash = groupBody({ cardholders: [first.cardholders[0], { externalId: uniq('c'), cards: [{ externalId: uniq('k'), last4: '7777', network: 'visa' }] }] });
+      const clash = groupBody({
+        cardholders: [
+          first.cardholders[0],
+          { externalId: uniq('c'), cards: [{ externalId: uniq('k'), last4: '7777', network: 'visa' }] },
+        ],
+      });
       const last = groupBody();
       const res = await issuer.call('POST', '/api/v2/chg/bulk-upsert', { items: [first, clash, last] });
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.body.results.map((r: any) => [r.index, r.status]), [[0, 'created'], [1, 'failed'], [2, 'created']]);
+      assert.deepEqual(
+        res.body.results.map((r: any) => [r.index, r.status]),
+        [
+          [0, 'created'],
+          [1, 'failed'],
+          [2, 'created'],
+        ],
+      );
       assert.equal(res.body.results[1].error.reasonCode, 'external_id_conflict');
-      for (const r of [res.body.results[0], res.body.results[2]]) assert.equal((await issuer.call('GET', `/api/v2/chg/${r.id}`)).status, 200);
+      for (const r of [res.body.results[0], res.body.results[2]])
+        assert.equal((await issuer.call('GET', `/api/v2/chg/${r.id}`)).status, 200);
       // The failed item's transaction rolled back whole: neither its group nor its other cardholder exists.
-      assert.equal(await app.db.cardholderGroup.count({ where: { issuerId: issuer.id, externalId: clash.externalId } }), 0);
+      assert.equal(
+        await app.db.cardholderGroup.count({ where: { issuerId: issuer.id, externalId: clash.externalId } }),
+        0,
+      );
       assert.equal(await app.db.cardholder.count({ where: { externalId: clash.cardholders[1].externalId } }), 0);
       assert.equal(await app.db.cardholder.count({ where: { externalId: first.cardholders[0].externalId } }), 1);
     });
@@ -175,7 +240,10 @@ describe('cardholder group routes', () => {
         items: [{ externalId: 'a' }, groupBody({ cardholders: taken.cardholders })],
       });
       assert.equal(res.status, 400);
-      assert.deepEqual(res.body.results.map((r: any) => r.status), ['failed', 'failed']);
+      assert.deepEqual(
+        res.body.results.map((r: any) => r.status),
+        ['failed', 'failed'],
+      );
       assert.equal(res.body.results[1].error.reasonCode, 'external_id_conflict');
     });
   });
@@ -184,16 +252,28 @@ describe('cardholder group routes', () => {
     it('deactivates a card, a cardholder and a group while keeping all readable', async () => {
       const body = groupBody({
         cardholders: [
-          { externalId: uniq('c'), cards: [{ externalId: uniq('k'), last4: '1000', network: 'visa' }, { externalId: uniq('k'), last4: '2000', network: 'visa' }] },
+          {
+            externalId: uniq('c'),
+            cards: [
+              { externalId: uniq('k'), last4: '1000', network: 'visa' },
+              { externalId: uniq('k'), last4: '2000', network: 'visa' },
+            ],
+          },
           { externalId: uniq('c'), cards: [{ externalId: uniq('k'), last4: '3000', network: 'visa' }] },
         ],
       });
       const group = (await issuer.call('POST', '/api/v2/chg', body)).body;
       const [ch1, ch2] = group.cardholders;
 
-      const afterCard = await issuer.call('DELETE', `/api/v2/chg/${group.id}/cardholder/${ch1.id}/card/${ch1.cards[1].id}`);
+      const afterCard = await issuer.call(
+        'DELETE',
+        `/api/v2/chg/${group.id}/cardholder/${ch1.id}/card/${ch1.cards[1].id}`,
+      );
       assert.equal(afterCard.status, 200);
-      assert.deepEqual(afterCard.body.cardholders[0].cards.map((c: any) => c.status), ['active', 'inactive']);
+      assert.deepEqual(
+        afterCard.body.cardholders[0].cards.map((c: any) => c.status),
+        ['active', 'inactive'],
+      );
 
       const afterCardholder = await issuer.call('DELETE', `/api/v2/chg/${group.id}/cardholder/${ch2.id}`);
       assert.equal(afterCardholder.body.cardholders[1].status, 'inactive');
@@ -204,7 +284,11 @@ describe('cardholder group routes', () => {
       assert.equal(afterGroup.status, 200);
       assert.equal(afterGroup.body.status, 'inactive');
       assert.ok(afterGroup.body.deactivatedAt);
-      assert.ok(afterGroup.body.cardholders.every((c: any) => c.status === 'inactive' && c.cards.every((k: any) => k.status === 'inactive')));
+      assert.ok(
+        afterGroup.body.cardholders.every(
+          (c: any) => c.status === 'inactive' && c.cards.every((k: any) => k.status === 'inactive'),
+        ),
+      );
 
       const read = await issuer.call('GET', `/api/v2/chg/${group.id}`);
       assert.equal(read.status, 200);
@@ -217,9 +301,16 @@ describe('cardholder group routes', () => {
     it('answers 404 for a cardholder or card of another group', async () => {
       const a = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
       const b = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-      assertError(await issuer.call('DELETE', `/api/v2/chg/${a.id}/cardholder/${b.cardholders[0].id}`), 404, 'cardholder_not_found');
       assertError(
-        await issuer.call('DELETE', `/api/v2/chg/${a.id}/cardholder/${a.cardholders[0].id}/card/${b.cardholders[0].cards[0].id}`),
+        await issuer.call('DELETE', `/api/v2/chg/${a.id}/cardholder/${b.cardholders[0].id}`),
+        404,
+        'cardholder_not_found',
+      );
+      assertError(
+        await issuer.call(
+          'DELETE',
+          `/api/v2/chg/${a.id}/cardholder/${a.cardholders[0].id}/card/${b.cardholders[0].cards[0].id}`,
+        ),
         404,
         'card_not_found',
       );

@@ -35,7 +35,10 @@ describe('GET /docs', function () {
     assert.match(csp, /script-src 'self'(;|$)/);
     assert.match(csp, /connect-src 'self'(;|$)/);
     assert.doesNotMatch(res.text, /https?:\/\//, 'no absolute URL: every file comes from this API');
-    assert.deepEqual(assetUrls(res.text).map((u) => u.split('/').pop()), ['favicon-32x32.png', 'swagger-ui.css', 'swagger-ui-bundle.js', 'docs.js']);
+    assert.deepEqual(
+      assetUrls(res.text).map((u) => u.split('/').pop()),
+      ['favicon-32x32.png', 'swagger-ui.css', 'swagger-ui-bundle.js', 'docs.js'],
+    );
   });
 
   it('serves the assets with their content types, cached for a year under URLs that change with their content', async () => {
@@ -58,15 +61,21 @@ describe('GET /docs', function () {
   it('sends the scripts and styles compressed to a client that accepts gzip', async () => {
     const page = await app.request('GET', '/docs');
     const bundle = assetUrls(page.text).find((u) => u.endsWith('swagger-ui-bundle.js'))!;
-    const plain = Buffer.from(await (await fetch(app.url + bundle, { headers: { 'accept-encoding': 'identity' } })).arrayBuffer());
+    const plain = Buffer.from(
+      await (await fetch(app.url + bundle, { headers: { 'accept-encoding': 'identity' } })).arrayBuffer(),
+    );
     // node:http instead of fetch, which would decompress on its own.
     const { request } = await import('node:http');
     const raw = await new Promise<{ encoding?: string; vary?: string; body: Buffer }>((resolve, reject) => {
       request(app.url + bundle, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ encoding: res.headers['content-encoding'], vary: res.headers.vary, body: Buffer.concat(chunks) }));
-      }).on('error', reject).end();
+        res.on('end', () =>
+          resolve({ encoding: res.headers['content-encoding'], vary: res.headers.vary, body: Buffer.concat(chunks) }),
+        );
+      })
+        .on('error', reject)
+        .end();
     });
     assert.equal(raw.encoding, 'gzip');
     assert.match(raw.vary ?? '', /Accept-Encoding/i);
@@ -82,7 +91,15 @@ describe('GET /docs', function () {
       assert.ok(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
       browser = await chromium.launch({
         executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
       });
     });
     after(() => browser?.close());
@@ -101,7 +118,10 @@ describe('GET /docs', function () {
 
       await page.goto(`${app.url}/docs`);
       // Operations by their summary and operationId (displayOperationId), in their tag sections.
-      await page.locator('.opblock-summary-path', { hasText: '/api/v2/chg/{chgId}' }).first().waitFor({ timeout: 60_000 });
+      await page
+        .locator('.opblock-summary-path', { hasText: '/api/v2/chg/{chgId}' })
+        .first()
+        .waitFor({ timeout: 60_000 });
       assert.ok((await page.locator('.opblock').count()) >= 40, 'every operation is listed');
       for (const tag of ['Cardholder groups', 'Ingestion', 'Webhooks']) {
         assert.ok((await page.locator('.opblock-tag', { hasText: tag }).count()) >= 1, `tag ${tag}`);
@@ -109,7 +129,10 @@ describe('GET /docs', function () {
       await page.getByText('getTransactionRewardDetail').first().waitFor();
       // OpenAPI 3.1's webhooks: what the service POSTs to the issuer.
       await page.getByText('qualified_settlement', { exact: false }).first().waitFor();
-      assert.ok((await page.locator('.opblock', { hasText: 'qualified_settlement' }).count()) >= 1, 'the webhook section');
+      assert.ok(
+        (await page.locator('.opblock', { hasText: 'qualified_settlement' }).count()) >= 1,
+        'the webhook section',
+      );
 
       mkdirSync(OUTPUT, { recursive: true });
       await page.screenshot({ path: join(OUTPUT, 'docs.png') });
@@ -117,7 +140,10 @@ describe('GET /docs', function () {
       // One operation opened: its 200 shows the example declared beside the RewardDetail schema.
       await page.locator('.opblock-summary', { hasText: 'getTransactionRewardDetail' }).first().click();
       const responses = page.locator('.opblock.is-open .responses-wrapper');
-      await responses.locator('.microlight', { hasText: exampleId('brevt', 2) }).first().waitFor({ timeout: 30_000 });
+      await responses
+        .locator('.microlight', { hasText: exampleId('brevt', 2) })
+        .first()
+        .waitFor({ timeout: 30_000 });
       await responses.scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(OUTPUT, 'docs-operation.png') });
       assert.deepEqual(elsewhere, [], 'the page works offline');

@@ -19,13 +19,22 @@ describe('earn and spend eligibility routes', () => {
   }
 
   it('previews a transaction: winning offer and estimated reward', async () => {
-    const { merchant, path } = await activated({ brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    const { merchant, path } = await activated({
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
     await createOffer(app, merchant.id, { cashbackRateBps: 200 });
-    const best = await createOffer(app, merchant.id, { cashbackRateBps: 300, brandedRateBps: 200, maxRewardMinor: 400 });
+    const best = await createOffer(app, merchant.id, {
+      cashbackRateBps: 300,
+      brandedRateBps: 200,
+      maxRewardMinor: 400,
+    });
     assert.equal((await issuer.call('PUT', `${path}/activation`, {})).status, 201);
     const res = await issuer.call('GET', `${path}/eligibility?amountMinor=10000&mcc=5812`);
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual([res.body.eligible, res.body.reasons, res.body.winningOfferId, res.body.estimatedRewardMinor], [true, [], best.id, 400]);
+    assert.deepEqual(
+      [res.body.eligible, res.body.reasons, res.body.winningOfferId, res.body.estimatedRewardMinor],
+      [true, [], best.id, 400],
+    );
     const plain = await issuer.call('GET', `${path}/eligibility`);
     assert.equal(plain.body.estimatedRewardMinor, undefined);
     assert.equal(plain.body.eligibleOfferIds.length, 2);
@@ -36,12 +45,18 @@ describe('earn and spend eligibility routes', () => {
     const offer = await createOffer(app, merchant.id, { cashbackRateBps: 300, brandedRateBps: 200 });
     assert.equal((await issuer.call('PUT', `${path}/activation`, {})).status, 201);
     const res = await issuer.call('GET', `${path}/eligibility?amountMinor=10000`);
-    assert.deepEqual([res.body.eligible, res.body.winningOfferId, res.body.estimatedRewardMinor], [true, offer.id, 300]);
+    assert.deepEqual(
+      [res.body.eligible, res.body.winningOfferId, res.body.estimatedRewardMinor],
+      [true, offer.id, 300],
+    );
   });
 
   it('reports merchant_not_activated and no_active_offer', async () => {
     const { merchant, path } = await activated();
-    assert.deepEqual((await issuer.call('GET', `${path}/eligibility`)).body.reasons, ['merchant_not_activated', 'no_active_offer']);
+    assert.deepEqual((await issuer.call('GET', `${path}/eligibility`)).body.reasons, [
+      'merchant_not_activated',
+      'no_active_offer',
+    ]);
     await createOffer(app, merchant.id, { startsAt: daysFromNow(2) });
     await issuer.call('PUT', `${path}/activation`, {});
     assert.deepEqual((await issuer.call('GET', `${path}/eligibility`)).body.reasons, ['no_active_offer']);
@@ -53,8 +68,12 @@ describe('earn and spend eligibility routes', () => {
     const { merchant, path } = await activated();
     await createOffer(app, merchant.id, { minSpendMinor: 2000, mccs: ['5812'] });
     await issuer.call('PUT', `${path}/activation`, {});
-    assert.deepEqual((await issuer.call('GET', `${path}/eligibility?amountMinor=1999&mcc=5812`)).body.reasons, ['below_min_spend']);
-    assert.deepEqual((await issuer.call('GET', `${path}/eligibility?amountMinor=2000&mcc=5411`)).body.reasons, ['mcc_excluded']);
+    assert.deepEqual((await issuer.call('GET', `${path}/eligibility?amountMinor=1999&mcc=5812`)).body.reasons, [
+      'below_min_spend',
+    ]);
+    assert.deepEqual((await issuer.call('GET', `${path}/eligibility?amountMinor=2000&mcc=5411`)).body.reasons, [
+      'mcc_excluded',
+    ]);
     assert.equal((await issuer.call('GET', `${path}/eligibility?amountMinor=2000&mcc=5812`)).body.eligible, true);
   });
 
@@ -75,24 +94,50 @@ describe('earn and spend eligibility routes', () => {
     assertError(await issuer.call('GET', `${path}/eligibility?at=yesterday`), 400, 'invalid_query');
     const leap = await issuer.call('GET', `${path}/eligibility?at=${encodeURIComponent('2016-12-31T23:59:60Z')}`);
     assertError(leap, 400, 'invalid_query');
-    assert.ok(leap.body.details.errors.some((e: any) => e.path === '/at'), JSON.stringify(leap.body.details));
+    assert.ok(
+      leap.body.details.errors.some((e: any) => e.path === '/at'),
+      JSON.stringify(leap.body.details),
+    );
     assertError(await issuer.call('GET', `${path}/spend-eligibility?amountMinor=1.5`), 400, 'invalid_query');
     const other = await newIssuer(app);
-    assertError(await other.call('GET', `/api/v2/chg/${chgId}/merchant/${merchant.id}/eligibility`), 404, 'chg_not_found');
-    assertError(await other.call('GET', `/api/v2/chg/${chgId}/merchant/${merchant.id}/spend-eligibility`), 404, 'chg_not_found');
-    assertError(await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/mp_${crypto.randomUUID()}/spend-eligibility`), 404, 'merchant_not_found');
+    assertError(
+      await other.call('GET', `/api/v2/chg/${chgId}/merchant/${merchant.id}/eligibility`),
+      404,
+      'chg_not_found',
+    );
+    assertError(
+      await other.call('GET', `/api/v2/chg/${chgId}/merchant/${merchant.id}/spend-eligibility`),
+      404,
+      'chg_not_found',
+    );
+    assertError(
+      await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/mp_${crypto.randomUUID()}/spend-eligibility`),
+      404,
+      'merchant_not_found',
+    );
   });
 
   it('reports spend restrictions reachable before the ledger exists', async () => {
-    const enabled = await activated({ brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 } });
+    const enabled = await activated({
+      brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 },
+    });
     const res = await issuer.call('GET', `${enabled.path}/spend-eligibility?amountMinor=400`);
     assert.deepEqual(res.body, {
-      merchantId: enabled.merchant.id, currency: 'usd', eligible: false, availableBalanceMinor: 0, pendingBalanceMinor: 0,
+      merchantId: enabled.merchant.id,
+      currency: 'usd',
+      eligible: false,
+      availableBalanceMinor: 0,
+      pendingBalanceMinor: 0,
       spendRestrictionReasons: ['no_available_balance', 'below_merchant_minimum'],
     });
     const disabled = await activated({ status: 'inactive' });
     await issuer.call('DELETE', `/api/v2/chg/${disabled.chgId}`);
     const reasons = (await issuer.call('GET', `${disabled.path}/spend-eligibility`)).body.spendRestrictionReasons;
-    assert.deepEqual(reasons, ['no_available_balance', 'chg_inactive', 'merchant_inactive', 'branded_balance_disabled']);
+    assert.deepEqual(reasons, [
+      'no_available_balance',
+      'chg_inactive',
+      'merchant_inactive',
+      'branded_balance_disabled',
+    ]);
   });
 });

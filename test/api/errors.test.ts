@@ -20,7 +20,9 @@ describe('error handling', () => {
     }) as Db;
     const app = await startTestApp({ db: broken });
     try {
-      const res = await app.request('GET', '/api/v2/chg/chg_00000000-0000-0000-0000-000000000000', { token: issuer.token });
+      const res = await app.request('GET', '/api/v2/chg/chg_00000000-0000-0000-0000-000000000000', {
+        token: issuer.token,
+      });
       assertError(res, 500);
       assert.equal(res.body.name, 'internal_error');
       assert.ok(!/boom|SELECT|internal_host/.test(res.text));
@@ -34,7 +36,9 @@ describe('error handling', () => {
     const db = createDb(`postgresql://postgres:postgres@127.0.0.1:${await freePort()}/none`, 1);
     const app: TestApp = await startTestApp({ db, temporalHealth: async () => undefined });
     try {
-      const res = await app.request('GET', '/api/v2/chg/chg_00000000-0000-0000-0000-000000000000', { token: `rwd_sk_${'a'.repeat(43)}` });
+      const res = await app.request('GET', '/api/v2/chg/chg_00000000-0000-0000-0000-000000000000', {
+        token: `rwd_sk_${'a'.repeat(43)}`,
+      });
       assertError(res, 503, 'database_unavailable');
       assert.ok(res.headers.get('retry-after'));
       assertError(await app.request('GET', '/readyz'), 503, 'database_unavailable');

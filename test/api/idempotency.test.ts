@@ -35,7 +35,11 @@ describe('Idempotency-Key', () => {
   const keyed = (token: string, method: string, path: string, key: string, body?: unknown) =>
     app.request(method, path, { token, body, headers: { 'Idempotency-Key': key } });
   const createIssuer = (key: string | undefined, name: string) =>
-    app.request('POST', '/admin/v1/issuers', { token: OPERATOR_TOKEN, body: { name, environment: 'sandbox' }, headers: key === undefined ? {} : { 'Idempotency-Key': key } });
+    app.request('POST', '/admin/v1/issuers', {
+      token: OPERATOR_TOKEN,
+      body: { name, environment: 'sandbox' },
+      headers: key === undefined ? {} : { 'Idempotency-Key': key },
+    });
   const issuersNamed = (name: string) => app.db.issuer.count({ where: { name } });
   const endpointBody = () => ({ url: `https://hooks.example.com/${randomUUID()}` });
 
@@ -54,7 +58,11 @@ describe('Idempotency-Key', () => {
       assert.ok(replayed(again));
       assert.deepEqual(again.body, first.body);
       assert.equal(again.headers.get('content-type'), first.headers.get('content-type'));
-      assert.notEqual(again.headers.get('x-request-id'), first.headers.get('x-request-id'), 'the request id is the retry\'s own');
+      assert.notEqual(
+        again.headers.get('x-request-id'),
+        first.headers.get('x-request-id'),
+        "the request id is the retry's own",
+      );
       const stored = await storedSecrets(app.db, issuer.id);
       assert.equal(stored.secret, first.body.signingSecret);
     });
@@ -62,9 +70,16 @@ describe('Idempotency-Key', () => {
     it('matches the same body sent in another key order and spacing', async () => {
       const issuer = await newIssuer(app);
       const key = newKey();
-      const first = await keyed(issuer.token, 'PUT', ENDPOINT, key, { url: 'https://hooks.example.com/order', enabledTypes: ['qualified_auth'] });
+      const first = await keyed(issuer.token, 'PUT', ENDPOINT, key, {
+        url: 'https://hooks.example.com/order',
+        enabledTypes: ['qualified_auth'],
+      });
       const raw = '{ "enabledTypes" : ["qualified_auth"], "url": "https://hooks.example.com/order" }';
-      const again = await app.request('PUT', ENDPOINT, { token: issuer.token, raw, headers: { 'Idempotency-Key': key } });
+      const again = await app.request('PUT', ENDPOINT, {
+        token: issuer.token,
+        raw,
+        headers: { 'Idempotency-Key': key },
+      });
       assert.ok(replayed(again), again.text);
       assert.deepEqual(again.body, first.body);
     });
@@ -99,7 +114,9 @@ describe('Idempotency-Key', () => {
     it('replays a 204 with no body (ingestion) and keeps the answer, not the 1000-event request', async () => {
       const issuer = await newIssuer(app);
       const card = cardOf((await issuer.call('POST', '/api/v2/chg', groupBody())).body);
-      const events = Array.from({ length: 1000 }, () => settledEvent(card, { merchantDescriptor: `SHOP ${'X'.repeat(250)}` }));
+      const events = Array.from({ length: 1000 }, () =>
+        settledEvent(card, { merchantDescriptor: `SHOP ${'X'.repeat(250)}` }),
+      );
       const key = newKey();
       const first = await keyed(issuer.token, 'POST', '/api/v1/incoming-txn', key, events);
       assert.equal(first.status, 204, first.text.slice(0, 300));
@@ -134,7 +151,10 @@ describe('Idempotency-Key', () => {
       assert.equal((await createIssuer(key, name)).status, 201);
       const other = await createIssuer(key, `${name} (other)`);
       assertError(other, 409, 'idempotency_key_reused');
-      assert.deepEqual(other.body.details, { differs: ['body'], firstRequest: { method: 'POST', path: '/admin/v1/issuers' } });
+      assert.deepEqual(other.body.details, {
+        differs: ['body'],
+        firstRequest: { method: 'POST', path: '/admin/v1/issuers' },
+      });
       assert.equal(other.headers.get('idempotent-replayed'), null);
       assert.equal(await issuersNamed(`${name} (other)`), 0);
     });
@@ -160,7 +180,10 @@ describe('Idempotency-Key', () => {
       const longest = await createIssuer('~'.repeat(255), name);
       assert.equal(longest.status, 201, longest.text);
       const issuer = await newIssuer(app);
-      const read = await app.request('GET', '/api/v2/chg/chg_00000000-0000-0000-0000-000000000000', { token: issuer.token, headers: { 'Idempotency-Key': 'has space' } });
+      const read = await app.request('GET', '/api/v2/chg/chg_00000000-0000-0000-0000-000000000000', {
+        token: issuer.token,
+        headers: { 'Idempotency-Key': 'has space' },
+      });
       assertError(read, 404, 'chg_not_found');
     });
   });
@@ -201,7 +224,9 @@ describe('Idempotency-Key', () => {
         await blocker.query('BEGIN');
         await blocker.query('LOCK TABLE "issuer" IN SHARE MODE');
         first = createIssuer(key, name);
-        await waitFor(async () => (await app.db.idempotencyKey.findFirst({ where: { key } }))?.status === 'in_progress');
+        await waitFor(
+          async () => (await app.db.idempotencyKey.findFirst({ where: { key } }))?.status === 'in_progress',
+        );
         const second = await createIssuer(key, name);
         assertError(second, 409, 'idempotency_key_in_use');
         assert.equal(second.headers.get('retry-after'), '1');
@@ -266,7 +291,10 @@ describe('Idempotency-Key', () => {
             return typeof value === 'function' ? value.bind(target) : value;
           },
         });
-        const broken = new Proxy(db, { get: (target, prop, receiver) => (prop === 'webhookEndpoint' ? delegate : Reflect.get(target, prop, receiver)) }) as Db;
+        const broken = new Proxy(db, {
+          get: (target, prop, receiver) =>
+            prop === 'webhookEndpoint' ? delegate : Reflect.get(target, prop, receiver),
+        }) as Db;
         faulty = await startTestApp({ db: broken });
       });
       after(async () => {
@@ -281,14 +309,23 @@ describe('Idempotency-Key', () => {
         faults.findUnique = async () => {
           throw new Error('boom');
         };
-        const failed = await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } });
+        const failed = await faulty.request('POST', ROTATE, {
+          token: issuer.token,
+          headers: { 'Idempotency-Key': key },
+        });
         assertError(failed, 500);
         assert.equal(await app.db.idempotencyKey.count({ where: { key } }), 0, 'released');
-        const retried = await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } });
+        const retried = await faulty.request('POST', ROTATE, {
+          token: issuer.token,
+          headers: { 'Idempotency-Key': key },
+        });
         assert.equal(retried.status, 200, retried.text);
         assert.ok(!replayed(retried));
         assert.equal((await storedSecrets(app.db, issuer.id)).secret, retried.body.signingSecret);
-        const third = await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } });
+        const third = await faulty.request('POST', ROTATE, {
+          token: issuer.token,
+          headers: { 'Idempotency-Key': key },
+        });
         assert.ok(replayed(third), 'the answer of the run that succeeded is kept');
         assert.equal(third.body.signingSecret, retried.body.signingSecret);
       });
@@ -298,11 +335,20 @@ describe('Idempotency-Key', () => {
         await issuer.call('PUT', ENDPOINT, endpointBody());
         const key = newKey();
         faults.updateMany = async () => ({ count: 0 });
-        assertError(await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } }), 409, 'webhook_endpoint_conflict');
-        const retried = await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } });
+        assertError(
+          await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } }),
+          409,
+          'webhook_endpoint_conflict',
+        );
+        const retried = await faulty.request('POST', ROTATE, {
+          token: issuer.token,
+          headers: { 'Idempotency-Key': key },
+        });
         assert.equal(retried.status, 200, retried.text);
         assert.ok(!replayed(retried));
-        assert.ok(replayed(await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } })));
+        assert.ok(
+          replayed(await faulty.request('POST', ROTATE, { token: issuer.token, headers: { 'Idempotency-Key': key } })),
+        );
       });
     });
   });
@@ -330,7 +376,8 @@ describe('Idempotency-Key', () => {
       const row = await app.db.idempotencyKey.findFirstOrThrow({ where: { key } });
       const hours = (row.expiresAt.getTime() - row.createdAt.getTime()) / 3_600_000;
       assert.equal(hours, 24);
-      await app.db.$executeRaw`UPDATE "idempotency_key" SET "expires_at" = now() - interval '1 second' WHERE "key" = ${key}`;
+      await app.db
+        .$executeRaw`UPDATE "idempotency_key" SET "expires_at" = now() - interval '1 second' WHERE "key" = ${key}`;
       const again = await createIssuer(key, name);
       assert.equal(again.status, 201);
       assert.ok(!replayed(again));
@@ -370,7 +417,10 @@ describe('Idempotency-Key', () => {
       await plant('old-2', -1);
       await plant('live', 3600);
       assert.ok((await deleteExpiredKeys(app.db)) >= 2);
-      assert.deepEqual((await app.db.idempotencyKey.findMany({ where: { scope } })).map((r) => r.key), ['live']);
+      assert.deepEqual(
+        (await app.db.idempotencyKey.findMany({ where: { scope } })).map((r) => r.key),
+        ['live'],
+      );
     });
 
     it('runs the cleanup from the first keyed request of a process', async () => {
@@ -405,12 +455,21 @@ describe('Idempotency-Key', () => {
             continue;
           }
           keyedOperations++;
-          assert.deepEqual(parameter && { in: parameter.in, required: parameter.required, pattern: parameter.schema.pattern }, { in: 'header', required: false, pattern: '^[!-~]{1,255}$' }, `${method} ${path}`);
-          assert.match(op.responses['409'].description, /idempotency_key_reused.*idempotency_key_in_use/, `${method} ${path}`);
+          assert.deepEqual(
+            parameter && { in: parameter.in, required: parameter.required, pattern: parameter.schema.pattern },
+            { in: 'header', required: false, pattern: '^[!-~]{1,255}$' },
+            `${method} ${path}`,
+          );
+          assert.match(
+            op.responses['409'].description,
+            /idempotency_key_reused.*idempotency_key_in_use/,
+            `${method} ${path}`,
+          );
           assert.match(op.responses['400'].description, /invalid_idempotency_key/, `${method} ${path}`);
           for (const [status, response] of Object.entries<any>(op.responses)) {
             // A 429 is answered before the key is looked at, so it is never a replay.
-            if (Number(status) < 500 && Number(status) !== 429) assert.ok(response.headers?.['Idempotent-Replayed'], `${method} ${path} ${status}`);
+            if (Number(status) < 500 && Number(status) !== 429)
+              assert.ok(response.headers?.['Idempotent-Replayed'], `${method} ${path} ${status}`);
           }
         }
       }

@@ -11,7 +11,9 @@ describe('ingestion routes', () => {
   let card: CardRef;
   const handedOver: HandoverItem[] = [];
   before(async () => {
-    app = await startTestApp({ handover: { enqueue: (items) => handedOver.push(...items), drain: async () => undefined } });
+    app = await startTestApp({
+      handover: { enqueue: (items) => handedOver.push(...items), drain: async () => undefined },
+    });
     issuer = await newIssuer(app);
     group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     card = cardOf(group);
@@ -36,15 +38,26 @@ describe('ingestion routes', () => {
     assert.equal(row.workflowId, `txn/${issuer.id}/${event.id}`);
     assert.equal(row.rewardStatus, 'pending');
     const item = handedOver.find((h) => h.eventId === row.id);
-    assert.deepEqual(item && { signal: item.signal, workflowId: item.workflowId }, { signal: 'authorization', workflowId: row.workflowId });
+    assert.deepEqual(item && { signal: item.signal, workflowId: item.workflowId }, {
+      signal: 'authorization',
+      workflowId: row.workflowId,
+    });
 
-    assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', event)).status, 204, 'the same event again is accepted');
+    assert.equal(
+      (await issuer.call('POST', '/api/v1/incoming-auth', event)).status,
+      204,
+      'the same event again is accepted',
+    );
     assert.equal((await stored('auth', event.id))!.id, row.id, 'and keeps its id');
     assert.equal(handedOver.filter((h) => h.eventId === row.id).length, 1, 'and is not handed over twice');
   });
 
   it("accepts the service's own ch_/card_ ids in place of the issuer's", async () => {
-    const event = settledEvent({ cardholderId: group.cardholders[0].id, cardId: group.cardholders[0].cards[0].id, last4: '4242' });
+    const event = settledEvent({
+      cardholderId: group.cardholders[0].id,
+      cardId: group.cardholders[0].cards[0].id,
+      last4: '4242',
+    });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
     assert.match((await stored('settled', event.id))!.id, /^txn_/);
   });
@@ -65,8 +78,15 @@ describe('ingestion routes', () => {
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', reversal)).status, 204);
     const row = await stored('auth', auth.id);
     assert.equal(row!.state, 'reversed');
-    assert.deepEqual(handedOver.filter((h) => h.eventId === row!.id).map((h) => h.signal), ['authorization', 'reversal']);
-    assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204, 'a late copy of the approval changes nothing');
+    assert.deepEqual(
+      handedOver.filter((h) => h.eventId === row!.id).map((h) => h.signal),
+      ['authorization', 'reversal'],
+    );
+    assert.equal(
+      (await issuer.call('POST', '/api/v1/incoming-auth', auth)).status,
+      204,
+      'a late copy of the approval changes nothing',
+    );
     assert.equal((await stored('auth', auth.id))!.state, 'reversed');
   });
 
@@ -110,12 +130,20 @@ describe('ingestion routes', () => {
         [8, null, 'invalid_event'],
       ],
     );
-    for (const f of res.body) assertError({ status: f.error.httpStatusCode, body: f.error, text: '', headers: new Headers() }, f.error.httpStatusCode);
+    for (const f of res.body)
+      assertError(
+        { status: f.error.httpStatusCode, body: f.error, text: '', headers: new Headers() },
+        f.error.httpStatusCode,
+      );
     assert.equal(res.body[0].error.details.errors[0].path, '/amount');
     assert.equal(res.body[4].error.code, 40900);
     for (const e of good) assert.ok(await stored('settled', e.id));
     for (const i of [1, 2, 3, 4, 6]) assert.equal(await stored('settled', (batch[i] as any).id), null);
-    assert.equal((await stored('settled', taken.id))!.amountMinor, BigInt(taken.amount), 'the conflicting copy changed nothing');
+    assert.equal(
+      (await stored('settled', taken.id))!.amountMinor,
+      BigInt(taken.amount),
+      'the conflicting copy changed nothing',
+    );
   });
 
   it('answers 400 with the failures when no event was accepted', async () => {
@@ -145,7 +173,10 @@ describe('ingestion routes', () => {
     for (const [path, patch] of cases) {
       const res = await issuer.call('POST', '/api/v1/incoming-auth', { ...authEvent(card), ...patch });
       assert.equal(res.status, 400, `${path} ${JSON.stringify(patch)}`);
-      assert.ok(res.body[0].error.details.errors.some((e: any) => e.path === path), `${path}: ${JSON.stringify(res.body[0].error.details)}`);
+      assert.ok(
+        res.body[0].error.details.errors.some((e: any) => e.path === path),
+        `${path}: ${JSON.stringify(res.body[0].error.details)}`,
+      );
     }
     const res = await issuer.call('POST', '/api/v1/incoming-auth', authEvent(card, { currency: 'eur' }));
     assert.equal(res.status, 204, 'a non-usd currency is accepted (it ends not_matched)');
@@ -162,32 +193,58 @@ describe('ingestion routes', () => {
       ['/createdAt', { createdAt: new Date(Date.now() - 401 * day).toISOString() }, 'is more than 400 days ago'],
       ['/settledAt', { settledAt: new Date(Date.now() + 2 * day).toISOString() }, 'is more than 1 day in the future'],
     ];
-    const good = [settledEvent(card), settledEvent(card, { createdAt: new Date(Date.now() - 399 * day).toISOString() })];
+    const good = [
+      settledEvent(card),
+      settledEvent(card, { createdAt: new Date(Date.now() - 399 * day).toISOString() }),
+    ];
     const batch = [good[0], ...bad.map(([, patch]) => settledEvent(card, patch)), good[1]];
     const res = await issuer.call('POST', '/api/v1/incoming-txn', batch);
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body.map((f: any) => f.index), bad.map((_, i) => i + 1));
+    assert.deepEqual(
+      res.body.map((f: any) => f.index),
+      bad.map((_, i) => i + 1),
+    );
     res.body.forEach((failure: any, i: number) => {
       const [path, , message] = bad[i];
       assert.equal(failure.error.reasonCode, 'invalid_event');
-      assert.ok(failure.error.details.errors.some((e: any) => e.path === path && e.message === message), JSON.stringify(failure.error.details));
+      assert.ok(
+        failure.error.details.errors.some((e: any) => e.path === path && e.message === message),
+        JSON.stringify(failure.error.details),
+      );
     });
-    const stored = await app.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } } });
+    const stored = await app.db.ingestedEvent.findMany({
+      where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } },
+    });
     assert.deepEqual(stored.map((e) => e.externalId).sort(), good.map((e) => e.id).sort());
   });
 
   it('rejects an empty array, more than 1000 events and non-objects as a whole', async () => {
     assertError(await issuer.call('POST', '/api/v1/incoming-txn', []), 400, 'invalid_body');
-    assertError(await issuer.call('POST', '/api/v1/incoming-txn', Array.from({ length: 1001 }, () => settledEvent(card))), 400, 'invalid_body');
+    assertError(
+      await issuer.call(
+        'POST',
+        '/api/v1/incoming-txn',
+        Array.from({ length: 1001 }, () => settledEvent(card)),
+      ),
+      400,
+      'invalid_body',
+    );
     assertError(await issuer.call('POST', '/api/v1/incoming-txn', 'event'), 400, 'invalid_body');
     assertError(await app.request('POST', '/api/v1/incoming-txn', { token: issuer.token }), 400, 'invalid_body');
   });
 
   it('stores each event of a batch sent by 5 clients at once exactly once', async () => {
     const batch = Array.from({ length: 200 }, () => settledEvent(card));
-    const results = await Promise.all(Array.from({ length: 5 }, () => issuer.call('POST', '/api/v1/incoming-txn', batch)));
-    assert.deepEqual(results.map((r) => r.status), [204, 204, 204, 204, 204]);
-    const rows = await app.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } } });
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => issuer.call('POST', '/api/v1/incoming-txn', batch)),
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [204, 204, 204, 204, 204],
+    );
+    const rows = await app.db.ingestedEvent.findMany({
+      where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } },
+    });
     assert.equal(rows.length, 200);
     const ids = new Set(rows.map((r) => r.id));
     assert.equal(handedOver.filter((h) => ids.has(h.eventId)).length, 200, 'each handed over once');
@@ -198,8 +255,16 @@ describe('ingestion routes', () => {
     const res = await intruder.call('POST', '/api/v1/incoming-txn', settledEvent(card));
     assert.equal(res.status, 400);
     assert.equal(res.body[0].error.reasonCode, 'unknown_cardholder');
-    const byOurId = await intruder.call('POST', '/api/v1/incoming-txn', settledEvent({ ...card, cardholderId: group.cardholders[0].id }));
+    const byOurId = await intruder.call(
+      'POST',
+      '/api/v1/incoming-txn',
+      settledEvent({ ...card, cardholderId: group.cardholders[0].id }),
+    );
     assert.equal(byOurId.body[0].error.reasonCode, 'unknown_cardholder');
-    assert.equal(await app.db.ingestedEvent.count({ where: { issuerId: intruder.id } }), 0, 'nothing stored for the intruder');
+    assert.equal(
+      await app.db.ingestedEvent.count({ where: { issuerId: intruder.id } }),
+      0,
+      'nothing stored for the intruder',
+    );
   });
 });

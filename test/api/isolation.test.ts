@@ -29,8 +29,14 @@ describe('issuer isolation', () => {
       getTransactionRewardOverviews: { transactionIds: ['txn_00000000-0000-0000-0000-000000000000'] },
     };
     for (const route of routes) {
-      assert.ok(!route.body || route.operationId in validBodies, `${route.operationId} takes a body: give it a valid one above`);
-      const res = await app.request(route.method.toUpperCase(), fillPath(route, ids), { token: intruder.token, body: validBodies[route.operationId] });
+      assert.ok(
+        !route.body || route.operationId in validBodies,
+        `${route.operationId} takes a body: give it a valid one above`,
+      );
+      const res = await app.request(route.method.toUpperCase(), fillPath(route, ids), {
+        token: intruder.token,
+        body: validBodies[route.operationId],
+      });
       assertError(res, 404);
       assert.match(res.body.message, /No /);
     }
@@ -50,7 +56,7 @@ describe('issuer isolation', () => {
     assert.deepEqual(read.body, group);
   });
 
-  it("creates a separate group when another issuer upserts the same externalId", async () => {
+  it('creates a separate group when another issuer upserts the same externalId', async () => {
     const res = await intruder.call('POST', '/api/v2/chg', { ...groupBody(), externalId: group.externalId });
     assert.equal(res.status, 201);
     assert.notEqual(res.body.id, group.id);

@@ -17,7 +17,8 @@ import { defineRoute } from '../../api/route';
 import { named } from '../../api/schemas/named';
 import { SchemaComponents } from '../../api/openapi-components';
 
-const REGENERATE = 'the committed openapi.json is stale: run `npm run openapi` and commit openapi.json and clients/typescript/schema.ts';
+const REGENERATE =
+  'the committed openapi.json is stale: run `npm run openapi` and commit openapi.json and clients/typescript/schema.ts';
 
 const doc: any = buildOpenApi(declaredRoutes(), 'test');
 
@@ -44,7 +45,9 @@ function documentAjv(document: any): Ajv2020 {
 }
 
 function operationsOf(document: any): Array<{ path: string; method: string; op: any }> {
-  return Object.entries<any>(document.paths).flatMap(([path, ops]) => Object.entries<any>(ops).map(([method, op]) => ({ path, method, op })));
+  return Object.entries<any>(document.paths).flatMap(([path, ops]) =>
+    Object.entries<any>(ops).map(([method, op]) => ({ path, method, op })),
+  );
 }
 const operations = operationsOf(doc);
 
@@ -54,30 +57,52 @@ const pointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, 
 function examples(document: any): Array<{ where: string; ref: string; value: unknown }> {
   const found: Array<{ where: string; ref: string; value: unknown }> = [];
   for (const [name, schema] of Object.entries<any>(document.components.schemas)) {
-    for (const value of schema.examples ?? []) found.push({ where: `components.schemas.${name}`, ref: `openapi#/components/schemas/${name}`, value });
+    for (const value of schema.examples ?? [])
+      found.push({ where: `components.schemas.${name}`, ref: `openapi#/components/schemas/${name}`, value });
   }
-  for (const [kind, entries] of Object.entries<any>({ parameters: document.components.parameters, headers: document.components.headers })) {
+  for (const [kind, entries] of Object.entries<any>({
+    parameters: document.components.parameters,
+    headers: document.components.headers,
+  })) {
     for (const [name, entry] of Object.entries<any>(entries)) {
-      if (entry.example !== undefined) found.push({ where: `components.${kind}.${name}`, ref: `openapi#/components/${kind}/${pointer(name)}/schema`, value: entry.example });
+      if (entry.example !== undefined)
+        found.push({
+          where: `components.${kind}.${name}`,
+          ref: `openapi#/components/${kind}/${pointer(name)}/schema`,
+          value: entry.example,
+        });
     }
   }
   for (const [name, response] of Object.entries<any>(document.components.responses)) {
     const media = response.content?.['application/json'];
-    if (media?.example !== undefined) found.push({ where: `components.responses.${name}`, ref: `openapi#/components/responses/${name}/content/application~1json/schema`, value: media.example });
+    if (media?.example !== undefined)
+      found.push({
+        where: `components.responses.${name}`,
+        ref: `openapi#/components/responses/${name}/content/application~1json/schema`,
+        value: media.example,
+      });
   }
   for (const [type, hook] of Object.entries<any>(document.webhooks)) {
     const example = hook.post.requestBody.content['application/json'].example;
-    found.push({ where: `webhooks.${type}`, ref: `openapi#/webhooks/${type}/post/requestBody/content/application~1json/schema`, value: example });
+    found.push({
+      where: `webhooks.${type}`,
+      ref: `openapi#/webhooks/${type}/post/requestBody/content/application~1json/schema`,
+      value: example,
+    });
   }
   for (const { path, method, op } of operationsOf(document)) {
     const base = `openapi#/paths/${pointer(path)}/${method}`;
     op.parameters.forEach((p: any, i: number) => {
-      if (p.example !== undefined) found.push({ where: `${method} ${path} parameter ${p.name}`, ref: `${base}/parameters/${i}/schema`, value: p.example });
+      if (p.example !== undefined)
+        found.push({
+          where: `${method} ${path} parameter ${p.name}`,
+          ref: `${base}/parameters/${i}/schema`,
+          value: p.example,
+        });
     });
   }
   return found;
 }
-
 
 describe('/openapi.json for client generators', () => {
   it('is a valid OpenAPI 3.1 document for an independent validator (@seriousme/openapi-schema-validator)', async () => {
@@ -89,31 +114,69 @@ describe('/openapi.json for client generators', () => {
   });
 
   it('answers every success with a named schema of components.schemas, never an inline one', () => {
-    const anonymous = successSchemas(doc).filter(({ schema }) => !(typeof schema.$ref === 'string' && Object.keys(schema).length === 1));
-    assert.deepEqual(anonymous.map((s) => s.where), [], 'name the schema where it is declared: named() in api/schemas/named.ts');
+    const anonymous = successSchemas(doc).filter(
+      ({ schema }) => !(typeof schema.$ref === 'string' && Object.keys(schema).length === 1),
+    );
+    assert.deepEqual(
+      anonymous.map((s) => s.where),
+      [],
+      'name the schema where it is declared: named() in api/schemas/named.ts',
+    );
     for (const { where, schema } of successSchemas(doc)) {
-      assert.ok(doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')], `${where}: ${schema.$ref} names nothing`);
+      assert.ok(
+        doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')],
+        `${where}: ${schema.$ref} names nothing`,
+      );
     }
     assert.ok(successSchemas(doc).length >= 40);
   });
 
   it('fails the check above for a future route whose answer is anonymous', () => {
     const route = (schema: object) =>
-      defineRoute({ method: 'get', path: '/x', operationId: 'x', summary: 'x', tag: 'x', auth: 'none', responses: { 200: { description: 'x', schema } }, handle: async () => undefined });
-    assert.equal(successSchemas(buildOpenApi([route({ type: 'object' })], 'x')).filter((s) => !s.schema.$ref).length, 1);
-    assert.equal(successSchemas(buildOpenApi([route(named('Thing', { type: 'object' }))], 'x')).filter((s) => !s.schema.$ref).length, 0);
+      defineRoute({
+        method: 'get',
+        path: '/x',
+        operationId: 'x',
+        summary: 'x',
+        tag: 'x',
+        auth: 'none',
+        responses: { 200: { description: 'x', schema } },
+        handle: async () => undefined,
+      });
+    assert.equal(
+      successSchemas(buildOpenApi([route({ type: 'object' })], 'x')).filter((s) => !s.schema.$ref).length,
+      1,
+    );
+    assert.equal(
+      successSchemas(buildOpenApi([route(named('Thing', { type: 'object' }))], 'x')).filter((s) => !s.schema.$ref)
+        .length,
+      0,
+    );
     // A new error status gets a shared answer of its own, named or not.
-    const future: any = buildOpenApi([{ ...route(named('Thing', { type: 'object' })), auth: 'issuer', errorStatuses: [403, 418] }], 'x');
-    assert.deepEqual([future.paths['/x'].get.responses['403'].$ref, future.paths['/x'].get.responses['418'].$ref], ['#/components/responses/ForbiddenIssuer', '#/components/responses/Error418Issuer']);
+    const future: any = buildOpenApi(
+      [{ ...route(named('Thing', { type: 'object' })), auth: 'issuer', errorStatuses: [403, 418] }],
+      'x',
+    );
+    assert.deepEqual(
+      [future.paths['/x'].get.responses['403'].$ref, future.paths['/x'].get.responses['418'].$ref],
+      ['#/components/responses/ForbiddenIssuer', '#/components/responses/Error418Issuer'],
+    );
   });
 
   it('refuses two different schemas under one name, and takes a property called title for a property', () => {
     const components = new SchemaComponents();
     components.publish(named('Thing', { type: 'object' }));
-    assert.throws(() => components.publish(named('Thing', { type: 'string' })), /two different schemas are named Thing/);
+    assert.throws(
+      () => components.publish(named('Thing', { type: 'string' })),
+      /two different schemas are named Thing/,
+    );
     const offer = components.publish(named('Offer', { type: 'object', properties: { title: { type: 'string' } } }));
     assert.deepEqual(offer, { $ref: '#/components/schemas/Offer' });
-    assert.deepEqual(components.schemas.Offer, { title: 'Offer', type: 'object', properties: { title: { type: 'string' } } });
+    assert.deepEqual(components.schemas.Offer, {
+      title: 'Offer',
+      type: 'object',
+      properties: { title: { type: 'string' } },
+    });
   });
 
   it('has an example for every operation: of its request, its answer or its parameters', () => {
@@ -128,13 +191,18 @@ describe('/openapi.json for client generators', () => {
       // A streamed answer (the NDJSON or CSV export) is illustrated by its own media types' schemas.
       const streamed = Object.entries<any>(op.responses)
         .filter(([status]) => status.startsWith('2'))
-        .flatMap(([, r]) => Object.entries<any>(r.content ?? {}).filter(([type]) => type !== 'application/json').map(([, m]) => m.schema))
+        .flatMap(([, r]) =>
+          Object.entries<any>(r.content ?? {})
+            .filter(([type]) => type !== 'application/json')
+            .map(([, m]) => m.schema),
+        )
         .filter((s) => s?.$ref)
         .map((s) => inlineRefs(doc, s));
       const parameters = op.parameters.filter((p: any) => p.in === 'path' && p.example !== undefined);
       const illustrated = [request, ...answers, ...streamed].some((s) => s && hasExample(s)) || parameters.length > 0;
       // Nothing to illustrate: no input, and an answer that is not JSON (the page, metrics, this document).
-      const nothingToShow = !op.requestBody && answers.length === 0 && op.parameters.every((p: any) => p.in === 'header' || p.$ref);
+      const nothingToShow =
+        !op.requestBody && answers.length === 0 && op.parameters.every((p: any) => p.in === 'header' || p.$ref);
       if (!illustrated && !nothingToShow) without.push(`${method} ${path}`);
     }
     assert.deepEqual(without, []);
@@ -154,7 +222,12 @@ describe('/openapi.json for client generators', () => {
 
   it('documents the headers every answer carries: request id, rate limits, Idempotency-Key replays, Retry-After', () => {
     const chg = doc.paths['/api/v2/chg'].post.responses;
-    assert.deepEqual(Object.keys(chg['201'].headers).sort(), ['Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id']);
+    assert.deepEqual(Object.keys(chg['201'].headers).sort(), [
+      'Idempotent-Replayed',
+      'RateLimit',
+      'RateLimit-Policy',
+      'X-Request-Id',
+    ]);
     const errors = (status: string) => doc.components.responses[chg[status].$ref.split('/').pop()].headers;
     assert.ok(errors('409')['Retry-After'], 'idempotency_key_in_use says when to retry');
     assert.ok(errors('503')['Retry-After']);
@@ -174,13 +247,22 @@ describe('/openapi.json for client generators', () => {
     assert.ok(reasons['x-extensible-enum'].includes('no_available_balance'));
     assert.match(reasons.description, /Clients must tolerate new values/);
     const body = {
-      merchantId: 'mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001', eligible: false, availableBalanceMinor: 0, pendingBalanceMinor: 0, currency: 'usd',
+      merchantId: 'mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001',
+      eligible: false,
+      availableBalanceMinor: 0,
+      pendingBalanceMinor: 0,
+      currency: 'usd',
       spendRestrictionReasons: ['a_reason_added_later'],
     };
     const asClient = documentAjv(doc).compile({ $ref: 'openapi#/components/schemas/SpendEligibility' });
     assert.ok(asClient(body), 'a client validating with the published document accepts it');
-    const path = '/api/v2/chg/chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001/merchant/mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001/spend-eligibility';
-    assert.match(contractViolation('GET', path, 200, 'application/json', body) ?? '', /x-extensible-enum/, 'the API tests would flag an undocumented reason');
+    const path =
+      '/api/v2/chg/chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001/merchant/mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001/spend-eligibility';
+    assert.match(
+      contractViolation('GET', path, 200, 'application/json', body) ?? '',
+      /x-extensible-enum/,
+      'the API tests would flag an undocumented reason',
+    );
     for (const name of ['Eligibility', 'SpendEligibility', 'EventFailureError']) {
       assert.ok(JSON.stringify(doc.components.schemas[name]).includes('x-extensible-enum'), name);
     }

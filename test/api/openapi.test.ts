@@ -28,15 +28,24 @@ describe('GET /openapi.json', () => {
       assert.ok(op, `${route.method} ${route.path} missing`);
       assert.equal(op.operationId, route.operationId);
       const body = route.body ?? route.documentedBody;
-      if (body) assert.deepEqual(inlineRefs(doc, op.requestBody.content['application/json'].schema), JSON.parse(JSON.stringify(body)));
+      if (body)
+        assert.deepEqual(
+          inlineRefs(doc, op.requestBody.content['application/json'].schema),
+          JSON.parse(JSON.stringify(body)),
+        );
       for (const [status, response] of Object.entries(route.responses)) {
         const declared = inlineRefs(doc, JSON.parse(JSON.stringify(response.schema ?? null)));
-        if (response.schema) assert.deepEqual(inlineRefs(doc, op.responses[status].content['application/json'].schema), declared);
+        if (response.schema)
+          assert.deepEqual(inlineRefs(doc, op.responses[status].content['application/json'].schema), declared);
       }
-      for (const status of Object.keys(route.responses)) assert.ok(op.responses[status], `${route.operationId} lacks ${status}`);
+      for (const status of Object.keys(route.responses))
+        assert.ok(op.responses[status], `${route.operationId} lacks ${status}`);
       if (route.auth !== 'none') assert.ok(op.responses['401'], `${route.operationId} lacks 401`);
       for (const name of Object.keys(route.params ?? {})) {
-        assert.ok(op.parameters.some((p: any) => p.name === name && p.in === 'path' && p.schema.pattern), `${route.operationId} lacks ${name}`);
+        assert.ok(
+          op.parameters.some((p: any) => p.name === name && p.in === 'path' && p.schema.pattern),
+          `${route.operationId} lacks ${name}`,
+        );
       }
     }
   });
@@ -71,19 +80,35 @@ describe('GET /openapi.json', () => {
       const post = doc.webhooks[type].post;
       const ref = post.requestBody.content['application/json'].schema.$ref as string;
       const schema = doc.components.schemas[ref.replace('#/components/schemas/', '')];
-      assert.deepEqual(schema, JSON.parse(JSON.stringify(webhookBodySchema(type))), 'the schema the delivery tests validate with');
+      assert.deepEqual(
+        schema,
+        JSON.parse(JSON.stringify(webhookBodySchema(type))),
+        'the schema the delivery tests validate with',
+      );
       assert.equal(schema.properties.type.const, type);
-      assert.deepEqual(post.parameters.map((p: any) => [p.name, p.in, p.required]), [['webhook-id', 'header', true], ['webhook-timestamp', 'header', true], ['webhook-signature', 'header', true]]);
+      assert.deepEqual(
+        post.parameters.map((p: any) => [p.name, p.in, p.required]),
+        [
+          ['webhook-id', 'header', true],
+          ['webhook-timestamp', 'header', true],
+          ['webhook-signature', 'header', true],
+        ],
+      );
       assert.match(post.description, /after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d \(11 attempts\)/);
       new Ajv2020({ strict: false }).addFormat('date-time', true).compile(schema);
     }
     const configured = buildOpenApi([], 'test', { webhookRetryScheduleMs: [3_600_000, 21_600_000] }) as any;
-    assert.match(configured.webhooks.qualified_auth.post.description, /after 1h, 6h \(3 attempts\)/, 'the deployment’s own schedule');
+    assert.match(
+      configured.webhooks.qualified_auth.post.description,
+      /after 1h, 6h \(3 attempts\)/,
+      'the deployment’s own schedule',
+    );
     // Both types name the amounts as reward-detail does, and data does not repeat the webhookId.
     const auth = doc.components.schemas.QualifiedAuthWebhook.properties.data;
     const settlement = doc.components.schemas.QualifiedSettlementWebhook.properties.data;
     for (const data of [auth, settlement]) {
-      for (const field of ['earnedAmountMinor', 'spentAmountMinor', 'cashbackAmountMinor', 'brandedAmountMinor']) assert.ok(data.required.includes(field), field);
+      for (const field of ['earnedAmountMinor', 'spentAmountMinor', 'cashbackAmountMinor', 'brandedAmountMinor'])
+        assert.ok(data.required.includes(field), field);
       assert.equal(data.properties.webhookId, undefined);
       assert.equal(data.properties.spentMinor, undefined);
     }

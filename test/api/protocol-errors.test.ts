@@ -10,7 +10,11 @@ import { startTestApp, newIssuer, assertError, type TestApp, type TestResponse }
 import { answerClientErrors } from '../../api/client-errors';
 
 /** Sends raw bytes and returns the whole answer once the server closes the connection. */
-function rawExchange(url: string, request: string, options: { keepOpen?: boolean } = {}): Promise<{ status: number; body: any }> {
+function rawExchange(
+  url: string,
+  request: string,
+  options: { keepOpen?: boolean } = {},
+): Promise<{ status: number; body: any }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => {
@@ -23,12 +27,20 @@ function rawExchange(url: string, request: string, options: { keepOpen?: boolean
     socket.on('close', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       const [head, ...rest] = text.split('\r\n\r\n');
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), body: rest.length ? JSON.parse(rest.join('\r\n\r\n')) : undefined });
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]),
+        body: rest.length ? JSON.parse(rest.join('\r\n\r\n')) : undefined,
+      });
     });
   });
 }
 
-const asResponse = (r: { status: number; body: any }): TestResponse => ({ status: r.status, body: r.body, text: JSON.stringify(r.body), headers: new Headers() });
+const asResponse = (r: { status: number; body: any }): TestResponse => ({
+  status: r.status,
+  body: r.body,
+  text: JSON.stringify(r.body),
+  headers: new Headers(),
+});
 
 describe('protocol-level errors, the bearer scheme and the metrics token', () => {
   let app: TestApp;
@@ -43,12 +55,19 @@ describe('protocol-level errors, the bearer scheme and the metrics token', () =>
   });
 
   it('answers Content-Length together with Transfer-Encoding with 400 and the error object', async () => {
-    const res = await rawExchange(app.url, 'POST /api/v1/incoming-txn HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+    const res = await rawExchange(
+      app.url,
+      'POST /api/v1/incoming-txn HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    );
     assertError(asResponse(res), 400, 'malformed_request');
   });
 
   it('answers a request that never finishes arriving with 408 and the error object', async () => {
-    const server = answerClientErrors(createServer({ requestTimeout: 300, headersTimeout: 300, connectionsCheckingInterval: 50 }, (_req, res) => res.end()));
+    const server = answerClientErrors(
+      createServer({ requestTimeout: 300, headersTimeout: 300, connectionsCheckingInterval: 50 }, (_req, res) =>
+        res.end(),
+      ),
+    );
     server.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {
@@ -64,10 +83,18 @@ describe('protocol-level errors, the bearer scheme and the metrics token', () =>
   it('takes the bearer scheme in any case (RFC 7235), the token itself exactly', async () => {
     const issuer = await newIssuer(app);
     for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
-      const res = await app.request('GET', '/api/v2/webhooks', { headers: { authorization: `${scheme} ${issuer.token}` } });
+      const res = await app.request('GET', '/api/v2/webhooks', {
+        headers: { authorization: `${scheme} ${issuer.token}` },
+      });
       assert.equal(res.status, 200, `${scheme}: ${res.text}`);
     }
-    assertError(await app.request('GET', '/api/v2/webhooks', { headers: { authorization: `Bearer ${issuer.token.toUpperCase()}` } }), 401, 'invalid_token');
+    assertError(
+      await app.request('GET', '/api/v2/webhooks', {
+        headers: { authorization: `Bearer ${issuer.token.toUpperCase()}` },
+      }),
+      401,
+      'invalid_token',
+    );
   });
 
   it('serves /metrics only for the metrics token when one is set', async () => {
@@ -83,7 +110,9 @@ describe('protocol-level errors, the bearer scheme and the metrics token', () =>
     const ajv = new Ajv2020({ strict: false });
     addFormats(ajv);
     ajv.addSchema({ ...doc, $id: 'openapi' });
-    const validate = ajv.compile({ $ref: 'openapi#/paths/~1api~1v1~1incoming-txn/post/responses/400/content/application~1json/schema' });
+    const validate = ajv.compile({
+      $ref: 'openapi#/paths/~1api~1v1~1incoming-txn/post/responses/400/content/application~1json/schema',
+    });
     const issuer = await newIssuer(app);
     const noBody = await app.request('POST', '/api/v1/incoming-txn', { token: issuer.token });
     assert.equal(noBody.status, 400);

@@ -50,7 +50,10 @@ function assertRefused(res: TestResponse, reasonCode: string): void {
   assert.equal(res.body.name, 'rate_limited');
   assert.equal(res.body.code, 42900);
   const retryAfter = Number(res.headers.get('retry-after'));
-  assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= LIMITS.windowSeconds, `Retry-After ${res.headers.get('retry-after')}`);
+  assert.ok(
+    Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= LIMITS.windowSeconds,
+    `Retry-After ${res.headers.get('retry-after')}`,
+  );
   assert.equal(res.body.details.retryAfterSeconds, retryAfter);
   assert.equal(res.body.details.windowSeconds, LIMITS.windowSeconds);
 }
@@ -71,10 +74,17 @@ describe('api/middleware/rate-limit', () => {
 
     const refused = await issuer.call('GET', MISSING_GROUP);
     assertRefused(refused, 'request_rate_exceeded');
-    assert.deepEqual({ ...refused.body.details, retryAfterSeconds: 0 }, { policy: 'default', limit: 20, windowSeconds: 10, retryAfterSeconds: 0 });
+    assert.deepEqual(
+      { ...refused.body.details, retryAfterSeconds: 0 },
+      { policy: 'default', limit: 20, windowSeconds: 10, retryAfterSeconds: 0 },
+    );
     const limit = items(refused, 'RateLimit').default;
     assert.equal(limit.r, 0);
-    assert.equal(limit.t, Number(refused.headers.get('retry-after')), 'Retry-After is the reset of the exceeded policy');
+    assert.equal(
+      limit.t,
+      Number(refused.headers.get('retry-after')),
+      'Retry-After is the reset of the exceeded policy',
+    );
     assert.deepEqual(items(refused, 'RateLimit-Policy'), { default: { q: 20, w: 10 } });
   });
 
@@ -96,17 +106,24 @@ describe('api/middleware/rate-limit', () => {
 
   it("applies the operator's per-issuer override from the next request, audited, and null restores the default", async () => {
     const issuer = await newIssuer(app);
-    const lowered = await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { rateLimit: { requestsPerSecond: 1 } });
+    const lowered = await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, {
+      rateLimit: { requestsPerSecond: 1 },
+    });
     assert.equal(lowered.status, 200, lowered.text);
     assert.deepEqual(lowered.body.rateLimit, { requestsPerSecond: 1, eventsPerSecond: null });
-    assert.deepEqual((await app.operator('GET', `/admin/v1/issuers/${issuer.id}`)).body.rateLimit, { requestsPerSecond: 1, eventsPerSecond: null });
+    assert.deepEqual((await app.operator('GET', `/admin/v1/issuers/${issuer.id}`)).body.rateLimit, {
+      requestsPerSecond: 1,
+      eventsPerSecond: null,
+    });
 
     const last = await spend(issuer, 10);
     assert.deepEqual(items(last, 'RateLimit-Policy'), { default: { q: 10, w: 10 } });
     assertRefused(await issuer.call('GET', MISSING_GROUP), 'request_rate_exceeded');
 
     // Raised: the same window goes on, now against 30 (11 requests counted so far).
-    await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { rateLimit: { requestsPerSecond: 3, eventsPerSecond: 500 } });
+    await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, {
+      rateLimit: { requestsPerSecond: 3, eventsPerSecond: 500 },
+    });
     const raised = await issuer.call('GET', MISSING_GROUP);
     assert.equal(raised.status, 404);
     assert.deepEqual(items(raised, 'RateLimit-Policy'), { default: { q: 30, w: 10 } });
@@ -121,9 +138,16 @@ describe('api/middleware/rate-limit', () => {
     const audit = await app.db.operatorAuditLog.findMany({ where: { targetId: issuer.id, action: 'issuer.update' } });
     // jsonb orders keys by length, then bytes.
     const audited = audit.map((a) => JSON.stringify((a.details as any).rateLimit)).sort();
-    assert.deepEqual(audited, ['null', '{"requestsPerSecond":1}', '{"eventsPerSecond":500,"requestsPerSecond":3}'].sort());
+    assert.deepEqual(
+      audited,
+      ['null', '{"requestsPerSecond":1}', '{"eventsPerSecond":500,"requestsPerSecond":3}'].sort(),
+    );
     for (const bad of [{ requestsPerSecond: 0 }, { requestsPerSecond: 1.5 }, {}, { burst: 3 }]) {
-      assertError(await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { rateLimit: bad }), 400, 'invalid_body');
+      assertError(
+        await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { rateLimit: bad }),
+        400,
+        'invalid_body',
+      );
     }
   });
 
@@ -135,7 +159,10 @@ describe('api/middleware/rate-limit', () => {
       for (let i = 0; i < 100 && !(cache as any).listening; i++) await new Promise((r) => setTimeout(r, 50));
       const issuer = await newIssuer(cached);
       await cached.request('GET', MISSING_GROUP, { token: issuer.token });
-      assert.deepEqual(cache.get(hashToken(issuer.token), Date.now())?.rateLimits, { requestsPerSecond: null, eventsPerSecond: null });
+      assert.deepEqual(cache.get(hashToken(issuer.token), Date.now())?.rateLimits, {
+        requestsPerSecond: null,
+        eventsPerSecond: null,
+      });
       await cached.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { rateLimit: { requestsPerSecond: 5 } });
       const res = await cached.request('GET', MISSING_GROUP, { token: issuer.token });
       assert.deepEqual(items(res, 'RateLimit-Policy'), { default: { q: 50, w: 10 } });
@@ -163,12 +190,19 @@ describe('api/middleware/rate-limit', () => {
 
     const refused = await issuer.call('POST', '/api/v1/incoming-txn', batch(20));
     assertRefused(refused, 'event_rate_exceeded');
-    assert.deepEqual({ ...refused.body.details, retryAfterSeconds: 0 }, { policy: 'events', limit: 40, windowSeconds: 10, retryAfterSeconds: 0, events: 20 });
+    assert.deepEqual(
+      { ...refused.body.details, retryAfterSeconds: 0 },
+      { policy: 'events', limit: 40, windowSeconds: 10, retryAfterSeconds: 0, events: 20 },
+    );
     assert.equal(items(refused, 'RateLimit').events.r, 0);
     assert.equal(await stored(), 30, 'none of the refused batch stored');
 
     const fresh = await newIssuer(app);
-    const tooBig = await fresh.call('POST', '/api/v1/incoming-auth', Array.from({ length: 50 }, () => ({})));
+    const tooBig = await fresh.call(
+      'POST',
+      '/api/v1/incoming-auth',
+      Array.from({ length: 50 }, () => ({})),
+    );
     assertRefused(tooBig, 'batch_exceeds_event_limit');
     assert.equal(tooBig.body.details.limit, 40);
     assert.equal(tooBig.body.details.events, 50);
@@ -191,7 +225,9 @@ describe('api/middleware/rate-limit', () => {
   });
 
   it('refills the quota when the window ends', async () => {
-    const quick = await startTestApp({ rateLimiter: createRateLimiter({ requestsPerSecond: 2, eventsPerSecond: 4, windowSeconds: 1 }, { shared: false }) });
+    const quick = await startTestApp({
+      rateLimiter: createRateLimiter({ requestsPerSecond: 2, eventsPerSecond: 4, windowSeconds: 1 }, { shared: false }),
+    });
     try {
       const issuer = await newIssuer(quick);
       // Spend until refused (bounded): however slow the machine, a refusal comes within q + 1 requests of a window.
@@ -211,7 +247,9 @@ describe('api/middleware/rate-limit', () => {
   });
 
   it('lets requests through when its counters cannot answer', async () => {
-    const broken = { consume: () => Promise.reject(new Error('RateLimiterCluster timeout: no answer from master in time')) } as never;
+    const broken = {
+      consume: () => Promise.reject(new Error('RateLimiterCluster timeout: no answer from master in time')),
+    } as never;
     const failing = await startTestApp({ rateLimiter: new RateLimiter(LIMITS, { default: broken, events: broken }) });
     try {
       const issuer = await newIssuer(failing);
@@ -225,7 +263,8 @@ describe('api/middleware/rate-limit', () => {
 
   it('publishes the limits in /openapi.json: 429 with its headers on every issuer route, events/s on ingestion', async () => {
     const published = (await app.request('GET', '/openapi.json')).body;
-    for (const header of ['RateLimit', 'RateLimit-Policy', 'Retry-After']) assert.ok(published.components.headers[header], header);
+    for (const header of ['RateLimit', 'RateLimit-Policy', 'Retry-After'])
+      assert.ok(published.components.headers[header], header);
     const doc = withSharedPartsInlined(published);
     assert.match(doc.info.description, /2 requests\/s and, on ingestion, 4 events\/s, counted in windows of 10 s/);
     let issuerRoutes = 0;
@@ -240,7 +279,12 @@ describe('api/middleware/rate-limit', () => {
         issuerRoutes++;
         assert.ok(tooMany, `${method} ${path} lacks 429`);
         assert.equal(tooMany.content['application/json'].schema.$ref, '#/components/schemas/Error');
-        assert.deepEqual(Object.keys(tooMany.headers).sort(), ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id']);
+        assert.deepEqual(Object.keys(tooMany.headers).sort(), [
+          'RateLimit',
+          'RateLimit-Policy',
+          'Retry-After',
+          'X-Request-Id',
+        ]);
         for (const [status, response] of Object.entries<any>(op.responses)) {
           if (Number(status) < 400) assert.ok(response.headers?.RateLimit, `${method} ${path} ${status}`);
         }
@@ -274,7 +318,11 @@ describe('rate limits across the processes of a cluster', function () {
 
   it('shares the counters of every API process (RateLimiterCluster), so a token gets its quota once per host', async () => {
     const port = await freePort();
-    api = spawnApi(port, `rate-limit-${port}`, { API_PROCESSES: '2', RATE_LIMIT_REQUESTS_PER_SECOND: '1', RATE_LIMIT_WINDOW_SECONDS: '30' });
+    api = spawnApi(port, `rate-limit-${port}`, {
+      API_PROCESSES: '2',
+      RATE_LIMIT_REQUESTS_PER_SECOND: '1',
+      RATE_LIMIT_WINDOW_SECONDS: '30',
+    });
     await waitForReady(`http://127.0.0.1:${port}`, api);
     const issuer = await newIssuer(app);
     // A new connection each time: the cluster hands connections to its processes in turn, so
@@ -288,10 +336,19 @@ describe('rate limits across the processes of a cluster', function () {
 
 function getOnNewConnection(port: number, path: string, token: string): Promise<{ status: number }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, agent: false, headers: { authorization: `Bearer ${token}`, connection: 'close' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        agent: false,
+        headers: { authorization: `Bearer ${token}`, connection: 'close' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -300,21 +357,37 @@ function getOnNewConnection(port: number, path: string, token: string): Promise<
 describe('core/config rate limits', () => {
   it('publishes defaults of 100 requests/s and 2,000 events/s per token over 1-second windows', () => {
     assert.deepEqual(loadConfig({}).rateLimits, { requestsPerSecond: 100, eventsPerSecond: 2000, windowSeconds: 1 });
-    assert.deepEqual(loadConfig({ RATE_LIMIT_REQUESTS_PER_SECOND: '5', RATE_LIMIT_EVENTS_PER_SECOND: '50', RATE_LIMIT_WINDOW_SECONDS: '10' }).rateLimits, {
-      requestsPerSecond: 5,
-      eventsPerSecond: 50,
-      windowSeconds: 10,
-    });
+    assert.deepEqual(
+      loadConfig({
+        RATE_LIMIT_REQUESTS_PER_SECOND: '5',
+        RATE_LIMIT_EVENTS_PER_SECOND: '50',
+        RATE_LIMIT_WINDOW_SECONDS: '10',
+      }).rateLimits,
+      {
+        requestsPerSecond: 5,
+        eventsPerSecond: 50,
+        windowSeconds: 10,
+      },
+    );
   });
 
   it('names every bad rate-limit variable', () => {
     try {
-      loadConfig({ RATE_LIMIT_REQUESTS_PER_SECOND: '0', RATE_LIMIT_EVENTS_PER_SECOND: 'many', RATE_LIMIT_WINDOW_SECONDS: '61' });
+      loadConfig({
+        RATE_LIMIT_REQUESTS_PER_SECOND: '0',
+        RATE_LIMIT_EVENTS_PER_SECOND: 'many',
+        RATE_LIMIT_WINDOW_SECONDS: '61',
+      });
       assert.fail('expected a ConfigError');
     } catch (err) {
       assert.ok(err instanceof ConfigError);
       assert.equal(err.problems.length, 3);
-      for (const name of ['RATE_LIMIT_REQUESTS_PER_SECOND', 'RATE_LIMIT_EVENTS_PER_SECOND', 'RATE_LIMIT_WINDOW_SECONDS']) assert.ok(err.message.includes(name), name);
+      for (const name of [
+        'RATE_LIMIT_REQUESTS_PER_SECOND',
+        'RATE_LIMIT_EVENTS_PER_SECOND',
+        'RATE_LIMIT_WINDOW_SECONDS',
+      ])
+        assert.ok(err.message.includes(name), name);
     }
   });
 });

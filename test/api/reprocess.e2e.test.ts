@@ -25,8 +25,10 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
       faults: {
         beforeActivity(activity) {
           // A permanent fault (say, a corrupt catalogue row) until an operator fixes it.
-          if (activity === 'settleTransaction' && broken) throw ApplicationFailure.nonRetryable('catalogue row unreadable', INVARIANT_BROKEN);
-          if (activity === 'previewAuthorization' && brokenPreviews) throw ApplicationFailure.nonRetryable('catalogue row unreadable', INVARIANT_BROKEN);
+          if (activity === 'settleTransaction' && broken)
+            throw ApplicationFailure.nonRetryable('catalogue row unreadable', INVARIANT_BROKEN);
+          if (activity === 'previewAuthorization' && brokenPreviews)
+            throw ApplicationFailure.nonRetryable('catalogue row unreadable', INVARIANT_BROKEN);
         },
       },
     });
@@ -36,24 +38,39 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
 
   it('re-runs a settlement that ended unknown, posting exactly once, and audits it', async () => {
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app, { brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    const merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
     await createOffer(stack.app, merchant.id, { cashbackRateBps: 1000, startsAt: daysFromNow(-1) });
     await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
     const event = settledEvent(cardOf(group), { amount: 3_000, merchantId: merchant.id });
     await issuer.call('POST', '/api/v1/incoming-txn', event);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } } });
+    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
+    });
     assert.equal(await stack.waitForStatus(row.id, ['unknown', 'matched']), 'unknown');
     const detail = await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${row.id}/reward-detail`);
     assert.equal(detail.body.status, 'unknown');
-    assert.match((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).failureReason ?? '', /catalogue row unreadable/);
+    assert.match(
+      (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).failureReason ?? '',
+      /catalogue row unreadable/,
+    );
 
     broken = false;
-    const res = await stack.app.operator('POST', `/admin/v1/transactions/${row.id}/reprocess`, { reason: 'catalogue fixed' });
+    const res = await stack.app.operator('POST', `/admin/v1/transactions/${row.id}/reprocess`, {
+      reason: 'catalogue fixed',
+    });
     assert.equal(res.status, 202, res.text);
-    assert.deepEqual([res.body.transactionId, res.body.status, res.body.workflowId], [row.id, 'pending', row.workflowId]);
+    assert.deepEqual(
+      [res.body.transactionId, res.body.status, res.body.workflowId],
+      [row.id, 'pending', row.workflowId],
+    );
     assert.equal(await stack.waitForStatus(row.id, ['matched', 'unknown']), 'matched');
     assert.equal(await stack.db.ledgerTransfer.count({ where: { transactionId: row.id } }), 1);
-    assert.equal((await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${row.id}/reward-detail`)).body.earnedAmountMinor, 300);
+    assert.equal(
+      (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${row.id}/reward-detail`)).body.earnedAmountMinor,
+      300,
+    );
 
     const audit = await stack.app.operator('GET', '/admin/v1/audit-log?limit=20');
     const entry = audit.body.data.find((e: any) => e.action === 'transaction.reprocess' && e.targetId === row.id);
@@ -61,7 +78,11 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
     assert.equal(entry.actor, 'operator');
     assert.equal(entry.details.reason, 'catalogue fixed');
 
-    assertError(await stack.app.operator('POST', `/admin/v1/transactions/${row.id}/reprocess`, {}), 409, 'not_reprocessable');
+    assertError(
+      await stack.app.operator('POST', `/admin/v1/transactions/${row.id}/reprocess`, {}),
+      409,
+      'not_reprocessable',
+    );
     await assertLedgerHealthy(stack.db, issuer.id);
   });
 
@@ -75,7 +96,9 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
     for (let i = 0; i < 2; i++) {
       const event = authEvent(cardOf(group), { amount: 2_000, merchantId: merchant.id });
       assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', event)).status, 204);
-      const row = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } } });
+      const row = await stack.db.ingestedEvent.findUniqueOrThrow({
+        where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } },
+      });
       assert.equal(await stack.waitForStatus(row.id, ['unknown', 'previewed']), 'unknown');
       auths.push(row);
     }
@@ -86,7 +109,9 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
     assert.deepEqual([res.body.transactionId, res.body.workflowId], [auths[0].id, auths[0].workflowId]);
 
     const printed = await runAdminCommand(stack, transactionCommands[0], [auths[1].id, '--reason', 'catalogue fixed']);
-    assert.deepEqual(printed, [{ transactionId: auths[1].id, status: 'pending', previousStatus: 'unknown', workflowId: auths[1].workflowId }]);
+    assert.deepEqual(printed, [
+      { transactionId: auths[1].id, status: 'pending', previousStatus: 'unknown', workflowId: auths[1].workflowId },
+    ]);
 
     for (const auth of auths) {
       assert.equal(await stack.waitForStatus(auth.id, ['previewed', 'unknown']), 'previewed');
@@ -94,7 +119,9 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
       assert.equal((previewed.matchTrace as any).preview.cashbackMinor, 200);
       assert.equal((await stack.db.webhook.findFirst({ where: { sourceEventId: auth.id } }))?.type, 'qualified_auth');
     }
-    const audits = await stack.db.operatorAuditLog.findMany({ where: { action: 'transaction.reprocess', targetId: { in: auths.map((a) => a.id) } } });
+    const audits = await stack.db.operatorAuditLog.findMany({
+      where: { action: 'transaction.reprocess', targetId: { in: auths.map((a) => a.id) } },
+    });
     assert.deepEqual(audits.map((a) => a.actor).sort(), ['cli:test', 'operator']);
     await assert.rejects(
       transactionCommands[0].run(parseArgs(['chg_00000000-0000-0000-0000-000000000000']), {} as never),
@@ -104,8 +131,16 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
   });
 
   it('answers 404 for an unknown transaction and 400 for a malformed id', async () => {
-    assertError(await stack.app.operator('POST', '/admin/v1/transactions/txn_00000000-0000-0000-0000-000000000000/reprocess', {}), 404, 'transaction_not_found');
+    assertError(
+      await stack.app.operator('POST', '/admin/v1/transactions/txn_00000000-0000-0000-0000-000000000000/reprocess', {}),
+      404,
+      'transaction_not_found',
+    );
     assertError(await stack.app.operator('POST', '/admin/v1/transactions/nope/reprocess', {}), 400, 'invalid_id');
-    assertError(await stack.app.operator('POST', '/admin/v1/transactions/auth_00000000-0000-0000-0000-000000000000/reprocess'), 404, 'transaction_not_found');
+    assertError(
+      await stack.app.operator('POST', '/admin/v1/transactions/auth_00000000-0000-0000-0000-000000000000/reprocess'),
+      404,
+      'transaction_not_found',
+    );
   });
 });

@@ -33,12 +33,19 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
   async function issuerWithGroup(environment: 'sandbox' | 'production' = 'sandbox') {
     const issuer = await newIssuer(stack.app, environment);
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+    assert.equal(
+      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
+      201,
+    );
     return { issuer, group, cardId: group.cardholders[0].cards[0].externalId as string };
   }
 
   const simulate = async (issuer: TestIssuer, body: Record<string, unknown>) => {
-    const res = await issuer.call('POST', '/api/v2/sandbox/transactions', { merchantId: merchant.id, amount: 10_000, ...body });
+    const res = await issuer.call('POST', '/api/v2/sandbox/transactions', {
+      merchantId: merchant.id,
+      amount: 10_000,
+      ...body,
+    });
     assert.equal(res.status, 201, res.text);
     return res.body;
   };
@@ -47,8 +54,10 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
     assert.equal(res.status, 200, res.text);
     return res.body;
   };
-  const summary = async (issuer: TestIssuer, chgId: string) => (await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/summary`)).body;
-  const status = async (eventId: string) => (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: eventId } })).rewardStatus;
+  const summary = async (issuer: TestIssuer, chgId: string) =>
+    (await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/summary`)).body;
+  const status = async (eventId: string) =>
+    (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: eventId } })).rewardStatus;
 
   async function assertBalanced(issuer: TestIssuer) {
     await assertLedgerHealthy(stack.db, issuer.id);
@@ -60,7 +69,9 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
   before(async () => {
     stack = await startStack();
     // 5% cashback and 3% branded balance, available after 3 days, expiring after 30.
-    merchant = await createMerchant(stack.app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 3, expiryDays: 30 } });
+    merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 3, expiryDays: 30 },
+    });
     await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 300, startsAt: daysFromNow(-5) });
   });
   after(() => stack?.stop());
@@ -69,7 +80,16 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
     const { issuer, cardId } = await issuerWithGroup('production');
     assertError(await issuer.call('GET', '/api/v2/sandbox/clock'), 403, 'sandbox_only');
     assertError(await issuer.call('POST', '/api/v2/sandbox/clock/advance', { days: 1 }), 403, 'sandbox_only');
-    assertError(await issuer.call('POST', '/api/v2/sandbox/transactions', { cardId, merchantId: merchant.id, amount: 100, outcome: 'settled' }), 403, 'sandbox_only');
+    assertError(
+      await issuer.call('POST', '/api/v2/sandbox/transactions', {
+        cardId,
+        merchantId: merchant.id,
+        amount: 100,
+        outcome: 'settled',
+      }),
+      403,
+      'sandbox_only',
+    );
     const stored = await stack.db.issuer.findUniqueOrThrow({ where: { id: issuer.id } });
     assert.equal(stored.clockOffsetMs, 0n);
   });
@@ -89,7 +109,13 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
     const purchase = await simulate(issuer, { cardId, outcome: 'settled' });
     const theirs = await simulate(other.issuer, { cardId: other.cardId, outcome: 'settled' });
     assert.equal(purchase.chgId, group.id);
-    assert.deepEqual(purchase.events.map((e: any) => [e.endpoint, e.state]), [['/api/v1/incoming-auth', 'approved'], ['/api/v1/incoming-txn', 'settled']]);
+    assert.deepEqual(
+      purchase.events.map((e: any) => [e.endpoint, e.state]),
+      [
+        ['/api/v1/incoming-auth', 'approved'],
+        ['/api/v1/incoming-txn', 'settled'],
+      ],
+    );
     await stack.waitForStatus(purchase.transactionId, ['matched']);
     await stack.waitForStatus(theirs.transactionId, ['matched']);
     const earned = await summary(issuer, group.id);
@@ -101,8 +127,14 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
     const moved = await advance(issuer, { days: 3, hours: 1 });
     assert.equal(moved.clockOffsetMs, 3 * DAY_MS + 3_600_000);
     assert.ok(Math.abs(Date.parse(moved.now) - (Date.now() + moved.clockOffsetMs)) < 5_000);
-    await eventually('available after the advance', () => summary(issuer, group.id), (s) => s.brandedBalance.availableMinor === 300 && s.brandedBalance.notYetAvailableMinor === 0);
-    const spend = (await issuer.call('GET', `/api/v2/chg/${group.id}/merchant/${merchant.id}/spend-eligibility?amountMinor=100`)).body;
+    await eventually(
+      'available after the advance',
+      () => summary(issuer, group.id),
+      (s) => s.brandedBalance.availableMinor === 300 && s.brandedBalance.notYetAvailableMinor === 0,
+    );
+    const spend = (
+      await issuer.call('GET', `/api/v2/chg/${group.id}/merchant/${merchant.id}/spend-eligibility?amountMinor=100`)
+    ).body;
     assert.equal(spend.availableBalanceMinor, 300);
     assert.equal(spend.eligible, true);
 
@@ -116,7 +148,11 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
     const expiring = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/expiring?withinDays=30`)).body;
     assert.equal(expiring.data.length, 1);
     await advance(issuer, { days: 30 });
-    await eventually('expiry posted', () => stack.db.rewardEvent.findMany({ where: { issuerId: issuer.id, type: 'branded_expired' } }), (rows) => rows.length === 1);
+    await eventually(
+      'expiry posted',
+      () => stack.db.rewardEvent.findMany({ where: { issuerId: issuer.id, type: 'branded_expired' } }),
+      (rows) => rows.length === 1,
+    );
     const after = await summary(issuer, group.id);
     assert.equal(after.brandedBalance.expiredMinor, 300);
     assert.equal(after.brandedBalance.availableMinor, 0);
@@ -126,7 +162,10 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
     const activity = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/activity`)).body;
     assert.equal(activity.data[0].type, 'branded_expired', 'the expiry is the newest row, dated on the issuer clock');
     // The other issuer's grant is untouched.
-    assert.equal((await stack.db.rewardGrant.findFirstOrThrow({ where: { issuerId: other.issuer.id } })).remainingMinor, 300n);
+    assert.equal(
+      (await stack.db.rewardGrant.findFirstOrThrow({ where: { issuerId: other.issuer.id } })).remainingMinor,
+      300n,
+    );
     await assertBalanced(issuer);
     await assertBalanced(other.issuer);
   });
@@ -147,7 +186,11 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
     // Six more: past the time-out, so the preview lapses.
     const second = await advance(issuer, { days: 6 });
     assert.equal(second.waitingAuthorizationsNotified, 1);
-    await eventually('lapsed after the advance', () => status(purchase.authorizationId), (s) => s === 'lapsed');
+    await eventually(
+      'lapsed after the advance',
+      () => status(purchase.authorizationId),
+      (s) => s === 'lapsed',
+    );
     assert.equal((await summary(issuer, group.id)).cashback.pendingMinor, 0);
     const run = await stack.client.workflow.getHandle(`txn/${issuer.id}/${purchase.events[0].id}`).describe();
     assert.equal(run.status.name, 'COMPLETED');
@@ -164,7 +207,11 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
     await new Promise((r) => setTimeout(r, 2_000));
     assert.equal(await status(purchase.authorizationId), 'previewed');
     await advance(issuer, { days: 1, hours: 1 });
-    await eventually('lapsed', () => status(purchase.authorizationId), (s) => s === 'lapsed');
+    await eventually(
+      'lapsed',
+      () => status(purchase.authorizationId),
+      (s) => s === 'lapsed',
+    );
     await assertBalanced(issuer);
   });
 
@@ -174,21 +221,48 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
     assert.equal(await status(declined.authorizationId), 'not_matched');
 
     const reversed = await simulate(issuer, { cardId, outcome: 'reversed' });
-    assert.deepEqual(reversed.events.map((e: any) => e.state), ['approved', 'reversed']);
+    assert.deepEqual(
+      reversed.events.map((e: any) => e.state),
+      ['approved', 'reversed'],
+    );
     await stack.waitForStatus(reversed.authorizationId, ['voided']);
 
     const refunded = await simulate(issuer, { cardId, outcome: 'refunded', amount: 4_000, refundAmount: 2_000 });
-    assert.deepEqual(refunded.events.map((e: any) => e.state), ['approved', 'settled', 'refunded']);
+    assert.deepEqual(
+      refunded.events.map((e: any) => e.state),
+      ['approved', 'settled', 'refunded'],
+    );
     await stack.waitForStatus(refunded.refundTransactionId, ['matched', 'reversed']);
-    const detail = (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${refunded.transactionId}/reward-detail`)).body;
+    const detail = (
+      await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${refunded.transactionId}/reward-detail`)
+    ).body;
     assert.equal(detail.status, 'matched');
     assert.equal(detail.earnedAmountMinor, 320, '5% cashback and 3% branded of 4000');
     assert.equal(detail.clawedBackAmountMinor, 160, 'half of it, for half the amount refunded');
     const webhooks = await stack.db.webhook.findMany({ where: { issuerId: issuer.id }, select: { type: true } });
     assert.deepEqual(webhooks.map((w) => w.type).sort(), ['qualified_auth', 'qualified_auth', 'qualified_settlement']);
 
-    assertError(await issuer.call('POST', '/api/v2/sandbox/transactions', { cardId: 'no-such-card', merchantId: merchant.id, amount: 100, outcome: 'settled' }), 404, 'card_not_found');
-    assertError(await issuer.call('POST', '/api/v2/sandbox/transactions', { cardId, merchantId: merchant.id, amount: 100, outcome: 'settled', refundAmount: 50 }), 400, 'invalid_body');
+    assertError(
+      await issuer.call('POST', '/api/v2/sandbox/transactions', {
+        cardId: 'no-such-card',
+        merchantId: merchant.id,
+        amount: 100,
+        outcome: 'settled',
+      }),
+      404,
+      'card_not_found',
+    );
+    assertError(
+      await issuer.call('POST', '/api/v2/sandbox/transactions', {
+        cardId,
+        merchantId: merchant.id,
+        amount: 100,
+        outcome: 'settled',
+        refundAmount: 50,
+      }),
+      400,
+      'invalid_body',
+    );
     await assertBalanced(issuer);
   });
 });

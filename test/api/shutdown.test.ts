@@ -20,7 +20,11 @@ function slowPost(port: number, path: string, body: string) {
     path,
     method: 'POST',
     agent: false,
-    headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    headers: {
+      authorization: `Bearer ${OPERATOR_TOKEN}`,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    },
   });
   const half = Math.floor(body.length / 2);
   req.write(body.slice(0, half));
@@ -49,7 +53,10 @@ describe('API process shutdown (api/shutdown.ts)', function () {
 
   it('says draining at once, keeps serving for the drain delay, then finishes the request in flight and exits 0', async () => {
     const port = await freePort();
-    const api = spawnApi(port, `shutdown-${randomUUID()}`, { SHUTDOWN_DRAIN_DELAY: `${DRAIN_DELAY_MS}ms`, API_SHUTDOWN_GRACE: '20s' });
+    const api = spawnApi(port, `shutdown-${randomUUID()}`, {
+      SHUTDOWN_DRAIN_DELAY: `${DRAIN_DELAY_MS}ms`,
+      API_SHUTDOWN_GRACE: '20s',
+    });
     try {
       await waitForReady(`http://127.0.0.1:${port}`, api);
       const name = `Slow client ${randomUUID()}`;
@@ -80,7 +87,10 @@ describe('API process shutdown (api/shutdown.ts)', function () {
       const [code] = await exited;
       assert.equal(code, 0);
       // The documented bound: drain delay + grace + hand-over 5 s + pools 2 s; here far less.
-      assert.ok(performance.now() - signalled < DRAIN_DELAY_MS + 10_000, `stopped after ${Math.round(performance.now() - signalled)} ms`);
+      assert.ok(
+        performance.now() - signalled < DRAIN_DELAY_MS + 10_000,
+        `stopped after ${Math.round(performance.now() - signalled)} ms`,
+      );
     } finally {
       if (api.exitCode === null) api.kill('SIGKILL');
     }
@@ -91,8 +101,15 @@ describe('API process shutdown (api/shutdown.ts)', function () {
     const api = spawnApi(port, `shutdown-${randomUUID()}`, { API_SHUTDOWN_GRACE: '1s' });
     try {
       await waitForReady(`http://127.0.0.1:${port}`, api);
-      const stuck = slowPost(port, '/admin/v1/issuers', JSON.stringify({ name: 'Never finished', environment: 'sandbox' }));
-      const cut = stuck.response.then(() => 'answered', () => 'cut');
+      const stuck = slowPost(
+        port,
+        '/admin/v1/issuers',
+        JSON.stringify({ name: 'Never finished', environment: 'sandbox' }),
+      );
+      const cut = stuck.response.then(
+        () => 'answered',
+        () => 'cut',
+      );
       await new Promise((resolve) => setTimeout(resolve, 200));
       const exited = once(api, 'exit');
       const signalled = performance.now();

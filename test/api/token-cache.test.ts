@@ -29,11 +29,17 @@ describe('api/middleware/token-cache', () => {
   before(async () => {
     cacheA = new TokenCache();
     cacheB = new TokenCache();
-    listeners = [listenForAuthChanges(testDatabaseUrl(), cacheA, logger), listenForAuthChanges(testDatabaseUrl(), cacheB, logger)];
+    listeners = [
+      listenForAuthChanges(testDatabaseUrl(), cacheA, logger),
+      listenForAuthChanges(testDatabaseUrl(), cacheB, logger),
+    ];
     // Two API processes over one database, each with its own cache.
     appA = await startTestApp({ tokenCache: cacheA });
     appB = await startTestApp({ tokenCache: cacheB });
-    await until(() => cacheA.get('x', 0) === undefined && (cacheA as any).listening && (cacheB as any).listening, 'listeners');
+    await until(
+      () => cacheA.get('x', 0) === undefined && (cacheA as any).listening && (cacheB as any).listening,
+      'listeners',
+    );
   });
   after(async () => {
     await Promise.all(listeners.map((l) => l.close()));
@@ -50,7 +56,8 @@ describe('api/middleware/token-cache', () => {
   it('rejects a revoked token at once in the revoking process and on the NOTIFY in the others', async () => {
     const issuer = await newIssuer(appA);
     const second = (await appA.operator('POST', `/admin/v1/issuers/${issuer.id}/tokens`, {})).body;
-    for (const app of [appA, appB]) assert.equal((await app.request('GET', MISSING_GROUP, { token: second.token })).status, 404);
+    for (const app of [appA, appB])
+      assert.equal((await app.request('GET', MISSING_GROUP, { token: second.token })).status, 404);
     assert.ok(cacheB.get(hashToken(second.token), Date.now()), 'cached in B');
     assert.equal((await appA.operator('DELETE', `/admin/v1/issuers/${issuer.id}/tokens/${second.id}`)).status, 204);
     assertError(await appA.request('GET', MISSING_GROUP, { token: second.token }), 401, 'invalid_token');
@@ -70,7 +77,15 @@ describe('api/middleware/token-cache', () => {
 
   it('caches nothing while not listening, and entries expire', () => {
     const cache = new TokenCache(1000);
-    const issuer = { id: 'iss_x', name: 'x', environment: 'sandbox' as const, brandedAvailabilityDelayDays: 0, tokenId: 'tok_x', rateLimits: { requestsPerSecond: null, eventsPerSecond: null }, clockOffsetMs: 0 };
+    const issuer = {
+      id: 'iss_x',
+      name: 'x',
+      environment: 'sandbox' as const,
+      brandedAvailabilityDelayDays: 0,
+      tokenId: 'tok_x',
+      rateLimits: { requestsPerSecond: null, eventsPerSecond: null },
+      clockOffsetMs: 0,
+    };
     cache.set('h', issuer, 0);
     assert.equal(cache.get('h', 0), undefined);
     cache.setListening(true);

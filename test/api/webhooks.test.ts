@@ -4,7 +4,15 @@ import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../helpers/stack';
 import { assertError, newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
 import { Webhook } from 'standardwebhooks';
-import { newWebhookRecord, settlementData, startReceiver, storedSecrets, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import {
+  newWebhookRecord,
+  settlementData,
+  startReceiver,
+  storedSecrets,
+  waitFor,
+  waitForWebhookStatus,
+  type Receiver,
+} from '../helpers/webhooks';
 import { testWebhookSecretKeys } from '../helpers/env';
 import { webhookCommands } from '../../scripts/admin/webhook-commands';
 import { runAdminCommand } from '../helpers/admin-cli';
@@ -30,7 +38,11 @@ describe('webhook API', function () {
     it('creates with a secret (201), reads without it, updates without it (200), and rotates', async () => {
       const fresh = await newIssuer(stack.app);
       assertError(await fresh.call('GET', '/api/v2/webhook-endpoint'), 404, 'webhook_endpoint_not_found');
-      assertError(await fresh.call('POST', '/api/v2/webhook-endpoint/rotate-secret'), 404, 'webhook_endpoint_not_found');
+      assertError(
+        await fresh.call('POST', '/api/v2/webhook-endpoint/rotate-secret'),
+        404,
+        'webhook_endpoint_not_found',
+      );
       const created = await fresh.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url });
       assert.equal(created.status, 201, created.text);
       assert.match(created.body.signingSecret, /^whsec_/);
@@ -39,32 +51,65 @@ describe('webhook API', function () {
       assert.equal(read.status, 200);
       assert.equal(read.body.signingSecret, undefined);
       assert.equal(read.body.url, receiver.url);
-      const updated = await fresh.call('PUT', '/api/v2/webhook-endpoint', { url: `${receiver.url}/v2`, enabledTypes: ['qualified_auth'] });
+      const updated = await fresh.call('PUT', '/api/v2/webhook-endpoint', {
+        url: `${receiver.url}/v2`,
+        enabledTypes: ['qualified_auth'],
+      });
       assert.equal(updated.status, 200);
       assert.equal(updated.body.signingSecret, undefined);
       assert.deepEqual(updated.body.enabledTypes, ['qualified_auth']);
-      assert.equal((await storedSecrets(stack.db, fresh.id)).secret, created.body.signingSecret, 'an update keeps the secret');
+      assert.equal(
+        (await storedSecrets(stack.db, fresh.id)).secret,
+        created.body.signingSecret,
+        'an update keeps the secret',
+      );
 
       const rotated = await fresh.call('POST', '/api/v2/webhook-endpoint/rotate-secret');
       assert.equal(rotated.status, 200, rotated.text);
       assert.notEqual(rotated.body.signingSecret, created.body.signingSecret);
       const after = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: fresh.id } });
       const secrets = await storedSecrets(stack.db, fresh.id);
-      assert.deepEqual([secrets.secret, secrets.previousSecret], [rotated.body.signingSecret, created.body.signingSecret]);
+      assert.deepEqual(
+        [secrets.secret, secrets.previousSecret],
+        [rotated.body.signingSecret, created.body.signingSecret],
+      );
       const overlapMs = after.previousSecretExpiresAt!.getTime() - after.updatedAt.getTime();
       assert.equal(overlapMs, 24 * 60 * 60 * 1000);
-      assert.equal((await fresh.call('GET', '/api/v2/webhook-endpoint')).body.previousSecretExpiresAt, after.previousSecretExpiresAt!.toISOString());
+      assert.equal(
+        (await fresh.call('GET', '/api/v2/webhook-endpoint')).body.previousSecretExpiresAt,
+        after.previousSecretExpiresAt!.toISOString(),
+      );
     });
 
     it('rejects bad URLs with 400: http for production, credentials, garbage, too long, unknown types', async () => {
       const production = await newIssuer(stack.app, 'production');
-      assertError(await production.call('PUT', '/api/v2/webhook-endpoint', { url: 'http://hooks.example.com/x' }), 400, 'invalid_webhook_url');
-      assert.equal((await production.call('PUT', '/api/v2/webhook-endpoint', { url: 'https://hooks.example.com/x' })).status, 201);
+      assertError(
+        await production.call('PUT', '/api/v2/webhook-endpoint', { url: 'http://hooks.example.com/x' }),
+        400,
+        'invalid_webhook_url',
+      );
+      assert.equal(
+        (await production.call('PUT', '/api/v2/webhook-endpoint', { url: 'https://hooks.example.com/x' })).status,
+        201,
+      );
       const sandbox = await newIssuer(stack.app);
-      assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: 'https://u:p@hooks.example.com/' }), 400, 'invalid_webhook_url');
+      assertError(
+        await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: 'https://u:p@hooks.example.com/' }),
+        400,
+        'invalid_webhook_url',
+      );
       assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: 'nope' }), 400, 'invalid_webhook_url');
-      assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: `https://h.example.com/${'a'.repeat(2100)}` }), 400);
-      assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: 'https://h.example.com/', enabledTypes: ['refund'] }), 400);
+      assertError(
+        await sandbox.call('PUT', '/api/v2/webhook-endpoint', { url: `https://h.example.com/${'a'.repeat(2100)}` }),
+        400,
+      );
+      assertError(
+        await sandbox.call('PUT', '/api/v2/webhook-endpoint', {
+          url: 'https://h.example.com/',
+          enabledTypes: ['refund'],
+        }),
+        400,
+      );
       assertError(await sandbox.call('PUT', '/api/v2/webhook-endpoint', {}), 400);
       assertError(await sandbox.call('GET', '/api/v2/webhook-endpoint'), 404);
     });
@@ -73,10 +118,17 @@ describe('webhook API', function () {
   describe('signing secrets at rest (issue 13, finding 3)', () => {
     /** The whole stored row as PostgreSQL prints it (bytea as hex), searched in every spelling of each secret. */
     async function assertNotStored(issuerId: string, secrets: string[]): Promise<void> {
-      const [{ row }] = await stack.db.$queryRaw<Array<{ row: string }>>`SELECT e::text AS row FROM webhook_endpoint e WHERE e.issuer_id = ${issuerId}`;
+      const [{ row }] = await stack.db.$queryRaw<
+        Array<{ row: string }>
+      >`SELECT e::text AS row FROM webhook_endpoint e WHERE e.issuer_id = ${issuerId}`;
       for (const secret of secrets) {
         const keyBytes = Buffer.from(secret.slice('whsec_'.length), 'base64');
-        for (const spelling of [secret.slice('whsec_'.length), Buffer.from(secret).toString('hex'), keyBytes.toString('hex'), keyBytes.toString('base64url')]) {
+        for (const spelling of [
+          secret.slice('whsec_'.length),
+          Buffer.from(secret).toString('hex'),
+          keyBytes.toString('hex'),
+          keyBytes.toString('base64url'),
+        ]) {
           assert.ok(!row.toLowerCase().includes(spelling.toLowerCase()), `the stored row holds a secret: ${row}`);
         }
       }
@@ -85,10 +137,18 @@ describe('webhook API', function () {
     /** A webhook through the outbox: the relay's first attempt reaches the receiver. */
     async function deliveredRequest(issuerId: string, into: Receiver) {
       const webhookId = await stack.db.$transaction((tx) =>
-        recordWebhook(tx, { issuerId, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() }),
+        recordWebhook(tx, {
+          issuerId,
+          type: 'qualified_settlement',
+          sourceEventId: `txn_${randomUUID()}`,
+          at: new Date(),
+          data: settlementData(),
+        }),
       );
       await waitForWebhookStatus(stack.db, webhookId, ['delivered']);
-      return waitFor('the delivered request', async () => into.requests.find((r) => r.headers['webhook-id'] === webhookId));
+      return waitFor('the delivered request', async () =>
+        into.requests.find((r) => r.headers['webhook-id'] === webhookId),
+      );
     }
 
     const verifies = (secret: string, request: { body: string; headers: object }) => {
@@ -117,7 +177,11 @@ describe('webhook API', function () {
         const second: string = rotated.body.signingSecret;
         await assertNotStored(own.id, [first, second]);
         const during = await deliveredRequest(own.id, hooks);
-        assert.equal(String(during.headers['webhook-signature']).split(' ').length, 2, 'two signatures during the overlap');
+        assert.equal(
+          String(during.headers['webhook-signature']).split(' ').length,
+          2,
+          'two signatures during the overlap',
+        );
         assert.ok(verifies(second, during), 'the new secret verifies');
         assert.ok(verifies(first, during), 'the previous secret still verifies during the overlap');
         assert.ok(!verifies(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, during), 'and another secret does not');
@@ -129,12 +193,17 @@ describe('webhook API', function () {
     it('refuses a rotation that lost the race to another (409), keeping the winner', async () => {
       const own = await newIssuer(stack.app);
       await own.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url });
-      const results = await Promise.all([1, 2, 3].map(() => own.call('POST', '/api/v2/webhook-endpoint/rotate-secret')));
+      const results = await Promise.all(
+        [1, 2, 3].map(() => own.call('POST', '/api/v2/webhook-endpoint/rotate-secret')),
+      );
       const won = results.filter((r) => r.status === 200);
       assert.ok(won.length >= 1, results.map((r) => r.text).join('\n'));
       for (const r of results.filter((r) => r.status !== 200)) assertError(r, 409, 'webhook_endpoint_conflict');
       const last = won.map((r) => r.body.signingSecret as string);
-      assert.ok(last.includes((await storedSecrets(stack.db, own.id)).secret), 'the stored secret is one a caller was given');
+      assert.ok(
+        last.includes((await storedSecrets(stack.db, own.id)).secret),
+        'the stored secret is one a caller was given',
+      );
     });
   });
 
@@ -142,15 +211,25 @@ describe('webhook API', function () {
     it('lists newest first with filters and pages, and shows one webhook with its attempts', async () => {
       const own = await newIssuer(stack.app);
       const ids = [];
-      for (let i = 0; i < 3; i++) ids.push(await newWebhookRecord(stack.db, own.id, i === 1 ? 'qualified_auth' : 'qualified_settlement'));
+      for (let i = 0; i < 3; i++)
+        ids.push(await newWebhookRecord(stack.db, own.id, i === 1 ? 'qualified_auth' : 'qualified_settlement'));
       const page1 = await own.call('GET', '/api/v2/webhooks?limit=2');
       assert.equal(page1.status, 200, page1.text);
-      assert.deepEqual(page1.body.data.map((w: any) => w.webhookId), [ids[2], ids[1]]);
+      assert.deepEqual(
+        page1.body.data.map((w: any) => w.webhookId),
+        [ids[2], ids[1]],
+      );
       const page2 = await own.call('GET', `/api/v2/webhooks?limit=2&cursor=${page1.body.nextCursor}`);
-      assert.deepEqual(page2.body.data.map((w: any) => w.webhookId), [ids[0]]);
+      assert.deepEqual(
+        page2.body.data.map((w: any) => w.webhookId),
+        [ids[0]],
+      );
       assert.equal(page2.body.nextCursor, null);
       const auths = await own.call('GET', '/api/v2/webhooks?type=qualified_auth');
-      assert.deepEqual(auths.body.data.map((w: any) => w.webhookId), [ids[1]]);
+      assert.deepEqual(
+        auths.body.data.map((w: any) => w.webhookId),
+        [ids[1]],
+      );
       assert.deepEqual((await own.call('GET', '/api/v2/webhooks?status=delivered')).body.data, []);
       assert.equal((await own.call('GET', '/api/v2/webhooks?status=pending')).body.data.length, 3);
       assertError(await own.call('GET', '/api/v2/webhooks?status=lost'), 400);
@@ -158,7 +237,7 @@ describe('webhook API', function () {
       const one = await own.call('GET', `/api/v2/webhooks/${ids[0]}`);
       assert.equal(one.status, 200);
       assert.deepEqual([one.body.webhookId, one.body.status, one.body.attempts], [ids[0], 'pending', []]);
-      assert.equal(one.body.data.webhookId, undefined, 'the id is the envelope\'s, not repeated in data');
+      assert.equal(one.body.data.webhookId, undefined, "the id is the envelope's, not repeated in data");
       assert.match(one.body.data.transactionId, /^txn_/);
     });
 
@@ -172,7 +251,7 @@ describe('webhook API', function () {
       }
       assert.ok(!(await other.call('GET', '/api/v2/webhooks')).body.data.some((w: any) => w.webhookId === mine));
       assertError(await other.call('GET', '/api/v2/webhooks/evt_nope'), 400, 'invalid_id');
-      assert.equal((await stack.db.webhookAttempt.count({ where: { webhookId: mine } })), 0, 'no replay ran');
+      assert.equal(await stack.db.webhookAttempt.count({ where: { webhookId: mine } }), 0, 'no replay ran');
     });
   });
 
@@ -185,28 +264,49 @@ describe('webhook API', function () {
       assert.equal(res.status, 202, res.text);
       assert.deepEqual(res.body, { webhookId, firstAttemptNumber: 1, workflowId: `webhook/${webhookId}/replay/1` });
       await waitForWebhookStatus(stack.db, webhookId, ['delivered']);
-      const audit = await stack.db.operatorAuditLog.findFirst({ where: { action: 'webhook.replay', targetId: webhookId } });
+      const audit = await stack.db.operatorAuditLog.findFirst({
+        where: { action: 'webhook.replay', targetId: webhookId },
+      });
       assert.equal(audit?.actor, 'operator');
-      assertError(await stack.app.operator('POST', `/admin/v1/webhooks/evt_${randomUUID()}/replay`), 404, 'webhook_not_found');
+      assertError(
+        await stack.app.operator('POST', `/admin/v1/webhooks/evt_${randomUUID()}/replay`),
+        404,
+        'webhook_not_found',
+      );
 
       const printed = await runAdminCommand(stack, webhookCommands[0], [webhookId]);
       assert.deepEqual(printed, [{ webhookId, firstAttemptNumber: 2, workflowId: `webhook/${webhookId}/replay/2` }]);
       await stack.client.workflow.getHandle(`webhook/${webhookId}/replay/2`).result();
       assert.equal((await stack.db.webhook.findUniqueOrThrow({ where: { id: webhookId } })).attemptCount, 2);
-      assert.ok(await stack.db.operatorAuditLog.findFirst({ where: { action: 'webhook.replay', targetId: webhookId, actor: 'cli:test' } }));
+      assert.ok(
+        await stack.db.operatorAuditLog.findFirst({
+          where: { action: 'webhook.replay', targetId: webhookId, actor: 'cli:test' },
+        }),
+      );
     });
 
     it('answers 409 while a delivery is still retrying', async () => {
       const webhookId = await newWebhookRecord(stack.db, issuer.id);
-      await stack.db.webhook.update({ where: { id: webhookId }, data: { status: 'delivering', attemptCount: 1, nextAttemptAt: new Date(Date.now() + 60_000) } });
-      assertError(await issuer.call('POST', `/api/v2/webhooks/${webhookId}/replay`), 409, 'webhook_delivery_in_progress');
+      await stack.db.webhook.update({
+        where: { id: webhookId },
+        data: { status: 'delivering', attemptCount: 1, nextAttemptAt: new Date(Date.now() + 60_000) },
+      });
+      assertError(
+        await issuer.call('POST', `/api/v2/webhooks/${webhookId}/replay`),
+        409,
+        'webhook_delivery_in_progress',
+      );
     });
 
     it('answers 503 workflow_engine_unavailable when the app has no workflow engine', async () => {
       const app = await startTestApp({ db: stack.db });
       try {
         const webhookId = await newWebhookRecord(stack.db, issuer.id);
-        assertError(await app.request('POST', `/api/v2/webhooks/${webhookId}/replay`, { token: issuer.token }), 503, 'workflow_engine_unavailable');
+        assertError(
+          await app.request('POST', `/api/v2/webhooks/${webhookId}/replay`, { token: issuer.token }),
+          503,
+          'workflow_engine_unavailable',
+        );
       } finally {
         await app.close();
       }

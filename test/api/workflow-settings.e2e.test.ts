@@ -50,13 +50,22 @@ describe('configured workflow settings reach the runs the API starts', function 
   });
 
   const call = (method: string, path: string, token: string, body?: unknown) =>
-    fetch(url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   /** The purchase's run, once whoever starts it has. */
   async function lifecycleOf(eventId: string): Promise<WorkflowHandle> {
     const { workflowId } = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: eventId } });
     const handle = stack.client.workflow.getHandle(workflowId);
-    await waitFor(`the run of ${eventId}`, () => handle.describe().then(() => true, (err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))));
+    await waitFor(`the run of ${eventId}`, () =>
+      handle.describe().then(
+        () => true,
+        (err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)),
+      ),
+    );
     started.push(handle);
     return handle;
   }
@@ -66,8 +75,15 @@ describe('configured workflow settings reach the runs the API starts', function 
     const quiet = await startTestApp({ db: stack.db });
     try {
       const event = authEvent(card);
-      assert.equal((await quiet.request('POST', '/api/v1/incoming-auth', { token: issuer.token, body: event })).status, 204);
-      return (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } } })).id;
+      assert.equal(
+        (await quiet.request('POST', '/api/v1/incoming-auth', { token: issuer.token, body: event })).status,
+        204,
+      );
+      return (
+        await stack.db.ingestedEvent.findUniqueOrThrow({
+          where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } },
+        })
+      ).id;
     } finally {
       await quiet.close();
     }
@@ -76,7 +92,9 @@ describe('configured workflow settings reach the runs the API starts', function 
   it("starts a purchase's lifecycle from the API's hand-over with SETTLEMENT_TIMEOUT", async () => {
     const event = authEvent(card);
     assert.equal((await call('POST', '/api/v1/incoming-auth', issuer.token, event)).status, 204);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } } });
+    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } },
+    });
     const input = await startInput<LifecycleInput>(await lifecycleOf(row.id));
     assert.equal(input.settlementTimeoutMs, SETTLEMENT_TIMEOUT_MS);
   });
@@ -86,7 +104,10 @@ describe('configured workflow settings reach the runs the API starts', function 
     await stack.db.ingestedEvent.update({ where: { id: eventId }, data: { rewardStatus: 'unknown' } });
     const res = await call('POST', `/admin/v1/transactions/${eventId}/reprocess`, OPERATOR_TOKEN, {});
     assert.equal(res.status, 202, await res.text());
-    assert.equal((await startInput<LifecycleInput>(await lifecycleOf(eventId))).settlementTimeoutMs, SETTLEMENT_TIMEOUT_MS);
+    assert.equal(
+      (await startInput<LifecycleInput>(await lifecycleOf(eventId))).settlementTimeoutMs,
+      SETTLEMENT_TIMEOUT_MS,
+    );
   });
 
   it('replays a webhook with WEBHOOK_RETRY_SCHEDULE', async () => {
@@ -94,19 +115,33 @@ describe('configured workflow settings reach the runs the API starts', function 
     const res = await call('POST', `/api/v2/webhooks/${webhookId}/replay`, issuer.token);
     assert.equal(res.status, 202);
     const { firstAttemptNumber } = (await res.json()) as { firstAttemptNumber: number };
-    const input = await startInput<WebhookDeliveryInput>(stack.client.workflow.getHandle(webhookReplayWorkflowId(webhookId, firstAttemptNumber)));
+    const input = await startInput<WebhookDeliveryInput>(
+      stack.client.workflow.getHandle(webhookReplayWorkflowId(webhookId, firstAttemptNumber)),
+    );
     assert.deepEqual(input.retryScheduleMs, RETRY_SCHEDULE_MS);
   });
 
   it('hands over from the sweeper with the settlement time-out it is given', async () => {
     const eventId = await storedAuth();
-    const sweep = createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: stack.engine });
+    const sweep = createSweepActivities({
+      db: stack.db,
+      clock: { now: () => new Date(Date.now() + 60_000) },
+      temporal: stack.engine,
+    });
     assert.ok((await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 5000 })).handedOver >= 1);
-    assert.equal((await startInput<LifecycleInput>(await lifecycleOf(eventId))).settlementTimeoutMs, SETTLEMENT_TIMEOUT_MS);
+    assert.equal(
+      (await startInput<LifecycleInput>(await lifecycleOf(eventId))).settlementTimeoutMs,
+      SETTLEMENT_TIMEOUT_MS,
+    );
   });
 
   it('refuses to start with a bad value, naming each bad variable', async () => {
-    const bad = spawnApi(await freePort(), stack.taskQueue, { SETTLEMENT_TIMEOUT: 'soon', WEBHOOK_RETRY_SCHEDULE: '30s,8d' }, 'pipe');
+    const bad = spawnApi(
+      await freePort(),
+      stack.taskQueue,
+      { SETTLEMENT_TIMEOUT: 'soon', WEBHOOK_RETRY_SCHEDULE: '30s,8d' },
+      'pipe',
+    );
     let stderr = '';
     bad.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => bad.once('exit', resolve));

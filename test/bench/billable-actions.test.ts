@@ -20,7 +20,13 @@ describe('billable actions of a history', () => {
     assert.deepEqual(costOfHistory(recorded('v1-lifecycle-auth-settle')), {
       actions: 11,
       events: 40,
-      byRule: { 'workflow started': 1, 'search attribute upsert': 4, 'activity started or retried': 4, 'timer started': 1, signal: 1 },
+      byRule: {
+        'workflow started': 1,
+        'search attribute upsert': 4,
+        'activity started or retried': 4,
+        'timer started': 1,
+        signal: 1,
+      },
     });
   });
 
@@ -32,9 +38,23 @@ describe('billable actions of a history', () => {
 
   it('takes a signal recorded with the start, before any workflow task, as part of Signal-With-Start', () => {
     const started = { identity: 'api@host' };
-    const withStart = { events: [event(1, 'WORKFLOW_EXECUTION_STARTED', started), event(2, 'WORKFLOW_TASK_SCHEDULED'), event(3, 'WORKFLOW_EXECUTION_SIGNALED', { identity: 'api@host' }), event(4, 'WORKFLOW_TASK_STARTED')] };
+    const withStart = {
+      events: [
+        event(1, 'WORKFLOW_EXECUTION_STARTED', started),
+        event(2, 'WORKFLOW_TASK_SCHEDULED'),
+        event(3, 'WORKFLOW_EXECUTION_SIGNALED', { identity: 'api@host' }),
+        event(4, 'WORKFLOW_TASK_STARTED'),
+      ],
+    };
     assert.equal(costOfHistory(withStart).actions, 1);
-    const later = { events: [event(1, 'WORKFLOW_EXECUTION_STARTED', started), event(2, 'WORKFLOW_TASK_SCHEDULED'), event(3, 'WORKFLOW_TASK_STARTED'), event(4, 'WORKFLOW_EXECUTION_SIGNALED', { identity: 'api@host' })] };
+    const later = {
+      events: [
+        event(1, 'WORKFLOW_EXECUTION_STARTED', started),
+        event(2, 'WORKFLOW_TASK_SCHEDULED'),
+        event(3, 'WORKFLOW_TASK_STARTED'),
+        event(4, 'WORKFLOW_EXECUTION_SIGNALED', { identity: 'api@host' }),
+      ],
+    };
     assert.equal(costOfHistory(later).actions, 2);
   });
 
@@ -47,12 +67,20 @@ describe('billable actions of a history', () => {
         event(4, 'MARKER_RECORDED', { workflowTaskCompletedEventId: '9' }),
         event(5, 'ACTIVITY_TASK_STARTED', { attempt: 3 }),
         event(6, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED'),
-        event(7, 'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', { searchAttributes: { indexedFields: { TemporalChangeVersion: {} } } }),
-        event(8, 'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', { searchAttributes: { indexedFields: { RewardsStatus: {}, TemporalChangeVersion: {} } } }),
+        event(7, 'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', {
+          searchAttributes: { indexedFields: { TemporalChangeVersion: {} } },
+        }),
+        event(8, 'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', {
+          searchAttributes: { indexedFields: { RewardsStatus: {}, TemporalChangeVersion: {} } },
+        }),
       ],
     };
     assert.deepEqual(costOfHistory(history).byRule, {
-      'workflow started': 1, 'activity started or retried': 3, 'child workflow': 2, 'search attribute upsert': 1, 'local activities (per workflow task)': 2,
+      'workflow started': 1,
+      'activity started or retried': 3,
+      'child workflow': 2,
+      'search attribute upsert': 1,
+      'local activities (per workflow task)': 2,
     });
   });
 });

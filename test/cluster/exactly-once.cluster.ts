@@ -68,10 +68,17 @@ describe('production-like cluster (real Temporal server, 2 APIs, 2 workers)', fu
   it('takes every event to its outcome exactly once while one API and one worker are killed with SIGKILL', async () => {
     const [api1, api2] = cluster!.apis;
     const [, worker2] = cluster!.workers;
-    const fixture = await buildClusterFixture({ apiUrl: api1.url, operatorToken: cluster!.operatorToken, groups: 20, webhookUrl: receiver!.url });
+    const fixture = await buildClusterFixture({
+      apiUrl: api1.url,
+      operatorToken: cluster!.operatorToken,
+      groups: 20,
+      webhookUrl: receiver!.url,
+    });
     const runId = randomUUID().slice(0, 8);
     const planned = Array.from({ length: EVENTS }, (_, n) => plannedEvent(fixture, `cl-${runId}-${n}`, n));
-    const batches = Array.from({ length: Math.ceil(EVENTS / BATCH) }, (_, b) => planned.slice(b * BATCH, (b + 1) * BATCH).map((p) => p.event));
+    const batches = Array.from({ length: Math.ceil(EVENTS / BATCH) }, (_, b) =>
+      planned.slice(b * BATCH, (b + 1) * BATCH).map((p) => p.event),
+    );
 
     // API 2 dies right after acknowledging a batch at 40% of the run; worker 2 at 55%, busy.
     const killApiAfter = nearest(batches.length * 0.4, (b) => b % 2 === 1);
@@ -94,8 +101,12 @@ describe('production-like cluster (real Temporal server, 2 APIs, 2 workers)', fu
         if (b === killWorkerAfter) kills.push(await sigkill(worker2, started));
       },
     });
-    log(`sent ${EVENTS} events in ${sent.seconds.toFixed(0)} s (${JSON.stringify(sent.acceptedBy)} batches; ${sent.resent} re-sent, ${sent.rateLimited} rate-limited); ${kills.join('; ')}`);
-    log(`${leftToSweeper} of the ${ackedByApi2.length} events api-2 acknowledged were not handed over to Temporal when it died: the sweeper's`);
+    log(
+      `sent ${EVENTS} events in ${sent.seconds.toFixed(0)} s (${JSON.stringify(sent.acceptedBy)} batches; ${sent.resent} re-sent, ${sent.rateLimited} rate-limited); ${kills.join('; ')}`,
+    );
+    log(
+      `${leftToSweeper} of the ${ackedByApi2.length} events api-2 acknowledged were not handed over to Temporal when it died: the sweeper's`,
+    );
     assert.equal(kills.length, 2, 'one API and one worker were killed');
 
     const outcomes = await waitForOutcomes(sql!, fixture.issuerId, EVENTS, DRAIN_TIMEOUT_MS);
@@ -107,9 +118,12 @@ describe('production-like cluster (real Temporal server, 2 APIs, 2 workers)', fu
     await assertWebhooksOnce(sql!, receiver!, fixture, EVENTS);
     await assertBalanced(cluster!, api1, fixture.issuerId);
     await assertVisible(cluster!, fixture.issuerId, EVENTS);
-    for (const survivor of [api1, cluster!.workers[0]]) assert.equal(survivor.child.exitCode, null, `${survivor.name} is still up`);
-    log(`${EVENTS} events to their outcome in ${seconds.toFixed(0)} s (${(EVENTS / seconds).toFixed(1)} events/s end to end); ` +
-      `${webhooks.received} webhook requests received for ${EVENTS} webhooks (${webhooks.received - EVENTS} repeated)`);
+    for (const survivor of [api1, cluster!.workers[0]])
+      assert.equal(survivor.child.exitCode, null, `${survivor.name} is still up`);
+    log(
+      `${EVENTS} events to their outcome in ${seconds.toFixed(0)} s (${(EVENTS / seconds).toFixed(1)} events/s end to end); ` +
+        `${webhooks.received} webhook requests received for ${EVENTS} webhooks (${webhooks.received - EVENTS} repeated)`,
+    );
   });
 });
 
@@ -131,17 +145,25 @@ async function sigkill(service: ServiceChild, started: number): Promise<string> 
 async function notHandedOver(sql: pg.Pool, issuerId: string, externalIds: string[]): Promise<number> {
   const { rows } = await sql.query<{ n: string }>(
     `SELECT count(*) AS n FROM ingested_event WHERE issuer_id = $1 AND kind = 'settled' AND external_id = ANY($2) AND handed_over_at IS NULL`,
-    [issuerId, externalIds]);
+    [issuerId, externalIds],
+  );
   return Number(rows[0].n);
 }
 
 /** Counts of the run's events by reward status once none is pending (bounded). */
-async function waitForOutcomes(sql: pg.Pool, issuerId: string, expected: number, timeoutMs: number): Promise<Record<string, number>> {
+async function waitForOutcomes(
+  sql: pg.Pool,
+  issuerId: string,
+  expected: number,
+  timeoutMs: number,
+): Promise<Record<string, number>> {
   const deadline = Date.now() + timeoutMs;
   let lastReport = 0;
   for (;;) {
     const { rows } = await sql.query<{ status: string; n: string }>(
-      `SELECT reward_status AS status, count(*) AS n FROM ingested_event WHERE issuer_id = $1 AND kind = 'settled' GROUP BY 1`, [issuerId]);
+      `SELECT reward_status AS status, count(*) AS n FROM ingested_event WHERE issuer_id = $1 AND kind = 'settled' GROUP BY 1`,
+      [issuerId],
+    );
     const counts = Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     const total = rows.reduce((sum, r) => sum + Number(r.n), 0);
     if (total === expected && !counts.pending) return counts;
@@ -149,20 +171,35 @@ async function waitForOutcomes(sql: pg.Pool, issuerId: string, expected: number,
       lastReport = Date.now();
       log(`outcomes so far: ${JSON.stringify(counts)} of ${expected}`);
     }
-    assert.ok(Date.now() < deadline, `events still without outcome after ${timeoutMs / 1000} s: ${JSON.stringify(counts)}`);
+    assert.ok(
+      Date.now() < deadline,
+      `events still without outcome after ${timeoutMs / 1000} s: ${JSON.stringify(counts)}`,
+    );
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
 
 /** Waits (bounded) until every webhook of the issuer is delivered and the receiver has each id. */
-async function waitForDeliveries(sql: pg.Pool, receiver: Receiver, issuerId: string, expected: number, timeoutMs: number) {
+async function waitForDeliveries(
+  sql: pg.Pool,
+  receiver: Receiver,
+  issuerId: string,
+  expected: number,
+  timeoutMs: number,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await sql.query<{ delivered: string }>(
-      `SELECT count(*) FILTER (WHERE status = 'delivered') AS delivered FROM webhook WHERE issuer_id = $1`, [issuerId]);
+      `SELECT count(*) FILTER (WHERE status = 'delivered') AS delivered FROM webhook WHERE issuer_id = $1`,
+      [issuerId],
+    );
     const receivedIds = new Set(receiver.requests.map((r) => r.headers['webhook-id']));
-    if (Number(rows[0].delivered) === expected && receivedIds.size >= expected) return { received: receiver.requests.length };
-    assert.ok(Date.now() < deadline, `after ${timeoutMs / 1000} s: ${rows[0].delivered} of ${expected} webhooks delivered, ${receivedIds.size} received`);
+    if (Number(rows[0].delivered) === expected && receivedIds.size >= expected)
+      return { received: receiver.requests.length };
+    assert.ok(
+      Date.now() < deadline,
+      `after ${timeoutMs / 1000} s: ${rows[0].delivered} of ${expected} webhooks delivered, ${receivedIds.size} received`,
+    );
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
@@ -172,27 +209,52 @@ async function assertPostedOnce(sql: pg.Pool, issuerId: string, planned: Planned
   const { rows } = await sql.query<{ externalId: string; transfers: string; earned: string; kinds: string[] }>(
     `SELECT e.external_id AS "externalId", count(t.id) AS transfers, coalesce(sum(t.amount_minor), 0) AS earned, array_agg(t.kind ORDER BY t.kind) AS kinds
        FROM ingested_event e LEFT JOIN ledger_transfer t ON t.transaction_id = e.id AND t.issuer_id = e.issuer_id
-      WHERE e.issuer_id = $1 AND e.kind = 'settled' GROUP BY e.external_id`, [issuerId]);
+      WHERE e.issuer_id = $1 AND e.kind = 'settled' GROUP BY e.external_id`,
+    [issuerId],
+  );
   const byId = new Map(rows.map((r) => [r.externalId, r]));
   const wrong: string[] = [];
   for (const p of planned) {
     const row = byId.get(String(p.event.id));
     if (!row || Number(row.transfers) !== p.transfers || Number(row.earned) !== p.earnedMinor) {
-      wrong.push(`${String(p.event.id)}: ${row ? `${row.transfers} transfers (${row.kinds.join(',')}) of ${row.earned}` : 'not stored'}, expected ${p.transfers} of ${p.earnedMinor}`);
+      wrong.push(
+        `${String(p.event.id)}: ${row ? `${row.transfers} transfers (${row.kinds.join(',')}) of ${row.earned}` : 'not stored'}, expected ${p.transfers} of ${p.earnedMinor}`,
+      );
     }
   }
   assert.deepEqual(wrong.slice(0, 20), [], `${wrong.length} events not posted exactly once`);
-  const { rows: total } = await sql.query<{ n: string }>('SELECT count(*) AS n FROM ledger_transfer WHERE issuer_id = $1', [issuerId]);
-  assert.equal(Number(total[0].n), planned.reduce((sum, p) => sum + p.transfers, 0), 'no transfer beyond the settlements');
+  const { rows: total } = await sql.query<{ n: string }>(
+    'SELECT count(*) AS n FROM ledger_transfer WHERE issuer_id = $1',
+    [issuerId],
+  );
+  assert.equal(
+    Number(total[0].n),
+    planned.reduce((sum, p) => sum + p.transfers, 0),
+    'no transfer beyond the settlements',
+  );
 }
 
 /** One webhook per event, delivered, and each one received with a valid signature. */
-async function assertWebhooksOnce(sql: pg.Pool, receiver: Receiver, fixture: ClusterFixture, expected: number): Promise<void> {
+async function assertWebhooksOnce(
+  sql: pg.Pool,
+  receiver: Receiver,
+  fixture: ClusterFixture,
+  expected: number,
+): Promise<void> {
   const { rows } = await sql.query<{ id: string; status: string; sourceEventId: string }>(
-    `SELECT id, status, source_event_id AS "sourceEventId" FROM webhook WHERE issuer_id = $1`, [fixture.issuerId]);
+    `SELECT id, status, source_event_id AS "sourceEventId" FROM webhook WHERE issuer_id = $1`,
+    [fixture.issuerId],
+  );
   assert.equal(rows.length, expected, 'one webhook per event');
   assert.equal(new Set(rows.map((r) => r.sourceEventId)).size, expected, 'no event has two webhooks');
-  assert.deepEqual(rows.filter((r) => r.status !== 'delivered').map((r) => r.id).slice(0, 20), [], 'every webhook delivered');
+  assert.deepEqual(
+    rows
+      .filter((r) => r.status !== 'delivered')
+      .map((r) => r.id)
+      .slice(0, 20),
+    [],
+    'every webhook delivered',
+  );
   const verifier = new Webhook(fixture.signingSecret);
   const received = new Set<string>();
   for (const request of receiver.requests) {
@@ -200,13 +262,27 @@ async function assertWebhooksOnce(sql: pg.Pool, receiver: Receiver, fixture: Clu
     received.add(body.webhookId);
   }
   const stored = new Set(rows.map((r) => r.id));
-  assert.deepEqual(rows.filter((r) => !received.has(r.id)).map((r) => r.id).slice(0, 20), [], 'every webhook received');
-  assert.deepEqual([...received].filter((id) => !stored.has(id)).slice(0, 20), [], 'no webhook received that was not recorded');
+  assert.deepEqual(
+    rows
+      .filter((r) => !received.has(r.id))
+      .map((r) => r.id)
+      .slice(0, 20),
+    [],
+    'every webhook received',
+  );
+  assert.deepEqual(
+    [...received].filter((id) => !stored.has(id)).slice(0, 20),
+    [],
+    'no webhook received that was not recorded',
+  );
 }
 
 /** The trial balance over the operator API, and the ledger's invariants over the database. */
 async function assertBalanced(cluster: Cluster, api: ServiceChild, issuerId: string): Promise<void> {
-  const balance = await caller(api.url, cluster.operatorToken)('GET', `/admin/v1/ledger/trial-balance?issuerId=${issuerId}`);
+  const balance = await caller(api.url, cluster.operatorToken)(
+    'GET',
+    `/admin/v1/ledger/trial-balance?issuerId=${issuerId}`,
+  );
   assert.equal(balance.totalMinor, 0, 'the trial balance is 0');
   const db = createDb(cluster.databaseUrl, 1);
   try {

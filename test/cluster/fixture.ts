@@ -21,7 +21,12 @@ export interface PlannedEvent {
   earnedMinor: number;
 }
 
-export async function buildClusterFixture(options: { apiUrl: string; operatorToken: string; groups: number; webhookUrl: string }): Promise<ClusterFixture> {
+export async function buildClusterFixture(options: {
+  apiUrl: string;
+  operatorToken: string;
+  groups: number;
+  webhookUrl: string;
+}): Promise<ClusterFixture> {
   const operator = caller(options.apiUrl, options.operatorToken);
   const issuer = await operator('POST', '/admin/v1/issuers', { name: 'Cluster test issuer', environment: 'sandbox' });
   const { token } = await operator('POST', `/admin/v1/issuers/${issuer.id}/tokens`, { label: 'cluster test' });
@@ -36,7 +41,12 @@ export async function buildClusterFixture(options: { apiUrl: string; operatorTok
       // earlier one earned, so each event's postings depend on its own amount only.
       brandedBalance: { enabled: brandedRateBps > 0, spendMinimumMinor: 0, availabilityDelayDays: 1, expiryDays: 365 },
     });
-    await operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, { title: 'Cluster offer', cashbackRateBps: 500, brandedRateBps, startsAt });
+    await operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, {
+      title: 'Cluster offer',
+      cashbackRateBps: 500,
+      brandedRateBps,
+      startsAt,
+    });
     merchants.push({ id: merchant.id, cashbackRateBps: 500, brandedRateBps });
   }
   const groups: ClusterFixture['groups'] = [];
@@ -45,12 +55,22 @@ export async function buildClusterFixture(options: { apiUrl: string; operatorTok
     const group = await call('POST', '/api/v2/chg', {
       externalId: `cluster-household-${g}`,
       status: 'active',
-      cardholders: [{ externalId: card.cardholderId, status: 'active', cards: [{ externalId: card.cardId, last4: card.last4, network: 'visa', status: 'active' }] }],
+      cardholders: [
+        {
+          externalId: card.cardholderId,
+          status: 'active',
+          cards: [{ externalId: card.cardId, last4: card.last4, network: 'visa', status: 'active' }],
+        },
+      ],
     });
-    for (const merchant of merchants) await call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    for (const merchant of merchants)
+      await call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
     groups.push({ chgId: group.id, card });
   }
-  const endpoint = await call('PUT', '/api/v2/webhook-endpoint', { url: options.webhookUrl, enabledTypes: ['qualified_settlement'] });
+  const endpoint = await call('PUT', '/api/v2/webhook-endpoint', {
+    url: options.webhookUrl,
+    enabledTypes: ['qualified_settlement'],
+  });
   return { issuerId: issuer.id, token, signingSecret: endpoint.signingSecret, groups, merchants };
 }
 

@@ -18,7 +18,10 @@ function reference(value: unknown): string {
 
 describe('canonicalJson', () => {
   it('writes every JSON value as the recursive sorted-keys definition does', () => {
-    fc.assert(fc.property(fc.jsonValue(), (value) => canonicalJson(value) === reference(value)), { numRuns: 5000 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => canonicalJson(value) === reference(value)),
+      { numRuns: 5000 },
+    );
   });
 
   it('reads own keys only, also when one is called __proto__', () => {
@@ -27,7 +30,10 @@ describe('canonicalJson', () => {
   });
 
   it('sorts integer-like keys as text, which plain objects would put first', () => {
-    assert.equal(canonicalJson({ b: 1, 10: 'x', 9: 'y', a: { 2: true, 1: false } }), '{"10":"x","9":"y","a":{"1":false,"2":true},"b":1}');
+    assert.equal(
+      canonicalJson({ b: 1, 10: 'x', 9: 'y', a: { 2: true, 1: false } }),
+      '{"10":"x","9":"y","a":{"1":false,"2":true},"b":1}',
+    );
   });
 
   it('keeps a key of one object that is a value elsewhere, and keys unique to nested objects', () => {
@@ -36,9 +42,18 @@ describe('canonicalJson', () => {
 
   it('writes an ingested event in one fixed order whatever order it arrived in', () => {
     const event = { id: 'e-1', amount: 2500, currency: 'usd', createdAt: '2026-11-23T10:00:00.000Z', state: 'settled' };
-    const reordered = { state: 'settled', createdAt: '2026-11-23T10:00:00.000Z', currency: 'usd', amount: 2500, id: 'e-1' };
+    const reordered = {
+      state: 'settled',
+      createdAt: '2026-11-23T10:00:00.000Z',
+      currency: 'usd',
+      amount: 2500,
+      id: 'e-1',
+    };
     assert.equal(canonicalJson(reordered), canonicalJson(event));
-    assert.equal(canonicalJson(event), '{"amount":2500,"createdAt":"2026-11-23T10:00:00.000Z","currency":"usd","id":"e-1","state":"settled"}');
+    assert.equal(
+      canonicalJson(event),
+      '{"amount":2500,"createdAt":"2026-11-23T10:00:00.000Z","currency":"usd","id":"e-1","state":"settled"}',
+    );
   });
 
   it('refuses what is nested deeper than any screened body can be', () => {

@@ -18,6 +18,9 @@ describe('mapLimited', () => {
 
   it('handles an empty list and refuses a limit below 1', async () => {
     assert.deepEqual(await mapLimited([], 4, async () => 1), []);
-    await assert.rejects(mapLimited([1], 0, async () => 1), /positive integer/);
+    await assert.rejects(
+      mapLimited([1], 0, async () => 1),
+      /positive integer/,
+    );
   });
 });

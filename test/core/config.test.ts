@@ -16,7 +16,13 @@ describe('core/config', () => {
 
   it('names every bad variable at once', () => {
     try {
-      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', OPERATOR_TOKEN: 'short', LOG_LEVEL: 'loud', TEMPORAL_TLS: 'maybe' });
+      loadConfig({
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        OPERATOR_TOKEN: 'short',
+        LOG_LEVEL: 'loud',
+        TEMPORAL_TLS: 'maybe',
+      });
       assert.fail('expected a ConfigError');
     } catch (err) {
       assert.ok(err instanceof ConfigError);
@@ -36,7 +42,10 @@ describe('core/config', () => {
     it('defaults to a 10-day settlement time-out and the contract’s retry schedule', () => {
       const config = loadConfig({});
       assert.equal(config.settlementTimeoutMs, 10 * 86_400_000);
-      assert.deepEqual(config.webhookRetryScheduleMs, [30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000, 86_400_000]);
+      assert.deepEqual(
+        config.webhookRetryScheduleMs,
+        [30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000, 86_400_000],
+      );
       assert.deepEqual(config.webhookRetryScheduleMs, DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS);
     });
 
@@ -44,40 +53,68 @@ describe('core/config', () => {
       assert.equal(loadConfig({ SETTLEMENT_TIMEOUT: '36h' }).settlementTimeoutMs, 36 * 3_600_000);
       assert.equal(loadConfig({ SETTLEMENT_TIMEOUT: '1m' }).settlementTimeoutMs, 60_000);
       assert.equal(loadConfig({ SETTLEMENT_TIMEOUT: '90d' }).settlementTimeoutMs, 90 * 86_400_000);
-      assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '10s, 5m,1h' }).webhookRetryScheduleMs, [10_000, 300_000, 3_600_000]);
+      assert.deepEqual(
+        loadConfig({ WEBHOOK_RETRY_SCHEDULE: '10s, 5m,1h' }).webhookRetryScheduleMs,
+        [10_000, 300_000, 3_600_000],
+      );
       assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '7d' }).webhookRetryScheduleMs, [7 * 86_400_000]);
-      assert.equal(loadConfig({ WEBHOOK_RETRY_SCHEDULE: Array(50).fill('1s').join(',') }).webhookRetryScheduleMs.length, 50);
+      assert.equal(
+        loadConfig({ WEBHOOK_RETRY_SCHEDULE: Array(50).fill('1s').join(',') }).webhookRetryScheduleMs.length,
+        50,
+      );
     });
 
     const bad: Array<[string, string, RegExp]> = [
-      ['SETTLEMENT_TIMEOUT', '10', /SETTLEMENT_TIMEOUT must be a whole number with a unit .* from 1m to 90d \(got "10"\)/],
+      [
+        'SETTLEMENT_TIMEOUT',
+        '10',
+        /SETTLEMENT_TIMEOUT must be a whole number with a unit .* from 1m to 90d \(got "10"\)/,
+      ],
       ['SETTLEMENT_TIMEOUT', '59s', /SETTLEMENT_TIMEOUT .* from 1m to 90d \(got "59s"\)/],
       ['SETTLEMENT_TIMEOUT', '91d', /SETTLEMENT_TIMEOUT .*\(got "91d"\)/],
       ['SETTLEMENT_TIMEOUT', '1h30m', /SETTLEMENT_TIMEOUT .*\(got "1h30m"\)/],
-      ['WEBHOOK_RETRY_SCHEDULE', '30s,2x', /WEBHOOK_RETRY_SCHEDULE must be 1 to 50 comma-separated waits of 0s to 7d, each a whole number with a unit .*\(got "30s,2x"\)/],
+      [
+        'WEBHOOK_RETRY_SCHEDULE',
+        '30s,2x',
+        /WEBHOOK_RETRY_SCHEDULE must be 1 to 50 comma-separated waits of 0s to 7d, each a whole number with a unit .*\(got "30s,2x"\)/,
+      ],
       ['WEBHOOK_RETRY_SCHEDULE', '30s,,2m', /WEBHOOK_RETRY_SCHEDULE .*\(got "30s,,2m"\)/],
       ['WEBHOOK_RETRY_SCHEDULE', '1h,8d', /WEBHOOK_RETRY_SCHEDULE .* of 0s to 7d, .*\(got "1h,8d"\)/],
       ['WEBHOOK_RETRY_SCHEDULE', Array(51).fill('1s').join(','), /WEBHOOK_RETRY_SCHEDULE must be 1 to 50 /],
     ];
     for (const [name, value, message] of bad) {
       it(`refuses ${name}=${value.length > 20 ? `${value.slice(0, 20)}…` : value}, saying what it expects`, () => {
-        assert.throws(() => loadConfig({ [name]: value }), (err) => err instanceof ConfigError && err.problems.length === 1 && message.test(err.problems[0]));
+        assert.throws(
+          () => loadConfig({ [name]: value }),
+          (err) => err instanceof ConfigError && err.problems.length === 1 && message.test(err.problems[0]),
+        );
       });
     }
 
     it('documents in README defaults that read back as the real ones', () => {
       const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-      const documented = (name: string) => new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\` \\|`, 'm').exec(readme)?.[1] ?? assert.fail(`${name} is not in README`);
-      const env = { SETTLEMENT_TIMEOUT: documented('SETTLEMENT_TIMEOUT'), WEBHOOK_RETRY_SCHEDULE: documented('WEBHOOK_RETRY_SCHEDULE') };
+      const documented = (name: string) =>
+        new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\` \\|`, 'm').exec(readme)?.[1] ??
+        assert.fail(`${name} is not in README`);
+      const env = {
+        SETTLEMENT_TIMEOUT: documented('SETTLEMENT_TIMEOUT'),
+        WEBHOOK_RETRY_SCHEDULE: documented('WEBHOOK_RETRY_SCHEDULE'),
+      };
       const defaults = loadConfig({});
       const fromReadme = loadConfig(env);
-      assert.deepEqual([fromReadme.settlementTimeoutMs, fromReadme.webhookRetryScheduleMs], [defaults.settlementTimeoutMs, defaults.webhookRetryScheduleMs]);
+      assert.deepEqual(
+        [fromReadme.settlementTimeoutMs, fromReadme.webhookRetryScheduleMs],
+        [defaults.settlementTimeoutMs, defaults.webhookRetryScheduleMs],
+      );
     });
 
     it('reports both bad settings together with the rest', () => {
       assert.throws(
         () => loadConfig({ PORT: 'eighty', SETTLEMENT_TIMEOUT: 'soon', WEBHOOK_RETRY_SCHEDULE: 'often' }),
-        (err) => err instanceof ConfigError && err.problems.length === 3 && ['PORT', 'SETTLEMENT_TIMEOUT', 'WEBHOOK_RETRY_SCHEDULE'].every((n) => err.message.includes(n)),
+        (err) =>
+          err instanceof ConfigError &&
+          err.problems.length === 3 &&
+          ['PORT', 'SETTLEMENT_TIMEOUT', 'WEBHOOK_RETRY_SCHEDULE'].every((n) => err.message.includes(n)),
       );
     });
   });
@@ -85,17 +122,30 @@ describe('core/config', () => {
   describe('shutdown settings (README "Shutdown and probes")', () => {
     it('defaults to a 5 s drain delay, 10 s for requests and 30 s for activities, as README says', () => {
       const config = loadConfig({});
-      assert.deepEqual([config.shutdownDrainDelayMs, config.apiShutdownGraceMs, config.workerShutdownGraceMs], [5_000, 10_000, 30_000]);
+      assert.deepEqual(
+        [config.shutdownDrainDelayMs, config.apiShutdownGraceMs, config.workerShutdownGraceMs],
+        [5_000, 10_000, 30_000],
+      );
       const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
       const names = ['SHUTDOWN_DRAIN_DELAY', 'API_SHUTDOWN_GRACE', 'WORKER_SHUTDOWN_GRACE'];
-      const documented = names.map((name) => [name, new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\``, 'm').exec(readme)?.[1] ?? assert.fail(`${name} is not in README`)]);
+      const documented = names.map((name) => [
+        name,
+        new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\``, 'm').exec(readme)?.[1] ??
+          assert.fail(`${name} is not in README`),
+      ]);
       const fromReadme = loadConfig(Object.fromEntries(documented));
-      assert.deepEqual([fromReadme.shutdownDrainDelayMs, fromReadme.apiShutdownGraceMs, fromReadme.workerShutdownGraceMs], [5_000, 10_000, 30_000]);
+      assert.deepEqual(
+        [fromReadme.shutdownDrainDelayMs, fromReadme.apiShutdownGraceMs, fromReadme.workerShutdownGraceMs],
+        [5_000, 10_000, 30_000],
+      );
     });
 
     it('reads them as durations and refuses what is out of range, naming each', () => {
       const config = loadConfig({ SHUTDOWN_DRAIN_DELAY: '0s', API_SHUTDOWN_GRACE: '2m', WORKER_SHUTDOWN_GRACE: '1h' });
-      assert.deepEqual([config.shutdownDrainDelayMs, config.apiShutdownGraceMs, config.workerShutdownGraceMs], [0, 120_000, 3_600_000]);
+      assert.deepEqual(
+        [config.shutdownDrainDelayMs, config.apiShutdownGraceMs, config.workerShutdownGraceMs],
+        [0, 120_000, 3_600_000],
+      );
       assert.throws(
         () => loadConfig({ SHUTDOWN_DRAIN_DELAY: '5', API_SHUTDOWN_GRACE: '0s', WORKER_SHUTDOWN_GRACE: '2h' }),
         (err) =>
@@ -114,9 +164,15 @@ describe('core/config', () => {
   });
 
   it('requires the connections and the webhook secret keys where a process cannot run without them', () => {
-    assert.throws(() => requireConnections(loadConfig({})), /DATABASE_URL[\s\S]*TEMPORAL_ADDRESS[\s\S]*WEBHOOK_SECRET_KEYS is required/);
+    assert.throws(
+      () => requireConnections(loadConfig({})),
+      /DATABASE_URL[\s\S]*TEMPORAL_ADDRESS[\s\S]*WEBHOOK_SECRET_KEYS is required/,
+    );
     const connections = { DATABASE_URL: 'postgresql://h/db', TEMPORAL_ADDRESS: 'h:7233' };
-    assert.throws(() => requireConnections(loadConfig(connections)), (err) => err instanceof ConfigError && err.problems.length === 1 && /WEBHOOK_SECRET_KEYS/.test(err.message));
+    assert.throws(
+      () => requireConnections(loadConfig(connections)),
+      (err) => err instanceof ConfigError && err.problems.length === 1 && /WEBHOOK_SECRET_KEYS/.test(err.message),
+    );
     const config = requireConnections(loadConfig({ ...connections, WEBHOOK_SECRET_KEYS: generateKeyRingEntry('k1') }));
     assert.equal(config.webhookSecretKeys.primaryKeyId, 'k1');
   });
@@ -128,25 +184,42 @@ describe('core/config', () => {
     const bad = `${k1},${k1.slice(0, -4)}`;
     assert.throws(
       () => loadConfig({ WEBHOOK_SECRET_KEYS: bad, PORT: 'eighty' }),
-      (err) => err instanceof ConfigError && err.problems.length === 2 && /WEBHOOK_SECRET_KEYS entry 2 \(id "k1"\) must hold 32 random bytes/.test(err.message) && !err.message.includes(k1.slice(3, 20)),
+      (err) =>
+        err instanceof ConfigError &&
+        err.problems.length === 2 &&
+        /WEBHOOK_SECRET_KEYS entry 2 \(id "k1"\) must hold 32 random bytes/.test(err.message) &&
+        !err.message.includes(k1.slice(3, 20)),
     );
   });
 
   it('refuses private webhook destinations unless told, and never allows them with NODE_ENV=production', () => {
     assert.equal(loadConfig({}).webhookAllowPrivateDestinations, false);
     assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' }).webhookAllowPrivateDestinations, true);
-    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'false', NODE_ENV: 'production' }).webhookAllowPrivateDestinations, false);
-    assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'yes' }), /WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must be true or false/);
-    assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: '1', NODE_ENV: 'production' }), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.match(err.message, /WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must not be true when NODE_ENV=production/);
-      return true;
-    });
+    assert.equal(
+      loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'false', NODE_ENV: 'production' })
+        .webhookAllowPrivateDestinations,
+      false,
+    );
+    assert.throws(
+      () => loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'yes' }),
+      /WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must be true or false/,
+    );
+    assert.throws(
+      () => loadConfig({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: '1', NODE_ENV: 'production' }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must not be true when NODE_ENV=production/);
+        return true;
+      },
+    );
   });
 
   it('lets the embedded dev stack reach local webhook receivers unless the variable says otherwise', () => {
     assert.equal(loadConfig(devStackEnv({})).webhookAllowPrivateDestinations, true);
-    assert.equal(loadConfig(devStackEnv({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'false' })).webhookAllowPrivateDestinations, false);
+    assert.equal(
+      loadConfig(devStackEnv({ WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'false' })).webhookAllowPrivateDestinations,
+      false,
+    );
     assert.throws(() => loadConfig(devStackEnv({ NODE_ENV: 'production' })), ConfigError);
   });
 });

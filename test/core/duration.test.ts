@@ -22,12 +22,20 @@ describe('core/duration', () => {
   }
 
   it('formats with the largest unit that divides exactly', () => {
-    assert.deepEqual([86_400_000, 129_600_000, 90_000, 1_500, 0].map(formatDuration), ['1d', '36h', '90s', '1500ms', '0s']);
+    assert.deepEqual([86_400_000, 129_600_000, 90_000, 1_500, 0].map(formatDuration), [
+      '1d',
+      '36h',
+      '90s',
+      '1500ms',
+      '0s',
+    ]);
     assert.throws(() => formatDuration(-1), RangeError);
     assert.throws(() => formatDuration(1.5), RangeError);
   });
 
   it('reads back whatever it formats', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 90 * 86_400_000 }), (ms) => parseDuration(formatDuration(ms)) === ms));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 90 * 86_400_000 }), (ms) => parseDuration(formatDuration(ms)) === ms),
+    );
   });
 });

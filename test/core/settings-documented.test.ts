@@ -25,7 +25,10 @@ function settingsRead(): Set<string> {
 /** Names in the first column of the table under README's "## Configuration". */
 function readmeTableNames(): Set<string> {
   const readme = read('README.md');
-  const section = readme.slice(readme.indexOf('\n## Configuration'), readme.indexOf('\n## ', readme.indexOf('\n## Configuration') + 1));
+  const section = readme.slice(
+    readme.indexOf('\n## Configuration'),
+    readme.indexOf('\n## ', readme.indexOf('\n## Configuration') + 1),
+  );
   const names = new Set<string>();
   for (const line of section.split('\n')) {
     const first = /^\| ([^|]+) \|/.exec(line)?.[1] ?? '';
@@ -38,7 +41,13 @@ describe('settings are documented (.env.example, README "Configuration")', () =>
   const names = [...settingsRead()].sort();
 
   it('finds the settings the configuration reads', () => {
-    for (const known of ['DATABASE_URL', 'NODE_ENV', 'TEMPORAL_TLS_CLIENT_CERT_PATH', 'SEED_SANDBOX', 'RATE_LIMIT_WINDOW_SECONDS']) {
+    for (const known of [
+      'DATABASE_URL',
+      'NODE_ENV',
+      'TEMPORAL_TLS_CLIENT_CERT_PATH',
+      'SEED_SANDBOX',
+      'RATE_LIMIT_WINDOW_SECONDS',
+    ]) {
       assert.ok(names.includes(known), known);
     }
     assert.ok(names.length >= 30, `only ${names.length} names found: the pattern broke`);
@@ -52,7 +61,10 @@ describe('settings are documented (.env.example, README "Configuration")', () =>
 
   it("lists every one in README's configuration table", () => {
     const table = readmeTableNames();
-    assert.deepEqual(names.filter((name) => !table.has(name)), []);
+    assert.deepEqual(
+      names.filter((name) => !table.has(name)),
+      [],
+    );
   });
 
   it('knows every variable @temporalio/envconfig reads', () => {
@@ -60,8 +72,17 @@ describe('settings are documented (.env.example, README "Configuration")', () =>
     const read = new Set([...readFileSync(lib, 'utf8').matchAll(/envProvider\['([A-Z_]+)'\]/g)].map((m) => m[1]));
     assert.ok(read.has('TEMPORAL_ADDRESS'), 'the SDK reads its variables as envProvider[...]');
     // Where the default TOML file lives, and the codec server of the CLI and UI (not used by clients).
-    const notSettings = new Set(['HOME', 'XDG_CONFIG_HOME', 'APPDATA', 'TEMPORAL_CODEC_ENDPOINT', 'TEMPORAL_CODEC_AUTH']);
+    const notSettings = new Set([
+      'HOME',
+      'XDG_CONFIG_HOME',
+      'APPDATA',
+      'TEMPORAL_CODEC_ENDPOINT',
+      'TEMPORAL_CODEC_AUTH',
+    ]);
     const known = new Set<string>(TEMPORAL_SETTINGS);
-    assert.deepEqual([...read].filter((name) => !known.has(name) && !notSettings.has(name)), []);
+    assert.deepEqual(
+      [...read].filter((name) => !known.has(name) && !notSettings.has(name)),
+      [],
+    );
   });
 });

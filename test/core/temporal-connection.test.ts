@@ -45,18 +45,22 @@ describe('core/temporal-connection', () => {
 
   it('takes inline PEM (the _DATA variables) like files', () => {
     const p = pki!;
-    const options = temporalConnectionOptions(temporalConfig({
-      TEMPORAL_ADDRESS: 'temporal.example:7233',
-      TEMPORAL_TLS_CLIENT_CERT_DATA: p.read(p.clientCert).toString(),
-      TEMPORAL_TLS_CLIENT_KEY_DATA: p.read(p.clientKey).toString(),
-    }));
+    const options = temporalConnectionOptions(
+      temporalConfig({
+        TEMPORAL_ADDRESS: 'temporal.example:7233',
+        TEMPORAL_TLS_CLIENT_CERT_DATA: p.read(p.clientCert).toString(),
+        TEMPORAL_TLS_CLIENT_KEY_DATA: p.read(p.clientKey).toString(),
+      }),
+    );
     assert.ok(options.tls && typeof options.tls === 'object');
     assert.deepEqual(Buffer.from(options.tls.clientCertPair!.crt), p.read(p.clientCert));
     assert.equal(options.tls.serverRootCACertificate, undefined, 'no CA: the system roots');
   });
 
   it('sends an API key over TLS (Temporal Cloud), and plain gRPC to the dev server', () => {
-    const cloud = temporalConnectionOptions(temporalConfig({ TEMPORAL_ADDRESS: 'eu-west-1.aws.api.temporal.io:7233', TEMPORAL_API_KEY: 'key-1' }));
+    const cloud = temporalConnectionOptions(
+      temporalConfig({ TEMPORAL_ADDRESS: 'eu-west-1.aws.api.temporal.io:7233', TEMPORAL_API_KEY: 'key-1' }),
+    );
     assert.equal(cloud.apiKey, 'key-1');
     assert.equal(cloud.tls, true);
     const dev = temporalConnectionOptions(temporalConfig({ TEMPORAL_ADDRESS: '127.0.0.1:7233' }));
@@ -74,11 +78,21 @@ describe('core/temporal-connection', () => {
       const p = pki!;
       const [host, port] = splitAddress(testTemporalAddress());
       front = createServer(
-        { cert: p.read(p.serverCert), key: p.read(p.serverKey), ca: p.read(p.caCert), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] },
+        {
+          cert: p.read(p.serverCert),
+          key: p.read(p.serverKey),
+          ca: p.read(p.caCert),
+          requestCert: true,
+          rejectUnauthorized: true,
+          ALPNProtocols: ['h2'],
+        },
         (socket) => {
           const upstream = netConnect(port, host);
           socket.pipe(upstream).pipe(socket);
-          const close = () => { socket.destroy(); upstream.destroy(); };
+          const close = () => {
+            socket.destroy();
+            upstream.destroy();
+          };
           socket.on('error', close);
           upstream.on('error', close);
           socket.on('close', close);
@@ -109,7 +123,11 @@ describe('core/temporal-connection', () => {
     it('is refused without the client certificate', async () => {
       const p = pki!;
       const before = refusedHandshakes;
-      const config = temporalConfig({ TEMPORAL_ADDRESS: address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: p.caCert, TEMPORAL_TLS_SERVER_NAME: p.serverName });
+      const config = temporalConfig({
+        TEMPORAL_ADDRESS: address,
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: p.caCert,
+        TEMPORAL_TLS_SERVER_NAME: p.serverName,
+      });
       await assert.rejects(connectWorker(config));
       assert.ok(refusedHandshakes > before, 'the front refused the handshake');
     });

@@ -9,7 +9,11 @@ describe('parseTimestamp (the one parser of incoming timestamps)', () => {
     assert.equal(parseTimestamp('2026-11-23T10:00:00.123456789-05:30')?.toISOString(), '2026-11-23T15:30:00.123Z');
     assert.equal(parseTimestamp('2024-02-29T00:00:00Z')?.toISOString(), '2024-02-29T00:00:00.000Z');
     assert.equal(parseTimestamp('2000-02-29T00:00:00Z')?.toISOString(), '2000-02-29T00:00:00.000Z');
-    assert.equal(parseTimestamp('0050-01-01T00:00:00Z')?.toISOString(), '0050-01-01T00:00:00.000Z', 'no shift into the 1900s');
+    assert.equal(
+      parseTimestamp('0050-01-01T00:00:00Z')?.toISOString(),
+      '0050-01-01T00:00:00.000Z',
+      'no shift into the 1900s',
+    );
   });
 
   it('refuses values with no instant: leap seconds, days a month lacks, out-of-range fields and offsets', () => {
@@ -32,7 +36,15 @@ describe('parseTimestamp (the one parser of incoming timestamps)', () => {
   });
 
   it('refuses other spellings: no offset, a space, dates alone, extra text', () => {
-    for (const text of ['2026-11-23T10:00:00', '2026-11-23 10:00:00Z', '2026-11-23', '2026-11-23T10:00Z', ' 2026-11-23T10:00:00Z', '2026-11-23T10:00:00Zjunk', '+012026-11-23T10:00:00Z']) {
+    for (const text of [
+      '2026-11-23T10:00:00',
+      '2026-11-23 10:00:00Z',
+      '2026-11-23',
+      '2026-11-23T10:00Z',
+      ' 2026-11-23T10:00:00Z',
+      '2026-11-23T10:00:00Zjunk',
+      '+012026-11-23T10:00:00Z',
+    ]) {
       assert.equal(parseTimestamp(text), undefined, text);
     }
   });

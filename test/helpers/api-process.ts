@@ -9,7 +9,12 @@ import { TEST_WEBHOOK_SECRET_KEYS, testDatabaseUrl, testTemporalAddress } from '
 const ROOT = join(__dirname, '..', '..');
 
 /** `env` adds to (or overrides) the test's connection settings. */
-export function spawnApi(port: number, taskQueue: string, env: Record<string, string> = {}, stdio: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
+export function spawnApi(
+  port: number,
+  taskQueue: string,
+  env: Record<string, string> = {},
+  stdio: 'ignore' | 'pipe' = 'ignore',
+): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'api', 'server.ts')], {
     cwd: ROOT,
     env: {

@@ -57,7 +57,12 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
     tokenCache: overrides.tokenCache,
     // Limits out of any test's reach, so that every test runs the check and none is throttled
     // by accident; test/api/rate-limit.test.ts passes low ones.
-    rateLimiter: overrides.rateLimiter ?? createRateLimiter({ requestsPerSecond: 1_000_000, eventsPerSecond: 10_000_000, windowSeconds: 1 }, { shared: false }),
+    rateLimiter:
+      overrides.rateLimiter ??
+      createRateLimiter(
+        { requestsPerSecond: 1_000_000, eventsPerSecond: 10_000_000, windowSeconds: 1 },
+        { shared: false },
+      ),
     temporal: overrides.temporal,
     draining: overrides.draining,
     temporalHealth:

@@ -8,14 +8,26 @@ export const DAY_MS = 86_400_000;
 export const daysFromNow = (n: number) => new Date(Date.now() + n * DAY_MS).toISOString();
 
 export async function createMerchant(app: TestApp, overrides: Record<string, unknown> = {}): Promise<any> {
-  const res = await app.operator('POST', '/admin/v1/merchants', { name: uniq('Merchant'), category: 'dining', ...overrides });
+  const res = await app.operator('POST', '/admin/v1/merchants', {
+    name: uniq('Merchant'),
+    category: 'dining',
+    ...overrides,
+  });
   assert.equal(res.status, 201, res.text);
   return res.body;
 }
 
-export async function createOffer(app: TestApp, merchantId: string, overrides: Record<string, unknown> = {}): Promise<any> {
+export async function createOffer(
+  app: TestApp,
+  merchantId: string,
+  overrides: Record<string, unknown> = {},
+): Promise<any> {
   const res = await app.operator('POST', `/admin/v1/merchants/${merchantId}/offers`, {
-    title: uniq('Offer'), cashbackRateBps: 500, brandedRateBps: 0, startsAt: daysFromNow(-10), ...overrides,
+    title: uniq('Offer'),
+    cashbackRateBps: 500,
+    brandedRateBps: 0,
+    startsAt: daysFromNow(-10),
+    ...overrides,
   });
   assert.equal(res.status, 201, res.text);
   return res.body;
@@ -28,12 +40,19 @@ export async function createGroup(issuer: TestIssuer): Promise<string> {
 }
 
 /** Follows nextCursor to the end; bounded so a cursor bug cannot loop forever. */
-export async function walkPages(issuer: TestIssuer | { call: TestIssuer['call'] }, path: string, limit: number): Promise<any[]> {
+export async function walkPages(
+  issuer: TestIssuer | { call: TestIssuer['call'] },
+  path: string,
+  limit: number,
+): Promise<any[]> {
   const items: any[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
     const sep = path.includes('?') ? '&' : '?';
-    const res: TestResponse = await issuer.call('GET', `${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const res: TestResponse = await issuer.call(
+      'GET',
+      `${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
     assert.equal(res.status, 200, res.text);
     assert.ok(res.body.data.length <= limit);
     items.push(...res.body.data);

@@ -6,7 +6,11 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { loadConfig } from '../../core/config';
 import { workflowSettings, type WorkflowEngine, type WorkflowSettings } from '../../core/workflow-engine';
 
-export function testEngine(client: Client, taskQueue: string, settings: Partial<WorkflowSettings> = {}): WorkflowEngine {
+export function testEngine(
+  client: Client,
+  taskQueue: string,
+  settings: Partial<WorkflowSettings> = {},
+): WorkflowEngine {
   return { client, taskQueue, settings: { ...workflowSettings(loadConfig({})), ...settings } };
 }
 

@@ -31,5 +31,11 @@ export function authEvent(card: CardRef, overrides: Record<string, unknown> = {}
 }
 
 export function settledEvent(card: CardRef, overrides: Record<string, unknown> = {}) {
-  return { ...authEvent(card), id: `txn-${randomUUID()}`, state: 'settled', settledAt: new Date().toISOString(), ...overrides };
+  return {
+    ...authEvent(card),
+    id: `txn-${randomUUID()}`,
+    state: 'settled',
+    settledAt: new Date().toISOString(),
+    ...overrides,
+  };
 }

@@ -19,7 +19,11 @@ export async function mochaGlobalSetup(): Promise<void> {
   tempDir = mkdtempSync(join(tmpdir(), 'rewards-test-'));
   let serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
-    postgres = await startEmbeddedPostgres({ dataDir: join(tempDir, 'postgres'), port: await freePort(), persistent: false });
+    postgres = await startEmbeddedPostgres({
+      dataDir: join(tempDir, 'postgres'),
+      port: await freePort(),
+      persistent: false,
+    });
     serverUrl = postgres.databaseUrl('postgres');
   }
   const databaseUrl = await createRunDatabase(serverUrl);

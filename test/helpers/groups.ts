@@ -11,7 +11,11 @@ export function groupBody(overrides: Record<string, unknown> = {}) {
     status: 'active',
     settings: { locale: 'en-US', timezone: 'America/New_York', displayName: 'The Smiths', metadata: { tier: 'gold' } },
     cardholders: [
-      { externalId: uniq('c'), status: 'active', cards: [{ externalId: uniq('k'), last4: '4242', network: 'visa', status: 'active' }] },
+      {
+        externalId: uniq('c'),
+        status: 'active',
+        cards: [{ externalId: uniq('k'), last4: '4242', network: 'visa', status: 'active' }],
+      },
     ],
     ...overrides,
   };

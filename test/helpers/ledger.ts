@@ -9,7 +9,11 @@ import { ledgerInvariants } from '../../activities/ledger';
 /** Fails with the list of violated ledger invariants (none in a healthy ledger). */
 export async function assertLedgerHealthy(db: Db, issuerId?: string): Promise<void> {
   const violations = await ledgerInvariants(db, issuerId ? { issuerId } : {});
-  assert.deepEqual(violations, [], `ledger invariants violated:\n${violations.map((v) => `- ${v.invariant}: ${v.subject} (${v.detail})`).join('\n')}`);
+  assert.deepEqual(
+    violations,
+    [],
+    `ledger invariants violated:\n${violations.map((v) => `- ${v.invariant}: ${v.subject} (${v.detail})`).join('\n')}`,
+  );
 }
 
 /** An issuer row of its own, so ledger tests never see each other's accounts. */

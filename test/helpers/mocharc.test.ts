@@ -9,9 +9,18 @@ const ROOT = join(__dirname, '..', '..');
 const settings = JSON.parse(readFileSync(join(ROOT, '.mocharc.json'), 'utf8')) as Record<string, unknown>;
 
 function runFixture(...flags: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--no-config', ...flags, join(__dirname, 'fixtures', 'stray-only.fixture.js')], {
-    encoding: 'utf8',
-  });
+  return spawnSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'),
+      '--no-config',
+      ...flags,
+      join(__dirname, 'fixtures', 'stray-only.fixture.js'),
+    ],
+    {
+      encoding: 'utf8',
+    },
+  );
 }
 
 describe('.mocharc.json', () => {

@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 type Kind = 'schemas' | 'responses' | 'parameters' | 'headers';
 
 /** The value with every $ref into the named kinds of components replaced by what it names. */
-export function inlineRefs(doc: any, value: unknown, kinds: readonly Kind[] = ['schemas', 'responses', 'parameters', 'headers'], depth = 0): any {
+export function inlineRefs(
+  doc: any,
+  value: unknown,
+  kinds: readonly Kind[] = ['schemas', 'responses', 'parameters', 'headers'],
+  depth = 0,
+): any {
   assert.ok(depth < 64, 'a $ref cycle');
   if (Array.isArray(value)) return value.map((v) => inlineRefs(doc, v, kinds, depth + 1));
   if (typeof value !== 'object' || value === null) return value;

@@ -8,7 +8,20 @@
 // links, cheap and with the same modes), so binaries and data both sit under the 0700
 // directory exactly as after an `npm install` there.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ROOT_RUN_DIR } from '../../scripts/lib/postgres-user';
@@ -30,7 +43,10 @@ export function makePrivateClone(): PrivateClone {
   chmodSync(privateDir, 0o700);
   const dir = join(privateDir, 'issuer-rewards');
   // Tracked and untracked files of the working tree (not ignored ones): what is being tested.
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' })
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
     .split('\0')
     .filter((f) => f && !f.startsWith('node_modules') && !f.startsWith('.tools'));
   for (const file of files) {
@@ -41,7 +57,8 @@ export function makePrivateClone(): PrivateClone {
   }
   // Generated and installed by bootstrap, run as root: nothing PostgreSQL's user needs.
   const generated = join(ROOT, 'prisma', 'generated');
-  if (lstatSync(generated, { throwIfNoEntry: false })) symlinkSync(realpathSync(generated), join(dir, 'prisma', 'generated'));
+  if (lstatSync(generated, { throwIfNoEntry: false }))
+    symlinkSync(realpathSync(generated), join(dir, 'prisma', 'generated'));
   const tools = join(ROOT, '.tools');
   if (lstatSync(tools, { throwIfNoEntry: false })) symlinkSync(realpathSync(tools), join(dir, '.tools'));
   const shared = realpathSync(join(ROOT, 'node_modules'));

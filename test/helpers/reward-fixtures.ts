@@ -28,32 +28,76 @@ export async function cashbackClawedBack(db: Db, place: EventPlace, amountMinor:
   return cashbackEvent(db, place, amountMinor, 'cashback_clawed_back', 'clawback_cashback');
 }
 
-async function cashbackEvent(db: Db, place: EventPlace, amountMinor: number, type: 'cashback_earned' | 'cashback_clawed_back', kind: 'earn_cashback' | 'clawback_cashback') {
+async function cashbackEvent(
+  db: Db,
+  place: EventPlace,
+  amountMinor: number,
+  type: 'cashback_earned' | 'cashback_clawed_back',
+  kind: 'earn_cashback' | 'clawback_cashback',
+) {
   const id = newId('brevt');
   await inTransaction(db, async (tx) => {
     await recordRewardEvent(tx, {
-      id, idempotencyKey: `fixture:${id}`, issuerId: place.issuerId, chgId: place.chgId, type, merchantId: place.merchantId, amountMinor,
-      transactionId: place.transactionId ?? null, sourceEventId: place.sourceEventId ?? null, description: type, occurredAt: place.at,
+      id,
+      idempotencyKey: `fixture:${id}`,
+      issuerId: place.issuerId,
+      chgId: place.chgId,
+      type,
+      merchantId: place.merchantId,
+      amountMinor,
+      transactionId: place.transactionId ?? null,
+      sourceEventId: place.sourceEventId ?? null,
+      description: type,
+      occurredAt: place.at,
     });
     await postTransfer(tx, {
-      idempotencyKey: `fixture:${id}`, kind, issuerId: place.issuerId, chgId: place.chgId, merchantId: place.merchantId, amountMinor,
-      rewardEventId: id, transactionId: place.transactionId ?? null, at: place.at,
+      idempotencyKey: `fixture:${id}`,
+      kind,
+      issuerId: place.issuerId,
+      chgId: place.chgId,
+      merchantId: place.merchantId,
+      amountMinor,
+      rewardEventId: id,
+      transactionId: place.transactionId ?? null,
+      at: place.at,
     });
   });
   return id;
 }
 
 /** A branded_earned event, its transfer and grant (available at once unless told). */
-export async function brandedEarned(db: Db, place: EventPlace, amountMinor: number, grant: { availableAt?: Date; expiresAt: Date }): Promise<string> {
+export async function brandedEarned(
+  db: Db,
+  place: EventPlace,
+  amountMinor: number,
+  grant: { availableAt?: Date; expiresAt: Date },
+): Promise<string> {
   const id = newId('brevt');
   await inTransaction(db, async (tx) => {
     const earned = await earnBranded(tx, {
-      idempotencyKey: `fixture:${id}`, issuerId: place.issuerId, chgId: place.chgId, merchantId: place.merchantId, amountMinor, rewardEventId: id,
-      transactionId: place.transactionId ?? null, at: place.at, availableAt: grant.availableAt ?? place.at, expiresAt: grant.expiresAt,
+      idempotencyKey: `fixture:${id}`,
+      issuerId: place.issuerId,
+      chgId: place.chgId,
+      merchantId: place.merchantId,
+      amountMinor,
+      rewardEventId: id,
+      transactionId: place.transactionId ?? null,
+      at: place.at,
+      availableAt: grant.availableAt ?? place.at,
+      expiresAt: grant.expiresAt,
     });
     await recordRewardEvent(tx, {
-      id, idempotencyKey: `fixture:${id}`, issuerId: place.issuerId, chgId: place.chgId, type: 'branded_earned', merchantId: place.merchantId, amountMinor,
-      transactionId: place.transactionId ?? null, rewardGrantId: earned.grant.id, description: 'branded_earned', occurredAt: place.at,
+      id,
+      idempotencyKey: `fixture:${id}`,
+      issuerId: place.issuerId,
+      chgId: place.chgId,
+      type: 'branded_earned',
+      merchantId: place.merchantId,
+      amountMinor,
+      transactionId: place.transactionId ?? null,
+      rewardGrantId: earned.grant.id,
+      description: 'branded_earned',
+      occurredAt: place.at,
     });
   });
   return id;
@@ -64,13 +108,27 @@ export async function brandedSpent(db: Db, place: EventPlace, amountMinor: numbe
   const id = newId('brevt');
   await inTransaction(db, async (tx) => {
     const draw = await spendBranded(tx, {
-      idempotencyKey: `fixture:${id}`, issuerId: place.issuerId, chgId: place.chgId, merchantId: place.merchantId, maxAmountMinor: amountMinor,
-      rewardEventId: id, transactionId: place.transactionId ?? null, at: place.at,
+      idempotencyKey: `fixture:${id}`,
+      issuerId: place.issuerId,
+      chgId: place.chgId,
+      merchantId: place.merchantId,
+      maxAmountMinor: amountMinor,
+      rewardEventId: id,
+      transactionId: place.transactionId ?? null,
+      at: place.at,
     });
     await recordRewardEvent(tx, {
-      id, idempotencyKey: `fixture:${id}`, issuerId: place.issuerId, chgId: place.chgId, type: 'branded_spent', merchantId: place.merchantId,
-      amountMinor: draw.drawnMinor, transactionId: place.transactionId ?? null, rewardGrantId: draw.allocations[0]?.grantId ?? null,
-      description: 'branded_spent', occurredAt: place.at,
+      id,
+      idempotencyKey: `fixture:${id}`,
+      issuerId: place.issuerId,
+      chgId: place.chgId,
+      type: 'branded_spent',
+      merchantId: place.merchantId,
+      amountMinor: draw.drawnMinor,
+      transactionId: place.transactionId ?? null,
+      rewardGrantId: draw.allocations[0]?.grantId ?? null,
+      description: 'branded_spent',
+      occurredAt: place.at,
     });
   });
   return id;
@@ -82,7 +140,13 @@ export async function brandedSpent(db: Db, place: EventPlace, amountMinor: numbe
  * and the group's running total, so the trial balance stays 0 and every invariant holds.
  * Returns the sum of their amounts.
  */
-export async function bulkCashbackEarned(db: Db, place: { issuerId: string; chgId: string; merchantId: string }, count: number, start: Date, stepMs: number): Promise<number> {
+export async function bulkCashbackEarned(
+  db: Db,
+  place: { issuerId: string; chgId: string; merchantId: string },
+  count: number,
+  start: Date,
+  stepMs: number,
+): Promise<number> {
   // Creates the accounts and the running-total row the bulk insert then adds to.
   const firstAmount = 100;
   await cashbackEarned(db, { ...place, at: new Date(start.getTime() - stepMs) }, firstAmount);

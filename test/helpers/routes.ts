@@ -10,7 +10,10 @@ export function declaredRoutes(): RouteSpec[] {
 }
 
 export function fillPath(route: RouteSpec, values: Record<string, string> = {}): string {
-  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? `${prefixOf(route.params?.[name])}_${randomUUID()}`);
+  return route.path.replace(
+    /\{(\w+)\}/g,
+    (_, name: string) => values[name] ?? `${prefixOf(route.params?.[name])}_${randomUUID()}`,
+  );
 }
 
 /** A typed id's prefix (the first of several); 'x' for a parameter that is no typed id. */

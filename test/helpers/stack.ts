@@ -63,7 +63,9 @@ export async function startStack(
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const clientConnection = await Connection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const client = new Client({ connection: clientConnection });
-  const workerConnection = await NativeConnection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
+  const workerConnection = await NativeConnection.connect({
+    address: options.temporalAddress ?? testTemporalAddress(),
+  });
   const clock = options.clock ?? { now: () => new Date() };
   const engine = testEngine(client, taskQueue, options.settings);
   const webhookDestinations = options.webhookDestinations ?? testWebhookDestinations;
@@ -76,7 +78,16 @@ export async function startStack(
     connection: workerConnection,
     namespace: 'default',
     taskQueue,
-    deps: { db, logger, clock, temporal: engine, faults: options.faults, relay, webhookDestinations, webhookSecretKeys },
+    deps: {
+      db,
+      logger,
+      clock,
+      temporal: engine,
+      faults: options.faults,
+      relay,
+      webhookDestinations,
+      webhookSecretKeys,
+    },
   });
   const running = worker.run();
   const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date()), logger);
@@ -93,7 +104,10 @@ export async function startStack(
       for (;;) {
         const row = await db.ingestedEvent.findUnique({ where: { id: eventId }, select: { rewardStatus: true } });
         if (row && statuses.includes(row.rewardStatus)) return row.rewardStatus;
-        assert.ok(Date.now() < deadline, `event ${eventId} stayed ${row?.rewardStatus}, expected ${statuses.join('|')}`);
+        assert.ok(
+          Date.now() < deadline,
+          `event ${eventId} stayed ${row?.rewardStatus}, expected ${statuses.join('|')}`,
+        );
         await new Promise((r) => setTimeout(r, 100));
       }
     },

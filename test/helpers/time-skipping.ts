@@ -27,7 +27,9 @@ export async function startTimeSkipping(
   db: Db,
   options: { faults?: ActivityDeps['faults']; settings?: Partial<WorkflowSettings> } = {},
 ): Promise<TimeSkippingStack> {
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: findTestServer() } } });
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: findTestServer() } },
+  });
   await registerSearchAttributes(env.connection);
   const taskQueue = `ts-${randomUUID()}`;
   const engine = testEngine(env.client, taskQueue, options.settings);
@@ -45,7 +47,12 @@ export async function startTimeSkipping(
     taskQueue,
     engine,
     async withWorker(fn) {
-      const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: WORKFLOWS_PATH, activities });
+      const worker = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue,
+        workflowsPath: WORKFLOWS_PATH,
+        activities,
+      });
       return worker.runUntil(fn);
     },
     teardown: () => env.teardown(),

@@ -30,16 +30,52 @@ export function hasOpenssl(): boolean {
 export function makeTestPki(serverName = 'temporal.rewards.test'): TestPki {
   const dir = mkdtempSync(join(tmpdir(), 'rewards-pki-'));
   const path = (name: string) => join(dir, name);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const openssl = (...args: string[]) =>
+    execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   const newKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...newKey, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=rewards test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  openssl(
+    'req',
+    '-x509',
+    ...newKey,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=rewards test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   const leaf = (name: string, subject: string, extensions: string) => {
     writeFileSync(path(`${name}.ext`), extensions);
     openssl('req', ...newKey, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject);
-    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '1', '-extfile', `${name}.ext`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '1',
+      '-extfile',
+      `${name}.ext`,
+    );
   };
-  leaf('server', `/CN=${serverName}`, `basicConstraints=CA:FALSE\nsubjectAltName=DNS:${serverName}\nextendedKeyUsage=serverAuth\n`);
+  leaf(
+    'server',
+    `/CN=${serverName}`,
+    `basicConstraints=CA:FALSE\nsubjectAltName=DNS:${serverName}\nextendedKeyUsage=serverAuth\n`,
+  );
   leaf('client', '/CN=rewards-worker', 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n');
   return {
     dir,

@@ -55,7 +55,11 @@ export async function startReceiver(answer: (n: number) => ReceiverAnswer = () =
   receiver.close = async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    assert.deepEqual(receiver.contractViolations, [], 'every delivered webhook matches the webhooks section of /openapi.json');
+    assert.deepEqual(
+      receiver.contractViolations,
+      [],
+      'every delivered webhook matches the webhooks section of /openapi.json',
+    );
   };
   return receiver;
 }
@@ -78,11 +82,39 @@ export function contractViolation(body: string): string | undefined {
 
 /** The spellings of issue 13 and more: every one names an address webhooks may not reach. */
 export const INTERNAL_HOSTS = [
-  '127.0.0.1', 'localhost', '[::1]', '0.0.0.0', '127.1', '2130706433', '0x7f000001', '0177.0.0.1', '0x7f.1',
-  '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[::127.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::1]',
-  '169.254.169.254', '[::ffff:169.254.169.254]', '10.0.0.1', '172.16.0.1', '192.168.1.1', '100.64.0.1', '[fd00::1]',
-  '[fe80::1]', '[::]', '224.0.0.1', '[ff02::1]', '255.255.255.255', 'metadata.google.internal', 'LOCALHOST.', 'api.localhost',
-  'printer.local', 'router.home.arpa', 'postgres', '１２７.０.０.１',
+  '127.0.0.1',
+  'localhost',
+  '[::1]',
+  '0.0.0.0',
+  '127.1',
+  '2130706433',
+  '0x7f000001',
+  '0177.0.0.1',
+  '0x7f.1',
+  '[::ffff:127.0.0.1]',
+  '[::ffff:7f00:1]',
+  '[::127.0.0.1]',
+  '[64:ff9b::127.0.0.1]',
+  '[2002:7f00:1::1]',
+  '169.254.169.254',
+  '[::ffff:169.254.169.254]',
+  '10.0.0.1',
+  '172.16.0.1',
+  '192.168.1.1',
+  '100.64.0.1',
+  '[fd00::1]',
+  '[fe80::1]',
+  '[::]',
+  '224.0.0.1',
+  '[ff02::1]',
+  '255.255.255.255',
+  'metadata.google.internal',
+  'LOCALHOST.',
+  'api.localhost',
+  'printer.local',
+  'router.home.arpa',
+  'postgres',
+  '１２７.０.０.１',
 ];
 
 /** A URL where nothing listens: a port taken and released at once. */
@@ -96,7 +128,11 @@ export async function deadUrl(): Promise<string> {
 
 /** The issuer's stored signing secrets, opened with the tests' key. */
 export async function storedSecrets(db: Db, issuerId: string): Promise<PlainSecrets> {
-  return openSecrets(testWebhookSecretKeys, issuerId, await db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId } }));
+  return openSecrets(
+    testWebhookSecretKeys,
+    issuerId,
+    await db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId } }),
+  );
 }
 
 /** Secret columns for an endpoint written straight into the table: a fresh secret, sealed as the API seals it. */
@@ -112,10 +148,23 @@ export async function configureEndpoint(issuer: TestIssuer, url: string, enabled
 }
 
 /** A qualified_settlement `data` as the contract has it (core/webhooks/payloads.ts), for records tests write. */
-export function settlementData(transactionId: string = `txn_${randomUUID()}`, earnedAmountMinor = 500): QualifiedSettlementData {
+export function settlementData(
+  transactionId: string = `txn_${randomUUID()}`,
+  earnedAmountMinor = 500,
+): QualifiedSettlementData {
   return {
-    chgId: `chg_${randomUUID()}`, transactionId, authorizationId: null, externalId: `ext-${randomUUID()}`, merchantId: `mp_${randomUUID()}`, currency: 'usd',
-    rewardEventIds: [`brevt_${randomUUID()}`], rewardGrantIds: [], earnedAmountMinor, cashbackAmountMinor: earnedAmountMinor, brandedAmountMinor: 0, spentAmountMinor: 0,
+    chgId: `chg_${randomUUID()}`,
+    transactionId,
+    authorizationId: null,
+    externalId: `ext-${randomUUID()}`,
+    merchantId: `mp_${randomUUID()}`,
+    currency: 'usd',
+    rewardEventIds: [`brevt_${randomUUID()}`],
+    rewardGrantIds: [],
+    earnedAmountMinor,
+    cashbackAmountMinor: earnedAmountMinor,
+    brandedAmountMinor: 0,
+    spentAmountMinor: 0,
   };
 }
 
@@ -123,7 +172,11 @@ export function settlementData(transactionId: string = `txn_${randomUUID()}`, ea
  * A webhook record as the relay leaves one it handed to a WebhookDelivery workflow: tests that
  * drive that workflow themselves get a row no relay of the run will also deliver.
  */
-export async function newWebhookRecord(db: Db, issuerId: string, type: WebhookType = 'qualified_settlement'): Promise<string> {
+export async function newWebhookRecord(
+  db: Db,
+  issuerId: string,
+  type: WebhookType = 'qualified_settlement',
+): Promise<string> {
   const sourceEventId = `txn_${randomUUID()}`;
   return db.$transaction(async (tx) => {
     const id = await recordWebhook(tx, {
@@ -149,8 +202,12 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 }
 
 export async function waitForWebhookStatus(db: Db, webhookId: string, statuses: string[], timeoutMs?: number) {
-  return waitFor(`webhook ${webhookId} to reach ${statuses.join('|')}`, async () => {
-    const row = await db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
-    return statuses.includes(row.status) ? row : undefined;
-  }, timeoutMs);
+  return waitFor(
+    `webhook ${webhookId} to reach ${statuses.join('|')}`,
+    async () => {
+      const row = await db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
+      return statuses.includes(row.status) ? row : undefined;
+    },
+    timeoutMs,
+  );
 }

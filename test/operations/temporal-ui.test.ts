@@ -35,7 +35,15 @@ describe('Temporal Web UI', function () {
     receiver = await startReceiver((n) => (n === 0 ? 503 : 204));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   after(async () => {
@@ -54,24 +62,28 @@ describe('Temporal Web UI', function () {
     await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
     const event = settledEvent(cardOf(group), { merchantId: merchant.id });
     await issuer.call('POST', '/api/v1/incoming-txn', event);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } } });
+    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
+    });
     await stack.waitForStatus(row.id, ['matched']);
 
     const query = `RewardsTransactionId="${row.id}"`;
     // Visibility is eventually consistent: wait until the server's own query finds it.
-    for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count === 0; i++) await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count === 0; i++)
+      await new Promise((r) => setTimeout(r, 200));
 
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${server.uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
     await page.getByText(row.workflowId).first().waitFor({ timeout: 60_000 });
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'temporal-ui.png'), fullPage: true });
-    assert.ok(await page.getByText(row.workflowId).count() >= 1);
-    assert.equal(await page.getByText('transactionLifecycle').count() >= 1, true);
+    assert.ok((await page.getByText(row.workflowId).count()) >= 1);
+    assert.equal((await page.getByText('transactionLifecycle').count()) >= 1, true);
     // The same query finds the transaction's webhook retries (their workflow carries the id too).
     const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: row.id } });
     assert.ok((await stack.client.workflow.count(query)).count >= 1);
-    for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count < 2; i++) await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count < 2; i++)
+      await new Promise((r) => setTimeout(r, 200));
     assert.equal((await stack.client.workflow.count(query)).count, 2, `lifecycle and webhook/${webhook.id}`);
   });
 });

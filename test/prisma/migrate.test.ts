@@ -10,7 +10,10 @@ describe('prisma/migrate', () => {
   it('applies every migration once, records checksums, and is a no-op the second time', async () => {
     const url = await freshDatabase('migrate_test');
     const first = await migrate(url);
-    assert.deepEqual(first.applied, listMigrations().map((m) => m.name));
+    assert.deepEqual(
+      first.applied,
+      listMigrations().map((m) => m.name),
+    );
     const second = await migrate(url);
     assert.deepEqual(second.applied, []);
     assert.equal(second.alreadyApplied.length, first.applied.length);
@@ -48,7 +51,11 @@ describe('prisma/migrate', () => {
   it("runs a migration's data step before its SQL, in the migration's transaction", async () => {
     const url = await freshDatabase('migrate_test');
     const dir = mkdtempSync(join(tmpdir(), 'migrations-'));
-    for (const [name, sql] of [['001_a', 'CREATE TABLE a (id int);'], ['002_b', 'CREATE TABLE b AS SELECT id FROM a;'], ['003_c', 'CREATE TABLE c (id int);']]) {
+    for (const [name, sql] of [
+      ['001_a', 'CREATE TABLE a (id int);'],
+      ['002_b', 'CREATE TABLE b AS SELECT id FROM a;'],
+      ['003_c', 'CREATE TABLE c (id int);'],
+    ]) {
       mkdirSync(join(dir, name));
       writeFileSync(join(dir, name, 'migration.sql'), sql);
     }
@@ -67,7 +74,11 @@ describe('prisma/migrate', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      assert.deepEqual((await client.query('SELECT id FROM b')).rows, [{ id: 7 }], "the step's row was there for the SQL");
+      assert.deepEqual(
+        (await client.query('SELECT id FROM b')).rows,
+        [{ id: 7 }],
+        "the step's row was there for the SQL",
+      );
       assert.deepEqual((await client.query('SELECT id FROM a')).rows, [{ id: 7 }], 'the failed step left nothing');
       assert.equal((await client.query(`SELECT 1 FROM information_schema.tables WHERE table_name = 'c'`)).rowCount, 0);
     } finally {

@@ -96,13 +96,17 @@ describe('prisma/schema.prisma against the migrated database', () => {
         problems.push(`${key}: database ${column.data_type}, schema ${expectedDataType(field)}`);
       }
       // Prisma cannot declare a list optional, so an array column may be either.
-      if (!field.list && (column.is_nullable === 'YES') !== field.optional) problems.push(`${key}: nullability differs`);
+      if (!field.list && (column.is_nullable === 'YES') !== field.optional)
+        problems.push(`${key}: nullability differs`);
     }
     assert.deepEqual(problems, []);
   });
 
   it('has no database column that the schema does not know', () => {
     const known = new Set(fields.map((f) => `${f.table}.${f.column}`));
-    assert.deepEqual([...columns.keys()].filter((k) => !known.has(k)), []);
+    assert.deepEqual(
+      [...columns.keys()].filter((k) => !known.has(k)),
+      [],
+    );
   });
 });

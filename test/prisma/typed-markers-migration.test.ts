@@ -19,7 +19,8 @@ describe(`prisma/migrations: ${MIGRATION}`, function () {
   before(async () => {
     url = await freshDatabase('typed_markers');
     const before = mkdtempSync(join(tmpdir(), 'migrations-before-'));
-    for (const m of listMigrations().filter((m) => m.name < MIGRATION)) cpSync(join(MIGRATIONS_DIR, m.name), join(before, m.name), { recursive: true });
+    for (const m of listMigrations().filter((m) => m.name < MIGRATION))
+      cpSync(join(MIGRATIONS_DIR, m.name), join(before, m.name), { recursive: true });
     await migrate(url, { dir: before });
     client = new pg.Client({ connectionString: url });
     await client.connect();
@@ -62,7 +63,9 @@ describe(`prisma/migrations: ${MIGRATION}`, function () {
   });
 
   it('gives every attempt with an error the class its text starts with', async () => {
-    const { rows } = await client.query(`SELECT attempt_number AS n, error_class AS class FROM webhook_attempt ORDER BY 1`);
+    const { rows } = await client.query(
+      `SELECT attempt_number AS n, error_class AS class FROM webhook_attempt ORDER BY 1`,
+    );
     assert.deepEqual(rows, [
       { n: 1, class: null },
       { n: 2, class: 'destination_refused' },
@@ -71,7 +74,10 @@ describe(`prisma/migrations: ${MIGRATION}`, function () {
   });
 
   it('leaves reward events immutable and the marker on clawbacks only', async () => {
-    await assert.rejects(client.query(`UPDATE reward_event SET covers_branded_shortfall = false WHERE id = 'brevt_shortfall'`), /reward events are immutable/);
+    await assert.rejects(
+      client.query(`UPDATE reward_event SET covers_branded_shortfall = false WHERE id = 'brevt_shortfall'`),
+      /reward events are immutable/,
+    );
     await assert.rejects(
       client.query(
         `INSERT INTO reward_event (id, issuer_id, chg_id, type, amount_minor, idempotency_key, description, occurred_at, covers_branded_shortfall)

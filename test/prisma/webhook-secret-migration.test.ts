@@ -37,7 +37,8 @@ describe('prisma/migrations: webhook secrets stored before they were sealed', fu
     url = await freshDatabase('secret_migration');
     // The migrations of the release before this one, from a folder of their own.
     const before = mkdtempSync(join(tmpdir(), 'migrations-before-'));
-    for (const m of listMigrations().filter((m) => m.name < FIRST_SEALED)) cpSync(join(MIGRATIONS_DIR, m.name), join(before, m.name), { recursive: true });
+    for (const m of listMigrations().filter((m) => m.name < FIRST_SEALED))
+      cpSync(join(MIGRATIONS_DIR, m.name), join(before, m.name), { recursive: true });
     await migrate(url, { dir: before });
     receiver = await startReceiver();
     client = new pg.Client({ connectionString: url });
@@ -50,7 +51,9 @@ describe('prisma/migrations: webhook secrets stored before they were sealed', fu
        VALUES ($1, $2, ARRAY['qualified_auth', 'qualified_settlement'], $3, $4, now() + interval '12 hours')`,
       [issuerId, receiver.url, secret, previousSecret],
     );
-    await client.query(`INSERT INTO issuer (id, name, environment) SELECT 'iss_' || gen_random_uuid(), 'Bulk issuer', 'sandbox' FROM generate_series(1, ${BULK})`);
+    await client.query(
+      `INSERT INTO issuer (id, name, environment) SELECT 'iss_' || gen_random_uuid(), 'Bulk issuer', 'sandbox' FROM generate_series(1, ${BULK})`,
+    );
     await client.query(
       `INSERT INTO webhook_endpoint (issuer_id, url, enabled_types, secret)
        SELECT id, 'https://hooks.example.com/' || id, ARRAY['qualified_settlement'], 'whsec_' || encode(sha256(convert_to(id, 'UTF8')), 'base64')
@@ -62,19 +65,35 @@ describe('prisma/migrations: webhook secrets stored before they were sealed', fu
     await receiver?.close();
   });
 
-  const applied = async () => (await client.query<{ migration_name: string }>('SELECT migration_name FROM _prisma_migrations')).rows.map((r) => r.migration_name);
+  const applied = async () =>
+    (await client.query<{ migration_name: string }>('SELECT migration_name FROM _prisma_migrations')).rows.map(
+      (r) => r.migration_name,
+    );
   const plaintextColumns = async () =>
-    (await client.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'webhook_endpoint' AND column_name IN ('secret', 'previous_secret')`)).rowCount;
+    (
+      await client.query(
+        `SELECT column_name FROM information_schema.columns WHERE table_name = 'webhook_endpoint' AND column_name IN ('secret', 'previous_secret')`,
+      )
+    ).rowCount;
 
   it('stops, naming WEBHOOK_SECRET_KEYS, when there is no key to seal with, and drops nothing', async () => {
-    await assert.rejects(migrate(url), /1201 webhook endpoint\(s\) hold plaintext signing secrets; set WEBHOOK_SECRET_KEYS/);
+    await assert.rejects(
+      migrate(url),
+      /1201 webhook endpoint\(s\) hold plaintext signing secrets; set WEBHOOK_SECRET_KEYS/,
+    );
     assert.equal(await plaintextColumns(), 2);
-    assert.equal((await client.query('SELECT secret FROM webhook_endpoint WHERE issuer_id = $1', [issuerId])).rows[0].secret, secret);
+    assert.equal(
+      (await client.query('SELECT secret FROM webhook_endpoint WHERE issuer_id = $1', [issuerId])).rows[0].secret,
+      secret,
+    );
     assert.ok(!(await applied()).includes('20261123060100_webhook_secret_plaintext_removal'));
   });
 
   it('stops a runner without the data step (prisma migrate deploy) rather than drop the secrets', async () => {
-    await assert.rejects(migrate(url, { webhookSecretKeys: testWebhookSecretKeys, dataSteps: {} }), /rows hold plaintext secrets only/);
+    await assert.rejects(
+      migrate(url, { webhookSecretKeys: testWebhookSecretKeys, dataSteps: {} }),
+      /rows hold plaintext secrets only/,
+    );
     assert.equal(await plaintextColumns(), 2);
   });
 
@@ -84,15 +103,26 @@ describe('prisma/migrations: webhook secrets stored before they were sealed', fu
     assert.equal(result.applied[0], '20261123060100_webhook_secret_plaintext_removal');
     assert.ok(result.applied.slice(1).every((name) => name > '20261123060100_webhook_secret_plaintext_removal'));
     assert.equal(await plaintextColumns(), 0);
-    const { rows } = await client.query<{ issuer_id: string; row: string; secret_key_id: string }>('SELECT issuer_id, e::text AS row, secret_key_id FROM webhook_endpoint e');
+    const { rows } = await client.query<{ issuer_id: string; row: string; secret_key_id: string }>(
+      'SELECT issuer_id, e::text AS row, secret_key_id FROM webhook_endpoint e',
+    );
     assert.equal(rows.length, BULK + 1);
     assert.ok(rows.every((r) => r.secret_key_id === testWebhookSecretKeys.primaryKeyId));
-    const spellings = (s: string) => [s.slice('whsec_'.length), Buffer.from(s.slice('whsec_'.length), 'base64').toString('hex'), Buffer.from(s).toString('hex')];
+    const spellings = (s: string) => [
+      s.slice('whsec_'.length),
+      Buffer.from(s.slice('whsec_'.length), 'base64').toString('hex'),
+      Buffer.from(s).toString('hex'),
+    ];
     for (const r of rows) {
       const plain = r.issuer_id === issuerId ? [secret, previousSecret] : [bulkSecret(r.issuer_id)];
-      for (const spelling of plain.flatMap(spellings)) assert.ok(!r.row.toLowerCase().includes(spelling.toLowerCase()), `plaintext left in ${r.row}`);
+      for (const spelling of plain.flatMap(spellings))
+        assert.ok(!r.row.toLowerCase().includes(spelling.toLowerCase()), `plaintext left in ${r.row}`);
     }
-    assert.deepEqual((await migrate(url, { webhookSecretKeys: testWebhookSecretKeys })).applied, [], 'a second run has nothing to do');
+    assert.deepEqual(
+      (await migrate(url, { webhookSecretKeys: testWebhookSecretKeys })).applied,
+      [],
+      'a second run has nothing to do',
+    );
   });
 
   describe('after the migration', () => {
@@ -103,22 +133,41 @@ describe('prisma/migrations: webhook secrets stored before they were sealed', fu
     it('keeps every secret: each row opens to the secret it held', async () => {
       const endpoints = await db.webhookEndpoint.findMany();
       for (const e of endpoints) {
-        const expected = e.issuerId === issuerId ? { secret, previousSecret } : { secret: bulkSecret(e.issuerId), previousSecret: null };
+        const expected =
+          e.issuerId === issuerId
+            ? { secret, previousSecret }
+            : { secret: bulkSecret(e.issuerId), previousSecret: null };
         assert.deepEqual(openSecrets(testWebhookSecretKeys, e.issuerId, e), expected);
       }
     });
 
     it('delivers webhooks that verify with the original secret and, during its overlap, the previous one', async () => {
       const webhookId = await db.$transaction((tx) =>
-        recordWebhook(tx, { issuerId, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() }),
+        recordWebhook(tx, {
+          issuerId,
+          type: 'qualified_settlement',
+          sourceEventId: `txn_${randomUUID()}`,
+          at: new Date(),
+          data: settlementData(),
+        }),
       );
       const activities = createWebhookActivities({
-        db, logger: createLogger('silent'), clock: { now: () => new Date() }, webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys,
+        db,
+        logger: createLogger('silent'),
+        clock: { now: () => new Date() },
+        webhookDestinations: testWebhookDestinations,
+        webhookSecretKeys: testWebhookSecretKeys,
       });
-      const result = await activities.attemptWebhookDelivery({ webhookId, attemptNumber: 1, nextAttemptInMs: null, replay: false });
+      const result = await activities.attemptWebhookDelivery({
+        webhookId,
+        attemptNumber: 1,
+        nextAttemptInMs: null,
+        replay: false,
+      });
       assert.equal(result.outcome, 'succeeded', JSON.stringify(result));
       const request = receiver.requests.find((r) => r.headers['webhook-id'] === webhookId)!;
-      for (const s of [secret, previousSecret]) assert.doesNotThrow(() => new Webhook(s).verify(request.body, request.headers as Record<string, string>));
+      for (const s of [secret, previousSecret])
+        assert.doesNotThrow(() => new Webhook(s).verify(request.body, request.headers as Record<string, string>));
     });
   });
 });

@@ -28,7 +28,12 @@ describe('scripts/start (npm start) and the sandbox data', () => {
     // Nothing listens there: a stack that went on would fail differently, and later.
     env.DATABASE_URL = 'postgresql://rewards@127.0.0.1:1/rewards';
     env.DATA_DIR = join(ROOT, 'test-output', 'start-refusal-never-created');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'start.ts')], { cwd: ROOT, env, encoding: 'utf8', timeout: 25_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'start.ts')], {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+      timeout: 25_000,
+    });
     assert.equal(run.status, 1, run.stderr);
     const lines = run.stderr.trim().split('\n');
     assert.equal(lines.length, 1, run.stderr);

@@ -17,7 +17,8 @@ import { makePrivateClone, type PrivateClone } from '../helpers/private-clone';
 
 const ROOT = join(__dirname, '..', '..');
 // What a process says when a service it uses has gone before it.
-const LOST_A_SERVICE = /ECONNREFUSED|connection refused|Connection terminated|terminating connection|UNAVAILABLE|retrying|the database is unreachable/i;
+const LOST_A_SERVICE =
+  /ECONNREFUSED|connection refused|Connection terminated|terminating connection|UNAVAILABLE|retrying|the database is unreachable/i;
 
 interface LogLine {
   time: string;
@@ -78,7 +79,10 @@ describe('scripts/start.ts (npm start)', function () {
       const startedAt = performance.now();
       for (;;) {
         assert.equal(stack.exitCode, null, `npm start exited:\n${output}`);
-        const ready = await fetch(`http://127.0.0.1:${ports.api}/readyz`).then((r) => r.ok, () => false);
+        const ready = await fetch(`http://127.0.0.1:${ports.api}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
         // The SDK's own log is written at once; ours (pino) is buffered until the process exits.
         if (ready && /Worker state changed .*RUNNING/.test(output)) break;
         assert.ok(performance.now() - startedAt < 180_000, `not ready after 3 minutes:\n${output}`);
@@ -92,9 +96,18 @@ describe('scripts/start.ts (npm start)', function () {
       const stopMs = performance.now() - signalled;
 
       // After the signal: our JSON lines by their time (they were buffered), the rest as they came.
-      const json = output.split('\n').filter((l) => l.startsWith('{')).map((l) => ({ line: l, ...(JSON.parse(l) as LogLine) }));
+      const json = output
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => ({ line: l, ...(JSON.parse(l) as LogLine) }));
       const lines = json.filter((l) => l.time >= signalledAt);
-      const after = [...lines.map((l) => l.line), ...output.slice(before).split('\n').filter((l) => !l.startsWith('{'))].join('\n');
+      const after = [
+        ...lines.map((l) => l.line),
+        ...output
+          .slice(before)
+          .split('\n')
+          .filter((l) => !l.startsWith('{')),
+      ].join('\n');
       assert.equal(code, 0, after);
       const stopped = lines.filter((l) => l.name === 'stack' && l.msg === 'stopped').map((l) => l.process);
       assert.deepEqual(stopped, ['API', 'worker', 'Temporal dev server', 'PostgreSQL'], after);
@@ -102,17 +115,29 @@ describe('scripts/start.ts (npm start)', function () {
       const at = (name: string, msg: string) => lines.findIndex((l) => l.name === name && l.msg === msg);
       assert.ok(at('api', 'API stopped') >= 0 && at('api', 'API stopped') < at('worker', 'worker stopped'), after);
       assert.doesNotMatch(after, LOST_A_SERVICE);
-      assert.deepEqual(lines.filter((l) => l.level >= 50), [], 'no errors after Ctrl-C');
+      assert.deepEqual(
+        lines.filter((l) => l.level >= 50),
+        [],
+        'no errors after Ctrl-C',
+      );
       // As root from the clone: the cluster was kept where the postgres user can reach it.
-      if (clone) assert.match(output, /PostgreSQL data kept in \/var\/lib\/rewards-dev\/data\/\w+ \(linked from .*\/\.data\/postgres\)/);
-      for (const [name, port] of Object.entries(ports)) assert.equal(await portOpen(port), false, `${name} port ${port} still open`);
+      if (clone)
+        assert.match(
+          output,
+          /PostgreSQL data kept in \/var\/lib\/rewards-dev\/data\/\w+ \(linked from .*\/\.data\/postgres\)/,
+        );
+      for (const [name, port] of Object.entries(ports))
+        assert.equal(await portOpen(port), false, `${name} port ${port} still open`);
       console.log(`      (ready in ${Math.round(signalled - startedAt)} ms, stopped in ${Math.round(stopMs)} ms)`);
     } finally {
       // A failed test still stops the stack in order: its Temporal and PostgreSQL run in groups
       // of their own, which a SIGKILL of the supervisor would leave behind.
       if (stack.exitCode === null) {
         process.kill(-stack.pid!, 'SIGINT');
-        const stopped = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 60_000))]);
+        const stopped = await Promise.race([
+          exited.then(() => true),
+          new Promise((r) => setTimeout(() => r(false), 60_000)),
+        ]);
         if (!stopped) process.kill(-stack.pid!, 'SIGKILL');
       }
     }

@@ -22,11 +22,19 @@ function sources(dir: string): string[] {
 
 export function forbiddenImports(source: string): string[] {
   const problems: string[] = [];
-  for (const m of source.matchAll(/^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+  for (const m of source.matchAll(
+    /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)/gm,
+  )) {
     const typeOnly = Boolean(m[2]);
     const spec = m[3] ?? m[4];
     if (typeOnly) continue;
-    if (spec === '@temporalio/workflow' || spec === '@temporalio/common' || spec.startsWith('./') || spec.startsWith('../workflows/')) continue;
+    if (
+      spec === '@temporalio/workflow' ||
+      spec === '@temporalio/common' ||
+      spec.startsWith('./') ||
+      spec.startsWith('../workflows/')
+    )
+      continue;
     if (SHARED_WITH_WORKFLOWS.includes(spec)) continue;
     problems.push(spec);
   }
@@ -40,20 +48,36 @@ export function forbiddenImports(source: string): string[] {
  * workflow time, so it is allowed only where a comment says so: `// workflow time`).
  */
 function nondeterministicCalls(text: string): string[] {
-  const code = text.split('\n').filter((line) => !line.trim().startsWith('//') && !line.includes('// workflow time')).join('\n');
+  const code = text
+    .split('\n')
+    .filter((line) => !line.trim().startsWith('//') && !line.includes('// workflow time'))
+    .join('\n');
   return [...code.matchAll(/\b(Date\.now\(|Math\.random\(|setTimeout\()/g)].map((m) => m[1]);
 }
 
 describe('workflows/ import boundary', () => {
   it('recognises a nondeterministic call (the check itself works)', () => {
-    assert.deepEqual(nondeterministicCalls(`const id = Math.random();\nconst t = Date.now();\nsetTimeout(f, 1);\nimport { sleep } from '@temporalio/workflow';`), ['Math.random(', 'Date.now(', 'setTimeout(']);
+    assert.deepEqual(
+      nondeterministicCalls(
+        `const id = Math.random();\nconst t = Date.now();\nsetTimeout(f, 1);\nimport { sleep } from '@temporalio/workflow';`,
+      ),
+      ['Math.random(', 'Date.now(', 'setTimeout('],
+    );
     assert.deepEqual(nondeterministicCalls(`// Date.now() in a comment is fine\nconst d = new Date(input.atMs);`), []);
   });
 
   it('recognises a forbidden import (the check itself works)', () => {
-    assert.deepEqual(forbiddenImports(`import { readFileSync } from 'node:fs';\nimport type { Db } from '../prisma/client';\nimport { x } from './x';`), ['node:fs']);
+    assert.deepEqual(
+      forbiddenImports(
+        `import { readFileSync } from 'node:fs';\nimport type { Db } from '../prisma/client';\nimport { x } from './x';`,
+      ),
+      ['node:fs'],
+    );
     assert.deepEqual(forbiddenImports(`const pg = require('pg');`), ['pg']);
-    assert.deepEqual(forbiddenImports(`import { EVENT_NOT_FOUND } from '../core/failure-types';\nimport { x } from '../core/ledger';`), ['../core/ledger']);
+    assert.deepEqual(
+      forbiddenImports(`import { EVENT_NOT_FOUND } from '../core/failure-types';\nimport { x } from '../core/ledger';`),
+      ['../core/ledger'],
+    );
   });
 
   it('allows only core/ modules that import nothing themselves', () => {

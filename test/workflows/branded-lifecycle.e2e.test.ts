@@ -43,17 +43,36 @@ describe('branded balance lifecycle (time-skipping)', function () {
     } catch {
       // Already installed by another test file of this run.
     }
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: findTestServer() } } });
+    env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: findTestServer() } },
+    });
     // The lifecycle starts with our custom search attributes; the test server must know them.
-    const kinds = { Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST };
+    const kinds = {
+      Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+    };
     await env.connection.operatorService.addSearchAttributes({
       namespace: 'default',
-      searchAttributes: Object.fromEntries(Object.entries(SEARCH_ATTRIBUTE_DECLARATIONS).map(([name, type]) => [name, kinds[type]])),
+      searchAttributes: Object.fromEntries(
+        Object.entries(SEARCH_ATTRIBUTE_DECLARATIONS).map(([name, type]) => [name, kinds[type]]),
+      ),
     });
     db = createDb(testDatabaseUrl(), 10);
     const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
     const engine = testEngine(env.client, taskQueue);
-    worker = await createWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps: { db, logger, clock: { now: () => new Date(nowMs) }, temporal: engine, webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys } });
+    worker = await createWorker({
+      connection: env.nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      deps: {
+        db,
+        logger,
+        clock: { now: () => new Date(nowMs) },
+        temporal: engine,
+        webhookDestinations: testWebhookDestinations,
+        webhookSecretKeys: testWebhookSecretKeys,
+      },
+    });
     running = worker.run();
     handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date(nowMs)), logger);
     app = await startTestApp({ db, handover, clock: { now: () => new Date(nowMs) } });
@@ -76,7 +95,9 @@ describe('branded balance lifecycle (time-skipping)', function () {
   async function settle(issuer: TestIssuer, card: CardRef, merchantId: string, amount: number): Promise<string> {
     const event = settledEvent(card, { amount, merchantId });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-    const row = await db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } } });
+    const row = await db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
+    });
     for (let i = 0; i < 600; i++) {
       const status = (await db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).rewardStatus;
       if (['matched', 'not_matched', 'unknown'].includes(status)) {
@@ -90,18 +111,29 @@ describe('branded balance lifecycle (time-skipping)', function () {
 
   it('earns, waits out the issuer delay, spends, then expires the rest to breakage', async () => {
     const issuer = await newIssuer(app);
-    assert.equal((await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { brandedAvailabilityDelayDays: 5 })).status, 200);
+    assert.equal(
+      (await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { brandedAvailabilityDelayDays: 5 })).status,
+      200,
+    );
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 2, expiryDays: 30 } });
+    const merchant = await createMerchant(app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 2, expiryDays: 30 },
+    });
     await createOffer(app, merchant.id, { cashbackRateBps: 0, brandedRateBps: 1000, startsAt: daysFromNow(-10) });
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+    assert.equal(
+      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
+      201,
+    );
     const card = cardOf(group);
     const base = `/api/v2/chg/${group.id}`;
 
     // 1. Earn 10% of 10,000 as branded balance: held by the longer (issuer) delay.
     await settle(issuer, card, merchant.id, 10_000);
     const held = (await issuer.call('GET', `${base}/merchant/${merchant.id}/spend-eligibility?amountMinor=600`)).body;
-    assert.deepEqual([held.eligible, held.availableBalanceMinor, held.pendingBalanceMinor, held.spendRestrictionReasons], [false, 0, 1000, ['no_available_balance', 'issuer_availability_delay']]);
+    assert.deepEqual(
+      [held.eligible, held.availableBalanceMinor, held.pendingBalanceMinor, held.spendRestrictionReasons],
+      [false, 0, 1000, ['no_available_balance', 'issuer_availability_delay']],
+    );
 
     // 2. After the delay the balance is available.
     await skipDays(6);
@@ -117,14 +149,34 @@ describe('branded balance lifecycle (time-skipping)', function () {
 
     // 4. Past the 30-day expiry, the scheduled workflow moves the rest to breakage.
     await skipDays(25);
-    const result = await env.client.workflow.execute('expireGrants', { args: [{ issuerId: issuer.id }], taskQueue, workflowId: `expire-${randomUUID()}` });
+    const result = await env.client.workflow.execute('expireGrants', {
+      args: [{ issuerId: issuer.id }],
+      taskQueue,
+      workflowId: `expire-${randomUUID()}`,
+    });
     assert.deepEqual([result.expired, result.expiredMinor, result.failed], [1, 400, 0]);
     const activity = (await issuer.call('GET', `${base}/rewards/activity`)).body.data;
-    assert.deepEqual(activity.map((r: any) => [r.type, r.amountMinor]), [['branded_expired', 400], ['branded_spent', 600], ['branded_earned', 1000]]);
+    assert.deepEqual(
+      activity.map((r: any) => [r.type, r.amountMinor]),
+      [
+        ['branded_expired', 400],
+        ['branded_spent', 600],
+        ['branded_earned', 1000],
+      ],
+    );
     const summary = (await issuer.call('GET', `${base}/rewards/summary`)).body.brandedBalance;
-    assert.deepEqual(summary, { earnedMinor: 1000, availableMinor: 0, notYetAvailableMinor: 0, spentMinor: 600, expiredMinor: 400, clawedBackMinor: 0 });
+    assert.deepEqual(summary, {
+      earnedMinor: 1000,
+      availableMinor: 0,
+      notYetAvailableMinor: 0,
+      spentMinor: 600,
+      expiredMinor: 400,
+      clawedBackMinor: 0,
+    });
     const trial = (await app.operator('GET', '/admin/v1/ledger/trial-balance')).body;
-    const breakage = trial.accounts.find((a: any) => a.kind === 'breakage' && a.issuerId === issuer.id && a.merchantId === merchant.id);
+    const breakage = trial.accounts.find(
+      (a: any) => a.kind === 'breakage' && a.issuerId === issuer.id && a.merchantId === merchant.id,
+    );
     assert.equal(breakage?.balanceMinor, 400);
     assert.equal(trial.totalMinor, 0);
     await assertLedgerHealthy(db, issuer.id);

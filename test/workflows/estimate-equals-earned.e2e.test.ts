@@ -23,22 +23,39 @@ describe('eligibility estimates what settlement pays', function () {
   });
 
   /** An issuer with one group activated at a new merchant with one offer. */
-  async function setUp(merchantOverrides: Record<string, unknown>, offer: Record<string, unknown>, issuerDelayDays = 0) {
+  async function setUp(
+    merchantOverrides: Record<string, unknown>,
+    offer: Record<string, unknown>,
+    issuerDelayDays = 0,
+  ) {
     const issuer = await newIssuer(stack.app);
     issuers.push(issuer);
     if (issuerDelayDays > 0) {
-      assert.equal((await stack.app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { brandedAvailabilityDelayDays: issuerDelayDays })).status, 200);
+      assert.equal(
+        (
+          await stack.app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, {
+            brandedAvailabilityDelayDays: issuerDelayDays,
+          })
+        ).status,
+        200,
+      );
     }
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     const merchant = await createMerchant(stack.app, merchantOverrides);
     const created = await createOffer(stack.app, merchant.id, { startsAt: daysFromNow(-5), ...offer });
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+    assert.equal(
+      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
+      201,
+    );
     const path = `/api/v2/chg/${group.id}/merchant/${merchant.id}`;
-    const estimate = async (amountMinor: number) => (await issuer.call('GET', `${path}/eligibility?amountMinor=${amountMinor}`)).body;
+    const estimate = async (amountMinor: number) =>
+      (await issuer.call('GET', `${path}/eligibility?amountMinor=${amountMinor}`)).body;
     const purchase = async (amount: number) => {
       const event = settledEvent(cardOf(group), { amount, merchantId: merchant.id });
       assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-      const txn = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } } });
+      const txn = await stack.db.ingestedEvent.findUniqueOrThrow({
+        where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
+      });
       const status = await stack.waitForStatus(txn.id, ['matched', 'not_matched', 'unknown']);
       const detail = (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${txn.id}/reward-detail`)).body;
       const grants = await stack.db.rewardGrant.findMany({ where: { sourceTransactionId: txn.id } });
@@ -49,13 +66,26 @@ describe('eligibility estimates what settlement pays', function () {
 
   it('applies the per-group cap: the remaining cap, then offer_cap_reached', async () => {
     const { offer, estimate, purchase } = await setUp({}, { cashbackRateBps: 500, maxRewardPerChgMinor: 300 });
-    assert.deepEqual(pickEstimate(await estimate(4_000)), { eligible: true, reasons: [], winningOfferId: offer.id, estimatedRewardMinor: 200 });
+    assert.deepEqual(pickEstimate(await estimate(4_000)), {
+      eligible: true,
+      reasons: [],
+      winningOfferId: offer.id,
+      estimatedRewardMinor: 200,
+    });
     assert.equal((await purchase(4_000)).earned, 200);
     // 100 of the 300 cap is left: 5% of 4000 would be 200.
-    assert.deepEqual(pickEstimate(await estimate(4_000)), { eligible: true, reasons: [], winningOfferId: offer.id, estimatedRewardMinor: 100 });
+    assert.deepEqual(pickEstimate(await estimate(4_000)), {
+      eligible: true,
+      reasons: [],
+      winningOfferId: offer.id,
+      estimatedRewardMinor: 100,
+    });
     assert.equal((await purchase(4_000)).earned, 100);
     const spent = await estimate(4_000);
-    assert.deepEqual([spent.eligible, spent.reasons, spent.estimatedRewardMinor], [false, ['offer_cap_reached'], undefined]);
+    assert.deepEqual(
+      [spent.eligible, spent.reasons, spent.estimatedRewardMinor],
+      [false, ['offer_cap_reached'], undefined],
+    );
     const last = await purchase(4_000);
     assert.deepEqual([last.status, last.earned], ['not_matched', 0]);
   });
@@ -68,7 +98,9 @@ describe('eligibility estimates what settlement pays', function () {
   });
 
   it('posts the cashback and no grant when the issuer’s availability delay reaches the merchant’s expiry', async () => {
-    const branded = { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 30 } };
+    const branded = {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 30 },
+    };
     const { estimate, purchase } = await setUp(branded, { cashbackRateBps: 300, brandedRateBps: 200 }, 30);
     assert.equal((await estimate(10_000)).estimatedRewardMinor, 300);
     const earned = await purchase(10_000);
@@ -76,14 +108,25 @@ describe('eligibility estimates what settlement pays', function () {
   });
 
   it('still earns the branded rate when the issuer’s delay is shorter than the expiry', async () => {
-    const branded = { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 30 } };
+    const branded = {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 30 },
+    };
     const { estimate, purchase } = await setUp(branded, { cashbackRateBps: 300, brandedRateBps: 200 }, 29);
     assert.equal((await estimate(10_000)).estimatedRewardMinor, 500);
     const earned = await purchase(10_000);
     assert.deepEqual([earned.status, earned.earned, earned.grants.map((g) => g.amountMinor)], ['matched', 500, [200n]]);
     const grant = earned.grants[0];
-    assert.equal(grant.availableAt.getTime() - grant.createdAt.getTime(), 29 * 86_400_000, 'available after the issuer’s delay');
+    assert.equal(
+      grant.availableAt.getTime() - grant.createdAt.getTime(),
+      29 * 86_400_000,
+      'available after the issuer’s delay',
+    );
   });
 });
 
-const pickEstimate = (b: any) => ({ eligible: b.eligible, reasons: b.reasons, winningOfferId: b.winningOfferId, estimatedRewardMinor: b.estimatedRewardMinor });
+const pickEstimate = (b: any) => ({
+  eligible: b.eligible,
+  reasons: b.reasons,
+  winningOfferId: b.winningOfferId,
+  estimatedRewardMinor: b.estimatedRewardMinor,
+});

@@ -31,9 +31,12 @@ describe('hand-over under faults', function () {
     stack = await startStack();
     issuer = await newIssuer(stack.app);
     card = cardOf((await issuer.call('POST', '/api/v2/chg', groupBody())).body);
-    merchant = await createMerchant(stack.app, { brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
     await createOffer(stack.app, merchant.id, { cashbackRateBps: 200, startsAt: daysFromNow(-5) });
-    const group = (await stack.db.card.findFirstOrThrow({ where: { issuerId: issuer.id }, select: { chgId: true } })).chgId;
+    const group = (await stack.db.card.findFirstOrThrow({ where: { issuerId: issuer.id }, select: { chgId: true } }))
+      .chgId;
     await issuer.call('PUT', `/api/v2/chg/${group}/merchant/${merchant.id}/activation`, {});
   });
   after(() => stack.stop());
@@ -41,8 +44,11 @@ describe('hand-over under faults', function () {
 
   /** The sweeper as its schedule runs it, a minute later (past its 30 s grace). */
   const sweep = () =>
-    createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: stack.engine })
-      .sweepHandovers({ olderThanMs: 30_000, limit: 5000 });
+    createSweepActivities({
+      db: stack.db,
+      clock: { now: () => new Date(Date.now() + 60_000) },
+      temporal: stack.engine,
+    }).sweepHandovers({ olderThanMs: 30_000, limit: 5000 });
   /** Runs of workflows whose id starts with the prefix, once visibility has caught up. */
   async function runsOf(prefix: string, expected: number): Promise<number> {
     const query = `WorkflowId STARTS_WITH "${prefix}"`;
@@ -62,7 +68,9 @@ describe('hand-over under faults', function () {
     try {
       await waitForReady(`http://127.0.0.1:${port}`, api);
       const batches = Array.from({ length: 10 }, (_, b) =>
-        Array.from({ length: 100 }, (_, i) => settledEvent(card, { id: `kill-${b}-${i}-${Date.now()}`, amount: 1_000 + i, merchantId: merchant.id })),
+        Array.from({ length: 100 }, (_, i) =>
+          settledEvent(card, { id: `kill-${b}-${i}-${Date.now()}`, amount: 1_000 + i, merchantId: merchant.id }),
+        ),
       );
       const statuses = await Promise.all(
         batches.map((events) =>
@@ -77,17 +85,28 @@ describe('hand-over under faults', function () {
       assert.deepEqual(statuses, Array(10).fill(204));
 
       const ids = batches.flat().map((e) => e.id);
-      const rows = () => stack.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, kind: 'settled', externalId: { in: ids } } });
+      const rows = () =>
+        stack.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, kind: 'settled', externalId: { in: ids } } });
       assert.equal((await rows()).length, 1000, 'every accepted event is stored');
       const swept = await sweep();
       assert.equal(swept.failed, 0);
       assert.ok(swept.handedOver > 0, `the kill left events for the sweeper: ${JSON.stringify(swept)}`);
       for (const row of await rows()) assert.equal(await stack.waitForStatus(row.id, FINAL, 180_000), 'matched');
-      assert.ok((await rows()).every((r) => r.handedOverAt !== null), 'every event is marked handed over');
+      assert.ok(
+        (await rows()).every((r) => r.handedOverAt !== null),
+        'every event is marked handed over',
+      );
       assert.equal(await runsOf(`txn/${issuer.id}/kill-`, 1000), 1000, 'one run per purchase');
-      const transfers = await stack.db.ledgerTransfer.groupBy({ by: ['transactionId'], where: { transactionId: { in: (await rows()).map((r) => r.id) } }, _count: true });
+      const transfers = await stack.db.ledgerTransfer.groupBy({
+        by: ['transactionId'],
+        where: { transactionId: { in: (await rows()).map((r) => r.id) } },
+        _count: true,
+      });
       assert.equal(transfers.length, 1000);
-      assert.ok(transfers.every((t) => t._count === 1), 'one posting each');
+      assert.ok(
+        transfers.every((t) => t._count === 1),
+        'one posting each',
+      );
     } finally {
       api.kill('SIGKILL');
     }
@@ -96,7 +115,9 @@ describe('hand-over under faults', function () {
   it('does not start a second run when a finished purchase is handed over again', async () => {
     const event = settledEvent(card, { amount: 2_500, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } } });
+    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
+    });
     assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
     await stack.client.workflow.getHandle(row.workflowId).result();
     // The API died after the signal went out but before it recorded the hand-over.
@@ -104,32 +125,57 @@ describe('hand-over under faults', function () {
 
     const swept = await sweep();
     assert.ok(swept.alreadyProcessed >= 1, JSON.stringify(swept));
-    assert.ok((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt, 'marked, not signalled');
+    assert.ok(
+      (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt,
+      'marked, not signalled',
+    );
     assert.equal(await runsOf(row.workflowId, 1), 1);
   });
 
   it('leaves events accepted while Temporal is unreachable to the sweeper, through the real hand-over queue', async () => {
     // The API's own queue and hand-over, with a Temporal address where nothing listens.
-    const deadTemporal = testEngine(new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 }) }), stack.taskQueue);
+    const deadTemporal = testEngine(
+      new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 }) }),
+      stack.taskQueue,
+    );
     const failures: unknown[] = [];
-    const logger = { ...createLogger('silent'), warn: (...args: unknown[]) => failures.push(args) } as unknown as ReturnType<typeof createLogger>;
-    const queue = createHandoverQueue((items) => handOver({ temporal: deadTemporal, db: stack.db }, items, () => new Date()), logger);
+    const logger = {
+      ...createLogger('silent'),
+      warn: (...args: unknown[]) => failures.push(args),
+    } as unknown as ReturnType<typeof createLogger>;
+    const queue = createHandoverQueue(
+      (items) => handOver({ temporal: deadTemporal, db: stack.db }, items, () => new Date()),
+      logger,
+    );
     const cut = await startTestApp({ db: stack.db, handover: queue });
     const events = Array.from({ length: 3 }, () => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
     try {
-      assert.equal((await cut.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: events })).status, 204, 'accepted: durably stored');
+      assert.equal(
+        (await cut.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: events })).status,
+        204,
+        'accepted: durably stored',
+      );
       await queue.drain();
     } finally {
       await cut.close();
     }
     assert.ok(failures.length >= 1, 'the failed hand-over was logged');
-    const rows = await stack.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, externalId: { in: events.map((e) => e.id) } } });
-    assert.deepEqual(rows.map((r) => [r.handedOverAt, r.handoverAttempts, r.rewardStatus]), rows.map(() => [null, 1, 'pending']));
+    const rows = await stack.db.ingestedEvent.findMany({
+      where: { issuerId: issuer.id, externalId: { in: events.map((e) => e.id) } },
+    });
+    assert.deepEqual(
+      rows.map((r) => [r.handedOverAt, r.handoverAttempts, r.rewardStatus]),
+      rows.map(() => [null, 1, 'pending']),
+    );
 
     const swept = await sweep();
     assert.ok(swept.handedOver >= 3, JSON.stringify(swept));
     for (const row of rows) assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
     const posted = await stack.db.ledgerTransfer.findMany({ where: { transactionId: { in: rows.map((r) => r.id) } } });
-    assert.deepEqual(posted.map((t) => t.amountMinor), [20n, 20n, 20n], '2% of 1,000 each, once');
+    assert.deepEqual(
+      posted.map((t) => t.amountMinor),
+      [20n, 20n, 20n],
+      '2% of 1,000 each, once',
+    );
   });
 });

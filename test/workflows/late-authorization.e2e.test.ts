@@ -36,25 +36,37 @@ describe('late authorizations', function () {
     card = cardOf(group);
     merchant = await createMerchant(stack.app);
     await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-5) });
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+    assert.equal(
+      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
+      201,
+    );
   });
   after(() => stack.stop());
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
   const stored = (kind: 'auth' | 'settled', externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } } });
+    stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
+    });
 
   /** Everything that says the late authorization changed nothing but its own record. */
   async function assertRecordedAgainst(authExternalId: string, settlementId: string) {
     const auth = await stored('auth', authExternalId);
-    assert.equal(await stack.waitForStatus(auth.id, ['after_settlement', 'previewed', 'not_matched', 'unknown']), 'after_settlement');
+    assert.equal(
+      await stack.waitForStatus(auth.id, ['after_settlement', 'previewed', 'not_matched', 'unknown']),
+      'after_settlement',
+    );
     const recorded = await stored('auth', authExternalId);
     assert.deepEqual(recorded.matchTrace, { outcome: 'after_settlement', settlementId });
     assert.equal(recorded.merchantId, merchant.id);
     assert.equal(await stack.db.webhook.count({ where: { sourceEventId: auth.id } }), 0, 'no qualified_auth webhook');
     assert.equal(await stack.db.ledgerTransfer.count({ where: { transactionId: auth.id } }), 0);
     const transfers = await stack.db.ledgerTransfer.findMany({ where: { transactionId: settlementId } });
-    assert.deepEqual(transfers.map((t) => t.amountMinor), [200n], 'the settlement posted once, 5% of 4000');
+    assert.deepEqual(
+      transfers.map((t) => t.amountMinor),
+      [200n],
+      'the settlement posted once, 5% of 4000',
+    );
     const summary = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/summary`)).body;
     assert.equal(summary.cashback.pendingMinor, 0, 'nothing shows as pending');
     // Nothing left waiting: every run of the purchase has completed.
@@ -81,7 +93,10 @@ describe('late authorizations', function () {
     assert.equal(runs.length, 2, 'the settlement’s run and the short run that recorded the authorization');
     // Handed over again (the sweeper's repeat), it starts nothing new.
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
-    assert.equal((await stack.db.ingestedEvent.count({ where: { issuerId: issuer.id, kind: 'auth', externalId: auth.id } })), 1);
+    assert.equal(
+      await stack.db.ingestedEvent.count({ where: { issuerId: issuer.id, kind: 'auth', externalId: auth.id } }),
+      1,
+    );
   });
 
   it('records an authorization that reaches the purchase’s run while its settlement is being posted', async () => {
@@ -107,7 +122,11 @@ describe('late authorizations', function () {
     const runs = await assertRecordedAgainst(auth.id, txn.id);
     assert.equal(runs.length, 1, 'one run took both');
     const described = await stack.client.workflow.getHandle(txn.workflowId).describe();
-    assert.equal(described.typedSearchAttributes.get(RewardsStatus), 'matched', 'the purchase still shows its settlement’s outcome');
+    assert.equal(
+      described.typedSearchAttributes.get(RewardsStatus),
+      'matched',
+      'the purchase still shows its settlement’s outcome',
+    );
     // Which of the two the run took first depends on when the signal reached it (a workflow
     // task that saw it arrive is retried with both signals at hand); the outcome does not.
     const summary = await stack.client.workflow.getHandle(txn.workflowId).result();

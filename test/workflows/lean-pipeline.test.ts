@@ -42,7 +42,9 @@ describe('lean transaction pipeline', function () {
     await configureEndpoint(issuer, receiver.url);
     group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     card = cardOf(group);
-    merchant = await createMerchant(stack.app, { brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
     await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-5) });
     await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
   });
@@ -53,14 +55,20 @@ describe('lean transaction pipeline', function () {
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
   const stored = (kind: 'auth' | 'settled', externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } } });
+    stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
+    });
   const historyOf = async (workflowId: string) => {
     const handle = stack.client.workflow.getHandle(workflowId);
     await handle.result();
     return JSON.parse(historyToJSON(await handle.fetchHistory()));
   };
   const noWorkflow = (workflowId: string) =>
-    assert.rejects(stack.client.workflow.getHandle(workflowId).describe(), WorkflowNotFoundError, `${workflowId} should not exist`);
+    assert.rejects(
+      stack.client.workflow.getHandle(workflowId).describe(),
+      WorkflowNotFoundError,
+      `${workflowId} should not exist`,
+    );
 
   it('settles a purchase in one workflow task: 3 billable actions, the webhook from the outbox', async () => {
     const event = settledEvent(card, { amount: 4_000, merchantId: merchant.id });
@@ -74,8 +82,14 @@ describe('lean transaction pipeline', function () {
       byRule: { 'workflow started': 1, 'local activities (per workflow task)': 1, 'search attribute upsert': 1 },
     });
     assert.deepEqual(eventTypes(history), [
-      'WORKFLOW_EXECUTION_STARTED', 'WORKFLOW_EXECUTION_SIGNALED', 'WORKFLOW_TASK_SCHEDULED', 'WORKFLOW_TASK_STARTED', 'WORKFLOW_TASK_COMPLETED',
-      'MARKER_RECORDED', 'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', 'WORKFLOW_EXECUTION_COMPLETED',
+      'WORKFLOW_EXECUTION_STARTED',
+      'WORKFLOW_EXECUTION_SIGNALED',
+      'WORKFLOW_TASK_SCHEDULED',
+      'WORKFLOW_TASK_STARTED',
+      'WORKFLOW_TASK_COMPLETED',
+      'MARKER_RECORDED',
+      'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES',
+      'WORKFLOW_EXECUTION_COMPLETED',
     ]);
     const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: row.id } });
     const delivered = await waitForWebhookStatus(stack.db, webhook.id, ['delivered']);
@@ -99,7 +113,13 @@ describe('lean transaction pipeline', function () {
     // Two-thirds of the 9 the quality bar allows: the start, two workflow tasks of local
     // activities, two outcome upserts, the settlement timer and the settlement's signal.
     assert.equal(cost.actions, 7, JSON.stringify(cost));
-    assert.deepEqual(cost.byRule, { 'workflow started': 1, 'local activities (per workflow task)': 2, 'search attribute upsert': 2, 'timer started': 1, signal: 1 });
+    assert.deepEqual(cost.byRule, {
+      'workflow started': 1,
+      'local activities (per workflow task)': 2,
+      'search attribute upsert': 2,
+      'timer started': 1,
+      signal: 1,
+    });
     assert.ok(!eventTypes(history).includes('ACTIVITY_TASK_SCHEDULED'), 'no regular activity on the happy path');
   });
 
@@ -116,17 +136,38 @@ describe('lean transaction pipeline', function () {
 
     const taskQueue = `upgrade-${randomUUID()}`;
     const connection = await NativeConnection.connect({ address: testTemporalAddress() });
-    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(stack.client, taskQueue), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys };
+    const deps = {
+      db: stack.db,
+      logger: createLogger('silent'),
+      clock: { now: () => new Date() },
+      temporal: testEngine(stack.client, taskQueue),
+      webhookDestinations: testWebhookDestinations,
+      webhookSecretKeys: testWebhookSecretKeys,
+    };
     try {
-      const oldWorker = await Worker.create({ connection, taskQueue, workflowsPath: V1_WORKFLOWS, activities: createActivities(deps) });
+      const oldWorker = await Worker.create({
+        connection,
+        taskQueue,
+        workflowsPath: V1_WORKFLOWS,
+        activities: createActivities(deps),
+      });
       const handle = await oldWorker.runUntil(async () => {
         // As the old hand-over started runs: an input without `shape`.
         const h = await stack.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-          workflowId: authRow.workflowId, taskQueue, args: [{ issuerId: issuer.id }], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
+          workflowId: authRow.workflowId,
+          taskQueue,
+          args: [{ issuerId: issuer.id }],
+          signal: 'authorization',
+          signalArgs: [{ eventId: authRow.id }],
         });
         await stack.waitForStatus(authRow.id, ['previewed']);
         // Wait until the old code has scheduled its settlement timer: the run now waits.
-        for (let i = 0; i < 100 && !eventTypes(JSON.parse(historyToJSON(await h.fetchHistory()))).includes('TIMER_STARTED'); i++) await new Promise((r) => setTimeout(r, 100));
+        for (
+          let i = 0;
+          i < 100 && !eventTypes(JSON.parse(historyToJSON(await h.fetchHistory()))).includes('TIMER_STARTED');
+          i++
+        )
+          await new Promise((r) => setTimeout(r, 100));
         return h;
       });
 
@@ -135,19 +176,35 @@ describe('lean transaction pipeline', function () {
         await handle.signal('settlement', { eventId: txn.id });
         return handle.result();
       });
-      assert.deepEqual(summary.steps.map((s: any) => [s.signal, s.status]), [['authorization', 'previewed'], ['settlement', 'matched']]);
+      assert.deepEqual(
+        summary.steps.map((s: any) => [s.signal, s.status]),
+        [
+          ['authorization', 'previewed'],
+          ['settlement', 'matched'],
+        ],
+      );
 
       const types = eventTypes(JSON.parse(historyToJSON(await handle.fetchHistory())));
       assert.ok(types.includes('TIMER_CANCELED'), 'the settlement arrived while the old run waited');
-      assert.equal(types.filter((t: string) => t === 'ACTIVITY_TASK_SCHEDULED').length, 4, 'v1 steps throughout: preview, delivery start, settle, delivery start');
+      assert.equal(
+        types.filter((t: string) => t === 'ACTIVITY_TASK_SCHEDULED').length,
+        4,
+        'v1 steps throughout: preview, delivery start, settle, delivery start',
+      );
       assert.ok(!types.includes('MARKER_RECORDED'), 'no local activity in a v1 run');
-      const [outcome] = await replayHistories([{ workflowId: handle.workflowId, history: await handle.fetchHistory() }]);
+      const [outcome] = await replayHistories([
+        { workflowId: handle.workflowId, history: await handle.fetchHistory() },
+      ]);
       assert.deepEqual(outcome, { workflowId: handle.workflowId, ok: true, error: undefined });
     } finally {
       await connection.close();
     }
     assert.equal((await stored('settled', settled.id)).rewardStatus, 'matched');
     const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: txn.id } });
-    assert.equal((await waitForWebhookStatus(stack.db, webhook.id, ['delivered'])).attemptCount, 1, 'the relay delivered the v1 step’s webhook');
+    assert.equal(
+      (await waitForWebhookStatus(stack.db, webhook.id, ['delivered'])).attemptCount,
+      1,
+      'the relay delivered the v1 step’s webhook',
+    );
   });
 });

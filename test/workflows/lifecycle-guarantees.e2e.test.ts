@@ -37,7 +37,9 @@ describe('TransactionLifecycle guarantees', function () {
     issuer = await newIssuer(stack.app);
     group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     card = cardOf(group);
-    merchant = await createMerchant(stack.app, { brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
     await createOffer(stack.app, merchant.id, { cashbackRateBps: 300, startsAt: daysFromNow(-5) });
     await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
   });
@@ -45,7 +47,11 @@ describe('TransactionLifecycle guarantees', function () {
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
   const storedId = async (externalId: string) =>
-    (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId } } })).id;
+    (
+      await stack.db.ingestedEvent.findUniqueOrThrow({
+        where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId } },
+      })
+    ).id;
 
   it('posts exactly once when the settlement activity fails after its commit and is retried', async () => {
     const event = settledEvent(card, { amount: 5_000, merchantId: merchant.id });
@@ -57,27 +63,47 @@ describe('TransactionLifecycle guarantees', function () {
     const transfers = await stack.db.ledgerTransfer.findMany({ where: { transactionId: id } });
     assert.equal(transfers.length, 1);
     assert.equal(transfers[0].amountMinor, 150n);
-    assert.equal((await stack.db.rewardEvent.count({ where: { transactionId: id } })), 1);
+    assert.equal(await stack.db.rewardEvent.count({ where: { transactionId: id } }), 1);
   });
 
   it('yields 200 stored events, exactly 200 workflow runs and one posting each when 5 clients send the same 200 at once', async () => {
     const prefix = `five-${Date.now()}-`;
-    const batch = Array.from({ length: 200 }, (_, i) => settledEvent(card, { id: `${prefix}${i}`, amount: 1_000, merchantId: merchant.id }));
-    const results = await Promise.all(Array.from({ length: 5 }, () => issuer.call('POST', '/api/v1/incoming-txn', batch)));
-    assert.deepEqual(results.map((r) => r.status), [204, 204, 204, 204, 204]);
-    const rows = await stack.db.ingestedEvent.findMany({ where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } } });
+    const batch = Array.from({ length: 200 }, (_, i) =>
+      settledEvent(card, { id: `${prefix}${i}`, amount: 1_000, merchantId: merchant.id }),
+    );
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => issuer.call('POST', '/api/v1/incoming-txn', batch)),
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [204, 204, 204, 204, 204],
+    );
+    const rows = await stack.db.ingestedEvent.findMany({
+      where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } },
+    });
     assert.equal(rows.length, 200);
     for (const row of rows) await stack.waitForStatus(row.id, FINAL, 120_000);
-    const transfers = await stack.db.ledgerTransfer.groupBy({ by: ['transactionId'], where: { transactionId: { in: rows.map((r) => r.id) } }, _count: true });
+    const transfers = await stack.db.ledgerTransfer.groupBy({
+      by: ['transactionId'],
+      where: { transactionId: { in: rows.map((r) => r.id) } },
+      _count: true,
+    });
     assert.equal(transfers.length, 200);
     assert.ok(transfers.every((t) => t._count === 1));
     // 3% of 1,000 each: 30, and 6,000 in all, all of it cashback.
-    const posted = await stack.db.ledgerTransfer.findMany({ where: { transactionId: { in: rows.map((r) => r.id) } }, select: { kind: true, amountMinor: true } });
-    assert.ok(posted.every((t) => t.kind === 'earn_cashback' && t.amountMinor === 30n), JSON.stringify(posted.slice(0, 3), (_, v) => (typeof v === 'bigint' ? Number(v) : v)));
+    const posted = await stack.db.ledgerTransfer.findMany({
+      where: { transactionId: { in: rows.map((r) => r.id) } },
+      select: { kind: true, amountMinor: true },
+    });
+    assert.ok(
+      posted.every((t) => t.kind === 'earn_cashback' && t.amountMinor === 30n),
+      JSON.stringify(posted.slice(0, 3), (_, v) => (typeof v === 'bigint' ? Number(v) : v)),
+    );
     // Exactly one run per purchase: visibility is eventually consistent, so wait until it has
     // caught up with 200, then give a duplicate a moment to show.
     const query = `TaskQueue = "${stack.taskQueue}" AND WorkflowId STARTS_WITH "txn/${issuer.id}/${prefix}"`;
-    for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count < 200; i++) await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 100 && (await stack.client.workflow.count(query)).count < 200; i++)
+      await new Promise((r) => setTimeout(r, 200));
     await new Promise((r) => setTimeout(r, 1_000));
     assert.equal((await stack.client.workflow.count(query)).count, 200);
   });
@@ -85,16 +111,27 @@ describe('TransactionLifecycle guarantees', function () {
   it('hands over, through the sweeper, an event accepted while no hand-over ran', async () => {
     const quiet = await startTestApp({ db: stack.db }); // no hand-over configured: like Temporal being down
     const event = settledEvent(card, { amount: 2_000, merchantId: merchant.id });
-    assert.equal((await quiet.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: event })).status, 204);
+    assert.equal(
+      (await quiet.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: event })).status,
+      204,
+    );
     await quiet.close();
     const id = await storedId(event.id);
     assert.equal((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id } })).handedOverAt, null);
-    const sweep = createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: stack.engine });
+    const sweep = createSweepActivities({
+      db: stack.db,
+      clock: { now: () => new Date(Date.now() + 60_000) },
+      temporal: stack.engine,
+    });
     const swept = await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
     assert.ok(swept.handedOver >= 1);
     assert.equal(await stack.waitForStatus(id, FINAL), 'matched');
     const posted = await stack.db.ledgerTransfer.findMany({ where: { transactionId: id } });
-    assert.deepEqual(posted.map((t) => [t.kind, t.amountMinor]), [['earn_cashback', 60n]], '3% of 2,000, once');
+    assert.deepEqual(
+      posted.map((t) => [t.kind, t.amountMinor]),
+      [['earn_cashback', 60n]],
+      '3% of 2,000, once',
+    );
     assert.ok((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id } })).handedOverAt);
   });
 
@@ -103,12 +140,20 @@ describe('TransactionLifecycle guarantees', function () {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
     const value = (pattern: RegExp) => Number(pattern.exec(res.text)?.[1] ?? NaN);
-    assert.ok(value(/rewards_http_requests_total\{method="POST",route="\/api\/v1\/incoming-txn",status="204"\} (\d+)/) >= 6);
+    assert.ok(
+      value(/rewards_http_requests_total\{method="POST",route="\/api\/v1\/incoming-txn",status="204"\} (\d+)/) >= 6,
+    );
     assert.ok(value(/rewards_events_ingested_total\{kind="settled",outcome="accepted"\} (\d+)/) >= 200);
     assert.ok(value(/rewards_ledger_postings_total\{kind="earn_cashback"\} (\d+)/) >= 200);
     assert.ok(value(/rewards_lifecycle_outcomes_total\{step="settleTransaction",status="matched"\} (\d+)/) >= 200);
-    assert.ok(value(/rewards_activity_failures_total\{activity="settleTransaction"\} (\d+)/) >= 1, 'the simulated crash was counted');
-    assert.match(res.text, /rewards_http_request_duration_seconds_bucket\{le="0.1",method="POST",route="\/api\/v1\/incoming-txn",status="204"\}/);
+    assert.ok(
+      value(/rewards_activity_failures_total\{activity="settleTransaction"\} (\d+)/) >= 1,
+      'the simulated crash was counted',
+    );
+    assert.match(
+      res.text,
+      /rewards_http_request_duration_seconds_bucket\{le="0.1",method="POST",route="\/api\/v1\/incoming-txn",status="204"\}/,
+    );
   });
 
   describe('match trace of not_matched purchases', () => {
@@ -121,10 +166,13 @@ describe('TransactionLifecycle guarantees', function () {
       assert.equal(res.status, 200);
       return res.body.trace;
     }
-    const failed = (trace: any) => trace.earn.offers.flatMap((o: any) => o.conditions.filter((c: any) => !c.passed).map((c: any) => c.name));
+    const failed = (trace: any) =>
+      trace.earn.offers.flatMap((o: any) => o.conditions.filter((c: any) => !c.passed).map((c: any) => c.name));
 
     async function merchantWith(offer: Record<string, unknown>) {
-      const m = await createMerchant(stack.app, { brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+      const m = await createMerchant(stack.app, {
+        brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+      });
       await createOffer(stack.app, m.id, { cashbackRateBps: 400, ...offer });
       await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${m.id}/activation`, {});
       return m;
@@ -161,9 +209,28 @@ describe('TransactionLifecycle guarantees', function () {
     });
 
     it('names a deactivated card and a deactivated group', async () => {
-      const own = (await issuer.call('POST', '/api/v2/chg', groupBody({ cardholders: [{ externalId: `c-${Date.now()}`, cards: [{ externalId: `k1-${Date.now()}`, last4: '1111', network: 'visa' }, { externalId: `k2-${Date.now()}`, last4: '2222', network: 'visa' }] }] }))).body;
+      const own = (
+        await issuer.call(
+          'POST',
+          '/api/v2/chg',
+          groupBody({
+            cardholders: [
+              {
+                externalId: `c-${Date.now()}`,
+                cards: [
+                  { externalId: `k1-${Date.now()}`, last4: '1111', network: 'visa' },
+                  { externalId: `k2-${Date.now()}`, last4: '2222', network: 'visa' },
+                ],
+              },
+            ],
+          }),
+        )
+      ).body;
       await issuer.call('PUT', `/api/v2/chg/${own.id}/merchant/${merchant.id}/activation`, {});
-      await issuer.call('DELETE', `/api/v2/chg/${own.id}/cardholder/${own.cardholders[0].id}/card/${own.cardholders[0].cards[1].id}`);
+      await issuer.call(
+        'DELETE',
+        `/api/v2/chg/${own.id}/cardholder/${own.cardholders[0].id}/card/${own.cardholders[0].cards[1].id}`,
+      );
       const cardTrace = await traceOf(own.id, cardOf(own, 0, 1), { merchantId: merchant.id });
       assert.deepEqual(failed(cardTrace), ['card_active']);
       await issuer.call('DELETE', `/api/v2/chg/${own.id}`);

@@ -44,15 +44,17 @@ interface Call {
 type Answer = StepOutcome['status'] | StepOutcome['status'][] | Error | ((input: StepInput) => Promise<StepOutcome>);
 
 function stubActivities(calls: Call[], answers: Map<string, Answer>): LifecycleActivities {
-  const step = (name: Step) => async (input: StepInput): Promise<StepOutcome> => {
-    calls.push({ step: name, eventId: input.eventId, atMs: input.atMs });
-    const answer = answers.get(`${name}:${input.eventId}`);
-    if (answer === undefined) throw new Error(`no stub answer for ${name}(${input.eventId})`);
-    if (answer instanceof Error) throw answer;
-    if (typeof answer === 'function') return answer(input);
-    const status = Array.isArray(answer) ? (answer.length > 1 ? answer.shift()! : answer[0]) : answer;
-    return { status, merchantId: 'mp_stub' };
-  };
+  const step =
+    (name: Step) =>
+    async (input: StepInput): Promise<StepOutcome> => {
+      calls.push({ step: name, eventId: input.eventId, atMs: input.atMs });
+      const answer = answers.get(`${name}:${input.eventId}`);
+      if (answer === undefined) throw new Error(`no stub answer for ${name}(${input.eventId})`);
+      if (answer instanceof Error) throw answer;
+      if (typeof answer === 'function') return answer(input);
+      const status = Array.isArray(answer) ? (answer.length > 1 ? answer.shift()! : answer[0]) : answer;
+      return { status, merchantId: 'mp_stub' };
+    };
   return {
     previewAuthorization: step('previewAuthorization'),
     voidPreview: step('voidPreview'),
@@ -77,7 +79,9 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
 
   before(async () => {
     quietTemporalRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: findTestServer() } } });
+    env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: findTestServer() } },
+    });
     // The workflow upserts our search attributes after each step.
     await registerSearchAttributes(env.connection);
     bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH });
@@ -91,7 +95,12 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
     calls = [];
     answers = new Map();
     taskQueue = `stubbed-${randomUUID()}`;
-    worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: bundle, activities: stubActivities(calls, answers) });
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: stubActivities(calls, answers),
+    });
     running = worker.run();
   });
   afterEach(async () => {
@@ -102,7 +111,11 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
   const workflowId = () => `txn/iss_stub/${randomUUID()}`;
   const start = (id: string, signal: typeof authorizationSignal, eventId: string) =>
     env.client.workflow.signalWithStart(transactionLifecycle, {
-      workflowId: id, taskQueue, args: [lifecycleInput('iss_stub', TIMEOUT_MS)], signal, signalArgs: [{ eventId }],
+      workflowId: id,
+      taskQueue,
+      args: [lifecycleInput('iss_stub', TIMEOUT_MS)],
+      signal,
+      signalArgs: [{ eventId }],
     });
   const stepsOf = () => calls.map((c) => `${c.step}:${c.eventId}`);
   /** Polls the stub log (the workflow runs on the worker, not in the test). */
@@ -123,11 +136,14 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
       await handle.signal(settlementSignal, { eventId: 's1' });
       const summary = await handle.result();
       assert.deepEqual(stepsOf(), ['clawBackRefund:r1', 'settleTransaction:s1', 'clawBackRefund:r1']);
-      assert.deepEqual(summary.steps.map((s) => [s.signal, s.eventId, s.status]), [
-        ['refund', 'r1', 'waiting_for_purchase'],
-        ['settlement', 's1', 'matched'],
-        ['refund', 'r1', 'matched'],
-      ]);
+      assert.deepEqual(
+        summary.steps.map((s) => [s.signal, s.eventId, s.status]),
+        [
+          ['refund', 'r1', 'waiting_for_purchase'],
+          ['settlement', 's1', 'matched'],
+          ['refund', 'r1', 'matched'],
+        ],
+      );
     });
 
     it('asks again every hour for three days, then marks the refund unknown', async () => {
@@ -138,7 +154,11 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
       // The first try and one per hourly wait (MAX_REFUND_WAITS = 72).
       assert.equal(asked.length, 73);
       assert.ok(asked[72].atMs! - asked[0].atMs! >= 72 * HOUR_MS, 'the retries are an hour apart');
-      assert.deepEqual(calls.at(-1), { step: 'markUnknown', eventId: 'r2', reason: 'the refunded purchase was never settled' });
+      assert.deepEqual(calls.at(-1), {
+        step: 'markUnknown',
+        eventId: 'r2',
+        reason: 'the refunded purchase was never settled',
+      });
     });
   });
 
@@ -147,7 +167,10 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
       const id = workflowId();
       answers.set('settleTransaction:s3', new ApplicationFailure('catalogue row unreadable', INVARIANT_BROKEN, true));
       const first = await (await start(id, settlementSignal, 's3')).result();
-      assert.deepEqual(first.steps.map((s) => s.status), ['unknown']);
+      assert.deepEqual(
+        first.steps.map((s) => s.status),
+        ['unknown'],
+      );
       assert.deepEqual(calls.at(-1), { step: 'markUnknown', eventId: 's3', reason: 'catalogue row unreadable' });
 
       // The operator fixed the data and asks twice (a double click). The step is held until the
@@ -161,7 +184,11 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
       const request = { eventId: 's3', step: 'settlement' as const, requestId: 'op-1' };
       calls.length = 0;
       const handle = await env.client.workflow.signalWithStart(transactionLifecycle, {
-        workflowId: id, taskQueue, args: [lifecycleInput('iss_stub', TIMEOUT_MS)], signal: reprocessSignal, signalArgs: [request],
+        workflowId: id,
+        taskQueue,
+        args: [lifecycleInput('iss_stub', TIMEOUT_MS)],
+        signal: reprocessSignal,
+        signalArgs: [request],
       });
       await called('settleTransaction:s3');
       await handle.signal(reprocessSignal, request);
@@ -171,8 +198,14 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
       // twice: a local activity is at least once, and the repeat signal, arriving while the
       // step ran, made the server refuse that workflow task's completion and its marker, so the
       // step ran again (harmless: every step is idempotent by its event's keys).
-      assert.deepEqual(second.steps.map((s) => [s.signal, s.eventId, s.status]), [['settlement', 's3', 'matched']]);
-      assert.ok(calls.every((c) => c.step === 'settleTransaction' && c.eventId === 's3'), stepsOf().join(', '));
+      assert.deepEqual(
+        second.steps.map((s) => [s.signal, s.eventId, s.status]),
+        [['settlement', 's3', 'matched']],
+      );
+      assert.ok(
+        calls.every((c) => c.step === 'settleTransaction' && c.eventId === 's3'),
+        stepsOf().join(', '),
+      );
     });
   });
 
@@ -182,7 +215,10 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
       answers.set('lapsePreview:a1', 'lapsed');
       const summary = await (await start(workflowId(), authorizationSignal, 'a1')).result();
       assert.deepEqual(stepsOf(), ['previewAuthorization:a1', 'lapsePreview:a1']);
-      assert.deepEqual(summary.steps.map((s) => s.status), ['previewed', 'lapsed']);
+      assert.deepEqual(
+        summary.steps.map((s) => s.status),
+        ['previewed', 'lapsed'],
+      );
       const waitedMs = calls[1].atMs! - calls[0].atMs!;
       assert.ok(waitedMs >= TIMEOUT_MS && waitedMs < TIMEOUT_MS + HOUR_MS, `waited ${waitedMs} ms`);
     });
@@ -202,7 +238,12 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
       await settled.signal(settlementSignal, { eventId: 's4' });
       await settled.result();
 
-      assert.deepEqual(stepsOf(), ['previewAuthorization:a2', 'voidPreview:v2', 'previewAuthorization:a3', 'settleTransaction:s4']);
+      assert.deepEqual(stepsOf(), [
+        'previewAuthorization:a2',
+        'voidPreview:v2',
+        'previewAuthorization:a3',
+        'settleTransaction:s4',
+      ]);
     });
   });
 });

@@ -23,20 +23,40 @@ describe('TransactionLifecycle end to end', function () {
     issuer = await newIssuer(stack.app);
     group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     card = cardOf(group);
-    merchant = await createMerchant(stack.app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
-    offer = await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 200, startsAt: daysFromNow(-10) });
-    const activated = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, { presentedOfferId: offer.id });
+    merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
+    offer = await createOffer(stack.app, merchant.id, {
+      cashbackRateBps: 500,
+      brandedRateBps: 200,
+      startsAt: daysFromNow(-10),
+    });
+    const activated = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {
+      presentedOfferId: offer.id,
+    });
     assert.equal(activated.status, 201, activated.text);
-    cashbackMerchant = await createMerchant(stack.app, { brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
-    await createOffer(stack.app, cashbackMerchant.id, { cashbackRateBps: 500, brandedRateBps: 200, startsAt: daysFromNow(-10) });
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${cashbackMerchant.id}/activation`, {})).status, 201);
+    cashbackMerchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
+    await createOffer(stack.app, cashbackMerchant.id, {
+      cashbackRateBps: 500,
+      brandedRateBps: 200,
+      startsAt: daysFromNow(-10),
+    });
+    assert.equal(
+      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${cashbackMerchant.id}/activation`, {})).status,
+      201,
+    );
   });
   after(() => stack.stop());
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
   const stored = (kind: 'auth' | 'settled', externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } } });
-  const detail = async (txnId: string) => (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${txnId}/reward-detail`)).body;
+    stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
+    });
+  const detail = async (txnId: string) =>
+    (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${txnId}/reward-detail`)).body;
 
   it('previews on authorization, then posts cashback and a branded grant on settlement', async () => {
     const auth = authEvent(card, { amount: 10_000, merchantId: merchant.id });
@@ -44,7 +64,12 @@ describe('TransactionLifecycle end to end', function () {
     const authRow = await stored('auth', auth.id);
     assert.equal(await stack.waitForStatus(authRow.id, ['previewed', 'not_matched']), 'previewed');
     const previewed = await stored('auth', auth.id);
-    assert.deepEqual((previewed.matchTrace as any).preview, { cashbackMinor: 500, brandedMinor: 200, spentMinor: 0, earnedAmountMinor: 700 });
+    assert.deepEqual((previewed.matchTrace as any).preview, {
+      cashbackMinor: 500,
+      brandedMinor: 200,
+      spentMinor: 0,
+      earnedAmountMinor: 700,
+    });
     assert.equal(await stack.db.ledgerTransfer.count({ where: { issuerId: issuer.id } }), 0, 'a preview posts nothing');
     const authWebhook = await stack.db.webhook.findFirst({ where: { sourceEventId: authRow.id } });
     assert.equal(authWebhook?.type, 'qualified_auth');
@@ -57,7 +82,16 @@ describe('TransactionLifecycle end to end', function () {
     const d = await detail(txn.id);
     assert.deepEqual(
       { ...d, rewardEventIds: d.rewardEventIds.length },
-      { transactionId: txn.id, status: 'matched', merchantId: merchant.id, earnedAmountMinor: 700, spentAmountMinor: 0, clawedBackAmountMinor: 0, currency: 'usd', rewardEventIds: 2 },
+      {
+        transactionId: txn.id,
+        status: 'matched',
+        merchantId: merchant.id,
+        earnedAmountMinor: 700,
+        spentAmountMinor: 0,
+        clawedBackAmountMinor: 0,
+        currency: 'usd',
+        rewardEventIds: 2,
+      },
     );
     const grants = await stack.db.rewardGrant.findMany({ where: { issuerId: issuer.id, sourceTransactionId: txn.id } });
     assert.equal(grants.length, 1);
@@ -122,7 +156,12 @@ describe('TransactionLifecycle end to end', function () {
     const txn = await stored('settled', purchase.id);
     await stack.waitForStatus(txn.id, ['matched']);
 
-    const partial = settledEvent(card, { state: 'refunded', amount: 4_000, relatedTransactionId: purchase.id, merchantId: cashbackMerchant.id });
+    const partial = settledEvent(card, {
+      state: 'refunded',
+      amount: 4_000,
+      relatedTransactionId: purchase.id,
+      merchantId: cashbackMerchant.id,
+    });
     await issuer.call('POST', '/api/v1/incoming-txn', partial);
     const partialRow = await stored('settled', partial.id);
     await stack.waitForStatus(partialRow.id, ['matched', 'not_matched', 'unknown']);
@@ -130,7 +169,12 @@ describe('TransactionLifecycle end to end', function () {
     assert.equal((await detail(txn.id)).status, 'matched');
     assert.equal((await detail(partialRow.id)).clawedBackAmountMinor, 200);
 
-    const rest = settledEvent(card, { state: 'refunded', amount: 6_000, relatedTransactionId: purchase.id, merchantId: cashbackMerchant.id });
+    const rest = settledEvent(card, {
+      state: 'refunded',
+      amount: 6_000,
+      relatedTransactionId: purchase.id,
+      merchantId: cashbackMerchant.id,
+    });
     await issuer.call('POST', '/api/v1/incoming-txn', rest);
     const restRow = await stored('settled', rest.id);
     await stack.waitForStatus(restRow.id, ['matched', 'not_matched', 'unknown']);
@@ -141,27 +185,45 @@ describe('TransactionLifecycle end to end', function () {
   it("claws a refund back in its purchase's group only: another group's card is refused, a moved cardholder's refund is booked where the purchase was", async () => {
     const body = groupBody();
     const home = (await issuer.call('POST', '/api/v2/chg', body)).body;
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${home.id}/merchant/${cashbackMerchant.id}/activation`, {})).status, 201);
+    assert.equal(
+      (await issuer.call('PUT', `/api/v2/chg/${home.id}/merchant/${cashbackMerchant.id}/activation`, {})).status,
+      201,
+    );
     const moving = cardOf(home);
     const purchase = settledEvent(moving, { amount: 10_000, merchantId: cashbackMerchant.id });
     await issuer.call('POST', '/api/v1/incoming-txn', purchase);
     const txn = await stored('settled', purchase.id);
     assert.equal(await stack.waitForStatus(txn.id, ['matched', 'not_matched', 'unknown']), 'matched');
 
-    const stranger = settledEvent(card, { state: 'refunded', amount: 10_000, relatedTransactionId: purchase.id, merchantId: cashbackMerchant.id });
+    const stranger = settledEvent(card, {
+      state: 'refunded',
+      amount: 10_000,
+      relatedTransactionId: purchase.id,
+      merchantId: cashbackMerchant.id,
+    });
     const refused = await issuer.call('POST', '/api/v1/incoming-txn', stranger);
     assert.deepEqual([refused.status, refused.body[0]?.error.reasonCode], [400, 'related_transaction_mismatch']);
 
-    assert.equal((await issuer.call('DELETE', `/api/v2/chg/${home.id}/cardholder/${home.cardholders[0].id}`)).status, 200);
+    assert.equal(
+      (await issuer.call('DELETE', `/api/v2/chg/${home.id}/cardholder/${home.cardholders[0].id}`)).status,
+      200,
+    );
     const away = (await issuer.call('POST', '/api/v2/chg', groupBody({ cardholders: body.cardholders }))).body;
-    const refund = settledEvent(moving, { state: 'refunded', amount: 4_000, relatedTransactionId: purchase.id, merchantId: cashbackMerchant.id });
+    const refund = settledEvent(moving, {
+      state: 'refunded',
+      amount: 4_000,
+      relatedTransactionId: purchase.id,
+      merchantId: cashbackMerchant.id,
+    });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', refund)).status, 204);
     const refundRow = await stored('settled', refund.id);
     assert.equal(await stack.waitForStatus(refundRow.id, ['matched', 'not_matched', 'unknown']), 'matched');
-    const detailIn = (chgId: string, txnId: string) => issuer.call('GET', `/api/v2/chg/${chgId}/transaction/${txnId}/reward-detail`);
+    const detailIn = (chgId: string, txnId: string) =>
+      issuer.call('GET', `/api/v2/chg/${chgId}/transaction/${txnId}/reward-detail`);
     assert.equal((await detailIn(home.id, refundRow.id)).body.clawedBackAmountMinor, 200);
-    assert.equal((await detailIn(away.id, refundRow.id)).status, 404, 'the refund is not the new group\'s');
-    const cashback = async (chgId: string) => (await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/summary`)).body.cashback;
+    assert.equal((await detailIn(away.id, refundRow.id)).status, 404, "the refund is not the new group's");
+    const cashback = async (chgId: string) =>
+      (await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/summary`)).body.cashback;
     assert.deepEqual([(await cashback(home.id)).earnedMinor, (await cashback(home.id)).balanceMinor], [500, 300]);
     assert.deepEqual([(await cashback(away.id)).clawedBackMinor, (await cashback(away.id)).balanceMinor], [0, 0]);
   });
@@ -175,12 +237,18 @@ describe('TransactionLifecycle end to end', function () {
     // 5% of what is left after the group's available branded balance is spent first.
     assert.equal(preview.cashbackMinor, Math.floor((2_500 - preview.spentMinor) * 0.05));
     assert.ok(preview.cashbackMinor > 0);
-    const pendingBefore = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/summary`)).body.cashback.pendingMinor;
+    const pendingBefore = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/summary`)).body.cashback
+      .pendingMinor;
     await issuer.call('POST', '/api/v1/incoming-auth', { ...auth, state: 'reversed' });
     assert.equal(await stack.waitForStatus(row.id, ['voided']), 'voided');
-    const pendingAfter = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/summary`)).body.cashback.pendingMinor;
+    const pendingAfter = (await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/summary`)).body.cashback
+      .pendingMinor;
     assert.equal(pendingBefore - pendingAfter, preview.cashbackMinor, 'the voided preview no longer counts as pending');
-    assert.equal(await stack.db.ledgerTransfer.count({ where: { transactionId: row.id } }), 0, 'a preview never posted, so nothing to undo');
+    assert.equal(
+      await stack.db.ledgerTransfer.count({ where: { transactionId: row.id } }),
+      0,
+      'a preview never posted, so nothing to undo',
+    );
   });
 
   it('answers 404 for another group, another issuer and a missing transaction', async () => {
@@ -188,11 +256,28 @@ describe('TransactionLifecycle end to end', function () {
     await issuer.call('POST', '/api/v1/incoming-txn', settled);
     const txn = await stored('settled', settled.id);
     const otherGroup = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    assert.equal((await issuer.call('GET', `/api/v2/chg/${otherGroup.id}/transaction/${txn.id}/reward-detail`)).status, 404);
+    assert.equal(
+      (await issuer.call('GET', `/api/v2/chg/${otherGroup.id}/transaction/${txn.id}/reward-detail`)).status,
+      404,
+    );
     const intruder = await newIssuer(stack.app);
-    assert.equal((await intruder.call('GET', `/api/v2/chg/${group.id}/transaction/${txn.id}/reward-detail`)).status, 404);
-    assert.equal((await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/txn_00000000-0000-0000-0000-000000000000/reward-detail`)).status, 404);
-    const overviews = await issuer.call('POST', `/api/v2/chg/${group.id}/transactions/reward-overviews`, { transactionIds: [txn.id, 'txn_00000000-0000-0000-0000-000000000000'], externalIds: [settled.id, 'nope'] });
+    assert.equal(
+      (await intruder.call('GET', `/api/v2/chg/${group.id}/transaction/${txn.id}/reward-detail`)).status,
+      404,
+    );
+    assert.equal(
+      (
+        await issuer.call(
+          'GET',
+          `/api/v2/chg/${group.id}/transaction/txn_00000000-0000-0000-0000-000000000000/reward-detail`,
+        )
+      ).status,
+      404,
+    );
+    const overviews = await issuer.call('POST', `/api/v2/chg/${group.id}/transactions/reward-overviews`, {
+      transactionIds: [txn.id, 'txn_00000000-0000-0000-0000-000000000000'],
+      externalIds: [settled.id, 'nope'],
+    });
     assert.equal(overviews.status, 200);
     assert.equal(overviews.body.data.length, 2);
     assert.deepEqual(overviews.body.notFound, ['txn_00000000-0000-0000-0000-000000000000', 'nope']);

@@ -32,20 +32,28 @@ describe('purchases out of the usual order', function () {
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
   const stored = (kind: 'auth' | 'settled', externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } } });
+    stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
+    });
   const send = async (path: '/api/v1/incoming-auth' | '/api/v1/incoming-txn', event: object) =>
     assert.equal((await issuer.call('POST', path, event)).status, 204);
   /** The transfers booked against a transaction (clawbacks are booked against the purchase they reverse). */
   const postings = async (transactionId: string) =>
-    (await stack.db.ledgerTransfer.findMany({ where: { transactionId }, orderBy: { createdAt: 'asc' } })).map((t) => [t.kind, Number(t.amountMinor)]);
-  const detail = async (txnId: string) => (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${txnId}/reward-detail`)).body;
+    (await stack.db.ledgerTransfer.findMany({ where: { transactionId }, orderBy: { createdAt: 'asc' } })).map((t) => [
+      t.kind,
+      Number(t.amountMinor),
+    ]);
+  const detail = async (txnId: string) =>
+    (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${txnId}/reward-detail`)).body;
 
   it('settles one authorization in several settlements (split shipment), each earning on its own amount', async () => {
     const auth = authEvent(card, { amount: 10_000, merchantId: merchant.id });
     await send('/api/v1/incoming-auth', auth);
     const authRow = await stored('auth', auth.id);
     assert.equal(await stack.waitForStatus(authRow.id, ['previewed', 'not_matched', 'unknown']), 'previewed');
-    const parts = [6_000, 4_000].map((amount) => settledEvent(card, { amount, merchantId: merchant.id, authorizationId: auth.id }));
+    const parts = [6_000, 4_000].map((amount) =>
+      settledEvent(card, { amount, merchantId: merchant.id, authorizationId: auth.id }),
+    );
     for (const part of parts) await send('/api/v1/incoming-txn', part);
     const rows = await Promise.all(parts.map((p) => stored('settled', p.id)));
     for (const row of rows) assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
@@ -53,7 +61,11 @@ describe('purchases out of the usual order', function () {
     assert.deepEqual(await postings(rows[1].id), [['earn_cashback', 200]]);
     assert.equal(rows[0].workflowId, authRow.workflowId);
     assert.equal(rows[1].workflowId, authRow.workflowId);
-    assert.equal((await stored('auth', auth.id)).rewardStatus, 'previewed', 'the preview is not lapsed or voided by its settlements');
+    assert.equal(
+      (await stored('auth', auth.id)).rewardStatus,
+      'previewed',
+      'the preview is not lapsed or voided by its settlements',
+    );
     assert.deepEqual(await postings(authRow.id), []);
   });
 
@@ -83,9 +95,17 @@ describe('purchases out of the usual order', function () {
     // for the sweeper; its refund is handed over at once and must wait for it.
     const quiet = await startTestApp({ db: stack.db });
     const purchase = settledEvent(card, { amount: 8_000, merchantId: merchant.id });
-    assert.equal((await quiet.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: purchase })).status, 204);
+    assert.equal(
+      (await quiet.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: purchase })).status,
+      204,
+    );
     await quiet.close();
-    const refund = settledEvent(card, { state: 'refunded', amount: 2_000, relatedTransactionId: purchase.id, merchantId: merchant.id });
+    const refund = settledEvent(card, {
+      state: 'refunded',
+      amount: 2_000,
+      relatedTransactionId: purchase.id,
+      merchantId: merchant.id,
+    });
     await send('/api/v1/incoming-txn', refund);
     const refundRow = await stored('settled', refund.id);
     const purchaseRow = await stored('settled', purchase.id);
@@ -95,12 +115,23 @@ describe('purchases out of the usual order', function () {
     assert.equal((await stored('settled', refund.id)).rewardStatus, 'pending');
     assert.deepEqual(await postings(refundRow.id), []);
 
-    const sweep = createSweepActivities({ db: stack.db, clock: { now: () => new Date(Date.now() + 60_000) }, temporal: stack.engine });
+    const sweep = createSweepActivities({
+      db: stack.db,
+      clock: { now: () => new Date(Date.now() + 60_000) },
+      temporal: stack.engine,
+    });
     await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
     assert.equal(await stack.waitForStatus(purchaseRow.id, FINAL), 'matched');
     assert.equal(await stack.waitForStatus(refundRow.id, FINAL), 'matched');
     // Clawbacks are booked against the purchase they reverse; reward-detail shows them on both.
-    assert.deepEqual(await postings(purchaseRow.id), [['earn_cashback', 400], ['clawback_cashback', 100]], 'a quarter refunded: a quarter of 400');
+    assert.deepEqual(
+      await postings(purchaseRow.id),
+      [
+        ['earn_cashback', 400],
+        ['clawback_cashback', 100],
+      ],
+      'a quarter refunded: a quarter of 400',
+    );
     assert.equal((await detail(refundRow.id)).clawedBackAmountMinor, 100);
   });
 
@@ -109,19 +140,35 @@ describe('purchases out of the usual order', function () {
     await send('/api/v1/incoming-txn', purchase);
     const txn = await stored('settled', purchase.id);
     assert.equal(await stack.waitForStatus(txn.id, FINAL), 'matched');
-    const refund = settledEvent(card, { state: 'refunded', amount: 5_000, relatedTransactionId: purchase.id, merchantId: merchant.id });
+    const refund = settledEvent(card, {
+      state: 'refunded',
+      amount: 5_000,
+      relatedTransactionId: purchase.id,
+      merchantId: merchant.id,
+    });
     await send('/api/v1/incoming-txn', refund);
     const refundRow = await stored('settled', refund.id);
     assert.equal(await stack.waitForStatus(refundRow.id, FINAL), 'matched');
-    assert.deepEqual(await postings(txn.id), [['earn_cashback', 150], ['clawback_cashback', 150]]);
+    assert.deepEqual(await postings(txn.id), [
+      ['earn_cashback', 150],
+      ['clawback_cashback', 150],
+    ]);
     const final = await detail(txn.id);
     assert.deepEqual([final.status, final.earnedAmountMinor, final.clawedBackAmountMinor], ['reversed', 150, 150]);
     // A second over-refund finds nothing left to take.
-    const again = settledEvent(card, { state: 'refunded', amount: 1_000, relatedTransactionId: purchase.id, merchantId: merchant.id });
+    const again = settledEvent(card, {
+      state: 'refunded',
+      amount: 1_000,
+      relatedTransactionId: purchase.id,
+      merchantId: merchant.id,
+    });
     await send('/api/v1/incoming-txn', again);
     const againRow = await stored('settled', again.id);
     await stack.waitForStatus(againRow.id, FINAL);
-    assert.deepEqual(await postings(txn.id), [['earn_cashback', 150], ['clawback_cashback', 150]]);
+    assert.deepEqual(await postings(txn.id), [
+      ['earn_cashback', 150],
+      ['clawback_cashback', 150],
+    ]);
     assert.equal((await detail(againRow.id)).clawedBackAmountMinor, 0);
   });
 });

@@ -17,7 +17,11 @@ import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { startReceiver } from '../helpers/webhooks';
 import { startTimeSkipping } from '../helpers/time-skipping';
-import { DEFAULT_SETTLEMENT_TIMEOUT_MS, LIFECYCLE_WORKFLOW_TYPE, lifecycleInput } from '../../workflows/lifecycle-signals';
+import {
+  DEFAULT_SETTLEMENT_TIMEOUT_MS,
+  LIFECYCLE_WORKFLOW_TYPE,
+  lifecycleInput,
+} from '../../workflows/lifecycle-signals';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createWorker } from '../../worker/worker';
@@ -56,14 +60,18 @@ describe('record workflow histories', function () {
     writeFileSync(join(DIR, `${name}.json`), `${historyToJSON(await handle.fetchHistory())}\n`);
   }
   const row = (kind: 'auth' | 'settled', externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } } });
+    stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
+    });
 
   it('records the lifecycle, webhook delivery and sweeper paths', async () => {
     const receiver = await startReceiver((n) => (n === 0 ? 500 : 204));
     assert.equal((await issuer.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url })).status, 201);
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     const card = cardOf(group);
-    const merchant = await createMerchant(stack.app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    const merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
     await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 100, startsAt: daysFromNow(-3) });
     await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
 
@@ -78,7 +86,12 @@ describe('record workflow histories', function () {
     await save('lifecycle-auth-settle', authRow.workflowId);
 
     // A refund later: a new run of the purchase's workflow.
-    const refund = settledEvent(card, { state: 'refunded', amount: 3_000, relatedTransactionId: settled.id, merchantId: merchant.id });
+    const refund = settledEvent(card, {
+      state: 'refunded',
+      amount: 3_000,
+      relatedTransactionId: settled.id,
+      merchantId: merchant.id,
+    });
     await issuer.call('POST', '/api/v1/incoming-txn', refund);
     await stack.waitForStatus((await row('settled', refund.id)).id, FINAL);
     await save('lifecycle-refund', authRow.workflowId);
@@ -99,22 +112,36 @@ describe('record workflow histories', function () {
     const failingRow = await row('settled', failing.id);
     await stack.waitForStatus(failingRow.id, ['unknown']);
     await save('lifecycle-settle-unknown', failingRow.workflowId);
-    assert.equal((await stack.app.operator('POST', `/admin/v1/transactions/${failingRow.id}/reprocess`, {})).status, 202);
+    assert.equal(
+      (await stack.app.operator('POST', `/admin/v1/transactions/${failingRow.id}/reprocess`, {})).status,
+      202,
+    );
     await stack.waitForStatus(failingRow.id, ['matched']);
     await save('lifecycle-unknown-reprocess', failingRow.workflowId);
 
     // The qualified_auth delivery: the relay's first attempt got a 500, the workflow's retry a 204.
     const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: authRow.id } });
-    for (let i = 0; i < 600 && (await stack.db.webhook.findUniqueOrThrow({ where: { id: webhook.id } })).status !== 'delivered'; i++) {
+    for (
+      let i = 0;
+      i < 600 && (await stack.db.webhook.findUniqueOrThrow({ where: { id: webhook.id } })).status !== 'delivered';
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 100));
     }
     await save('webhook-delivery-retry', `webhook/${webhook.id}`);
     await receiver.close();
 
     // The sweeper.
-    const sweeper = await stack.client.workflow.start('handoverSweeper', { taskQueue: stack.taskQueue, workflowId: `sweeper-${Date.now()}` });
+    const sweeper = await stack.client.workflow.start('handoverSweeper', {
+      taskQueue: stack.taskQueue,
+      workflowId: `sweeper-${Date.now()}`,
+    });
     await save('handover-sweeper', sweeper.workflowId);
-    const expiry = await stack.client.workflow.start('expireGrants', { taskQueue: stack.taskQueue, workflowId: `expire-${Date.now()}`, args: [{ issuerId: issuer.id }] });
+    const expiry = await stack.client.workflow.start('expireGrants', {
+      taskQueue: stack.taskQueue,
+      workflowId: `expire-${Date.now()}`,
+      args: [{ issuerId: issuer.id }],
+    });
     await save('expire-grants', expiry.workflowId);
   });
 
@@ -132,13 +159,29 @@ describe('record workflow histories', function () {
     const authRow = await row('auth', auth.id);
     const taskQueue = `record-v1-${Date.now()}`;
     const connection = await NativeConnection.connect({ address: testTemporalAddress() });
-    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(stack.client, taskQueue), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys };
+    const deps = {
+      db: stack.db,
+      logger: createLogger('silent'),
+      clock: { now: () => new Date() },
+      temporal: testEngine(stack.client, taskQueue),
+      webhookDestinations: testWebhookDestinations,
+      webhookSecretKeys: testWebhookSecretKeys,
+    };
     try {
-      const v1 = await Worker.create({ connection, taskQueue, workflowsPath: require.resolve('./fixtures/v1'), activities: createActivities(deps) });
+      const v1 = await Worker.create({
+        connection,
+        taskQueue,
+        workflowsPath: require.resolve('./fixtures/v1'),
+        activities: createActivities(deps),
+      });
       const handle = await v1.runUntil(async () => {
         // The input of a run started before the lean pipeline: no `shape`.
         const h = await stack.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-          workflowId: authRow.workflowId, taskQueue, args: [{ issuerId: issuer.id }], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
+          workflowId: authRow.workflowId,
+          taskQueue,
+          args: [{ issuerId: issuer.id }],
+          signal: 'authorization',
+          signalArgs: [{ eventId: authRow.id }],
         });
         await stack.waitForStatus(authRow.id, ['previewed']);
         await new Promise((r) => setTimeout(r, 1_000)); // the v1 run reaches its settlement timer
@@ -149,7 +192,10 @@ describe('record workflow histories', function () {
         await handle.signal('settlement', { eventId: (await row('settled', settled.id)).id });
         await handle.result();
       });
-      writeFileSync(join(DIR, 'v1-lifecycle-auth-then-settle-after-upgrade.json'), `${historyToJSON(await handle.fetchHistory())}\n`);
+      writeFileSync(
+        join(DIR, 'v1-lifecycle-auth-then-settle-after-upgrade.json'),
+        `${historyToJSON(await handle.fetchHistory())}\n`,
+      );
     } finally {
       await connection.close();
     }
@@ -169,7 +215,9 @@ describe('record workflow histories', function () {
   it('records a sandbox clock that shortens, then ends, a settlement wait', async () => {
     const { sandbox, auth } = await sandboxAuthorization();
     await sandbox.call('POST', '/api/v1/incoming-auth', auth);
-    const authRow = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: sandbox.id, kind: 'auth', externalId: auth.id } } });
+    const authRow = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: sandbox.id, kind: 'auth', externalId: auth.id } },
+    });
     await stack.waitForStatus(authRow.id, ['previewed']);
     // 5 of 10 days: a new timer for the rest; 6 more: the wait ends and the preview lapses.
     assert.equal((await sandbox.call('POST', '/api/v2/sandbox/clock/advance', { days: 5 })).status, 200);
@@ -186,16 +234,36 @@ describe('record workflow histories', function () {
     await quiet.request('POST', '/api/v1/incoming-auth', { token: sandbox.token, body: auth });
     await quiet.request('POST', '/api/v1/incoming-txn', { token: sandbox.token, body: settled });
     await quiet.close();
-    const authRow = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: sandbox.id, kind: 'auth', externalId: auth.id } } });
-    const settledRow = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: sandbox.id, kind: 'settled', externalId: settled.id } } });
+    const authRow = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: sandbox.id, kind: 'auth', externalId: auth.id } },
+    });
+    const settledRow = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: sandbox.id, kind: 'settled', externalId: settled.id } },
+    });
     const taskQueue = `record-pre-clock-${Date.now()}`;
     const connection = await NativeConnection.connect({ address: testTemporalAddress() });
-    const deps = { db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(stack.client, taskQueue), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys };
+    const deps = {
+      db: stack.db,
+      logger: createLogger('silent'),
+      clock: { now: () => new Date() },
+      temporal: testEngine(stack.client, taskQueue),
+      webhookDestinations: testWebhookDestinations,
+      webhookSecretKeys: testWebhookSecretKeys,
+    };
     try {
-      const old = await Worker.create({ connection, taskQueue, workflowsPath: require.resolve('./fixtures/pre-sandbox-clock'), activities: createActivities(deps) });
+      const old = await Worker.create({
+        connection,
+        taskQueue,
+        workflowsPath: require.resolve('./fixtures/pre-sandbox-clock'),
+        activities: createActivities(deps),
+      });
       const handle = await old.runUntil(async () => {
         const h = await stack.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-          workflowId: authRow.workflowId, taskQueue, args: [lifecycleInput(sandbox.id, DEFAULT_SETTLEMENT_TIMEOUT_MS)], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
+          workflowId: authRow.workflowId,
+          taskQueue,
+          args: [lifecycleInput(sandbox.id, DEFAULT_SETTLEMENT_TIMEOUT_MS)],
+          signal: 'authorization',
+          signalArgs: [{ eventId: authRow.id }],
         });
         await stack.waitForStatus(authRow.id, ['previewed']);
         await new Promise((r) => setTimeout(r, 1_000)); // the run reaches its settlement timer
@@ -209,7 +277,10 @@ describe('record workflow histories', function () {
         await handle.signal('settlement', { eventId: settledRow.id });
         await handle.result();
       });
-      writeFileSync(join(DIR, 'pre-sandbox-clock-signal-then-settle-after-upgrade.json'), `${historyToJSON(await handle.fetchHistory())}\n`);
+      writeFileSync(
+        join(DIR, 'pre-sandbox-clock-signal-then-settle-after-upgrade.json'),
+        `${historyToJSON(await handle.fetchHistory())}\n`,
+      );
     } finally {
       await connection.close();
     }
@@ -229,7 +300,11 @@ describe('record workflow histories', function () {
     try {
       await ts.withWorker(async () => {
         const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-          workflowId: authRow.workflowId, taskQueue: ts.taskQueue, args: [lifecycleInput(issuer.id, DEFAULT_SETTLEMENT_TIMEOUT_MS)], signal: 'authorization', signalArgs: [{ eventId: authRow.id }],
+          workflowId: authRow.workflowId,
+          taskQueue: ts.taskQueue,
+          args: [lifecycleInput(issuer.id, DEFAULT_SETTLEMENT_TIMEOUT_MS)],
+          signal: 'authorization',
+          signalArgs: [{ eventId: authRow.id }],
         });
         await handle.result();
         writeFileSync(join(DIR, 'lifecycle-auth-lapse.json'), `${historyToJSON(await handle.fetchHistory())}\n`);

@@ -22,9 +22,15 @@ function incompatibleCopy(): { entry: string; cleanup(): void } {
   const file = join(dir, 'workflows', 'transaction-lifecycle.ts');
   // A timer before the first step: a new command where history has another.
   const original = readFileSync(file, 'utf8');
-  const withTimer = original.replace('const record = newLifecycleRecord();', "const record = newLifecycleRecord();\n  await sleep(1);");
+  const withTimer = original.replace(
+    'const record = newLifecycleRecord();',
+    'const record = newLifecycleRecord();\n  await sleep(1);',
+  );
   // Whatever else the file imports from the SDK, sleep joins it.
-  const changed = withTimer.replace(/import \{ ([^}]*) \} from '@temporalio\/workflow';/, "import { $1, sleep } from '@temporalio/workflow';");
+  const changed = withTimer.replace(
+    /import \{ ([^}]*) \} from '@temporalio\/workflow';/,
+    "import { $1, sleep } from '@temporalio/workflow';",
+  );
   assert.notEqual(withTimer, original, 'the timer is planted');
   assert.notEqual(changed, withTimer, 'sleep is imported');
   writeFileSync(file, changed);
@@ -43,7 +49,10 @@ function unguardedClockCopy(): { entry: string; cleanup(): void } {
   cpSync(join(ROOT, 'core'), join(dir, 'core'), { recursive: true }); // core/failure-types.ts
   const file = join(dir, 'workflows', 'sandbox-clock.ts');
   const original = readFileSync(file, 'utf8');
-  const changed = original.replace('if (!patched(SANDBOX_CLOCK_PATCH)) return;', 'if (!SANDBOX_CLOCK_PATCH || !patched) return;');
+  const changed = original.replace(
+    'if (!patched(SANDBOX_CLOCK_PATCH)) return;',
+    'if (!SANDBOX_CLOCK_PATCH || !patched) return;',
+  );
   assert.notEqual(changed, original, 'the guard is removed');
   writeFileSync(file, changed);
   return { entry: join(dir, 'workflows', 'index.ts'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
@@ -55,21 +64,30 @@ describe('workflow replay of recorded histories', function () {
   before(() => quietTemporalRuntime());
 
   it('has recorded histories of every workflow type', () => {
-    const types = new Set(histories.map((h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
+    const types = new Set(
+      histories.map((h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name),
+    );
     assert.deepEqual([...types].sort(), ['expireGrants', 'handoverSweeper', 'transactionLifecycle', 'webhookDelivery']);
     assert.ok(histories.length >= 8);
   });
 
   it('replays every history against the current code', async () => {
     const outcomes = await replayHistories(histories);
-    assert.deepEqual(outcomes.filter((o) => !o.ok), []);
+    assert.deepEqual(
+      outcomes.filter((o) => !o.ok),
+      [],
+    );
     assert.equal(outcomes.length, histories.length);
   });
 
   it('fails `npm run replay` on an incompatible change and passes on the real code', async () => {
     const candidate = incompatibleCopy();
     try {
-      const broken = await run(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES, '--workflows', candidate.entry], { cwd: ROOT }).then(
+      const broken = await run(
+        process.execPath,
+        ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES, '--workflows', candidate.entry],
+        { cwd: ROOT },
+      ).then(
         () => ({ code: 0, stdout: '' }),
         (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
       );
@@ -80,17 +98,29 @@ describe('workflow replay of recorded histories', function () {
     } finally {
       candidate.cleanup();
     }
-    const real = await run(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES], { cwd: ROOT });
+    const real = await run(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES], {
+      cwd: ROOT,
+    });
     assert.match(real.stdout, new RegExp(`${histories.length} replayed, 0 diverged`));
   });
 
   it('keeps a run that took clockAdvanced on the code before the sandbox clock replaying (patched), and would not without it', async () => {
     const names = histories.map((h) => h.workflowId);
-    assert.ok(names.includes('pre-sandbox-clock-signal-then-settle-after-upgrade'), 'the run from before the sandbox clock is recorded');
-    assert.ok(names.includes('lifecycle-sandbox-clock-lapse'), 'a run whose wait the sandbox clock shortened is recorded');
+    assert.ok(
+      names.includes('pre-sandbox-clock-signal-then-settle-after-upgrade'),
+      'the run from before the sandbox clock is recorded',
+    );
+    assert.ok(
+      names.includes('lifecycle-sandbox-clock-lapse'),
+      'a run whose wait the sandbox clock shortened is recorded',
+    );
     const candidate = unguardedClockCopy();
     try {
-      const broken = await run(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES, '--workflows', candidate.entry], { cwd: ROOT }).then(
+      const broken = await run(
+        process.execPath,
+        ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES, '--workflows', candidate.entry],
+        { cwd: ROOT },
+      ).then(
         () => ({ code: 0, stdout: '' }),
         (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
       );

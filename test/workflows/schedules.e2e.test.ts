@@ -7,7 +7,14 @@ import { startStack, type Stack } from '../helpers/stack';
 import { earnBranded, inTransaction, trialBalance } from '../../activities/ledger';
 import { EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID, ensureSchedules } from '../../worker/schedules';
 import { DEFAULT_EXPIRY_BATCH_SIZE, type ExpireGrantsResult } from '../../workflows/expire-grants';
-import { assertLedgerHealthy, chgId as newChg, key, ledgerIssuer, merchantId as newMerchant, plusDays } from '../helpers/ledger';
+import {
+  assertLedgerHealthy,
+  chgId as newChg,
+  key,
+  ledgerIssuer,
+  merchantId as newMerchant,
+  plusDays,
+} from '../helpers/ledger';
 
 describe('Temporal Schedules', function () {
   this.timeout(180_000);
@@ -17,20 +24,31 @@ describe('Temporal Schedules', function () {
   });
   after(async () => {
     // The schedules are namespace-wide: leave none behind for the rest of the run.
-    for (const id of [EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID]) await stack.client.schedule.getHandle(id).delete().catch(() => undefined);
+    for (const id of [EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID])
+      await stack.client.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => undefined);
     await stack.stop();
   });
 
   it('creates the sweeper (every minute) and the expiry (hourly), overlap SKIP, once however often the worker starts', async () => {
     await ensureSchedules(stack.client, stack.taskQueue);
     await ensureSchedules(stack.client, stack.taskQueue); // a second worker start
-    const expected = { [HANDOVER_SWEEPER_SCHEDULE_ID]: ['handoverSweeper', 60_000], [EXPIRE_GRANTS_SCHEDULE_ID]: ['expireGrants', 3_600_000] } as const;
+    const expected = {
+      [HANDOVER_SWEEPER_SCHEDULE_ID]: ['handoverSweeper', 60_000],
+      [EXPIRE_GRANTS_SCHEDULE_ID]: ['expireGrants', 3_600_000],
+    } as const;
     for (const [id, [workflowType, everyMs]] of Object.entries(expected)) {
       const described = await stack.client.schedule.getHandle(id).describe();
       assert.equal(described.action.type, 'startWorkflow');
       assert.equal((described.action as { workflowType: string }).workflowType, workflowType);
       assert.equal((described.action as { taskQueue: string }).taskQueue, stack.taskQueue);
-      assert.deepEqual(described.spec.intervals?.map((i) => Number(i.every)), [everyMs], id);
+      assert.deepEqual(
+        described.spec.intervals?.map((i) => Number(i.every)),
+        [everyMs],
+        id,
+      );
       assert.equal(described.policies.overlap, ScheduleOverlapPolicy.SKIP);
     }
   });
@@ -45,7 +63,16 @@ describe('Temporal Schedules', function () {
       const merchantId = newMerchant();
       await inTransaction(stack.db, async (tx) => {
         for (let i = 0; i < perIssuer; i++) {
-          await earnBranded(tx, { idempotencyKey: key('earn'), issuerId, chgId, merchantId, amountMinor: 10, at: t0, availableAt: t0, expiresAt: plusDays(t0, 30) });
+          await earnBranded(tx, {
+            idempotencyKey: key('earn'),
+            issuerId,
+            chgId,
+            merchantId,
+            amountMinor: 10,
+            at: t0,
+            availableAt: t0,
+            expiresAt: plusDays(t0, 30),
+          });
         }
       });
     }
@@ -66,8 +93,14 @@ describe('Temporal Schedules', function () {
     assert.ok(result.expired >= perIssuer * issuers.length, JSON.stringify(result)); // other tests' expired grants may join
     for (const issuerId of issuers) {
       assert.equal(await stack.db.rewardGrant.count({ where: { issuerId, remainingMinor: { gt: 0 } } }), 0);
-      assert.equal(await stack.db.ledgerTransfer.count({ where: { issuerId, kind: 'expire_branded' } }), perIssuer, 'one expiry per grant');
-      const byKind = Object.fromEntries((await trialBalance(stack.db, { issuerId })).accounts.map((a) => [a.kind, a.balanceMinor]));
+      assert.equal(
+        await stack.db.ledgerTransfer.count({ where: { issuerId, kind: 'expire_branded' } }),
+        perIssuer,
+        'one expiry per grant',
+      );
+      const byKind = Object.fromEntries(
+        (await trialBalance(stack.db, { issuerId })).accounts.map((a) => [a.kind, a.balanceMinor]),
+      );
       assert.deepEqual([byKind.chg_branded, byKind.breakage], [0, perIssuer * 10]);
       await assertLedgerHealthy(stack.db, issuerId);
     }

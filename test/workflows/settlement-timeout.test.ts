@@ -49,12 +49,21 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
   /** Stored by the API, which has no hand-over here: the test hands it over itself. */
   async function ingest(path: string, event: any, kind: EventKind) {
     assert.equal((await issuer.call('POST', path, event)).status, 204);
-    return app.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId: event.id } } });
+    return app.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId: event.id } },
+    });
   }
 
   /** The API's and the sweeper's hand-over, with the stack's configured settings. */
   async function handOverEvent(row: Awaited<ReturnType<typeof ingest>>): Promise<WorkflowHandle> {
-    const item = { eventId: row.id, issuerId: row.issuerId, chgId: row.chgId, externalId: row.externalId, workflowId: row.workflowId, signal: signalFor(row.kind as EventKind, row.state) };
+    const item = {
+      eventId: row.id,
+      issuerId: row.issuerId,
+      chgId: row.chgId,
+      externalId: row.externalId,
+      workflowId: row.workflowId,
+      signal: signalFor(row.kind as EventKind, row.state),
+    };
     const result = await handOver({ temporal: ts.engine, db: app.db }, [item], () => new Date());
     assert.deepEqual(result, { handedOver: [row.id], failed: [] });
     return ts.env.client.workflow.getHandle(row.workflowId);
@@ -62,7 +71,10 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
 
   /** Time skips only once the run waits on its settlement timer, so the wait starts at day 0. */
   const settlementTimerStarted = (handle: WorkflowHandle) =>
-    waitFor('the settlement timer', async () => ((await handle.fetchHistory()).events ?? []).some((e) => e.timerStartedEventAttributes) || undefined);
+    waitFor(
+      'the settlement timer',
+      async () => ((await handle.fetchHistory()).events ?? []).some((e) => e.timerStartedEventAttributes) || undefined,
+    );
 
   const stillWaiting = async (handle: WorkflowHandle, authId: string) => {
     assert.equal((await handle.describe()).status.name, 'RUNNING');
@@ -78,9 +90,17 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
     await ts.env.sleep(timeoutMs - HOUR_MS);
     await stillWaiting(handle, authId);
     await ts.env.sleep(2 * HOUR_MS);
-    await waitFor('the lapse', async () => ((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: authId } })).rewardStatus === 'lapsed') || undefined);
+    await waitFor(
+      'the lapse',
+      async () =>
+        (await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: authId } })).rewardStatus === 'lapsed' ||
+        undefined,
+    );
     const summary: any = await handle.result();
-    assert.deepEqual(summary.steps.map((s: any) => s.status), ['previewed', 'lapsed']);
+    assert.deepEqual(
+      summary.steps.map((s: any) => s.status),
+      ['previewed', 'lapsed'],
+    );
   }
 
   it('starts the run with the configured time-out and lapses the preview after it, not before', async () => {
@@ -96,20 +116,30 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
   it('settles normally when the settlement arrives an hour before the configured time-out', async () => {
     const authBody = authEvent(cardOf(group), { merchantId: merchant.id, amount: 4_000 });
     const auth = await ingest('/api/v1/incoming-auth', authBody, 'auth');
-    const settled = await ingest('/api/v1/incoming-txn', settledEvent(cardOf(group), { merchantId: merchant.id, amount: 4_000, authorizationId: authBody.id }), 'settled');
+    const settled = await ingest(
+      '/api/v1/incoming-txn',
+      settledEvent(cardOf(group), { merchantId: merchant.id, amount: 4_000, authorizationId: authBody.id }),
+      'settled',
+    );
     await ts.withWorker(async () => {
       const handle = await handOverEvent(auth);
       await settlementTimerStarted(handle);
       await ts.env.sleep(CONFIGURED_TIMEOUT_MS - HOUR_MS);
       await handOverEvent(settled);
       const summary: any = await handle.result();
-      assert.deepEqual(summary.steps.map((s: any) => s.status), ['previewed', 'matched']);
+      assert.deepEqual(
+        summary.steps.map((s: any) => s.status),
+        ['previewed', 'matched'],
+      );
     });
     assert.equal((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: settled.id } })).rewardStatus, 'matched');
     assert.equal((await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: auth.id } })).rewardStatus, 'previewed');
     // The money, not only the status: 5% of 4,000 posted once, against the settlement.
     const posted = await app.db.ledgerTransfer.findMany({ where: { transactionId: { in: [settled.id, auth.id] } } });
-    assert.deepEqual(posted.map((t) => [t.transactionId, t.kind, t.amountMinor]), [[settled.id, 'earn_cashback', 200n]]);
+    assert.deepEqual(
+      posted.map((t) => [t.transactionId, t.kind, t.amountMinor]),
+      [[settled.id, 'earn_cashback', 200n]],
+    );
     await assertLedgerHealthy(app.db, issuer.id);
   });
 
@@ -118,7 +148,11 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
     await ts.withWorker(async () => {
       const input: LifecycleInput = { issuerId: issuer.id, shape: LIFECYCLE_SHAPE };
       const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {
-        workflowId: auth.workflowId, taskQueue: ts.taskQueue, args: [input], signal: 'authorization', signalArgs: [{ eventId: auth.id }],
+        workflowId: auth.workflowId,
+        taskQueue: ts.taskQueue,
+        args: [input],
+        signal: 'authorization',
+        signalArgs: [{ eventId: auth.id }],
       });
       await assertLapsesAt(handle, auth.id, DEFAULT_SETTLEMENT_TIMEOUT_MS);
     });

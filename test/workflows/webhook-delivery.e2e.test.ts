@@ -28,13 +28,24 @@ describe('WebhookDelivery end to end', function () {
     const issuer = await newIssuer(stack.app);
     const secret = await configureEndpoint(issuer, receiver.url);
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 200, startsAt: daysFromNow(-10) });
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+    const merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
+    await createOffer(stack.app, merchant.id, {
+      cashbackRateBps: 500,
+      brandedRateBps: 200,
+      startsAt: daysFromNow(-10),
+    });
+    assert.equal(
+      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
+      201,
+    );
 
     const settled = settledEvent(cardOf(group), { amount: 10_000, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', settled)).status, 204);
-    const txn = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: settled.id } } });
+    const txn = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: settled.id } },
+    });
     assert.equal(await stack.waitForStatus(txn.id, ['matched', 'not_matched', 'unknown']), 'matched');
 
     const request = await waitFor('the qualified_settlement webhook', async () =>
@@ -43,12 +54,20 @@ describe('WebhookDelivery end to end', function () {
     const envelope = new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as any;
     const record = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: txn.id } });
     assert.deepEqual(Object.keys(envelope).sort(), ['createdAt', 'data', 'type', 'webhookId']);
-    assert.deepEqual([envelope.webhookId, envelope.type, envelope.createdAt], [record.id, 'qualified_settlement', record.createdAt.toISOString()]);
+    assert.deepEqual(
+      [envelope.webhookId, envelope.type, envelope.createdAt],
+      [record.id, 'qualified_settlement', record.createdAt.toISOString()],
+    );
     assert.equal(request.headers['webhook-id'], record.id);
     assert.match(record.id, /^evt_/);
     const events = await stack.db.rewardEvent.findMany({ where: { transactionId: txn.id }, select: { id: true } });
     assert.deepEqual(
-      { chgId: envelope.data.chgId, transactionId: envelope.data.transactionId, externalId: envelope.data.externalId, merchantId: envelope.data.merchantId },
+      {
+        chgId: envelope.data.chgId,
+        transactionId: envelope.data.transactionId,
+        externalId: envelope.data.externalId,
+        merchantId: envelope.data.merchantId,
+      },
       { chgId: group.id, transactionId: txn.id, externalId: settled.id, merchantId: merchant.id },
     );
     assert.equal(envelope.data.rewardEventIds.length, 2);
@@ -59,16 +78,28 @@ describe('WebhookDelivery end to end', function () {
     const delivered = await waitForWebhookStatus(stack.db, record.id, ['delivered']);
     assert.equal(delivered.attemptCount, 1);
     const listed = (await issuer.call('GET', '/api/v2/webhooks?status=delivered&type=qualified_settlement')).body.data;
-    assert.deepEqual(listed.map((w: any) => w.webhookId), [record.id]);
+    assert.deepEqual(
+      listed.map((w: any) => w.webhookId),
+      [record.id],
+    );
   });
 
   it('names the amounts of both types as reward-detail does, and the settlement’s equal what reward-detail reports', async () => {
     const issuer = await newIssuer(stack.app);
     await configureEndpoint(issuer, receiver.url);
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 200, startsAt: daysFromNow(-10) });
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+    const merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
+    await createOffer(stack.app, merchant.id, {
+      cashbackRateBps: 500,
+      brandedRateBps: 200,
+      startsAt: daysFromNow(-10),
+    });
+    assert.equal(
+      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
+      201,
+    );
     const bodyOf = async (what: string, match: (data: any) => boolean) =>
       JSON.parse((await waitFor(what, async () => receiver.requests.find((r) => match(JSON.parse(r.body).data)))).body);
 
@@ -85,9 +116,15 @@ describe('WebhookDelivery end to end', function () {
     const settlementBody = await bodyOf('the qualified_settlement webhook', (d) => d.externalId === settled.id);
     assert.deepEqual(pick(settlementBody.data, Object.keys(amounts)), amounts);
     assert.equal(settlementBody.data.authorizationId, authBody.data.authorizationId);
-    const detail = (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${settlementBody.data.transactionId}/reward-detail`)).body;
+    const detail = (
+      await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${settlementBody.data.transactionId}/reward-detail`)
+    ).body;
     assert.deepEqual(
-      [settlementBody.data.earnedAmountMinor, settlementBody.data.spentAmountMinor, [...settlementBody.data.rewardEventIds].sort()],
+      [
+        settlementBody.data.earnedAmountMinor,
+        settlementBody.data.spentAmountMinor,
+        [...settlementBody.data.rewardEventIds].sort(),
+      ],
       [detail.earnedAmountMinor, detail.spentAmountMinor, [...detail.rewardEventIds].sort()],
     );
     assert.deepEqual(receiver.contractViolations, []);

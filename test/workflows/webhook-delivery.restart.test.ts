@@ -11,7 +11,14 @@ import { WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId } from '../..
 import { newIssuer, startTestApp, type TestApp } from '../helpers/app';
 import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { quietTemporalRuntime } from '../helpers/stack';
-import { configureEndpoint, newWebhookRecord, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import {
+  configureEndpoint,
+  newWebhookRecord,
+  startReceiver,
+  waitFor,
+  waitForWebhookStatus,
+  type Receiver,
+} from '../helpers/webhooks';
 import { testEngine } from '../helpers/engine';
 
 describe('WebhookDelivery across a worker restart', function () {
@@ -43,7 +50,14 @@ describe('WebhookDelivery across a worker restart', function () {
       connection: workerConnection,
       namespace: 'default',
       taskQueue,
-      deps: { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: testEngine(client, taskQueue), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys },
+      deps: {
+        db: app.db,
+        logger: createLogger('silent'),
+        clock: { now: () => new Date() },
+        temporal: testEngine(client, taskQueue),
+        webhookDestinations: testWebhookDestinations,
+        webhookSecretKeys: testWebhookSecretKeys,
+      },
     });
     return { worker, running: worker.run() };
   };
@@ -77,7 +91,13 @@ describe('WebhookDelivery across a worker restart', function () {
     }
     await waitForWebhookStatus(app.db, webhookId, ['delivered']);
     const attempts = await app.db.webhookAttempt.findMany({ where: { webhookId }, orderBy: { attemptNumber: 'asc' } });
-    assert.deepEqual(attempts.map((a) => [a.attemptNumber, a.outcome]), [[1, 'failed'], [2, 'succeeded']]);
+    assert.deepEqual(
+      attempts.map((a) => [a.attemptNumber, a.outcome]),
+      [
+        [1, 'failed'],
+        [2, 'succeeded'],
+      ],
+    );
     assert.equal(receiver.requests.length, 2, 'nothing was sent twice');
   });
 });

@@ -5,8 +5,19 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
-import { configureEndpoint, newWebhookRecord, startReceiver, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
-import { WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId, type WebhookDeliveryInput, type WebhookDeliveryResult } from '../../workflows/webhook-delivery-contract';
+import {
+  configureEndpoint,
+  newWebhookRecord,
+  startReceiver,
+  waitForWebhookStatus,
+  type Receiver,
+} from '../helpers/webhooks';
+import {
+  WEBHOOK_DELIVERY_WORKFLOW_TYPE,
+  webhookDeliveryWorkflowId,
+  type WebhookDeliveryInput,
+  type WebhookDeliveryResult,
+} from '../../workflows/webhook-delivery-contract';
 
 describe('WebhookDelivery workflow', function () {
   this.timeout(120_000);
@@ -31,8 +42,13 @@ describe('WebhookDelivery workflow', function () {
   });
 
   const deliver = (input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> =>
-    stack.client.workflow.execute(WEBHOOK_DELIVERY_WORKFLOW_TYPE, { workflowId: webhookDeliveryWorkflowId(input.webhookId), taskQueue: stack.taskQueue, args: [input] });
-  const attemptsOf = (webhookId: string) => stack.db.webhookAttempt.findMany({ where: { webhookId }, orderBy: { attemptNumber: 'asc' } });
+    stack.client.workflow.execute(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
+      workflowId: webhookDeliveryWorkflowId(input.webhookId),
+      taskQueue: stack.taskQueue,
+      args: [input],
+    });
+  const attemptsOf = (webhookId: string) =>
+    stack.db.webhookAttempt.findMany({ where: { webhookId }, orderBy: { attemptNumber: 'asc' } });
 
   it('delivers on the first try with a signature standardwebhooks verifies', async () => {
     const webhookId = await newWebhookRecord(stack.db, issuer.id);
@@ -59,7 +75,15 @@ describe('WebhookDelivery workflow', function () {
     assert.deepEqual(new Set(receiver.requests.map((r) => r.headers['webhook-id'])), new Set([webhookId]));
     assert.equal(new Set(receiver.requests.map((r) => r.body)).size, 1, 'the body is byte-identical on every retry');
     const attempts = await attemptsOf(webhookId);
-    assert.deepEqual(attempts.map((a) => [a.attemptNumber, a.outcome, a.statusCode]), [[1, 'failed', 503], [2, 'failed', 503], [3, 'failed', 503], [4, 'succeeded', 200]]);
+    assert.deepEqual(
+      attempts.map((a) => [a.attemptNumber, a.outcome, a.statusCode]),
+      [
+        [1, 'failed', 503],
+        [2, 'failed', 503],
+        [3, 'failed', 503],
+        [4, 'succeeded', 200],
+      ],
+    );
     assert.match(attempts[0].error!, /^http_status: /);
     assert.equal((await stack.db.webhook.findUniqueOrThrow({ where: { id: webhookId } })).attemptCount, 4);
   });
@@ -69,7 +93,13 @@ describe('WebhookDelivery workflow', function () {
     const webhookId = await newWebhookRecord(stack.db, issuer.id);
     assert.equal((await deliver({ webhookId, retryScheduleMs: [100] })).status, 'delivered');
     const attempts = await attemptsOf(webhookId);
-    assert.deepEqual(attempts.map((a) => [a.outcome, a.statusCode]), [['failed', null], ['succeeded', 204]]);
+    assert.deepEqual(
+      attempts.map((a) => [a.outcome, a.statusCode]),
+      [
+        ['failed', null],
+        ['succeeded', 204],
+      ],
+    );
     assert.match(attempts[0].error!, /^timeout: no response within 10000 ms/);
     assert.ok(attempts[0].latencyMs >= 9_000, `latency ${attempts[0].latencyMs}`);
   });
@@ -77,7 +107,11 @@ describe('WebhookDelivery workflow', function () {
   it('fails after the last attempt of the schedule, then a replay delivers it with the same webhookId', async () => {
     receiver.answer = () => 500;
     const webhookId = await newWebhookRecord(stack.db, issuer.id);
-    assert.deepEqual(await deliver({ webhookId, retryScheduleMs: [100] }), { webhookId, status: 'failed', attempts: 2 });
+    assert.deepEqual(await deliver({ webhookId, retryScheduleMs: [100] }), {
+      webhookId,
+      status: 'failed',
+      attempts: 2,
+    });
     assert.equal((await stack.db.webhook.findUniqueOrThrow({ where: { id: webhookId } })).status, 'failed');
 
     receiver.answer = () => 204;
@@ -90,11 +124,14 @@ describe('WebhookDelivery workflow', function () {
     assert.deepEqual(new Set(receiver.requests.map((r) => r.headers['webhook-id'])), new Set([webhookId]));
     assert.equal(new Set(receiver.requests.map((r) => r.body)).size, 1, 'a replay sends the same body');
     const detail = (await issuer.call('GET', `/api/v2/webhooks/${webhookId}`)).body;
-    assert.deepEqual(detail.attempts.map((a: any) => [a.attemptNumber, a.outcome, a.statusCode, a.errorClass]), [
-      [1, 'failed', 500, 'http_status'],
-      [2, 'failed', 500, 'http_status'],
-      [3, 'succeeded', 204, null],
-    ]);
+    assert.deepEqual(
+      detail.attempts.map((a: any) => [a.attemptNumber, a.outcome, a.statusCode, a.errorClass]),
+      [
+        [1, 'failed', 500, 'http_status'],
+        [2, 'failed', 500, 'http_status'],
+        [3, 'succeeded', 204, null],
+      ],
+    );
   });
 
   it('does nothing when a delivered webhook is started again', async () => {

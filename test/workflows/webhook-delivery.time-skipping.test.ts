@@ -40,7 +40,9 @@ describe('WebhookDelivery on the time-skipping server', function () {
 
   before(async () => {
     quietTemporalRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: findTestServer() } } });
+    env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: findTestServer() } },
+    });
     // The relay and the replay start deliveries with our search attributes; the server must know them.
     await registerSearchAttributes(env.connection);
     db = createDb(testDatabaseUrl(), 5);
@@ -55,7 +57,14 @@ describe('WebhookDelivery on the time-skipping server', function () {
     const now = new Date();
     const issuer = await createIssuer(db, { name: 'Time-skipping issuer', environment: 'sandbox' }, 'test', now);
     await db.webhookEndpoint.create({
-      data: { issuerId: issuer.id, url: await deadUrl(), enabledTypes: ['qualified_auth', 'qualified_settlement'], ...sealedNewSecret(issuer.id), createdAt: now, updatedAt: now },
+      data: {
+        issuerId: issuer.id,
+        url: await deadUrl(),
+        enabledTypes: ['qualified_auth', 'qualified_settlement'],
+        ...sealedNewSecret(issuer.id),
+        createdAt: now,
+        updatedAt: now,
+      },
     });
     return issuer.id;
   }
@@ -66,13 +75,25 @@ describe('WebhookDelivery on the time-skipping server', function () {
       connection: env.nativeConnection,
       taskQueue: engine.taskQueue,
       workflowsPath: WORKFLOWS_PATH,
-      activities: createActivities({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys }),
+      activities: createActivities({
+        db,
+        logger: createLogger('silent'),
+        clock: { now: () => new Date() },
+        temporal: engine,
+        webhookDestinations: testWebhookDestinations,
+        webhookSecretKeys: testWebhookSecretKeys,
+      }),
     });
   }
 
   async function attemptsOf(webhookId: string) {
     const attempts = await db.webhookAttempt.findMany({ where: { webhookId }, orderBy: { attemptNumber: 'asc' } });
-    assert.ok(attempts.every((a) => a.outcome === 'failed' && a.statusCode === null && a.error!.startsWith('connection_error: ')), attempts[0]?.error ?? 'no attempts');
+    assert.ok(
+      attempts.every(
+        (a) => a.outcome === 'failed' && a.statusCode === null && a.error!.startsWith('connection_error: '),
+      ),
+      attempts[0]?.error ?? 'no attempts',
+    );
     return attempts.map((a) => a.attemptNumber);
   }
 
@@ -82,14 +103,21 @@ describe('WebhookDelivery on the time-skipping server', function () {
     const taskQueue = `test-${randomUUID()}`;
     const worker = await workerFor(testEngine(env.client, taskQueue));
     const result = await worker.runUntil(
-      env.client.workflow.execute(WEBHOOK_DELIVERY_WORKFLOW_TYPE, { workflowId: webhookDeliveryWorkflowId(webhookId), taskQueue, args: [{ webhookId }] }),
+      env.client.workflow.execute(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
+        workflowId: webhookDeliveryWorkflowId(webhookId),
+        taskQueue,
+        args: [{ webhookId }],
+      }),
     );
     const expected = DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS.length + 1;
     assert.equal(expected, 11);
     assert.deepEqual(result, { webhookId, status: 'failed', attempts: expected });
     assert.deepEqual(await attemptsOf(webhookId), numbers(1, expected));
     const row = await db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
-    assert.deepEqual([row.status, row.attemptCount, row.nextAttemptAt, row.deliveredAt], ['failed', expected, null, null]);
+    assert.deepEqual(
+      [row.status, row.attemptCount, row.nextAttemptAt, row.deliveredAt],
+      ['failed', expected, null, null],
+    );
   });
 
   it('ends failed after exactly 4 attempts with a configured schedule of 3 waits, having waited each of them', async () => {
@@ -112,16 +140,35 @@ describe('WebhookDelivery on the time-skipping server', function () {
   it('runs the configured schedule through the relay’s hand-over and again through a replay', async () => {
     const issuerId = await issuerWithDeadEndpoint();
     const engine = testEngine(env.client, `test-${randomUUID()}`, { webhookRetryScheduleMs: CONFIGURED_SCHEDULE_MS });
-    const relay = startWebhookRelay({ db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys });
+    const relay = startWebhookRelay({
+      db,
+      logger: createLogger('silent'),
+      clock: { now: () => new Date() },
+      temporal: engine,
+      databaseUrl: testDatabaseUrl(),
+      webhookDestinations: testWebhookDestinations,
+      webhookSecretKeys: testWebhookSecretKeys,
+    });
     const worker = await workerFor(engine);
     try {
       await worker.runUntil(async () => {
         // Written as a lifecycle step writes it: the relay makes attempt 1, then hands over.
         const webhookId = await db.$transaction((tx) =>
-          recordWebhook(tx, { issuerId, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() }),
+          recordWebhook(tx, {
+            issuerId,
+            type: 'qualified_settlement',
+            sourceEventId: `txn_${randomUUID()}`,
+            at: new Date(),
+            data: settlementData(),
+          }),
         );
         const delivery = env.client.workflow.getHandle(webhookDeliveryWorkflowId(webhookId));
-        await waitFor('the delivery workflow', () => delivery.describe().then(() => true, (err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))));
+        await waitFor('the delivery workflow', () =>
+          delivery.describe().then(
+            () => true,
+            (err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)),
+          ),
+        );
         assert.deepEqual((await startInput<WebhookDeliveryInput>(delivery)).retryScheduleMs, CONFIGURED_SCHEDULE_MS);
         assert.deepEqual(await delivery.result(), { webhookId, status: 'failed', attempts: 3 });
         assert.deepEqual(await timersOf(delivery), CONFIGURED_SCHEDULE_MS);

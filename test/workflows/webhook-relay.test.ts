@@ -7,7 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
-import { configureEndpoint, settlementData, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import {
+  configureEndpoint,
+  settlementData,
+  startReceiver,
+  waitFor,
+  waitForWebhookStatus,
+  type Receiver,
+} from '../helpers/webhooks';
 import { recordWebhook } from '../../activities/webhooks/record';
 import { startWebhookRelay } from '../../worker/webhook-relay';
 import { createLogger } from '../../core/logger';
@@ -22,7 +29,10 @@ describe('webhook relay', function () {
   let stack: Stack;
 
   before(async () => {
-    stack = await startStack({ settings: { webhookRetryScheduleMs: SCHEDULE }, relay: { perIssuer: 2, concurrency: 4 } });
+    stack = await startStack({
+      settings: { webhookRetryScheduleMs: SCHEDULE },
+      relay: { perIssuer: 2, concurrency: 4 },
+    });
   });
   after(() => stack.stop());
 
@@ -39,7 +49,9 @@ describe('webhook relay', function () {
     );
   const webhookIdsAt = (r: Receiver) => r.requests.map((q) => q.headers['webhook-id']);
 
-  async function issuerWithReceiver(answer?: Parameters<typeof startReceiver>[0]): Promise<{ issuer: TestIssuer; receiver: Receiver }> {
+  async function issuerWithReceiver(
+    answer?: Parameters<typeof startReceiver>[0],
+  ): Promise<{ issuer: TestIssuer; receiver: Receiver }> {
     const issuer = await newIssuer(stack.app);
     const receiver = await startReceiver(answer);
     await configureEndpoint(issuer, receiver.url);
@@ -53,7 +65,10 @@ describe('webhook relay', function () {
       const row = await waitForWebhookStatus(stack.db, id, ['delivered']);
       assert.deepEqual([row.attemptCount, Boolean(row.relayedAt), row.relayClaimedUntil], [1, true, null]);
       assert.deepEqual(webhookIdsAt(receiver), [id]);
-      await assert.rejects(stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id)).describe(), WorkflowNotFoundError);
+      await assert.rejects(
+        stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id)).describe(),
+        WorkflowNotFoundError,
+      );
     } finally {
       await receiver.close();
     }
@@ -61,18 +76,30 @@ describe('webhook relay', function () {
 
   it('hands a webhook whose first attempt failed to its WebhookDelivery workflow, which carries on with attempt 2', async () => {
     const { issuer, receiver } = await issuerWithReceiver((n) => (n === 0 ? 503 : 204));
-    const counted = async () => Object.fromEntries((await webhookAttempts.get()).values.map((v) => [v.labels.outcome, v.value]));
+    const counted = async () =>
+      Object.fromEntries((await webhookAttempts.get()).values.map((v) => [v.labels.outcome, v.value]));
     const countedBefore = await counted();
     try {
       const id = await outboxWebhook(issuer.id);
       const handle = stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id));
-      const result = await waitFor('the delivery workflow', async () => handle.result().catch((err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))));
+      const result = await waitFor('the delivery workflow', async () =>
+        handle.result().catch((err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))),
+      );
       assert.deepEqual(result, { webhookId: id, status: 'delivered', attempts: 1 });
       const started = (await handle.fetchHistory()).events![0].workflowExecutionStartedEventAttributes!;
       const input = JSON.parse(Buffer.from(started.input!.payloads![0].data!).toString()) as WebhookDeliveryInput;
       assert.deepEqual(input, { webhookId: id, retryScheduleMs: SCHEDULE, resumeAfterAttempt: 1 });
-      const attempts = await stack.db.webhookAttempt.findMany({ where: { webhookId: id }, orderBy: { attemptNumber: 'asc' } });
-      assert.deepEqual(attempts.map((a) => [a.attemptNumber, a.outcome, a.statusCode, a.errorClass]), [[1, 'failed', 503, 'http_status'], [2, 'succeeded', 204, null]]);
+      const attempts = await stack.db.webhookAttempt.findMany({
+        where: { webhookId: id },
+        orderBy: { attemptNumber: 'asc' },
+      });
+      assert.deepEqual(
+        attempts.map((a) => [a.attemptNumber, a.outcome, a.statusCode, a.errorClass]),
+        [
+          [1, 'failed', 503, 'http_status'],
+          [2, 'succeeded', 204, null],
+        ],
+      );
       assert.deepEqual(webhookIdsAt(receiver), [id, id]);
       // rewards_webhook_attempts_total counts each recorded attempt once, by outcome (README, metrics).
       const countedAfter = await counted();
@@ -85,13 +112,42 @@ describe('webhook relay', function () {
 
   it('does not send again a first attempt recorded before its relay died', async () => {
     const { issuer, receiver } = await issuerWithReceiver();
-    const relay2 = startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: stack.engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys });
+    const relay2 = startWebhookRelay({
+      db: stack.db,
+      logger: createLogger('silent'),
+      clock: { now: () => new Date() },
+      temporal: stack.engine,
+      databaseUrl: testDatabaseUrl(),
+      webhookDestinations: testWebhookDestinations,
+      webhookSecretKeys: testWebhookSecretKeys,
+    });
     try {
       // The dead relay's state: attempt 1 recorded as failed, the row claimed until just now.
       const id = await stack.db.$transaction(async (tx) => {
-        const webhookId = await recordWebhook(tx, { issuerId: issuer.id, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() });
-        await tx.webhook.update({ where: { id: webhookId }, data: { relayClaimedUntil: new Date(Date.now() + 1_500), status: 'delivering', attemptCount: 1 } });
-        await tx.webhookAttempt.create({ data: { id: `${webhookId}/attempt/1`, webhookId, attemptNumber: 1, startedAt: new Date(), statusCode: 500, latencyMs: 3, outcome: 'failed', errorClass: 'http_status', error: 'http_status: receiver answered 500' } });
+        const webhookId = await recordWebhook(tx, {
+          issuerId: issuer.id,
+          type: 'qualified_settlement',
+          sourceEventId: `txn_${randomUUID()}`,
+          at: new Date(),
+          data: settlementData(),
+        });
+        await tx.webhook.update({
+          where: { id: webhookId },
+          data: { relayClaimedUntil: new Date(Date.now() + 1_500), status: 'delivering', attemptCount: 1 },
+        });
+        await tx.webhookAttempt.create({
+          data: {
+            id: `${webhookId}/attempt/1`,
+            webhookId,
+            attemptNumber: 1,
+            startedAt: new Date(),
+            statusCode: 500,
+            latencyMs: 3,
+            outcome: 'failed',
+            errorClass: 'http_status',
+            error: 'http_status: receiver answered 500',
+          },
+        });
         return webhookId;
       });
       const row = await waitForWebhookStatus(stack.db, id, ['delivered']);
@@ -106,12 +162,28 @@ describe('webhook relay', function () {
   it('shares one outbox between relays: 120 webhooks, each sent exactly once', async () => {
     const { issuer, receiver } = await issuerWithReceiver();
     const others = [1, 2].map(() =>
-      startWebhookRelay({ db: stack.db, logger: createLogger('silent'), clock: { now: () => new Date() }, temporal: stack.engine, databaseUrl: testDatabaseUrl(), webhookDestinations: testWebhookDestinations, webhookSecretKeys: testWebhookSecretKeys }, { perIssuer: 4, concurrency: 8 }),
+      startWebhookRelay(
+        {
+          db: stack.db,
+          logger: createLogger('silent'),
+          clock: { now: () => new Date() },
+          temporal: stack.engine,
+          databaseUrl: testDatabaseUrl(),
+          webhookDestinations: testWebhookDestinations,
+          webhookSecretKeys: testWebhookSecretKeys,
+        },
+        { perIssuer: 4, concurrency: 8 },
+      ),
     );
     try {
       const ids = await Promise.all(Array.from({ length: 120 }, () => outboxWebhook(issuer.id)));
-      await waitFor('every webhook relayed', async () => ((await stack.db.webhook.count({ where: { id: { in: ids }, relayedAt: null } })) === 0 ? true : undefined));
-      assert.equal(await stack.db.webhook.count({ where: { id: { in: ids }, status: 'delivered', attemptCount: 1 } }), 120);
+      await waitFor('every webhook relayed', async () =>
+        (await stack.db.webhook.count({ where: { id: { in: ids }, relayedAt: null } })) === 0 ? true : undefined,
+      );
+      assert.equal(
+        await stack.db.webhook.count({ where: { id: { in: ids }, status: 'delivered', attemptCount: 1 } }),
+        120,
+      );
       assert.deepEqual([...webhookIdsAt(receiver)].sort(), [...ids].sort());
     } finally {
       await Promise.all(others.map((r) => r.stop()));
@@ -124,7 +196,9 @@ describe('webhook relay', function () {
     const fast = await issuerWithReceiver();
     try {
       const slowIds = await Promise.all(Array.from({ length: 6 }, () => outboxWebhook(slow.issuer.id)));
-      await waitFor('the slow receiver holding its share', async () => (slow.receiver.requests.length >= 2 ? true : undefined));
+      await waitFor('the slow receiver holding its share', async () =>
+        slow.receiver.requests.length >= 2 ? true : undefined,
+      );
       const id = await outboxWebhook(fast.issuer.id);
       await waitForWebhookStatus(stack.db, id, ['delivered']);
       // The stack's relay allows 2 attempts in flight per issuer, of 4 in all.

@@ -5,13 +5,23 @@ import { createDb, type Db } from '../../../prisma/client';
 import { createLogger } from '../../../core/logger';
 import { expireDueGrants, expireOne } from '../../../activities/expiry';
 import { earnBranded, inTransaction, trialBalance } from '../../../activities/ledger';
-import { assertLedgerHealthy, at, chgId as newChg, key, ledgerIssuer, merchantId as newMerchant, plusDays } from '../../helpers/ledger';
+import {
+  assertLedgerHealthy,
+  at,
+  chgId as newChg,
+  key,
+  ledgerIssuer,
+  merchantId as newMerchant,
+  plusDays,
+} from '../../helpers/ledger';
 import { testDatabaseUrl } from '../../helpers/env';
 
 describe('expireDueGrants', () => {
   let db: Db;
   const logger = createLogger('silent');
-  before(() => { db = createDb(testDatabaseUrl(), 4); });
+  before(() => {
+    db = createDb(testDatabaseUrl(), 4);
+  });
   after(() => db.$disconnect());
 
   async function grants(issuerId: string, count: number) {
@@ -19,7 +29,18 @@ describe('expireDueGrants', () => {
     const merchantId = newMerchant();
     const t0 = at();
     for (let i = 0; i < count; i++) {
-      await inTransaction(db, (tx) => earnBranded(tx, { idempotencyKey: key('earn'), issuerId, chgId, merchantId, amountMinor: 100 + i, at: t0, availableAt: t0, expiresAt: plusDays(t0, 10 + i) }));
+      await inTransaction(db, (tx) =>
+        earnBranded(tx, {
+          idempotencyKey: key('earn'),
+          issuerId,
+          chgId,
+          merchantId,
+          amountMinor: 100 + i,
+          at: t0,
+          availableAt: t0,
+          expiresAt: plusDays(t0, 10 + i),
+        }),
+      );
     }
     return { chgId, merchantId, t0 };
   }
@@ -40,18 +61,26 @@ describe('expireDueGrants', () => {
   it('leaves grants alone until they expire, and posts each expiry once however often it runs', async () => {
     const issuerId = await ledgerIssuer(db);
     const { merchantId, t0 } = await grants(issuerId, 2);
-    const before = await expireDueGrants({ db, logger }, { atMs: plusDays(t0, 10).getTime() - 1, batchSize: 10, issuerId });
+    const before = await expireDueGrants(
+      { db, logger },
+      { atMs: plusDays(t0, 10).getTime() - 1, batchSize: 10, issuerId },
+    );
     assert.equal(before.expired, 0);
     const atMs = plusDays(t0, 10).getTime();
     assert.equal((await expireDueGrants({ db, logger }, { atMs, batchSize: 10, issuerId })).expired, 1);
     assert.equal((await expireDueGrants({ db, logger }, { atMs, batchSize: 10, issuerId })).expired, 0);
     // A retry of the same grant after its commit (the activity retried) replays, posting nothing.
     const grant = await db.rewardGrant.findFirstOrThrow({ where: { issuerId, expiresAt: { lte: new Date(atMs) } } });
-    const replayed = await inTransaction(db, (tx) => expireOne(tx, { ...grant, amountMinor: 100, remainingMinor: 100 }, new Date(atMs)));
+    const replayed = await inTransaction(db, (tx) =>
+      expireOne(tx, { ...grant, amountMinor: 100, remainingMinor: 100 }, new Date(atMs)),
+    );
     assert.equal(replayed, 0);
     assert.equal(await db.ledgerTransfer.count({ where: { issuerId, kind: 'expire_branded' } }), 1);
     const events = await db.rewardEvent.findMany({ where: { issuerId, type: 'branded_expired' } });
-    assert.deepEqual(events.map((e) => [e.amountMinor, e.rewardGrantId, e.merchantId]), [[100n, grant.id, merchantId]]);
+    assert.deepEqual(
+      events.map((e) => [e.amountMinor, e.rewardGrantId, e.merchantId]),
+      [[100n, grant.id, merchantId]],
+    );
     const breakage = (await trialBalance(db, { issuerId })).accounts.find((a) => a.kind === 'breakage');
     assert.equal(breakage?.balanceMinor, 100);
     await assertLedgerHealthy(db, issuerId);

@@ -17,24 +17,60 @@ describe('ledger invariants fire on a broken ledger', () => {
   after(() => db.$disconnect());
 
   /** A healthy ledger (cashback earned, branded earned and partly spent), broken by `breakIt`. */
-  async function violationsAfter(breakIt: (tx: Tx, ids: { issuerId: string; cashbackTransferId: string; grantId: string; branded: string; cashback: string }) => Promise<void>) {
+  async function violationsAfter(
+    breakIt: (
+      tx: Tx,
+      ids: { issuerId: string; cashbackTransferId: string; grantId: string; branded: string; cashback: string },
+    ) => Promise<void>,
+  ) {
     const issuerId = await ledgerIssuer(db);
     const base = { issuerId, chgId: chgId(), merchantId: merchantId(), at: at() };
     let found: string[] = [];
-    await assert.rejects(db.$transaction(async (tx) => {
-      const cashback = await postTransfer(tx, { ...base, kind: 'earn_cashback', amountMinor: 500, idempotencyKey: key() });
-      const { grant } = await earnBranded(tx, { ...base, amountMinor: 300, idempotencyKey: key(), availableAt: base.at, expiresAt: plusDays(base.at, 30) });
-      await spendBranded(tx, { ...base, maxAmountMinor: 100, idempotencyKey: key(), at: plusDays(base.at, 1) });
-      assert.deepEqual(await ledgerInvariants(tx, { issuerId }), [], 'healthy before the break');
-      await breakIt(tx, { issuerId, cashbackTransferId: cashback.transfer.id, grantId: grant.id, branded: grant.accountId, cashback: cashback.transfer.creditAccountId });
-      found = [...new Set((await ledgerInvariants(tx, { issuerId })).map((v) => v.invariant))];
-      throw ROLLBACK;
-    }, { timeout: 30_000 }), (e) => e === ROLLBACK);
+    await assert.rejects(
+      db.$transaction(
+        async (tx) => {
+          const cashback = await postTransfer(tx, {
+            ...base,
+            kind: 'earn_cashback',
+            amountMinor: 500,
+            idempotencyKey: key(),
+          });
+          const { grant } = await earnBranded(tx, {
+            ...base,
+            amountMinor: 300,
+            idempotencyKey: key(),
+            availableAt: base.at,
+            expiresAt: plusDays(base.at, 30),
+          });
+          await spendBranded(tx, { ...base, maxAmountMinor: 100, idempotencyKey: key(), at: plusDays(base.at, 1) });
+          assert.deepEqual(await ledgerInvariants(tx, { issuerId }), [], 'healthy before the break');
+          await breakIt(tx, {
+            issuerId,
+            cashbackTransferId: cashback.transfer.id,
+            grantId: grant.id,
+            branded: grant.accountId,
+            cashback: cashback.transfer.creditAccountId,
+          });
+          found = [...new Set((await ledgerInvariants(tx, { issuerId })).map((v) => v.invariant))];
+          throw ROLLBACK;
+        },
+        { timeout: 30_000 },
+      ),
+      (e) => e === ROLLBACK,
+    );
     return found;
   }
 
-  const unlock = (tx: Tx, table: 'ledger_entry' | 'ledger_transfer' | 'reward_grant' | 'ledger_account', what: string) =>
-    tx.$executeRawUnsafe(table === 'ledger_entry' || table === 'ledger_transfer' ? `ALTER TABLE ${table} DISABLE TRIGGER USER` : `ALTER TABLE ${table} DROP CONSTRAINT ${what}`);
+  const unlock = (
+    tx: Tx,
+    table: 'ledger_entry' | 'ledger_transfer' | 'reward_grant' | 'ledger_account',
+    what: string,
+  ) =>
+    tx.$executeRawUnsafe(
+      table === 'ledger_entry' || table === 'ledger_transfer'
+        ? `ALTER TABLE ${table} DISABLE TRIGGER USER`
+        : `ALTER TABLE ${table} DROP CONSTRAINT ${what}`,
+    );
 
   /** Makes every account's cached balance agree with its entries again, so only the planted break shows. */
   const rebuildCaches = (tx: Tx) => tx.$executeRaw`
@@ -57,7 +93,10 @@ describe('ledger invariants fire on a broken ledger', () => {
       await tx.$executeRaw`DELETE FROM ledger_entry WHERE transfer_id = ${cashbackTransferId} AND account_id <> ${cashback}`;
       await rebuildCaches(tx);
     });
-    assert.deepEqual(found, ['transfer has exactly two entries that sum to zero and match its accounts and amount', 'all entries sum to zero']);
+    assert.deepEqual(found, [
+      'transfer has exactly two entries that sum to zero and match its accounts and amount',
+      'all entries sum to zero',
+    ]);
   });
 
   it('a cached balance that differs from its entries', async () => {

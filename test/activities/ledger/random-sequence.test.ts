@@ -6,7 +6,14 @@ import { createDb, type Db } from '../../../prisma/client';
 import { testDatabaseUrl } from '../../helpers/env';
 import { assertLedgerHealthy, at, chgId, key, ledgerIssuer, merchantId, plusDays } from '../../helpers/ledger';
 import {
-  clawBackBranded, earnBranded, expireGrant, inTransaction, listExpiredGrants, postTransfer, spendBranded, trialBalance,
+  clawBackBranded,
+  earnBranded,
+  expireGrant,
+  inTransaction,
+  listExpiredGrants,
+  postTransfer,
+  spendBranded,
+  trialBalance,
 } from '../../../activities/ledger';
 import { isLedgerError, LEDGER_INSUFFICIENT_BALANCE } from '../../../core/ledger';
 
@@ -45,18 +52,37 @@ describe('activities/ledger random operation sequences', () => {
         now = plusDays(now, Math.floor(rand() * 4));
         const p = { issuerId, chgId: pick(groups), merchantId: pick(merchants), at: now };
         const party = `${p.chgId}/${p.merchantId}`;
-        const op = pick(['earn_cashback', 'clawback_cashback', 'earn_branded', 'spend', 'clawback_branded', 'expire', 'replay'] as const);
+        const op = pick([
+          'earn_cashback',
+          'clawback_cashback',
+          'earn_branded',
+          'spend',
+          'clawback_branded',
+          'expire',
+          'replay',
+        ] as const);
         await inTransaction(db, async (tx) => {
           switch (op) {
             case 'earn_cashback':
               return postTransfer(tx, { ...p, kind: 'earn_cashback', amountMinor: amount(), idempotencyKey: key() });
             case 'clawback_cashback':
               // May exceed the balance: then it must fail typed and write nothing.
-              return postTransfer(tx, { ...p, kind: 'clawback_cashback', amountMinor: amount(), idempotencyKey: key() }).catch((e) => {
+              return postTransfer(tx, {
+                ...p,
+                kind: 'clawback_cashback',
+                amountMinor: amount(),
+                idempotencyKey: key(),
+              }).catch((e) => {
                 if (!isLedgerError(e, LEDGER_INSUFFICIENT_BALANCE)) throw e;
               });
             case 'earn_branded': {
-              const r = await earnBranded(tx, { ...p, amountMinor: amount(), idempotencyKey: key(), availableAt: plusDays(now, pick([0, 2])), expiresAt: plusDays(now, pick([3, 10, 30])) });
+              const r = await earnBranded(tx, {
+                ...p,
+                amountMinor: amount(),
+                idempotencyKey: key(),
+                availableAt: plusDays(now, pick([0, 2])),
+                expiresAt: plusDays(now, pick([3, 10, 30])),
+              });
               grantsByParty.set(party, [...(grantsByParty.get(party) ?? []), r.grant.id]);
               return r;
             }
@@ -65,7 +91,12 @@ describe('activities/ledger random operation sequences', () => {
             case 'clawback_branded': {
               const grants = grantsByParty.get(party) ?? [];
               if (grants.length === 0) return;
-              return clawBackBranded(tx, { ...p, maxAmountMinor: amount(), grantIds: [pick(grants)], idempotencyKey: key() });
+              return clawBackBranded(tx, {
+                ...p,
+                maxAmountMinor: amount(),
+                grantIds: [pick(grants)],
+                idempotencyKey: key(),
+              });
             }
             case 'expire': {
               const due = await listExpiredGrants(tx, { at: now, limit: 5, issuerId });
@@ -84,7 +115,8 @@ describe('activities/ledger random operation sequences', () => {
         await assertLedgerHealthy(db, issuerId);
         const tb = await trialBalance(db, { issuerId });
         assert.equal(tb.totalMinor, 0, `step ${step} (${op})`);
-        for (const a of tb.accounts) assert.ok(a.balanceMinor >= 0, `step ${step} (${op}): ${a.id} at ${a.balanceMinor}`);
+        for (const a of tb.accounts)
+          assert.ok(a.balanceMinor >= 0, `step ${step} (${op}): ${a.id} at ${a.balanceMinor}`);
       }
     });
   }

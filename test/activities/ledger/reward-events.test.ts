@@ -3,7 +3,12 @@ import { createDb, type Db } from '../../../prisma/client';
 import { testDatabaseUrl } from '../../helpers/env';
 import { at, chgId, key, ledgerIssuer, merchantId } from '../../helpers/ledger';
 import { inTransaction, postTransfer, recordRewardEvent } from '../../../activities/ledger';
-import { isLedgerError, rewardEventTypeFor, LEDGER_IDEMPOTENCY_CONFLICT, LEDGER_INVALID_INPUT } from '../../../core/ledger';
+import {
+  isLedgerError,
+  rewardEventTypeFor,
+  LEDGER_IDEMPOTENCY_CONFLICT,
+  LEDGER_INVALID_INPUT,
+} from '../../../core/ledger';
 
 describe('activities/ledger recordRewardEvent', () => {
   let db: Db;
@@ -14,14 +19,28 @@ describe('activities/ledger recordRewardEvent', () => {
     const issuerId = await ledgerIssuer(db);
     const p = { issuerId, chgId: chgId(), merchantId: merchantId() };
     const k = key('evt');
-    const record = () => inTransaction(db, async (tx) => {
-      const { event, created } = await recordRewardEvent(tx, {
-        ...p, idempotencyKey: k, type: rewardEventTypeFor('earn_cashback'), amountMinor: 125, transactionId: 'txn_a',
-        description: '5% back at the merchant', occurredAt: at(),
+    const record = () =>
+      inTransaction(db, async (tx) => {
+        const { event, created } = await recordRewardEvent(tx, {
+          ...p,
+          idempotencyKey: k,
+          type: rewardEventTypeFor('earn_cashback'),
+          amountMinor: 125,
+          transactionId: 'txn_a',
+          description: '5% back at the merchant',
+          occurredAt: at(),
+        });
+        await postTransfer(tx, {
+          ...p,
+          kind: 'earn_cashback',
+          amountMinor: 125,
+          idempotencyKey: `${k}:transfer`,
+          rewardEventId: event.id,
+          transactionId: 'txn_a',
+          at: at(),
+        });
+        return { event, created };
       });
-      await postTransfer(tx, { ...p, kind: 'earn_cashback', amountMinor: 125, idempotencyKey: `${k}:transfer`, rewardEventId: event.id, transactionId: 'txn_a', at: at() });
-      return { event, created };
-    });
     const first = await record();
     const again = await record();
     assert.equal(first.created, true);
@@ -35,10 +54,27 @@ describe('activities/ledger recordRewardEvent', () => {
 
   it('refuses the same key with other content, and invalid amounts', async () => {
     const issuerId = await ledgerIssuer(db);
-    const base = { issuerId, chgId: chgId(), idempotencyKey: key(), type: 'cashback_earned' as const, amountMinor: 10, description: 'x', occurredAt: at() };
+    const base = {
+      issuerId,
+      chgId: chgId(),
+      idempotencyKey: key(),
+      type: 'cashback_earned' as const,
+      amountMinor: 10,
+      description: 'x',
+      occurredAt: at(),
+    };
     await inTransaction(db, (tx) => recordRewardEvent(tx, base));
-    await assert.rejects(inTransaction(db, (tx) => recordRewardEvent(tx, { ...base, amountMinor: 11 })), (e) => isLedgerError(e, LEDGER_IDEMPOTENCY_CONFLICT));
-    await assert.rejects(inTransaction(db, (tx) => recordRewardEvent(tx, { ...base, type: 'branded_earned' })), (e) => isLedgerError(e, LEDGER_IDEMPOTENCY_CONFLICT));
-    await assert.rejects(inTransaction(db, (tx) => recordRewardEvent(tx, { ...base, idempotencyKey: key(), amountMinor: 0 })), (e) => isLedgerError(e, LEDGER_INVALID_INPUT));
+    await assert.rejects(
+      inTransaction(db, (tx) => recordRewardEvent(tx, { ...base, amountMinor: 11 })),
+      (e) => isLedgerError(e, LEDGER_IDEMPOTENCY_CONFLICT),
+    );
+    await assert.rejects(
+      inTransaction(db, (tx) => recordRewardEvent(tx, { ...base, type: 'branded_earned' })),
+      (e) => isLedgerError(e, LEDGER_IDEMPOTENCY_CONFLICT),
+    );
+    await assert.rejects(
+      inTransaction(db, (tx) => recordRewardEvent(tx, { ...base, idempotencyKey: key(), amountMinor: 0 })),
+      (e) => isLedgerError(e, LEDGER_INVALID_INPUT),
+    );
   });
 });

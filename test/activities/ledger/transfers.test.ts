@@ -2,8 +2,21 @@ import assert from 'node:assert/strict';
 import { createDb, type Db } from '../../../prisma/client';
 import { testDatabaseUrl } from '../../helpers/env';
 import { assertLedgerHealthy, at, chgId, key, ledgerIssuer, merchantId } from '../../helpers/ledger';
-import { ledgerInvariants, postTransfer, postTransferInNewTransaction, trialBalance, type PostTransferInput } from '../../../activities/ledger';
-import { TRANSFER_KINDS, planTransfer, isLedgerError, LEDGER_IDEMPOTENCY_CONFLICT, LEDGER_INSUFFICIENT_BALANCE, type TransferKind } from '../../../core/ledger';
+import {
+  ledgerInvariants,
+  postTransfer,
+  postTransferInNewTransaction,
+  trialBalance,
+  type PostTransferInput,
+} from '../../../activities/ledger';
+import {
+  TRANSFER_KINDS,
+  planTransfer,
+  isLedgerError,
+  LEDGER_IDEMPOTENCY_CONFLICT,
+  LEDGER_INSUFFICIENT_BALANCE,
+  type TransferKind,
+} from '../../../core/ledger';
 
 describe('activities/ledger postTransfer', () => {
   let db: Db;
@@ -24,34 +37,53 @@ describe('activities/ledger postTransfer', () => {
     // the ledger deliberately unhealthy; so this runs in a transaction that is rolled back,
     // keeping the shared database healthy for tests that check every issuer.
     const ROLLBACK = new Error('rollback');
-    await assert.rejects(db.$transaction(async (tx) => {
-      const post = (kind: TransferKind, amountMinor: number) =>
-        postTransfer(tx, { ...base, kind, amountMinor, idempotencyKey: key(kind), transactionId: 'txn_x' });
-      // Fund the liabilities first so every kind can be posted.
-      await post('earn_cashback', 1000);
-      await post('earn_branded', 1000);
-      for (const kind of TRANSFER_KINDS) {
-        const { transfer, created } = await post(kind, 100);
-        assert.ok(created);
-        const plan = planTransfer(kind, base);
-        assert.equal(transfer.debitAccountId, plan.debit.id);
-        assert.equal(transfer.creditAccountId, plan.credit.id);
-        const entries = await tx.ledgerEntry.findMany({ where: { transferId: transfer.id }, orderBy: { id: 'asc' } });
-        assert.deepEqual(entries.map((e) => [e.accountId, e.amountMinor]), [[plan.debit.id, 100n], [plan.credit.id, -100n]], kind);
-      }
-      const tb = await trialBalance(tx, { issuerId });
-      assert.equal(tb.totalMinor, 0);
-      const byKind = Object.fromEntries(tb.accounts.map((a) => [a.kind, a.balanceMinor]));
-      // cashback: +1000 +100 -100; branded: +1000 +100 -100 (spend) -100 (expire) -100 (clawback)
-      assert.deepEqual(byKind, { chg_cashback: 1000, chg_branded: 800, breakage: 100, merchant_receivable: 1900 });
-      // The invariant check notices exactly the missing grants and draws, nothing else.
-      const violations = await ledgerInvariants(tx, { issuerId });
-      assert.deepEqual([...new Set(violations.map((v) => v.invariant))], [
-        'branded account balance equals the remaining value of its grants',
-        'transfer draws sum to the transfer amount',
-      ]);
-      throw ROLLBACK;
-    }, { timeout: 30_000 }), (e) => e === ROLLBACK);
+    await assert.rejects(
+      db.$transaction(
+        async (tx) => {
+          const post = (kind: TransferKind, amountMinor: number) =>
+            postTransfer(tx, { ...base, kind, amountMinor, idempotencyKey: key(kind), transactionId: 'txn_x' });
+          // Fund the liabilities first so every kind can be posted.
+          await post('earn_cashback', 1000);
+          await post('earn_branded', 1000);
+          for (const kind of TRANSFER_KINDS) {
+            const { transfer, created } = await post(kind, 100);
+            assert.ok(created);
+            const plan = planTransfer(kind, base);
+            assert.equal(transfer.debitAccountId, plan.debit.id);
+            assert.equal(transfer.creditAccountId, plan.credit.id);
+            const entries = await tx.ledgerEntry.findMany({
+              where: { transferId: transfer.id },
+              orderBy: { id: 'asc' },
+            });
+            assert.deepEqual(
+              entries.map((e) => [e.accountId, e.amountMinor]),
+              [
+                [plan.debit.id, 100n],
+                [plan.credit.id, -100n],
+              ],
+              kind,
+            );
+          }
+          const tb = await trialBalance(tx, { issuerId });
+          assert.equal(tb.totalMinor, 0);
+          const byKind = Object.fromEntries(tb.accounts.map((a) => [a.kind, a.balanceMinor]));
+          // cashback: +1000 +100 -100; branded: +1000 +100 -100 (spend) -100 (expire) -100 (clawback)
+          assert.deepEqual(byKind, { chg_cashback: 1000, chg_branded: 800, breakage: 100, merchant_receivable: 1900 });
+          // The invariant check notices exactly the missing grants and draws, nothing else.
+          const violations = await ledgerInvariants(tx, { issuerId });
+          assert.deepEqual(
+            [...new Set(violations.map((v) => v.invariant))],
+            [
+              'branded account balance equals the remaining value of its grants',
+              'transfer draws sum to the transfer amount',
+            ],
+          );
+          throw ROLLBACK;
+        },
+        { timeout: 30_000 },
+      ),
+      (e) => e === ROLLBACK,
+    );
     assert.equal(await db.ledgerTransfer.count({ where: { issuerId } }), 0);
   });
 
@@ -63,7 +95,10 @@ describe('activities/ledger postTransfer', () => {
     assert.equal(again.created, false);
     assert.equal(again.transfer.id, first.transfer.id);
     assert.equal(await db.ledgerEntry.count({ where: { issuerId } }), 2);
-    assert.equal((await trialBalance(db, { issuerId })).accounts.find((a) => a.kind === 'chg_cashback')!.balanceMinor, 500);
+    assert.equal(
+      (await trialBalance(db, { issuerId })).accounts.find((a) => a.kind === 'chg_cashback')!.balanceMinor,
+      500,
+    );
     await assertLedgerHealthy(db, issuerId);
   });
 
@@ -71,8 +106,12 @@ describe('activities/ledger postTransfer', () => {
     const { issuerId, post } = await setup();
     const k = key();
     await post('earn_cashback', 500, { idempotencyKey: k });
-    await assert.rejects(post('earn_cashback', 501, { idempotencyKey: k }), (e) => isLedgerError(e, LEDGER_IDEMPOTENCY_CONFLICT));
-    await assert.rejects(post('earn_branded', 500, { idempotencyKey: k }), (e) => isLedgerError(e, LEDGER_IDEMPOTENCY_CONFLICT));
+    await assert.rejects(post('earn_cashback', 501, { idempotencyKey: k }), (e) =>
+      isLedgerError(e, LEDGER_IDEMPOTENCY_CONFLICT),
+    );
+    await assert.rejects(post('earn_branded', 500, { idempotencyKey: k }), (e) =>
+      isLedgerError(e, LEDGER_IDEMPOTENCY_CONFLICT),
+    );
     assert.equal(await db.ledgerTransfer.count({ where: { issuerId } }), 1);
     await assertLedgerHealthy(db, issuerId);
   });
@@ -80,7 +119,9 @@ describe('activities/ledger postTransfer', () => {
   it('records exactly one transfer when 20 posts of one key race', async () => {
     const { issuerId, post } = await setup();
     const k = key();
-    const results = await Promise.all(Array.from({ length: 20 }, () => post('earn_cashback', 700, { idempotencyKey: k })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => post('earn_cashback', 700, { idempotencyKey: k })),
+    );
     assert.equal(results.filter((r) => r.created).length, 1);
     assert.equal(new Set(results.map((r) => r.transfer.id)).size, 1);
     assert.equal(await db.ledgerTransfer.count({ where: { issuerId } }), 1);
@@ -92,7 +133,9 @@ describe('activities/ledger postTransfer', () => {
     const { issuerId, post } = await setup();
     await post('earn_cashback', 300);
     const k = key('clawback');
-    await assert.rejects(post('clawback_cashback', 301, { idempotencyKey: k }), (e) => isLedgerError(e, LEDGER_INSUFFICIENT_BALANCE));
+    await assert.rejects(post('clawback_cashback', 301, { idempotencyKey: k }), (e) =>
+      isLedgerError(e, LEDGER_INSUFFICIENT_BALANCE),
+    );
     await assert.rejects(post('spend_branded', 1), (e) => isLedgerError(e, LEDGER_INSUFFICIENT_BALANCE));
     assert.equal(await db.ledgerTransfer.count({ where: { idempotencyKey: k } }), 0);
     assert.equal(await db.ledgerTransfer.count({ where: { issuerId } }), 1);
@@ -114,7 +157,10 @@ describe('activities/ledger postTransfer', () => {
   it('rejects updates and deletes of entries and transfers', async () => {
     const { issuerId, post } = await setup();
     const { transfer } = await post('earn_cashback', 10);
-    await assert.rejects(db.ledgerEntry.updateMany({ where: { transferId: transfer.id }, data: { amountMinor: 11n } }), /immutable/);
+    await assert.rejects(
+      db.ledgerEntry.updateMany({ where: { transferId: transfer.id }, data: { amountMinor: 11n } }),
+      /immutable/,
+    );
     await assert.rejects(db.ledgerTransfer.deleteMany({ where: { id: transfer.id } }), /immutable/);
     await assertLedgerHealthy(db, issuerId);
   });

@@ -26,8 +26,18 @@ type Step =
   | { kind: 'expire' };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('purchase' as const), amount: fc.integer({ min: 1, max: 20_000 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('refund' as const), purchase: fc.nat({ max: 20 }), percent: fc.integer({ min: 1, max: 100 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant('purchase' as const), amount: fc.integer({ min: 1, max: 20_000 }) }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('refund' as const),
+      purchase: fc.nat({ max: 20 }),
+      percent: fc.integer({ min: 1, max: 100 }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('jump' as const), days: fc.integer({ min: 1, max: 8 }) }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'expire' as const }) },
 );
@@ -41,7 +51,9 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
     app = await startTestApp();
     issuer = await newIssuer(app);
     // Short delays and expiry so a sequence crosses both; a spend minimum so some purchases cannot spend.
-    const merchant = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 300, availabilityDelayDays: 2, expiryDays: 12 } });
+    const merchant = await createMerchant(app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 300, availabilityDelayDays: 2, expiryDays: 12 },
+    });
     merchantId = merchant.id;
     await createOffer(app, merchantId, { cashbackRateBps: 300, brandedRateBps: 1000, startsAt: daysFromNow(-10) });
   });
@@ -52,7 +64,10 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 20 }), async (steps) => {
         const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-        assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchantId}/activation`, {})).status, 201);
+        assert.equal(
+          (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchantId}/activation`, {})).status,
+          201,
+        );
         const card = cardOf(group);
         let atMs = Date.now();
         const purchases: { externalId: string; amount: number }[] = [];
@@ -65,14 +80,19 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
           } else if (step.kind === 'refund' && purchases.length > 0) {
             const purchase = purchases[step.purchase % purchases.length];
             const amount = Math.max(1, Math.floor((purchase.amount * step.percent) / 100));
-            const eventId = await ingest(settledEvent(card, { state: 'refunded', amount, relatedTransactionId: purchase.externalId, merchantId }));
+            const eventId = await ingest(
+              settledEvent(card, { state: 'refunded', amount, relatedTransactionId: purchase.externalId, merchantId }),
+            );
             await clawBackRefund(deps, { eventId, atMs });
           } else if (step.kind === 'jump') {
             atMs += step.days * DAY_MS;
           } else if (step.kind === 'expire') {
             // Small batches, so runs with several expired grants need more than one.
             for (let batch = 0; batch < 50; batch++) {
-              const result = await expireDueGrants({ db: app.db, logger: deps.logger }, { atMs, batchSize: 2, issuerId: issuer.id });
+              const result = await expireDueGrants(
+                { db: app.db, logger: deps.logger },
+                { atMs, batchSize: 2, issuerId: issuer.id },
+              );
               assert.equal(result.failed, 0);
               if (!result.more) break;
             }
@@ -87,13 +107,18 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
     assert.ok((await reached({ type: 'branded_spent' })) > 0, 'no sequence spent branded balance');
     assert.ok((await reached({ type: 'branded_expired' })) > 0, 'no sequence expired a grant');
     assert.ok((await reached({ type: 'branded_clawed_back' })) > 0, 'no sequence clawed back branded balance');
-    assert.ok((await reached({ coversBrandedShortfall: true })) > 0, 'no sequence clawed a spent grant back from cashback');
+    assert.ok(
+      (await reached({ coversBrandedShortfall: true })) > 0,
+      'no sequence clawed a spent grant back from cashback',
+    );
   });
 
   async function ingest(event: Record<string, unknown>): Promise<string> {
     const res = await issuer.call('POST', '/api/v1/incoming-txn', event);
     assert.equal(res.status, 204, res.text);
-    const row = await app.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id as string } } });
+    const row = await app.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id as string } },
+    });
     return row.id;
   }
 
@@ -103,7 +128,8 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
     const ledger = await ledgerSums(chgId);
     const c = summary.cashback;
     const b = summary.brandedBalance;
-    for (const [name, value] of Object.entries({ ...c, ...b })) assert.ok(Number.isSafeInteger(value) && value >= 0, `${name} = ${value}`);
+    for (const [name, value] of Object.entries({ ...c, ...b }))
+      assert.ok(Number.isSafeInteger(value) && value >= 0, `${name} = ${value}`);
     assert.equal(c.balanceMinor, ledger.cashbackBalance, 'cashback balance is the chg_cashback account');
     assert.equal(c.earnedMinor, ledger.byKind('earn_cashback'));
     assert.equal(c.clawedBackMinor, ledger.byKind('clawback_cashback'));
@@ -114,18 +140,32 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
     // Value past expiry not yet moved to breakage is reported as expired, and is still in the account.
     const awaitingExpiry = b.expiredMinor - ledger.byKind('expire_branded');
     assert.ok(awaitingExpiry >= 0);
-    assert.equal(b.availableMinor + b.notYetAvailableMinor + awaitingExpiry, ledger.brandedBalance, 'branded buckets are the chg_branded accounts');
-    assert.equal(b.spentMinor + b.expiredMinor + b.clawedBackMinor + b.availableMinor + b.notYetAvailableMinor, b.earnedMinor);
+    assert.equal(
+      b.availableMinor + b.notYetAvailableMinor + awaitingExpiry,
+      ledger.brandedBalance,
+      'branded buckets are the chg_branded accounts',
+    );
+    assert.equal(
+      b.spentMinor + b.expiredMinor + b.clawedBackMinor + b.availableMinor + b.notYetAvailableMinor,
+      b.earnedMinor,
+    );
   }
 
   async function ledgerSums(chgId: string) {
     const accounts = await app.db.ledgerAccount.findMany({ where: { issuerId: issuer.id, chgId } });
     const ids = accounts.map((a) => a.id);
     const transfers = await app.db.ledgerTransfer.groupBy({
-      by: ['kind'], where: { issuerId: issuer.id, OR: [{ debitAccountId: { in: ids } }, { creditAccountId: { in: ids } }] }, _sum: { amountMinor: true },
+      by: ['kind'],
+      where: { issuerId: issuer.id, OR: [{ debitAccountId: { in: ids } }, { creditAccountId: { in: ids } }] },
+      _sum: { amountMinor: true },
     });
     const kinds = new Map(transfers.map((t) => [t.kind, fromDbMinor(t._sum.amountMinor ?? 0n)]));
-    const balanceOf = (kind: string) => accounts.filter((a) => a.kind === kind).reduce((s, a) => s + fromDbMinor(a.balanceMinor), 0);
-    return { byKind: (kind: string) => kinds.get(kind) ?? 0, cashbackBalance: balanceOf('chg_cashback'), brandedBalance: balanceOf('chg_branded') };
+    const balanceOf = (kind: string) =>
+      accounts.filter((a) => a.kind === kind).reduce((s, a) => s + fromDbMinor(a.balanceMinor), 0);
+    return {
+      byKind: (kind: string) => kinds.get(kind) ?? 0,
+      cashbackBalance: balanceOf('chg_cashback'),
+      brandedBalance: balanceOf('chg_branded'),
+    };
   }
 });

@@ -39,7 +39,9 @@ describe('first settlements of new merchants and groups, all at once', function 
     const merchants = [];
     for (let m = 0; m < MERCHANTS; m++) {
       // Earned balance becomes available in 30 days: no purchase here spends another's.
-      const merchant = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 30, expiryDays: 365 } });
+      const merchant = await createMerchant(app, {
+        brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 30, expiryDays: 365 },
+      });
       await createOffer(app, merchant.id, { cashbackRateBps: 300, brandedRateBps: 200, startsAt: daysFromNow(-1) });
       merchants.push(merchant);
     }
@@ -51,7 +53,9 @@ describe('first settlements of new merchants and groups, all at once', function 
         for (let p = 0; p < PER_PAIR; p++) {
           const event = settledEvent(cardOf(group), { amount: 10_000, merchantId: merchant.id });
           assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-          const row = await db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } } });
+          const row = await db.ingestedEvent.findUniqueOrThrow({
+            where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
+          });
           eventIds.push(row.id);
         }
       }
@@ -60,15 +64,23 @@ describe('first settlements of new merchants and groups, all at once', function 
 
     const deps = { db, logger: createLogger('silent'), clock: { now: () => new Date() } };
     const outcomes = await Promise.allSettled(eventIds.map((eventId) => settleTransaction(deps, { eventId })));
-    const failures = outcomes.flatMap((o) => (o.status === 'rejected' ? [String((o.reason as Error)?.message ?? o.reason).slice(0, 200)] : []));
+    const failures = outcomes.flatMap((o) =>
+      o.status === 'rejected' ? [String((o.reason as Error)?.message ?? o.reason).slice(0, 200)] : [],
+    );
     assert.deepEqual(failures, [], 'no settlement failed (a deadlock would surface here)');
     assert.ok(outcomes.every((o) => o.status === 'fulfilled' && o.value.status === 'matched'));
 
     // 2 merchant receivables, 6 cashback accounts, 12 branded accounts; 300 + 200 bps of $100.
-    assert.equal(await db.ledgerAccount.count({ where: { issuerId: issuer.id } }), MERCHANTS + GROUPS + GROUPS * MERCHANTS);
+    assert.equal(
+      await db.ledgerAccount.count({ where: { issuerId: issuer.id } }),
+      MERCHANTS + GROUPS + GROUPS * MERCHANTS,
+    );
     const transfers = await db.ledgerTransfer.findMany({ where: { issuerId: issuer.id } });
     assert.equal(transfers.length, eventIds.length * 2);
-    assert.equal(transfers.reduce((sum, t) => sum + Number(t.amountMinor), 0), eventIds.length * 500);
+    assert.equal(
+      transfers.reduce((sum, t) => sum + Number(t.amountMinor), 0),
+      eventIds.length * 500,
+    );
     await assertLedgerHealthy(db, issuer.id);
   });
 });

@@ -23,34 +23,68 @@ describe('clawBackRefund of spent branded balance', () => {
 
   it('takes the shortfall from cashback up to its balance and writes off the rest', async () => {
     const deps = { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() } };
-    const merchant = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 } });
+    const merchant = await createMerchant(app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
     await createOffer(app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 1000, startsAt: daysFromNow(-10) });
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status, 201);
+    assert.equal(
+      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
+      201,
+    );
     const card = cardOf(group);
     const ingest = async (event: any) => {
       assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-      return (await app.db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } } })).id;
+      return (
+        await app.db.ingestedEvent.findUniqueOrThrow({
+          where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
+        })
+      ).id;
     };
     const t = Date.now();
     // Purchase 1 earns 500 cashback and a grant of 1,000; purchase 2 spends that grant and
     // earns 200 cashback and a grant of 400 on its remaining 4,000.
     const first = settledEvent(card, { amount: 10_000, merchantId: merchant.id });
     await settleTransaction(deps, { eventId: await ingest(first), atMs: t });
-    await settleTransaction(deps, { eventId: await ingest(settledEvent(card, { amount: 5_000, merchantId: merchant.id })), atMs: t + 1000 });
+    await settleTransaction(deps, {
+      eventId: await ingest(settledEvent(card, { amount: 5_000, merchantId: merchant.id })),
+      atMs: t + 1000,
+    });
 
-    const refundId = await ingest(settledEvent(card, { state: 'refunded', amount: 10_000, relatedTransactionId: first.id, merchantId: merchant.id }));
+    const refundId = await ingest(
+      settledEvent(card, {
+        state: 'refunded',
+        amount: 10_000,
+        relatedTransactionId: first.id,
+        merchantId: merchant.id,
+      }),
+    );
     await clawBackRefund(deps, { eventId: refundId, atMs: t + 2000 });
     await clawBackRefund(deps, { eventId: refundId, atMs: t + 3000 }); // a retry changes nothing
 
     const trace = (await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: refundId } })).matchTrace as any;
     assert.deepEqual(
-      [trace.cashback.clawedNowMinor, trace.branded.dueMinor, trace.branded.clawedNowMinor, trace.branded.shortfallFromCashbackMinor, trace.branded.unrecoverableMinor],
+      [
+        trace.cashback.clawedNowMinor,
+        trace.branded.dueMinor,
+        trace.branded.clawedNowMinor,
+        trace.branded.shortfallFromCashbackMinor,
+        trace.branded.unrecoverableMinor,
+      ],
       [500, 1000, 0, 200, 800],
     );
     // The shortfall's clawback says what it covers; the purchase's history reads that, not its key.
-    const clawbacks = await app.db.rewardEvent.findMany({ where: { sourceEventId: refundId }, orderBy: { amountMinor: 'asc' } });
-    assert.deepEqual(clawbacks.map((e) => [e.type, Number(e.amountMinor), e.coversBrandedShortfall]), [['cashback_clawed_back', 200, true], ['cashback_clawed_back', 500, false]]);
+    const clawbacks = await app.db.rewardEvent.findMany({
+      where: { sourceEventId: refundId },
+      orderBy: { amountMinor: 'asc' },
+    });
+    assert.deepEqual(
+      clawbacks.map((e) => [e.type, Number(e.amountMinor), e.coversBrandedShortfall]),
+      [
+        ['cashback_clawed_back', 200, true],
+        ['cashback_clawed_back', 500, false],
+      ],
+    );
     const summary = (await rewardsSummary(app.db, issuer.id, group.id, new Date(t + 3000)))!;
     assert.deepEqual(summary.cashback, { earnedMinor: 700, clawedBackMinor: 700, pendingMinor: 0, balanceMinor: 0 });
     // The other purchase's grant is not touched: a clawback only draws on the refunded purchase's grants.

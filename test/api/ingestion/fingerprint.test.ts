@@ -5,9 +5,20 @@ import type { IngestedEvent } from '../../../api/ingestion/schemas';
 // Fingerprints are stored with every event and compared with every re-submission, so they
 // must never change for the same content: these values were computed by the first version.
 const settled = {
-  id: 'evt-1', amount: 2500, currency: 'usd', merchantDescriptor: 'SQ *BLUE BOTTLE', mcc: '5814',
-  createdAt: '2026-11-23T10:00:00+02:00', cardLast4: '4242', network: 'visa', cardholderId: 'c-1', cardId: 'k-1',
-  authMethod: 'contactless', state: 'settled', settledAt: '2026-11-23T12:00:00Z', merchantId: 'mp_x',
+  id: 'evt-1',
+  amount: 2500,
+  currency: 'usd',
+  merchantDescriptor: 'SQ *BLUE BOTTLE',
+  mcc: '5814',
+  createdAt: '2026-11-23T10:00:00+02:00',
+  cardLast4: '4242',
+  network: 'visa',
+  cardholderId: 'c-1',
+  cardId: 'k-1',
+  authMethod: 'contactless',
+  state: 'settled',
+  settledAt: '2026-11-23T12:00:00Z',
+  merchantId: 'mp_x',
 } as IngestedEvent;
 const { settledAt: _settledAt, ...authBase } = settled as IngestedEvent & { settledAt: string };
 const approved = { ...authBase, state: 'approved' } as IngestedEvent;
@@ -21,12 +32,21 @@ describe('ingestion fingerprint', () => {
   it('ignores key order and the offset an instant is written with', () => {
     const reordered = Object.fromEntries(Object.entries(settled).reverse()) as IngestedEvent;
     assert.equal(fingerprint('settled', reordered), fingerprint('settled', settled));
-    assert.equal(fingerprint('settled', { ...settled, createdAt: '2026-11-23T08:00:00.000Z' }), fingerprint('settled', settled));
+    assert.equal(
+      fingerprint('settled', { ...settled, createdAt: '2026-11-23T08:00:00.000Z' }),
+      fingerprint('settled', settled),
+    );
   });
 
   it("keeps an authorization's state out (its reversal is the same event) and a settlement's in", () => {
-    assert.equal(fingerprint('auth', { ...approved, state: 'reversed' } as IngestedEvent), fingerprint('auth', approved));
-    assert.notEqual(fingerprint('settled', { ...settled, state: 'refunded' } as IngestedEvent), fingerprint('settled', settled));
+    assert.equal(
+      fingerprint('auth', { ...approved, state: 'reversed' } as IngestedEvent),
+      fingerprint('auth', approved),
+    );
+    assert.notEqual(
+      fingerprint('settled', { ...settled, state: 'refunded' } as IngestedEvent),
+      fingerprint('settled', settled),
+    );
     assert.notEqual(fingerprint('settled', { ...settled, amount: 2501 }), fingerprint('settled', settled));
   });
 
@@ -35,6 +55,9 @@ describe('ingestion fingerprint', () => {
     assert.equal(classifyResubmission('auth', stored, { fingerprint: 'f', state: 'approved' }), 'duplicate');
     assert.equal(classifyResubmission('auth', stored, { fingerprint: 'f', state: 'reversed' }), 'reversal');
     assert.equal(classifyResubmission('auth', stored, { fingerprint: 'g', state: 'approved' }), 'conflict');
-    assert.equal(classifyResubmission('settled', { fingerprint: 'f', state: 'settled' }, { fingerprint: 'f', state: 'refunded' }), 'conflict');
+    assert.equal(
+      classifyResubmission('settled', { fingerprint: 'f', state: 'settled' }, { fingerprint: 'f', state: 'refunded' }),
+      'conflict',
+    );
   });
 });

@@ -11,7 +11,12 @@ import { createLogger } from '../../../core/logger';
 import { earnBranded, inTransaction, postTransfer, recordRewardEvent } from '../../../activities/ledger';
 import { expireDueGrants } from '../../../activities/expiry';
 import { newId } from '../../../core/ids';
-import { activityPageSchema, expiringSchema, merchantBalanceSchema, summarySchema } from '../../../api/rewards/balance-schemas';
+import {
+  activityPageSchema,
+  expiringSchema,
+  merchantBalanceSchema,
+  summarySchema,
+} from '../../../api/rewards/balance-schemas';
 
 const DAY_MS = 86_400_000;
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -30,14 +35,19 @@ describe('rewards summary, activity, expiring and merchant balance routes', () =
     issuer = await newIssuer(app);
     other = await newIssuer(app);
     chgId = await createGroup(issuer);
-    merchant = await createMerchant(app, { brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 3, expiryDays: 365 } });
+    merchant = await createMerchant(app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 3, expiryDays: 365 },
+    });
     // Available now (expires in 10 days), not yet available (in 3 days), expiring in 100 days, and one expired.
     await earn(700, -1, 10);
     await earn(500, 3, 100);
     await earn(200, -1, 200);
     await earn(50, -20, -1);
     await earnCashback(120);
-    await expireDueGrants({ db: app.db, logger: createLogger('silent') }, { atMs: now, batchSize: 10, issuerId: issuer.id });
+    await expireDueGrants(
+      { db: app.db, logger: createLogger('silent') },
+      { atMs: now, batchSize: 10, issuerId: issuer.id },
+    );
   });
   after(async () => {
     await assertLedgerHealthy(app.db, issuer.id);
@@ -49,18 +59,55 @@ describe('rewards summary, activity, expiring and merchant balance routes', () =
     await inTransaction(app.db, async (tx) => {
       const rewardEventId = newId('brevt');
       const earned = await earnBranded(tx, {
-        idempotencyKey: `test:${rewardEventId}`, issuerId: issuer.id, chgId, merchantId: merchant.id, amountMinor, rewardEventId, at,
-        availableAt: new Date(now + availableInDays * DAY_MS), expiresAt: new Date(now + expiresInDays * DAY_MS),
+        idempotencyKey: `test:${rewardEventId}`,
+        issuerId: issuer.id,
+        chgId,
+        merchantId: merchant.id,
+        amountMinor,
+        rewardEventId,
+        at,
+        availableAt: new Date(now + availableInDays * DAY_MS),
+        expiresAt: new Date(now + expiresInDays * DAY_MS),
       });
-      await recordRewardEvent(tx, { id: rewardEventId, idempotencyKey: `test:${rewardEventId}`, issuerId: issuer.id, chgId, type: 'branded_earned', merchantId: merchant.id, amountMinor, rewardGrantId: earned.grant.id, description: 'earned', occurredAt: at });
+      await recordRewardEvent(tx, {
+        id: rewardEventId,
+        idempotencyKey: `test:${rewardEventId}`,
+        issuerId: issuer.id,
+        chgId,
+        type: 'branded_earned',
+        merchantId: merchant.id,
+        amountMinor,
+        rewardGrantId: earned.grant.id,
+        description: 'earned',
+        occurredAt: at,
+      });
     });
   }
 
   async function earnCashback(amountMinor: number) {
     await inTransaction(app.db, async (tx) => {
       const rewardEventId = newId('brevt');
-      await recordRewardEvent(tx, { id: rewardEventId, idempotencyKey: `test:${rewardEventId}`, issuerId: issuer.id, chgId, type: 'cashback_earned', merchantId: merchant.id, amountMinor, description: 'cashback', occurredAt: new Date(now) });
-      await postTransfer(tx, { idempotencyKey: `test:${rewardEventId}`, kind: 'earn_cashback', issuerId: issuer.id, chgId, merchantId: merchant.id, amountMinor, rewardEventId, at: new Date(now) });
+      await recordRewardEvent(tx, {
+        id: rewardEventId,
+        idempotencyKey: `test:${rewardEventId}`,
+        issuerId: issuer.id,
+        chgId,
+        type: 'cashback_earned',
+        merchantId: merchant.id,
+        amountMinor,
+        description: 'cashback',
+        occurredAt: new Date(now),
+      });
+      await postTransfer(tx, {
+        idempotencyKey: `test:${rewardEventId}`,
+        kind: 'earn_cashback',
+        issuerId: issuer.id,
+        chgId,
+        merchantId: merchant.id,
+        amountMinor,
+        rewardEventId,
+        at: new Date(now),
+      });
     });
   }
 
@@ -69,9 +116,17 @@ describe('rewards summary, activity, expiring and merchant balance routes', () =
     assert.equal(res.status, 200, res.text);
     valid(summarySchema, res.body);
     assert.deepEqual(res.body, {
-      chgId, currency: 'usd',
+      chgId,
+      currency: 'usd',
       cashback: { earnedMinor: 120, clawedBackMinor: 0, pendingMinor: 0, balanceMinor: 120 },
-      brandedBalance: { earnedMinor: 1450, availableMinor: 900, notYetAvailableMinor: 500, spentMinor: 0, expiredMinor: 50, clawedBackMinor: 0 },
+      brandedBalance: {
+        earnedMinor: 1450,
+        availableMinor: 900,
+        notYetAvailableMinor: 500,
+        spentMinor: 0,
+        expiredMinor: 50,
+        clawedBackMinor: 0,
+      },
     });
   });
 
@@ -84,13 +139,19 @@ describe('rewards summary, activity, expiring and merchant balance routes', () =
       const [a, b] = [all[i - 1], all[i]];
       assert.ok(a.occurredAt > b.occurredAt || (a.occurredAt === b.occurredAt && a.id > b.id), 'newest first');
     }
-    assert.deepEqual(new Set(all.map((r) => r.type)), new Set(['branded_earned', 'cashback_earned', 'branded_expired']));
+    assert.deepEqual(
+      new Set(all.map((r) => r.type)),
+      new Set(['branded_earned', 'cashback_earned', 'branded_expired']),
+    );
     const expired = all.find((r) => r.type === 'branded_expired');
     assert.equal(expired.amountMinor, 50);
     assert.equal(expired.merchantName, merchant.name);
     assert.match(expired.rewardGrantId, /^rg_/);
     const onlyExpired = await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/activity?type=branded_expired`);
-    assert.deepEqual(onlyExpired.body.data.map((r: any) => r.id), [expired.id]);
+    assert.deepEqual(
+      onlyExpired.body.data.map((r: any) => r.id),
+      [expired.id],
+    );
     assertError(await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/activity?type=bogus`), 400, 'invalid_query');
     assertError(await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/activity?cursor=garbage`), 400, 'invalid_query');
   });
@@ -99,18 +160,35 @@ describe('rewards summary, activity, expiring and merchant balance routes', () =
     const res = await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/expiring`);
     assert.equal(res.status, 200, res.text);
     valid(expiringSchema, res.body);
-    assert.deepEqual(res.body.data.map((g: any) => g.remainingMinor), [700]);
+    assert.deepEqual(
+      res.body.data.map((g: any) => g.remainingMinor),
+      [700],
+    );
     const year = await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/expiring?withinDays=365`);
-    assert.deepEqual(year.body.data.map((g: any) => g.remainingMinor), [700, 500, 200]);
-    for (const bad of ['0', '366', 'abc', '1.5']) assertError(await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/expiring?withinDays=${bad}`), 400, 'invalid_query');
+    assert.deepEqual(
+      year.body.data.map((g: any) => g.remainingMinor),
+      [700, 500, 200],
+    );
+    for (const bad of ['0', '366', 'abc', '1.5'])
+      assertError(
+        await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/expiring?withinDays=${bad}`),
+        400,
+        'invalid_query',
+      );
   });
 
   it('gives the balance at one merchant with its grants in spending order', async () => {
     const res = await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/${merchant.id}/balance`);
     assert.equal(res.status, 200, res.text);
     valid(merchantBalanceSchema, res.body);
-    assert.deepEqual([res.body.availableMinor, res.body.notYetAvailableMinor, res.body.expiringWithin30DaysMinor], [900, 500, 700]);
-    assert.deepEqual(res.body.grants.map((g: any) => g.remainingMinor), [700, 500, 200]);
+    assert.deepEqual(
+      [res.body.availableMinor, res.body.notYetAvailableMinor, res.body.expiringWithin30DaysMinor],
+      [900, 500, 700],
+    );
+    assert.deepEqual(
+      res.body.grants.map((g: any) => g.remainingMinor),
+      [700, 500, 200],
+    );
   });
 
   it("answers 404 on all four for another issuer's group, and for a merchant the issuer cannot see", async () => {
@@ -119,8 +197,16 @@ describe('rewards summary, activity, expiring and merchant balance routes', () =
       assertError(await issuer.call('GET', `/api/v2/chg/${newId('chg')}/${path}`), 404, 'chg_not_found');
     }
     const hidden = await createMerchant(app, { issuerIds: [other.id] });
-    assertError(await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/${hidden.id}/balance`), 404, 'merchant_not_found');
-    assertError(await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/${newId('mp')}/balance`), 404, 'merchant_not_found');
+    assertError(
+      await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/${hidden.id}/balance`),
+      404,
+      'merchant_not_found',
+    );
+    assertError(
+      await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/${newId('mp')}/balance`),
+      404,
+      'merchant_not_found',
+    );
     assertError(await issuer.call('GET', `/api/v2/chg/${chgId}/merchant/mp_nope/balance`), 400, 'invalid_id');
   });
 
@@ -135,7 +221,10 @@ describe('rewards summary, activity, expiring and merchant balance routes', () =
       chgId = saved;
     }
     const merchantHeld = await issuer.call('GET', path);
-    assert.deepEqual([merchantHeld.body.pendingBalanceMinor, merchantHeld.body.spendRestrictionReasons], [300, ['no_available_balance', 'merchant_availability_delay']]);
+    assert.deepEqual(
+      [merchantHeld.body.pendingBalanceMinor, merchantHeld.body.spendRestrictionReasons],
+      [300, ['no_available_balance', 'merchant_availability_delay']],
+    );
     const patched = await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { brandedAvailabilityDelayDays: 5 });
     assert.equal(patched.status, 200, patched.text);
     const issuerHeld = await issuer.call('GET', path);

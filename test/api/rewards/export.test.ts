@@ -9,7 +9,13 @@ import http from 'node:http';
 import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../../helpers/app';
 import { assertLedgerHealthy, chgId as newChgId, merchantId as newMerchantId } from '../../helpers/ledger';
 import { createGroup, createMerchant, walkPages } from '../../helpers/catalogue';
-import { brandedEarned, brandedSpent, bulkCashbackEarned, cashbackClawedBack, cashbackEarned } from '../../helpers/reward-fixtures';
+import {
+  brandedEarned,
+  brandedSpent,
+  bulkCashbackEarned,
+  cashbackClawedBack,
+  cashbackEarned,
+} from '../../helpers/reward-fixtures';
 import { testDatabaseUrl } from '../../helpers/env';
 import { expireDueGrants } from '../../../activities/expiry';
 import { createLogger } from '../../../core/logger';
@@ -30,8 +36,16 @@ function parseNdjson(text: string): ParsedExport {
   const lastStart = text.lastIndexOf('\n', text.length - 2) + 1;
   const checksum = JSON.parse(text.slice(lastStart));
   assert.equal(checksum.record, 'checksum');
-  assert.equal(createHash('sha256').update(text.slice(0, lastStart)).digest('hex'), checksum.digest.value, 'digest of every byte before the checksum line');
-  const rows = text.slice(0, lastStart).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+  assert.equal(
+    createHash('sha256').update(text.slice(0, lastStart)).digest('hex'),
+    checksum.digest.value,
+    'digest of every byte before the checksum line',
+  );
+  const rows = text
+    .slice(0, lastStart)
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
   assertTotals(rows, checksum);
   return { rows, checksum };
 }
@@ -46,7 +60,10 @@ function assertTotals(rows: any[], checksum: { count: number; totals: any[] }): 
     t.amountMinor += r.amountMinor;
     totals.set(`${r.type} ${r.currency}`, t);
   }
-  assert.deepEqual(checksum.totals, [...totals.values()].sort((a, b) => (a.type < b.type ? -1 : 1)));
+  assert.deepEqual(
+    checksum.totals,
+    [...totals.values()].sort((a, b) => (a.type < b.type ? -1 : 1)),
+  );
 }
 
 const perType = (checksum: any) => Object.fromEntries(checksum.totals.map((t: any) => [t.type, t.amountMinor]));
@@ -79,9 +96,16 @@ describe('GET /api/v2/reward-events/export', () => {
     await cashbackEarned(app.db, { ...g2, at: times[4] }, 80);
     // Earned, then expired by the hourly job: a branded_expired event posted now.
     await brandedEarned(app.db, { ...g2, at: times[5] }, 60, { expiresAt: new Date(Date.now() - 1000) });
-    await expireDueGrants({ db: app.db, logger: createLogger('silent') }, { atMs: Date.now(), batchSize: 10, issuerId: issuer.id });
+    await expireDueGrants(
+      { db: app.db, logger: createLogger('silent') },
+      { atMs: Date.now(), batchSize: 10, issuerId: issuer.id },
+    );
     // Another issuer's event in the same period.
-    await cashbackEarned(app.db, { issuerId: other.id, chgId: await createGroup(other), merchantId, at: times[0] }, 999);
+    await cashbackEarned(
+      app.db,
+      { issuerId: other.id, chgId: await createGroup(other), merchantId, at: times[0] },
+      999,
+    );
     from = new Date(start.getTime() - 60_000);
     to = new Date(Date.now() + 60_000);
   });
@@ -95,7 +119,9 @@ describe('GET /api/v2/reward-events/export', () => {
     const res = await issuer.call('GET', exportPath(from, to));
     assert.equal(res.status, 200, res.text);
     const { rows, checksum } = parseNdjson(res.text);
-    const summaries = await Promise.all(groups.map(async (g) => (await issuer.call('GET', `/api/v2/chg/${g}/rewards/summary`)).body));
+    const summaries = await Promise.all(
+      groups.map(async (g) => (await issuer.call('GET', `/api/v2/chg/${g}/rewards/summary`)).body),
+    );
     const sum = (pick: (s: any) => number) => summaries.reduce((total, s) => total + pick(s), 0);
     assert.deepEqual(perType(checksum), {
       cashback_earned: sum((s) => s.cashback.earnedMinor),
@@ -104,9 +130,20 @@ describe('GET /api/v2/reward-events/export', () => {
       branded_spent: sum((s) => s.brandedBalance.spentMinor),
       branded_expired: sum((s) => s.brandedBalance.expiredMinor),
     });
-    assert.equal(sum((s) => s.brandedBalance.clawedBackMinor), 0);
-    assert.deepEqual(perType(checksum), { cashback_earned: 200, cashback_clawed_back: 50, branded_earned: 760, branded_spent: 300, branded_expired: 60 });
-    const activity = (await Promise.all(groups.map((g) => walkPages(issuer, `/api/v2/chg/${g}/rewards/activity`, 50)))).flat();
+    assert.equal(
+      sum((s) => s.brandedBalance.clawedBackMinor),
+      0,
+    );
+    assert.deepEqual(perType(checksum), {
+      cashback_earned: 200,
+      cashback_clawed_back: 50,
+      branded_earned: 760,
+      branded_spent: 300,
+      branded_expired: 60,
+    });
+    const activity = (
+      await Promise.all(groups.map((g) => walkPages(issuer, `/api/v2/chg/${g}/rewards/activity`, 50)))
+    ).flat();
     assert.equal(checksum.count, activity.length);
     assert.deepEqual(rows.map((r) => r.id).sort(), activity.map((a) => a.id).sort());
     // Ordered by postedAt then id, each naming its transfer and group.
@@ -134,7 +171,13 @@ describe('GET /api/v2/reward-events/export', () => {
   it('takes the period as [from, to): an event at from is in, an event at to is out', async () => {
     const res = await issuer.call('GET', exportPath(times[1], times[3]));
     const { rows, checksum } = parseNdjson(res.text);
-    assert.deepEqual(rows.map((r) => [r.type, r.postedAt]), [['branded_earned', times[1].toISOString()], ['branded_spent', times[2].toISOString()]]);
+    assert.deepEqual(
+      rows.map((r) => [r.type, r.postedAt]),
+      [
+        ['branded_earned', times[1].toISOString()],
+        ['branded_spent', times[2].toISOString()],
+      ],
+    );
     assert.equal(checksum.count, 2);
   });
 
@@ -142,19 +185,38 @@ describe('GET /api/v2/reward-events/export', () => {
     const res = await issuer.call('GET', exportPath(from, to, 'csv'));
     assert.equal(res.status, 200, res.text);
     assert.equal(res.headers.get('content-type'), 'text/csv; charset=utf-8; header=present');
-    assert.match(res.headers.get('content-disposition') ?? '', /^attachment; filename="reward-events_\d{8}T\d{6}(\d{3})?Z_\d{8}T\d{6}(\d{3})?Z\.csv"$/);
+    assert.match(
+      res.headers.get('content-disposition') ?? '',
+      /^attachment; filename="reward-events_\d{8}T\d{6}(\d{3})?Z_\d{8}T\d{6}(\d{3})?Z\.csv"$/,
+    );
     const lines = res.text.split('\r\n');
     assert.equal(lines.pop(), '', 'CRLF after the last line');
     const trailer = lines.pop()!;
     assert.equal(lines[0], CSV_COLUMNS.join(','));
-    const fields = Object.fromEntries(trailer.replace(/^#checksum /, '').split(' ').map((kv) => kv.split('=') as [string, string]));
-    assert.equal(createHash('sha256').update(lines.map((l) => `${l}\r\n`).join('')).digest('hex'), fields.sha256);
+    const fields = Object.fromEntries(
+      trailer
+        .replace(/^#checksum /, '')
+        .split(' ')
+        .map((kv) => kv.split('=') as [string, string]),
+    );
+    assert.equal(
+      createHash('sha256')
+        .update(lines.map((l) => `${l}\r\n`).join(''))
+        .digest('hex'),
+      fields.sha256,
+    );
     const json = parseNdjson((await issuer.call('GET', exportPath(from, to))).text);
     assert.equal(Number(fields.count), json.checksum.count);
-    assert.equal(fields.totals, json.checksum.totals.map((t: any) => `${t.type}:${t.currency}:${t.count}:${t.amountMinor}`).join(';'));
+    assert.equal(
+      fields.totals,
+      json.checksum.totals.map((t: any) => `${t.type}:${t.currency}:${t.count}:${t.amountMinor}`).join(';'),
+    );
     assert.ok(!trailer.includes(',') && !trailer.includes('"'), 'the trailer is one CSV field');
     const rows = lines.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [CSV_COLUMNS[i], v])));
-    assert.deepEqual(rows.map((r) => [r.id, r.type, Number(r.amountMinor), r.transferId]), json.rows.map((r) => [r.id, r.type, r.amountMinor, r.transferId]));
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.type, Number(r.amountMinor), r.transferId]),
+      json.rows.map((r) => [r.id, r.type, r.amountMinor, r.transferId]),
+    );
     assert.equal(rows[0].transactionId, '', 'null is an empty field');
   });
 
@@ -166,10 +228,13 @@ describe('GET /api/v2/reward-events/export', () => {
     assert.ok(res.headers.get('x-request-id'));
   });
 
-  it('shows each issuer its own events only: another issuer\'s period holds just its own', async () => {
+  it("shows each issuer its own events only: another issuer's period holds just its own", async () => {
     const mine = parseNdjson((await issuer.call('GET', exportPath(from, to))).text);
     const theirs = parseNdjson((await other.call('GET', exportPath(from, to))).text);
-    assert.deepEqual(theirs.rows.map((r) => r.amountMinor), [999]);
+    assert.deepEqual(
+      theirs.rows.map((r) => r.amountMinor),
+      [999],
+    );
     assert.ok(!mine.rows.some((r) => r.amountMinor === 999));
     const fresh = await newIssuer(app);
     const empty = parseNdjson((await fresh.call('GET', exportPath(from, to))).text);
@@ -189,7 +254,10 @@ describe('GET /api/v2/reward-events/export', () => {
     for (const [path, field] of cases) {
       const res = await issuer.call('GET', path);
       assertError(res, 400, 'invalid_query');
-      assert.ok(res.body.details.errors.some((e: any) => e.path === field), `${path}: ${res.text}`);
+      assert.ok(
+        res.body.details.errors.some((e: any) => e.path === field),
+        `${path}: ${res.text}`,
+      );
     }
     assertError(await app.request('GET', exportPath(from, to)), 401, 'missing_token');
   });
@@ -208,7 +276,13 @@ describe('the reward-events export of 10,000 events', () => {
     app = await startTestApp();
     issuer = await newIssuer(app);
     // One more event (the fixture's first, made the ordinary way) than COUNT.
-    total = await bulkCashbackEarned(app.db, { issuerId: issuer.id, chgId: newChgId(), merchantId: newMerchantId() }, COUNT, start, 10);
+    total = await bulkCashbackEarned(
+      app.db,
+      { issuerId: issuer.id, chgId: newChgId(), merchantId: newMerchantId() },
+      COUNT,
+      start,
+      10,
+    );
   });
   after(async () => {
     await assertLedgerHealthy(app.db, issuer.id);
@@ -219,22 +293,26 @@ describe('the reward-events export of 10,000 events', () => {
     const url = new URL(`/api/v2/reward-events/export?from=${from.toISOString()}&to=${to.toISOString()}`, app.url);
     let chunks = 0;
     const text = await new Promise<string>((resolve, reject) => {
-      http.get(url, { headers: { authorization: `Bearer ${issuer.token}` } }, (res) => {
-        assert.equal(res.statusCode, 200);
-        assert.equal(res.headers['transfer-encoding'], 'chunked', 'streamed, no Content-Length');
-        const parts: Buffer[] = [];
-        res.on('data', (part: Buffer) => {
-          chunks += 1;
-          parts.push(part);
-        });
-        res.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-        res.on('error', reject);
-      }).on('error', reject);
+      http
+        .get(url, { headers: { authorization: `Bearer ${issuer.token}` } }, (res) => {
+          assert.equal(res.statusCode, 200);
+          assert.equal(res.headers['transfer-encoding'], 'chunked', 'streamed, no Content-Length');
+          const parts: Buffer[] = [];
+          res.on('data', (part: Buffer) => {
+            chunks += 1;
+            parts.push(part);
+          });
+          res.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+          res.on('error', reject);
+        })
+        .on('error', reject);
     });
     const { rows, checksum } = parseNdjson(text);
     assert.equal(rows.length, COUNT + 1);
     assert.equal(new Set(rows.map((r) => r.id)).size, COUNT + 1);
-    assert.deepEqual(checksum.totals, [{ type: 'cashback_earned', currency: 'usd', count: COUNT + 1, amountMinor: total }]);
+    assert.deepEqual(checksum.totals, [
+      { type: 'cashback_earned', currency: 'usd', count: COUNT + 1, amountMinor: total },
+    ]);
     assert.ok(chunks >= 10, `${chunks} chunks`);
   });
 
@@ -243,17 +321,28 @@ describe('the reward-events export of 10,000 events', () => {
     const pages: number[] = [];
     const heapBefore = process.memoryUsage().heapUsed;
     let heapPeak = heapBefore;
-    const stream = await openRewardEventExport(app.db, { issuerId: issuer.id, from, to, format: 'ndjson', pageSize, onPage: (n) => pages.push(n) });
+    const stream = await openRewardEventExport(app.db, {
+      issuerId: issuer.id,
+      from,
+      to,
+      format: 'ndjson',
+      pageSize,
+      onPage: (n) => pages.push(n),
+    });
     await new Promise((resolve) => stream.once('readable', resolve));
     const first = stream.read() as Buffer;
     assert.ok(first.length > 0);
     // The reader stops: the stream fills its buffer (one page past the high-water mark at most)
     // and stops reading pages. Not a timing assertion: a stream that ignored the reader would
     // read on to the end, and the wait ends as soon as it reads a 4th page.
-    for (let waited = 0; waited < 1500 && pages.length <= 3; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let waited = 0; waited < 1500 && pages.length <= 3; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     assert.ok(pages.length <= 3, `read ${pages.length} pages while the reader waited`);
     const largestPageBytes = pageSize * 400;
-    assert.ok(stream.readableLength <= EXPORT_HIGH_WATER_MARK + largestPageBytes, `${stream.readableLength} bytes buffered`);
+    assert.ok(
+      stream.readableLength <= EXPORT_HIGH_WATER_MARK + largestPageBytes,
+      `${stream.readableLength} bytes buffered`,
+    );
     let bytes = first.length;
     let lines = first.toString('utf8').split('\n').length - 1;
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -266,7 +355,10 @@ describe('the reward-events export of 10,000 events', () => {
     assert.deepEqual(pages.length, Math.ceil((COUNT + 1) / pageSize));
     assert.ok(pages.every((n) => n <= pageSize));
     // Generous: the whole export is about 4 MB of text, and held at once it would be several times that as objects.
-    assert.ok(heapPeak - heapBefore < 64 * 1024 * 1024, `heap grew ${heapPeak - heapBefore} bytes for ${bytes} bytes exported`);
+    assert.ok(
+      heapPeak - heapBefore < 64 * 1024 * 1024,
+      `heap grew ${heapPeak - heapBefore} bytes for ${bytes} bytes exported`,
+    );
   });
 
   it('gives its connection back when the reader goes away, whether or not it started reading', async () => {
@@ -277,7 +369,13 @@ describe('the reward-events export of 10,000 events', () => {
       await new Promise((resolve) => started.once('readable', resolve));
       started.read();
       started.destroy();
-      const neverRead = await openRewardEventExport(db, { issuerId: issuer.id, from, to, format: 'csv', pageSize: 100 });
+      const neverRead = await openRewardEventExport(db, {
+        issuerId: issuer.id,
+        from,
+        to,
+        format: 'csv',
+        pageSize: 100,
+      });
       neverRead.destroy();
       await new Promise((resolve) => setTimeout(resolve, 50));
       const [{ ok }] = await db.$queryRaw<{ ok: number }[]>`SELECT 1 AS ok`;

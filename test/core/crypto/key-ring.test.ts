@@ -18,12 +18,28 @@ describe('core/crypto/key-ring', () => {
 
   it('names an unknown key id, and the ids it has', () => {
     const ring = parseKeyRing('KEYS', `k1:${k1}`).ring!;
-    assert.throws(() => ring.key('k0'), (err: Error) => err instanceof UnknownKeyError && /key id "k0" is not among the configured keys \(k1\)/.test(err.message));
+    assert.throws(
+      () => ring.key('k0'),
+      (err: Error) =>
+        err instanceof UnknownKeyError && /key id "k0" is not among the configured keys \(k1\)/.test(err.message),
+    );
   });
 
   it('reports every bad entry without ever quoting a key', () => {
     const short = randomBytes(16).toString('base64');
-    const { ring, problems } = parseKeyRing('KEYS', [`k1:${k1}`, `k1:${k2}`, `bad id:${k1}`, `k3:${short}`, 'k4', `k5:${k1.slice(0, -1)}`, `-x:${k1}`, `k6:${k1.replace(/=$/, '')}`].join(','));
+    const { ring, problems } = parseKeyRing(
+      'KEYS',
+      [
+        `k1:${k1}`,
+        `k1:${k2}`,
+        `bad id:${k1}`,
+        `k3:${short}`,
+        'k4',
+        `k5:${k1.slice(0, -1)}`,
+        `-x:${k1}`,
+        `k6:${k1.replace(/=$/, '')}`,
+      ].join(','),
+    );
     assert.equal(ring, undefined);
     assert.equal(problems.length, 7, problems.join('\n'));
     assert.match(problems[0], /KEYS entry 2: key id "k1" is listed twice/);
@@ -34,7 +50,11 @@ describe('core/crypto/key-ring', () => {
 
   it('keeps the key bytes out of JSON and util.inspect', () => {
     const ring = parseKeyRing('KEYS', `k1:${k1},k2:${k2}`).ring!;
-    for (const shown of [JSON.stringify({ ring }), inspect(ring), inspect({ config: { ring } }, { depth: 5, showHidden: true })]) {
+    for (const shown of [
+      JSON.stringify({ ring }),
+      inspect(ring),
+      inspect({ config: { ring } }, { depth: 5, showHidden: true }),
+    ]) {
       assert.ok(!shown.includes(k1) && !shown.includes(k2), shown);
       assert.ok(!shown.includes(Buffer.from(k1, 'base64').toString('hex')), shown);
     }
@@ -52,6 +72,13 @@ describe('core/crypto/key-ring', () => {
   it('refuses an empty ring and keys of the wrong size when built directly', () => {
     assert.throws(() => new KeyRing([]));
     assert.throws(() => new KeyRing([{ id: 'a', key: randomBytes(31) }]), /31 bytes/);
-    assert.throws(() => new KeyRing([{ id: 'a', key: randomBytes(32) }, { id: 'a', key: randomBytes(32) }]), /twice/);
+    assert.throws(
+      () =>
+        new KeyRing([
+          { id: 'a', key: randomBytes(32) },
+          { id: 'a', key: randomBytes(32) },
+        ]),
+      /twice/,
+    );
   });
 });

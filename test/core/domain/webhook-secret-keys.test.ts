@@ -12,7 +12,12 @@ import { assertStoredSecretsOpen } from '../../../core/domain/webhook-secret-key
 import { createWebhookActivities } from '../../../activities/webhooks/attempt';
 import { recordWebhook } from '../../../activities/webhooks/record';
 import { generateKeyRingEntry, parseKeyRing } from '../../../core/crypto/key-ring';
-import { openSecrets, sealSecrets, WebhookSecretUnreadableError, type PlainSecrets } from '../../../core/webhooks/secret-sealing';
+import {
+  openSecrets,
+  sealSecrets,
+  WebhookSecretUnreadableError,
+  type PlainSecrets,
+} from '../../../core/webhooks/secret-sealing';
 import { generateSigningSecret } from '../../../core/webhooks/signing';
 import { createLogger } from '../../../core/logger';
 import { webhookCommands } from '../../../scripts/admin/webhook-commands';
@@ -43,7 +48,16 @@ describe('core/domain/webhook-secret-keys: rotating the key that seals webhook s
       const issuer = await createIssuer(db, { name: `Issuer ${i}`, environment: 'sandbox' }, 'test', new Date());
       const secret = generateSigningSecret();
       const sealed = sealSecrets(oldOnly, issuer.id, { secret, previousSecret: null });
-      await db.webhookEndpoint.create({ data: { issuerId: issuer.id, url: receiver.url, enabledTypes: ['qualified_settlement'], ...sealed, createdAt: new Date(), updatedAt: new Date() } });
+      await db.webhookEndpoint.create({
+        data: {
+          issuerId: issuer.id,
+          url: receiver.url,
+          enabledTypes: ['qualified_settlement'],
+          ...sealed,
+          createdAt: new Date(),
+          updatedAt: new Date(),
+        },
+      });
       endpoints.set(issuer.id, { secret, previousSecret: null });
     }
     const [rotatedId, before] = [...endpoints][0];
@@ -57,14 +71,24 @@ describe('core/domain/webhook-secret-keys: rotating the key that seals webhook s
 
   const reencrypt = async (keys = rotating) => {
     const printed: any[] = [];
-    await webhookCommands.find((c) => c.name === 'webhook:reencrypt')!.run(parseArgs(['--page-size', '2']), {
-      db, actor: 'cli:test', now: new Date(), print: (v) => printed.push(v), temporal: async () => assert.fail('no Temporal needed'), webhookSecretKeys: () => keys,
-    });
+    await webhookCommands
+      .find((c) => c.name === 'webhook:reencrypt')!
+      .run(parseArgs(['--page-size', '2']), {
+        db,
+        actor: 'cli:test',
+        now: new Date(),
+        print: (v) => printed.push(v),
+        temporal: async () => assert.fail('no Temporal needed'),
+        webhookSecretKeys: () => keys,
+      });
     return printed[0];
   };
 
   it('refuses to start without a key that endpoints are sealed under, naming it', async () => {
-    await assert.rejects(assertStoredSecretsOpen(db, newOnly), /WEBHOOK_SECRET_KEYS lacks key id\(s\) that webhook secrets are sealed under: "old" \(3 endpoints\)/);
+    await assert.rejects(
+      assertStoredSecretsOpen(db, newOnly),
+      /WEBHOOK_SECRET_KEYS lacks key id\(s\) that webhook secrets are sealed under: "old" \(3 endpoints\)/,
+    );
     await assertStoredSecretsOpen(db, rotating);
   });
 
@@ -78,28 +102,53 @@ describe('core/domain/webhook-secret-keys: rotating the key that seals webhook s
     for (const row of await db.webhookEndpoint.findMany()) {
       assert.equal(row.secretKeyId, 'new');
       assert.deepEqual(openSecrets(newOnly, row.issuerId, row), endpoints.get(row.issuerId));
-      assert.throws(() => openSecrets(oldOnly, row.issuerId, row), (err: Error) => err instanceof WebhookSecretUnreadableError && /key id "new" is not among/.test(err.message));
+      assert.throws(
+        () => openSecrets(oldOnly, row.issuerId, row),
+        (err: Error) => err instanceof WebhookSecretUnreadableError && /key id "new" is not among/.test(err.message),
+      );
     }
     const audit = await db.operatorAuditLog.findMany({ where: { action: 'webhook.secrets.reencrypt' } });
-    assert.deepEqual(audit.map((a) => [a.actor, a.details]), [['cli:test', { primaryKeyId: 'new', reencrypted: 3, changedMeanwhile: 0 }]]);
+    assert.deepEqual(
+      audit.map((a) => [a.actor, a.details]),
+      [['cli:test', { primaryKeyId: 'new', reencrypted: 3, changedMeanwhile: 0 }]],
+    );
     await assertStoredSecretsOpen(db, newOnly);
   });
 
   it('does nothing the second time', async () => {
     const again = await reencrypt();
     assert.deepEqual([again.reencrypted, again.changedMeanwhile, again.keyIds], [0, 0, { new: 3 }]);
-    assert.equal(await db.operatorAuditLog.count({ where: { action: 'webhook.secrets.reencrypt' } }), 1, 'nothing changed, nothing audited');
+    assert.equal(
+      await db.operatorAuditLog.count({ where: { action: 'webhook.secrets.reencrypt' } }),
+      1,
+      'nothing changed, nothing audited',
+    );
   });
 
   it('signs with the same secrets under the new key alone, both during a rotation overlap', async () => {
     const activities = createWebhookActivities({
-      db, logger: createLogger('silent'), clock: { now: () => new Date() }, webhookDestinations: testWebhookDestinations, webhookSecretKeys: newOnly,
+      db,
+      logger: createLogger('silent'),
+      clock: { now: () => new Date() },
+      webhookDestinations: testWebhookDestinations,
+      webhookSecretKeys: newOnly,
     });
     for (const [issuerId, plain] of endpoints) {
       const webhookId = await db.$transaction((tx) =>
-        recordWebhook(tx, { issuerId, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}`, at: new Date(), data: settlementData() }),
+        recordWebhook(tx, {
+          issuerId,
+          type: 'qualified_settlement',
+          sourceEventId: `txn_${randomUUID()}`,
+          at: new Date(),
+          data: settlementData(),
+        }),
       );
-      const result = await activities.attemptWebhookDelivery({ webhookId, attemptNumber: 1, nextAttemptInMs: null, replay: false });
+      const result = await activities.attemptWebhookDelivery({
+        webhookId,
+        attemptNumber: 1,
+        nextAttemptInMs: null,
+        replay: false,
+      });
       assert.equal(result.outcome, 'succeeded', JSON.stringify(result));
       const request = receiver.requests.find((r) => r.headers['webhook-id'] === webhookId)!;
       for (const secret of [plain.secret, plain.previousSecret].filter((s) => s !== null)) {

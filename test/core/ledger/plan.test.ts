@@ -1,7 +1,20 @@
 import assert from 'node:assert/strict';
 import {
-  TRANSFER_KINDS, accounts, allocateDraw, balanceDelta, compareFifo, entriesOf, fromDbMinor, isLedgerError, isLiability,
-  normalSideOf, planTransfer, requirePositiveMinor, rewardEventTypeFor, sumMinor, LEDGER_INVALID_INPUT,
+  TRANSFER_KINDS,
+  accounts,
+  allocateDraw,
+  balanceDelta,
+  compareFifo,
+  entriesOf,
+  fromDbMinor,
+  isLedgerError,
+  isLiability,
+  normalSideOf,
+  planTransfer,
+  requirePositiveMinor,
+  rewardEventTypeFor,
+  sumMinor,
+  LEDGER_INVALID_INPUT,
 } from '../../../core/ledger';
 
 const p = { issuerId: 'iss_1', chgId: 'chg_1', merchantId: 'mp_1' };
@@ -18,16 +31,21 @@ describe('core/ledger account plan', () => {
   it('gives each account kind its normal side and marks the liabilities', () => {
     assert.equal(normalSideOf('merchant_receivable'), 'debit');
     for (const k of ['chg_cashback', 'chg_branded', 'breakage'] as const) assert.equal(normalSideOf(k), 'credit');
-    assert.deepEqual((['merchant_receivable', 'chg_cashback', 'chg_branded', 'breakage'] as const).filter(isLiability), ['chg_cashback', 'chg_branded']);
+    assert.deepEqual(
+      (['merchant_receivable', 'chg_cashback', 'chg_branded', 'breakage'] as const).filter(isLiability),
+      ['chg_cashback', 'chg_branded'],
+    );
     assert.equal(balanceDelta('debit', 5), 5);
     assert.equal(balanceDelta('credit', 5), -5);
   });
 
   it('follows DESIGN.md for every transfer kind', () => {
-    const table = Object.fromEntries(TRANSFER_KINDS.map((k) => {
-      const plan = planTransfer(k, p);
-      return [k, [plan.debit.kind, plan.credit.kind]];
-    }));
+    const table = Object.fromEntries(
+      TRANSFER_KINDS.map((k) => {
+        const plan = planTransfer(k, p);
+        return [k, [plan.debit.kind, plan.credit.kind]];
+      }),
+    );
     assert.deepEqual(table, {
       earn_cashback: ['merchant_receivable', 'chg_cashback'],
       earn_branded: ['merchant_receivable', 'chg_branded'],
@@ -44,7 +62,12 @@ describe('core/ledger account plan', () => {
 
   it('pairs each transfer kind with its reward event type', () => {
     assert.deepEqual(TRANSFER_KINDS.map(rewardEventTypeFor), [
-      'cashback_earned', 'branded_earned', 'branded_spent', 'branded_expired', 'cashback_clawed_back', 'branded_clawed_back',
+      'cashback_earned',
+      'branded_earned',
+      'branded_spent',
+      'branded_expired',
+      'cashback_clawed_back',
+      'branded_clawed_back',
     ]);
   });
 
@@ -61,7 +84,10 @@ describe('core/ledger money', () => {
   it('accepts only positive safe integers as amounts', () => {
     assert.equal(requirePositiveMinor(1), 1);
     for (const bad of [0, -1, 0.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1, Infinity]) {
-      assert.throws(() => requirePositiveMinor(bad), (e) => isLedgerError(e, LEDGER_INVALID_INPUT));
+      assert.throws(
+        () => requirePositiveMinor(bad),
+        (e) => isLedgerError(e, LEDGER_INVALID_INPUT),
+      );
     }
   });
 
@@ -76,9 +102,19 @@ describe('core/ledger money', () => {
 
 describe('core/ledger draw allocation', () => {
   it('takes up to the amount in the given order, never more than a grant holds', () => {
-    const grants = [{ grantId: 'a', remainingMinor: 100 }, { grantId: 'b', remainingMinor: 0 }, { grantId: 'c', remainingMinor: 50 }];
-    assert.deepEqual(allocateDraw(grants, 120), [{ grantId: 'a', amountMinor: 100 }, { grantId: 'c', amountMinor: 20 }]);
-    assert.deepEqual(allocateDraw(grants, 500), [{ grantId: 'a', amountMinor: 100 }, { grantId: 'c', amountMinor: 50 }]);
+    const grants = [
+      { grantId: 'a', remainingMinor: 100 },
+      { grantId: 'b', remainingMinor: 0 },
+      { grantId: 'c', remainingMinor: 50 },
+    ];
+    assert.deepEqual(allocateDraw(grants, 120), [
+      { grantId: 'a', amountMinor: 100 },
+      { grantId: 'c', amountMinor: 20 },
+    ]);
+    assert.deepEqual(allocateDraw(grants, 500), [
+      { grantId: 'a', amountMinor: 100 },
+      { grantId: 'c', amountMinor: 50 },
+    ]);
     assert.deepEqual(allocateDraw(grants, 0), []);
   });
 
@@ -90,6 +126,9 @@ describe('core/ledger draw allocation', () => {
       { id: 'x', expiresAt: d('2027-01-01'), createdAt: d('2026-01-02') },
       { id: 'w', expiresAt: d('2027-01-01'), createdAt: d('2026-01-01') },
     ];
-    assert.deepEqual([...gs].sort(compareFifo).map((g) => g.id), ['w', 'x', 'y', 'z']);
+    assert.deepEqual(
+      [...gs].sort(compareFifo).map((g) => g.id),
+      ['w', 'x', 'y', 'z'],
+    );
   });
 });

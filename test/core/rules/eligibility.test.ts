@@ -4,8 +4,17 @@ import { evaluateEarn, type EarnInput, type EarnOffer } from '../../../core/rule
 const now = new Date('2026-03-01T12:00:00Z');
 const days = (n: number) => new Date(now.getTime() + n * 86_400_000);
 const offer = (id: string, over: Partial<EarnOffer> = {}): EarnOffer => ({
-  id, startsAt: days(-10), endsAt: null, catalogueStatus: 'active', minSpendMinor: 0, mccs: null,
-  cashbackRateBps: 500, brandedRateBps: 0, maxRewardMinor: null, maxRewardPerChgMinor: null, ...over,
+  id,
+  startsAt: days(-10),
+  endsAt: null,
+  catalogueStatus: 'active',
+  minSpendMinor: 0,
+  mccs: null,
+  cashbackRateBps: 500,
+  brandedRateBps: 0,
+  maxRewardMinor: null,
+  maxRewardPerChgMinor: null,
+  ...over,
 });
 const input = (over: Partial<EarnInput> = {}): EarnInput => ({
   merchant: { id: 'mp_1', status: 'active' },
@@ -15,24 +24,38 @@ const input = (over: Partial<EarnInput> = {}): EarnInput => ({
   now,
   ...over,
 });
-const tx = (amountMinor: number, over: Partial<{ mcc: string; currency: string; at: Date }> = {}) => ({ amountMinor, currency: 'usd', at: now, ...over });
+const tx = (amountMinor: number, over: Partial<{ mcc: string; currency: string; at: Date }> = {}) => ({
+  amountMinor,
+  currency: 'usd',
+  at: now,
+  ...over,
+});
 
 describe('evaluateEarn', () => {
   it('is eligible with an active activation and an open offer (no transaction: no estimate)', () => {
     const d = evaluateEarn(input());
-    assert.deepEqual([d.eligible, d.reasons, d.eligibleOfferIds, d.estimatedRewardMinor], [true, [], ['ofr_a'], undefined]);
+    assert.deepEqual(
+      [d.eligible, d.reasons, d.eligibleOfferIds, d.estimatedRewardMinor],
+      [true, [], ['ofr_a'], undefined],
+    );
   });
 
   it('reports merchant_not_activated without activation, after deactivation, and when activated after the transaction', () => {
     assert.deepEqual(evaluateEarn(input({ activation: null })).reasons, ['merchant_not_activated']);
-    assert.deepEqual(evaluateEarn(input({ activation: { status: 'inactive', activatedAt: days(-5) } })).reasons, ['merchant_not_activated']);
+    assert.deepEqual(evaluateEarn(input({ activation: { status: 'inactive', activatedAt: days(-5) } })).reasons, [
+      'merchant_not_activated',
+    ]);
     const late = evaluateEarn(input({ activation: { status: 'active', activatedAt: days(1) }, transaction: tx(1000) }));
     assert.deepEqual(late.reasons, ['merchant_not_activated']);
   });
 
   it('reports no_active_offer for no offers, scheduled, ended and deactivated offers', () => {
     assert.deepEqual(evaluateEarn(input({ offers: [] })).reasons, ['no_active_offer']);
-    const offers = [offer('ofr_s', { startsAt: days(1) }), offer('ofr_e', { endsAt: days(-1) }), offer('ofr_i', { catalogueStatus: 'inactive' })];
+    const offers = [
+      offer('ofr_s', { startsAt: days(1) }),
+      offer('ofr_e', { endsAt: days(-1) }),
+      offer('ofr_i', { catalogueStatus: 'inactive' }),
+    ];
     assert.deepEqual(evaluateEarn(input({ offers })).reasons, ['no_active_offer']);
   });
 
@@ -43,18 +66,31 @@ describe('evaluateEarn', () => {
   });
 
   it('reports merchant_inactive', () => {
-    assert.deepEqual(evaluateEarn(input({ merchant: { id: 'mp_1', status: 'inactive' } })).reasons, ['merchant_inactive']);
+    assert.deepEqual(evaluateEarn(input({ merchant: { id: 'mp_1', status: 'inactive' } })).reasons, [
+      'merchant_inactive',
+    ]);
   });
 
   it('reports below_min_spend, mcc_excluded and offer_cap_reached', () => {
-    assert.deepEqual(evaluateEarn(input({ offers: [offer('ofr_a', { minSpendMinor: 2000 })], transaction: tx(1999) })).reasons, ['below_min_spend']);
-    assert.deepEqual(evaluateEarn(input({ offers: [offer('ofr_a', { mccs: ['5812'] })], transaction: tx(1000, { mcc: '5411' }) })).reasons, ['mcc_excluded']);
-    const capped = evaluateEarn(input({ offers: [offer('ofr_a', { maxRewardPerChgMinor: 500 })], earnedSoFarByOffer: { ofr_a: 500 } }));
+    assert.deepEqual(
+      evaluateEarn(input({ offers: [offer('ofr_a', { minSpendMinor: 2000 })], transaction: tx(1999) })).reasons,
+      ['below_min_spend'],
+    );
+    assert.deepEqual(
+      evaluateEarn(input({ offers: [offer('ofr_a', { mccs: ['5812'] })], transaction: tx(1000, { mcc: '5411' }) }))
+        .reasons,
+      ['mcc_excluded'],
+    );
+    const capped = evaluateEarn(
+      input({ offers: [offer('ofr_a', { maxRewardPerChgMinor: 500 })], earnedSoFarByOffer: { ofr_a: 500 } }),
+    );
     assert.deepEqual(capped.reasons, ['offer_cap_reached']);
   });
 
   it('lists every failing reason together, in API.md order', () => {
-    const d = evaluateEarn(input({ activation: null, groupStatus: 'inactive', merchant: { id: 'mp_1', status: 'inactive' }, offers: [] }));
+    const d = evaluateEarn(
+      input({ activation: null, groupStatus: 'inactive', merchant: { id: 'mp_1', status: 'inactive' }, offers: [] }),
+    );
     assert.deepEqual(d.reasons, ['merchant_not_activated', 'no_active_offer', 'chg_inactive', 'merchant_inactive']);
   });
 
@@ -70,31 +106,64 @@ describe('evaluateEarn', () => {
   });
 
   it('lets the offer with the most reward win, and breaks ties by earliest start then id', () => {
-    const offers = [offer('ofr_low', { cashbackRateBps: 100 }), offer('ofr_high', { cashbackRateBps: 200, brandedRateBps: 100 })];
+    const offers = [
+      offer('ofr_low', { cashbackRateBps: 100 }),
+      offer('ofr_high', { cashbackRateBps: 200, brandedRateBps: 100 }),
+    ];
     const d = evaluateEarn(input({ offers, transaction: tx(10_000, { mcc: '5812' }) }));
-    assert.deepEqual([d.winningOfferId, d.estimatedRewardMinor, d.eligibleOfferIds], ['ofr_high', 300, ['ofr_low', 'ofr_high']]);
-    const tied = [offer('ofr_b', { startsAt: days(-2) }), offer('ofr_a', { startsAt: days(-2) }), offer('ofr_c', { startsAt: days(-1) })];
+    assert.deepEqual(
+      [d.winningOfferId, d.estimatedRewardMinor, d.eligibleOfferIds],
+      ['ofr_high', 300, ['ofr_low', 'ofr_high']],
+    );
+    const tied = [
+      offer('ofr_b', { startsAt: days(-2) }),
+      offer('ofr_a', { startsAt: days(-2) }),
+      offer('ofr_c', { startsAt: days(-1) }),
+    ];
     assert.equal(evaluateEarn(input({ offers: tied, transaction: tx(1000) })).winningOfferId, 'ofr_a');
   });
 
   it('accounts for caps in the winning reward', () => {
-    const offers = [offer('ofr_big', { cashbackRateBps: 1000, maxRewardMinor: 50 }), offer('ofr_small', { cashbackRateBps: 200 })];
+    const offers = [
+      offer('ofr_big', { cashbackRateBps: 1000, maxRewardMinor: 50 }),
+      offer('ofr_small', { cashbackRateBps: 200 }),
+    ];
     const d = evaluateEarn(input({ offers, transaction: tx(10_000) }));
     assert.deepEqual([d.winningOfferId, d.estimatedRewardMinor], ['ofr_small', 200]);
   });
 
   it('writes every condition of every offer into the trace', () => {
-    const d = evaluateEarn(input({ cardholderStatus: 'active', cardStatus: 'active', transaction: tx(1000, { mcc: '5812' }) }));
-    assert.deepEqual(d.offers[0].conditions.map((c) => c.name), [
-      'activation_before_transaction', 'chg_active', 'cardholder_active', 'card_active', 'merchant_active', 'offer_window', 'min_spend', 'mcc_allowed', 'currency_usd', 'cap_not_exhausted',
-    ]);
+    const d = evaluateEarn(
+      input({ cardholderStatus: 'active', cardStatus: 'active', transaction: tx(1000, { mcc: '5812' }) }),
+    );
+    assert.deepEqual(
+      d.offers[0].conditions.map((c) => c.name),
+      [
+        'activation_before_transaction',
+        'chg_active',
+        'cardholder_active',
+        'card_active',
+        'merchant_active',
+        'offer_window',
+        'min_spend',
+        'mcc_allowed',
+        'currency_usd',
+        'cap_not_exhausted',
+      ],
+    );
     assert.ok(d.offers[0].conditions.every((c) => c.passed && c.detail.length > 0));
     assert.equal(d.offers[0].reward!.totalMinor, 50);
   });
 
   it('evaluates the offer window at the transaction instant, not now', () => {
     const offers = [offer('ofr_a', { endsAt: days(-1) })];
-    const d = evaluateEarn(input({ offers, activation: { status: 'active', activatedAt: days(-5) }, transaction: tx(1000, { at: days(-2) }) }));
+    const d = evaluateEarn(
+      input({
+        offers,
+        activation: { status: 'active', activatedAt: days(-5) },
+        transaction: tx(1000, { at: days(-2) }),
+      }),
+    );
     assert.equal(d.eligible, true);
   });
 });

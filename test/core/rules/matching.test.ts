@@ -12,7 +12,11 @@ const SEVEN_ELEVEN = 'mp_00000000-0000-4000-8000-000000000007';
 const BLUE_APRON = 'mp_00000000-0000-4000-8000-000000000008';
 
 const merchant = (id: string, patterns: string[], extra: Partial<MatchableMerchant> = {}): MatchableMerchant => ({
-  id, matchDescriptorPatterns: patterns, matchAcquirerMerchantIds: [], matchMccs: [], ...extra,
+  id,
+  matchDescriptorPatterns: patterns,
+  matchAcquirerMerchantIds: [],
+  matchMccs: [],
+  ...extra,
 });
 
 const CATALOGUE: MatchableMerchant[] = [
@@ -68,7 +72,11 @@ describe('matchMerchant (production)', () => {
   }
 
   it('prefers the acquirer merchant id over the descriptor', () => {
-    const result = matchMerchant({ merchantId: '445566778899001', merchantDescriptor: 'STARBUCKS 123' }, CATALOGUE, 'production');
+    const result = matchMerchant(
+      { merchantId: '445566778899001', merchantDescriptor: 'STARBUCKS 123' },
+      CATALOGUE,
+      'production',
+    );
     assert.deepEqual([result.merchantId, result.rule], [BLUE_BOTTLE, 'acquirer_merchant_id']);
   });
 
@@ -84,28 +92,47 @@ describe('matchMerchant (production)', () => {
   });
 
   it('ignores an mp_ id in production', () => {
-    const result = matchMerchant({ merchantId: BLUE_BOTTLE, merchantDescriptor: 'NOTHING KNOWN' }, CATALOGUE, 'production');
+    const result = matchMerchant(
+      { merchantId: BLUE_BOTTLE, merchantDescriptor: 'NOTHING KNOWN' },
+      CATALOGUE,
+      'production',
+    );
     assert.equal(result.merchantId, null);
   });
 
   it('picks the longest matching pattern when several merchants match', () => {
     const catalogue = [merchant(TARGET, ['BLUE']), merchant(BLUE_BOTTLE, ['BLUE BOTTLE'])];
-    assert.equal(matchMerchant({ merchantDescriptor: 'BLUE BOTTLE 1' }, catalogue, 'production').merchantId, BLUE_BOTTLE);
+    assert.equal(
+      matchMerchant({ merchantDescriptor: 'BLUE BOTTLE 1' }, catalogue, 'production').merchantId,
+      BLUE_BOTTLE,
+    );
   });
 });
 
 describe('matchMerchant (sandbox)', () => {
   it('forces the match to the mp_ id given in merchantId', () => {
-    const result = matchMerchant({ merchantId: STARBUCKS, merchantDescriptor: 'SQ *BLUE BOTTLE' }, CATALOGUE, 'sandbox');
+    const result = matchMerchant(
+      { merchantId: STARBUCKS, merchantDescriptor: 'SQ *BLUE BOTTLE' },
+      CATALOGUE,
+      'sandbox',
+    );
     assert.deepEqual([result.merchantId, result.rule], [STARBUCKS, 'sandbox_merchant_id']);
   });
   it('does not match an mp_ id outside the catalogue', () => {
-    const result = matchMerchant({ merchantId: 'mp_00000000-0000-4000-8000-0000000000ff', merchantDescriptor: 'X' }, CATALOGUE, 'sandbox');
+    const result = matchMerchant(
+      { merchantId: 'mp_00000000-0000-4000-8000-0000000000ff', merchantDescriptor: 'X' },
+      CATALOGUE,
+      'sandbox',
+    );
     assert.equal(result.merchantId, null);
   });
   it('does no brand matching', () => {
     assert.equal(matchMerchant({ merchantDescriptor: 'SQ *BLUE BOTTLE' }, CATALOGUE, 'sandbox').merchantId, null);
-    assert.equal(matchMerchant({ merchantId: '445566778899001', merchantDescriptor: 'STARBUCKS' }, CATALOGUE, 'sandbox').merchantId, null);
+    assert.equal(
+      matchMerchant({ merchantId: '445566778899001', merchantDescriptor: 'STARBUCKS' }, CATALOGUE, 'sandbox')
+        .merchantId,
+      null,
+    );
   });
 });
 

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { computeOfferReward, type RewardTerms } from '../../../core/rules/reward';
 
-const terms = (t: Partial<RewardTerms>): RewardTerms => ({ cashbackRateBps: 0, brandedRateBps: 0, maxRewardMinor: null, maxRewardPerChgMinor: null, ...t });
+const terms = (t: Partial<RewardTerms>): RewardTerms => ({
+  cashbackRateBps: 0,
+  brandedRateBps: 0,
+  maxRewardMinor: null,
+  maxRewardPerChgMinor: null,
+  ...t,
+});
 
 describe('computeOfferReward', () => {
   it('floors each component separately', () => {
@@ -17,7 +23,10 @@ describe('computeOfferReward', () => {
 
   it('applies the per-transaction cap, cutting branded balance first', () => {
     const r = computeOfferReward(terms({ cashbackRateBps: 500, brandedRateBps: 500, maxRewardMinor: 700 }), 10_000, 0);
-    assert.deepEqual([r.cashbackMinor, r.brandedMinor, r.totalMinor, r.uncappedMinor, r.cappedBy], [500, 200, 700, 1000, 'transaction']);
+    assert.deepEqual(
+      [r.cashbackMinor, r.brandedMinor, r.totalMinor, r.uncappedMinor, r.cappedBy],
+      [500, 200, 700, 1000, 'transaction'],
+    );
   });
 
   it('cuts cashback once branded balance is gone', () => {
@@ -28,11 +37,18 @@ describe('computeOfferReward', () => {
   it('applies the per-group cap to what is left of it', () => {
     const r = computeOfferReward(terms({ cashbackRateBps: 1000, maxRewardPerChgMinor: 1500 }), 10_000, 1200);
     assert.deepEqual([r.totalMinor, r.cappedBy], [300, 'chg']);
-    assert.equal(computeOfferReward(terms({ cashbackRateBps: 1000, maxRewardPerChgMinor: 1500 }), 10_000, 1600).totalMinor, 0);
+    assert.equal(
+      computeOfferReward(terms({ cashbackRateBps: 1000, maxRewardPerChgMinor: 1500 }), 10_000, 1600).totalMinor,
+      0,
+    );
   });
 
   it('uses the tighter of the two caps', () => {
-    const r = computeOfferReward(terms({ cashbackRateBps: 1000, maxRewardMinor: 200, maxRewardPerChgMinor: 1000 }), 10_000, 900);
+    const r = computeOfferReward(
+      terms({ cashbackRateBps: 1000, maxRewardMinor: 200, maxRewardPerChgMinor: 1000 }),
+      10_000,
+      900,
+    );
     assert.deepEqual([r.totalMinor, r.cappedBy], [100, 'chg']);
   });
 

@@ -15,60 +15,186 @@ const offer = (id: string, overrides: Partial<EarnOffer> = {}): EarnOffer => ({
   maxRewardPerChgMinor: null,
   ...overrides,
 });
-const earn = (eligibleOfferIds: string[]): EarnDecision => ({ eligible: eligibleOfferIds.length > 0, at: new Date(), reasons: [], eligibleOfferIds, offers: [] });
-const spend = (eligible: boolean, availableBalanceMinor: number) => ({ eligible, availableBalanceMinor, pendingBalanceMinor: 0, spendRestrictionReasons: [] });
+const earn = (eligibleOfferIds: string[]): EarnDecision => ({
+  eligible: eligibleOfferIds.length > 0,
+  at: new Date(),
+  reasons: [],
+  eligibleOfferIds,
+  offers: [],
+});
+const spend = (eligible: boolean, availableBalanceMinor: number) => ({
+  eligible,
+  availableBalanceMinor,
+  pendingBalanceMinor: 0,
+  spendRestrictionReasons: [],
+});
 
 describe('core/rules/settlement', () => {
   describe('decideSettlement', () => {
     it('earns on the whole amount when nothing is spent', () => {
-      const d = decideSettlement({ amountMinor: 2599, earn: earn(['a']), spend: null, offers: [offer('a')], earnedSoFarByOffer: {} });
+      const d = decideSettlement({
+        amountMinor: 2599,
+        earn: earn(['a']),
+        spend: null,
+        offers: [offer('a')],
+        earnedSoFarByOffer: {},
+      });
       assert.deepEqual([d.spentMinor, d.eligibleAmountMinor, d.cashbackMinor, d.winningOfferId], [0, 2599, 129, 'a']);
     });
 
     it('spends available balance first and earns on the rest', () => {
-      const d = decideSettlement({ amountMinor: 10_000, earn: earn(['a']), spend: spend(true, 3000), offers: [offer('a')], earnedSoFarByOffer: {} });
+      const d = decideSettlement({
+        amountMinor: 10_000,
+        earn: earn(['a']),
+        spend: spend(true, 3000),
+        offers: [offer('a')],
+        earnedSoFarByOffer: {},
+      });
       assert.deepEqual([d.spentMinor, d.eligibleAmountMinor, d.cashbackMinor], [3000, 7000, 350]);
     });
 
     it('spends at most the purchase amount, leaving nothing to earn on', () => {
-      const d = decideSettlement({ amountMinor: 500, earn: earn(['a']), spend: spend(true, 3000), offers: [offer('a')], earnedSoFarByOffer: {} });
+      const d = decideSettlement({
+        amountMinor: 500,
+        earn: earn(['a']),
+        spend: spend(true, 3000),
+        offers: [offer('a')],
+        earnedSoFarByOffer: {},
+      });
       assert.deepEqual([d.spentMinor, d.eligibleAmountMinor, d.cashbackMinor, d.winningOfferId], [500, 0, 0, null]);
     });
 
     it('spends nothing when spend is not eligible', () => {
-      const d = decideSettlement({ amountMinor: 500, earn: earn([]), spend: spend(false, 3000), offers: [offer('a')], earnedSoFarByOffer: {} });
+      const d = decideSettlement({
+        amountMinor: 500,
+        earn: earn([]),
+        spend: spend(false, 3000),
+        offers: [offer('a')],
+        earnedSoFarByOffer: {},
+      });
       assert.deepEqual([d.spentMinor, d.cashbackMinor, d.winningOfferId], [0, 0, null]);
     });
 
     it('picks the offer giving the most reward, the earliest on a tie, with caps applied', () => {
-      const offers = [offer('a', { cashbackRateBps: 300 }), offer('b', { cashbackRateBps: 1000, maxRewardMinor: 200 }), offer('c', { cashbackRateBps: 250, brandedRateBps: 250 })];
-      const d = decideSettlement({ amountMinor: 10_000, earn: earn(['a', 'b', 'c']), spend: null, offers, earnedSoFarByOffer: {} });
+      const offers = [
+        offer('a', { cashbackRateBps: 300 }),
+        offer('b', { cashbackRateBps: 1000, maxRewardMinor: 200 }),
+        offer('c', { cashbackRateBps: 250, brandedRateBps: 250 }),
+      ];
+      const d = decideSettlement({
+        amountMinor: 10_000,
+        earn: earn(['a', 'b', 'c']),
+        spend: null,
+        offers,
+        earnedSoFarByOffer: {},
+      });
       assert.equal(d.winningOfferId, 'c');
       assert.deepEqual([d.cashbackMinor, d.brandedMinor], [250, 250]);
-      const capped = decideSettlement({ amountMinor: 10_000, earn: earn(['b']), spend: null, offers, earnedSoFarByOffer: {} });
+      const capped = decideSettlement({
+        amountMinor: 10_000,
+        earn: earn(['b']),
+        spend: null,
+        offers,
+        earnedSoFarByOffer: {},
+      });
       assert.equal(capped.reward?.cappedBy, 'transaction');
-      const tie = decideSettlement({ amountMinor: 10_000, earn: earn(['a', 'c']), spend: null, offers: [offer('a', { cashbackRateBps: 500 }), offer('c', { cashbackRateBps: 500 })], earnedSoFarByOffer: {} });
+      const tie = decideSettlement({
+        amountMinor: 10_000,
+        earn: earn(['a', 'c']),
+        spend: null,
+        offers: [offer('a', { cashbackRateBps: 500 }), offer('c', { cashbackRateBps: 500 })],
+        earnedSoFarByOffer: {},
+      });
       assert.equal(tie.winningOfferId, 'a');
     });
 
     it('ignores offers the earn decision did not find eligible', () => {
-      const d = decideSettlement({ amountMinor: 10_000, earn: earn(['a']), spend: null, offers: [offer('a', { cashbackRateBps: 100 }), offer('b', { cashbackRateBps: 900 })], earnedSoFarByOffer: {} });
+      const d = decideSettlement({
+        amountMinor: 10_000,
+        earn: earn(['a']),
+        spend: null,
+        offers: [offer('a', { cashbackRateBps: 100 }), offer('b', { cashbackRateBps: 900 })],
+        earnedSoFarByOffer: {},
+      });
       assert.equal(d.winningOfferId, 'a');
     });
   });
 
   describe('clawbackDue', () => {
     it('claws back in proportion, rounding down, and everything on a full refund', () => {
-      assert.equal(clawbackDue({ earnedMinor: 125, purchaseAmountMinor: 2500, refundedBeforeMinor: 0, refundMinor: 1000, clawedBackBeforeMinor: 0 }), 50);
-      assert.equal(clawbackDue({ earnedMinor: 125, purchaseAmountMinor: 2500, refundedBeforeMinor: 1000, refundMinor: 1500, clawedBackBeforeMinor: 50 }), 75);
-      assert.equal(clawbackDue({ earnedMinor: 101, purchaseAmountMinor: 3, refundedBeforeMinor: 0, refundMinor: 1, clawedBackBeforeMinor: 0 }), 33);
-      assert.equal(clawbackDue({ earnedMinor: 101, purchaseAmountMinor: 3, refundedBeforeMinor: 1, refundMinor: 2, clawedBackBeforeMinor: 33 }), 68);
+      assert.equal(
+        clawbackDue({
+          earnedMinor: 125,
+          purchaseAmountMinor: 2500,
+          refundedBeforeMinor: 0,
+          refundMinor: 1000,
+          clawedBackBeforeMinor: 0,
+        }),
+        50,
+      );
+      assert.equal(
+        clawbackDue({
+          earnedMinor: 125,
+          purchaseAmountMinor: 2500,
+          refundedBeforeMinor: 1000,
+          refundMinor: 1500,
+          clawedBackBeforeMinor: 50,
+        }),
+        75,
+      );
+      assert.equal(
+        clawbackDue({
+          earnedMinor: 101,
+          purchaseAmountMinor: 3,
+          refundedBeforeMinor: 0,
+          refundMinor: 1,
+          clawedBackBeforeMinor: 0,
+        }),
+        33,
+      );
+      assert.equal(
+        clawbackDue({
+          earnedMinor: 101,
+          purchaseAmountMinor: 3,
+          refundedBeforeMinor: 1,
+          refundMinor: 2,
+          clawedBackBeforeMinor: 33,
+        }),
+        68,
+      );
     });
 
     it('never takes more than was earned, even when refunds exceed the purchase', () => {
-      assert.equal(clawbackDue({ earnedMinor: 100, purchaseAmountMinor: 1000, refundedBeforeMinor: 0, refundMinor: 5000, clawedBackBeforeMinor: 0 }), 100);
-      assert.equal(clawbackDue({ earnedMinor: 100, purchaseAmountMinor: 1000, refundedBeforeMinor: 1000, refundMinor: 10, clawedBackBeforeMinor: 100 }), 0);
-      assert.equal(clawbackDue({ earnedMinor: 0, purchaseAmountMinor: 1000, refundedBeforeMinor: 0, refundMinor: 1000, clawedBackBeforeMinor: 0 }), 0);
+      assert.equal(
+        clawbackDue({
+          earnedMinor: 100,
+          purchaseAmountMinor: 1000,
+          refundedBeforeMinor: 0,
+          refundMinor: 5000,
+          clawedBackBeforeMinor: 0,
+        }),
+        100,
+      );
+      assert.equal(
+        clawbackDue({
+          earnedMinor: 100,
+          purchaseAmountMinor: 1000,
+          refundedBeforeMinor: 1000,
+          refundMinor: 10,
+          clawedBackBeforeMinor: 100,
+        }),
+        0,
+      );
+      assert.equal(
+        clawbackDue({
+          earnedMinor: 0,
+          purchaseAmountMinor: 1000,
+          refundedBeforeMinor: 0,
+          refundMinor: 1000,
+          clawedBackBeforeMinor: 0,
+        }),
+        0,
+      );
     });
 
     it('sums over any split of refunds to what one full refund claws back', () => {
@@ -78,11 +204,27 @@ describe('core/rules/settlement', () => {
         let refunded = 0;
         let clawed = 0;
         for (let i = 0; refunded < purchase && i < 20; i++) {
-          const refund = Math.min(purchase - refunded, 1 + ((seed * (i + 3) * 131) % Math.max(1, Math.floor(purchase / 3))));
-          clawed += clawbackDue({ earnedMinor: earned, purchaseAmountMinor: purchase, refundedBeforeMinor: refunded, refundMinor: refund, clawedBackBeforeMinor: clawed });
+          const refund = Math.min(
+            purchase - refunded,
+            1 + ((seed * (i + 3) * 131) % Math.max(1, Math.floor(purchase / 3))),
+          );
+          clawed += clawbackDue({
+            earnedMinor: earned,
+            purchaseAmountMinor: purchase,
+            refundedBeforeMinor: refunded,
+            refundMinor: refund,
+            clawedBackBeforeMinor: clawed,
+          });
           refunded += refund;
         }
-        if (refunded < purchase) clawed += clawbackDue({ earnedMinor: earned, purchaseAmountMinor: purchase, refundedBeforeMinor: refunded, refundMinor: purchase - refunded, clawedBackBeforeMinor: clawed });
+        if (refunded < purchase)
+          clawed += clawbackDue({
+            earnedMinor: earned,
+            purchaseAmountMinor: purchase,
+            refundedBeforeMinor: refunded,
+            refundMinor: purchase - refunded,
+            clawedBackBeforeMinor: clawed,
+          });
         assert.equal(clawed, earned, `seed ${seed}`);
       }
     });

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import { generateSigningSecret, ROTATION_OVERLAP_MS, signatureHeaders, type EndpointSecrets } from '../../../core/webhooks/signing';
+import {
+  generateSigningSecret,
+  ROTATION_OVERLAP_MS,
+  signatureHeaders,
+  type EndpointSecrets,
+} from '../../../core/webhooks/signing';
 import { buildEnvelope } from '../../../core/webhooks/envelope';
 import { webhookUrlProblems } from '../../../core/webhooks/endpoint-url';
 
@@ -27,15 +32,34 @@ describe('core/webhooks signing', () => {
     const oldSecret = generateSigningSecret();
     const newSecret = generateSigningSecret();
     const rotatedAt = new Date('2026-11-22T10:00:00Z');
-    const endpoint: EndpointSecrets = { secret: newSecret, previousSecret: oldSecret, previousSecretExpiresAt: new Date(rotatedAt.getTime() + ROTATION_OVERLAP_MS) };
+    const endpoint: EndpointSecrets = {
+      secret: newSecret,
+      previousSecret: oldSecret,
+      previousSecretExpiresAt: new Date(rotatedAt.getTime() + ROTATION_OVERLAP_MS),
+    };
     const signedAt = new Date(); // receivers check the timestamp against their own clock
-    const during = signatureHeaders(endpoint, 'evt_x', body, signedAt, new Date(rotatedAt.getTime() + ROTATION_OVERLAP_MS - 1));
+    const during = signatureHeaders(
+      endpoint,
+      'evt_x',
+      body,
+      signedAt,
+      new Date(rotatedAt.getTime() + ROTATION_OVERLAP_MS - 1),
+    );
     assert.equal(during['webhook-signature'].split(' ').length, 2);
-    assert.ok(during['webhook-signature'].startsWith(new Webhook(newSecret).sign('evt_x', signedAt, body)), 'the new secret signs first');
+    assert.ok(
+      during['webhook-signature'].startsWith(new Webhook(newSecret).sign('evt_x', signedAt, body)),
+      'the new secret signs first',
+    );
     assert.ok(verifies(newSecret, body, during));
     assert.ok(verifies(oldSecret, body, during));
 
-    const after = signatureHeaders(endpoint, 'evt_x', body, signedAt, new Date(rotatedAt.getTime() + ROTATION_OVERLAP_MS));
+    const after = signatureHeaders(
+      endpoint,
+      'evt_x',
+      body,
+      signedAt,
+      new Date(rotatedAt.getTime() + ROTATION_OVERLAP_MS),
+    );
     assert.equal(after['webhook-signature'].split(' ').length, 1);
     assert.ok(verifies(newSecret, body, after));
     assert.ok(!verifies(oldSecret, body, after));
@@ -43,7 +67,12 @@ describe('core/webhooks signing', () => {
 
   it('carries the webhook id and unix-seconds timestamp in the headers', () => {
     const at = new Date('2026-11-22T10:00:00.999Z');
-    const h = signatureHeaders({ secret: generateSigningSecret(), previousSecret: null, previousSecretExpiresAt: null }, 'evt_y', body, at);
+    const h = signatureHeaders(
+      { secret: generateSigningSecret(), previousSecret: null, previousSecretExpiresAt: null },
+      'evt_y',
+      body,
+      at,
+    );
     assert.deepEqual([h['webhook-id'], h['webhook-timestamp']], ['evt_y', String(Math.floor(at.getTime() / 1000))]);
     assert.match(h['webhook-signature'], /^v1,[A-Za-z0-9+/]+=*$/);
   });
@@ -52,8 +81,18 @@ describe('core/webhooks signing', () => {
 describe('core/webhooks envelope', () => {
   it('serialises the same webhook to the same bytes whatever the stored key order', () => {
     const createdAt = new Date('2026-11-22T10:00:00Z');
-    const a = buildEnvelope({ id: 'evt_1', type: 'qualified_settlement', createdAt, data: { b: 1, a: { d: 2, c: [3, { f: 1, e: 0 }] } } });
-    const b = buildEnvelope({ id: 'evt_1', type: 'qualified_settlement', createdAt, data: { a: { c: [3, { e: 0, f: 1 }], d: 2 }, b: 1 } });
+    const a = buildEnvelope({
+      id: 'evt_1',
+      type: 'qualified_settlement',
+      createdAt,
+      data: { b: 1, a: { d: 2, c: [3, { f: 1, e: 0 }] } },
+    });
+    const b = buildEnvelope({
+      id: 'evt_1',
+      type: 'qualified_settlement',
+      createdAt,
+      data: { a: { c: [3, { e: 0, f: 1 }], d: 2 }, b: 1 },
+    });
     assert.equal(a, b);
     assert.deepEqual(Object.keys(JSON.parse(a)), ['createdAt', 'data', 'type', 'webhookId']);
     assert.equal(JSON.parse(a).createdAt, '2026-11-22T10:00:00.000Z');
