@@ -34,16 +34,17 @@ export class SchemaComponents {
 
   /** The schema as published: every named schema in it (itself included) replaced by a $ref. */
   publish(schema: object): object {
-    return this.walk(schema, 0, true);
+    return this.walk(schema, 0, true) as object;
   }
 
-  private walk(schema: unknown, depth: number, mayRef: boolean): any {
+  /** A schema in, the same schema published out: an object, or a boolean schema as it was. */
+  private walk(schema: unknown, depth: number, mayRef: boolean): unknown {
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema; // boolean schemas
     if (depth > MAX_DEPTH)
       throw new Error(`schema nested more than ${MAX_DEPTH} levels: ${JSON.stringify(schema).slice(0, 200)}`);
     const name = nameOf(schema);
     if (name && mayRef) {
-      this.register(name, this.walk(schema, depth + 1, false));
+      this.register(name, this.walk(schema, depth + 1, false) as object);
       return { $ref: `#/components/schemas/${name}` };
     }
     const done = this.walked.get(schema);

@@ -19,6 +19,10 @@ const GO_FALLBACK = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 const OPENAPI_TYPESCRIPT_DIR = path.join(TOOLS, 'openapi-typescript');
 const OPENAPI_TYPESCRIPT_PACKAGES = ['openapi-typescript@7.13.0', 'typescript@5.9.3'];
 const OPENAPI_TYPESCRIPT_CLI = path.join(OPENAPI_TYPESCRIPT_DIR, 'node_modules', 'openapi-typescript', 'bin', 'cli.js');
+// typescript-eslint's type-aware rules need the same TypeScript 5 API (`npm run lint`).
+const LINT_DIR = path.join(TOOLS, 'lint');
+const LINT_PACKAGES = ['eslint@10.15.0', 'typescript-eslint@8.73.0', 'typescript@5.9.3'];
+const ESLINT_CLI = path.join(LINT_DIR, 'node_modules', 'eslint', 'bin', 'eslint.js');
 
 function log(message) {
   process.stderr.write(`[bootstrap] ${message}\n`);
@@ -92,31 +96,33 @@ function ensurePrismaClient() {
 
 /** The generator of clients/typescript/schema.ts (`npm run openapi`, test/api/openapi-client.e2e.test.ts). */
 function ensureOpenApiTypescript() {
-  const stamp = path.join(OPENAPI_TYPESCRIPT_DIR, '.bootstrap-stamp');
-  const wanted = OPENAPI_TYPESCRIPT_PACKAGES.join(' ');
-  if (stamped(stamp, wanted) && fs.existsSync(OPENAPI_TYPESCRIPT_CLI)) return;
-  log(`installing ${wanted} into .tools/openapi-typescript`);
-  fs.mkdirSync(OPENAPI_TYPESCRIPT_DIR, { recursive: true });
-  run('npm', [
-    'install',
-    '--prefix',
-    OPENAPI_TYPESCRIPT_DIR,
-    '--no-audit',
-    '--no-fund',
-    '--ignore-scripts',
-    '--save-exact',
-    ...OPENAPI_TYPESCRIPT_PACKAGES,
-  ]);
+  ensureIsolatedTool(OPENAPI_TYPESCRIPT_DIR, OPENAPI_TYPESCRIPT_PACKAGES, OPENAPI_TYPESCRIPT_CLI);
+}
+
+/** ESLint with typescript-eslint (`npm run lint`, eslint.config.mjs loads them from there). */
+function ensureLintTools() {
+  ensureIsolatedTool(LINT_DIR, LINT_PACKAGES, ESLINT_CLI);
+}
+
+/** Packages pinned together in a folder of .tools, apart from the root dependencies. */
+function ensureIsolatedTool(dir, packages, entry) {
+  const stamp = path.join(dir, '.bootstrap-stamp');
+  const wanted = packages.join(' ');
+  if (stamped(stamp, wanted) && fs.existsSync(entry)) return;
+  log(`installing ${wanted} into ${path.relative(ROOT, dir)}`);
+  fs.mkdirSync(dir, { recursive: true });
+  run('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', '--ignore-scripts', '--save-exact', ...packages]);
   fs.writeFileSync(stamp, wanted);
 }
 
 // `npm run build` (scripts/build.ts) generates the Prisma client the same way; `npm run openapi`
 // (scripts/openapi.ts) runs the client generator.
-module.exports = { ensurePrismaClient, ensureOpenApiTypescript, OPENAPI_TYPESCRIPT_CLI };
+module.exports = { ensurePrismaClient, ensureOpenApiTypescript, ensureLintTools, OPENAPI_TYPESCRIPT_CLI, ESLINT_CLI };
 
 if (require.main === module) {
   ensureNodeModules();
   ensureTemporal();
   ensurePrismaClient();
   ensureOpenApiTypescript();
+  ensureLintTools();
 }

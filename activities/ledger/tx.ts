@@ -27,7 +27,8 @@ export async function lockIdempotencyKey(tx: Tx, key: string): Promise<void> {
 
 /** SQLSTATE 23514: a CHECK constraint rejected the row. */
 export function isCheckViolation(err: unknown): boolean {
-  for (let e: any = err, depth = 0; e && depth < 8; e = e.cause, depth++) {
+  let e = err as { code?: unknown; message?: unknown; cause?: unknown } | null | undefined;
+  for (let depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
     if (e.code === '23514' || /23514|violates check constraint/.test(String(e.message ?? ''))) return true;
   }
   return false;

@@ -68,8 +68,19 @@ export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
   });
   const rewarded = settlement.spentMinor > 0 || settlement.cashbackMinor + settlement.brandedMinor > 0;
   const status = rewarded ? 'matched' : 'not_matched';
+  const trace = decisionTrace(ctx, at, { amountMinor, currencyOk, earn, spend, settlement, status });
+  return { status, merchantId: merchant?.id ?? ctx.match.merchantId ?? null, earn, spend, settlement, trace };
+}
+
+/** The match trace the issuer reads back: every check, the arithmetic and the outcome. */
+function decisionTrace(
+  ctx: DecisionContext,
+  at: Date,
+  d: Pick<RewardDecision, 'earn' | 'spend' | 'settlement' | 'status'> & { amountMinor: number; currencyOk: boolean },
+): Record<string, unknown> {
+  const { amountMinor, currencyOk, earn, spend, settlement, status } = d;
   const winning = ctx.offers.find((o) => o.id === settlement.winningOfferId);
-  const trace = {
+  return {
     evaluatedAt: at.toISOString(),
     transaction: {
       amountMinor,
@@ -81,7 +92,7 @@ export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
     merchantMatch: ctx.match,
     checks: [
       { name: 'currency_usd', passed: currencyOk, detail: `currency is ${ctx.event.currency}` },
-      { name: 'merchant_identified', passed: merchant !== null, detail: ctx.match.detail },
+      { name: 'merchant_identified', passed: ctx.merchant !== null, detail: ctx.match.detail },
     ],
     earn: earn && { eligible: earn.eligible, reasons: earn.reasons, offers: earn.offers },
     winningOfferId: settlement.winningOfferId,
@@ -100,5 +111,4 @@ export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
     spend: spend && { ...spend, spentMinor: settlement.spentMinor },
     outcome: status,
   };
-  return { status, merchantId: merchant?.id ?? ctx.match.merchantId ?? null, earn, spend, settlement, trace };
 }

@@ -55,7 +55,8 @@ interface Clawed {
 }
 
 /** Posts what the refund takes back: cashback, then branded balance, then the shortfall from cashback. */
-async function postClawbacks(tx: Tx, { refund, purchase, at, history }: RefundCase): Promise<Clawed> {
+async function postClawbacks(tx: Tx, rc: RefundCase): Promise<Clawed> {
+  const { refund, purchase, history } = rc;
   const due = (earned: number, clawed: number) =>
     clawbackDue({
       earnedMinor: earned,
@@ -66,93 +67,122 @@ async function postClawbacks(tx: Tx, { refund, purchase, at, history }: RefundCa
     });
   const cashbackDue = due(history.cashback.earned, history.cashback.clawed);
   const brandedDue = due(history.branded.earned, history.branded.clawed);
-  const base = { issuerId: purchase.issuerId, chgId: purchase.chgId, transactionId: purchase.id, at };
-  const merchantId = purchase.merchantId!;
-  const common = { chgId: purchase.chgId, merchantId, transactionId: purchase.id };
-  const key = (what: string) => `refund:${refund.id}:${what}`;
+  const posting = postingOf(rc);
   const rewardEventIds: string[] = [];
-  let brandedClawed = 0;
-  let shortfallFromCashback = 0;
-  const cashbackAccountId = accounts.chgCashback(purchase.issuerId, purchase.chgId).id;
   if (brandedDue > 0) {
     // The shortfall may touch the cashback account after the branded one: take all three
     // locks now, in the id order every poster uses, so this cannot deadlock with a settlement.
     await lockAccounts(tx, [
-      accounts.chgBranded(purchase.issuerId, purchase.chgId, merchantId).id,
-      cashbackAccountId,
-      accounts.merchantReceivable(purchase.issuerId, merchantId).id,
+      accounts.chgBranded(purchase.issuerId, purchase.chgId, posting.merchantId).id,
+      posting.cashbackAccountId,
+      accounts.merchantReceivable(purchase.issuerId, posting.merchantId).id,
     ]);
   }
-
   if (cashbackDue > 0) {
-    await postNow(tx, rewardEventIds, base, {
-      common,
+    await postNow(tx, rewardEventIds, posting.base, {
+      common: posting.common,
       amountMinor: cashbackDue,
       event: {
-        idempotencyKey: key('cashback_clawed_back'),
+        idempotencyKey: posting.key('cashback_clawed_back'),
         type: 'cashback_clawed_back',
         offerId: history.cashback.offerId,
         sourceEventId: refund.id,
         description: 'Cashback reversed by a refund',
       },
-      transfer: { idempotencyKey: key('clawback_cashback'), kind: 'clawback_cashback' },
+      transfer: { idempotencyKey: posting.key('clawback_cashback'), kind: 'clawback_cashback' },
     });
   }
-  if (brandedDue > 0) {
-    const rewardEventId = newId('brevt');
-    const draw = await clawBackBranded(tx, {
-      ...base,
-      merchantId,
-      idempotencyKey: key('clawback_branded'),
-      rewardEventId,
-      maxAmountMinor: brandedDue,
-      grantIds: history.grantIds,
+  const brandedClawed = brandedDue > 0 ? await clawBackGrants(tx, rc, posting, brandedDue, rewardEventIds) : 0;
+  const shortfallFromCashback =
+    brandedDue > brandedClawed
+      ? await takeShortfallFromCashback(tx, rc, posting, brandedDue - brandedClawed, rewardEventIds)
+      : 0;
+  return { cashbackDue, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds };
+}
+
+type Posting = ReturnType<typeof postingOf>;
+
+/** What every clawback of this refund is posted with: the purchase's group and merchant, keys by the refund. */
+function postingOf({ refund, purchase, at }: RefundCase) {
+  const merchantId = purchase.merchantId!;
+  return {
+    merchantId,
+    base: { issuerId: purchase.issuerId, chgId: purchase.chgId, transactionId: purchase.id, at },
+    common: { chgId: purchase.chgId, merchantId, transactionId: purchase.id },
+    key: (what: string) => `refund:${refund.id}:${what}`,
+    cashbackAccountId: accounts.chgCashback(purchase.issuerId, purchase.chgId).id,
+  };
+}
+
+/** Branded balance back from the grants the purchase created, as far as they still hold it. */
+async function clawBackGrants(
+  tx: Tx,
+  { refund, at, history }: RefundCase,
+  posting: Posting,
+  dueMinor: number,
+  rewardEventIds: string[],
+): Promise<number> {
+  const rewardEventId = newId('brevt');
+  const draw = await clawBackBranded(tx, {
+    ...posting.base,
+    merchantId: posting.merchantId,
+    idempotencyKey: posting.key('clawback_branded'),
+    rewardEventId,
+    maxAmountMinor: dueMinor,
+    grantIds: history.grantIds,
+  });
+  if (draw.drawnMinor > 0) {
+    await recordRewardEvent(tx, {
+      ...posting.base,
+      id: rewardEventId,
+      merchantId: posting.merchantId,
+      offerId: history.branded.offerId,
+      sourceEventId: refund.id,
+      idempotencyKey: posting.key('branded_clawed_back'),
+      type: 'branded_clawed_back',
+      amountMinor: draw.drawnMinor,
+      rewardGrantId: draw.allocations[0]?.grantId ?? null,
+      description: 'Balance reversed by a refund',
+      occurredAt: at,
     });
-    brandedClawed = draw.drawnMinor;
-    if (draw.drawnMinor > 0) {
-      await recordRewardEvent(tx, {
-        ...base,
-        id: rewardEventId,
-        merchantId,
+    rewardEventIds.push(rewardEventId);
+  }
+  return draw.drawnMinor;
+}
+
+/** What the grants no longer held, from the group's cashback as far as it reaches. */
+async function takeShortfallFromCashback(
+  tx: Tx,
+  { refund, history }: RefundCase,
+  posting: Posting,
+  missingMinor: number,
+  rewardEventIds: string[],
+): Promise<number> {
+  const cashbackBalance =
+    (await lockAccounts(tx, [posting.cashbackAccountId])).get(posting.cashbackAccountId)?.balanceMinor ?? 0;
+  const shortfallMinor = Math.min(missingMinor, cashbackBalance);
+  if (shortfallMinor <= 0) return 0;
+  // Marked as covering the branded shortfall: the purchase's history counts it as branded
+  // value clawed back, not as its cashback (purchaseHistory).
+  await postNow(
+    tx,
+    rewardEventIds,
+    posting.base,
+    {
+      common: posting.common,
+      amountMinor: shortfallMinor,
+      event: {
+        idempotencyKey: posting.key('branded_shortfall_from_cashback'),
+        type: 'cashback_clawed_back',
         offerId: history.branded.offerId,
         sourceEventId: refund.id,
-        idempotencyKey: key('branded_clawed_back'),
-        type: 'branded_clawed_back',
-        amountMinor: draw.drawnMinor,
-        rewardGrantId: draw.allocations[0]?.grantId ?? null,
-        description: 'Balance reversed by a refund',
-        occurredAt: at,
-      });
-      rewardEventIds.push(rewardEventId);
-    }
-  }
-  if (brandedDue > brandedClawed) {
-    const cashbackBalance = (await lockAccounts(tx, [cashbackAccountId])).get(cashbackAccountId)?.balanceMinor ?? 0;
-    shortfallFromCashback = Math.min(brandedDue - brandedClawed, cashbackBalance);
-  }
-  if (shortfallFromCashback > 0) {
-    // Marked as covering the branded shortfall: the purchase's history counts it as branded
-    // value clawed back, not as its cashback (purchaseHistory).
-    await postNow(
-      tx,
-      rewardEventIds,
-      base,
-      {
-        common,
-        amountMinor: shortfallFromCashback,
-        event: {
-          idempotencyKey: key('branded_shortfall_from_cashback'),
-          type: 'cashback_clawed_back',
-          offerId: history.branded.offerId,
-          sourceEventId: refund.id,
-          description: 'Spent or expired balance reversed by a refund, taken from cashback',
-        },
-        transfer: { idempotencyKey: key('clawback_cashback_for_branded'), kind: 'clawback_cashback' },
+        description: 'Spent or expired balance reversed by a refund, taken from cashback',
       },
-      { coversBrandedShortfall: true },
-    );
-  }
-  return { cashbackDue, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds };
+      transfer: { idempotencyKey: posting.key('clawback_cashback_for_branded'), kind: 'clawback_cashback' },
+    },
+    { coversBrandedShortfall: true },
+  );
+  return shortfallMinor;
 }
 
 /** The refund's outcome and trace; the purchase reads `reversed` once all it earned is back. */

@@ -13,98 +13,105 @@ import { issuerNow } from '../sandbox/issuer-clock';
 /** Spend eligibility sums the group's open grants at the merchant: bounded like a draw. */
 const MAX_SPEND_GRANTS = 1000;
 
+const tag = 'Eligibility';
+const params = { chgId: 'chg', merchantId: 'mp' } as const;
+
 export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
+  return [getEarnEligibilityRoute(deps), getSpendEligibilityRoute(deps)];
+}
+
+function getEarnEligibilityRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  const tag = 'Eligibility';
-  const params = { chgId: 'chg', merchantId: 'mp' } as const;
-  return [
-    defineRoute<unknown, { amountMinor?: number; mcc?: string; at?: string }>({
-      method: 'get',
-      path: '/api/v2/chg/{chgId}/merchant/{merchantId}/eligibility',
-      operationId: 'getEarnEligibility',
-      summary: 'Would a purchase at this merchant earn?',
-      description:
-        'Without a query: evaluated now, on activation, offers, group and merchant state. With amountMinor (and optionally mcc): ' +
-        'a previewed transaction, adding min-spend, MCC and cap checks and the estimated reward of the winning offer. ' +
-        '`at` evaluates at another instant. A deactivated group reports chg_inactive.',
-      tag,
-      auth: 'issuer',
-      params,
-      query: eligibilityQuerySchema,
-      responses: { 200: { description: 'The decision.', schema: eligibilitySchema } },
-      errorStatuses: [404],
-      async handle(ctx, { params: p, query }) {
-        const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(
-          db,
-          issuerOf(ctx),
-          p.chgId,
-          p.merchantId,
-          {
-            offers: true,
-            activation: true,
-            earned: true,
-          },
-        );
-        const at = query.at ? toInstant(query.at) : issuerNow(ctx, clock);
-        const decision = evaluateEarn({
-          merchant: { id: merchant.id, status: merchant.status },
-          offers,
-          activation,
-          groupStatus: group.status,
-          transaction:
-            query.amountMinor === undefined
-              ? undefined
-              : { amountMinor: query.amountMinor, mcc: query.mcc, currency: REWARD_CURRENCY, at },
-          // What the group kept per offer, as settlement reads it: per-group caps apply here too.
-          earnedSoFarByOffer,
-          now: at,
-        });
-        ctx.body = {
-          merchantId: merchant.id,
-          eligible: decision.eligible,
-          reasons: decision.reasons,
-          eligibleOfferIds: decision.eligibleOfferIds,
-          ...(decision.winningOfferId
-            ? { winningOfferId: decision.winningOfferId, estimatedRewardMinor: decision.estimatedRewardMinor }
-            : {}),
-          evaluatedAt: decision.at.toISOString(),
-        };
-      },
-    }),
-    defineRoute<unknown, { amountMinor?: number }>({
-      method: 'get',
-      path: '/api/v2/chg/{chgId}/merchant/{merchantId}/spend-eligibility',
-      operationId: 'getSpendEligibility',
-      summary: 'Could branded balance be spent at this merchant now?',
-      description:
-        'Balances in usd minor units. Pending balance waits for the longer of the issuer and merchant availability delays.',
-      tag,
-      auth: 'issuer',
-      params,
-      query: spendQuerySchema,
-      responses: { 200: { description: 'The decision.', schema: spendEligibilitySchema } },
-      errorStatuses: [404],
-      async handle(ctx, { params: p, query }) {
-        const issuer = issuerOf(ctx);
-        const now = issuerNow(ctx, clock);
-        const { group, merchant, grants } = await loadGroupMerchant(db, issuer, p.chgId, p.merchantId, {
-          grants: { at: now, limit: MAX_SPEND_GRANTS },
-        });
-        const decision = evaluateSpend({
-          merchant: {
-            status: merchant.status,
-            brandedEnabled: merchant.brandedEnabled,
-            spendMinimumMinor: merchant.brandedSpendMinimumMinor,
-            availabilityDelayDays: merchant.brandedAvailabilityDelayDays,
-          },
-          groupStatus: group.status,
-          grants,
-          issuerDelayDays: issuer.brandedAvailabilityDelayDays,
-          amountMinor: query.amountMinor,
-          at: now,
-        });
-        ctx.body = { merchantId: merchant.id, currency: REWARD_CURRENCY, ...decision };
-      },
-    }),
-  ];
+  return defineRoute<unknown, { amountMinor?: number; mcc?: string; at?: string }>({
+    method: 'get',
+    path: '/api/v2/chg/{chgId}/merchant/{merchantId}/eligibility',
+    operationId: 'getEarnEligibility',
+    summary: 'Would a purchase at this merchant earn?',
+    description:
+      'Without a query: evaluated now, on activation, offers, group and merchant state. With amountMinor (and optionally mcc): ' +
+      'a previewed transaction, adding min-spend, MCC and cap checks and the estimated reward of the winning offer. ' +
+      '`at` evaluates at another instant. A deactivated group reports chg_inactive.',
+    tag,
+    auth: 'issuer',
+    params,
+    query: eligibilityQuerySchema,
+    responses: { 200: { description: 'The decision.', schema: eligibilitySchema } },
+    errorStatuses: [404],
+    async handle(ctx, { params: p, query }) {
+      const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(
+        db,
+        issuerOf(ctx),
+        p.chgId,
+        p.merchantId,
+        {
+          offers: true,
+          activation: true,
+          earned: true,
+        },
+      );
+      const at = query.at ? toInstant(query.at) : issuerNow(ctx, clock);
+      const decision = evaluateEarn({
+        merchant: { id: merchant.id, status: merchant.status },
+        offers,
+        activation,
+        groupStatus: group.status,
+        transaction:
+          query.amountMinor === undefined
+            ? undefined
+            : { amountMinor: query.amountMinor, mcc: query.mcc, currency: REWARD_CURRENCY, at },
+        // What the group kept per offer, as settlement reads it: per-group caps apply here too.
+        earnedSoFarByOffer,
+        now: at,
+      });
+      ctx.body = {
+        merchantId: merchant.id,
+        eligible: decision.eligible,
+        reasons: decision.reasons,
+        eligibleOfferIds: decision.eligibleOfferIds,
+        ...(decision.winningOfferId
+          ? { winningOfferId: decision.winningOfferId, estimatedRewardMinor: decision.estimatedRewardMinor }
+          : {}),
+        evaluatedAt: decision.at.toISOString(),
+      };
+    },
+  });
+}
+
+function getSpendEligibilityRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute<unknown, { amountMinor?: number }>({
+    method: 'get',
+    path: '/api/v2/chg/{chgId}/merchant/{merchantId}/spend-eligibility',
+    operationId: 'getSpendEligibility',
+    summary: 'Could branded balance be spent at this merchant now?',
+    description:
+      'Balances in usd minor units. Pending balance waits for the longer of the issuer and merchant availability delays.',
+    tag,
+    auth: 'issuer',
+    params,
+    query: spendQuerySchema,
+    responses: { 200: { description: 'The decision.', schema: spendEligibilitySchema } },
+    errorStatuses: [404],
+    async handle(ctx, { params: p, query }) {
+      const issuer = issuerOf(ctx);
+      const now = issuerNow(ctx, clock);
+      const { group, merchant, grants } = await loadGroupMerchant(db, issuer, p.chgId, p.merchantId, {
+        grants: { at: now, limit: MAX_SPEND_GRANTS },
+      });
+      const decision = evaluateSpend({
+        merchant: {
+          status: merchant.status,
+          brandedEnabled: merchant.brandedEnabled,
+          spendMinimumMinor: merchant.brandedSpendMinimumMinor,
+          availabilityDelayDays: merchant.brandedAvailabilityDelayDays,
+        },
+        groupStatus: group.status,
+        grants,
+        issuerDelayDays: issuer.brandedAvailabilityDelayDays,
+        amountMinor: query.amountMinor,
+        at: now,
+      });
+      ctx.body = { merchantId: merchant.id, currency: REWARD_CURRENCY, ...decision };
+    },
+  });
 }

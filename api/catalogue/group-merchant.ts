@@ -124,7 +124,17 @@ export async function loadGroupMerchant(
     FROM cardholder_group g WHERE g.id = ${chgId} AND g.issuer_id = ${issuerId}`;
   if (!row) throw groupNotFound(chgId);
   if (!row.merchant) throw errors.notFound('merchant_not_found', `No merchant ${merchantId}.`);
-  const merchant = { ...row.merchant, brandedSpendMinimumMinor: fromDbMinor(row.merchant.brandedSpendMinimumMinor) };
+  return toGroupMerchant(row, row.merchant, chgId, issuer.brandedAvailabilityDelayDays);
+}
+
+/** The statement's JSON columns as typed values, offers with the branded rate settlement pays. */
+function toGroupMerchant(
+  row: Row,
+  stored: NonNullable<Row['merchant']>,
+  chgId: string,
+  issuerDelayDays: number,
+): GroupMerchant {
+  const merchant = { ...stored, brandedSpendMinimumMinor: fromDbMinor(stored.brandedSpendMinimumMinor) };
   return {
     group: { id: chgId, status: row.group_status },
     merchant,
@@ -137,7 +147,7 @@ export async function loadGroupMerchant(
       mccs: o.mccs && o.mccs.length > 0 ? o.mccs : null,
       cashbackRateBps: o.cashbackRateBps,
       // As settlement pays it.
-      brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, merchant, issuer.brandedAvailabilityDelayDays),
+      brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, merchant, issuerDelayDays),
       maxRewardMinor: o.maxRewardMinor === null ? null : fromDbMinor(o.maxRewardMinor),
       maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
     })),

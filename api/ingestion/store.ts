@@ -65,25 +65,7 @@ export async function ingestBatch(
   const fail = (index: number, id: unknown, error: ApiError) =>
     failures.push({ index, id: typeof id === 'string' ? id : null, error: error.toBody() });
 
-  const ruleMessages = kind === 'settled' ? settledRuleMessages : {};
-  const valid: Array<{ index: number; event: IngestedEvent }> = [];
-  raw.forEach((item, index) => {
-    if (!validate(item)) {
-      return fail(
-        index,
-        (item as { id?: unknown } | null)?.id,
-        eventFailure('invalid_event', 'The event is invalid.', toFieldErrors(validate.errors, '', ruleMessages)),
-      );
-    }
-    const outside = eventDatesOutsideWindow(item, now);
-    if (outside.length > 0)
-      return fail(
-        index,
-        item.id,
-        eventFailure('invalid_event', 'The event is dated outside the window the service accepts.', outside),
-      );
-    valid.push({ index, event: item });
-  });
+  const valid = validEvents(raw, kind, validate, now, fail);
 
   const directory = await loadCardDirectory(
     db,
@@ -141,6 +123,37 @@ export async function ingestBatch(
   );
   failures.sort((a, b) => a.index - b.index);
   return { acceptedCount: raw.length - failures.length, failures, handovers };
+}
+
+/** The events that pass their schema and date window; each other one is a failure of its own. */
+function validEvents(
+  raw: unknown[],
+  kind: EventKind,
+  validate: Validator<IngestedEvent>,
+  now: Date,
+  fail: (index: number, id: unknown, error: ApiError) => void,
+): Array<{ index: number; event: IngestedEvent }> {
+  const ruleMessages = kind === 'settled' ? settledRuleMessages : {};
+  const valid: Array<{ index: number; event: IngestedEvent }> = [];
+  raw.forEach((item, index) => {
+    if (!validate(item)) {
+      return fail(
+        index,
+        (item as { id?: unknown } | null)?.id,
+        eventFailure('invalid_event', 'The event is invalid.', toFieldErrors(validate.errors, '', ruleMessages)),
+      );
+    }
+    const outside = eventDatesOutsideWindow(item, now);
+    if (outside.length > 0)
+      return fail(
+        index,
+        item.id,
+        eventFailure('invalid_event', 'The event is dated outside the window the service accepts.', outside),
+      );
+    valid.push({ index, event: item });
+  });
+
+  return valid;
 }
 
 function newRow(
