@@ -55,20 +55,8 @@ export const RewardEventExportRow = named(
   {
     type: 'object',
     additionalProperties: false,
-    required: [
-      'record',
-      'id',
-      'chgId',
-      'transactionId',
-      'sourceTransactionId',
-      'type',
-      'amountMinor',
-      'currency',
-      'postedAt',
-      'transferId',
-      'merchantId',
-      'rewardGrantId',
-    ],
+    // Every column of the CSV, so both formats carry the same fields.
+    required: [...CSV_COLUMNS],
     properties: {
       record: { type: 'string', const: 'reward_event' },
       id: idSchema('brevt'),

@@ -159,14 +159,7 @@ describe('record workflow histories', function () {
     const authRow = await row('auth', auth.id);
     const taskQueue = `record-v1-${Date.now()}`;
     const connection = await NativeConnection.connect({ address: testTemporalAddress() });
-    const deps = {
-      db: stack.db,
-      logger: createLogger('silent'),
-      clock: { now: () => new Date() },
-      temporal: testEngine(stack.client, taskQueue),
-      webhookDestinations: testWebhookDestinations,
-      webhookSecretKeys: testWebhookSecretKeys,
-    };
+    const deps = recordingDeps(stack, taskQueue);
     try {
       const v1 = await Worker.create({
         connection,
@@ -242,14 +235,7 @@ describe('record workflow histories', function () {
     });
     const taskQueue = `record-pre-clock-${Date.now()}`;
     const connection = await NativeConnection.connect({ address: testTemporalAddress() });
-    const deps = {
-      db: stack.db,
-      logger: createLogger('silent'),
-      clock: { now: () => new Date() },
-      temporal: testEngine(stack.client, taskQueue),
-      webhookDestinations: testWebhookDestinations,
-      webhookSecretKeys: testWebhookSecretKeys,
-    };
+    const deps = recordingDeps(stack, taskQueue);
     try {
       const old = await Worker.create({
         connection,
@@ -314,3 +300,15 @@ describe('record workflow histories', function () {
     }
   });
 });
+
+/** What the activities of a recording run with: the test stack's database and Temporal client. */
+function recordingDeps(stack: Stack, taskQueue: string) {
+  return {
+    db: stack.db,
+    logger: createLogger('silent'),
+    clock: { now: () => new Date() },
+    temporal: testEngine(stack.client, taskQueue),
+    webhookDestinations: testWebhookDestinations,
+    webhookSecretKeys: testWebhookSecretKeys,
+  };
+}

@@ -83,14 +83,7 @@ describe('workflow replay of recorded histories', function () {
   it('fails `npm run replay` on an incompatible change and passes on the real code', async () => {
     const candidate = incompatibleCopy();
     try {
-      const broken = await run(
-        process.execPath,
-        ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES, '--workflows', candidate.entry],
-        { cwd: ROOT },
-      ).then(
-        () => ({ code: 0, stdout: '' }),
-        (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
-      );
+      const broken = await replayAgainst(candidate.entry);
       assert.equal(broken.code, 1);
       assert.match(broken.stdout, /DIVERGED {2}lifecycle-auth-settle/);
       assert.match(broken.stdout, /DIVERGED {2}v1-lifecycle-auth-settle/);
@@ -116,14 +109,7 @@ describe('workflow replay of recorded histories', function () {
     );
     const candidate = unguardedClockCopy();
     try {
-      const broken = await run(
-        process.execPath,
-        ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES, '--workflows', candidate.entry],
-        { cwd: ROOT },
-      ).then(
-        () => ({ code: 0, stdout: '' }),
-        (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
-      );
+      const broken = await replayAgainst(candidate.entry);
       assert.equal(broken.code, 1);
       assert.match(broken.stdout, /DIVERGED {2}pre-sandbox-clock-signal-then-settle-after-upgrade/);
     } finally {
@@ -131,3 +117,17 @@ describe('workflow replay of recorded histories', function () {
     }
   });
 });
+
+/** `npm run replay` of every recorded history against other workflow code: its exit code and output. */
+function replayAgainst(workflowsEntry: string): Promise<{ code: number; stdout: string }> {
+  return run(
+    process.execPath,
+    ['--import', 'tsx', 'scripts/replay.ts', '--dir', HISTORIES, '--workflows', workflowsEntry],
+    {
+      cwd: ROOT,
+    },
+  ).then(
+    () => ({ code: 0, stdout: '' }),
+    (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
+  );
+}
