@@ -11,7 +11,7 @@ export const MAX_PAGE_LIMIT = 200;
 export const paginationQueryProperties = {
   limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT },
   cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'nextCursor of the previous page.' },
-};
+} as const;
 
 /**
  * The page of a named item schema, named after it (`Merchant` → `MerchantPage`), with an

@@ -6,6 +6,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { idPattern, isId, type IdPrefix } from '../core/ids';
 import { errors } from '../core/errors';
+import type { JSONSchema, Validated } from '../core/validated';
 import { assertValid, compileBody, compileQuery, type Validator } from './validation';
 import type { AuthKind } from './middleware/auth';
 import { withIdempotency, type Idempotency } from './middleware/idempotency';
@@ -66,7 +67,25 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
   handle(ctx: Context, input: RouteInput<B, Q>): Promise<void>;
 }
 
-export function defineRoute<B = unknown, Q = Record<string, unknown>>(spec: RouteSpec<B, Q>): RouteSpec {
+/** What the handler receives for a schema: its derived type, or `Absent` when the route declares none. */
+type InputOf<S, Absent> = [S] extends [undefined] ? Absent : Validated<S>;
+
+/**
+ * A route whose handler input is typed from its own schemas (core/validated.ts): `input.body`
+ * is what `body` accepts and `input.query` what `query` accepts after ajv's coercion and
+ * defaults, so the declaration and the code that reads it cannot drift. A schema must keep its
+ * literal type (inline, `as const`, or named()).
+ */
+export function defineRoute<
+  const BS extends JSONSchema | undefined = undefined,
+  const QS extends JSONSchema | undefined = undefined,
+>(
+  spec: Omit<RouteSpec, 'body' | 'query' | 'handle'> & {
+    body?: BS;
+    query?: QS;
+    handle(ctx: Context, input: RouteInput<InputOf<BS, unknown>, InputOf<QS, Record<string, unknown>>>): Promise<void>;
+  },
+): RouteSpec {
   return spec as unknown as RouteSpec;
 }
 

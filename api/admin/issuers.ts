@@ -7,21 +7,7 @@ import type { Db } from '../../prisma/client';
 import type { ApiToken, Issuer, Prisma } from '../../prisma/generated/client';
 import { AUTH_CHANGED_CHANNEL } from '../middleware/token-cache';
 import { recordAudit } from './audit';
-
-export interface IssuerInput {
-  name: string;
-  environment: 'sandbox' | 'production';
-  brandedAvailabilityDelayDays?: number;
-}
-
-/** An operator's change of an issuer's rate limits: null resets one (or, for the whole object, both) to the default. */
-export type RateLimitChange = { requestsPerSecond?: number | null; eventsPerSecond?: number | null } | null;
-
-export interface IssuerChanges {
-  name?: string;
-  brandedAvailabilityDelayDays?: number;
-  rateLimit?: RateLimitChange;
-}
+import type { IssuerChanges, IssuerInput, RateLimitChange } from './schemas';
 
 export function presentIssuer(issuer: Issuer) {
   return {

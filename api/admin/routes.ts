@@ -13,115 +13,9 @@ import {
   presentToken,
   revokeToken,
   updateIssuer,
-  type IssuerChanges,
-  type IssuerInput,
 } from './issuers';
 
-const issuerNameSchema = { type: 'string', minLength: 1, maxLength: 200 };
-const delaySchema = {
-  type: 'integer',
-  minimum: 0,
-  maximum: 365,
-  description: 'Issuer minimum availability delay of branded balance, in days.',
-};
-// Bounds as the database's CHECKs (migration 20261123050000_issuer_rate_limits).
-const rateLimitChangeSchema = {
-  type: ['object', 'null'],
-  additionalProperties: false,
-  minProperties: 1,
-  description:
-    'Overrides of the rate limits for every token of this issuer; a field left out keeps its value, null resets it to the ' +
-    "deployment's default, and `rateLimit: null` resets both. Takes effect on the next request (every API process forgets " +
-    'its cached copy of the issuer at once, or within 60 s at worst).',
-  properties: {
-    requestsPerSecond: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000 },
-    eventsPerSecond: {
-      type: ['integer', 'null'],
-      minimum: 1,
-      maximum: 10_000_000,
-      description: 'Ingestion: events per second.',
-    },
-  },
-};
-
-const issuerSchema = named(
-  'Issuer',
-  {
-    type: 'object',
-    required: ['id', 'name', 'environment', 'brandedAvailabilityDelayDays', 'createdAt'],
-    properties: {
-      id: idSchema('iss'),
-      name: { type: 'string' },
-      environment: { type: 'string', enum: ['sandbox', 'production'] },
-      brandedAvailabilityDelayDays: { type: 'integer' },
-      rateLimit: {
-        type: 'object',
-        required: ['requestsPerSecond', 'eventsPerSecond'],
-        description: "The issuer's rate-limit overrides; null means the deployment's default.",
-        properties: {
-          requestsPerSecond: { type: ['integer', 'null'] },
-          eventsPerSecond: { type: ['integer', 'null'] },
-        },
-      },
-      createdAt: timestampSchema,
-      updatedAt: timestampSchema,
-    },
-  },
-  {
-    id: exampleId('iss'),
-    name: 'Example Bank',
-    environment: 'sandbox',
-    brandedAvailabilityDelayDays: 0,
-    rateLimit: { requestsPerSecond: null, eventsPerSecond: 5000 },
-    createdAt: EXAMPLE_TIME,
-    updatedAt: EXAMPLE_TIME,
-  },
-);
-
-const tokenSchema = named(
-  'IssuerToken',
-  {
-    type: 'object',
-    required: ['id', 'label', 'createdAt'],
-    properties: {
-      id: idSchema('tok'),
-      token: { type: 'string', description: 'The secret. Returned once, at creation; only its hash is stored.' },
-      label: { type: ['string', 'null'] },
-      createdAt: timestampSchema,
-      revokedAt: { type: ['string', 'null'] },
-    },
-  },
-  {
-    id: exampleId('tok'),
-    token: `rwd_sk_${Buffer.alloc(32, 42).toString('base64url')}`,
-    label: 'production app servers',
-    createdAt: EXAMPLE_TIME,
-    revokedAt: null,
-  },
-);
-
-const auditEntrySchema = named(
-  'AuditLogEntry',
-  {
-    type: 'object',
-    properties: {
-      id: { type: 'string' },
-      actor: { type: 'string' },
-      action: { type: 'string' },
-      targetId: { type: ['string', 'null'] },
-      details: { type: 'object', additionalProperties: true },
-      createdAt: timestampSchema,
-    },
-  },
-  {
-    id: exampleId('aud'),
-    actor: 'operator',
-    action: 'token.create',
-    targetId: exampleId('tok'),
-    details: { issuerId: exampleId('iss'), label: 'production app servers' },
-    createdAt: EXAMPLE_TIME,
-  },
-);
+import { auditEntrySchema, issuerChangesSchema, issuerInputSchema, issuerSchema, tokenSchema } from './schemas';
 
 const tag = 'Operator';
 
@@ -138,23 +32,14 @@ export function adminRoutes(deps: AppDeps): RouteSpec[] {
 
 function createIssuerRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<IssuerInput>({
+  return defineRoute({
     method: 'post',
     path: '/admin/v1/issuers',
     operationId: 'createIssuer',
     summary: 'Create an issuer (environment fixed at creation)',
     tag,
     auth: 'operator',
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['name', 'environment'],
-      properties: {
-        name: issuerNameSchema,
-        environment: { type: 'string', enum: ['sandbox', 'production'] },
-        brandedAvailabilityDelayDays: delaySchema,
-      },
-    },
+    body: issuerInputSchema,
     responses: { 201: { description: 'Created.', schema: issuerSchema } },
     async handle(ctx, { body }) {
       ctx.status = 201;
@@ -183,7 +68,7 @@ function getIssuerRoute(deps: AppDeps): RouteSpec {
 
 function updateIssuerRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<IssuerChanges>({
+  return defineRoute({
     method: 'patch',
     path: '/admin/v1/issuers/{issuerId}',
     operationId: 'updateIssuer',
@@ -191,16 +76,7 @@ function updateIssuerRoute(deps: AppDeps): RouteSpec {
     tag,
     auth: 'operator',
     params: { issuerId: 'iss' },
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      minProperties: 1,
-      properties: {
-        name: issuerNameSchema,
-        brandedAvailabilityDelayDays: delaySchema,
-        rateLimit: rateLimitChangeSchema,
-      },
-    },
+    body: issuerChangesSchema,
     responses: { 200: { description: 'The updated issuer.', schema: issuerSchema } },
     errorStatuses: [404],
     async handle(ctx, { params, body }) {
@@ -213,7 +89,7 @@ function updateIssuerRoute(deps: AppDeps): RouteSpec {
 
 function createIssuerTokenRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<{ label?: string }>({
+  return defineRoute({
     method: 'post',
     path: '/admin/v1/issuers/{issuerId}/tokens',
     operationId: 'createIssuerToken',
@@ -258,7 +134,7 @@ function revokeIssuerTokenRoute(deps: AppDeps): RouteSpec {
 
 function listAuditLogRoute(deps: AppDeps): RouteSpec {
   const { db } = deps;
-  return defineRoute<unknown, { limit: number; cursor?: string }>({
+  return defineRoute({
     method: 'get',
     path: '/admin/v1/audit-log',
     operationId: 'listAuditLog',

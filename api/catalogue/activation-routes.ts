@@ -35,7 +35,7 @@ export function activationRoutes(deps: AppDeps): RouteSpec[] {
         );
       },
     }),
-    defineRoute<{ presentedOfferId?: string }>({
+    defineRoute({
       method: 'put',
       path,
       operationId: 'activateMerchant',

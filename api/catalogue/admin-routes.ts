@@ -10,15 +10,7 @@ import {
   offerCreateSchema,
   offerPatchSchema,
 } from './schemas';
-import {
-  getMerchant,
-  saveMerchant,
-  saveOffer,
-  updateMerchant,
-  updateOffer,
-  type MerchantInput,
-  type OfferInput,
-} from './catalogue-store';
+import { getMerchant, saveMerchant, saveOffer, updateMerchant, updateOffer } from './catalogue-store';
 import { presentAdminMerchant, presentAdminOffer } from './present';
 
 const tag = 'Operator catalogue';
@@ -41,7 +33,7 @@ export function catalogueAdminRoutes(deps: AppDeps): RouteSpec[] {
 
 function createMerchantRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<MerchantInput>({
+  return defineRoute({
     method: 'post',
     path: '/admin/v1/merchants',
     operationId: 'createMerchant',
@@ -61,7 +53,7 @@ function createMerchantRoute(deps: AppDeps): RouteSpec {
 
 function listMerchantsAdminRoute(deps: AppDeps): RouteSpec {
   const { db } = deps;
-  return defineRoute<unknown, { limit: number; cursor?: string }>({
+  return defineRoute({
     method: 'get',
     path: '/admin/v1/merchants',
     operationId: 'listMerchantsAdmin',
@@ -105,7 +97,7 @@ function getMerchantAdminRoute(deps: AppDeps): RouteSpec {
 
 function updateMerchantRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<MerchantInput>({
+  return defineRoute({
     method: 'patch',
     path: '/admin/v1/merchants/{merchantId}',
     operationId: 'updateMerchant',
@@ -125,7 +117,7 @@ function updateMerchantRoute(deps: AppDeps): RouteSpec {
 
 function createOfferRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<OfferInput>({
+  return defineRoute({
     method: 'post',
     path: '/admin/v1/merchants/{merchantId}/offers',
     operationId: 'createOffer',
@@ -149,7 +141,7 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
 
 function updateOfferRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<OfferInput>({
+  return defineRoute({
     method: 'patch',
     path: '/admin/v1/merchants/{merchantId}/offers/{offerId}',
     operationId: 'updateOffer',

@@ -6,38 +6,9 @@ import type { Db } from '../../prisma/client';
 import type { Merchant, Offer, Prisma } from '../../prisma/generated/client';
 import { recordAudit } from '../admin/audit';
 import { toInstant } from '../../core/timestamp';
+import type { MerchantInput, OfferInput } from './schemas';
 
 type Tx = Prisma.TransactionClient;
-
-export interface MerchantInput {
-  name?: string;
-  category?: string;
-  status?: 'active' | 'inactive';
-  logoUrl?: string | null;
-  websiteUrl?: string | null;
-  issuerIds?: string[] | null;
-  brandedBalance?: {
-    enabled?: boolean;
-    spendMinimumMinor?: number;
-    availabilityDelayDays?: number;
-    expiryDays?: number;
-  };
-  matchRules?: { descriptorPatterns?: string[]; acquirerMerchantIds?: string[]; mccs?: string[] };
-}
-
-export interface OfferInput {
-  title?: string;
-  description?: string | null;
-  cashbackRateBps?: number;
-  brandedRateBps?: number;
-  minSpendMinor?: number;
-  maxRewardMinor?: number | null;
-  maxRewardPerChgMinor?: number | null;
-  mccs?: string[] | null;
-  startsAt?: string;
-  endsAt?: string | null;
-  status?: 'active' | 'inactive';
-}
 
 const bigOrNull = (v: number | null | undefined) => (v === undefined ? undefined : v === null ? null : BigInt(v));
 

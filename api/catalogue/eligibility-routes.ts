@@ -22,7 +22,7 @@ export function eligibilityRoutes(deps: AppDeps): RouteSpec[] {
 
 function getEarnEligibilityRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<unknown, { amountMinor?: number; mcc?: string; at?: string }>({
+  return defineRoute({
     method: 'get',
     path: '/api/v2/chg/{chgId}/merchant/{merchantId}/eligibility',
     operationId: 'getEarnEligibility',
@@ -79,7 +79,7 @@ function getEarnEligibilityRoute(deps: AppDeps): RouteSpec {
 
 function getSpendEligibilityRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<unknown, { amountMinor?: number }>({
+  return defineRoute({
     method: 'get',
     path: '/api/v2/chg/{chgId}/merchant/{merchantId}/spend-eligibility',
     operationId: 'getSpendEligibility',

@@ -10,18 +10,9 @@ import { idSchema } from '../schemas/common';
 import { merchantSchema, offerSchema } from './schemas';
 import { presentIssuerOffer, presentMerchant } from './present';
 import { OFFER_MERCHANT_FIELDS, requireGroup, requireVisibleMerchant, requireVisibleOffer, visibleTo } from './scope';
-import { OFFER_ORDER, offerListWhere, type OfferFilters } from './offer-query';
+import { OFFER_ORDER, offerListWhere } from './offer-query';
+import type { Validated } from '../../core/validated';
 import { issuerNow, shiftedNow } from '../sandbox/issuer-clock';
-
-interface MerchantListQuery {
-  limit: number;
-  cursor?: string;
-  category?: string;
-  activated?: boolean;
-  q?: string;
-  status?: 'active' | 'inactive';
-}
-type OfferListQuery = OfferFilters & { limit: number };
 
 const offerFilterProperties = {
   status: { type: 'string', enum: ['scheduled', 'active', 'ended'] },
@@ -30,7 +21,14 @@ const offerFilterProperties = {
     enum: ['cashback', 'branded'],
     description: 'Offers with a cashback (or branded) rate above 0.',
   },
-};
+} as const;
+
+const offerListQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...paginationQueryProperties, merchantId: idSchema('mp'), ...offerFilterProperties },
+} as const;
+type OfferListQuery = Validated<typeof offerListQuerySchema>;
 
 const tag = 'Merchants and offers';
 const offerPage = { description: 'A page of offers, by startsAt then id.', schema: pageSchema(offerSchema) };
@@ -61,7 +59,7 @@ export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
 
 function listMerchantsRoute(deps: AppDeps): RouteSpec {
   const { db } = deps;
-  return defineRoute<unknown, MerchantListQuery>({
+  return defineRoute({
     method: 'get',
     path: '/api/v2/chg/{chgId}/merchants',
     operationId: 'listMerchants',
@@ -136,7 +134,7 @@ function getMerchantRoute(deps: AppDeps): RouteSpec {
 
 function listOffersRoute(deps: AppDeps): RouteSpec {
   const { db } = deps;
-  return defineRoute<unknown, OfferListQuery>({
+  return defineRoute({
     method: 'get',
     path: '/api/v2/chg/{chgId}/offers',
     operationId: 'listOffers',
@@ -144,11 +142,7 @@ function listOffersRoute(deps: AppDeps): RouteSpec {
     tag,
     auth: 'issuer',
     params: { chgId: 'chg' },
-    query: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { ...paginationQueryProperties, merchantId: idSchema('mp'), ...offerFilterProperties },
-    },
+    query: offerListQuerySchema,
     responses: { 200: offerPage },
     errorStatuses: [404],
     async handle(ctx, { params, query }) {
@@ -185,7 +179,7 @@ function getOfferRoute(deps: AppDeps): RouteSpec {
 
 function listMerchantOffersRoute(deps: AppDeps): RouteSpec {
   const { db } = deps;
-  return defineRoute<unknown, OfferListQuery>({
+  return defineRoute({
     method: 'get',
     path: '/api/v2/chg/{chgId}/merchant/{merchantId}/offers',
     operationId: 'listMerchantOffers',

@@ -5,22 +5,28 @@ import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { EARN_REASONS } from '../../core/rules/eligibility';
 import { SPEND_REASONS } from '../../core/rules/spend-eligibility';
+import type { Validated } from '../../core/validated';
 
 const minorSchema = {
   type: 'integer',
   minimum: 0,
   maximum: Number.MAX_SAFE_INTEGER,
   description: 'Integer minor units (cents).',
-};
+} as const;
 // Request schemas spell "or null" with anyOf: the strict ajv instance rejects union types.
-const orNull = (schema: object, description?: string) => ({
-  anyOf: [schema, { type: 'null' }],
+const orNull = <const S extends object>(schema: S, description?: string) => ({
+  anyOf: [schema, { type: 'null' }] as const,
   ...(description ? { description } : {}),
 });
-const bpsSchema = { type: 'integer', minimum: 0, maximum: 10_000, description: 'Basis points (1/100 of a percent).' };
-const mccSchema = { type: 'string', pattern: '^[0-9]{4}$', description: 'ISO 18245 merchant category code.' };
+const bpsSchema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: 10_000,
+  description: 'Basis points (1/100 of a percent).',
+} as const;
+const mccSchema = { type: 'string', pattern: '^[0-9]{4}$', description: 'ISO 18245 merchant category code.' } as const;
 const urlSchema = orNull({ type: 'string', format: 'uri', maxLength: 2048 });
-const daysSchema = { type: 'integer', minimum: 0, maximum: 365 };
+const daysSchema = { type: 'integer', minimum: 0, maximum: 365 } as const;
 
 export const MERCHANT_CATEGORIES_EXAMPLE = 'dining';
 
@@ -36,7 +42,7 @@ const brandedBalanceInput = {
     },
     expiryDays: { type: 'integer', minimum: 1, maximum: 3650, description: 'Days after earning that a grant expires.' },
   },
-};
+} as const;
 
 const matchRulesInput = {
   type: 'object',
@@ -48,7 +54,7 @@ const matchRulesInput = {
     acquirerMerchantIds: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 64 } },
     mccs: { type: 'array', maxItems: 50, items: mccSchema },
   },
-};
+} as const;
 
 const merchantFields = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -62,11 +68,16 @@ const merchantFields = {
   ),
   brandedBalance: brandedBalanceInput,
   matchRules: matchRulesInput,
-};
+} as const;
 
 // The sandbox catalogue's Blue Bottle Coffee (README walk-through): 5% cashback from $10, 3% branded balance.
-const exampleBrandedBalance = { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 365 };
-const exampleMatchRules = { descriptorPatterns: ['BLUE BOTTLE'], acquirerMerchantIds: [], mccs: ['5814'] };
+const exampleBrandedBalance = {
+  enabled: true,
+  spendMinimumMinor: 500,
+  availabilityDelayDays: 3,
+  expiryDays: 365,
+} as const;
+const exampleMatchRules = { descriptorPatterns: ['BLUE BOTTLE'], acquirerMerchantIds: [], mccs: ['5814'] } as const;
 const exampleMerchantFields = {
   name: 'Blue Bottle Coffee',
   category: 'dining',
@@ -74,7 +85,7 @@ const exampleMerchantFields = {
   logoUrl: null,
   websiteUrl: 'https://bluebottlecoffee.com',
   brandedBalance: exampleBrandedBalance,
-};
+} as const;
 const exampleOfferFields = {
   title: '5% back, 3% in Blue Bottle balance',
   description: 'On purchases of $10 or more.',
@@ -86,8 +97,13 @@ const exampleOfferFields = {
   mccs: null,
   startsAt: EXAMPLE_TIME,
   endsAt: null,
-};
-const exampleOffer = { id: exampleId('ofr'), merchantId: exampleId('mp'), ...exampleOfferFields, status: 'active' };
+} as const;
+const exampleOffer = {
+  id: exampleId('ofr'),
+  merchantId: exampleId('mp'),
+  ...exampleOfferFields,
+  status: 'active',
+} as const;
 
 export const merchantCreateSchema = named(
   'MerchantInput',
@@ -120,7 +136,7 @@ const offerFields = {
   ),
   startsAt: timestampSchema,
   endsAt: orNull(timestampSchema, 'Exclusive end; null means open-ended. Set it to now to end the offer.'),
-};
+} as const;
 
 export const offerCreateSchema = named(
   'OfferInput',
@@ -147,6 +163,11 @@ export const offerPatchSchema = named(
   { endsAt: EXAMPLE_LATER },
 );
 
+// What the operator API, the admin CLI and the catalogue import pass to api/catalogue/catalogue-store.ts:
+// a patch's type, every field optional, which a create's body also fits.
+export type MerchantInput = Validated<typeof merchantPatchSchema>;
+export type OfferInput = Validated<typeof offerPatchSchema>;
+
 const activationSummarySchema = {
   type: 'object',
   required: ['status', 'activatedAt', 'presentedOfferId'],
@@ -155,7 +176,7 @@ const activationSummarySchema = {
     activatedAt: nullableTimestampSchema,
     presentedOfferId: { type: ['string', 'null'] },
   },
-};
+} as const;
 
 const brandedBalanceSchema = {
   type: 'object',
@@ -166,7 +187,7 @@ const brandedBalanceSchema = {
     availabilityDelayDays: { type: 'integer' },
     expiryDays: { type: 'integer' },
   },
-};
+} as const;
 
 export const merchantSchema = named(
   'Merchant',
@@ -339,7 +360,7 @@ export const eligibilityQuerySchema = {
     mcc: { ...mccSchema, description: 'MCC of the previewed transaction; only used with amountMinor.' },
     at: { ...timestampSchema, description: 'Instant to evaluate at (default: now).' },
   },
-};
+} as const;
 
 export const eligibilitySchema = named(
   'Eligibility',
@@ -381,7 +402,7 @@ export const spendQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: { amountMinor: { ...minorSchema, description: 'Check the merchant spend minimum against this amount.' } },
-};
+} as const;
 
 export const spendEligibilitySchema = named(
   'SpendEligibility',

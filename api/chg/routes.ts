@@ -27,7 +27,7 @@ export function chgRoutes(deps: AppDeps): RouteSpec[] {
 
 function upsertChgRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<GroupInput>({
+  return defineRoute({
     method: 'post',
     path: '/api/v2/chg',
     operationId: 'upsertChg',
@@ -54,7 +54,7 @@ function upsertChgRoute(deps: AppDeps): RouteSpec {
 
 function bulkUpsertChgRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<{ items: unknown[] }>({
+  return defineRoute({
     method: 'post',
     path: '/api/v2/chg/bulk-upsert',
     operationId: 'bulkUpsertChg',

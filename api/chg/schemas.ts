@@ -10,6 +10,7 @@ import {
 import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { CARD_NETWORKS } from '../../core/domain/events';
+import type { Validated } from '../../core/validated';
 
 export { CARD_NETWORKS };
 
@@ -17,31 +18,6 @@ export const MAX_CARDHOLDERS_PER_GROUP = 100;
 export const MAX_CARDS_PER_CARDHOLDER = 20;
 export const MAX_BULK_ITEMS = 500;
 export const MAX_SETTINGS_BYTES = 16 * 1024;
-
-export interface CardInput {
-  externalId: string;
-  last4: string;
-  network: (typeof CARD_NETWORKS)[number];
-  status: 'active' | 'inactive';
-}
-export interface CardholderInput {
-  externalId: string;
-  status: 'active' | 'inactive';
-  cards: CardInput[];
-}
-export interface GroupSettings {
-  locale?: string;
-  timezone?: string;
-  displayName?: string;
-  metadata?: Record<string, unknown>;
-  [key: string]: unknown;
-}
-export interface GroupInput {
-  externalId: string;
-  status: 'active' | 'inactive';
-  settings: GroupSettings;
-  cardholders: CardholderInput[];
-}
 
 const cardInputSchema = {
   type: 'object',
@@ -53,7 +29,7 @@ const cardInputSchema = {
     network: { type: 'string', enum: CARD_NETWORKS },
     status: { ...statusSchema, default: 'active' },
   },
-};
+} as const;
 
 const cardholderInputSchema = {
   type: 'object',
@@ -64,7 +40,7 @@ const cardholderInputSchema = {
     status: { ...statusSchema, default: 'active' },
     cards: { type: 'array', minItems: 1, maxItems: MAX_CARDS_PER_CARDHOLDER, items: cardInputSchema },
   },
-};
+} as const;
 
 export const settingsSchema = {
   type: 'object',
@@ -90,7 +66,13 @@ export const settingsSchema = {
     displayName: { type: 'string', minLength: 1, maxLength: 200 },
     metadata: { type: 'object', maxProperties: 50, additionalProperties: true },
   },
-};
+} as const;
+
+// The body's types, derived from its schemas (core/validated.ts): defaults filled in.
+export type GroupInput = Validated<typeof groupInputSchema>;
+export type CardholderInput = GroupInput['cardholders'][number];
+export type CardInput = CardholderInput['cards'][number];
+export type GroupSettings = GroupInput['settings'];
 
 // API.md's example group, as an issuer sends it and as it is stored.
 const exampleSettings = {
@@ -98,7 +80,7 @@ const exampleSettings = {
   timezone: 'America/New_York',
   displayName: 'The Smiths',
   metadata: { tier: 'gold' },
-};
+} as const;
 const exampleGroupInput = {
   externalId: 'household-42',
   status: 'active',
@@ -110,7 +92,7 @@ const exampleGroupInput = {
       cards: [{ externalId: 'k-9001', last4: '4242', network: 'visa', status: 'active' }],
     },
   ],
-};
+} as const;
 const exampleCard = {
   id: exampleId('card'),
   externalId: 'k-9001',
@@ -118,7 +100,7 @@ const exampleCard = {
   network: 'visa',
   status: 'active',
   deactivatedAt: null,
-};
+} as const;
 const exampleGroup = {
   id: exampleId('chg'),
   externalId: 'household-42',
@@ -130,7 +112,7 @@ const exampleGroup = {
   cardholders: [
     { id: exampleId('ch'), externalId: 'c-1001', status: 'active', deactivatedAt: null, cards: [exampleCard] },
   ],
-};
+} as const;
 
 export const groupInputSchema = named(
   'GroupInput',

@@ -1,67 +1,15 @@
 // Ingested event schemas (SPEC.md 4.4, API.md "Ingestion"). Each event of a batch is
 // validated on its own so that one bad event fails alone.
-import { CARD_NETWORKS } from '../chg/schemas';
-import { AUTH_METHODS, AUTH_STATES, MAX_AMOUNT_MINOR, SETTLED_STATES } from '../../core/domain/events';
-import { errorObjectSchema, externalIdSchema, openEnum } from '../schemas/common';
+import { authEventShape, settledEventShape, type AuthEvent, type SettledEvent } from '../../core/domain/events';
+import { errorObjectSchema, openEnum } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 
 export const MAX_EVENTS_PER_BATCH = 1000;
-// The event types and their closed lists live below both the API and the worker's
-// activities (core/domain/events.ts); these are their JSON schemas.
+// The event schemas, their types and closed lists live below both the API and the worker's
+// activities (core/domain/events.ts); here they get their published names and examples.
 export { AUTH_METHODS, AUTH_STATES, SETTLED_STATES, MAX_AMOUNT_MINOR } from '../../core/domain/events';
 export type { EventKind, BaseEvent, AuthEvent, SettledEvent, IngestedEvent } from '../../core/domain/events';
-
-const baseProperties = {
-  id: {
-    ...externalIdSchema,
-    description: "The issuer's stable id of this event; the idempotency key with the event kind.",
-  },
-  amount: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT_MINOR, description: 'Positive, in minor units (cents).' },
-  currency: {
-    type: 'string',
-    pattern: '^[a-z]{3}$',
-    description: 'Lowercase ISO 4217 code. Only usd earns; others end not_matched.',
-  },
-  merchantDescriptor: { type: 'string', minLength: 1, maxLength: 256 },
-  mcc: { type: 'string', pattern: '^[0-9]{4}$', description: 'Merchant category code.' },
-  createdAt: { type: 'string', format: 'date-time', description: 'ISO 8601 with an offset.' },
-  cardLast4: { type: 'string', pattern: '^[0-9]{4}$' },
-  network: { type: 'string', enum: CARD_NETWORKS },
-  cardholderId: {
-    type: 'string',
-    minLength: 1,
-    maxLength: 128,
-    description: "The issuer's cardholder id (externalId) or our ch_ id.",
-  },
-  cardId: {
-    type: 'string',
-    minLength: 1,
-    maxLength: 128,
-    description: "The issuer's card id (externalId) or our card_ id.",
-  },
-  authMethod: { type: 'string', enum: AUTH_METHODS },
-  merchantId: {
-    type: 'string',
-    minLength: 1,
-    maxLength: 128,
-    description: 'Production: merchant id of the ISO 8583 message. Sandbox: an mp_ id forces a match to that merchant.',
-  },
-};
-const baseRequired = [
-  'id',
-  'amount',
-  'currency',
-  'merchantDescriptor',
-  'mcc',
-  'createdAt',
-  'cardLast4',
-  'network',
-  'cardholderId',
-  'cardId',
-  'authMethod',
-  'state',
-];
 
 // The README's sandbox purchase: $25.00 at Blue Bottle Coffee, forced to its mp_ id.
 const exampleEvent = {
@@ -76,53 +24,19 @@ const exampleEvent = {
   cardId: 'k-9001',
   authMethod: 'contactless',
   merchantId: exampleId('mp'),
+} as const;
+
+const authExample: AuthEvent = { id: 'a-1', ...exampleEvent, state: 'approved' };
+const settledExample: SettledEvent = {
+  id: 't-1',
+  ...exampleEvent,
+  state: 'settled',
+  settledAt: EXAMPLE_TIME,
+  authorizationId: 'a-1',
 };
 
-export const authEventSchema = named(
-  'AuthEvent',
-  {
-    type: 'object',
-    additionalProperties: false,
-    required: baseRequired,
-    properties: {
-      ...baseProperties,
-      state: {
-        type: 'string',
-        enum: AUTH_STATES,
-        description: 'Send the same id again with reversed to reverse the authorization.',
-      },
-    },
-  },
-  { id: 'a-1', ...exampleEvent, state: 'approved' },
-);
-
-export const settledEventSchema = named(
-  'SettledEvent',
-  {
-    type: 'object',
-    additionalProperties: false,
-    required: baseRequired,
-    properties: {
-      ...baseProperties,
-      state: { type: 'string', enum: SETTLED_STATES },
-      arn: { type: 'string', minLength: 1, maxLength: 64, description: 'Acquirer reference number, where available.' },
-      settledAt: { type: 'string', format: 'date-time' },
-      authorizationId: { ...externalIdSchema, description: "The issuer's id of the related authorization event." },
-      relatedTransactionId: {
-        ...externalIdSchema,
-        description:
-          "Refunds only: the issuer's id of the settled purchase, required when state is refunded. On a settled purchase the " +
-          'event is refused (invalid_event): the field would mean nothing there.',
-      },
-    },
-    // relatedTransactionId belongs to refunds: required on one, refused on a purchase (README,
-    // "Decisions where the documents were silent"). Written as schema so that /openapi.json says it too.
-    if: { properties: { state: { const: 'refunded' } }, required: ['state'] },
-    then: { required: ['relatedTransactionId'], properties: { relatedTransactionId: { type: 'string' } } },
-    else: { properties: { relatedTransactionId: false } },
-  },
-  { id: 't-1', ...exampleEvent, state: 'settled', settledAt: EXAMPLE_TIME, authorizationId: 'a-1' },
-);
+export const authEventSchema = named('AuthEvent', authEventShape, authExample);
+export const settledEventSchema = named('SettledEvent', settledEventShape, settledExample);
 
 /** What the field errors say where ajv's own words ("boolean schema is false") would not help. */
 export const settledRuleMessages: Record<string, string> = {

@@ -16,7 +16,7 @@ const { default: _noDefault, ...trialBalanceLimit } = paginationQueryProperties.
 export function ledgerAdminRoutes(deps: AppDeps): RouteSpec[] {
   const { db } = deps;
   return [
-    defineRoute<unknown, { issuerId?: string; limit?: number; cursor?: string }>({
+    defineRoute({
       method: 'get',
       path: '/admin/v1/ledger/trial-balance',
       operationId: 'getTrialBalance',
@@ -54,7 +54,7 @@ export function ledgerAdminRoutes(deps: AppDeps): RouteSpec[] {
         });
       },
     }),
-    defineRoute<unknown, { limit: number; cursor?: string }>({
+    defineRoute({
       method: 'get',
       path: '/admin/v1/ledger/accounts/{accountId}/entries',
       operationId: 'listLedgerAccountEntries',

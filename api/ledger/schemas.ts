@@ -17,7 +17,7 @@ const debitExample = {
   direction: 'debit',
   amountMinor: -125,
   currency: 'usd',
-};
+} as const;
 const creditExample = {
   accountId: cashbackId,
   accountKind: 'chg_cashback',
@@ -26,7 +26,7 @@ const creditExample = {
   direction: 'credit',
   amountMinor: 125,
   currency: 'usd',
-};
+} as const;
 const transferExample = {
   transferId: EXAMPLE_TRANSFER_ID,
   kind: 'earn_cashback',
@@ -37,7 +37,7 @@ const transferExample = {
   amountMinor: 125,
   currency: 'usd',
   entries: [debitExample, creditExample],
-};
+} as const;
 const accountEntryExample = {
   entryId: '42',
   transferId: EXAMPLE_TRANSFER_ID,
@@ -50,10 +50,10 @@ const accountEntryExample = {
   amountMinor: 125,
   currency: 'usd',
   counterAccountId: receivableId,
-};
+} as const;
 
-const minor = { type: 'integer', description: 'Minor units (cents).' };
-const usd = { type: 'string', enum: ['usd'] };
+const minor = { type: 'integer', description: 'Minor units (cents).' } as const;
+const usd = { type: 'string', enum: ['usd'] } as const;
 const nullableString = (description: string) => ({ type: ['string', 'null'], description });
 
 /** How entries are signed in every ledger read (API.md, ledger-entries): debits negative. */
@@ -67,17 +67,17 @@ const accountKindSchema = {
   description:
     'merchant_receivable (asset, debit-normal: what the merchant owes for rewards it funds), chg_cashback and chg_branded ' +
     '(liabilities, credit-normal: what the group holds), breakage (income, credit-normal: expired branded balance).',
-};
+} as const;
 
 const transferKindSchema = {
   type: 'string',
   description: `What the transfer did: ${TRANSFER_KINDS.join(', ')}. Clients must tolerate new values.`,
-};
+} as const;
 
 const accountIdSchema = {
   type: 'string',
   description: 'Deterministic account key: <issuerId>:<kind>[:<chgId>][:<merchantId>].',
-};
+} as const;
 
 /** One leg of a transfer, with the account it moves as the ledger models it. */
 export const LedgerEntry = named(
@@ -219,7 +219,7 @@ const ledgerAccountSchema = {
     balanceMinor: { ...minor, description: "Balance on the account's normal side, in the same snapshot as this page." },
     currency: usd,
   },
-};
+} as const;
 
 export const LedgerAccountEntries = named(
   'LedgerAccountEntries',

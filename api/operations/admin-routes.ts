@@ -8,7 +8,7 @@ import { exampleId } from '../schemas/examples';
 
 export function operationsAdminRoutes(deps: AppDeps): RouteSpec[] {
   return [
-    defineRoute<{ reason?: string }>({
+    defineRoute({
       method: 'post',
       path: '/admin/v1/transactions/{txnId}/reprocess',
       operationId: 'reprocessTransaction',

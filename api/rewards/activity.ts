@@ -4,12 +4,7 @@ import type { Db } from '../../prisma/client';
 import { Prisma } from '../../prisma/generated/client';
 import { fromDbMinor } from '../../core/ledger';
 import { cursorDate, decodeCursor, toPage } from '../pagination';
-
-export interface ActivityQuery {
-  limit: number;
-  cursor?: string;
-  type?: string;
-}
+import type { ActivityQuery } from './balance-schemas';
 
 export interface ActivityRow {
   id: string;

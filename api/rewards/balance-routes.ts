@@ -9,7 +9,7 @@ import { groupNotFound } from '../catalogue/scope';
 import { loadGroupMerchant } from '../catalogue/group-merchant';
 import { fromDbMinor } from '../../core/ledger';
 import { rewardsSummary } from './summary';
-import { activityPage, type ActivityQuery } from './activity';
+import { activityPage } from './activity';
 import {
   activityPageSchema,
   activityQuerySchema,
@@ -65,7 +65,7 @@ function getRewardsSummaryRoute(deps: AppDeps): RouteSpec {
 
 function listRewardsActivityRoute(deps: AppDeps): RouteSpec {
   const { db } = deps;
-  return defineRoute<unknown, ActivityQuery>({
+  return defineRoute({
     method: 'get',
     path: '/api/v2/chg/{chgId}/rewards/activity',
     operationId: 'listRewardsActivity',
@@ -88,7 +88,7 @@ function listRewardsActivityRoute(deps: AppDeps): RouteSpec {
 
 function listExpiringRewardsRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<unknown, { withinDays: number }>({
+  return defineRoute({
     method: 'get',
     path: '/api/v2/chg/{chgId}/rewards/expiring',
     operationId: 'listExpiringRewards',

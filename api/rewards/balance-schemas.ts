@@ -4,9 +4,10 @@ import { pageSchema, paginationQueryProperties } from '../pagination';
 import { REWARD_EVENT_TYPES } from '../../core/ledger';
 import { named } from '../schemas/named';
 import { EXAMPLE_EXPIRY, EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
+import type { Validated } from '../../core/validated';
 
-const minor = { type: 'integer', minimum: 0 };
-const usd = { type: 'string', enum: ['usd'] };
+const minor = { type: 'integer', minimum: 0 } as const;
+const usd = { type: 'string', enum: ['usd'] } as const;
 
 const cashbackSummarySchema = {
   type: 'object',
@@ -24,7 +25,7 @@ const cashbackSummarySchema = {
     },
     balanceMinor: { ...minor, description: 'The chg_cashback ledger account: earnedMinor - clawedBackMinor.' },
   },
-};
+} as const;
 
 const brandedSummarySchema = {
   type: 'object',
@@ -41,7 +42,7 @@ const brandedSummarySchema = {
     },
     clawedBackMinor: minor,
   },
-};
+} as const;
 
 export const summarySchema = named(
   'RewardSummary',
@@ -78,7 +79,9 @@ export const activityQuerySchema = {
     ...paginationQueryProperties,
     type: { type: 'string', enum: REWARD_EVENT_TYPES, description: 'Only rows of this type.' },
   },
-};
+} as const;
+
+export type ActivityQuery = Validated<typeof activityQuerySchema>;
 
 export const activityRowSchema = named(
   'RewardActivity',
@@ -118,7 +121,7 @@ export const expiringQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: { withinDays: { type: 'integer', minimum: 1, maximum: 365, default: 30 } },
-};
+} as const;
 
 export const expiringSchema = named(
   'ExpiringRewards',

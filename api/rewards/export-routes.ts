@@ -5,6 +5,7 @@ import { errors } from '../../core/errors';
 import type { AppDeps } from '../deps';
 import { EXPORT_CONTENT_TYPES, type ExportFormat } from './export-format';
 import { openRewardEventExport } from './export-stream';
+import type { Validated } from '../../core/validated';
 import {
   EXPORT_DESCRIPTION,
   MAX_EXPORT_DAYS,
@@ -15,11 +16,7 @@ import {
 
 const DAY_MS = 86_400_000;
 
-interface ExportQuery {
-  from: string;
-  to: string;
-  format: ExportFormat;
-}
+type ExportQuery = Validated<typeof exportQuerySchema>;
 
 /** What ajv cannot say about two fields together: the period is [from, to), not empty, at most a year. */
 function periodOf(query: ExportQuery): { from: Date; to: Date } {
@@ -47,7 +44,7 @@ function fileName(from: Date, to: Date, format: ExportFormat): string {
 export function exportRoutes(deps: AppDeps): RouteSpec[] {
   const { db, logger } = deps;
   return [
-    defineRoute<unknown, ExportQuery>({
+    defineRoute({
       method: 'get',
       path: '/api/v2/reward-events/export',
       operationId: 'exportRewardEvents',

@@ -19,9 +19,9 @@ export const exportQuerySchema = {
       ...timestampSchema,
       description: `End of the period, excluded (postedAt < to); after from, at most ${MAX_EXPORT_DAYS} days later.`,
     },
-    format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'ndjson', description: 'ndjson (default) or csv.' },
+    format: { type: 'string', enum: EXPORT_FORMATS, default: 'ndjson', description: 'ndjson (default) or csv.' },
   },
-};
+} as const;
 
 const rowExample = {
   record: 'reward_event',
@@ -36,7 +36,7 @@ const rowExample = {
   transferId: '6f1c2a9e-4b7d-4e21-9c3a-0000000000f1',
   merchantId: exampleId('mp'),
   rewardGrantId: null,
-};
+} as const;
 const EXAMPLE_DIGEST = '9f2d6c1b0e8a4f3d2c1b0a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c';
 const checksumExample = {
   record: 'checksum',
@@ -46,7 +46,7 @@ const checksumExample = {
   count: 1,
   totals: [{ type: 'cashback_earned', currency: 'usd', count: 1, amountMinor: 125 }],
   digest: { algorithm: 'sha256', value: EXAMPLE_DIGEST },
-};
+} as const;
 
 const nullableId = (description: string) => ({ type: ['string', 'null'], description });
 

@@ -15,7 +15,7 @@ const exampleDetail = {
   clawedBackAmountMinor: 0,
   currency: 'usd',
   rewardEventIds: [exampleId('brevt'), exampleId('brevt', 2)],
-};
+} as const;
 
 export const rewardDetailSchema = named(
   'RewardDetail',

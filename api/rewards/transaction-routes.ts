@@ -57,7 +57,7 @@ function getTransactionRewardDetailRoute(deps: AppDeps): RouteSpec {
 
 function getTransactionRewardOverviewsRoute(deps: AppDeps): RouteSpec {
   const { db } = deps;
-  return defineRoute<{ transactionIds?: string[]; externalIds?: string[] }>({
+  return defineRoute({
     method: 'post',
     path: '/api/v2/chg/{chgId}/transactions/reward-overviews',
     operationId: 'getTransactionRewardOverviews',

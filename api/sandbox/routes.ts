@@ -18,7 +18,6 @@ import {
   sandboxClockSchema,
   simulateBodySchema,
   simulatedPurchaseSchema,
-  type SimulateBody,
 } from './schemas';
 
 const HOUR_MS = 3_600_000;
@@ -81,7 +80,7 @@ function getSandboxClockRoute(deps: AppDeps): RouteSpec {
 
 function advanceSandboxClockRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<{ days?: number; hours?: number }>({
+  return defineRoute({
     method: 'post',
     path: '/api/v2/sandbox/clock/advance',
     operationId: 'advanceSandboxClock',
@@ -117,7 +116,7 @@ function advanceSandboxClockRoute(deps: AppDeps): RouteSpec {
 
 function simulateSandboxTransactionRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<SimulateBody>({
+  return defineRoute({
     method: 'post',
     path: '/api/v2/sandbox/transactions',
     operationId: 'simulateSandboxTransaction',

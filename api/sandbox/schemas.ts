@@ -5,6 +5,7 @@ import { idSchema, timestampSchema } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { MAX_AMOUNT_MINOR } from '../ingestion/schemas';
+import type { Validated } from '../../core/validated';
 
 const DAY_MS = 86_400_000;
 /** One advance moves the clock at most this far (a year of days, or the same in hours). */
@@ -22,7 +23,7 @@ const clockProperties = {
     maximum: MAX_CLOCK_OFFSET_MS,
     description: 'How far the clock runs ahead of real time, in milliseconds. Only grows.',
   },
-};
+} as const;
 
 export const sandboxClockSchema = named(
   'SandboxClock',
@@ -49,7 +50,7 @@ export const clockAdvanceBodySchema = {
     hours: { type: 'integer', minimum: 0, maximum: MAX_ADVANCE_HOURS, description: 'Whole hours, added to days.' },
   },
   description: `days and hours together: more than 0 and at most ${MAX_ADVANCE_DAYS} days per call. The clock never goes back.`,
-};
+} as const;
 
 export const sandboxClockAdvanceSchema = named(
   'SandboxClockAdvance',
@@ -84,15 +85,6 @@ export const sandboxClockAdvanceSchema = named(
 
 export const SIMULATED_OUTCOMES = ['authorized', 'declined', 'reversed', 'settled', 'refunded'] as const;
 export type SimulatedOutcome = (typeof SIMULATED_OUTCOMES)[number];
-
-export interface SimulateBody {
-  cardId: string;
-  merchantId: string;
-  amount: number;
-  outcome: SimulatedOutcome;
-  refundAmount?: number;
-  mcc?: string;
-}
 
 export const simulateBodySchema = {
   type: 'object',
@@ -132,7 +124,9 @@ export const simulateBodySchema = {
       description: 'Merchant category code of the events; 5999 when left out.',
     },
   },
-};
+} as const;
+
+export type SimulateBody = Validated<typeof simulateBodySchema>;
 
 const simulatedEventSchema = {
   type: 'object',
@@ -148,7 +142,7 @@ const simulatedEventSchema = {
     state: { type: 'string', enum: ['approved', 'declined', 'reversed', 'settled', 'refunded'] },
     eventId: idSchema(['auth', 'txn'], 'The id the service gave the stored event.'),
   },
-};
+} as const;
 
 export const simulatedPurchaseSchema = named(
   'SandboxSimulatedPurchase',

@@ -6,24 +6,17 @@ import { named } from './named';
 import { exampleId } from './examples';
 
 export const idSchema = (prefix: IdPrefix | readonly IdPrefix[], description?: string) => ({
-  type: 'string',
+  type: 'string' as const,
   pattern: idPattern(prefix),
   ...(description ? { description } : {}),
 });
 
-/** Issuer-assigned ids: 1 to 128 visible ASCII characters. */
-export const externalIdSchema = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 128,
-  pattern: '^[!-~]+$',
-  description: "The issuer's own id: 1 to 128 visible ASCII characters.",
-};
+export { externalIdSchema } from '../../core/domain/external-id';
 
-export const timestampSchema = { type: 'string', format: 'date-time', description: 'ISO 8601, UTC.' };
-export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' };
+export const timestampSchema = { type: 'string', format: 'date-time', description: 'ISO 8601, UTC.' } as const;
+export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;
 
-export const statusSchema = { type: 'string', enum: ['active', 'inactive'] };
+export const statusSchema = { type: 'string', enum: ['active', 'inactive'] } as const;
 
 export const errorObjectSchema = named(
   'Error',
@@ -81,7 +74,7 @@ export const errorObjectSchema = named(
  */
 export function openEnum(values: readonly string[], description: string) {
   return {
-    type: 'string',
+    type: 'string' as const,
     description: `${description} Known values: ${values.join(', ')}. Clients must tolerate new values.`,
     'x-extensible-enum': [...values],
     examples: [values[0]],

@@ -16,8 +16,9 @@ export interface NamedSchema {
  * The schema under a component name, with an example when given (`examples`, JSON Schema
  * 2020-12: shown by the reference page and checked against the schema by test/api/openapi-examples.test.ts).
  * A title copied along with a spread (`{ ...groupSchema }`) is replaced: a copy is another schema.
+ * `const T` keeps the schema's literal type, from which core/validated.ts derives its TypeScript type.
  */
-export function named<T extends object>(name: string, schema: T, example?: unknown): T & NamedSchema {
+export function named<const T extends object>(name: string, schema: T, example?: unknown): T & NamedSchema {
   if (!COMPONENT_NAME.test(name)) throw new Error(`schema name "${name}" must be PascalCase letters and digits`);
   const { title: _copied, examples: _copiedExamples, ...rest } = schema as T & Partial<NamedSchema>;
   return { title: name, ...rest, ...(example === undefined ? {} : { examples: [example] }) } as T & NamedSchema;

@@ -11,12 +11,7 @@ import type { KeyRing } from '../../core/crypto/key-ring';
 import type { Db } from '../../prisma/client';
 import type { WebhookEndpoint } from '../../prisma/generated/client';
 import type { AuthenticatedIssuer } from '../middleware/auth';
-import { WEBHOOK_TYPES, type WebhookTypeName } from './schemas';
-
-export interface EndpointInput {
-  url: string;
-  enabledTypes?: WebhookTypeName[];
-}
+import { WEBHOOK_TYPES, type EndpointInput } from './schemas';
 
 export function presentEndpoint(endpoint: WebhookEndpoint, signingSecret?: string) {
   return {

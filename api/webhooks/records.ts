@@ -4,13 +4,7 @@ import { errors } from '../../core/errors';
 import type { Db } from '../../prisma/client';
 import type { Webhook, WebhookAttempt } from '../../prisma/generated/client';
 import { cursorDate, decodeCursor, toPage } from '../pagination';
-
-export interface WebhookListQuery {
-  status?: string;
-  type?: string;
-  limit: number;
-  cursor?: string;
-}
+import type { WebhookListQuery } from './schemas';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 

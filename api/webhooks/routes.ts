@@ -4,8 +4,8 @@ import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import { pageSchema } from '../pagination';
 import type { AppDeps } from '../deps';
-import { getEndpoint, presentEndpoint, putEndpoint, rotateSecret, type EndpointInput } from './endpoint-store';
-import { findWebhook, listWebhooks, webhookWithAttempts, type WebhookListQuery } from './records';
+import { getEndpoint, presentEndpoint, putEndpoint, rotateSecret } from './endpoint-store';
+import { findWebhook, listWebhooks, webhookWithAttempts } from './records';
 import { replayWebhook } from './replay';
 import {
   endpointBodySchema,
@@ -32,7 +32,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
 
 function putWebhookEndpointRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
-  return defineRoute<EndpointInput>({
+  return defineRoute({
     method: 'put',
     path: '/api/v2/webhook-endpoint',
     operationId: 'putWebhookEndpoint',
@@ -98,7 +98,7 @@ function rotateWebhookSecretRoute(deps: AppDeps): RouteSpec {
 
 function listWebhooksRoute(deps: AppDeps): RouteSpec {
   const { db } = deps;
-  return defineRoute<unknown, WebhookListQuery>({
+  return defineRoute({
     method: 'get',
     path: '/api/v2/webhooks',
     operationId: 'listWebhooks',

@@ -7,6 +7,7 @@ import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 
 import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
+import type { Validated } from '../../core/validated';
 
 export { WEBHOOK_TYPES };
 export const WEBHOOK_STATUSES = ['pending', 'delivering', 'delivered', 'failed'] as const;
@@ -86,7 +87,10 @@ export const webhookListQuerySchema = {
     type: { type: 'string', enum: WEBHOOK_TYPES },
     ...paginationQueryProperties,
   },
-};
+} as const;
+
+export type EndpointInput = Validated<typeof endpointBodySchema>;
+export type WebhookListQuery = Validated<typeof webhookListQuerySchema>;
 
 const exampleWebhookData = {
   chgId: exampleId('chg'),
@@ -101,7 +105,7 @@ const exampleWebhookData = {
   cashbackAmountMinor: 125,
   brandedAmountMinor: 75,
   spentAmountMinor: 0,
-};
+} as const;
 const exampleWebhook = {
   webhookId: exampleId('evt'),
   type: 'qualified_settlement',
@@ -112,7 +116,7 @@ const exampleWebhook = {
   deliveredAt: EXAMPLE_TIME,
   createdAt: EXAMPLE_TIME,
   data: exampleWebhookData,
-};
+} as const;
 const exampleAttempts = [
   {
     attemptNumber: 1,

@@ -1,0 +1,139 @@
+// Schemas of the operator API (API.md, Operator API): issuers, their tokens, the audit log.
+import { idSchema, timestampSchema } from '../schemas/common';
+import { named } from '../schemas/named';
+import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
+import type { Validated } from '../../core/validated';
+
+const issuerNameSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const delaySchema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: 365,
+  description: 'Issuer minimum availability delay of branded balance, in days.',
+} as const;
+// Bounds as the database's CHECKs (migration 20261123050000_issuer_rate_limits).
+const rateLimitChangeSchema = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  minProperties: 1,
+  description:
+    'Overrides of the rate limits for every token of this issuer; a field left out keeps its value, null resets it to the ' +
+    "deployment's default, and `rateLimit: null` resets both. Takes effect on the next request (every API process forgets " +
+    'its cached copy of the issuer at once, or within 60 s at worst).',
+  properties: {
+    requestsPerSecond: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000 },
+    eventsPerSecond: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      maximum: 10_000_000,
+      description: 'Ingestion: events per second.',
+    },
+  },
+} as const;
+
+export const issuerSchema = named(
+  'Issuer',
+  {
+    type: 'object',
+    required: ['id', 'name', 'environment', 'brandedAvailabilityDelayDays', 'createdAt'],
+    properties: {
+      id: idSchema('iss'),
+      name: { type: 'string' },
+      environment: { type: 'string', enum: ['sandbox', 'production'] },
+      brandedAvailabilityDelayDays: { type: 'integer' },
+      rateLimit: {
+        type: 'object',
+        required: ['requestsPerSecond', 'eventsPerSecond'],
+        description: "The issuer's rate-limit overrides; null means the deployment's default.",
+        properties: {
+          requestsPerSecond: { type: ['integer', 'null'] },
+          eventsPerSecond: { type: ['integer', 'null'] },
+        },
+      },
+      createdAt: timestampSchema,
+      updatedAt: timestampSchema,
+    },
+  },
+  {
+    id: exampleId('iss'),
+    name: 'Example Bank',
+    environment: 'sandbox',
+    brandedAvailabilityDelayDays: 0,
+    rateLimit: { requestsPerSecond: null, eventsPerSecond: 5000 },
+    createdAt: EXAMPLE_TIME,
+    updatedAt: EXAMPLE_TIME,
+  },
+);
+
+export const tokenSchema = named(
+  'IssuerToken',
+  {
+    type: 'object',
+    required: ['id', 'label', 'createdAt'],
+    properties: {
+      id: idSchema('tok'),
+      token: { type: 'string', description: 'The secret. Returned once, at creation; only its hash is stored.' },
+      label: { type: ['string', 'null'] },
+      createdAt: timestampSchema,
+      revokedAt: { type: ['string', 'null'] },
+    },
+  },
+  {
+    id: exampleId('tok'),
+    token: `rwd_sk_${Buffer.alloc(32, 42).toString('base64url')}`,
+    label: 'production app servers',
+    createdAt: EXAMPLE_TIME,
+    revokedAt: null,
+  },
+);
+
+export const auditEntrySchema = named(
+  'AuditLogEntry',
+  {
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      actor: { type: 'string' },
+      action: { type: 'string' },
+      targetId: { type: ['string', 'null'] },
+      details: { type: 'object', additionalProperties: true },
+      createdAt: timestampSchema,
+    },
+  },
+  {
+    id: exampleId('aud'),
+    actor: 'operator',
+    action: 'token.create',
+    targetId: exampleId('tok'),
+    details: { issuerId: exampleId('iss'), label: 'production app servers' },
+    createdAt: EXAMPLE_TIME,
+  },
+);
+
+export const issuerInputSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'environment'],
+  properties: {
+    name: issuerNameSchema,
+    environment: { type: 'string', enum: ['sandbox', 'production'] },
+    brandedAvailabilityDelayDays: delaySchema,
+  },
+} as const;
+
+export const issuerChangesSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: issuerNameSchema,
+    brandedAvailabilityDelayDays: delaySchema,
+    rateLimit: rateLimitChangeSchema,
+  },
+} as const;
+
+// What the routes, the admin CLI and the dev stack's setup pass to api/admin/issuers.ts.
+export type IssuerInput = Validated<typeof issuerInputSchema>;
+export type IssuerChanges = Validated<typeof issuerChangesSchema>;
+/** An operator's change of an issuer's rate limits: null resets one (or, for the whole object, both) to the default. */
+export type RateLimitChange = IssuerChanges['rateLimit'];
