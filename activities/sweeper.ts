@@ -1,14 +1,14 @@
-// The sweeper's activity: events still waiting for their hand-over after a grace period
-// (so it does not race the API's own hand-over) are handed over again, page by page. Each
-// page is marked before the next is read and the activity heartbeats after it, so a retry
-// or the next scheduled run continues where this one stopped; it stops by itself after
-// SWEEP_BUDGET_MS. An event that was already processed (its hand-over went out but was never
-// marked, e.g. the API died in between) is only marked: signalling it again would start a
-// second run of a purchase whose workflow has finished.
+// The sweeper's activity: events still in the hand-over queue (handover_pending) after a
+// grace period (so it does not race the API's own hand-over) are handed over again, page by
+// page. Each page leaves the queue before the next is read and the activity heartbeats after
+// it, so a retry or the next scheduled run continues where this one stopped; it stops by
+// itself after SWEEP_BUDGET_MS. An event that was already processed (its hand-over went out
+// but never left the queue, e.g. the API died in between) only leaves the queue: signalling
+// it again would start a second run of a purchase whose workflow has finished.
 import { Context } from '@temporalio/activity';
 import type { Db } from '../prisma/client';
 import type { WorkflowEngine } from '../core/workflow-engine';
-import { handOver, signalFor } from '../core/domain/handover';
+import { awaitsProcessing, dequeue, handOver, signalFor } from '../core/domain/handover';
 import type { EventKind } from '../core/domain/events';
 
 export const SWEEP_PAGE_SIZE = 100;
@@ -24,8 +24,20 @@ export interface SweepDeps {
 export interface SweepResult {
   handedOver: number;
   failed: number;
-  /** Processed events whose hand-over had not been recorded: marked, not signalled. */
+  /** Processed events that were still queued: dequeued, not signalled. */
   alreadyProcessed: number;
+}
+
+interface QueuedEvent {
+  id: string;
+  issuerId: string;
+  chgId: string;
+  externalId: string;
+  workflowId: string;
+  kind: string;
+  state: string;
+  rewardStatus: string;
+  queuedAt: Date;
 }
 
 export function createSweepActivities(deps: SweepDeps) {
@@ -34,49 +46,16 @@ export function createSweepActivities(deps: SweepDeps) {
       const startedMs = performance.now();
       const cutoff = new Date(deps.clock.now().getTime() - input.olderThanMs);
       const result: SweepResult = { handedOver: 0, failed: 0, alreadyProcessed: 0 };
-      let after: { receivedAt: Date; id: string } | undefined;
-      while (
-        result.handedOver + result.failed + result.alreadyProcessed < input.limit &&
-        performance.now() - startedMs < SWEEP_BUDGET_MS
-      ) {
-        const rows = await deps.db.ingestedEvent.findMany({
-          where: {
-            handedOverAt: null,
-            receivedAt: { lt: cutoff },
-            // Keyset paging: a page whose hand-over failed is not read again in this run.
-            ...(after
-              ? {
-                  OR: [
-                    { receivedAt: { gt: after.receivedAt } },
-                    { receivedAt: after.receivedAt, id: { gt: after.id } },
-                  ],
-                }
-              : {}),
-          },
-          orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }],
-          take: Math.min(SWEEP_PAGE_SIZE, input.limit - result.handedOver - result.failed - result.alreadyProcessed),
-          select: {
-            id: true,
-            issuerId: true,
-            chgId: true,
-            externalId: true,
-            workflowId: true,
-            kind: true,
-            state: true,
-            rewardStatus: true,
-            receivedAt: true,
-          },
-        });
+      const done = () => result.handedOver + result.failed + result.alreadyProcessed;
+      await adoptPreviousReleaseEvents(deps.db, cutoff);
+      let after: { queuedAt: Date; id: string } | undefined;
+      while (done() < input.limit && performance.now() - startedMs < SWEEP_BUDGET_MS) {
+        const rows = await queuedPage(deps.db, cutoff, after, Math.min(SWEEP_PAGE_SIZE, input.limit - done()));
         if (rows.length === 0) break;
         after = rows[rows.length - 1];
-        const processed = rows.filter((r) => r.rewardStatus !== 'pending').map((r) => r.id);
-        if (processed.length > 0) {
-          await deps.db.ingestedEvent.updateMany({
-            where: { id: { in: processed } },
-            data: { handedOverAt: deps.clock.now() },
-          });
-        }
-        const waiting = rows.filter((r) => r.rewardStatus === 'pending');
+        const processed = rows.filter((r) => !awaitsProcessing(r)).map((r) => r.id);
+        if (processed.length > 0) await dequeue(deps.db, processed);
+        const waiting = rows.filter(awaitsProcessing);
         const page = await handOver(
           { temporal: deps.temporal, db: deps.db },
           waiting.map((r) => ({
@@ -99,6 +78,41 @@ export function createSweepActivities(deps: SweepDeps) {
       return result;
     },
   };
+}
+
+/** The oldest queued events past the cutoff, after the keyset `after` (a page whose hand-over failed is not read again in this run). */
+function queuedPage(
+  db: Db,
+  cutoff: Date,
+  after: { queuedAt: Date; id: string } | undefined,
+  limit: number,
+): Promise<QueuedEvent[]> {
+  const afterAt = after?.queuedAt ?? new Date(0);
+  const afterId = after?.id ?? '';
+  return db.$queryRaw<QueuedEvent[]>`
+    SELECT e.id, e.issuer_id AS "issuerId", e.chg_id AS "chgId", e.external_id AS "externalId",
+           e.workflow_id AS "workflowId", e.kind, e.state, e.reward_status AS "rewardStatus", p.queued_at AS "queuedAt"
+      FROM handover_pending p JOIN ingested_event e ON e.id = p.event_id
+     WHERE p.queued_at < ${cutoff} AND (p.queued_at, p.event_id) > (${afterAt}, ${afterId})
+     ORDER BY p.queued_at, p.event_id
+     LIMIT ${limit}`;
+}
+
+/**
+ * Until the release after the hand-over queue: an API of the previous release, still serving
+ * during a roll (README, "Upgrading"), stores events without a queue row and marks
+ * handed_over_at once Temporal has them. Those it could not hand over are queued here, from
+ * the pending-hand-over index that only such events still enter.
+ */
+async function adoptPreviousReleaseEvents(db: Db, cutoff: Date): Promise<void> {
+  await db.$executeRaw`
+    WITH adopted AS (
+      UPDATE ingested_event SET handed_over_at = received_at
+       WHERE id IN (SELECT id FROM ingested_event WHERE handed_over_at IS NULL AND received_at < ${cutoff} LIMIT 1000)
+      RETURNING id, COALESCE(state_changed_at, received_at) AS queued_at
+    )
+    INSERT INTO handover_pending (event_id, queued_at) SELECT id, queued_at FROM adopted
+    ON CONFLICT (event_id) DO NOTHING`;
 }
 
 /** Heartbeats when running as an activity; tests also call the function directly. */

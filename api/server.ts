@@ -81,7 +81,7 @@ async function main(): Promise<void> {
 
 function primary(processes: number): void {
   // Before the first fork: the copies' rate-limit counters live here, shared over IPC.
-  startRateLimitPrimary();
+  startRateLimitPrimary(loadConfig().rateLimits);
   const workers = Array.from({ length: processes }, () => cluster.fork());
   let ready = 0;
   for (const w of workers) {

@@ -399,7 +399,9 @@ async function countHandedOver(databaseUrl: string, issuerId: string, prefix: st
   await client.connect();
   try {
     const { rows } = await client.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ingested_event WHERE issuer_id = $1 AND external_id LIKE $2 AND handed_over_at IS NOT NULL`,
+      `SELECT count(*) AS n FROM ingested_event e
+        WHERE e.issuer_id = $1 AND e.external_id LIKE $2
+          AND NOT EXISTS (SELECT 1 FROM handover_pending p WHERE p.event_id = e.id)`,
       [issuerId, `${prefix}%`],
     );
     return Number(rows[0].n);

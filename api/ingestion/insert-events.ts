@@ -13,17 +13,30 @@ export type EventRow = Prisma.IngestedEventCreateManyInput;
 const iso = (d: Date | string | null | undefined) => (d === null || d === undefined ? null : new Date(d).toISOString());
 
 // Named, so PostgreSQL parses and plans it once per connection (prisma/hot.ts); the
-// parameters are one array per column, in the INSERT's column order.
+// parameters are one array per column, in the INSERT's column order. The same statement queues
+// every new event that waits for processing (handover_pending): an event is never stored
+// without its place in the hand-over queue. handed_over_at is deprecated and set to the
+// receipt time: the pending-hand-over index then holds only events that APIs of the previous
+// release stored (the sweeper adopts those into the queue).
 const INSERT_NEW_EVENTS: HotStatement = {
-  name: 'ingestion_insert_new_events_v1',
-  text: `INSERT INTO ingested_event (id, issuer_id, kind, external_id, fingerprint, state, payload, chg_id, cardholder_id, card_id,
-           amount_minor, currency, event_created_at, authorization_external_id, related_external_id, related_event_id,
-           workflow_id, received_at, handed_over_at, reward_status)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::text[],
-           $9::text[], $10::text[], $11::bigint[], $12::text[], $13::timestamptz[], $14::text[], $15::text[], $16::text[],
-           $17::text[], $18::timestamptz[], $19::timestamptz[], $20::text[])
-         ON CONFLICT (issuer_id, kind, external_id) DO NOTHING
-         RETURNING external_id`,
+  name: 'ingestion_insert_new_events_v2',
+  text: `WITH inserted AS (
+           INSERT INTO ingested_event (id, issuer_id, kind, external_id, fingerprint, state, payload, chg_id, cardholder_id,
+             card_id, amount_minor, currency, event_created_at, authorization_external_id, related_external_id,
+             related_event_id, workflow_id, received_at, reward_status, handed_over_at)
+           SELECT *, x.received_at
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::text[],
+               $9::text[], $10::text[], $11::bigint[], $12::text[], $13::timestamptz[], $14::text[], $15::text[], $16::text[],
+               $17::text[], $18::timestamptz[], $19::text[]) AS x(id, issuer_id, kind, external_id, fingerprint, state,
+               payload, chg_id, cardholder_id, card_id, amount_minor, currency, event_created_at, authorization_external_id,
+               related_external_id, related_event_id, workflow_id, received_at, reward_status)
+           ON CONFLICT (issuer_id, kind, external_id) DO NOTHING
+           RETURNING id, external_id, received_at, reward_status
+         ), queued AS (
+           INSERT INTO handover_pending (event_id, queued_at)
+           SELECT id, received_at FROM inserted WHERE reward_status = 'pending'
+         )
+         SELECT external_id FROM inserted`,
 };
 
 /** Inserts the rows that are new; returns the external ids it inserted. */
@@ -48,8 +61,29 @@ export async function insertNewEvents(db: Db, rows: EventRow[]): Promise<Set<str
     col((r) => r.relatedEventId ?? null),
     col((r) => r.workflowId),
     col((r) => iso(r.receivedAt)),
-    col((r) => iso(r.handedOverAt)),
     col((r) => r.rewardStatus ?? 'pending'),
   ]);
   return new Set(inserted.map((r) => r.external_id));
+}
+
+// A reversal is handed over again: the state change and its place in the queue are one
+// statement, so no crash can record one without the other. Conditional, so two concurrent
+// reversals record one state change.
+const REVERSE_AUTHORIZATION: HotStatement = {
+  name: 'ingestion_reverse_authorization_v1',
+  text: `WITH changed AS (
+           UPDATE ingested_event SET state = 'reversed', state_changed_at = $2
+            WHERE id = $1 AND state = 'approved'
+           RETURNING id
+         ), queued AS (
+           INSERT INTO handover_pending (event_id, queued_at) SELECT id, $2 FROM changed
+           ON CONFLICT (event_id) DO UPDATE SET queued_at = EXCLUDED.queued_at
+         )
+         SELECT id FROM changed`,
+};
+
+/** Records the reversal of an approved authorization; false when it was not approved (any more). */
+export async function reverseAuthorization(db: Db, eventId: string, now: Date): Promise<boolean> {
+  const changed = await hotQuery<{ id: string }>(db, REVERSE_AUTHORIZATION, [eventId, now.toISOString()]);
+  return changed.length === 1;
 }

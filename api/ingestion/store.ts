@@ -9,7 +9,7 @@ import type { Prisma } from '../../prisma/generated/client';
 import { toFieldErrors, type Validator } from '../validation';
 import { classifyResubmission, fingerprint } from './fingerprint';
 import { loadCardDirectory, type ResolvedCard } from './resolve';
-import { insertNewEvents } from './insert-events';
+import { insertNewEvents, reverseAuthorization } from './insert-events';
 import { eventFailure, refusalOf } from './consistency';
 import { eventDatesOutsideWindow } from './event-window';
 import { toInstant } from '../../core/timestamp';
@@ -185,8 +185,8 @@ function newRow(
     relatedEventId: purchase?.id ?? null,
     workflowId: purchase?.workflowId ?? lifecycleWorkflowId(issuerId, kind, event),
     receivedAt: now,
-    // A declined authorization previews nothing: there is no purchase to hand over.
-    handedOverAt: kind === 'auth' && event.state === 'declined' ? now : null,
+    // A declined authorization previews nothing: there is no purchase to hand over (only
+    // pending events are queued, api/ingestion/insert-events.ts).
     rewardStatus: kind === 'auth' && event.state === 'declined' ? 'not_matched' : 'pending',
   };
 }
@@ -219,7 +219,7 @@ async function storeCandidates(
   const stored = new Map<string, StoredEvent>(existing.map((e) => [e.externalId, e]));
   for (const c of candidates) {
     if (!c.refusal && insertedNow.has(c.event.id)) {
-      if (c.row.handedOverAt === null) handovers.push(toHandover(c.row));
+      if (c.row.rewardStatus === 'pending') handovers.push(toHandover(c.row));
       continue;
     }
     // A refused copy is compared with what is stored under its id, even by this very batch.
@@ -234,12 +234,7 @@ async function storeCandidates(
     const relation = classifyResubmission(kind, row, { fingerprint: c.row.fingerprint, state: c.row.state });
     if (relation === 'conflict') fail(c, idConflict(c.event.id));
     if (relation !== 'reversal') continue;
-    // Conditional, so two concurrent reversals record one state change.
-    const changed = await db.ingestedEvent.updateMany({
-      where: { id: row.id, state: 'approved' },
-      data: { state: 'reversed', stateChangedAt: now, handedOverAt: null },
-    });
-    if (changed.count === 1) handovers.push(toHandover({ ...row, state: 'reversed' }));
+    if (await reverseAuthorization(db, row.id, now)) handovers.push(toHandover({ ...row, state: 'reversed' }));
   }
   return handovers;
 }

@@ -8,11 +8,10 @@
 // deployment's defaults; they travel in the authenticated issuer (api/middleware/auth.ts,
 // cached by token-cache.ts), so a check reads no database.
 //
-// Counting is rate-limiter-flexible's: RateLimiterMemory in a single API process; with
-// API_PROCESSES > 1, RateLimiterCluster in each copy and the counters in the primary's
-// RateLimiterClusterMaster (one IPC round trip per check, no database). Its limiters serve
-// only as counters (their own budget is set out of reach) and the quota is compared here, so
-// an operator's override applies to the very next request without restarting any window.
+// Counting is api/middleware/rate-limit-counters.ts: in this process's memory for a single API
+// process; with API_PROCESSES > 1 in the cluster's primary, asked over IPC (the checks of one
+// event-loop turn in one message, no database). The counters only count; the quota is compared
+// here, so an operator's override applies to the very next request without restarting any window.
 // Counters are per API host: behind a load balancer each host enforces the full limit (README,
 // "Security"). A refused request still counts in its window: retrying at once does not help.
 // A counter that cannot answer (the primary unreachable) lets the request through, logged: the
@@ -20,11 +19,13 @@
 import cluster from 'node:cluster';
 import type { Context } from 'koa';
 import {
-  RateLimiterCluster,
-  RateLimiterClusterMaster,
-  RateLimiterMemory,
-  type RateLimiterAbstract,
-} from 'rate-limiter-flexible';
+  BatchingClusterCounters,
+  memoryCounter,
+  serveClusterCounters,
+  WindowCounters,
+  workerLink,
+  type Counter,
+} from './rate-limit-counters';
 import { ApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { AuthKind } from './auth';
@@ -59,15 +60,13 @@ interface Usage {
   resetSeconds: number;
 }
 
-// The libraries' own budget: never reached, so consume() always resolves with the count.
-const UNREACHABLE_POINTS = Number.MAX_SAFE_INTEGER;
 // Waiting longer than this for the primary means it is in trouble; the request goes through.
 const CLUSTER_TIMEOUT_MS = 1000;
 
 export class RateLimiter {
   constructor(
     readonly settings: RateLimitSettings,
-    private readonly counters: Record<PolicyName, RateLimiterAbstract>,
+    private readonly counters: Record<PolicyName, Counter>,
   ) {}
 
   /** Counts the request (and its events) against the caller's token; throws 429 when over. */
@@ -161,14 +160,18 @@ export class RateLimiter {
  */
 export function createRateLimiter(settings: RateLimitSettings, options: { shared?: boolean } = {}): RateLimiter {
   const shared = options.shared ?? cluster.isWorker;
-  const counter = (keyPrefix: string): RateLimiterAbstract => {
-    const opts = { keyPrefix, points: UNREACHABLE_POINTS, duration: settings.windowSeconds };
-    return shared ? new RateLimiterCluster({ ...opts, timeoutMs: CLUSTER_TIMEOUT_MS }) : new RateLimiterMemory(opts);
-  };
+  let counter: (prefix: string) => Counter;
+  if (shared) {
+    const primaryCounters = new BatchingClusterCounters(workerLink(), CLUSTER_TIMEOUT_MS);
+    counter = (prefix) => primaryCounters.counter(prefix);
+  } else {
+    const own = new WindowCounters(settings.windowSeconds);
+    counter = (prefix) => memoryCounter(own, prefix);
+  }
   return new RateLimiter(settings, { default: counter('rate-limit-requests'), events: counter('rate-limit-events') });
 }
 
-/** In the cluster's primary: holds the counters every API process shares (over IPC). */
-export function startRateLimitPrimary(): void {
-  new RateLimiterClusterMaster();
+/** In the cluster's primary, before forking: holds the counters every API process shares (over IPC). */
+export function startRateLimitPrimary(settings: Pick<RateLimitSettings, 'windowSeconds'>): void {
+  serveClusterCounters(settings.windowSeconds);
 }

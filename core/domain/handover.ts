@@ -11,6 +11,7 @@ import { TypedSearchAttributes, WorkflowIdReusePolicy } from '@temporalio/common
 import { mapLimited } from '../concurrency';
 import type { WorkflowEngine } from '../workflow-engine';
 import type { Db } from '../../prisma/client';
+import { hotQuery, type HotStatement } from '../../prisma/hot';
 import type { EventKind, IngestedEvent } from './events';
 import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type LifecycleSignalName } from '../../workflows/lifecycle-signals';
 import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../../workflows/search-attributes';
@@ -52,7 +53,7 @@ export function startAttributes(item: Pick<HandoverItem, 'issuerId' | 'chgId' | 
 /** signalWithStarts in flight per call: a few round trips at once keep up with any worker. */
 export const HANDOVER_CONCURRENCY = 8;
 
-/** Signals every item (bounded concurrency), then records which were handed over in one statement. */
+/** Signals every item (bounded concurrency), then takes the ones Temporal has out of the queue in one statement. */
 export async function handOver(
   deps: { temporal: WorkflowEngine; db: Db },
   items: HandoverItem[],
@@ -68,16 +69,39 @@ export async function handOver(
       failed.push({ eventId: item.eventId, error: err instanceof Error ? err.message : String(err) });
     }
   });
-  if (handedOver.length > 0) {
-    await deps.db.ingestedEvent.updateMany({ where: { id: { in: handedOver } }, data: { handedOverAt: now() } });
-  }
+  if (handedOver.length > 0) await dequeue(deps.db, handedOver);
   if (failed.length > 0) {
-    await deps.db.ingestedEvent.updateMany({
-      where: { id: { in: failed.map((f) => f.eventId) } },
-      data: { handoverAttempts: { increment: 1 } },
-    });
+    await hotQuery(deps.db, COUNT_REFUSED, [failed.map((f) => f.eventId)]);
   }
   return { handedOver, failed };
+}
+
+// One statement per chunk on our pool, prepared once per connection (prisma/hot.ts): the API
+// runs one for every 16 events it accepts, and through Prisma it cost as much CPU as the insert.
+const DEQUEUE: HotStatement = {
+  name: 'handover_dequeue_v1',
+  text: 'DELETE FROM handover_pending WHERE event_id = ANY($1::text[])',
+};
+const COUNT_REFUSED: HotStatement = {
+  name: 'handover_count_refused_v1',
+  text: 'UPDATE handover_pending SET attempts = attempts + 1 WHERE event_id = ANY($1::text[])',
+};
+
+/** Takes events out of the hand-over queue: Temporal has them, or they need nothing more. */
+export async function dequeue(db: Db, eventIds: string[]): Promise<void> {
+  await hotQuery(db, DEQUEUE, [eventIds]);
+}
+
+/**
+ * Whether a stored event still waits for its workflow to process it: a new event, or the
+ * reversal of an authorization whose preview has not been closed yet. The sweeper hands these
+ * over again; anything else was processed, and its queue row is only removed.
+ */
+export function awaitsProcessing(event: { kind: string; state: string; rewardStatus: string }): boolean {
+  if (event.rewardStatus === 'pending') return true;
+  return (
+    event.kind === 'auth' && event.state === 'reversed' && ['previewed', 'not_matched'].includes(event.rewardStatus)
+  );
 }
 
 /** Signals the purchase's running workflow, or starts one (see the header for a closed one). */

@@ -248,7 +248,7 @@ describe('api/middleware/rate-limit', () => {
 
   it('lets requests through when its counters cannot answer', async () => {
     const broken = {
-      consume: () => Promise.reject(new Error('RateLimiterCluster timeout: no answer from master in time')),
+      consume: () => Promise.reject(new Error('rate-limit counters: no reply from the primary within 1000 ms')),
     } as never;
     const failing = await startTestApp({ rateLimiter: new RateLimiter(LIMITS, { default: broken, events: broken }) });
     try {
@@ -316,7 +316,7 @@ describe('rate limits across the processes of a cluster', function () {
     await app.close();
   });
 
-  it('shares the counters of every API process (RateLimiterCluster), so a token gets its quota once per host', async () => {
+  it('shares the counters of every API process (held by the primary), so a token gets its quota once per host', async () => {
     const port = await freePort();
     api = spawnApi(port, `rate-limit-${port}`, {
       API_PROCESSES: '2',

@@ -144,7 +144,8 @@ async function sigkill(service: ServiceChild, started: number): Promise<string> 
 /** How many of these events the API that stored them had not handed over to Temporal. */
 async function notHandedOver(sql: pg.Pool, issuerId: string, externalIds: string[]): Promise<number> {
   const { rows } = await sql.query<{ n: string }>(
-    `SELECT count(*) AS n FROM ingested_event WHERE issuer_id = $1 AND kind = 'settled' AND external_id = ANY($2) AND handed_over_at IS NULL`,
+    `SELECT count(*) AS n FROM ingested_event e JOIN handover_pending p ON p.event_id = e.id
+      WHERE e.issuer_id = $1 AND e.kind = 'settled' AND e.external_id = ANY($2)`,
     [issuerId, externalIds],
   );
   return Number(rows[0].n);

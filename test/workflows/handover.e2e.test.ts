@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent, type CardRef } from '../helpers/events';
+import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { spawnApi, waitForReady } from '../helpers/api-process';
@@ -49,6 +49,7 @@ describe('hand-over under faults', function () {
       clock: { now: () => new Date(Date.now() + 60_000) },
       temporal: stack.engine,
     }).sweepHandovers({ olderThanMs: 30_000, limit: 5000 });
+  const queued = (eventId: string) => stack.db.handoverPending.findUnique({ where: { eventId } });
   /** Runs of workflows whose id starts with the prefix, once visibility has caught up. */
   async function runsOf(prefix: string, expected: number): Promise<number> {
     const query = `WorkflowId STARTS_WITH "${prefix}"`;
@@ -92,9 +93,10 @@ describe('hand-over under faults', function () {
       assert.equal(swept.failed, 0);
       assert.ok(swept.handedOver > 0, `the kill left events for the sweeper: ${JSON.stringify(swept)}`);
       for (const row of await rows()) assert.equal(await stack.waitForStatus(row.id, FINAL, 180_000), 'matched');
-      assert.ok(
-        (await rows()).every((r) => r.handedOverAt !== null),
-        'every event is marked handed over',
+      assert.equal(
+        await stack.db.handoverPending.count({ where: { eventId: { in: (await rows()).map((r) => r.id) } } }),
+        0,
+        'every event left the hand-over queue',
       );
       assert.equal(await runsOf(`txn/${issuer.id}/kill-`, 1000), 1000, 'one run per purchase');
       const transfers = await stack.db.ledgerTransfer.groupBy({
@@ -120,15 +122,12 @@ describe('hand-over under faults', function () {
     });
     assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
     await stack.client.workflow.getHandle(row.workflowId).result();
-    // The API died after the signal went out but before it recorded the hand-over.
-    await stack.db.ingestedEvent.update({ where: { id: row.id }, data: { handedOverAt: null } });
+    // The API died after the signal went out but before it took the event out of the queue.
+    await stack.db.handoverPending.create({ data: { eventId: row.id, queuedAt: row.receivedAt } });
 
     const swept = await sweep();
     assert.ok(swept.alreadyProcessed >= 1, JSON.stringify(swept));
-    assert.ok(
-      (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt,
-      'marked, not signalled',
-    );
+    assert.equal(await queued(row.id), null, 'dequeued, not signalled');
     assert.equal(await runsOf(row.workflowId, 1), 1);
   });
 
@@ -164,8 +163,9 @@ describe('hand-over under faults', function () {
       where: { issuerId: issuer.id, externalId: { in: events.map((e) => e.id) } },
     });
     assert.deepEqual(
-      rows.map((r) => [r.handedOverAt, r.handoverAttempts, r.rewardStatus]),
-      rows.map(() => [null, 1, 'pending']),
+      await Promise.all(rows.map(async (r) => [(await queued(r.id))?.attempts, r.rewardStatus])),
+      rows.map(() => [1, 'pending']),
+      'queued, one refused attempt each',
     );
 
     const swept = await sweep();
@@ -177,5 +177,49 @@ describe('hand-over under faults', function () {
       [20n, 20n, 20n],
       '2% of 1,000 each, once',
     );
+  });
+  it('hands over a reversal the API could not, though its authorization was already previewed', async () => {
+    const auth = authEvent(card, { amount: 4_000, merchantId: merchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
+    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: auth.id } },
+    });
+    assert.equal(await stack.waitForStatus(row.id, ['previewed']), 'previewed');
+    // The reversal is recorded and queued, as the API does, but its own hand-over never happens.
+    const reversedAt = new Date(Date.now() - 1_000);
+    await stack.db.$transaction([
+      stack.db.ingestedEvent.update({ where: { id: row.id }, data: { state: 'reversed', stateChangedAt: reversedAt } }),
+      stack.db.handoverPending.create({ data: { eventId: row.id, queuedAt: reversedAt } }),
+    ]);
+
+    const swept = await sweep();
+    assert.ok(swept.handedOver >= 1, `a previewed authorization's reversal still waits: ${JSON.stringify(swept)}`);
+    assert.equal(await stack.waitForStatus(row.id, ['voided']), 'voided');
+    assert.equal(await queued(row.id), null);
+  });
+
+  it('adopts an event an API of the previous release stored but could not hand over', async () => {
+    const event = settledEvent(card, { amount: 3_000, merchantId: merchant.id });
+    const app = await startTestApp({ db: stack.db }); // no hand-over at all
+    try {
+      assert.equal(
+        (await app.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: event })).status,
+        204,
+      );
+    } finally {
+      await app.close();
+    }
+    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
+      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
+    });
+    // As the previous release stored it: no queue row, handed_over_at still NULL.
+    await stack.db.handoverPending.delete({ where: { eventId: row.id } });
+    await stack.db.ingestedEvent.update({ where: { id: row.id }, data: { handedOverAt: null } });
+
+    const swept = await sweep();
+    assert.ok(swept.handedOver >= 1, JSON.stringify(swept));
+    assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    assert.equal(await queued(row.id), null);
+    assert.notEqual((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt, null);
   });
 });

@@ -112,7 +112,8 @@ describe('late authorizations', function () {
       run: async () => {
         assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
         for (let i = 0; i < 100 && !authHandedOver; i++) {
-          authHandedOver = (await stored('auth', auth.id)).handedOverAt !== null;
+          const authId = (await stored('auth', auth.id)).id;
+          authHandedOver = (await stack.db.handoverPending.count({ where: { eventId: authId } })) === 0;
           if (!authHandedOver) await new Promise((r) => setTimeout(r, 50));
         }
       },

@@ -117,7 +117,7 @@ describe('TransactionLifecycle guarantees', function () {
     );
     await quiet.close();
     const id = await storedId(event.id);
-    assert.equal((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id } })).handedOverAt, null);
+    assert.equal(await stack.db.handoverPending.count({ where: { eventId: id } }), 1, 'queued for the sweeper');
     const sweep = createSweepActivities({
       db: stack.db,
       clock: { now: () => new Date(Date.now() + 60_000) },
@@ -132,7 +132,7 @@ describe('TransactionLifecycle guarantees', function () {
       [['earn_cashback', 60n]],
       '3% of 2,000, once',
     );
-    assert.ok((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id } })).handedOverAt);
+    assert.equal(await stack.db.handoverPending.count({ where: { eventId: id } }), 0, 'and out of the queue');
   });
 
   it('shows the counters of the scenarios above at /metrics', async () => {
