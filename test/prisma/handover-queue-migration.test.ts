@@ -3,12 +3,9 @@
 // attempts, queued when they were stored or, for a reversal, when it was recorded; events
 // already handed over stay out of it.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { listMigrations, migrate, MIGRATIONS_DIR } from '../../prisma/migrate';
-import { freshDatabase } from '../helpers/databases';
+import { migrate } from '../../prisma/migrate';
+import { databaseBefore } from '../helpers/databases';
 
 const MIGRATION = '20261124110000_handover_queue';
 
@@ -17,11 +14,7 @@ describe(`prisma/migrations: ${MIGRATION}`, function () {
   let client: pg.Client;
 
   before(async () => {
-    const url = await freshDatabase('handover_queue');
-    const before = mkdtempSync(join(tmpdir(), 'migrations-before-'));
-    for (const m of listMigrations().filter((m) => m.name < MIGRATION))
-      cpSync(join(MIGRATIONS_DIR, m.name), join(before, m.name), { recursive: true });
-    await migrate(url, { dir: before });
+    const url = await databaseBefore('handover_queue', MIGRATION);
     client = new pg.Client({ connectionString: url });
     await client.connect();
     await client.query(`INSERT INTO issuer (id, name, environment) VALUES ('iss_m', 'Old issuer', 'sandbox')`);

@@ -2,12 +2,9 @@
 // clawbacks, found until then by their idempotency key's suffix, are marked; webhook attempts get
 // the class their error text started with; reward events stay immutable afterwards.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { listMigrations, migrate, MIGRATIONS_DIR } from '../../prisma/migrate';
-import { freshDatabase } from '../helpers/databases';
+import { migrate } from '../../prisma/migrate';
+import { databaseBefore } from '../helpers/databases';
 
 const MIGRATION = '20261124100000_typed_markers';
 
@@ -17,11 +14,7 @@ describe(`prisma/migrations: ${MIGRATION}`, function () {
   let client: pg.Client;
 
   before(async () => {
-    url = await freshDatabase('typed_markers');
-    const before = mkdtempSync(join(tmpdir(), 'migrations-before-'));
-    for (const m of listMigrations().filter((m) => m.name < MIGRATION))
-      cpSync(join(MIGRATIONS_DIR, m.name), join(before, m.name), { recursive: true });
-    await migrate(url, { dir: before });
+    url = await databaseBefore('typed_markers', MIGRATION);
     client = new pg.Client({ connectionString: url });
     await client.connect();
     await client.query(`INSERT INTO issuer (id, name, environment) VALUES ('iss_m', 'Old issuer', 'sandbox')`);

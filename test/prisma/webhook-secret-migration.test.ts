@@ -2,19 +2,16 @@
 // secrets are sealed by the migration runner's data step, the plaintext columns dropped, and its
 // webhooks still verify with the secrets the issuers hold.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { listMigrations, migrate, MIGRATIONS_DIR } from '../../prisma/migrate';
+import { migrate } from '../../prisma/migrate';
 import { createDb, type Db } from '../../prisma/client';
 import { createWebhookActivities } from '../../activities/webhooks/attempt';
 import { recordWebhook } from '../../activities/webhooks/record';
 import { openSecrets } from '../../core/webhooks/secret-sealing';
 import { createLogger } from '../../core/logger';
-import { freshDatabase } from '../helpers/databases';
+import { databaseBefore } from '../helpers/databases';
 import { testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { settlementData, startReceiver, type Receiver } from '../helpers/webhooks';
 
@@ -34,12 +31,7 @@ describe('prisma/migrations: webhook secrets stored before they were sealed', fu
   const previousSecret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 
   before(async () => {
-    url = await freshDatabase('secret_migration');
-    // The migrations of the release before this one, from a folder of their own.
-    const before = mkdtempSync(join(tmpdir(), 'migrations-before-'));
-    for (const m of listMigrations().filter((m) => m.name < FIRST_SEALED))
-      cpSync(join(MIGRATIONS_DIR, m.name), join(before, m.name), { recursive: true });
-    await migrate(url, { dir: before });
+    url = await databaseBefore('secret_migration', FIRST_SEALED);
     receiver = await startReceiver();
     client = new pg.Client({ connectionString: url });
     await client.connect();
