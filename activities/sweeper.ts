@@ -66,7 +66,6 @@ export function createSweepActivities(deps: SweepDeps) {
             workflowId: r.workflowId,
             signal: signalFor(r.kind as EventKind, r.state),
           })),
-          () => deps.clock.now(),
         );
         result.handedOver += page.handedOver.length;
         result.failed += page.failed.length;

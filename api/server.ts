@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const temporal = await connectTemporal(config);
   const client = new Client({ connection: temporal, namespace: config.temporalNamespace });
   const engine: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
-  const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date()), logger);
+  const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
   const tokenCache = new TokenCache();
   const draining = createDraining();
   const authListener = listenForAuthChanges(config.databaseUrl, tokenCache, logger);

@@ -131,7 +131,7 @@ async function handStepOver(deps: SimulateDeps, items: HandoverItem[]): Promise<
   if (items.length === 0) return;
   if (deps.temporal) {
     // A failure leaves the events un-handed in the database, where the sweeper finds them.
-    await handOver({ temporal: deps.temporal, db: deps.db }, items, () => new Date());
+    await handOver({ temporal: deps.temporal, db: deps.db }, items);
     return;
   }
   deps.handover?.enqueue(items);

@@ -57,7 +57,6 @@ export const HANDOVER_CONCURRENCY = 8;
 export async function handOver(
   deps: { temporal: WorkflowEngine; db: Db },
   items: HandoverItem[],
-  now: () => Date,
 ): Promise<{ handedOver: string[]; failed: Array<{ eventId: string; error: string }> }> {
   const handedOver: string[] = [];
   const failed: Array<{ eventId: string; error: string }> = [];

@@ -90,7 +90,7 @@ export async function startStack(
     },
   });
   const running = worker.run();
-  const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date()), logger);
+  const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
   const app = await startTestApp({ db, handover, temporal: engine, webhookDestinations, webhookSecretKeys });
   return {
     app,

@@ -74,7 +74,7 @@ describe('branded balance lifecycle (time-skipping)', function () {
       },
     });
     running = worker.run();
-    handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items, () => new Date(nowMs)), logger);
+    handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
     app = await startTestApp({ db, handover, clock: { now: () => new Date(nowMs) } });
     nowMs = await env.currentTimeMs();
   });

@@ -142,10 +142,7 @@ describe('hand-over under faults', function () {
       ...createLogger('silent'),
       warn: (...args: unknown[]) => failures.push(args),
     } as unknown as ReturnType<typeof createLogger>;
-    const queue = createHandoverQueue(
-      (items) => handOver({ temporal: deadTemporal, db: stack.db }, items, () => new Date()),
-      logger,
-    );
+    const queue = createHandoverQueue((items) => handOver({ temporal: deadTemporal, db: stack.db }, items), logger);
     const cut = await startTestApp({ db: stack.db, handover: queue });
     const events = Array.from({ length: 3 }, () => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
     try {

@@ -64,7 +64,7 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
       workflowId: row.workflowId,
       signal: signalFor(row.kind as EventKind, row.state),
     };
-    const result = await handOver({ temporal: ts.engine, db: app.db }, [item], () => new Date());
+    const result = await handOver({ temporal: ts.engine, db: app.db }, [item]);
     assert.deepEqual(result, { handedOver: [row.id], failed: [] });
     return ts.env.client.workflow.getHandle(row.workflowId);
   }
