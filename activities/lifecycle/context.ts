@@ -19,6 +19,7 @@ import { accounts, assert, fromDbMinor, isLiability, type AccountRef } from '../
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { EVENT_NOT_FOUND } from '../../core/failure-types';
 import type { SqlTx } from '../../prisma/sql-transaction';
+import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
 import { ensureAccounts, lockAccounts, type LockedAccount } from '../ledger/accounts';
 import type { KnownAccounts } from '../ledger/known-accounts';
 import { ENDPOINT_JSON, toEndpoint, type AttemptState, type JsonAttemptState } from '../webhooks/attempt';
@@ -301,19 +302,6 @@ async function lockPurchaseAccounts(
   return locked;
 }
 
-interface JsonOffer {
-  id: string;
-  cashbackRateBps: number;
-  brandedRateBps: number;
-  minSpendMinor: string;
-  maxRewardMinor: string | null;
-  maxRewardPerChgMinor: string | null;
-  mccs: string[] | null;
-  startsAt: string;
-  endsAt: string | null;
-  status: CatalogueStatus;
-}
-
 async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string; merchantId: string; at: Date }) {
   const [row] = await tx.$queryRaw<
     Array<{
@@ -329,10 +317,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days)
          FROM merchant m WHERE m.id = ${p.merchantId}) AS merchant,
-      (SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'cashbackRateBps', o.cashback_rate_bps, 'brandedRateBps', o.branded_rate_bps,
-              'minSpendMinor', o.min_spend_minor::text, 'maxRewardMinor', o.max_reward_minor::text, 'maxRewardPerChgMinor', o.max_reward_per_chg_minor::text,
-              'mccs', o.mccs, 'startsAt', o.starts_at, 'endsAt', o.ends_at, 'status', o.status) ORDER BY o.starts_at, o.id), '[]'::jsonb)
-         FROM offer o WHERE o.merchant_id = ${p.merchantId}) AS offers,
+      ${merchantOffersJson(p.merchantId)} AS offers,
       (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
          FROM activation a WHERE a.issuer_id = ${p.issuerId} AND a.chg_id = ${p.chgId} AND a.merchant_id = ${p.merchantId}) AS activation,
       -- Net reward per offer the group has kept (earned minus clawed back), for per-group caps:
@@ -348,19 +333,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
          FROM reward_grant g
         WHERE g.issuer_id = ${p.issuerId} AND g.chg_id = ${p.chgId} AND g.merchant_id = ${p.merchantId}
           AND g.remaining_minor > 0 AND g.expires_at > ${p.at}) AS grants`;
-  const offers: EarnOffer[] = row.offers.map((o) => ({
-    id: o.id,
-    startsAt: new Date(o.startsAt),
-    endsAt: o.endsAt === null ? null : new Date(o.endsAt),
-    catalogueStatus: o.status,
-    minSpendMinor: fromDbMinor(o.minSpendMinor),
-    // A list column read as NULL or [] both mean "every MCC" (writes never store []).
-    mccs: o.mccs && o.mccs.length > 0 ? o.mccs : null,
-    cashbackRateBps: o.cashbackRateBps,
-    brandedRateBps: o.brandedRateBps,
-    maxRewardMinor: o.maxRewardMinor === null ? null : fromDbMinor(o.maxRewardMinor),
-    maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
-  }));
+  const offers: EarnOffer[] = row.offers.map(toEarnOffer);
   return {
     merchant: row.merchant && {
       ...row.merchant,

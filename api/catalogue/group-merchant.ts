@@ -12,6 +12,7 @@ import type { CatalogueStatus } from '../../core/rules/offer-status';
 import type { EarnOffer } from '../../core/rules/eligibility';
 import { groupNotFound } from './scope';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
+import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
 
 export interface GroupMerchant {
   group: { id: string; status: CatalogueStatus };
@@ -46,18 +47,7 @@ const DAY_MS = 86_400_000;
 interface Row {
   group_status: CatalogueStatus;
   merchant: (Omit<GroupMerchant['merchant'], 'brandedSpendMinimumMinor'> & { brandedSpendMinimumMinor: string }) | null;
-  offers: Array<{
-    id: string;
-    cashbackRateBps: number;
-    brandedRateBps: number;
-    minSpendMinor: string;
-    maxRewardMinor: string | null;
-    maxRewardPerChgMinor: string | null;
-    mccs: string[] | null;
-    startsAt: string;
-    endsAt: string | null;
-    status: CatalogueStatus;
-  }> | null;
+  offers: JsonOffer[] | null;
   activation: { status: CatalogueStatus; activatedAt: string } | null;
   earned: Record<string, string> | null;
   grants: Array<{ id: string; remainingMinor: string; availableAt: string; expiresAt: string }> | null;
@@ -79,14 +69,7 @@ export async function loadGroupMerchant(
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days)
          FROM merchant m WHERE m.id = ${merchantId} AND (m.issuer_ids IS NULL OR ${issuerId} = ANY(m.issuer_ids))) AS merchant,
-      ${
-        parts.offers
-          ? Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'cashbackRateBps', o.cashback_rate_bps, 'brandedRateBps', o.branded_rate_bps,
-              'minSpendMinor', o.min_spend_minor::text, 'maxRewardMinor', o.max_reward_minor::text, 'maxRewardPerChgMinor', o.max_reward_per_chg_minor::text,
-              'mccs', o.mccs, 'startsAt', o.starts_at, 'endsAt', o.ends_at, 'status', o.status) ORDER BY o.starts_at, o.id), '[]'::jsonb)
-         FROM offer o WHERE o.merchant_id = ${merchantId})`
-          : none
-      } AS offers,
+      ${parts.offers ? merchantOffersJson(merchantId) : none} AS offers,
       ${
         parts.activation
           ? Prisma.sql`(SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
@@ -139,17 +122,9 @@ function toGroupMerchant(
     group: { id: chgId, status: row.group_status },
     merchant,
     offers: (row.offers ?? []).map((o) => ({
-      id: o.id,
-      startsAt: new Date(o.startsAt),
-      endsAt: o.endsAt === null ? null : new Date(o.endsAt),
-      catalogueStatus: o.status,
-      minSpendMinor: fromDbMinor(o.minSpendMinor),
-      mccs: o.mccs && o.mccs.length > 0 ? o.mccs : null,
-      cashbackRateBps: o.cashbackRateBps,
+      ...toEarnOffer(o),
       // As settlement pays it.
       brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, merchant, issuerDelayDays),
-      maxRewardMinor: o.maxRewardMinor === null ? null : fromDbMinor(o.maxRewardMinor),
-      maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
     })),
     activation: row.activation && { status: row.activation.status, activatedAt: new Date(row.activation.activatedAt) },
     earnedSoFarByOffer: Object.fromEntries(
