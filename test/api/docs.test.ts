@@ -3,14 +3,14 @@
 // .ci/run) driven by playwright-core, as in test/operations/temporal-ui.test.ts; the screenshot
 // is written to test-output/docs.png.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { exampleId } from '../../api/schemas/examples';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUTPUT = join(__dirname, '..', '..', 'test-output');
 
 /** The asset URLs the page names, in order: stylesheet and icon links, then scripts. */
@@ -86,21 +86,7 @@ describe('GET /docs', function () {
   describe('in headless Chromium', () => {
     let browser: Browser;
     before(async () => {
-      // No skipping (the suite forbids pending tests): without Chromium this test fails and says
-      // how to get it. CI installs it (.ci/run).
-      assert.ok(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      browser = await launchChromium();
     });
     after(() => browser?.close());
 

@@ -2,9 +2,10 @@
 // attribute. Headless Chromium (Debian's `chromium` package, installed by .ci/run) driven by
 // playwright-core; the screenshot is written to test-output/temporal-ui.png.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium';
 import { startTemporalDevServer, type TemporalDevServerHandle } from '../../scripts/lib/temporal-dev-server';
 import { startStack, type Stack } from '../helpers/stack';
 import { freePort } from '../helpers/ports';
@@ -14,7 +15,6 @@ import { cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { configureEndpoint, startReceiver, type Receiver } from '../helpers/webhooks';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUTPUT = join(__dirname, '..', '..', 'test-output');
 
 describe('Temporal Web UI', function () {
@@ -25,26 +25,12 @@ describe('Temporal Web UI', function () {
   let receiver: Receiver;
 
   before(async function () {
-    // No skipping (the suite forbids pending tests): without Chromium this test fails and says
-    // how to get it. CI installs it (.ci/run).
-    assert.ok(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
     const port = await freePort();
     server = await startTemporalDevServer({ port, uiPort: await freePort() });
     // The first attempt of each webhook fails, so its retries run as a WebhookDelivery workflow.
     stack = await startStack({ temporalAddress: server.address, settings: { webhookRetryScheduleMs: [200] } });
     receiver = await startReceiver((n) => (n === 0 ? 503 : 204));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
