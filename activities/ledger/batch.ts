@@ -12,7 +12,6 @@
 //     from grants read after that lock are exact, and a CHECK keeps a grant from going below
 //     zero if they were not.
 // Further CTEs of the caller (the event's outcome, its webhook) join the same statement.
-import { randomUUID } from 'node:crypto';
 import { Prisma } from '../../prisma/generated/client';
 import { ledgerPostings } from '../../core/metrics';
 import {
@@ -33,6 +32,7 @@ import type { LockedAccount } from './accounts';
 import { isCheckViolation } from './tx';
 import type { SqlTx } from '../../prisma/sql-transaction';
 import { totalsUpsert } from './reward-events';
+import { uuidV7 } from '../../core/ids';
 
 export interface BatchTransfer {
   id: string;
@@ -86,7 +86,8 @@ export interface PostingBatch {
   draws: BatchDraw[];
 }
 
-export const newTransferId = (): string => randomUUID();
+// Time-ordered, like every other key (core/ids.ts): a posting appends to the key's index.
+export const newTransferId = (): string => uuidV7();
 
 /** What a caller writes in the same statement: CTEs (each `name AS (...)`) and expressions
  *  of the final SELECT (a NOTIFY, which runs only there). */

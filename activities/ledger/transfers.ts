@@ -1,6 +1,5 @@
 // Posting a transfer: two immutable entries that sum to zero, and both accounts' cached
 // balances, in the caller's database transaction. Idempotent by key (STYLE.md habit 7).
-import { randomUUID } from 'node:crypto';
 import { ledgerPostings } from '../../core/metrics';
 import type { LedgerTransfer } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
@@ -21,6 +20,7 @@ import {
   type TransferPlan,
 } from '../../core/ledger';
 import { ensureAccounts, lockAccounts } from './accounts';
+import { newTransferId } from './batch';
 import { inTransaction, isCheckViolation, type Tx } from './tx';
 
 export interface PostTransferInput {
@@ -93,7 +93,7 @@ export async function postTransfer(tx: Tx, input: PostTransferInput): Promise<Po
   }
 
   const transfer: Transfer = {
-    id: randomUUID(),
+    id: newTransferId(),
     issuerId: input.issuerId,
     idempotencyKey: input.idempotencyKey,
     kind: input.kind,

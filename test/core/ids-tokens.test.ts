@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { newId, isId, ID_PREFIXES } from '../../core/ids';
+import { newId, isId, ID_PREFIXES, uuidV7 } from '../../core/ids';
 import { generateToken, hashToken, isWellFormedToken, safeEqualHex } from '../../core/tokens';
 
 describe('core/ids', () => {
@@ -7,8 +7,24 @@ describe('core/ids', () => {
     for (const prefix of ID_PREFIXES) {
       const id = newId(prefix);
       assert.ok(isId(prefix, id), id);
-      assert.match(id, new RegExp(`^${prefix}_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`));
+      assert.match(id, new RegExp(`^${prefix}_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`));
     }
+  });
+
+  it('writes the creation time in the first 48 bits (version 7), so later ids sort after earlier ones', () => {
+    const at = Date.UTC(2026, 10, 24, 1, 2, 3, 456);
+    const id = uuidV7(at);
+    assert.equal(parseInt(id.slice(0, 8) + id.slice(9, 13), 16), at);
+    assert.equal(uuidV7(0).slice(0, 13), '00000000-0000');
+    assert.equal(uuidV7(2 ** 48 - 1).slice(0, 13), 'ffffffff-ffff');
+    const earlier = Array.from({ length: 50 }, () => uuidV7(at));
+    const later = Array.from({ length: 50 }, () => uuidV7(at + 1));
+    assert.ok(earlier.every((e) => later.every((l) => e < l)));
+  });
+
+  it('keeps 74 random bits: 100,000 ids of one millisecond are all different', () => {
+    const ids = new Set(Array.from({ length: 100_000 }, () => uuidV7(1_800_000_000_000)));
+    assert.equal(ids.size, 100_000);
   });
 
   it('rejects ids of another prefix, uppercase, padding and non-strings', () => {
