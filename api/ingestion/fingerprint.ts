@@ -8,16 +8,24 @@ import { toInstant } from '../../core/timestamp';
 import { canonicalJson } from '../../core/canonical-json';
 
 export function fingerprint(kind: EventKind, event: IngestedEvent): string {
-  // Built key by key: an object rest spread cost as much as the hash (bench/, CPU profile).
+  // Built key by key in sorted order: an event is flat (its schema allows scalars only), and
+  // for a flat object with its keys in sorted order, plain JSON.stringify writes the canonical
+  // text itself, at a third of canonicalJson's cost (bench/, CPU profile). Anything else takes
+  // canonicalJson; the test pins both to the hashes of the first version.
   const content: Record<string, unknown> = {};
-  for (const key of Object.keys(event)) {
-    if (key !== 'state' && key !== 'createdAt') content[key] = event[key as keyof IngestedEvent];
+  let flat = true;
+  for (const key of Object.keys(event).sort()) {
+    if (key === 'state' && kind !== 'settled') continue;
+    // Same instant written with another offset is the same event.
+    const value = key === 'createdAt' ? toInstant(event.createdAt).toISOString() : event[key as keyof IngestedEvent];
+    // An integer-like key would be written first whatever its place (JSON.stringify's order).
+    if ((value !== null && typeof value === 'object') || isIndexLike(key)) flat = false;
+    content[key] = value;
   }
-  // Same instant written with another offset is the same event.
-  content.createdAt = toInstant(event.createdAt).toISOString();
-  if (kind === 'settled') content.state = event.state;
-  return hash('sha256', canonicalJson(content), 'hex');
+  return hash('sha256', flat ? JSON.stringify(content) : canonicalJson(content), 'hex');
 }
+
+const isIndexLike = (key: string) => key.length > 0 && key.charCodeAt(0) >= 48 && key.charCodeAt(0) <= 57;
 
 export type Resubmission = 'duplicate' | 'reversal' | 'conflict';
 

@@ -12,44 +12,65 @@ export type EventRow = Prisma.IngestedEventCreateManyInput;
 
 const iso = (d: Date | string | null | undefined) => (d === null || d === undefined ? null : new Date(d).toISOString());
 
-// Named, so PostgreSQL parses and plans it once per connection (prisma/hot.ts); the
-// parameters are one array per column, in the INSERT's column order. The same statement queues
-// every new event that waits for processing (handover_pending): an event is never stored
-// without its place in the hand-over queue. handed_over_at is deprecated and set to the
-// receipt time: the pending-hand-over index then holds only events that APIs of the previous
-// release stored (the sweeper adopts those into the queue).
+// Named, so PostgreSQL parses and plans it once per connection (prisma/hot.ts). What every row
+// of a batch shares (issuer, kind, receipt time) is one parameter; the rest is one array per
+// column, in the INSERT's column order, and the payloads one JSON array: unlike an array of
+// jsonb texts, it needs no escaping on the way out (pg's array writer was a tenth of the
+// request's CPU, bench/ profile). ROWS FROM zips the arrays by position. The same statement
+// queues every new event that waits for processing (handover_pending): an event is never
+// stored without its place in the hand-over queue. handed_over_at is deprecated and set to
+// the receipt time: the pending-hand-over index then holds only events that APIs of the
+// previous release stored (the sweeper adopts those into the queue).
 const INSERT_NEW_EVENTS: HotStatement = {
-  name: 'ingestion_insert_new_events_v2',
+  name: 'ingestion_insert_new_events_v3',
   text: `WITH inserted AS (
            INSERT INTO ingested_event (id, issuer_id, kind, external_id, fingerprint, state, payload, chg_id, cardholder_id,
              card_id, amount_minor, currency, event_created_at, authorization_external_id, related_external_id,
              related_event_id, workflow_id, received_at, reward_status, handed_over_at)
-           SELECT *, x.received_at
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::text[],
-               $9::text[], $10::text[], $11::bigint[], $12::text[], $13::timestamptz[], $14::text[], $15::text[], $16::text[],
-               $17::text[], $18::timestamptz[], $19::text[]) AS x(id, issuer_id, kind, external_id, fingerprint, state,
-               payload, chg_id, cardholder_id, card_id, amount_minor, currency, event_created_at, authorization_external_id,
-               related_external_id, related_event_id, workflow_id, received_at, reward_status)
+           SELECT x.id, $1::text, $2::text, x.external_id, x.fingerprint, x.state, x.payload, x.chg_id, x.cardholder_id,
+                  x.card_id, x.amount_minor, x.currency, x.event_created_at, x.authorization_external_id,
+                  x.related_external_id, x.related_event_id, x.workflow_id, $3::timestamptz, x.reward_status, $3::timestamptz
+             FROM ROWS FROM (unnest($4::text[]), unnest($5::text[]), unnest($6::text[]), unnest($7::text[]),
+               jsonb_array_elements($8::jsonb), unnest($9::text[]), unnest($10::text[]), unnest($11::text[]),
+               unnest($12::bigint[]), unnest($13::text[]), unnest($14::timestamptz[]), unnest($15::text[]),
+               unnest($16::text[]), unnest($17::text[]), unnest($18::text[]), unnest($19::text[]))
+               AS x(id, external_id, fingerprint, state, payload, chg_id, cardholder_id, card_id, amount_minor, currency,
+                    event_created_at, authorization_external_id, related_external_id, related_event_id, workflow_id,
+                    reward_status)
            ON CONFLICT (issuer_id, kind, external_id) DO NOTHING
-           RETURNING id, external_id, received_at, reward_status
+           RETURNING id, external_id, reward_status
          ), queued AS (
            INSERT INTO handover_pending (event_id, queued_at)
-           SELECT id, received_at FROM inserted WHERE reward_status = 'pending'
+           SELECT id, $3::timestamptz FROM inserted WHERE reward_status = 'pending'
          )
          SELECT external_id FROM inserted`,
 };
 
-/** Inserts the rows that are new; returns the external ids it inserted. */
-export async function insertNewEvents(db: Db, rows: EventRow[]): Promise<Set<string>> {
+/** What every row of one insert shares. */
+export interface BatchHeader {
+  issuerId: string;
+  kind: string;
+  receivedAt: Date;
+}
+
+/** Inserts the rows that are new (all of one issuer, kind and receipt time); returns the external ids it inserted. */
+export async function insertNewEvents(db: Db, header: BatchHeader, rows: EventRow[]): Promise<Set<string>> {
+  const receivedMs = header.receivedAt.getTime();
+  for (const r of rows) {
+    const sameTime = r.receivedAt === header.receivedAt || new Date(r.receivedAt!).getTime() === receivedMs;
+    if (r.issuerId !== header.issuerId || r.kind !== header.kind || !sameTime)
+      throw new Error(`insertNewEvents: row ${r.externalId} is not of the batch's issuer, kind and receipt time`);
+  }
   const col = <T>(pick: (r: EventRow) => T) => rows.map(pick);
   const inserted = await hotQuery<{ external_id: string }>(db, INSERT_NEW_EVENTS, [
+    header.issuerId,
+    header.kind,
+    header.receivedAt.toISOString(),
     col((r) => r.id),
-    col((r) => r.issuerId),
-    col((r) => r.kind),
     col((r) => r.externalId),
     col((r) => r.fingerprint),
     col((r) => r.state),
-    col((r) => JSON.stringify(r.payload)),
+    `[${col((r) => JSON.stringify(r.payload)).join(',')}]`,
     col((r) => r.chgId),
     col((r) => r.cardholderId),
     col((r) => r.cardId),
@@ -60,7 +81,6 @@ export async function insertNewEvents(db: Db, rows: EventRow[]): Promise<Set<str
     col((r) => r.relatedExternalId ?? null),
     col((r) => r.relatedEventId ?? null),
     col((r) => r.workflowId),
-    col((r) => iso(r.receivedAt)),
     col((r) => r.rewardStatus ?? 'pending'),
   ]);
   return new Set(inserted.map((r) => r.external_id));

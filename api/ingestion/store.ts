@@ -207,6 +207,7 @@ async function storeCandidates(
     accepted.length > 0
       ? await insertNewEvents(
           db,
+          { issuerId, kind, receivedAt: now },
           accepted.map((c) => c.row),
         )
       : new Set<string>();

@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import { hash } from 'node:crypto';
+import fc from 'fast-check';
+import { canonicalJson } from '../../../core/canonical-json';
+import { toInstant } from '../../../core/timestamp';
 import { classifyResubmission, fingerprint } from '../../../api/ingestion/fingerprint';
 import type { IngestedEvent } from '../../../api/ingestion/schemas';
 
@@ -58,6 +62,43 @@ describe('ingestion fingerprint', () => {
     assert.equal(
       classifyResubmission('settled', { fingerprint: 'f', state: 'settled' }, { fingerprint: 'f', state: 'refunded' }),
       'conflict',
+    );
+  });
+
+  it('writes the same text as canonicalJson of the content, whatever the keys and values', () => {
+    // The definition: the event without an authorization's state, createdAt as an instant,
+    // hashed as canonical JSON. The fast path must agree with it on anything, including keys
+    // JSON.stringify orders first (integer-like) and nested values.
+    const reference = (kind: 'auth' | 'settled', event: Record<string, unknown>) => {
+      const { state, createdAt, ...rest } = event;
+      const content: Record<string, unknown> = { ...rest, createdAt: toInstant(createdAt as string).toISOString() };
+      if (kind === 'settled') content.state = state;
+      return hash('sha256', canonicalJson(content), 'hex');
+    };
+    const key = fc.oneof(
+      fc.constantFrom('amount', 'currency', 'mcc', 'Zeta', 'a', '_x', '10', '2', '01', 'é'),
+      fc.string({ maxLength: 4 }),
+    );
+    const scalar = fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.boolean(), fc.constant(null));
+    const value = fc.oneof(
+      scalar,
+      scalar,
+      fc.dictionary(key, scalar, { maxKeys: 3 }),
+      fc.array(scalar, { maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(
+        fc.constantFrom('auth' as const, 'settled' as const),
+        fc.dictionary(key, value, { maxKeys: 8 }),
+        fc.constantFrom('approved', 'settled'),
+        (kind, extra, state) => {
+          // No "__proto__": request bodies cannot hold it (api/middleware/json-body.ts).
+          delete (extra as Record<string, unknown>)['__proto__'];
+          const event = { ...extra, id: 'e-1', state, createdAt: '2026-11-23T10:00:00+02:00' };
+          assert.equal(fingerprint(kind, event as unknown as IngestedEvent), reference(kind, event));
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });
