@@ -1,0 +1,73 @@
+// The plans PostgreSQL keeps for our prepared hot statements. A named statement is planned
+// generically after a few executions, from whatever statistics the table has then: on a
+// freshly loaded database (no ANALYZE yet) a plan that reads the wrong index stays in use for
+// every request of the connection. Checked on a new, empty database, the worst case.
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { freshDatabase } from '../../helpers/databases';
+import { migrate } from '../../../prisma/migrate';
+import { REWARD_DETAIL, REWARD_OVERVIEWS } from '../../../api/rewards/reward-detail';
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
+  Plans?: PlanNode[];
+}
+
+function scansOf(plan: PlanNode, relation: string): PlanNode[] {
+  const own = plan['Relation Name'] === relation ? [plan] : [];
+  return [...own, ...(plan.Plans ?? []).flatMap((child) => scansOf(child, relation))];
+}
+
+function indexesOn(plan: PlanNode, relation: string): string[] {
+  const own = plan['Relation Name'] === relation && plan['Index Name'] ? [plan['Index Name']] : [];
+  const seqScan = plan['Relation Name'] === relation && plan['Node Type'] === 'Seq Scan' ? ['(sequential scan)'] : [];
+  return [...own, ...seqScan, ...(plan.Plans ?? []).flatMap((child) => indexesOn(child, relation))];
+}
+
+describe('generic plans of the hot statements', function () {
+  this.timeout(60_000);
+  let client: pg.Client;
+
+  before(async () => {
+    const url = await freshDatabase('hot_plans');
+    await migrate(url);
+    client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query('SET plan_cache_mode = force_generic_plan');
+  });
+  after(() => client?.end());
+
+  async function genericPlan(text: string, parameters: string[]): Promise<PlanNode> {
+    await client.query('DEALLOCATE ALL');
+    await client.query(`PREPARE hot AS ${text}`);
+    // Literal arguments: EXECUTE takes no bind parameters, and the generic plan ignores the values.
+    const values = parameters.map((p) => client.escapeLiteral(p)).join(', ');
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE hot(${values})`);
+    return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0].Plan;
+  }
+
+  // A purchase's reward events by its id, a refund's by the refund's: never every reward event
+  // of the issuer.
+  const rewardEventIndexes = ['reward_event_transaction_id_idx', 'reward_event_source_event_id_idx'];
+
+  it('reads the one event of a reward detail by its primary key, and its reward events by its id', async () => {
+    const plan = await genericPlan(REWARD_DETAIL.text, ['iss_x', 'chg_x', 'txn_x']);
+    assert.deepEqual(indexesOn(plan, 'ingested_event'), ['ingested_event_pkey'], JSON.stringify(plan));
+    assert.deepEqual(indexesOn(plan, 'reward_event'), rewardEventIndexes, JSON.stringify(plan));
+  });
+
+  it("reads reward overviews by primary key or by the issuer's ids, and their reward events by event id", async () => {
+    const plan = await genericPlan(REWARD_OVERVIEWS.text, ['iss_x', 'chg_x', '{txn_x}', '{ext_x}']);
+    // On an empty table the ids may be found by a sequential scan; what must never happen is the
+    // issuer's (issuer, kind, external id) index read without its external id: every settled
+    // event of the issuer for each request, once the table is large.
+    const eventScans = scansOf(plan, 'ingested_event');
+    assert.equal(eventScans.length, 2, JSON.stringify(plan));
+    for (const scan of eventScans.filter((n) => n['Index Name'] === 'ingested_event_issuer_id_kind_external_id_key'))
+      assert.match(scan['Index Cond'] ?? '', /external_id = ANY/, JSON.stringify(scan));
+    assert.deepEqual(indexesOn(plan, 'reward_event'), rewardEventIndexes, JSON.stringify(plan));
+  });
+});
