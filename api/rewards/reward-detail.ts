@@ -62,7 +62,7 @@ const COLUMNS = `e.id, e.external_id AS "externalId", e.state, e.reward_status A
 // The event is found by its primary key alone, in a subquery OFFSET 0 keeps apart: given the
 // issuer and kind beside the id, the generic plan of the prepared statement chose the
 // (issuer, kind, external id) index on a table without fresh statistics, and read every
-// settled event of the issuer for each request (test/api/rewards/hot-plans.test.ts).
+// settled event of the issuer for each request (test/api/hot-plans.test.ts).
 export const REWARD_DETAIL: HotStatement = {
   name: 'reward_detail_v3',
   text: `SELECT ${COLUMNS} FROM (SELECT * FROM ingested_event WHERE id = $3 OFFSET 0) e

@@ -4,15 +4,18 @@
 // every request of the connection. Checked on a new, empty database, the worst case.
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { freshDatabase } from '../../helpers/databases';
-import { migrate } from '../../../prisma/migrate';
-import { REWARD_DETAIL, REWARD_OVERVIEWS } from '../../../api/rewards/reward-detail';
+import { freshDatabase } from '../helpers/databases';
+import { migrate } from '../../prisma/migrate';
+import { REWARD_DETAIL, REWARD_OVERVIEWS } from '../../api/rewards/reward-detail';
+import { CARD_DIRECTORY } from '../../api/ingestion/resolve';
 
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Parent Relationship'?: string;
   'Index Name'?: string;
   'Index Cond'?: string;
+  'Recheck Cond'?: string;
   Plans?: PlanNode[];
 }
 
@@ -69,5 +72,19 @@ describe('generic plans of the hot statements', function () {
     for (const scan of eventScans.filter((n) => n['Index Name'] === 'ingested_event_issuer_id_kind_external_id_key'))
       assert.match(scan['Index Cond'] ?? '', /external_id = ANY/, JSON.stringify(scan));
     assert.deepEqual(indexesOn(plan, 'reward_event'), rewardEventIndexes, JSON.stringify(plan));
+  });
+
+  it("resolves an ingestion batch's cards and cardholders by primary key or by the issuer's ids, never by issuer alone", async () => {
+    const plan = await genericPlan(CARD_DIRECTORY.text, ['iss_x', '{ch_x}', '{c-1}', '{card_x}', '{k-1}']);
+    for (const relation of ['cardholder', 'card']) {
+      const scans = scansOf(plan, relation);
+      assert.equal(scans.length, 2, JSON.stringify(plan));
+      for (const scan of scans) {
+        const condition = scan['Index Cond'] ?? scan['Recheck Cond'] ?? '';
+        // An index read must name the reference; a sequential scan is what an empty table gets.
+        if (scan['Node Type'] !== 'Seq Scan')
+          assert.match(condition, /(id|external_id) = ANY/, `${relation}: ${JSON.stringify(scan)}`);
+      }
+    }
   });
 });
