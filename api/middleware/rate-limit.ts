@@ -74,7 +74,13 @@ export class RateLimiter {
     if (route.auth !== 'issuer') return;
     const issuer = issuerOf(ctx);
     const events = route.rateLimitEvents ? route.rateLimitEvents((ctx.request as { body?: unknown }).body) : undefined;
-    const usages = await this.count(issuer.tokenId, issuer.rateLimits, events, ctx.state.log as Logger | undefined);
+    // The request's logger is made on first use (request-id.ts): only a failure asks for it.
+    const usages = await this.count(
+      issuer.tokenId,
+      issuer.rateLimits,
+      events,
+      () => ctx.state.log as Logger | undefined,
+    );
     if (!usages) return;
     ctx.set(
       'RateLimit-Policy',
@@ -92,7 +98,7 @@ export class RateLimiter {
     tokenId: string,
     overrides: RateLimitOverrides,
     events: number | undefined,
-    log: Logger | undefined,
+    log: () => Logger | undefined,
   ): Promise<Usage[] | undefined> {
     const window = this.settings.windowSeconds;
     const quotas: Array<[PolicyName, number, number]> = [
@@ -112,7 +118,7 @@ export class RateLimiter {
         resetSeconds: Math.min(Math.max(Math.ceil(results[i].msBeforeNext / 1000), 1), window),
       }));
     } catch (err) {
-      log?.warn({ err }, 'rate limit counters unavailable; request let through');
+      log()?.warn({ err }, 'rate limit counters unavailable; request let through');
       return undefined;
     }
   }

@@ -48,7 +48,7 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
   let temporal: Connection | undefined;
   const deps: AppDeps = {
     db,
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    logger: overrides.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     clock: overrides.clock ?? systemClock,
     config: { operatorToken: OPERATOR_TOKEN, metricsToken: overrides.config?.metricsToken },
     webhookDestinations: overrides.webhookDestinations ?? testWebhookDestinations,
