@@ -59,28 +59,7 @@ export function uuidV7(nowMs: number = Date.now()): string {
   b[o + 6] = 0x70 | (b[o + 6] & 0x0f);
   b[o + 8] = 0x80 | (b[o + 8] & 0x3f);
   const h = (i: number) => HEX[b[o + i]];
-  return (
-    h(0) +
-    h(1) +
-    h(2) +
-    h(3) +
-    '-' +
-    h(4) +
-    h(5) +
-    '-' +
-    h(6) +
-    h(7) +
-    '-' +
-    h(8) +
-    h(9) +
-    '-' +
-    h(10) +
-    h(11) +
-    h(12) +
-    h(13) +
-    h(14) +
-    h(15)
-  );
+  return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`;
 }
 
 /** The JSON-schema pattern of one id kind, shared by validation and the OpenAPI document. */
