@@ -47,13 +47,12 @@ export interface FoundDetails {
  * clawbacks it caused. Each branch finds the reward events by the event's id alone (OFFSET 0
  * keeps the issuer check out of the index choice, as for the event itself below).
  */
-const EVENTS_OF_E = `
+const rewardEventsOfE = (column: string, when: string) => `
   (SELECT coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'type', r.type, 'amountMinor', r.amount_minor::text) ORDER BY r.occurred_at, r.id), '[]'::jsonb)
-     FROM (SELECT id, type, amount_minor, occurred_at, issuer_id FROM reward_event WHERE transaction_id = e.id AND e.state <> 'refunded' OFFSET 0) r
-    WHERE r.issuer_id = e.issuer_id)
-  || (SELECT coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'type', r.type, 'amountMinor', r.amount_minor::text) ORDER BY r.occurred_at, r.id), '[]'::jsonb)
-     FROM (SELECT id, type, amount_minor, occurred_at, issuer_id FROM reward_event WHERE source_event_id = e.id AND e.state = 'refunded' OFFSET 0) r
+     FROM (SELECT id, type, amount_minor, occurred_at, issuer_id FROM reward_event WHERE ${column} = e.id AND ${when} OFFSET 0) r
     WHERE r.issuer_id = e.issuer_id)`;
+const EVENTS_OF_E = `${rewardEventsOfE('transaction_id', "e.state <> 'refunded'")}
+  || ${rewardEventsOfE('source_event_id', "e.state = 'refunded'")}`;
 
 const COLUMNS = `e.id, e.external_id AS "externalId", e.state, e.reward_status AS "rewardStatus", e.merchant_id AS "merchantId", ${EVENTS_OF_E} AS events`;
 
