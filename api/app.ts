@@ -75,19 +75,14 @@ export function createApp(deps: AppDeps): Koa {
   const idempotency = createIdempotency({ db: deps.db, logger: deps.logger });
   const guards = createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache });
   const limiter = deps.rateLimiter;
-  mountRoutes(
-    router,
-    allRoutes(deps),
-    guards,
-    idempotency,
-    limiter ? (ctx, route) => limiter.check(ctx, route) : undefined,
-  );
+  const routes = allRoutes(deps);
+  mountRoutes(router, routes, guards, idempotency, limiter ? (ctx, route) => limiter.check(ctx, route) : undefined);
   mountDocsAssets(router);
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.logger));
   app.use(requestMetrics());
   app.use(errorHandler());
-  app.use(jsonBody());
+  app.use(jsonBody({ screensItemsAlone: itemValidatedPaths(routes) }));
   app.use(router.routes());
   app.use(
     router.allowedMethods({
@@ -100,4 +95,9 @@ export function createApp(deps: AppDeps): Koa {
     }),
   );
   return app;
+}
+
+/** Routes that validate their body item by item (a batch) screen each item on its own too. */
+function itemValidatedPaths(routes: RouteSpec[]): Set<string> {
+  return new Set(routes.filter((r) => r.documentedBody && !r.path.includes('{')).map((r) => r.path));
 }

@@ -38,8 +38,11 @@ const IDEMPOTENCY_KEY_PARAMETER = {
     'Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path ' +
     'and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong ' +
     'to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still ' +
-    'runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, ' +
-    'so a retry runs again. Malformed: 400 `invalid_idempotency_key`.',
+    'runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the ' +
+    'same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, ' +
+    '`invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, ' +
+    'a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. ' +
+    'Malformed: 400 `invalid_idempotency_key`.',
   schema: { type: 'string', pattern: '^[!-~]{1,255}$' },
   example: 'order-7d1f-retry-safe',
 };

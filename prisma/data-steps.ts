@@ -12,7 +12,8 @@ export interface DataStepContext {
   webhookSecretKeys?: KeyRing;
 }
 
-export type DataStep = (ctx: DataStepContext) => Promise<void>;
+/** Resolves to a report for the operator when the step found something to tell (kept with the migration). */
+export type DataStep = (ctx: DataStepContext) => Promise<string | void>;
 
 /** Rows sealed per statement: a bounded batch in memory, one round trip each. */
 const SEAL_BATCH = 500;
@@ -64,7 +65,37 @@ async function sealPlaintextWebhookSecrets({ client, webhookSecretKeys }: DataSt
   throw new Error('sealing webhook secrets did not finish within its batches');
 }
 
+/** Event ids listed in a report at most; the count is always complete. */
+const REPORTED_IDS = 50;
+
+/**
+ * Finds stored refunds and settlements in another currency than the purchase or authorization
+ * they name, which ingestion now refuses (currency_mismatch). Nothing is rewritten: corrections
+ * are new postings, an operator's decision. The report names how many and the first ids; a
+ * refund not yet processed claws back nothing (activities/lifecycle/refund.ts).
+ */
+async function reportCurrencyMismatches({ client }: DataStepContext): Promise<string | void> {
+  const { rows } = await client.query<{ kind: string; id: string }>(
+    `SELECT 'refund' AS kind, r.id FROM ingested_event r JOIN ingested_event p ON p.id = r.related_event_id
+      WHERE r.kind = 'settled' AND r.state = 'refunded' AND r.currency <> p.currency
+     UNION ALL
+     SELECT 'settlement', s.id FROM ingested_event s JOIN ingested_event a
+         ON a.issuer_id = s.issuer_id AND a.kind = 'auth' AND a.external_id = s.authorization_external_id
+      WHERE s.kind = 'settled' AND s.state = 'settled' AND s.currency <> a.currency
+     ORDER BY 1, 2`,
+  );
+  if (rows.length === 0) return;
+  const count = (kind: string) => rows.filter((r) => r.kind === kind).length;
+  const ids = rows.slice(0, REPORTED_IDS).map((r) => r.id);
+  return (
+    `${rows.length} stored event(s) in another currency than the event they name ` +
+    `(${count('refund')} refund(s), ${count('settlement')} settlement(s)); postings left as they are. ` +
+    `First ids: ${ids.join(', ')}${rows.length > ids.length ? ', ...' : ''}`
+  );
+}
+
 /** By the name of the migration each runs before. */
 export const DATA_STEPS: Readonly<Record<string, DataStep>> = {
   '20261123060100_webhook_secret_plaintext_removal': sealPlaintextWebhookSecrets,
+  '20261125000000_currency_mismatch': reportCurrencyMismatches,
 };

@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     { dir: MIGRATIONS_DIR, applied: result.applied, alreadyApplied: result.alreadyApplied.length },
     'migrations up to date',
   );
+  for (const { migration, report } of result.reports) logger.warn({ migration }, report);
 }
 
 main().catch((err) => {

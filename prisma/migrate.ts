@@ -18,6 +18,8 @@ const MIGRATION_LOCK_KEY = 72707369;
 export interface MigrationResult {
   applied: string[];
   alreadyApplied: string[];
+  /** What data steps found that an operator must read (also kept in `_prisma_migrations.logs`). */
+  reports: Array<{ migration: string; report: string }>;
 }
 
 export interface MigrateOptions {
@@ -69,7 +71,7 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
         WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
     );
     const done = new Map(rows.map((r) => [r.migration_name, r.checksum]));
-    const result: MigrationResult = { applied: [], alreadyApplied: [] };
+    const result: MigrationResult = { applied: [], alreadyApplied: [], reports: [] };
     for (const migration of listMigrations(dir)) {
       const recorded = done.get(migration.name);
       if (recorded !== undefined) {
@@ -81,10 +83,11 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
         result.alreadyApplied.push(migration.name);
         continue;
       }
-      await applyOne(client, migration, async () =>
+      const report = await applyOne(client, migration, async () =>
         dataSteps[migration.name]?.({ client, webhookSecretKeys: options.webhookSecretKeys }),
       );
       result.applied.push(migration.name);
+      if (report) result.reports.push({ migration: migration.name, report });
     }
     return result;
   } finally {
@@ -93,17 +96,22 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
   }
 }
 
-async function applyOne(client: pg.Client, migration: Migration, dataStep: () => Promise<void>): Promise<void> {
+async function applyOne(
+  client: pg.Client,
+  migration: Migration,
+  dataStep: () => Promise<string | void>,
+): Promise<string | undefined> {
   await client.query('BEGIN');
   try {
-    await dataStep();
+    const report = (await dataStep()) ?? undefined;
     await client.query(migration.sql);
     await client.query(
-      `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count)
-       VALUES ($1, $2, now(), $3, 1)`,
-      [randomUUID(), migration.checksum, migration.name],
+      `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, logs, applied_steps_count)
+       VALUES ($1, $2, now(), $3, $4, 1)`,
+      [randomUUID(), migration.checksum, migration.name, report ?? null],
     );
     await client.query('COMMIT');
+    return report;
   } catch (err) {
     await client.query('ROLLBACK');
     throw err;

@@ -81,6 +81,7 @@ async function main(): Promise<void> {
   logger.info({ source: secretKeys.source, keyIds: secretKeys.keys.keyIds }, 'webhook secret keys');
   const migrations = await migrate(databaseUrl, { webhookSecretKeys: secretKeys.keys });
   logger.info({ applied: migrations.applied }, 'migrations up to date');
+  for (const { migration, report } of migrations.reports) logger.warn({ migration }, report);
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
   if (seeding.seed) {
     const db = createDb(databaseUrl, 2);

@@ -31,6 +31,9 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     // Lock the purchase too: two refunds of one purchase are clawed back one after the other.
     const purchase = await lockEvent(tx, refund.relatedEventId!);
     if (!purchase.processedAt) return { status: 'waiting_for_purchase' } satisfies StepOutcome;
+    // Ingestion refuses such a refund; one stored before that rule claws back nothing rather
+    // than read one currency's minor units as another's.
+    if (refund.currency !== purchase.currency) return recordCurrencyMismatch(tx, refund, purchase, at);
     const refundCase: RefundCase = { refund, purchase, at, history: await purchaseHistory(tx, purchase.id, refund.id) };
     const clawed = await postClawbacks(tx, refundCase);
     return recordRefundOutcome(tx, refundCase, clawed);
@@ -235,6 +238,37 @@ async function recordRefundOutcome(
     await tx.ingestedEvent.update({ where: { id: purchase.id }, data: { rewardStatus: 'reversed' } });
   }
   return { status, merchantId: purchase.merchantId ?? undefined } satisfies StepOutcome;
+}
+
+async function recordCurrencyMismatch(
+  tx: Tx,
+  refund: IngestedEvent,
+  purchase: IngestedEvent,
+  at: Date,
+): Promise<StepOutcome> {
+  const trace = {
+    evaluatedAt: at.toISOString(),
+    refund: {
+      amountMinor: fromDbMinor(refund.amountMinor),
+      currency: refund.currency,
+      purchaseTransactionId: purchase.id,
+      purchaseCurrency: purchase.currency,
+    },
+    formula: 'nothing clawed back: the refund and its purchase are in different currencies',
+    outcome: 'not_matched',
+    rewardEventIds: [],
+  };
+  await tx.ingestedEvent.update({
+    where: { id: refund.id },
+    data: {
+      rewardStatus: 'not_matched',
+      merchantId: purchase.merchantId,
+      matchTrace: trace as Prisma.InputJsonValue,
+      processedAt: at,
+      failureReason: null,
+    },
+  });
+  return { status: 'not_matched', merchantId: purchase.merchantId ?? undefined } satisfies StepOutcome;
 }
 
 type PurchaseHistory = Awaited<ReturnType<typeof purchaseHistory>>;

@@ -41,22 +41,22 @@ export function activationRoutes(deps: AppDeps): RouteSpec[] {
       operationId: 'activateMerchant',
       summary: 'Activate the merchant for the group',
       description:
-        '201 the first time; 200 when already active (idempotent: the first presentedOfferId is kept) and when an inactive activation is ' +
-        'reactivated (new activatedAt). presentedOfferId must be an active offer of this merchant: else 400 offer_not_of_merchant or ' +
+        '201 when this call makes the merchant active: the first time, or again after a DELETE (a new activatedAt); 200 when ' +
+        'already active (idempotent: the first presentedOfferId is kept). presentedOfferId must be an active offer of this merchant: else 400 offer_not_of_merchant or ' +
         "offer_not_active. The body is required; send {} to activate without a presented offer. A deactivated group: 409 chg_inactive. The activation outlives the presented offer and serves the merchant's later offers.",
       tag,
       auth: 'issuer',
       params,
       body: activationInputSchema,
       responses: {
-        201: { description: 'Activated.', schema: activationSchema },
-        200: { description: 'Already active, or reactivated.', schema: activationSchema },
+        201: { description: 'Activated, or reactivated after a DELETE.', schema: activationSchema },
+        200: { description: 'Already active: nothing changed.', schema: activationSchema },
       },
       errorStatuses: [404, 409],
       async handle(ctx, { params: p, body }) {
         const key = { issuerId: issuerOf(ctx).id, chgId: p.chgId, merchantId: p.merchantId };
-        const { activation, created } = await activate(db, key, body.presentedOfferId, clock.now());
-        ctx.status = created ? 201 : 200;
+        const { activation, activated } = await activate(db, key, body.presentedOfferId, clock.now());
+        ctx.status = activated ? 201 : 200;
         ctx.body = presentActivation(p.chgId, p.merchantId, activation);
       },
     }),

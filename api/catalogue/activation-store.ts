@@ -40,16 +40,18 @@ async function checkPresentedOffer(db: Db, merchantId: string, offerId: string, 
 }
 
 /**
- * 201 semantics (`created`) only for the first activation. An active activation is left as
- * it is (the first presentedOfferId is kept); an inactive one is reactivated with a new
- * activatedAt, keeping the earlier presentedOfferId unless a new one is given.
+ * `activated` (201) when this call made the merchant active: the first activation, or a
+ * reactivation after a DELETE (clients count activations by 201). An active activation is
+ * left as it is (the first presentedOfferId is kept: 200); an inactive one is reactivated
+ * with a new activatedAt, keeping the earlier presentedOfferId unless a new one is given.
+ * Of two concurrent reactivations only the one whose update changed the row answers 201.
  */
 export async function activate(
   db: Db,
   key: ActivationKey,
   presentedOfferId: string | undefined,
   now: Date,
-): Promise<{ activation: Activation; created: boolean }> {
+): Promise<{ activation: Activation; activated: boolean }> {
   const group = await requireGroup(db, key.issuerId, key.chgId);
   await requireVisibleMerchant(db, key.issuerId, key.merchantId);
   if (group.status !== 'active') {
@@ -72,10 +74,11 @@ export async function activate(
     ],
     skipDuplicates: true,
   });
+  let reactivated = 0;
   if (inserted.count === 0) {
     // Only an inactive row changes; a concurrent reactivation makes this a no-op.
     const previous = await readActivation(db, key);
-    await db.activation.updateMany({
+    ({ count: reactivated } = await db.activation.updateMany({
       where: { chgId: key.chgId, merchantId: key.merchantId, issuerId: key.issuerId, status: 'inactive' },
       data: {
         status: 'active',
@@ -84,9 +87,9 @@ export async function activate(
         presentedOfferId: presentedOfferId ?? previous?.presentedOfferId ?? null,
         updatedAt: now,
       },
-    });
+    }));
   }
-  return { activation: (await readActivation(db, key))!, created: inserted.count === 1 };
+  return { activation: (await readActivation(db, key))!, activated: inserted.count === 1 || reactivated === 1 };
 }
 
 /** Idempotent: deactivating an inactive or never-made activation changes nothing. */

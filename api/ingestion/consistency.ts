@@ -26,14 +26,20 @@ export function cardDetailsMismatches(event: IngestedEvent, card: ResolvedCard):
 }
 
 /**
+ * The stored events an event names or is named by, as far as its consistency depends on them:
+ * a refund's purchase; a settlement's authorization, or an authorization's settlement.
+ */
+export interface EventLinks {
+  purchase?: { chgId: string; currency: string };
+  counterpart?: { kind: 'authorization' | 'settlement'; externalId: string; currency: string };
+}
+
+/**
  * Why an event that names a known card (and, for a refund, a known purchase) must still be
  * refused; undefined when its data agree.
  */
-export function refusalOf(
-  event: IngestedEvent,
-  card: ResolvedCard,
-  purchase?: { chgId: string },
-): ApiError | undefined {
+export function refusalOf(event: IngestedEvent, card: ResolvedCard, links: EventLinks = {}): ApiError | undefined {
+  const { purchase } = links;
   const mismatches = cardDetailsMismatches(event, card);
   if (mismatches.length > 0) {
     const fields = mismatches.map((m) => m.path.slice(1)).join(' and ');
@@ -52,6 +58,43 @@ export function refusalOf(
         {
           path: '/relatedTransactionId',
           message: "names a purchase of another cardholder group than the refund's card",
+        },
+      ],
+    );
+  }
+  return currencyRefusal(event, links);
+}
+
+/**
+ * Amounts in different currencies are never compared: a refund of a usd purchase in yen
+ * would otherwise claw back as if yen were cents, and a settlement would replace its
+ * authorization's preview across currencies. The pair is refused whichever came first.
+ */
+function currencyRefusal(event: IngestedEvent, { purchase, counterpart }: EventLinks): ApiError | undefined {
+  if (purchase && purchase.currency !== event.currency) {
+    const related = (event as SettledEvent).relatedTransactionId;
+    return eventFailure(
+      'currency_mismatch',
+      `The refund is in ${event.currency} but purchase ${related} is in ${purchase.currency}.`,
+      [{ path: '/currency', message: `is ${event.currency} but the purchase is in ${purchase.currency}` }],
+    );
+  }
+  if (counterpart && counterpart.currency !== event.currency) {
+    const path = counterpart.kind === 'authorization' ? '/authorizationId' : '/id';
+    return eventFailure(
+      'currency_mismatch',
+      `The event is in ${event.currency} but its ${counterpart.kind} ${counterpart.externalId} is in ${counterpart.currency}.`,
+      [
+        {
+          path: '/currency',
+          message: `is ${event.currency} but the ${counterpart.kind} is in ${counterpart.currency}`,
+        },
+        {
+          path,
+          message:
+            counterpart.kind === 'authorization'
+              ? `names an authorization in ${counterpart.currency}`
+              : `is named by a settlement in ${counterpart.currency}`,
         },
       ],
     );

@@ -18,6 +18,7 @@ import {
   type IngestedEvent,
 } from './schemas';
 import { issuerNow } from '../sandbox/issuer-clock';
+import { unsafeItemsOf } from '../middleware/json-body';
 
 const validators = {
   auth: compileBody<IngestedEvent>(authEventSchema),
@@ -49,7 +50,11 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
       description:
         `Accepts one event or an array of 1 to ${MAX_EVENTS_PER_BATCH}. Accepted means stored durably before the response; ` +
         'processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is ' +
-        `a failure with reasonCode id_conflict. Failure reasons: ${eventFailureReasonList}. An event whose cardLast4 or network ` +
+        `a failure with reasonCode id_conflict. Failure reasons: ${eventFailureReasonList}. Whatever is wrong inside one event ` +
+        '(a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone ' +
+        '(invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with ' +
+        'currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. ' +
+        'An event whose cardLast4 or network ' +
         "is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; " +
         'an event already stored under that id is still answered as a re-submission. ' +
         'Rate limited in events per second, not only requests: every event of the body counts against the token\'s "events" ' +
@@ -84,6 +89,7 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
           events,
           validators[kind],
           issuerNow(ctx, deps.clock),
+          unsafeItemsOf(ctx),
         );
         if (outcome.handovers.length > 0) deps.handover?.enqueue(outcome.handovers);
         eventsIngested.inc({ kind, outcome: 'accepted' }, outcome.acceptedCount);

@@ -57,6 +57,9 @@ export const EVENT_FAILURE_REASONS = {
   id_conflict: 'The id was already received with other content.',
   unknown_related_transaction: 'A refund names no settled purchase of this issuer.',
   related_transaction_mismatch: "A refund's card is in another cardholder group than the purchase it refunds.",
+  currency_mismatch:
+    'A refund or settlement is in another currency than the purchase or authorization it names (or an authorization ' +
+    'in another currency than its settlement): amounts in different currencies are never compared; nothing is stored.',
 } as const;
 export type EventFailureReason = keyof typeof EVENT_FAILURE_REASONS;
 

@@ -10,7 +10,8 @@ import { toFieldErrors, type Validator } from '../validation';
 import { classifyResubmission, fingerprint } from './fingerprint';
 import { loadCardDirectory, type ResolvedCard } from './resolve';
 import { insertNewEvents, reverseAuthorization } from './insert-events';
-import { eventFailure, refusalOf } from './consistency';
+import { eventFailure, refusalOf, type EventLinks } from './consistency';
+import type { UnsafeJson } from '../middleware/json-body';
 import { eventDatesOutsideWindow } from './event-window';
 import { toInstant } from '../../core/timestamp';
 import {
@@ -51,6 +52,7 @@ interface Purchase {
   id: string;
   workflowId: string;
   chgId: string;
+  currency: string;
 }
 
 export async function ingestBatch(
@@ -60,12 +62,13 @@ export async function ingestBatch(
   raw: unknown[],
   validate: Validator<IngestedEvent>,
   now: Date,
+  unsafe: ReadonlyMap<number, UnsafeJson> = new Map(),
 ): Promise<BatchOutcome> {
   const failures: Failure[] = [];
   const fail = (index: number, id: unknown, error: ApiError) =>
     failures.push({ index, id: typeof id === 'string' ? id : null, error: error.toBody() });
 
-  const valid = validEvents(raw, kind, validate, now, fail);
+  const valid = validEvents(raw, kind, { validate, unsafe }, now, fail);
 
   const directory = await loadCardDirectory(
     db,
@@ -80,6 +83,12 @@ export async function ingestBatch(
           valid.map((v) => v.event as SettledEvent),
         )
       : new Map<string, Purchase>();
+  const counterparts = await loadCounterparts(
+    db,
+    issuerId,
+    kind,
+    valid.map((v) => v.event),
+  );
   const candidates: Candidate[] = [];
   const firstInBatch = new Map<string, Candidate>();
   valid.forEach(({ index, event }) => {
@@ -110,7 +119,7 @@ export async function ingestBatch(
     const candidate: Candidate = {
       index,
       event,
-      refusal: refusalOf(event, resolution.card, purchase),
+      refusal: refusalOf(event, resolution.card, { purchase, counterpart: counterparts(event) }),
       row: newRow(issuerId, kind, event, print, resolution.card, purchase, now),
     };
     // A refused copy is no earlier copy for the rest of the batch: each copy answers for itself.
@@ -129,13 +138,23 @@ export async function ingestBatch(
 function validEvents(
   raw: unknown[],
   kind: EventKind,
-  validate: Validator<IngestedEvent>,
+  screen: { validate: Validator<IngestedEvent>; unsafe: ReadonlyMap<number, UnsafeJson> },
   now: Date,
   fail: (index: number, id: unknown, error: ApiError) => void,
 ): Array<{ index: number; event: IngestedEvent }> {
   const ruleMessages = kind === 'settled' ? settledRuleMessages : {};
   const valid: Array<{ index: number; event: IngestedEvent }> = [];
+  const { validate } = screen;
   raw.forEach((item, index) => {
+    // Screened before the schema: a string PostgreSQL cannot store fails its event alone.
+    const unsafe = screen.unsafe.get(index);
+    if (unsafe) {
+      return fail(
+        index,
+        (item as { id?: unknown } | null)?.id,
+        eventFailure('invalid_event', unsafe.message, [{ path: unsafe.path, message: unsafe.problem }]),
+      );
+    }
     if (!validate(item)) {
       return fail(
         index,
@@ -266,15 +285,60 @@ async function loadRelatedPurchases(db: Db, issuerId: string, events: SettledEve
   if (ids.length === 0) return new Map();
   const rows = await db.ingestedEvent.findMany({
     where: { issuerId, kind: 'settled', state: 'settled', externalId: { in: ids } },
-    select: { id: true, externalId: true, workflowId: true, chgId: true },
+    select: { id: true, externalId: true, workflowId: true, chgId: true, currency: true },
   });
-  return new Map(rows.map((r) => [r.externalId, { id: r.id, workflowId: r.workflowId, chgId: r.chgId }]));
+  return new Map(rows.map((r) => [r.externalId, r]));
 }
 
 function inBatchPurchase(batch: Map<string, Candidate>, externalId: string): Purchase | undefined {
   const purchase = batch.get(externalId);
   if (!purchase || purchase.row.state !== 'settled') return undefined;
-  return { id: purchase.row.id!, workflowId: purchase.row.workflowId, chgId: purchase.row.chgId };
+  const { row } = purchase;
+  return { id: row.id!, workflowId: row.workflowId, chgId: row.chgId, currency: row.currency };
+}
+
+type Counterpart = NonNullable<EventLinks['counterpart']>;
+
+/**
+ * The other half of each purchase already stored, whose currency the event must share: a
+ * settlement's authorization (by the id it names), or an authorization's settlement (one that
+ * arrived first and names it: the purchase's workflow id is the authorization's id). One
+ * indexed read per batch, and none for settlements that name no authorization.
+ */
+async function loadCounterparts(
+  db: Db,
+  issuerId: string,
+  kind: EventKind,
+  events: IngestedEvent[],
+): Promise<(event: IngestedEvent) => Counterpart | undefined> {
+  if (kind === 'settled') {
+    const named = (e: IngestedEvent) => (e.state === 'settled' ? (e as SettledEvent).authorizationId : undefined);
+    const ids = [...new Set(events.map(named).filter((id): id is string => id !== undefined))];
+    if (ids.length === 0) return () => undefined;
+    const rows = await db.ingestedEvent.findMany({
+      where: { issuerId, kind: 'auth', externalId: { in: ids } },
+      select: { externalId: true, currency: true },
+    });
+    const byId = new Map(rows.map((r) => [r.externalId, r.currency]));
+    return (e) => counterpart('authorization', named(e), byId);
+  }
+  const workflowIds = [...new Set(events.map((e) => lifecycleWorkflowId(issuerId, 'auth', e)))];
+  if (workflowIds.length === 0) return () => undefined;
+  const rows = await db.ingestedEvent.findMany({
+    where: { workflowId: { in: workflowIds }, issuerId, kind: 'settled', state: 'settled' },
+    select: { authorizationExternalId: true, currency: true },
+  });
+  const byId = new Map(rows.map((r) => [r.authorizationExternalId ?? '', r.currency]));
+  return (e) => counterpart('settlement', e.id, byId);
+}
+
+function counterpart(
+  kind: Counterpart['kind'],
+  externalId: string | undefined,
+  currencies: Map<string, string>,
+): Counterpart | undefined {
+  const currency = externalId === undefined ? undefined : currencies.get(externalId);
+  return currency === undefined ? undefined : { kind, externalId: externalId!, currency };
 }
 
 function idConflict(id: string): ApiError {

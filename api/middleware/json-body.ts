@@ -7,7 +7,19 @@ import { ApiError, errors } from '../../core/errors';
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 export const MAX_JSON_DEPTH = 32;
 
-export function jsonBody(limitBytes = BODY_LIMIT_BYTES): Middleware {
+export interface JsonBodyOptions {
+  limitBytes?: number;
+  /**
+   * Paths whose body is a batch of items each accepted or refused on its own (ingestion):
+   * what is unsafe inside one item is recorded for that item (`unsafeItemsOf`) instead of
+   * refusing the whole body, so one bad string never costs an issuer the rest of its batch.
+   */
+  screensItemsAlone?: ReadonlySet<string>;
+}
+
+export function jsonBody(options: JsonBodyOptions = {}): Middleware {
+  const limitBytes = options.limitBytes ?? BODY_LIMIT_BYTES;
+  const itemPaths = options.screensItemsAlone ?? new Set<string>();
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method) || !hasBody(ctx.req.headers)) return next();
     if (!ctx.is('application/json')) {
@@ -26,10 +38,38 @@ export function jsonBody(limitBytes = BODY_LIMIT_BYTES): Middleware {
     } catch (err) {
       throw errors.validation('invalid_json', `The body is not valid JSON: ${(err as Error).message}`);
     }
-    screen(parsed, text);
+    const escapes = text.includes('\\u');
+    if (itemPaths.has(ctx.path) && parsed !== null && typeof parsed === 'object') {
+      const unsafe = unsafeItems(parsed, escapes);
+      if (unsafe.size > 0) (ctx.state as ScreenedState)[UNSAFE_ITEMS] = unsafe;
+    } else {
+      const found = findUnsafeJson(parsed, escapes, 0);
+      if (found)
+        throw errors.validation(found.reasonCode, found.message, [{ path: found.path, message: found.problem }]);
+    }
     (ctx.request as { body?: unknown }).body = parsed;
     await next();
   };
+}
+
+const UNSAFE_ITEMS = Symbol('unsafeItems');
+type ScreenedState = { [UNSAFE_ITEMS]?: Map<number, UnsafeJson> };
+
+/** What was unsafe in each item of a batch body, by the item's index (0 for a single object). */
+export function unsafeItemsOf(ctx: { state: unknown }): ReadonlyMap<number, UnsafeJson> {
+  return (ctx.state as ScreenedState)[UNSAFE_ITEMS] ?? new Map();
+}
+
+/** Screens each item of an array (or the single object) on its own, as one level below the root. */
+function unsafeItems(parsed: object, escapes: boolean): Map<number, UnsafeJson> {
+  const items = Array.isArray(parsed) ? parsed : [parsed];
+  const depth = Array.isArray(parsed) ? 1 : 0;
+  const unsafe = new Map<number, UnsafeJson>();
+  items.forEach((item: unknown, index) => {
+    const found = findUnsafeJson(item, escapes, depth);
+    if (found) unsafe.set(index, found);
+  });
+  return unsafe;
 }
 
 function hasBody(headers: NodeJS.Dict<string | string[]>): boolean {
@@ -79,36 +119,50 @@ interface Node {
   key: string;
 }
 
-function screen(root: unknown, text: string): void {
-  const strings = text.includes('\\u');
-  const stack: Node[] = [{ value: root, depth: 0, parent: undefined, key: '' }];
+/** What JSON our code or PostgreSQL cannot hold safely; its path is relative to `root`. */
+export interface UnsafeJson {
+  reasonCode: 'invalid_json' | 'invalid_body';
+  message: string;
+  path: string;
+  problem: string;
+}
+
+export function findUnsafeJson(root: unknown, escapes: boolean, rootDepth: number): UnsafeJson | undefined {
+  const stack: Node[] = [{ value: root, depth: rootDepth, parent: undefined, key: '' }];
   while (stack.length > 0) {
     const node = stack.pop()!;
     const { value, depth } = node;
     if (typeof value === 'string') {
-      if (strings) checkString(value, node);
+      if (escapes && !safeString(value)) return unsafeString(node);
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH) {
-      throw errors.validation('invalid_json', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted.`, [
-        { path: pointerOf(node), message: 'is nested too deeply' },
-      ]);
+      return {
+        reasonCode: 'invalid_json',
+        message: `JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted.`,
+        path: pointerOf(node),
+        problem: 'is nested too deeply',
+      };
     }
     const isArray = Array.isArray(value);
     for (const key of Object.keys(value)) {
       const child: Node = { value: (value as Record<string, unknown>)[key], depth: depth + 1, parent: node, key };
       if (!isArray) {
         if (key === '__proto__') {
-          throw errors.validation('invalid_body', 'The key "__proto__" is not accepted.', [
-            { path: pointerOf(child), message: 'is a reserved key' },
-          ]);
+          return {
+            reasonCode: 'invalid_body',
+            message: 'The key "__proto__" is not accepted.',
+            path: pointerOf(child),
+            problem: 'is a reserved key',
+          };
         }
-        if (strings) checkString(key, child);
+        if (escapes && !safeString(key)) return unsafeString(child);
       }
       stack.push(child);
     }
   }
+  return undefined;
 }
 
 /** The node's JSON Pointer (RFC 6901), "/" for the root. */
@@ -119,10 +173,15 @@ function pointerOf(node: Node): string {
   return keys.length === 0 ? '/' : `/${keys.reverse().join('/')}`;
 }
 
-function checkString(value: string, at: Node): void {
-  if (value.includes('\u0000') || !value.isWellFormed()) {
-    throw errors.validation('invalid_body', 'Strings must be well-formed Unicode without NUL characters.', [
-      { path: pointerOf(at), message: 'contains a NUL character or an unpaired surrogate' },
-    ]);
-  }
+function safeString(value: string): boolean {
+  return !value.includes('\u0000') && value.isWellFormed();
+}
+
+function unsafeString(at: Node): UnsafeJson {
+  return {
+    reasonCode: 'invalid_body',
+    message: 'Strings must be well-formed Unicode without NUL characters.',
+    path: pointerOf(at),
+    problem: 'contains a NUL character or an unpaired surrogate',
+  };
 }

@@ -309,7 +309,7 @@ export interface paths {
         get: operations["getActivation"];
         /**
          * Activate the merchant for the group
-         * @description 201 the first time; 200 when already active (idempotent: the first presentedOfferId is kept) and when an inactive activation is reactivated (new activatedAt). presentedOfferId must be an active offer of this merchant: else 400 offer_not_of_merchant or offer_not_active. The body is required; send {} to activate without a presented offer. A deactivated group: 409 chg_inactive. The activation outlives the presented offer and serves the merchant's later offers.
+         * @description 201 when this call makes the merchant active: the first time, or again after a DELETE (a new activatedAt); 200 when already active (idempotent: the first presentedOfferId is kept). presentedOfferId must be an active offer of this merchant: else 400 offer_not_of_merchant or offer_not_active. The body is required; send {} to activate without a presented offer. A deactivated group: 409 chg_inactive. The activation outlives the presented offer and serves the merchant's later offers.
          */
         put: operations["activateMerchant"];
         post?: never;
@@ -374,7 +374,7 @@ export interface paths {
         put?: never;
         /**
          * Submit card authorization events
-         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit.
+         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit.
          */
         post: operations["ingestAuthorizations"];
         delete?: never;
@@ -394,7 +394,7 @@ export interface paths {
         put?: never;
         /**
          * Submit settled transaction events
-         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit.
+         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit.
          */
         post: operations["ingestSettledTransactions"];
         delete?: never;
@@ -1708,7 +1708,7 @@ export interface components {
             /** @enum {string} */
             name?: "validation_failed" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
             /**
-             * @description Why this event was not accepted: invalid_event (The event breaks the schema; details.errors names the fields.); unknown_cardholder (No cardholder with that id for this issuer.); unknown_card (No card with that id for this issuer.); card_cardholder_mismatch (The card does not belong to the cardholder.); card_details_mismatch (cardLast4 or network is not what the card holds; details.errors names the field and the card's value.); id_conflict (The id was already received with other content.); unknown_related_transaction (A refund names no settled purchase of this issuer.); related_transaction_mismatch (A refund's card is in another cardholder group than the purchase it refunds.). Known values: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch. Clients must tolerate new values.
+             * @description Why this event was not accepted: invalid_event (The event breaks the schema; details.errors names the fields.); unknown_cardholder (No cardholder with that id for this issuer.); unknown_card (No card with that id for this issuer.); card_cardholder_mismatch (The card does not belong to the cardholder.); card_details_mismatch (cardLast4 or network is not what the card holds; details.errors names the field and the card's value.); id_conflict (The id was already received with other content.); unknown_related_transaction (A refund names no settled purchase of this issuer.); related_transaction_mismatch (A refund's card is in another cardholder group than the purchase it refunds.); currency_mismatch (A refund or settlement is in another currency than the purchase or authorization it names (or an authorization in another currency than its settlement): amounts in different currencies are never compared; nothing is stored.). Known values: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Clients must tolerate new values.
              * @example invalid_event
              */
             reasonCode?: string;
@@ -4159,7 +4159,7 @@ export interface components {
          */
         RequestId: string;
         /**
-         * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+         * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
          * @example order-7d1f-retry-safe
          */
         IdempotencyKey: string;
@@ -4355,7 +4355,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4415,7 +4415,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4510,7 +4510,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4555,7 +4555,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4602,7 +4602,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4947,7 +4947,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4966,7 +4966,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Already active, or reactivated. */
+            /** @description Already active: nothing changed. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4979,7 +4979,7 @@ export interface operations {
                     "application/json": components["schemas"]["Activation"];
                 };
             };
-            /** @description Activated. */
+            /** @description Activated, or reactivated after a DELETE. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5013,7 +5013,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5146,7 +5146,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5216,7 +5216,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5326,7 +5326,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5690,7 +5690,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5750,7 +5750,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5869,7 +5869,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5959,7 +5959,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6024,7 +6024,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6101,7 +6101,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6186,7 +6186,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6244,7 +6244,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6294,7 +6294,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6404,7 +6404,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6483,7 +6483,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6531,7 +6531,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6579,7 +6579,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6702,7 +6702,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6752,7 +6752,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). 4xx answers are kept and replayed; 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

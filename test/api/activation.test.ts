@@ -92,7 +92,7 @@ describe('merchant activation', () => {
     assert.equal((await issuer.call('GET', path)).body.status, 'not_activated');
   });
 
-  it('deactivates with DELETE, then reactivates with 200 and a new activatedAt', async () => {
+  it('deactivates with DELETE, then reactivates with 201 and a new activatedAt, then 200 again', async () => {
     const chgId = await createGroup(issuer);
     const merchant = await createMerchant(app);
     const offer = await createOffer(app, merchant.id);
@@ -108,12 +108,25 @@ describe('merchant activation', () => {
     );
     assert.equal((await issuer.call('DELETE', path)).status, 200, 'idempotent');
     const back = await issuer.call('PUT', path, {});
-    assert.equal(back.status, 200);
+    assert.equal(back.status, 201, 'the merchant was not active: this PUT activated it');
     assert.deepEqual(
       [back.body.status, back.body.presentedOfferId, back.body.deactivatedAt],
       ['active', offer.id, null],
     );
     assert.ok(back.body.activatedAt > created.body.activatedAt);
+    const again = await issuer.call('PUT', path, {});
+    assert.equal(again.status, 200, 'already active');
+    assert.equal(again.body.activatedAt, back.body.activatedAt);
+  });
+
+  it('answers exactly one 201 to concurrent reactivations after a DELETE', async () => {
+    const chgId = await createGroup(issuer);
+    const merchant = await createMerchant(app);
+    const path = `/api/v2/chg/${chgId}/merchant/${merchant.id}/activation`;
+    assert.equal((await issuer.call('PUT', path, {})).status, 201);
+    assert.equal((await issuer.call('DELETE', path)).status, 200);
+    const results = await Promise.all(Array.from({ length: 8 }, () => issuer.call('PUT', path, {})));
+    assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 200, 200, 200, 200, 201]);
   });
 
   it('is idempotent under concurrent PUTs: exactly one 201', async () => {

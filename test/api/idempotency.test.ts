@@ -273,6 +273,26 @@ describe('Idempotency-Key', () => {
       assert.equal((await storedSecrets(app.db, issuer.id)).secret, secret, 'not rotated');
     });
 
+    it('claims no key for a request refused before it starts: the same key then carries the corrected body', async () => {
+      const issuer = await newIssuer(app);
+      const key = newKey();
+      const body = groupBody();
+      const refused = await keyed(issuer.token, 'POST', '/api/v2/chg', key, { ...body, cardholders: 'none' });
+      assertError(refused, 400, 'invalid_body');
+      const unreadable = await app.request('POST', '/api/v2/chg', {
+        token: issuer.token,
+        raw: '{"externalId":',
+        headers: { 'Idempotency-Key': key },
+      });
+      assertError(unreadable, 400, 'invalid_json');
+      const created = await keyed(issuer.token, 'POST', '/api/v2/chg', key, body);
+      assert.equal(created.status, 201, created.text);
+      assert.ok(!replayed(created));
+      const again = await keyed(issuer.token, 'POST', '/api/v2/chg', key, body);
+      assert.equal(again.status, 201);
+      assert.ok(replayed(again), 'the request that ran holds the key');
+    });
+
     describe('with a failing database', () => {
       let faulty: TestApp;
       let db: Db;

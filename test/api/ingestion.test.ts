@@ -218,6 +218,54 @@ describe('ingestion routes', () => {
     assert.deepEqual(stored.map((e) => e.externalId).sort(), good.map((e) => e.id).sort());
   });
 
+  it('refuses an event holding a NUL, a lone surrogate, a __proto__ key or deep nesting alone, storing its neighbours', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 40; i++) deep = { deep };
+    const bad: Array<[string, Record<string, unknown>, string]> = [
+      ['/merchantDescriptor', { merchantDescriptor: 'SQ *BLUE\u0000BOTTLE' }, 'contains a NUL character'],
+      ['/merchantDescriptor', { merchantDescriptor: 'SQ *BLUE \ud800 BOTTLE' }, 'unpaired surrogate'],
+      ['/metadata/\udc00', { metadata: { '\udc00': 1 } }, 'unpaired surrogate'],
+      ['/__proto__', { ['__proto__']: { x: 1 } }, 'is a reserved key'],
+      ['/extra', { extra: deep }, 'is nested too deeply'],
+    ];
+    for (const [path, patch, message] of bad) {
+      const good = settledEvent(card);
+      // JSON.parse keeps "__proto__" as an own key; an object literal would set the prototype.
+      const badEvent = { ...settledEvent(card), ...(path === '/__proto__' ? {} : patch) };
+      const raw =
+        path === '/__proto__'
+          ? JSON.stringify([good, badEvent]).replace(/}]$/, ',"__proto__":{"x":1}}]')
+          : JSON.stringify([good, badEvent]);
+      const res = await app.request('POST', '/api/v1/incoming-txn', { token: issuer.token, raw });
+      assert.equal(res.status, 200, `${path}: ${res.text}`);
+      assert.equal(res.body.length, 1);
+      const [failure] = res.body;
+      assert.deepEqual([failure.index, failure.id, failure.error.reasonCode], [1, badEvent.id, 'invalid_event']);
+      assert.ok(
+        failure.error.details.errors.some(
+          (e: { path: string; message: string }) =>
+            e.path.startsWith(path.split('/').slice(0, 2).join('/')) && e.message.includes(message),
+        ),
+        `${path}: ${JSON.stringify(failure.error.details)}`,
+      );
+      assert.ok(await stored('settled', good.id), 'the valid event is stored');
+      assert.equal(await stored('settled', badEvent.id), null);
+    }
+  });
+
+  it('answers a single event with a NUL as a batch of one: 400 with its failure at index 0', async () => {
+    const event = settledEvent(card, { merchantDescriptor: 'A\u0000B' });
+    const res = await issuer.call('POST', '/api/v1/incoming-txn', event);
+    assert.equal(res.status, 400);
+    assert.deepEqual([res.body[0].index, res.body[0].id, res.body[0].error.reasonCode], [0, event.id, 'invalid_event']);
+    // Other routes still refuse such a body whole.
+    assertError(
+      await issuer.call('POST', '/api/v2/chg', groupBody({ settings: { displayName: 'a\u0000b' } })),
+      400,
+      'invalid_body',
+    );
+  });
+
   it('rejects an empty array, more than 1000 events and non-objects as a whole', async () => {
     assertError(await issuer.call('POST', '/api/v1/incoming-txn', []), 400, 'invalid_body');
     assertError(

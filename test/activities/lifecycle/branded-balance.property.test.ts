@@ -1,5 +1,8 @@
 // Property: whatever sequence of purchases, refunds, time jumps and expiry runs a group goes
 // through, the ledger stays healthy and the rewards summary is exactly what the ledger says.
+// Some purchases are in euros (they earn nothing) and some refunds in yen: ingestion refuses a
+// refund in another currency than its purchase, and one stored before that rule (made here by
+// changing a stored refund's currency) claws back nothing.
 // Events are ingested over HTTP (stored, not handed to Temporal); the real settlement, refund
 // and expiry activities then run directly with a controlled clock (`atMs`), for speed.
 import assert from 'node:assert/strict';
@@ -19,16 +22,22 @@ import type { LifecycleDeps } from '../../../activities/lifecycle/deps';
 
 const DAY_MS = 86_400_000;
 
+type RefundCurrency = 'same' | 'jpy' | 'stored_jpy';
+
 type Step =
-  | { kind: 'purchase'; amount: number }
-  | { kind: 'refund'; purchase: number; percent: number }
+  | { kind: 'purchase'; amount: number; currency: 'usd' | 'eur' }
+  | { kind: 'refund'; purchase: number; percent: number; currency: RefundCurrency }
   | { kind: 'jump'; days: number }
   | { kind: 'expire' };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 4,
-    arbitrary: fc.record({ kind: fc.constant('purchase' as const), amount: fc.integer({ min: 1, max: 20_000 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant('purchase' as const),
+      amount: fc.integer({ min: 1, max: 20_000 }),
+      currency: fc.constantFrom('usd', 'usd', 'usd', 'usd', 'eur'),
+    }),
   },
   {
     weight: 2,
@@ -36,6 +45,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       kind: fc.constant('refund' as const),
       purchase: fc.nat({ max: 20 }),
       percent: fc.integer({ min: 1, max: 100 }),
+      currency: fc.constantFrom<RefundCurrency>('same', 'same', 'same', 'jpy', 'stored_jpy'),
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('jump' as const), days: fc.integer({ min: 1, max: 8 }) }) },
@@ -70,20 +80,25 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
         );
         const card = cardOf(group);
         let atMs = Date.now();
-        const purchases: { externalId: string; amount: number }[] = [];
+        const purchases: { externalId: string; amount: number; currency: string }[] = [];
         for (const step of steps) {
           if (step.kind === 'purchase') {
-            const event = settledEvent(card, { amount: step.amount, merchantId });
+            const event = settledEvent(card, { amount: step.amount, currency: step.currency, merchantId });
             const eventId = await ingest(event);
             await settleTransaction(deps, { eventId, atMs });
-            purchases.push({ externalId: event.id, amount: step.amount });
+            purchases.push({ externalId: event.id, amount: step.amount, currency: step.currency });
           } else if (step.kind === 'refund' && purchases.length > 0) {
             const purchase = purchases[step.purchase % purchases.length];
             const amount = Math.max(1, Math.floor((purchase.amount * step.percent) / 100));
-            const eventId = await ingest(
-              settledEvent(card, { state: 'refunded', amount, relatedTransactionId: purchase.externalId, merchantId }),
-            );
-            await clawBackRefund(deps, { eventId, atMs });
+            const refund = settledEvent(card, {
+              state: 'refunded',
+              amount,
+              currency: step.currency === 'jpy' ? 'jpy' : purchase.currency,
+              relatedTransactionId: purchase.externalId,
+              merchantId,
+            });
+            if (step.currency === 'jpy') await refuseMismatch(refund);
+            else await refundStored(refund, step.currency === 'stored_jpy', atMs);
           } else if (step.kind === 'jump') {
             atMs += step.days * DAY_MS;
           } else if (step.kind === 'expire') {
@@ -111,7 +126,39 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
       (await reached({ coversBrandedShortfall: true })) > 0,
       'no sequence clawed a spent grant back from cashback',
     );
+    assert.ok(mismatches.refused > 0, 'no sequence sent a refund in another currency');
+    assert.ok(mismatches.stored > 0, 'no sequence processed a stored refund in another currency');
   });
+
+  const mismatches = { refused: 0, stored: 0 };
+
+  /** A refund in another currency than its purchase: refused alone, nothing stored. */
+  async function refuseMismatch(refund: Record<string, unknown>): Promise<void> {
+    const res = await issuer.call('POST', '/api/v1/incoming-txn', refund);
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body[0].error.reasonCode, 'currency_mismatch');
+    const stored = await app.db.ingestedEvent.count({
+      where: { issuerId: issuer.id, externalId: refund.id as string },
+    });
+    assert.equal(stored, 0);
+    mismatches.refused++;
+  }
+
+  /** A refund stored and clawed back; `otherCurrency` makes it one stored before ingestion refused the mismatch. */
+  async function refundStored(refund: Record<string, unknown>, otherCurrency: boolean, atMs: number): Promise<void> {
+    const eventId = await ingest(refund);
+    if (otherCurrency) await app.db.ingestedEvent.update({ where: { id: eventId }, data: { currency: 'jpy' } });
+    await clawBackRefund(
+      { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() } },
+      { eventId, atMs },
+    );
+    if (!otherCurrency) return;
+    const clawed = await app.db.rewardEvent.count({ where: { sourceEventId: eventId } });
+    assert.equal(clawed, 0, 'a refund in another currency claws back nothing');
+    const row = await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: eventId } });
+    assert.equal(row.rewardStatus, 'not_matched');
+    mismatches.stored++;
+  }
 
   async function ingest(event: Record<string, unknown>): Promise<string> {
     const res = await issuer.call('POST', '/api/v1/incoming-txn', event);
