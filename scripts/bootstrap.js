@@ -55,7 +55,7 @@ function ensureNodeModules() {
   if (stamped(stamp, hash)) return;
   // `npm install` rather than `npm ci`: it only changes what differs from the lockfile, where
   // `ci` would delete node_modules first. A fresh clone, CI or a container build can use
-  // `npm ci` (README "Deploying").
+  // `npm ci` (docs/operating/deploy.md).
   log('installing npm dependencies');
   run('npm', ['install', '--no-audit', '--no-fund'], {
     // Prisma's engine download cannot reach its host here and is not needed (DESIGN.md).

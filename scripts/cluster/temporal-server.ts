@@ -1,4 +1,4 @@
-// A real Temporal server for the production-like cluster (README, "Production-like cluster"):
+// A real Temporal server for the production-like cluster (docs/operating/runbook.md, "Production-like cluster"):
 // the server and its SQL schema tool built from the Go module proxy (pinned, cached under
 // .tools), PostgreSQL persistence and PostgreSQL visibility in two databases of their own
 // owned by their own role, 4 history shards, every service on a loopback port of its own,

@@ -5,7 +5,7 @@
 // it works (its workflow tasks, local activities and webhook claims time out and move to the
 // survivor). Then every event must reach its outcome exactly once: one settlement's postings,
 // one webhook, delivered and received, and the ledger balanced.
-// Run with `npm run test:cluster` (README, "Production-like cluster"); not part of `npm test`.
+// Run with `npm run test:cluster` (docs/operating/runbook.md, "Production-like cluster"); not part of `npm test`.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
