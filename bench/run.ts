@@ -200,7 +200,7 @@ async function main(): Promise<void> {
       });
     const ingestionFloor = await ingest(floorServer.url, '/floor/ingest', 'floor');
     await floorServer.stop();
-    // As issue 11 measured it: the API beside an idle worker (paused: the API still hands every
+    // The quality bar's condition: the API beside an idle worker (paused: the API still hands every
     // accepted event over to Temporal), so the API and the floor have the same machine. Then
     // again with the worker turning the events into lifecycles meanwhile, as when a settlement
     // file arrives during the day: an informative figure, the pipeline's share of 2 cores.

@@ -1,4 +1,4 @@
-// Rate limits per issuer token (API.md "Safety and integration"; issue 13, finding 4).
+// Rate limits per issuer token (API.md "Safety and integration").
 //
 // Two policies, each counted per token in fixed windows of RATE_LIMIT_WINDOW_SECONDS:
 // - "default", in requests: every issuer route, ingestion included (one request each);

@@ -20,7 +20,7 @@ const ROOT = resolve(__dirname, '..', '..');
 const run = promisify(execFile);
 
 /**
- * The newest server release that builds here (issue 14). A change of version is a change of
+ * The newest server release that builds here. A change of version is a change of
  * this line (and a fresh build, into a folder of its own).
  */
 export const TEMPORAL_SERVER_VERSION = 'v1.32.2';

@@ -1,4 +1,4 @@
-// The production-like cluster under failure (issue 14): a real Temporal server on PostgreSQL,
+// The production-like cluster under failure: a real Temporal server on PostgreSQL,
 // two API processes and two worker processes. A few thousand settled events go in through both
 // APIs; mid-run one API is killed with SIGKILL right after it acknowledged a batch (its
 // hand-over to Temporal cut short: the sweeper's to finish) and one worker with SIGKILL while
