@@ -35,6 +35,13 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
+      // Dead code: tsc's noUnusedLocals/noUnusedParameters catch locals, imports and parameters;
+      // this also catches unused catch bindings and destructured names. A name that must stay
+      // (a parameter a signature requires) starts with an underscore.
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },
   },
