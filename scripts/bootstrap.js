@@ -4,9 +4,10 @@
 // so it may use Node built-ins only. Each step is skipped when its result is current.
 //
 // The first argument names what is about to run, so each npm script installs only what it
-// needs: `start` (the service: npm dependencies, Temporal, the Prisma client), `test` (that,
-// plus Chromium for the browser tests and the client generator the client test runs), `lint`
-// (that, plus ESLint), `openapi` (that, plus openapi-typescript). No argument installs all.
+// needs: `start` (the service: npm dependencies, Temporal, the Prisma client; also before the
+// cluster and the deploy test, which run the service and nothing else), `test` (that, plus
+// Chromium for the browser tests and the client generator the client test runs), `lint` (that,
+// plus ESLint), `openapi` (that, plus openapi-typescript). No argument installs all.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
