@@ -155,22 +155,24 @@ function ensureIsolatedTool(dir, packages, entry) {
 
 // `npm run build` (scripts/build.ts) generates the Prisma client the same way; `npm run openapi`
 // (scripts/openapi.ts) runs the client generator.
-module.exports = {
-  ensurePrismaClient,
-  ensureOpenApiTypescript,
-  ensureLintTools,
-  OPENAPI_TYPESCRIPT_CLI,
-  ESLINT_CLI,
-  CHROMIUM_COMMAND,
-};
 
-// What each npm script needs beyond the service's own steps.
+// What each npm script needs beyond the service's own steps (test/scripts/bootstrap.test.ts).
 const EXTRAS = {
   start: [],
   test: [ensureChromium, ensureOpenApiTypescript],
   lint: [ensureLintTools],
   openapi: [ensureOpenApiTypescript],
   all: [ensureChromium, ensureOpenApiTypescript, ensureLintTools],
+};
+
+module.exports = {
+  EXTRAS,
+  ensurePrismaClient,
+  ensureOpenApiTypescript,
+  ensureLintTools,
+  OPENAPI_TYPESCRIPT_CLI,
+  ESLINT_CLI,
+  CHROMIUM_COMMAND,
 };
 
 if (require.main === module) {
