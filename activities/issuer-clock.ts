@@ -1,4 +1,4 @@
-// A sandbox issuer's test clock, as activities read it (issue 15). The workflow passes its own
+// A sandbox issuer's test clock, as activities read it. The workflow passes its own
 // clock (server time, the same on every retry); an issuer whose clock was advanced
 // (POST /api/v2/sandbox/clock/advance) decides and dates its postings that far ahead.
 // The settlement and preview steps read the offset in their first statement

@@ -99,7 +99,7 @@ function queuedPage(
 
 /**
  * Until the release after the hand-over queue: an API of the previous release, still serving
- * during a roll (README, "Upgrading"), stores events without a queue row and marks
+ * during a roll (docs/operating/upgrading.md, "Rolling out a release"), stores events without a queue row and marks
  * handed_over_at once Temporal has them. Those it could not hand over are queued here, from
  * the pending-hand-over index that only such events still enter.
  */

@@ -5,7 +5,7 @@ import { formatDuration } from '../core/duration';
 import { WEBHOOK_TYPES, webhookBodySchema, webhookSchemaName, type WebhookType } from '../core/webhooks/payloads';
 import { EXAMPLE_TIME, exampleId } from './schemas/examples';
 
-// One body of each type: the README's $25.00 purchase at 5% cashback and 3% branded balance.
+// One body of each type: the README walk-through's $25.00 purchase at 5% cashback and 3% branded balance.
 const exampleAmounts = {
   currency: 'usd',
   earnedAmountMinor: 200,

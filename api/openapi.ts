@@ -6,7 +6,6 @@ import { errorObjectSchema } from './schemas/common';
 import { exampleId } from './schemas/examples';
 import { ERROR_CLASSES, type ErrorName } from '../core/errors';
 import { ResponseComponents, SchemaComponents } from './openapi-components';
-import { idPattern } from '../core/ids';
 import { bodyRequired, pathParamSchema, type PathPattern, type RouteSpec } from './route';
 import type { IdPrefix } from '../core/ids';
 import type { RateLimitSettings } from './middleware/rate-limit';

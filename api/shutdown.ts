@@ -1,4 +1,4 @@
-// How one API process stops on SIGTERM or SIGINT, in this order (README "Shutdown and probes"):
+// How one API process stops on SIGTERM or SIGINT, in this order (docs/operating/runbook.md, "Shutdown and probes"):
 // 1. draining starts: /readyz answers 503 `draining` at once, and every response from now on
 //    carries `Connection: close`, so clients open their next connection elsewhere;
 // 2. SHUTDOWN_DRAIN_DELAY passes with the port still open: a load balancer probing /readyz

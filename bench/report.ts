@@ -10,6 +10,8 @@ export interface Row {
   unit: string;
   /** Undefined: reported for context, no target. */
   target?: { op: '>=' | '<='; value: number };
+  /** The floor's value of the same quantity in the same run, for figures measured against one. */
+  floor?: number;
   note?: string;
 }
 

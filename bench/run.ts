@@ -26,6 +26,7 @@ import { runReads } from './reads';
 import { runIngestion } from './ingestion';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
+import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
 
 const PROCESSES =
   'API (api/server.ts) and worker (worker/main.ts with its webhook relay, metrics ports off) as separate Node processes, ' +
@@ -36,8 +37,12 @@ const log = (line: string) => console.log(`[bench ${new Date().toISOString().sli
 const load1m = () => Math.round(os.loadavg()[0] * 100) / 100;
 
 async function main(): Promise<void> {
+  const args = parseBenchArgs(process.argv.slice(2));
   const config = loadBenchConfig();
   const machine = describeMachine();
+  // Taken before the run: the figures belong to the code as it was when they were measured.
+  const commit = currentCommit();
+  const startedAt = new Date();
   const runId = randomBytes(4).toString('hex');
   let stack: BenchStack | undefined;
   const receiver = await startReceiver();
@@ -195,7 +200,7 @@ async function main(): Promise<void> {
       });
     const ingestionFloor = await ingest(floorServer.url, '/floor/ingest', 'floor');
     await floorServer.stop();
-    // As issue 11 measured it: the API beside an idle worker (paused: the API still hands every
+    // The quality bar's condition: the API beside an idle worker (paused: the API still hands every
     // accepted event over to Temporal), so the API and the floor have the same machine. Then
     // again with the worker turning the events into lifecycles meanwhile, as when a settlement
     // file arrives during the day: an informative figure, the pipeline's share of 2 cores.
@@ -225,6 +230,7 @@ async function main(): Promise<void> {
       {
         figure: 'Ingestion: settled events accepted (worker idle)',
         value: ingestion.eventsPerSecond,
+        floor: ingestionFloor.eventsPerSecond,
         unit: 'events/s',
         target: { op: '>=', value: 5000 },
         note: `${ingestion.batches} batches, ${ingestion.errors} errors; handed over meanwhile: ${Math.round(handedOver / ingestion.seconds)}/s`,
@@ -251,6 +257,7 @@ async function main(): Promise<void> {
       {
         figure: 'Ingestion, worker running meanwhile',
         value: ingestionBusy.eventsPerSecond,
+        floor: ingestionFloor.eventsPerSecond,
         unit: 'events/s',
         note: `${Math.round((ingestionBusy.eventsPerSecond / ingestionFloor.eventsPerSecond) * 100)} % of the floor, p50 ${Math.round(ingestionBusy.batchP50Ms)} / p99 ${Math.round(ingestionBusy.batchP99Ms)} ms, ${ingestionBusy.errors} errors`,
       },
@@ -277,6 +284,7 @@ async function main(): Promise<void> {
       {
         figure: 'Sustained: lifecycle (steady 10-90%)',
         value: lifecycle.steadyPerSecond,
+        floor: floor.steadyPerSecond,
         unit: 'events/s',
         note: `backlog ${lifecycle.offered}, ${lifecycle.completed} completed in ${lifecycle.seconds.toFixed(1)} s`,
       },
@@ -336,6 +344,7 @@ async function main(): Promise<void> {
       {
         figure: 'Reads: reward-detail',
         value: detail.requestsPerSecond,
+        floor: readFloor.requestsPerSecond,
         unit: 'req/s',
         note: `${detail.errors} errors`,
       },
@@ -352,7 +361,13 @@ async function main(): Promise<void> {
         target: { op: '<=', value: 25 },
         note: `p50 ${detail.p50Ms.toFixed(1)} ms`,
       },
-      { figure: 'Reads: summary', value: summary.requestsPerSecond, unit: 'req/s', note: `${summary.errors} errors` },
+      {
+        figure: 'Reads: summary',
+        value: summary.requestsPerSecond,
+        unit: 'req/s',
+        floor: readFloor.requestsPerSecond,
+        note: `${summary.errors} errors`,
+      },
       {
         figure: 'Reads: summary / floor',
         value: (summary.requestsPerSecond / readFloor.requestsPerSecond) * 100,
@@ -387,6 +402,10 @@ async function main(): Promise<void> {
       table,
     });
     log(`results written to ${file}`);
+    if (args.record) {
+      const line = historyLine({ time: startedAt, commit, machine, load: loads, config, rows });
+      log(`run recorded in ${appendHistory(line)}`);
+    }
   } finally {
     clearTimeout(watchdog);
     await receiver.close();

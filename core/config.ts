@@ -167,7 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
     // One API process per core (up to 8): on the project machine two processes served 1.2x the
-    // reads and 1.4x the ingestion of one (bench/, README "Benchmarks").
+    // reads and 1.4x the ingestion of one (docs/benchmarks.md).
     apiProcesses: int('API_PROCESSES', Math.min(os.availableParallelism(), 8), 1, 64),
     host: str('HOST') ?? '0.0.0.0',
     databaseUrl,
@@ -198,14 +198,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookAllowPrivateDestinations,
     webhookSecretKeys: webhookSecretKeys?.ring,
-    // Published defaults (README "Security"): well above what one issuer's integration needs,
+    // Published defaults (docs/operating/security.md, "Rate limits"): well above what one issuer's integration needs,
     // low enough that one token cannot take a host's capacity. npm run bench raises them.
     rateLimits: {
       requestsPerSecond: int('RATE_LIMIT_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
       eventsPerSecond: int('RATE_LIMIT_EVENTS_PER_SECOND', 2000, 1, 10_000_000),
       windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 1, 1, 60),
     },
-    // Rolling deploys (README "Shutdown and probes"): long enough for a load balancer probing
+    // Rolling deploys (docs/operating/runbook.md, "Shutdown and probes"): long enough for a load balancer probing
     // every few seconds to see the 503, and for a request or an activity to end on its own.
     shutdownDrainDelayMs: duration('SHUTDOWN_DRAIN_DELAY', 5_000, 0, 300_000),
     apiShutdownGraceMs: duration('API_SHUTDOWN_GRACE', 10_000, 1_000, 600_000),

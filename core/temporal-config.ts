@@ -14,7 +14,7 @@ export interface TemporalSettings {
 }
 
 /**
- * The settings @temporalio/envconfig reads that this service supports (README "Configuration",
+ * The settings @temporalio/envconfig reads that this service supports (docs/operating/configuration.md,
  * .env.example; test/core/settings-documented.test.ts checks the SDK reads no others unseen).
  * Besides them, TEMPORAL_GRPC_META_<NAME> adds a gRPC header to every call.
  */

@@ -3,7 +3,7 @@
 // cannot represent into Invalid Date or rolls it over (a leap second `23:59:60`, `02-30`),
 // so a value is accepted only when every field is in range for its calendar month and the
 // instant round-trips. Years are 0001-9999 (what the format can write); callers with a
-// narrower window (ingested events: README, "Timestamps") check it themselves.
+// narrower window (ingested events: api/ingestion/event-window.ts) check it themselves.
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 

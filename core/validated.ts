@@ -2,7 +2,7 @@
 // (json-schema-to-ts), so a schema and the type the code reads cannot drift: change a field in
 // the schema and every reader of the old shape fails the typecheck.
 //
-// How to write a schema so that this works (README, "Types from schemas"):
+// How to write a schema so that this works (docs/decisions/0008-types-from-schemas.md):
 // - declare it as a literal (`as const`, or passed straight to named()/defineRoute, whose
 //   type parameters are `const`), so `type: 'string'` stays the literal 'string';
 // - closed lists are `as const` tuples (`enum: AUTH_STATES`), so the type is their union;

@@ -34,7 +34,7 @@ async function sealPlaintextWebhookSecrets({ client, webhookSecretKeys }: DataSt
   if (plaintext === 0) return;
   if (!webhookSecretKeys) {
     throw new Error(
-      `${plaintext} webhook endpoint(s) hold plaintext signing secrets; set WEBHOOK_SECRET_KEYS (README, Configuration) so that migrating can seal them`,
+      `${plaintext} webhook endpoint(s) hold plaintext signing secrets; set WEBHOOK_SECRET_KEYS (docs/operating/configuration.md) so that migrating can seal them`,
     );
   }
   let after = '';

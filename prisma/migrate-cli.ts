@@ -1,8 +1,8 @@
 // `npm run migrate`: applies prisma/migrations to DATABASE_URL with our runner (migrate.ts) and
 // nothing else: no sandbox data, no Temporal. The deploy step before the workers and APIs roll
-// (README "Deploying"). Safe to run from several places at once (an advisory lock) and again
+// (docs/operating/deploy.md). Safe to run from several places at once (an advisory lock) and again
 // (applied migrations are skipped; an edited one stops it). Needs a direct connection to
-// PostgreSQL: the lock is held by the session, which a pooler in transaction mode does not keep.
+// PostgreSQL: the lock is held by the connection, which a pooler in transaction mode does not keep.
 import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { migrate, MIGRATIONS_DIR } from './migrate';

@@ -55,7 +55,8 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    // A session lock, so that two processes starting together apply each migration once.
+    // A lock held by this connection across transactions, so that two processes starting together
+    // apply each migration once.
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
       "id" VARCHAR(36) PRIMARY KEY NOT NULL,

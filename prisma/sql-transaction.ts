@@ -1,8 +1,8 @@
 // A database transaction on our pg pool for the lifecycle's hottest steps (settle, preview),
-// which are raw SQL from end to end, and single statements for the webhook relay's records. Prisma's interactive transaction cost about 1.1 ms of CPU
-// for three raw statements where pg alone costs 0.2 ms (measured side by side on the same
-// database): on the worker, which posts every purchase, that overhead was the largest single
-// cost we could remove. The handle has the two methods those steps use, with the same
+// which are raw SQL from end to end, and single statements for the webhook relay's records.
+// Prisma's interactive transaction costs several times the CPU of pg's own for the same few raw
+// statements, and the worker posts every purchase, so that overhead was the largest single cost
+// we could remove (docs/decisions/0003-settlement-in-four-statements.md). The handle has the two methods those steps use, with the same
 // contract as Prisma's: tagged templates or Prisma.sql fragments in, rows out with bigint as
 // BigInt and numeric as Decimal, so a step's code runs unchanged on either.
 import pg from 'pg';

@@ -2,10 +2,17 @@
 // Makes a fresh clone runnable: npm dependencies, the Temporal CLI and test server, and
 // the generated Prisma client. Runs before `npm start` and `npm test` (prestart/pretest),
 // so it may use Node built-ins only. Each step is skipped when its result is current.
+//
+// The first argument names what is about to run, so each npm script installs only what it
+// needs: `start` (the service: npm dependencies, Temporal, the Prisma client; also before the
+// cluster and the deploy test, which run the service and nothing else), `test` (that, plus
+// Chromium for the browser tests and the client generator the client test runs), `lint` (that,
+// plus ESLint), `openapi` (that, plus openapi-typescript). No argument installs all.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -49,7 +56,7 @@ function ensureNodeModules() {
   if (stamped(stamp, hash)) return;
   // `npm install` rather than `npm ci`: it only changes what differs from the lockfile, where
   // `ci` would delete node_modules first. A fresh clone, CI or a container build can use
-  // `npm ci` (README "Deploying").
+  // `npm ci` (docs/operating/deploy.md).
   log('installing npm dependencies');
   run('npm', ['install', '--no-audit', '--no-fund'], {
     // Prisma's engine download cannot reach its host here and is not needed (DESIGN.md).
@@ -94,6 +101,37 @@ function ensurePrismaClient() {
   fs.writeFileSync(stamp, hash);
 }
 
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const CHROMIUM_COMMAND = 'apt-get update && apt-get install -y chromium';
+
+/**
+ * Headless Chromium for the browser tests (test/helpers/chromium.ts), from Debian's packages.
+ * Only root may install it; anyone else gets the one command to run, and the browser tests
+ * fail naming it rather than skip.
+ */
+function ensureChromium() {
+  if (fs.existsSync(CHROMIUM)) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || process.env.CHROMIUM_PATH) {
+    log(`no Chromium at ${CHROMIUM}; the browser tests need it: run \`sudo sh -c '${CHROMIUM_COMMAND}'\``);
+    return;
+  }
+  // dpkg prints hundreds of lines; they go to a log so that the test output stays readable.
+  const logFile = path.join(os.tmpdir(), 'chromium-install.log');
+  log(`installing Chromium from Debian's packages (${CHROMIUM_COMMAND}; output in ${logFile})`);
+  const out = fs.openSync(logFile, 'w');
+  try {
+    const options = { stdio: ['ignore', out, out], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } };
+    run('apt-get', ['update'], options);
+    run('apt-get', ['install', '-y', 'chromium'], options);
+  } catch (err) {
+    // The rest of the suite can still run; the two browser tests fail naming the command.
+    log(`Chromium install failed (${err.message}, see ${logFile}); run \`${CHROMIUM_COMMAND}\` as root`);
+  } finally {
+    fs.closeSync(out);
+  }
+}
+
 /** The generator of clients/typescript/schema.ts (`npm run openapi`, test/api/openapi-client.e2e.test.ts). */
 function ensureOpenApiTypescript() {
   ensureIsolatedTool(OPENAPI_TYPESCRIPT_DIR, OPENAPI_TYPESCRIPT_PACKAGES, OPENAPI_TYPESCRIPT_CLI);
@@ -117,12 +155,35 @@ function ensureIsolatedTool(dir, packages, entry) {
 
 // `npm run build` (scripts/build.ts) generates the Prisma client the same way; `npm run openapi`
 // (scripts/openapi.ts) runs the client generator.
-module.exports = { ensurePrismaClient, ensureOpenApiTypescript, ensureLintTools, OPENAPI_TYPESCRIPT_CLI, ESLINT_CLI };
+
+// What each npm script needs beyond the service's own steps (test/scripts/bootstrap.test.ts).
+const EXTRAS = {
+  start: [],
+  test: [ensureChromium, ensureOpenApiTypescript],
+  lint: [ensureLintTools],
+  openapi: [ensureOpenApiTypescript],
+  all: [ensureChromium, ensureOpenApiTypescript, ensureLintTools],
+};
+
+module.exports = {
+  EXTRAS,
+  ensurePrismaClient,
+  ensureOpenApiTypescript,
+  ensureLintTools,
+  OPENAPI_TYPESCRIPT_CLI,
+  ESLINT_CLI,
+  CHROMIUM_COMMAND,
+};
 
 if (require.main === module) {
+  const purpose = process.argv[2] || 'all';
+  const extras = EXTRAS[purpose];
+  if (!extras) {
+    log(`unknown purpose ${purpose}; one of ${Object.keys(EXTRAS).join(', ')}`);
+    process.exit(2);
+  }
   ensureNodeModules();
   ensureTemporal();
   ensurePrismaClient();
-  ensureOpenApiTypescript();
-  ensureLintTools();
+  for (const step of extras) step();
 }

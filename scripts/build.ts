@@ -1,4 +1,4 @@
-// `npm run build`: the production build, in dist/ (README "Deploying"). Needs the dev
+// `npm run build`: the production build, in dist/ (docs/operating/deploy.md). Needs the dev
 // dependencies (the Prisma CLI, TypeScript, the swc compiler the workflow bundler uses); what it
 // writes runs on a production install (`npm ci --omit=dev --omit=optional`) with none of them.
 // 1. the Prisma client, generated offline into prisma/generated (as `npm start` does);

@@ -5,8 +5,8 @@
 // SEED_SANDBOX=true), and runs the API and the worker as child processes.
 // WEBHOOK_SECRET_KEYS, when unset, is generated once into .data/webhook-secret-key.
 //
-// Ctrl-C (or SIGTERM, SIGHUP) stops them one after the other, each within a bound (README
-// "Shutdown and probes"): the API (it drains its requests and hand-overs), then the worker (it
+// Ctrl-C (or SIGTERM, SIGHUP) stops them one after the other, each within a bound
+// (docs/operating/runbook.md, "Shutdown and probes"): the API (it drains its requests and hand-overs), then the worker (it
 // finishes its activities), then Temporal, then PostgreSQL, so nothing loses a service it still
 // uses. Every process this one starts runs in a process group of its own (`detached`): a
 // Ctrl-C at the terminal reaches only this supervisor, which alone decides the order. Should it
@@ -31,7 +31,8 @@ const ROOT = resolve(__dirname, '..');
 let stack: Supervisor | undefined;
 
 async function main(): Promise<void> {
-  // Local webhook receivers work out of the box (README, Security); a bad combination stops here.
+  // Local webhook receivers work out of the box (docs/operating/security.md, "Webhook
+  // destinations"); a bad combination stops here.
   const stackEnv = devStackEnv();
   const config = loadConfig(stackEnv);
   const logger = createLogger(config.logLevel, 'stack');

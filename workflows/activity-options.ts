@@ -18,7 +18,8 @@ export const postingOptions: ActivityOptions = {
 };
 
 /**
- * The same steps run as local activities (the lifecycle since the lean-pipeline change):
+ * The same steps run as local activities (the lifecycle's current shape; see
+ * docs/decisions/0001-lean-transaction-pipeline.md):
  * one database transaction each, executed inside the workflow task that asked for it, so a
  * step costs one marker instead of a task round trip (and Temporal Cloud bills all markers
  * of one workflow task as one action). Retries that back off longer than 10 s wait on a

@@ -47,8 +47,8 @@ export interface LifecycleInput {
    */
   settlementTimeoutMs?: number;
   /**
-   * The step shape the run was started with, for its whole life (README, "Changing a workflow
-   * that waits for days"). Absent in runs started before the lean pipeline: they finish in
+   * The step shape the run was started with, for its whole life (docs/operating/upgrading.md,
+   * "Changing a workflow that waits for days"). Absent in runs started before the lean pipeline: they finish in
    * their own shape (workflows/lifecycle-steps-v1.ts) while new runs take the current one.
    */
   shape?: number;

@@ -3,7 +3,7 @@
 // settlement, a refund may start a new run later) replay and finish on the new code. Each step: an upsert of the transaction ids when an event joins,
 // a regular activity, an upsert of the outcome, and a startWebhookDelivery activity (now a
 // no-op: the outbox relay delivers every webhook). Delete this file, its branch in
-// transaction-lifecycle.ts and the v1 histories once no run of the old shape is open (README,
+// transaction-lifecycle.ts and the v1 histories once no run of the old shape is open (docs/operating/upgrading.md,
 // "Changing a workflow that waits for days").
 import { ActivityFailure, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { LifecycleActivities, StepOutcome } from '../activities/lifecycle/types';

@@ -1,4 +1,4 @@
-// The settlement wait on a sandbox issuer's test clock (issue 15). Workflow time is the
+// The settlement wait on a sandbox issuer's test clock. Workflow time is the
 // Temporal server's, which a sandbox issuer cannot move; its clock is real time plus an offset
 // kept in the database. So the run learns the offset twice:
 //   - where its wait starts: the preview step returns the offset it was taken at

@@ -91,8 +91,7 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
 /**
  * An authorization that arrived after its purchase was settled is recorded against the
  * settlement, with no preview and no webhook: the settlement already posted what the
- * purchase earns, and a preview now would announce a reward that is not pending (README,
- * "Late authorizations").
+ * purchase earns, and a preview now would announce a reward that is not pending (docs/decisions/0014-late-authorizations.md).
  */
 async function recordAfterSettlement(
   tx: SqlTx,

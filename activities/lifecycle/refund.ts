@@ -3,7 +3,7 @@
 // back from the grants the purchase created first. What those grants no longer hold (already
 // spent or expired) is the shortfall: it is clawed back from the group's cashback balance as
 // far as that balance reaches, and only the rest is recorded in the trace as unrecoverable (the
-// merchant bears it). No balance ever goes negative. README.md, "Rewards: balance rules".
+// merchant bears it). No balance ever goes negative. See docs/decisions/0012-clawback-after-spend.md.
 // One database transaction per refund.
 import { newId } from '../../core/ids';
 import { clawBackBranded, recordRewardEvent } from '../ledger';

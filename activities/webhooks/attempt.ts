@@ -29,7 +29,7 @@ export interface WebhookDeps {
 
 /**
  * Error classes of attempts that never reached HTTP because nothing can be delivered. A refused
- * destination is one (issue 13): the issuer must change the URL, and waiting three days of
+ * destination is one: the issuer must change the URL, and waiting three days of
  * retries for that helps nobody; after the fix, a replay delivers.
  */
 const UNDELIVERABLE_CLASSES: ReadonlySet<AttemptErrorClass> = new Set<AttemptErrorClass>([
@@ -116,8 +116,8 @@ export async function attemptAndRecord(
     );
   if (!endpoint) throw new Error('unreachable: a missing endpoint is an undeliverable reason');
   // Secrets and URL are read at every attempt, so a rotation or a new URL applies to retries.
-  // Opening them costs about 10 µs each (AES-GCM of 50 bytes, less than the HMAC that signs),
-  // so they are not cached: the plaintext lives only as long as this attempt.
+  // Opening them is one AES-GCM of some 50 bytes, cheaper than the HMAC that signs, so they are
+  // not cached: the plaintext lives only as long as this attempt.
   const secrets = openSecrets(deps.webhookSecretKeys, webhook.issuerId, endpoint);
   const body = buildEnvelope(webhook);
   const headers = {

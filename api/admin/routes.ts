@@ -1,10 +1,7 @@
 // Operator API (API.md, Operator API): issuers, their tokens, the audit log.
 import { defineRoute, type RouteSpec } from '../route';
-import { idSchema, timestampSchema } from '../schemas/common';
 import { cursorDate, decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
-import { named } from '../schemas/named';
-import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import {
   createIssuer,
   createToken,

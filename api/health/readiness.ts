@@ -1,7 +1,7 @@
 // The checks behind /readyz. Each dependency gets CHECK_TIMEOUT_MS and they run at once, so
 // /readyz answers within about that whatever is down: a probe with a 2 s time-out sees a 503
-// naming the dependency, never a time-out of its own (issue 14; before, an unreachable
-// Temporal held the answer for the gRPC client's ~20 s of connection retries).
+// naming the dependency, never a time-out of its own (unbounded, an unreachable Temporal would
+// hold the answer for as long as the gRPC client keeps retrying its connection).
 import type { Connection } from '@temporalio/client';
 
 export const CHECK_TIMEOUT_MS = 1_500;

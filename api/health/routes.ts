@@ -8,15 +8,10 @@ import { CHECK_TIMEOUT_MS, checkWithin } from './readiness';
 import { named } from '../schemas/named';
 
 export function healthRoutes(deps: AppDeps, openApi: () => object): RouteSpec[] {
-  return [
-    healthzRoute(deps, openApi),
-    readyzRoute(deps, openApi),
-    metricsRoute(deps, openApi),
-    openapiRoute(deps, openApi),
-  ];
+  return [healthzRoute(), readyzRoute(deps), metricsRoute(deps), openapiRoute(openApi)];
 }
 
-function healthzRoute(deps: AppDeps, openApi: () => object): RouteSpec {
+function healthzRoute(): RouteSpec {
   return defineRoute({
     method: 'get',
     path: '/healthz',
@@ -36,8 +31,7 @@ function healthzRoute(deps: AppDeps, openApi: () => object): RouteSpec {
   });
 }
 
-function readyzRoute(deps: AppDeps, openApi: () => object): RouteSpec {
-  const { db } = deps;
+function readyzRoute(deps: AppDeps): RouteSpec {
   return defineRoute({
     method: 'get',
     path: '/readyz',
@@ -79,7 +73,7 @@ function readyzRoute(deps: AppDeps, openApi: () => object): RouteSpec {
   });
 }
 
-function metricsRoute(deps: AppDeps, openApi: () => object): RouteSpec {
+function metricsRoute(deps: AppDeps): RouteSpec {
   return defineRoute({
     method: 'get',
     path: '/metrics',
@@ -100,7 +94,7 @@ function metricsRoute(deps: AppDeps, openApi: () => object): RouteSpec {
   });
 }
 
-function openapiRoute(deps: AppDeps, openApi: () => object): RouteSpec {
+function openapiRoute(openApi: () => object): RouteSpec {
   return defineRoute({
     method: 'get',
     path: '/openapi.json',

@@ -1,5 +1,5 @@
 // Event data the service can check against what it knows, and refuses when they disagree
-// (README, "Decisions where the documents were silent"; issue 12). The card id names the
+// (docs/decisions/0016-ingestion-identity-and-consistency.md). The card id names the
 // card; cardLast4 and network are the issuer's description of that same card, so a
 // difference means the issuer's systems disagree about which card paid, and nothing may
 // be posted until they agree. A refund takes back reward from its purchase's group, so its

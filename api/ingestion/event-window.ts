@@ -1,4 +1,4 @@
-// The time window an ingested event's dates must fall in (README, "Timestamps"): a purchase
+// The time window an ingested event's dates must fall in (docs/decisions/0016-ingestion-identity-and-consistency.md): a purchase
 // is reported within days, so a date far in the past or in the future is a wrong field, not
 // a real purchase, and must not earn (an offer window or an expiry computed from year 0001
 // or 9999 would be nonsense). The schema has already checked that each date is a real instant.

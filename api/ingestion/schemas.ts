@@ -11,7 +11,7 @@ export const MAX_EVENTS_PER_BATCH = 1000;
 export { AUTH_METHODS, AUTH_STATES, SETTLED_STATES, MAX_AMOUNT_MINOR } from '../../core/domain/events';
 export type { EventKind, BaseEvent, AuthEvent, SettledEvent, IngestedEvent } from '../../core/domain/events';
 
-// The README's sandbox purchase: $25.00 at Blue Bottle Coffee, forced to its mp_ id.
+// The README walk-through's sandbox purchase: $25.00 at Blue Bottle Coffee, forced to its mp_ id.
 const exampleEvent = {
   amount: 2500,
   currency: 'usd',
@@ -44,8 +44,8 @@ export const settledRuleMessages: Record<string, string> = {
 };
 
 /**
- * Per-event failure reasons (API.md "Ingestion", and README's decisions for inconsistent
- * data): the `reasonCode` of a failure entry's error. /openapi.json lists them from here.
+ * Per-event failure reasons (API.md "Ingestion", and for inconsistent data
+ * docs/decisions/0016-ingestion-identity-and-consistency.md): the `reasonCode` of a failure entry's error. /openapi.json lists them from here.
  */
 export const EVENT_FAILURE_REASONS = {
   invalid_event: 'The event breaks the schema; details.errors names the fields.',

@@ -1,4 +1,4 @@
-// Ledger lineage of one settled transaction (issue 15, item 4): the transfers behind the
+// Ledger lineage of one settled transaction: the transfers behind the
 // reward events reward-detail lists for it, each with its entries and their accounts. One
 // statement, so the transfers, entries and accounts shown are one snapshot of the ledger.
 import type { Db } from '../../prisma/client';

@@ -1,5 +1,5 @@
-// Idempotency-Key on POST, PUT, PATCH and DELETE (API.md, "Safety and integration"; issue 13,
-// finding 5), with Stripe's semantics:
+// Idempotency-Key on POST, PUT, PATCH and DELETE (API.md, "Safety and integration"), with Stripe's
+// semantics (docs/decisions/0026-idempotency-keys.md):
 // - a key belongs to the caller's token (an issuer token's id, or the operator token) and is
 //   kept 24 hours (idempotency-store.ts);
 // - the first request under a key runs; its answer (status, the headers the handler set, body)

@@ -1,4 +1,4 @@
-// Rate limits per issuer token (API.md "Safety and integration"; issue 13, finding 4).
+// Rate limits per issuer token (API.md "Safety and integration").
 //
 // Two policies, each counted per token in fixed windows of RATE_LIMIT_WINDOW_SECONDS:
 // - "default", in requests: every issuer route, ingestion included (one request each);
@@ -12,8 +12,8 @@
 // process; with API_PROCESSES > 1 in the cluster's primary, asked over IPC (the checks of one
 // event-loop turn in one message, no database). The counters only count; the quota is compared
 // here, so an operator's override applies to the very next request without restarting any window.
-// Counters are per API host: behind a load balancer each host enforces the full limit (README,
-// "Security"). A refused request still counts in its window: retrying at once does not help.
+// Counters are per API host: behind a load balancer each host enforces the full limit (docs/operating/security.md,
+// "Rate limits"). A refused request still counts in its window: retrying at once does not help.
 // A counter that cannot answer (the primary unreachable) lets the request through, logged: the
 // limits protect capacity and must never take the API down themselves.
 import cluster from 'node:cluster';

@@ -1,4 +1,4 @@
-// Finance exports (issue 15, item 5): an issuer's reward events of a period as a stream.
+// Finance exports (docs/decisions/0025-reconciliation-export.md): an issuer's reward events of a period as a stream.
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import { errors } from '../../core/errors';

@@ -1,4 +1,4 @@
-// The sandbox test clock's effects (issue 15, item 3). An advance:
+// The sandbox test clock's effects (docs/decisions/0011-sandbox-simulation.md). An advance:
 //   1. moves the issuer's offset in the database, with the NOTIFY that makes every API process
 //      forget its cached issuer (the offset travels on it; api/middleware/token-cache.ts);
 //   2. tells each of the issuer's purchases whose previewed authorization waits for its

@@ -1,4 +1,4 @@
-// The issuer's "now" (issue 15, sandbox test clock). A sandbox issuer may move its clock ahead
+// The issuer's "now" (the sandbox test clock). A sandbox issuer may move its clock ahead
 // (POST /api/v2/sandbox/clock/advance); every read and check that decides by "now" (grant
 // availability and expiry, offer windows, the ingestion date window) takes this instead of the
 // server's clock. The offset travels on the cached token → issuer record, so production

@@ -1,5 +1,5 @@
-// Sandbox simulation (issue 15, item 3; API.md "Sandbox issuers only"): a test clock per
-// sandbox issuer and purchases with a forced outcome. A production issuer's token is refused
+// Sandbox simulation (API.md "Sandbox issuers only"; docs/decisions/0011-sandbox-simulation.md):
+// a test clock per sandbox issuer and purchases with a forced outcome. A production issuer's token is refused
 // with 403 sandbox_only: the route exists for everyone, the issuer's environment is no secret
 // to itself, and a 404 would send an integrator looking for a typo.
 import type { Context } from 'koa';

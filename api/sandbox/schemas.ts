@@ -1,4 +1,4 @@
-// Schemas of the sandbox simulation routes (issue 15, item 3; API.md "Sandbox issuers only").
+// Schemas of the sandbox simulation routes (API.md "Sandbox issuers only").
 // Each response schema is named (api/schemas/named.ts), with an example, so it is published as a
 // component.
 import { idSchema, timestampSchema } from '../schemas/common';

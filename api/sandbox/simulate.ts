@@ -1,4 +1,4 @@
-// Forced outcomes for sandbox issuers (issue 15, item 3): one call plays a purchase's events
+// Forced outcomes for sandbox issuers: one call plays a purchase's events
 // through the normal ingestion path — the same validation, storage and hand-over to its
 // TransactionLifecycle as POST /api/v1/incoming-auth and /incoming-txn — so what follows is
 // the real behaviour: previews, settlement postings, clawbacks, webhooks, lapses.

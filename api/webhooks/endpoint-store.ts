@@ -31,7 +31,7 @@ const SAVE_RESOLVE_TIMEOUT_MS = 5_000;
  * Refuses a URL that is malformed (`invalid_webhook_url`) or points where webhooks may not go
  * (`destination_not_allowed`: a loopback, private, link-local... address, in any spelling or
  * through DNS, or a port HTTP clients refuse). A host name that does not resolve is accepted:
- * nothing can be sent to it, and every attempt checks it again (README, Security).
+ * nothing can be sent to it, and every attempt checks it again (docs/operating/security.md, "Webhook destinations").
  */
 async function assertAcceptableUrl(
   destinations: WebhookDestinations,

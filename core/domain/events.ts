@@ -108,8 +108,7 @@ export const settledEventShape = {
         'event is refused (invalid_event): the field would mean nothing there.',
     },
   },
-  // relatedTransactionId belongs to refunds: required on one, refused on a purchase (README,
-  // "Decisions where the documents were silent"). Written as schema so that /openapi.json says it too.
+  // relatedTransactionId belongs to refunds: required on one, refused on a purchase (docs/decisions/0016-ingestion-identity-and-consistency.md). Written as schema so that /openapi.json says it too.
   if: { properties: { state: { const: 'refunded' } }, required: ['state'] },
   then: { required: ['relatedTransactionId'], properties: { relatedTransactionId: { type: 'string' } } },
   else: { properties: { relatedTransactionId: false } },

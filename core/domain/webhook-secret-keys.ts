@@ -1,6 +1,6 @@
 // The keys of WEBHOOK_SECRET_KEYS against the webhook secrets stored under them: the start-up
 // check that every key id in use is configured, and the re-sealing of every endpoint under the
-// first key after that variable changed (npm run admin -- webhook:reencrypt; README, Security).
+// first key after that variable changed (npm run admin -- webhook:reencrypt; docs/operating/security.md, "Webhook secrets at rest").
 import type { Db } from '../../prisma/client';
 import type { KeyRing } from '../crypto/key-ring';
 import { openSecrets, sealSecrets } from '../webhooks/secret-sealing';

@@ -1,5 +1,5 @@
-// Where a webhook may go (issue 13, finding 1). The service POSTs to a URL an issuer chose,
-// from inside our network: without these rules an endpoint naming 127.0.0.1:5432 or the cloud
+// Where a webhook may go (docs/operating/security.md, "Webhook destinations"). The service POSTs
+// to a URL an issuer chose, from inside our network: without these rules an endpoint naming 127.0.0.1:5432 or the cloud
 // metadata address turns the attempt records into a port scanner. Pure functions: the parsed
 // URL's port and host are judged here, and so is every address a host name resolves to
 // (core/webhooks/destination-guard.ts resolves, and the sender connects only to what passed).

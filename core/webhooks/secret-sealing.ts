@@ -1,5 +1,5 @@
-// Webhook signing secrets at rest (issue 13, finding 3). An endpoint's secrets are stored
-// sealed (core/crypto/sealed-box.ts, AES-256-GCM) under the first key of WEBHOOK_SECRET_KEYS,
+// Webhook signing secrets at rest (docs/operating/security.md, "Webhook secrets at rest"). An
+// endpoint's secrets are stored sealed (core/crypto/sealed-box.ts, AES-256-GCM) under the first key of WEBHOOK_SECRET_KEYS,
 // with that key's id beside them; both secrets of a row are always sealed under the same key.
 // The additional data names the issuer and the slot, so a box copied to another issuer's row,
 // or from the previous-secret slot to the current one, does not open.

@@ -1,4 +1,4 @@
-// The production-like topology on one machine (README, "Production-like cluster"): embedded
+// The production-like topology on one machine (docs/operating/runbook.md, "Production-like cluster"): embedded
 // PostgreSQL holding the service's `rewards` database and Temporal's own two databases, a real
 // Temporal server (scripts/cluster/temporal-server.ts), then two API processes and two worker
 // processes, each its own Node process as separate hosts would be. Used by `npm run cluster`

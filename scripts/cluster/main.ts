@@ -1,5 +1,5 @@
-// `npm run cluster`: the production-like topology on this machine (README, "Production-like
-// cluster"), kept under DATA_DIR/cluster between runs and up until Ctrl-C. Builds the Temporal
+// `npm run cluster`: the production-like topology on this machine (docs/operating/runbook.md,
+// "Production-like cluster"), kept under DATA_DIR/cluster between runs and up until Ctrl-C. Builds the Temporal
 // server on the first run (go install, about 10 minutes), then starts embedded PostgreSQL, the
 // server, two API processes and two worker processes, loads the sandbox catalogue, creates a
 // sandbox issuer on the first run, and prints the addresses.

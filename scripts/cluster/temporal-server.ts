@@ -1,4 +1,4 @@
-// A real Temporal server for the production-like cluster (README, "Production-like cluster"):
+// A real Temporal server for the production-like cluster (docs/operating/runbook.md, "Production-like cluster"):
 // the server and its SQL schema tool built from the Go module proxy (pinned, cached under
 // .tools), PostgreSQL persistence and PostgreSQL visibility in two databases of their own
 // owned by their own role, 4 history shards, every service on a loopback port of its own,
@@ -20,7 +20,7 @@ const ROOT = resolve(__dirname, '..', '..');
 const run = promisify(execFile);
 
 /**
- * The newest server release that builds here (issue 14). A change of version is a change of
+ * The newest server release that builds here. A change of version is a change of
  * this line (and a fresh build, into a folder of its own).
  */
 export const TEMPORAL_SERVER_VERSION = 'v1.32.2';

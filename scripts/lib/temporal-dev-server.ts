@@ -28,7 +28,7 @@ export function findTestServer(): string {
 }
 
 /**
- * The file-backed dev server of `npm start` (README, "The dev stack's Temporal server"): with
+ * The file-backed dev server of `npm start` (docs/decisions/0023-dev-server-on-sqlite-with-wal.md): with
  * SQLite's defaults (rollback journal, a sync per commit) it completed 2.6x fewer workflows
  * than in memory on the project machine; write-ahead logging with syncs at checkpoints only
  * matches in-memory speed. A power cut may lose the last commits of the dev server's history,

@@ -1,7 +1,7 @@
 // The API reference page: served by the API with its own copy of Swagger UI (no CDN), and
 // rendered by a real browser. Headless Chromium (Debian's `chromium` package, installed by
-// .ci/run) driven by playwright-core, as in test/operations/temporal-ui.test.ts; the screenshot
-// is written to test-output/docs.png.
+// `npm test`'s bootstrap) driven by playwright-core, as in test/operations/temporal-ui.test.ts;
+// the screenshot is written to test-output/docs.png.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

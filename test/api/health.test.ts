@@ -7,7 +7,7 @@ import { createDraining } from '../../api/draining';
 import { temporalProbe } from '../../api/health/readiness';
 import { freePort } from '../helpers/ports';
 
-// A probe with a 2 s time-out must see the 503 (issue 14): each check gets 1.5 s, all at once.
+// A probe with a 2 s time-out must see the 503: each check gets 1.5 s, all at once.
 // 2.5 s leaves room for a loaded machine; before, an unreachable Temporal took about 20 s.
 const READYZ_BOUND_MS = 2_500;
 

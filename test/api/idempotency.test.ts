@@ -1,4 +1,4 @@
-// Idempotency-Key over HTTP (API.md, "Safety and integration"; issue 13, finding 5): replays,
+// Idempotency-Key over HTTP (API.md, "Safety and integration"): replays,
 // refusals, scoping, concurrency, failures, expiry and cleanup, and the OpenAPI document.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

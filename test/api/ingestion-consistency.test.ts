@@ -1,5 +1,5 @@
 // Event data that disagrees with what the service knows is refused per event, never stored
-// (issue 12, defect 10; README "Decisions where the documents were silent"): card details
+// (docs/decisions/0016-ingestion-identity-and-consistency.md): card details
 // that are not the resolved card's, a refund whose card is in another group than its
 // purchase, and relatedTransactionId on a purchase. Neighbours in the batch are accepted.
 import assert from 'node:assert/strict';

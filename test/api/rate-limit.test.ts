@@ -1,4 +1,4 @@
-// Rate limits per issuer token (issue 13, finding 4): 429 rate_limited with Retry-After and the
+// Rate limits per issuer token: 429 rate_limited with Retry-After and the
 // IETF RateLimit fields, per token, the operator's per-issuer override, ingestion counted in
 // events, windows that refill, operator routes left alone, counters shared by the processes
 // of a cluster, and the published defaults. The limits come in through deps, low, with a

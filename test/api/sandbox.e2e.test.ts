@@ -1,4 +1,4 @@
-// The sandbox simulation routes end to end (issue 15, item 3), on the real API, worker,
+// The sandbox simulation routes end to end, on the real API, worker,
 // PostgreSQL and Temporal dev server: a sandbox issuer's test clock moves grant availability,
 // branded balance expiry and the settlement time-out for that issuer only, each observed within
 // a minute of the move; forced outcomes go through ingestion and the real lifecycle; production

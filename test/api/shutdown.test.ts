@@ -1,4 +1,4 @@
-// The real API process (api/server.ts) stopping under a rolling deploy (issue 14, item 4):
+// The real API process (api/server.ts) stopping under a rolling deploy:
 // on SIGTERM /readyz says `draining` at once, the port stays open for SHUTDOWN_DRAIN_DELAY,
 // then closes, and a request that was in flight still gets its answer before the process exits.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Webhook destinations over HTTP and through the worker (issue 13, finding 1): endpoint URLs
+// Webhook destinations over HTTP and through the worker: endpoint URLs
 // naming or resolving to internal addresses are refused when saved, in every spelling, for
 // sandbox and production issuers; an endpoint stored before the rule fails its attempts with
 // destination_refused, at once, and nothing reaches the address. The stack here runs with

@@ -115,7 +115,7 @@ describe('webhook API', function () {
     });
   });
 
-  describe('signing secrets at rest (issue 13, finding 3)', () => {
+  describe('signing secrets at rest', () => {
     /** The whole stored row as PostgreSQL prints it (bytea as hex), searched in every spelling of each secret. */
     async function assertNotStored(issuerId: string, secrets: string[]): Promise<void> {
       const [{ row }] = await stack.db.$queryRaw<

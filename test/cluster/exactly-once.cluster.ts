@@ -1,11 +1,11 @@
-// The production-like cluster under failure (issue 14): a real Temporal server on PostgreSQL,
+// The production-like cluster under failure: a real Temporal server on PostgreSQL,
 // two API processes and two worker processes. A few thousand settled events go in through both
 // APIs; mid-run one API is killed with SIGKILL right after it acknowledged a batch (its
 // hand-over to Temporal cut short: the sweeper's to finish) and one worker with SIGKILL while
 // it works (its workflow tasks, local activities and webhook claims time out and move to the
 // survivor). Then every event must reach its outcome exactly once: one settlement's postings,
 // one webhook, delivered and received, and the ledger balanced.
-// Run with `npm run test:cluster` (README, "Production-like cluster"); not part of `npm test`.
+// Run with `npm run test:cluster` (docs/operating/runbook.md, "Production-like cluster"); not part of `npm test`.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,6 +5,9 @@ import { devStackEnv, loadConfig, requireConnections, ConfigError } from '../../
 import { generateKeyRingEntry } from '../../core/crypto/key-ring';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../../workflows/webhook-delivery-contract';
 
+/** Where operators read the settings and their defaults. */
+const CONFIGURATION_DOC = join(__dirname, '..', '..', 'docs', 'operating', 'configuration.md');
+
 describe('core/config', () => {
   it('has working defaults for an empty environment', () => {
     const config = loadConfig({});
@@ -91,19 +94,19 @@ describe('core/config', () => {
       });
     }
 
-    it('documents in README defaults that read back as the real ones', () => {
-      const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+    it('documents in docs/operating/configuration.md defaults that read back as the real ones', () => {
+      const doc = readFileSync(CONFIGURATION_DOC, 'utf8');
       const documented = (name: string) =>
-        new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\` \\|`, 'm').exec(readme)?.[1] ??
-        assert.fail(`${name} is not in README`);
+        new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\` \\|`, 'm').exec(doc)?.[1] ??
+        assert.fail(`${name} is not in docs/operating/configuration.md`);
       const env = {
         SETTLEMENT_TIMEOUT: documented('SETTLEMENT_TIMEOUT'),
         WEBHOOK_RETRY_SCHEDULE: documented('WEBHOOK_RETRY_SCHEDULE'),
       };
       const defaults = loadConfig({});
-      const fromReadme = loadConfig(env);
+      const fromDoc = loadConfig(env);
       assert.deepEqual(
-        [fromReadme.settlementTimeoutMs, fromReadme.webhookRetryScheduleMs],
+        [fromDoc.settlementTimeoutMs, fromDoc.webhookRetryScheduleMs],
         [defaults.settlementTimeoutMs, defaults.webhookRetryScheduleMs],
       );
     });
@@ -119,23 +122,23 @@ describe('core/config', () => {
     });
   });
 
-  describe('shutdown settings (README "Shutdown and probes")', () => {
-    it('defaults to a 5 s drain delay, 10 s for requests and 30 s for activities, as README says', () => {
+  describe('shutdown settings (docs/operating/runbook.md, "Shutdown and probes")', () => {
+    it('defaults to a 5 s drain delay, 10 s for requests and 30 s for activities, as documented', () => {
       const config = loadConfig({});
       assert.deepEqual(
         [config.shutdownDrainDelayMs, config.apiShutdownGraceMs, config.workerShutdownGraceMs],
         [5_000, 10_000, 30_000],
       );
-      const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+      const doc = readFileSync(CONFIGURATION_DOC, 'utf8');
       const names = ['SHUTDOWN_DRAIN_DELAY', 'API_SHUTDOWN_GRACE', 'WORKER_SHUTDOWN_GRACE'];
       const documented = names.map((name) => [
         name,
-        new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\``, 'm').exec(readme)?.[1] ??
-          assert.fail(`${name} is not in README`),
+        new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\``, 'm').exec(doc)?.[1] ??
+          assert.fail(`${name} is not in docs/operating/configuration.md`),
       ]);
-      const fromReadme = loadConfig(Object.fromEntries(documented));
+      const fromDoc = loadConfig(Object.fromEntries(documented));
       assert.deepEqual(
-        [fromReadme.shutdownDrainDelayMs, fromReadme.apiShutdownGraceMs, fromReadme.workerShutdownGraceMs],
+        [fromDoc.shutdownDrainDelayMs, fromDoc.apiShutdownGraceMs, fromDoc.workerShutdownGraceMs],
         [5_000, 10_000, 30_000],
       );
     });

@@ -1,5 +1,5 @@
 // Every setting the service reads is documented where operators look: .env.example and
-// README's configuration table. The names are taken from the code that reads them (the string
+// the table of docs/operating/configuration.md. The names are taken from the code that reads them (the string
 // literals and `env.NAME` reads of core/config.ts and core/temporal-config.ts), so a new setting
 // without its documentation fails here; and the Temporal variables the SDK's envconfig reads
 // are all ones we list, so an SDK upgrade that adds one is noticed.
@@ -22,13 +22,15 @@ function settingsRead(): Set<string> {
   return names;
 }
 
-/** Names in the first column of the table under README's "## Configuration". */
-function readmeTableNames(): Set<string> {
-  const readme = read('README.md');
-  const section = readme.slice(
-    readme.indexOf('\n## Configuration'),
-    readme.indexOf('\n## ', readme.indexOf('\n## Configuration') + 1),
-  );
+const CONFIGURATION_DOC = 'docs/operating/configuration.md';
+
+/** Names in the first column of the table under "## Settings" in docs/operating/configuration.md. */
+function documentedNames(): Set<string> {
+  const doc = read(CONFIGURATION_DOC);
+  const start = doc.indexOf('\n## Settings');
+  assert.ok(start >= 0, `no "## Settings" in ${CONFIGURATION_DOC}`);
+  const end = doc.indexOf('\n## ', start + 1);
+  const section = doc.slice(start, end < 0 ? undefined : end);
   const names = new Set<string>();
   for (const line of section.split('\n')) {
     const first = /^\| ([^|]+) \|/.exec(line)?.[1] ?? '';
@@ -37,7 +39,7 @@ function readmeTableNames(): Set<string> {
   return names;
 }
 
-describe('settings are documented (.env.example, README "Configuration")', () => {
+describe('settings are documented (.env.example, docs/operating/configuration.md)', () => {
   const names = [...settingsRead()].sort();
 
   it('finds the settings the configuration reads', () => {
@@ -59,8 +61,8 @@ describe('settings are documented (.env.example, README "Configuration")', () =>
     assert.deepEqual(missing, []);
   });
 
-  it("lists every one in README's configuration table", () => {
-    const table = readmeTableNames();
+  it('lists every one in the table of docs/operating/configuration.md', () => {
+    const table = documentedNames();
     assert.deepEqual(
       names.filter((name) => !table.has(name)),
       [],

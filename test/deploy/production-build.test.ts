@@ -1,4 +1,4 @@
-// README "Deploying", followed step by step: build a copy of this working tree, install
+// docs/operating/deploy.md, followed step by step: build a copy of this working tree, install
 // dist/ with production dependencies only (`npm ci --omit=dev ...`, a real install), migrate a
 // fresh database with `npm run migrate`, run `npm run start:worker` and `npm run start:api`
 // against the run's Temporal server, and serve a purchase end to end through them: an issuer,
@@ -7,7 +7,7 @@
 //
 // The build stage's own `npm ci` is replaced by this checkout's node_modules (the same
 // lockfile), which saves a minute; DEPLOY_TEST_FRESH_INSTALL=1 (npm run test:deploy, and CI)
-// runs that `npm ci` too, so a fresh clone is built exactly as README says.
+// runs that `npm ci` too, so a fresh clone is built exactly as docs/operating/deploy.md says.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
@@ -38,7 +38,7 @@ import { cardOf, settledEvent } from '../helpers/events';
 const ROOT = join(__dirname, '..', '..');
 const FRESH_INSTALL = process.env.DEPLOY_TEST_FRESH_INSTALL === '1';
 
-/** The commands of README's "Build, install, run" block, in order (checked against it below). */
+/** The commands of the "Build, install, run" block of docs/operating/deploy.md, in order (checked below). */
 const STEPS = {
   install: 'npm ci',
   build: 'npm run build',
@@ -67,7 +67,7 @@ const DEV_ONLY = [
 
 const OPERATOR_TOKEN = `op_deploy_test_${'x'.repeat(32)}`;
 
-describe('production build and deploy (README "Deploying")', function () {
+describe('production build and deploy (docs/operating/deploy.md)', function () {
   // Copy, build and a real production install take about a minute on the project machine;
   // DEPLOY_TEST_FRESH_INSTALL adds about one more. Each command has its own limit below.
   this.timeout(600_000);
@@ -84,7 +84,7 @@ describe('production build and deploy (README "Deploying")', function () {
     work = mkdtempSync(join(tmpdir(), 'rewards-deploy-'));
     const source = join(work, 'source');
     copyWorkingTree(ROOT, source);
-    // Build stage (README step 1), in the copy.
+    // Build stage (step 1 of docs/operating/deploy.md), in the copy.
     const buildEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_CLI: process.env.TEMPORAL_CLI };
     if (FRESH_INSTALL) {
       run(source, `${STEPS.install} --prefer-offline --no-audit --no-fund`, buildEnv, 300_000);
@@ -128,12 +128,11 @@ describe('production build and deploy (README "Deploying")', function () {
     if (work && process.env.DEPLOY_TEST_KEEP !== '1') rmSync(work, { recursive: true, force: true });
   });
 
-  it('follows the commands README "Deploying" gives, in order', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('\n## Deploying'));
+  it('follows the commands docs/operating/deploy.md gives, in order', () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'operating', 'deploy.md'), 'utf8');
     const block =
-      /### Build, install, run[\s\S]*?```sh\n([\s\S]*?)```/.exec(section)?.[1] ??
-      assert.fail('no "Build, install, run" block in README "Deploying"');
+      /\n## Build, install, run\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(doc)?.[1] ??
+      assert.fail('no "Build, install, run" block in docs/operating/deploy.md');
     const commands = block
       .split('\n')
       .map((line) => line.replace(/\s+#.*$/, '').trim())
@@ -300,7 +299,7 @@ function copyWorkingTree(from: string, to: string): void {
   }
 }
 
-/** Runs a README command (split on spaces; none needs a shell) and returns its output. */
+/** Runs a documented command (split on spaces; none needs a shell) and returns its output. */
 function run(cwd: string, command: string, env: NodeJS.ProcessEnv, timeoutMs: number): string {
   const [bin, ...args] = command.split(' ');
   const result = spawnSync(bin, args, {

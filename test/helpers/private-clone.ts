@@ -1,5 +1,5 @@
 // A copy of this working tree inside a directory only its owner may enter (mode 0700, as a
-// root home is), for tests of what a user who clones there meets (issue 14, item 0).
+// root home is), for tests of what a user who clones there meets.
 //
 // node_modules cannot simply link to the shared one: Node resolves a linked package to its
 // real path, so PostgreSQL's binaries would still be found outside the private directory.

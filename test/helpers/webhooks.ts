@@ -80,7 +80,7 @@ export function contractViolation(body: string): string | undefined {
   return validate(parsed) ? undefined : `${type}: ${JSON.stringify(validate.errors)}`;
 }
 
-/** The spellings of issue 13 and more: every one names an address webhooks may not reach. */
+/** Spellings of private and local addresses: every one names an address webhooks may not reach. */
 export const INTERNAL_HOSTS = [
   '127.0.0.1',
   'localhost',

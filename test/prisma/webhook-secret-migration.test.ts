@@ -1,4 +1,4 @@
-// A database migrated before webhook secrets were sealed (issue 13, finding 3): its plaintext
+// A database migrated before webhook secrets were sealed: its plaintext
 // secrets are sealed by the migration runner's data step, the plaintext columns dropped, and its
 // webhooks still verify with the secrets the issuers hold.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Embedded PostgreSQL from a clone where the `postgres` user cannot reach (issue 14, item 0):
+// Embedded PostgreSQL from a clone where the `postgres` user cannot reach:
 // as root, PostgreSQL runs as `postgres`, and a clone under a 0700 directory (a root home)
 // hides both its binaries (node_modules) and its data (.data) from that user.
 import assert from 'node:assert/strict';

@@ -1,10 +1,10 @@
-// `npm start`'s Ctrl-C (issue 14, item 4): the stack stops in the documented order, API →
+// `npm start`'s Ctrl-C: the stack stops in the documented order, API →
 // worker → Temporal → PostgreSQL, so no process loses a service it still uses. Tried as at a
 // terminal: the supervisor runs in a process group of its own and the whole group gets SIGINT,
 // as a Ctrl-C sends it to every process of the foreground group.
 //
 // Run as root (as CI is), it runs from a clone under a 0700 directory with its data in the
-// clone's .data, as a root user who clones into their home does (issue 14, item 0).
+// clone's .data, as a root user who clones into their home does.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

@@ -1,4 +1,4 @@
-// The lean pipeline (README, "Lean transaction pipeline"): what a purchase costs Temporal,
+// The lean pipeline (docs/decisions/0001-lean-transaction-pipeline.md): what a purchase costs Temporal,
 // counted from its real history, and a run that began on the code before the change, which
 // the new code must replay and finish in its own shape (workflows/lifecycle-steps-v1.ts).
 import assert from 'node:assert/strict';

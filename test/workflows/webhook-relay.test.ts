@@ -101,7 +101,7 @@ describe('webhook relay', function () {
         ],
       );
       assert.deepEqual(webhookIdsAt(receiver), [id, id]);
-      // rewards_webhook_attempts_total counts each recorded attempt once, by outcome (README, metrics).
+      // rewards_webhook_attempts_total counts each recorded attempt once, by outcome (docs/operating/runbook.md, "Health, metrics, logs").
       const countedAfter = await counted();
       const delta = (outcome: string) => (countedAfter[outcome] ?? 0) - (countedBefore[outcome] ?? 0);
       assert.deepEqual([delta('failed'), delta('succeeded'), delta('undeliverable')], [1, 1, 0]);

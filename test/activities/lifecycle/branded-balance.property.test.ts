@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
-import { createGroup, createMerchant, createOffer, daysFromNow } from '../../helpers/catalogue';
+import { createMerchant, createOffer, daysFromNow } from '../../helpers/catalogue';
 import { settledEvent, cardOf } from '../../helpers/events';
 import { groupBody } from '../../helpers/groups';
 import { assertLedgerHealthy } from '../../helpers/ledger';

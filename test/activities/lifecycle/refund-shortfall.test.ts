@@ -1,4 +1,4 @@
-// Clawback after spend (README, "Rewards: balance rules"): a refund of a purchase whose grant
+// Clawback after spend (docs/decisions/0012-clawback-after-spend.md): a refund of a purchase whose grant
 // was already spent takes the shortfall from the group's cashback balance as far as it
 // reaches, never below zero; the rest is written off and traced as unrecoverable.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Webhook destinations (issue 13, finding 1): which addresses, names and ports a webhook may go
+// Webhook destinations: which addresses, names and ports a webhook may go
 // to, in every spelling; the guard that resolves and judges every answer; and the sender that
 // connects only to what the guard checked, so DNS rebinding cannot point it inside.
 import assert from 'node:assert/strict';

@@ -1,0 +1,97 @@
+// `npm run bench -- --record`: one JSON line per run appended to bench/history.ndjson, which is
+// committed. Documents cite a run by its time and commit instead of copying figures into prose,
+// and a reader can compare runs across changes without trusting anyone's summary.
+import { execFileSync } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Machine } from './machine';
+import { met, type Row } from './report';
+
+export const HISTORY_FILE = join(__dirname, 'history.ndjson');
+
+export interface HistoryFigure {
+  /** Null where the run had no finite value (a p99 with webhooks missing is infinite). */
+  value: number | null;
+  unit: string;
+  /** The same quantity for the floor measured in the same run, where the figure has one. */
+  floor?: number;
+  /** value / floor, in percent. */
+  ratioPct?: number;
+  target?: { op: '>=' | '<='; value: number };
+  met?: boolean;
+}
+
+export interface HistoryLine {
+  schema: 1;
+  time: string;
+  /** The commit measured; null where it is not known (transcribed runs). */
+  commit: string | null;
+  /** Uncommitted changes in the working tree when the run started. */
+  dirty?: boolean;
+  machine: Partial<Machine>;
+  /** One-minute load average when each phase started: a busy machine explains a slow run. */
+  load: Record<string, number>;
+  config?: Record<string, unknown>;
+  figures: Record<string, HistoryFigure>;
+  source: 'npm run bench -- --record' | 'transcribed from README';
+  note?: string;
+}
+
+const finite = (v: number): number | null => (Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null);
+
+/** One row of the printed table as history keeps it. */
+export function historyFigure(row: Row): HistoryFigure {
+  const figure: HistoryFigure = { value: finite(row.value), unit: row.unit };
+  if (row.floor !== undefined) {
+    figure.floor = finite(row.floor) ?? undefined;
+    if (row.floor > 0) figure.ratioPct = finite((row.value / row.floor) * 100) ?? undefined;
+  }
+  if (row.target) {
+    figure.target = row.target;
+    figure.met = met(row);
+  }
+  return figure;
+}
+
+export function historyLine(input: {
+  time: Date;
+  commit: { commit: string | null; dirty: boolean };
+  machine: Machine;
+  load: Record<string, number>;
+  config: object;
+  rows: Row[];
+}): HistoryLine {
+  return {
+    schema: 1,
+    time: input.time.toISOString(),
+    commit: input.commit.commit,
+    dirty: input.commit.dirty,
+    machine: input.machine,
+    load: { atStart: input.machine.loadAverage1m, ...input.load },
+    config: { ...input.config },
+    figures: Object.fromEntries(input.rows.map((row) => [row.figure, historyFigure(row)])),
+    source: 'npm run bench -- --record',
+  };
+}
+
+/** HEAD and whether the tree has changes; null outside a git checkout. */
+export function currentCommit(cwd = join(__dirname, '..')): { commit: string | null; dirty: boolean } {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+    return { commit: git('rev-parse', 'HEAD'), dirty: git('status', '--porcelain') !== '' };
+  } catch {
+    return { commit: null, dirty: false };
+  }
+}
+
+export function appendHistory(line: HistoryLine, file = HISTORY_FILE): string {
+  appendFileSync(file, `${JSON.stringify(line)}\n`);
+  return file;
+}
+
+/** `--record` is the one argument `npm run bench` takes. */
+export function parseBenchArgs(argv: readonly string[]): { record: boolean } {
+  const unknown = argv.filter((arg) => arg !== '--record');
+  if (unknown.length > 0) throw new Error(`npm run bench: unknown argument ${unknown.join(' ')} (only --record)`);
+  return { record: argv.includes('--record') };
+}
