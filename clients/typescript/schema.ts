@@ -109,7 +109,7 @@ export interface paths {
         put?: never;
         /**
          * Create or update one cardholder group
-         * @description Upsert keyed by (issuer, externalId). Cardholders and cards absent from the body are soft-deactivated. A cardholder or card externalId active in another group of the issuer is a 409 external_id_conflict.
+         * @description Upsert keyed by (issuer, externalId). Cardholders and cards absent from the body are soft-deactivated. A cardholder or card externalId active in another group of the issuer is a 409 external_id_conflict. Beyond its schema a group must hold each cardholder externalId once and each card externalId once across all its cardholders (400 duplicate_external_id, `details.errors` pointing at the repeat), name a real IANA time zone in settings.timezone, and keep settings within 16 KiB serialized (400 invalid_body).
          */
         post: operations["upsertChg"];
         delete?: never;
@@ -129,7 +129,7 @@ export interface paths {
         put?: never;
         /**
          * Create or update many cardholder groups
-         * @description Items (1 to 500) are independent: each is validated and stored in its own transaction, in order. 200 when at least one item succeeded, 400 when all failed. Re-sending the batch is safe.
+         * @description Items (1 to 500) are independent: each is validated and stored in its own transaction, in order. 200 when at least one item succeeded, 400 when all failed. Re-sending the batch is safe. An item fails alone when it breaks GroupInput, breaks a rule of the single upsert (its result then holds the error object the single upsert would answer, e.g. 409 external_id_conflict), or repeats an externalId. Beyond its schema a group must hold each cardholder externalId once and each card externalId once across all its cardholders (400 duplicate_external_id, `details.errors` pointing at the repeat), name a real IANA time zone in settings.timezone, and keep settings within 16 KiB serialized (400 invalid_body).
          */
         post: operations["bulkUpsertChg"];
         delete?: never;
@@ -202,7 +202,7 @@ export interface paths {
         };
         /**
          * List merchants for a group, by name then id
-         * @description Filters: category (exact), activated (true: active activation for this group), q (name contains, case-insensitive), status (default: active merchants only).
+         * @description Filters: category (exact), activated (true: active activation for this group), q (name contains, case-insensitive), status (default: active merchants only). Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
          */
         get: operations["listMerchants"];
         put?: never;
@@ -237,7 +237,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List offers of the merchants the issuer sees */
+        /**
+         * List offers of the merchants the issuer sees
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listOffers"];
         put?: never;
         post?: never;
@@ -271,7 +274,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Offers of one merchant */
+        /**
+         * Offers of one merchant
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listMerchantOffers"];
         put?: never;
         post?: never;
@@ -512,7 +518,7 @@ export interface paths {
         };
         /**
          * Reward events of a group, newest first
-         * @description Ordered by occurredAt, then id, both descending; every reward event type, or only `type`. Cursor paginated.
+         * @description Ordered by occurredAt, then id, both descending; every reward event type, or only `type`. Cursor paginated. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
          */
         get: operations["listRewardsActivity"];
         put?: never;
@@ -594,7 +600,7 @@ export interface paths {
         get: operations["getWebhookEndpoint"];
         /**
          * Create or replace the webhook endpoint; the signing secret is returned on creation only
-         * @description 400 `invalid_webhook_url`: not an absolute http(s) URL, http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. 400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address (in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard's bad ports). The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.
+         * @description 400 `invalid_webhook_url`: not an absolute http(s) URI (RFC 3986), http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. 400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address (in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard's bad ports). The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.
          */
         put: operations["putWebhookEndpoint"];
         post?: never;
@@ -628,7 +634,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Webhook records, newest first, filtered by status and type */
+        /**
+         * Webhook records, newest first, filtered by status and type
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listWebhooks"];
         put?: never;
         post?: never;
@@ -811,7 +820,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Operator audit log, newest first */
+        /**
+         * Operator audit log, newest first
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listAuditLog"];
         put?: never;
         post?: never;
@@ -828,12 +840,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the catalogue, by name then id */
+        /**
+         * List the catalogue, by name then id
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listMerchantsAdmin"];
         put?: never;
         /**
          * Add a merchant to the catalogue
-         * @description issuerIds null (the default) makes the merchant visible to every issuer. Audited.
+         * @description issuerIds null (the default) makes the merchant visible to every issuer. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited.
          */
         post: operations["createMerchant"];
         delete?: never;
@@ -858,7 +873,7 @@ export interface paths {
         head?: never;
         /**
          * Change a merchant (status: inactive deactivates it)
-         * @description Only the fields given change; inside brandedBalance and matchRules too. Audited.
+         * @description Only the fields given change; inside brandedBalance and matchRules too. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited.
          */
         patch: operations["updateMerchant"];
         trace?: never;
@@ -898,7 +913,7 @@ export interface paths {
         head?: never;
         /**
          * Change an offer; endsAt = now ends it, status inactive withdraws it
-         * @description Activations made through the offer stay valid and serve the merchant's other offers. Audited.
+         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Audited.
          */
         patch: operations["updateOffer"];
         trace?: never;
@@ -912,7 +927,7 @@ export interface paths {
         };
         /**
          * Trial balance of the ledger: every account, and the total of all entries (0)
-         * @description Without `limit` or `cursor`: every account in one answer (nextCursor null), as before pagination. With either: one page of accounts (limit 1..200, default 50) in the same order; follow nextCursor. totalMinor is always the total of the whole ledger (or issuer) when the page was read; pages are read at different moments, so compare account figures taken from one page, and totalMinor from any.
+         * @description Without `limit` or `cursor`: every account in one answer (nextCursor null), as before pagination. With either: one page of accounts (limit 1..200, default 50) in the same order; follow nextCursor. totalMinor is always the total of the whole ledger (or issuer) when the page was read; pages are read at different moments, so compare account figures taken from one page, and totalMinor from any. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
          */
         get: operations["getTrialBalance"];
         put?: never;
@@ -932,7 +947,7 @@ export interface paths {
         };
         /**
          * One ledger account and its entries, newest first (an account statement)
-         * @description The account (kind, owner, normal side, balance) and a page of its entries, each with its transfer (kind, idempotency key, reward event, purchase) and the other account of the transfer. Entries are signed as in ledger-entries: debits negative, credits positive. The account and its page are one snapshot.
+         * @description The account (kind, owner, normal side, balance) and a page of its entries, each with its transfer (kind, idempotency key, reward event, purchase) and the other account of the transfer. Entries are signed as in ledger-entries: debits negative, credits positive. The account and its page are one snapshot. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
          */
         get: operations["listLedgerAccountEntries"];
         put?: never;
@@ -1377,10 +1392,8 @@ export interface components {
          *     }
          */
         BulkUpsertInput: {
-            /** @description Groups to upsert, each validated and stored on its own. */
-            items: {
-                [key: string]: unknown;
-            }[];
+            /** @description Groups to upsert (1 to 500), each a GroupInput validated and stored on its own: an item that breaks the schema, or fails for another reason, fails alone and its result says why. */
+            items: components["schemas"]["GroupInput"][];
         };
         /**
          * BulkUpsertResult
@@ -2389,7 +2402,10 @@ export interface components {
          *     }
          */
         WebhookEndpointInput: {
-            /** @description Absolute URL receiving POSTs; https (http allowed for sandbox issuers), no credentials, no spaces or control characters; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
+            /**
+             * Format: uri
+             * @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports.
+             */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
             enabledTypes?: ("qualified_auth" | "qualified_settlement")[];
@@ -3411,37 +3427,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. */
-        BadRequestIssuerKeyed: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": 40000,
-                 *       "httpStatusCode": 400,
-                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-                 *       "name": "validation_failed",
-                 *       "reasonCode": "invalid_body",
-                 *       "message": "The request body is invalid.",
-                 *       "details": {
-                 *         "errors": [
-                 *           {
-                 *             "path": "/cardholders/0/cards/0/last4",
-                 *             "message": "must match pattern \"^[0-9]{4}$\""
-                 *           }
-                 *         ]
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Missing, malformed, unknown or revoked token. */
         UnauthorizedIssuerKeyed: {
             headers: {
@@ -3742,6 +3727,37 @@ export interface components {
                  *       "name": "unavailable",
                  *       "reasonCode": "database_unavailable",
                  *       "message": "The database is unreachable; retry shortly."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. */
+        BadRequestIssuerKeyed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 40000,
+                 *       "httpStatusCode": 400,
+                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *       "name": "validation_failed",
+                 *       "reasonCode": "invalid_body",
+                 *       "message": "The request body is invalid.",
+                 *       "details": {
+                 *         "errors": [
+                 *           {
+                 *             "path": "/cardholders/0/cards/0/last4",
+                 *             "message": "must match pattern \"^[0-9]{4}$\""
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -4154,7 +4170,7 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+         * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
          * @example checkout-5c41a9
          */
         RequestId: string;
@@ -4206,7 +4222,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4235,7 +4251,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4264,7 +4280,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4294,7 +4310,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4321,7 +4337,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4350,7 +4366,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4395,7 +4411,37 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            400: components["responses"]["BadRequestIssuerKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `duplicate_external_id`: a cardholder externalId, or a card externalId across the cardholders, given twice; `invalid_body`: also for settings.timezone that is no IANA time zone, or settings over 16 KiB serialized. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
@@ -4410,7 +4456,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4442,7 +4488,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkUpsertResult"];
                 };
             };
-            /** @description Every item failed (per-item results), or the envelope is invalid (error object). Or an error object: Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. */
+            /** @description Every item failed (per-item results, each error with the reasonCode the single upsert would answer, duplicate_external_id included), or the batch itself is invalid (error object). Or an error object: Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4451,7 +4497,9 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["BulkUpsertResult"] | components["schemas"]["Error"];
+                };
             };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
@@ -4467,7 +4515,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4505,7 +4553,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4550,7 +4598,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4597,7 +4645,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4653,7 +4701,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4678,7 +4726,36 @@ export interface operations {
                     "application/json": components["schemas"]["MerchantPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
@@ -4691,7 +4768,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4737,7 +4814,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4762,7 +4839,36 @@ export interface operations {
                     "application/json": components["schemas"]["OfferPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
@@ -4775,7 +4881,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4820,7 +4926,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4847,7 +4953,36 @@ export interface operations {
                     "application/json": components["schemas"]["OfferPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
@@ -4860,7 +4995,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4902,7 +5037,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4942,7 +5077,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5008,7 +5143,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5059,7 +5194,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5101,7 +5236,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5141,7 +5276,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5211,7 +5346,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5281,7 +5416,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5321,7 +5456,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5372,7 +5507,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5412,7 +5547,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5452,7 +5587,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5494,7 +5629,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5519,7 +5654,36 @@ export interface operations {
                     "application/json": components["schemas"]["RewardActivityPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
@@ -5534,7 +5698,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5572,7 +5736,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5616,7 +5780,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5639,7 +5803,36 @@ export interface operations {
                     "text/csv": components["schemas"]["RewardEventExportCsv"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: from not before to, or a period over the maximum. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
@@ -5651,7 +5844,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5685,7 +5878,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5730,7 +5923,37 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            400: components["responses"]["BadRequestIssuerKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_webhook_url`: the URL is no RFC 3986 http(s) URI, or breaks a rule above; `destination_not_allowed`: the host is not public, or the port is refused. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
@@ -5745,7 +5968,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5792,7 +6015,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5814,7 +6037,36 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
@@ -5826,7 +6078,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5864,7 +6116,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5909,7 +6161,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5954,7 +6206,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5991,7 +6243,37 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxClockAdvance"];
                 };
             };
-            400: components["responses"]["BadRequestIssuerKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: days + hours / 24 is not above 0 and at most 366. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             /** @description The token belongs to a production issuer: reasonCode sandbox_only. */
             403: {
@@ -6019,7 +6301,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6067,7 +6349,37 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxSimulatedPurchase"];
                 };
             };
-            400: components["responses"]["BadRequestIssuerKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: refundAmount given without the refunded outcome, or above amount; `invalid_event`: the built event fails as it would on ingestion (its reasonCode is the per-event one). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             /** @description The token belongs to a production issuer: reasonCode sandbox_only. */
             403: {
@@ -6096,7 +6408,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6146,7 +6458,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6181,7 +6493,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6239,7 +6551,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6289,7 +6601,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6334,7 +6646,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6354,7 +6666,34 @@ export interface operations {
                     "application/json": components["schemas"]["AuditLogEntryPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6368,7 +6707,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6388,7 +6727,34 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMerchantPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6399,7 +6765,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6429,7 +6795,35 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMerchant"];
                 };
             };
-            400: components["responses"]["BadRequestKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `availability_not_before_expiry`: the branded availability delay is not below the expiry, as given or as stored. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedKeyed"];
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
@@ -6443,7 +6837,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6478,7 +6872,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6511,7 +6905,35 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMerchant"];
                 };
             };
-            400: components["responses"]["BadRequestKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `availability_not_before_expiry`: the branded availability delay is not below the expiry, as given or as stored. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
@@ -6526,7 +6948,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6559,7 +6981,35 @@ export interface operations {
                     "application/json": components["schemas"]["AdminOffer"];
                 };
             };
-            400: components["responses"]["BadRequestKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
@@ -6574,7 +7024,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6609,7 +7059,35 @@ export interface operations {
                     "application/json": components["schemas"]["AdminOffer"];
                 };
             };
-            400: components["responses"]["BadRequestKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
@@ -6628,7 +7106,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6648,7 +7126,34 @@ export interface operations {
                     "application/json": components["schemas"]["TrialBalance"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6662,7 +7167,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6685,7 +7190,34 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerAccountEntries"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
@@ -6697,7 +7229,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6747,7 +7279,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
