@@ -90,5 +90,6 @@ export function createApp(deps: AppDeps): Koa {
   app.use(jsonBody());
   app.use(methodNotAllowed(router));
   app.use(router.routes());
+  app.use(router.allowedMethods());
   return app;
 }

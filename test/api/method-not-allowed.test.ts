@@ -53,6 +53,9 @@ describe('methods a path does not take (api/middleware/method-not-allowed.ts)', 
     const res = await app.request('OPTIONS', '/api/v2/webhook-endpoint');
     assert.equal(res.status, 204);
     assert.deepEqual(res.headers.get('allow')?.split(', ').sort(), ['GET', 'HEAD', 'PUT']);
+    const group = await app.request('OPTIONS', '/api/v2/chg/chg_00000000-0000-4000-8000-000000000000');
+    assert.equal(group.status, 204);
+    assert.deepEqual(group.headers.get('allow')?.split(', ').sort(), ['DELETE', 'GET', 'HEAD']);
   });
 
   it('takes a literal path as the resource where a parameterised one matches too', async () => {
