@@ -200,6 +200,8 @@ function deactivateCardholderRoute(deps: AppDeps): RouteSpec {
     path: '/api/v2/chg/{chgId}/cardholder/{cardholderId}',
     operationId: 'deactivateCardholder',
     summary: 'Soft-deactivate one cardholder and its cards',
+    description:
+      'The cardholder stays in the group as read, inactive with its deactivatedAt. Re-activate with an upsert.',
     tag: 'Cardholder groups',
     auth: 'issuer',
     params: { chgId: 'chg', cardholderId: 'ch' },
@@ -220,6 +222,7 @@ function deactivateCardRoute(deps: AppDeps): RouteSpec {
     path: '/api/v2/chg/{chgId}/cardholder/{cardholderId}/card/{cardId}',
     operationId: 'deactivateCard',
     summary: 'Soft-deactivate one card',
+    description: 'The card stays in the group as read, inactive with its deactivatedAt. Re-activate with an upsert.',
     tag: 'Cardholder groups',
     auth: 'issuer',
     params: { chgId: 'chg', cardholderId: 'ch', cardId: 'card' },

@@ -169,7 +169,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Soft-deactivate one cardholder and its cards */
+        /**
+         * Soft-deactivate one cardholder and its cards
+         * @description The cardholder stays in the group as read, inactive with its deactivatedAt. Re-activate with an upsert.
+         */
         delete: operations["deactivateCardholder"];
         options?: never;
         head?: never;
@@ -186,7 +189,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Soft-deactivate one card */
+        /**
+         * Soft-deactivate one card
+         * @description The card stays in the group as read, inactive with its deactivatedAt. Re-activate with an upsert.
+         */
         delete: operations["deactivateCard"];
         options?: never;
         head?: never;
@@ -321,7 +327,7 @@ export interface paths {
         post?: never;
         /**
          * Deactivate the merchant for the group (idempotent)
-         * @description Later transactions at the merchant do not earn until it is activated again. Answers the activation as it now is.
+         * @description Later transactions at the merchant do not earn until it is activated again. Answers the activation as it now is; reading it later answers it too, status inactive with its deactivatedAt.
          */
         delete: operations["deactivateMerchant"];
         options?: never;
