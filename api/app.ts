@@ -1,9 +1,8 @@
 // createApp(deps) builds the Koa application; api/server.ts listens. Middleware runs top
-// down: request id → access log → metrics → errors → body → routes. Within a route
+// down: request id → access log → metrics → errors → body → 405 with Allow → routes. Within a route
 // (api/route.ts): auth guard → rate limit → input validation → Idempotency-Key → handler.
 import Koa from 'koa';
 import Router from '@koa/router';
-import { errors, ApiError } from '../core/errors';
 import type { AppDeps } from './deps';
 import type { RouteSpec } from './route';
 import { mountRoutes } from './route';
@@ -11,6 +10,7 @@ import { requestId } from './middleware/request-id';
 import { accessLog } from './middleware/access-log';
 import { errorHandler } from './middleware/error-handler';
 import { jsonBody } from './middleware/json-body';
+import { methodNotAllowed } from './middleware/method-not-allowed';
 import { requestMetrics } from './middleware/metrics';
 import { createGuards } from './middleware/auth';
 import { createIdempotency } from './middleware/idempotency';
@@ -83,17 +83,9 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestMetrics());
   app.use(errorHandler());
   app.use(jsonBody({ screensItemsAlone: itemValidatedPaths(routes) }));
+  app.use(methodNotAllowed(router));
   app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () =>
-        new ApiError('method_not_allowed', 'This route does not take that method.', {
-          reasonCode: 'method_not_allowed',
-        }),
-      notImplemented: () => errors.notFound('route_not_found', 'No such route.'),
-    }),
-  );
+  app.use(router.allowedMethods());
   return app;
 }
 

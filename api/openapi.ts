@@ -11,6 +11,7 @@ import type { IdPrefix } from '../core/ids';
 import type { RateLimitSettings } from './middleware/rate-limit';
 import { webhookComponents, webhooksSection } from './openapi-webhooks';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
+import { CALLER_REQUEST_ID_PATTERN } from './middleware/request-id';
 import { IDEMPOTENCY_KEY_HEADER, KEYED_METHODS, REPLAYED_HEADER } from './middleware/idempotency';
 
 // Statuses any route can answer, whatever it does.
@@ -45,14 +46,18 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   schema: { type: 'string', pattern: '^[!-~]{1,255}$' },
   example: 'order-7d1f-retry-safe',
 };
-// api/middleware/request-id.ts: a caller's id that is a sane token is echoed, anything else replaced.
+// api/middleware/request-id.ts: a caller's id that is a sane token is echoed, anything else is
+// replaced, never refused: a tracing header some proxy rewrote must not cost the caller its request.
+// So the parameter takes any string, and the description states the rule the server applies.
 const REQUEST_ID_PARAMETER = {
   name: 'X-Request-Id',
   in: 'header',
   required: false,
   description:
-    'Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.',
-  schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+    'Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching ' +
+    `\`${CALLER_REQUEST_ID_PATTERN}\` is echoed as sent; any other value (empty, too long, other characters) is never ` +
+    'refused but replaced by an id we make (`req_...`), as when the header is absent.',
+  schema: { type: 'string' },
   example: 'checkout-5c41a9',
 };
 const PARAMETERS = { RequestId: REQUEST_ID_PARAMETER, IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER };
@@ -86,6 +91,8 @@ export function buildOpenApi(routes: RouteSpec[], version: string, options: Open
         'Money is integer minor units (fields ending in Minor); rates are basis points (Bps); timestamps are ISO 8601 UTC. ' +
         'Typed ids are a prefix and a lowercase UUID. Every response carries X-Request-Id. ' +
         'POST, PUT, PATCH and DELETE take an Idempotency-Key header that makes retrying them safe. ' +
+        'Every string in a JSON body must be well-formed Unicode without NUL (U+0000): otherwise 400 invalid_body ' +
+        '(on ingestion, a per-event failure). ' +
         'Lists of reasons and codes documented as open (`x-extensible-enum`) may gain values: treat an unknown one as "other". ' +
         rateLimitSummary(options.rateLimits),
     },
@@ -116,7 +123,7 @@ function operation(route: RouteSpec, components: SchemaComponents, errorResponse
   return {
     operationId: route.operationId,
     summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
+    ...(describe(route) ? { description: describe(route) } : {}),
     tags: [route.tag],
     security:
       route.auth === 'issuer' ? [{ IssuerApiToken: [] }] : route.auth === 'operator' ? [{ OperatorToken: [] }] : [],
@@ -154,6 +161,7 @@ function ownResponses(route: RouteSpec, keyed: boolean, components: SchemaCompon
     } else {
       out[status] = { description: spec.description };
     }
+    if (spec.links) out[status] = { ...out[status], links: spec.links };
   }
   if (keyed) {
     for (const [status, response] of Object.entries(out)) {
@@ -190,14 +198,49 @@ function sharedErrors(route: RouteSpec, keyed: boolean, errorResponses: Response
   for (const [status, description] of Object.entries(SHARED_ERRORS)) descriptions.set(Number(status), description);
   if (route.auth === 'issuer') descriptions.set(429, rateLimitedDescription(route));
   const variant = `${route.auth === 'issuer' ? 'Issuer' : ''}${keyed ? 'Keyed' : ''}${route.rateLimitEvents ? 'Events' : ''}`;
+  for (const status of Object.keys(ownReasonCodesOf(route))) {
+    if (!descriptions.has(Number(status)))
+      descriptions.set(Number(status), ERROR_DESCRIPTIONS[Number(status)] ?? 'Error.');
+  }
+  const reasonCodes = ownReasonCodesOf(route);
   const out: Record<string, object> = {};
-  for (const [status, description] of [...descriptions].sort(([a], [b]) => a - b)) {
+  for (const [status, shared] of [...descriptions].sort(([a], [b]) => a - b)) {
     if (route.responses[status]) continue;
+    const own = reasonCodes[status];
+    const description = own ? `${shared} ${ownReasonCodes(own)}` : shared;
     const name = ERROR_RESPONSE_NAMES[status] ?? `Error${status}`;
     const [response] = Object.values(withHeaders(route, keyed, { [status]: errorResponse(description, status) }));
-    out[String(status)] = errorResponses.ref(`${name}${variant}`, response);
+    // A route's own reasonCodes make its answer its own; the others are shared by reference.
+    out[String(status)] = own ? response : errorResponses.ref(`${name}${variant}`, response);
   }
   return out;
+}
+
+// A cursor is opaque: a well-formed string the list never issued is refused (api/pagination.ts).
+const FOREIGN_CURSOR = 'a `cursor` that is not the `nextCursor` of a page of this list';
+
+/** The route's own reasonCodes by status, with the one every paginated list shares. */
+function ownReasonCodesOf(route: RouteSpec): Record<number, Record<string, string>> {
+  const own = { ...route.reasonCodes };
+  if (takesCursor(route)) own[400] = { invalid_query: FOREIGN_CURSOR, ...own[400] };
+  return own;
+}
+
+const takesCursor = (route: RouteSpec): boolean =>
+  Boolean((route.query as { properties?: Record<string, unknown> } | undefined)?.properties?.cursor);
+
+/** The route's description, with what every paginated list refuses beyond its schema. */
+function describe(route: RouteSpec): string | undefined {
+  const cursor = takesCursor(route)
+    ? `Pass \`nextCursor\` back unchanged: ${FOREIGN_CURSOR} is refused (400 invalid_query).`
+    : undefined;
+  const text = [route.description, cursor].filter(Boolean).join(' ');
+  return text === '' ? undefined : text;
+}
+
+function ownReasonCodes(codes: Record<string, string>): string {
+  const listed = Object.entries(codes).map(([code, when]) => `\`${code}\`: ${when}`);
+  return `Also on this operation: ${listed.join('; ')}.`;
 }
 
 function errorStatuses(route: RouteSpec, keyed: boolean): Set<number> {
@@ -219,6 +262,7 @@ function errorStatuses(route: RouteSpec, keyed: boolean): Set<number> {
 interface Response {
   description: string;
   content?: object;
+  links?: object;
   headers?: Record<string, object>;
 }
 
@@ -322,7 +366,7 @@ const RESPONSE_HEADERS = {
   'X-Request-Id': {
     description:
       "The id of this request in our logs: yours when you sent a sane one, else ours (`req_...`). Quote it, with an error's `uuid`, to support.",
-    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+    schema: { type: 'string', pattern: CALLER_REQUEST_ID_PATTERN },
     example: 'req_0b6d3c52-8f0e-4c55-a1f2-6c1d2e3f4a5b',
   },
   'RateLimit-Policy': {

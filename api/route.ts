@@ -28,6 +28,15 @@ export interface ResponseSpec {
   mediaType?: string;
   /** Bodies that are not one JSON document (a streamed export): media type → schema and example. */
   content?: Record<string, { schema?: object; example?: unknown }>;
+  /** OpenAPI links: the operations this answer's ids lead to (api/links.ts). */
+  links?: Record<string, ResponseLink>;
+}
+
+/** An OpenAPI link: the operation, and each of its parameters as a runtime expression. */
+export interface ResponseLink {
+  operationId: string;
+  parameters: Record<string, string>;
+  description?: string;
 }
 
 /** A path parameter that is not a typed id (a ledger account key): its pattern, for ajv-free checks and the document. */
@@ -56,6 +65,12 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
    * its own): the schema published in /openapi.json. The handler must enforce it.
    */
   documentedBody?: object;
+  /**
+   * With documentedBody: the part of it checked before the handler (a batch around its items),
+   * so that a malformed batch is refused like any invalid body, before an Idempotency-Key is
+   * claimed. The handler checks each item against documentedBody.
+   */
+  envelope?: object;
   responses: Record<number, ResponseSpec>;
   /**
    * Ingestion: how many events the parsed body offers, each counted against the token's
@@ -64,6 +79,12 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
   rateLimitEvents?(body: unknown): number;
   /** Error statuses this route can answer besides the ones every route shares. */
   errorStatuses?: number[];
+  /**
+   * reasonCodes this route answers with an error status besides the shared ones, each with when:
+   * mostly what the server refuses in input that its schema cannot rule out (a cursor it never
+   * issued, a date outside its window). Published in that status's description.
+   */
+  reasonCodes?: Record<number, Record<string, string>>;
   handle(ctx: Context, input: RouteInput<B, Q>): Promise<void>;
 }
 
@@ -117,9 +138,10 @@ export function mountRoutes(
   rateLimit: (ctx: Context, route: RateLimitedRoute) => Promise<void> = async () => undefined,
 ): void {
   for (const spec of specs) {
+    const bodySchema = spec.body ?? spec.envelope;
     const compiled: CompiledRoute = {
       spec,
-      body: spec.body ? compileBody(spec.body) : undefined,
+      body: bodySchema ? compileBody(bodySchema) : undefined,
       query: spec.query ? compileQuery(spec.query) : undefined,
     };
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
@@ -169,9 +191,10 @@ function readInput(ctx: Context, route: CompiledRoute): RouteInput<unknown, Reco
     );
   }
   let body = (ctx.request as { body?: unknown }).body;
-  if (route.body) {
+  const bodySchema = route.spec.body ?? route.spec.envelope;
+  if (route.body && bodySchema) {
     // A body whose every field is optional may be left out entirely: no body means {}.
-    if (body === undefined && !bodyRequired(route.spec.body!)) body = {};
+    if (body === undefined && !bodyRequired(bodySchema)) body = {};
     if (body === undefined) throw errors.validation('invalid_body', 'A JSON request body is required.');
     assertValid(route.body, body, 'invalid_body', 'request body');
   }

@@ -1,4 +1,5 @@
 // Operator API (API.md, Operator API): issuers, their tokens, the audit log.
+import { fromBody, fromPath, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { cursorDate, decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
@@ -37,7 +38,13 @@ function createIssuerRoute(deps: AppDeps): RouteSpec {
     tag,
     auth: 'operator',
     body: issuerInputSchema,
-    responses: { 201: { description: 'Created.', schema: issuerSchema } },
+    responses: {
+      201: {
+        description: 'Created.',
+        schema: issuerSchema,
+        links: linksTo(['getIssuer', 'updateIssuer', 'createIssuerToken'], { issuerId: fromBody('/id') }),
+      },
+    },
     async handle(ctx, { body }) {
       ctx.status = 201;
       ctx.body = presentIssuer(await createIssuer(db, body, ctx.state.actor, clock.now()));
@@ -99,7 +106,13 @@ function createIssuerTokenRoute(deps: AppDeps): RouteSpec {
       additionalProperties: false,
       properties: { label: { type: 'string', minLength: 1, maxLength: 200 } },
     },
-    responses: { 201: { description: 'Created; `token` holds the secret.', schema: tokenSchema } },
+    responses: {
+      201: {
+        description: 'Created; `token` holds the secret.',
+        schema: tokenSchema,
+        links: linksTo(['revokeIssuerToken'], { issuerId: fromPath('issuerId'), tokenId: fromBody('/id') }),
+      },
+    },
     errorStatuses: [404],
     async handle(ctx, { params, body }) {
       const { token, secret } = await createToken(db, params.issuerId, body?.label, ctx.state.actor, clock.now());

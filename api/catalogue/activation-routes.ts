@@ -66,7 +66,8 @@ export function activationRoutes(deps: AppDeps): RouteSpec[] {
       operationId: 'deactivateMerchant',
       summary: 'Deactivate the merchant for the group (idempotent)',
       description:
-        'Later transactions at the merchant do not earn until it is activated again. Answers the activation as it now is.',
+        'Later transactions at the merchant do not earn until it is activated again. Answers the activation as it now is; ' +
+        'reading it later answers it too, status inactive with its deactivatedAt.',
       tag,
       auth: 'issuer',
       params,

@@ -1,4 +1,5 @@
 // Operator catalogue API (API.md, Operator API): merchants and their offers.
+import { fromBody, fromPath, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
@@ -14,6 +15,13 @@ import { getMerchant, saveMerchant, saveOffer, updateMerchant, updateOffer } fro
 import { presentAdminMerchant, presentAdminOffer } from './present';
 
 const tag = 'Operator catalogue';
+// Balance available only once expired could never be spent (api/catalogue/catalogue-store.ts).
+const BRANDED_DELAY_RULE =
+  'brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry).';
+const BRANDED_DELAY_REASON = {
+  availability_not_before_expiry: 'the branded availability delay is not below the expiry, as given or as stored',
+};
+
 const merchantResponse = { description: 'The merchant.', schema: adminMerchantSchema };
 const offerResponse = {
   description: 'The offer (status computed now; catalogueStatus as stored).',
@@ -38,11 +46,18 @@ function createMerchantRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/merchants',
     operationId: 'createMerchant',
     summary: 'Add a merchant to the catalogue',
-    description: 'issuerIds null (the default) makes the merchant visible to every issuer. Audited.',
+    description:
+      'issuerIds null (the default) makes the merchant visible to every issuer. ' + BRANDED_DELAY_RULE + ' Audited.',
     tag,
     auth: 'operator',
     body: merchantCreateSchema,
-    responses: { 201: merchantResponse },
+    reasonCodes: { 400: BRANDED_DELAY_REASON },
+    responses: {
+      201: {
+        ...merchantResponse,
+        links: linksTo(['getMerchantAdmin', 'updateMerchant', 'createOffer'], { merchantId: fromBody('/id') }),
+      },
+    },
     async handle(ctx, { body }) {
       const { merchant } = await saveMerchant(db, body, ctx.state.actor, clock.now());
       ctx.status = 201;
@@ -61,7 +76,13 @@ function listMerchantsAdminRoute(deps: AppDeps): RouteSpec {
     tag,
     auth: 'operator',
     query: { type: 'object', additionalProperties: false, properties: paginationQueryProperties },
-    responses: { 200: { description: 'A page of merchants.', schema: pageSchema(adminMerchantSchema) } },
+    responses: {
+      200: {
+        description: 'A page of merchants.',
+        schema: pageSchema(adminMerchantSchema),
+        links: linksTo(['getMerchantAdmin', 'updateMerchant', 'createOffer'], { merchantId: fromBody('/data/0/id') }),
+      },
+    },
     async handle(ctx, { query }) {
       const after = decodeCursor(query.cursor, 2);
       const rows = await db.merchant.findMany({
@@ -102,13 +123,14 @@ function updateMerchantRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/merchants/{merchantId}',
     operationId: 'updateMerchant',
     summary: 'Change a merchant (status: inactive deactivates it)',
-    description: 'Only the fields given change; inside brandedBalance and matchRules too. Audited.',
+    description: `Only the fields given change; inside brandedBalance and matchRules too. ${BRANDED_DELAY_RULE} Audited.`,
     tag,
     auth: 'operator',
     params: { merchantId: 'mp' },
     body: merchantPatchSchema,
     responses: { 200: merchantResponse },
     errorStatuses: [404],
+    reasonCodes: { 400: BRANDED_DELAY_REASON },
     async handle(ctx, { params, body }) {
       ctx.body = presentAdminMerchant(await updateMerchant(db, params.merchantId, body, ctx.state.actor, clock.now()));
     },
@@ -128,8 +150,14 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     auth: 'operator',
     params: { merchantId: 'mp' },
     body: offerCreateSchema,
-    responses: { 201: offerResponse },
+    responses: {
+      201: {
+        ...offerResponse,
+        links: linksTo(['updateOffer'], { merchantId: fromPath('merchantId'), offerId: fromBody('/id') }),
+      },
+    },
     errorStatuses: [404],
+    reasonCodes: { 400: { invalid_body: 'both rates 0, or endsAt before startsAt' } },
     async handle(ctx, { params, body }) {
       const now = clock.now();
       const { offer } = await saveOffer(db, params.merchantId, body, ctx.state.actor, now);
@@ -146,13 +174,16 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/merchants/{merchantId}/offers/{offerId}',
     operationId: 'updateOffer',
     summary: 'Change an offer; endsAt = now ends it, status inactive withdraws it',
-    description: "Activations made through the offer stay valid and serve the merchant's other offers. Audited.",
+    description:
+      "Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before " +
+      'startsAt, the one given or the one stored. Audited.',
     tag,
     auth: 'operator',
     params: { merchantId: 'mp', offerId: 'ofr' },
     body: offerPatchSchema,
     responses: { 200: offerResponse },
     errorStatuses: [404],
+    reasonCodes: { 400: { invalid_body: 'endsAt before startsAt, as given or as stored' } },
     async handle(ctx, { params, body }) {
       const now = clock.now();
       ctx.body = presentAdminOffer(

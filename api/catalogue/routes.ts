@@ -1,6 +1,7 @@
 // Issuer reads of the catalogue under a group (SPEC.md 4.2): merchants and offers.
 // Every route first checks the group belongs to the caller; merchants hidden from the
 // issuer answer 404 exactly like missing ones.
+import { fromBody, fromPath, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf, type AuthenticatedIssuer } from '../middleware/auth';
 import { decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
@@ -32,6 +33,29 @@ type OfferListQuery = Validated<typeof offerListQuerySchema>;
 
 const tag = 'Merchants and offers';
 const offerPage = { description: 'A page of offers, by startsAt then id.', schema: pageSchema(offerSchema) };
+
+// The first merchant or offer of a page leads to its own routes under the same group.
+const MERCHANT_LINKS = linksTo(
+  [
+    'getMerchant',
+    'listMerchantOffers',
+    'getActivation',
+    'activateMerchant',
+    'deactivateMerchant',
+    'getEarnEligibility',
+    'getSpendEligibility',
+    'getMerchantBalance',
+  ],
+  { chgId: fromPath('chgId'), merchantId: fromBody('/data/0/id') },
+);
+const OFFER_LINKS = {
+  ...linksTo(['getOffer'], { chgId: fromPath('chgId'), offerId: fromBody('/data/0/id') }),
+  ...linksTo(['getMerchantOffer'], {
+    chgId: fromPath('chgId'),
+    merchantId: fromBody('/data/0/merchantId'),
+    offerId: fromBody('/data/0/id'),
+  }),
+};
 
 async function listOffers({ db, clock }: AppDeps, issuer: AuthenticatedIssuer, query: OfferListQuery) {
   const now = shiftedNow(clock, issuer.clockOffsetMs);
@@ -80,7 +104,9 @@ function listMerchantsRoute(deps: AppDeps): RouteSpec {
         status: { type: 'string', enum: ['active', 'inactive'], default: 'active' },
       },
     },
-    responses: { 200: { description: 'A page of merchants.', schema: pageSchema(merchantSchema) } },
+    responses: {
+      200: { description: 'A page of merchants.', schema: pageSchema(merchantSchema), links: MERCHANT_LINKS },
+    },
     errorStatuses: [404],
     async handle(ctx, { params, query }) {
       const issuerId = issuerOf(ctx).id;
@@ -143,7 +169,7 @@ function listOffersRoute(deps: AppDeps): RouteSpec {
     auth: 'issuer',
     params: { chgId: 'chg' },
     query: offerListQuerySchema,
-    responses: { 200: offerPage },
+    responses: { 200: { ...offerPage, links: OFFER_LINKS } },
     errorStatuses: [404],
     async handle(ctx, { params, query }) {
       const issuerId = issuerOf(ctx).id;
@@ -192,7 +218,7 @@ function listMerchantOffersRoute(deps: AppDeps): RouteSpec {
       additionalProperties: false,
       properties: { ...paginationQueryProperties, ...offerFilterProperties },
     },
-    responses: { 200: offerPage },
+    responses: { 200: { ...offerPage, links: OFFER_LINKS } },
     errorStatuses: [404],
     async handle(ctx, { params, query }) {
       const issuerId = issuerOf(ctx).id;

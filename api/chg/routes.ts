@@ -1,16 +1,60 @@
 // Cardholder group routes (SPEC.md 4.1, API.md "Cardholder groups").
+import { fromBody, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import { ApiError } from '../../core/errors';
 import { compileBody, toFieldErrors } from '../validation';
 import { errors } from '../../core/errors';
 import type { AppDeps } from '../deps';
-import { bulkInputSchema, bulkResultSchema, groupInputSchema, groupSchema, type GroupInput } from './schemas';
+import {
+  bulkEnvelopeSchema,
+  bulkInputSchema,
+  bulkResultSchema,
+  groupInputSchema,
+  groupSchema,
+  type BulkEnvelope,
+  type GroupInput,
+} from './schemas';
 import { checkGroupSemantics } from './semantics';
 import { presentGroup } from './present';
 import { deactivateCard, deactivateCardholder, deactivateGroup, readGroup, upsertGroup } from './store';
 
 const validateGroup = compileBody<GroupInput>(groupInputSchema);
+
+// What the server refuses in a schema-valid group; the fuzz configuration (test/fuzz/schemathesis.toml) names it.
+const GROUP_RULES_BEYOND_SCHEMA =
+  'Beyond its schema a group must hold each cardholder externalId once and each card externalId once across all ' +
+  'its cardholders (400 duplicate_external_id, `details.errors` pointing at the repeat), name a real IANA time zone ' +
+  'in settings.timezone, and keep settings within 16 KiB serialized (400 invalid_body).';
+
+const GROUP_REASON_CODES = {
+  duplicate_external_id: 'a cardholder externalId, or a card externalId across the cardholders, given twice',
+  invalid_body: 'also for settings.timezone that is no IANA time zone, or settings over 16 KiB serialized',
+};
+
+// Where a stored group's ids lead: the group itself, its catalogue and rewards, its first
+// cardholder and card.
+const GROUP_LINKS = {
+  ...linksTo(
+    [
+      'getChg',
+      'deactivateChg',
+      'listMerchants',
+      'listOffers',
+      'getRewardsSummary',
+      'listRewardsActivity',
+      'listExpiringRewards',
+      'getTransactionRewardOverviews',
+    ],
+    { chgId: fromBody('/id') },
+  ),
+  ...linksTo(['deactivateCardholder'], { chgId: fromBody('/id'), cardholderId: fromBody('/cardholders/0/id') }),
+  ...linksTo(['deactivateCard'], {
+    chgId: fromBody('/id'),
+    cardholderId: fromBody('/cardholders/0/id'),
+    cardId: fromBody('/cardholders/0/cards/0/id'),
+  }),
+};
 
 const groupResponse = { description: 'The stored group.', schema: groupSchema };
 
@@ -34,15 +78,17 @@ function upsertChgRoute(deps: AppDeps): RouteSpec {
     summary: 'Create or update one cardholder group',
     description:
       'Upsert keyed by (issuer, externalId). Cardholders and cards absent from the body are soft-deactivated. ' +
-      'A cardholder or card externalId active in another group of the issuer is a 409 external_id_conflict.',
+      'A cardholder or card externalId active in another group of the issuer is a 409 external_id_conflict. ' +
+      GROUP_RULES_BEYOND_SCHEMA,
     tag: 'Cardholder groups',
     auth: 'issuer',
     body: groupInputSchema,
     responses: {
-      201: { description: 'Created.', schema: groupSchema },
-      200: { description: 'Updated.', schema: groupSchema },
+      201: { description: 'Created.', schema: groupSchema, links: GROUP_LINKS },
+      200: { description: 'Updated.', schema: groupSchema, links: GROUP_LINKS },
     },
     errorStatuses: [409],
+    reasonCodes: { 400: GROUP_REASON_CODES },
     async handle(ctx, { body }) {
       checkGroupSemantics(body);
       const { created, group } = await upsertGroup(db, issuerOf(ctx).id, body, clock.now());
@@ -61,18 +107,31 @@ function bulkUpsertChgRoute(deps: AppDeps): RouteSpec {
     summary: 'Create or update many cardholder groups',
     description:
       'Items (1 to 500) are independent: each is validated and stored in its own transaction, in order. ' +
-      '200 when at least one item succeeded, 400 when all failed. Re-sending the batch is safe.',
+      '200 when at least one item succeeded, 400 when all failed. Re-sending the batch is safe. An item fails alone ' +
+      'when it breaks GroupInput, breaks a rule of the single upsert (its result then holds the error object the ' +
+      'single upsert would answer, e.g. 409 external_id_conflict), or repeats an externalId. ' +
+      GROUP_RULES_BEYOND_SCHEMA,
     tag: 'Cardholder groups',
     auth: 'issuer',
-    body: bulkInputSchema,
+    documentedBody: bulkInputSchema,
+    envelope: bulkEnvelopeSchema,
     responses: {
-      200: { description: 'Per-item results.', schema: bulkResultSchema },
-      400: { description: 'Every item failed (per-item results), or the envelope is invalid (error object).' },
+      200: {
+        description: 'Per-item results.',
+        schema: bulkResultSchema,
+        links: linksTo(['getChg'], { chgId: fromBody('/results/0/id') }),
+      },
+      400: {
+        description:
+          'Every item failed (per-item results, each error with the reasonCode the single upsert would answer, ' +
+          'duplicate_external_id included), or the batch itself is invalid (error object).',
+        schema: { oneOf: [bulkResultSchema, { $ref: '#/components/schemas/Error' }] },
+      },
     },
     async handle(ctx, { body }) {
       const issuerId = issuerOf(ctx).id;
       const results = [];
-      for (const [index, item] of body.items.entries()) {
+      for (const [index, item] of (body as BulkEnvelope).items.entries()) {
         try {
           if (!validateGroup(item)) {
             throw errors.validation(
@@ -141,6 +200,8 @@ function deactivateCardholderRoute(deps: AppDeps): RouteSpec {
     path: '/api/v2/chg/{chgId}/cardholder/{cardholderId}',
     operationId: 'deactivateCardholder',
     summary: 'Soft-deactivate one cardholder and its cards',
+    description:
+      'The cardholder stays in the group as read, inactive with its deactivatedAt. Re-activate with an upsert.',
     tag: 'Cardholder groups',
     auth: 'issuer',
     params: { chgId: 'chg', cardholderId: 'ch' },
@@ -161,6 +222,7 @@ function deactivateCardRoute(deps: AppDeps): RouteSpec {
     path: '/api/v2/chg/{chgId}/cardholder/{cardholderId}/card/{cardId}',
     operationId: 'deactivateCard',
     summary: 'Soft-deactivate one card',
+    description: 'The card stays in the group as read, inactive with its deactivatedAt. Re-activate with an upsert.',
     tag: 'Cardholder groups',
     auth: 'issuer',
     params: { chgId: 'chg', cardholderId: 'ch', cardId: 'card' },

@@ -131,6 +131,21 @@ export const groupInputSchema = named(
   exampleGroupInput,
 );
 
+const exampleBulkInput = {
+  items: [
+    exampleGroupInput,
+    {
+      externalId: 'household-43',
+      cardholders: [{ externalId: 'c-1002', cards: [{ externalId: 'k-9002', last4: '1881', network: 'mastercard' }] }],
+    },
+  ],
+} as const;
+
+const bulkItemsDescription =
+  'Groups to upsert (1 to 500), each a GroupInput validated and stored on its own: an item that breaks the schema, ' +
+  'or fails for another reason, fails alone and its result says why.';
+
+/** The bulk body as published: every item a GroupInput. The handler checks each item against it. */
 export const bulkInputSchema = named(
   'BulkUpsertInput',
   {
@@ -142,29 +157,24 @@ export const bulkInputSchema = named(
         type: 'array',
         minItems: 1,
         maxItems: MAX_BULK_ITEMS,
-        description: 'Groups to upsert, each validated and stored on its own.',
-        // Each item is validated separately against the group schema so that one bad item
-        // fails alone instead of failing the batch.
-        items: {
-          type: 'object',
-          additionalProperties: true,
-          description: 'A GroupInput; one that breaks it fails alone (its result says why).',
-        },
+        description: bulkItemsDescription,
+        items: groupInputSchema,
       },
     },
   },
-  {
-    items: [
-      exampleGroupInput,
-      {
-        externalId: 'household-43',
-        cardholders: [
-          { externalId: 'c-1002', cards: [{ externalId: 'k-9002', last4: '1881', network: 'mastercard' }] },
-        ],
-      },
-    ],
-  },
+  exampleBulkInput,
 );
+
+/** What is checked before the handler: the batch, not its items, so that one bad item fails alone. */
+export const bulkEnvelopeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['items'],
+  properties: {
+    items: { type: 'array', minItems: 1, maxItems: MAX_BULK_ITEMS, items: { type: 'object' } },
+  },
+} as const;
+export type BulkEnvelope = Validated<typeof bulkEnvelopeSchema>;
 
 const cardSchema = named('Card', {
   type: 'object',

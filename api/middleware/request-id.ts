@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../../core/logger';
 
-const CALLER_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** A caller's request id we echo; any other value is replaced (published in /openapi.json). */
+export const CALLER_REQUEST_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
+const CALLER_ID = new RegExp(CALLER_REQUEST_ID_PATTERN);
 
 export function requestId(logger: Logger): Middleware {
   return async (ctx, next) => {

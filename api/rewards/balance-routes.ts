@@ -2,6 +2,7 @@
 // activity feed, grants about to expire and the balance at one merchant. All are scoped to
 // the calling issuer and the group; another issuer's group, or a merchant the issuer cannot
 // see, answers 404 like a missing one (existence never leaks).
+import { fromBody, fromPath, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import type { AppDeps } from '../deps';
@@ -76,7 +77,16 @@ function listRewardsActivityRoute(deps: AppDeps): RouteSpec {
     auth: 'issuer',
     params: { chgId: 'chg' },
     query: activityQuerySchema,
-    responses: { 200: { description: 'One page of activity.', schema: activityPageSchema } },
+    responses: {
+      200: {
+        description: 'One page of activity.',
+        schema: activityPageSchema,
+        links: linksTo(['getTransactionRewardDetail', 'getTransactionMatchTrace', 'getTransactionLedgerEntries'], {
+          chgId: fromPath('chgId'),
+          txnId: fromBody('/data/0/transactionId'),
+        }),
+      },
+    },
     errorStatuses: [404],
     async handle(ctx, { params: p, query }) {
       const page = await activityPage(db, issuerOf(ctx).id, p.chgId, query);

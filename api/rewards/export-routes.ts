@@ -53,6 +53,7 @@ export function exportRoutes(deps: AppDeps): RouteSpec[] {
       tag: 'Rewards',
       auth: 'issuer',
       query: exportQuerySchema,
+      reasonCodes: { 400: { invalid_query: 'from not before to, or a period over the maximum' } },
       responses: {
         200: {
           description: 'The export, streamed (chunked); Content-Disposition names a file for it.',

@@ -95,6 +95,7 @@ function advanceSandboxClockRoute(deps: AppDeps): RouteSpec {
     body: clockAdvanceBodySchema,
     responses: { 200: { description: 'The moved clock.', schema: sandboxClockAdvanceSchema }, 403: forbidden },
     errorStatuses: [503],
+    reasonCodes: { 400: { invalid_body: 'days + hours / 24 is not above 0 and at most 366' } },
     async handle(ctx, { body }) {
       const issuerId = sandboxIssuerId(ctx);
       const byMs = advanceMs(body);
@@ -131,6 +132,12 @@ function simulateSandboxTransactionRoute(deps: AppDeps): RouteSpec {
     body: simulateBodySchema,
     responses: { 201: { description: 'The events ingested.', schema: simulatedPurchaseSchema }, 403: forbidden },
     errorStatuses: [404],
+    reasonCodes: {
+      400: {
+        invalid_body: 'refundAmount given without the refunded outcome, or above amount',
+        invalid_event: 'the built event fails as it would on ingestion (its reasonCode is the per-event one)',
+      },
+    },
     async handle(ctx, { body }) {
       const issuer = issuerOf(ctx);
       sandboxIssuerId(ctx);

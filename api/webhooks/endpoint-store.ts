@@ -3,7 +3,7 @@
 // under WEBHOOK_SECRET_KEYS (core/webhooks/secret-sealing.ts).
 import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
-import { webhookUrlProblems } from '../../core/webhooks/endpoint-url';
+import { uriSyntaxProblems, webhookUrlProblems } from '../../core/webhooks/endpoint-url';
 import type { WebhookDestinations } from '../../core/webhooks/destination-guard';
 import { generateSigningSecret, ROTATION_OVERLAP_MS } from '../../core/webhooks/signing';
 import { openSecrets, sealSecrets } from '../../core/webhooks/secret-sealing';
@@ -49,6 +49,10 @@ async function assertAcceptableUrl(
   if (verdict.kind === 'refused') {
     const message = `Webhooks cannot be sent there: ${verdict.reason}.`;
     throw errors.validation('destination_not_allowed', message, [{ path: '/url', message: verdict.reason }]);
+  }
+  const syntax = uriSyntaxProblems(url);
+  if (syntax.length > 0) {
+    throw errors.validation('invalid_webhook_url', `The webhook URL is not acceptable: ${syntax[0].message}.`, syntax);
   }
 }
 

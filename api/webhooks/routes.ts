@@ -1,5 +1,6 @@
 // Issuer webhook routes (API.md, Webhooks): the receiving endpoint and its secret, the
 // webhook records with their attempts, and replay.
+import { fromBody, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import { pageSchema } from '../pagination';
@@ -9,12 +10,14 @@ import { findWebhook, listWebhooks, webhookWithAttempts } from './records';
 import { replayWebhook } from './replay';
 import {
   endpointBodySchema,
+  endpointEnvelopeSchema,
   endpointSchema,
   replayAcceptedSchema,
   rotatedSecretSchema,
   webhookDetailSchema,
   webhookListQuerySchema,
   webhookSchema,
+  type EndpointInput,
 } from './schemas';
 
 const tag = 'Webhooks';
@@ -38,20 +41,28 @@ function putWebhookEndpointRoute(deps: AppDeps): RouteSpec {
     operationId: 'putWebhookEndpoint',
     summary: 'Create or replace the webhook endpoint; the signing secret is returned on creation only',
     description:
-      '400 `invalid_webhook_url`: not an absolute http(s) URL, http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. ' +
+      '400 `invalid_webhook_url`: not an absolute http(s) URI (RFC 3986), http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. ' +
       '400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address ' +
       "(in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard's bad ports). " +
       'The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.',
     tag,
     auth: 'issuer',
-    body: endpointBodySchema,
+    documentedBody: endpointBodySchema,
+    envelope: endpointEnvelopeSchema,
     responses: {
       201: { description: 'Created; `signingSecret` holds the whsec_ secret.', schema: endpointSchema },
       200: { description: 'Updated; the secret is unchanged and not returned.', schema: endpointSchema },
     },
     errorStatuses: [409],
+    reasonCodes: {
+      400: {
+        invalid_webhook_url: 'the URL is no RFC 3986 http(s) URI, or breaks a rule above',
+        destination_not_allowed: 'the host is not public, or the port is refused',
+      },
+    },
     async handle(ctx, { body }) {
-      const { endpoint, signingSecret } = await putEndpoint(db, deps, issuerOf(ctx), body, clock.now());
+      const input = body as EndpointInput;
+      const { endpoint, signingSecret } = await putEndpoint(db, deps, issuerOf(ctx), input, clock.now());
       ctx.status = signingSecret ? 201 : 200;
       ctx.body = presentEndpoint(endpoint, signingSecret);
     },
@@ -106,7 +117,13 @@ function listWebhooksRoute(deps: AppDeps): RouteSpec {
     tag,
     auth: 'issuer',
     query: webhookListQuerySchema,
-    responses: { 200: { description: 'A page of webhooks.', schema: pageSchema(webhookSchema) } },
+    responses: {
+      200: {
+        description: 'A page of webhooks.',
+        schema: pageSchema(webhookSchema),
+        links: linksTo(['getWebhook', 'replayWebhook'], { webhookId: fromBody('/data/0/webhookId') }),
+      },
+    },
     async handle(ctx, { query }) {
       ctx.body = await listWebhooks(db, issuerOf(ctx).id, query);
     },

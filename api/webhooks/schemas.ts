@@ -13,31 +13,45 @@ export { WEBHOOK_TYPES };
 export const WEBHOOK_STATUSES = ['pending', 'delivering', 'delivered', 'failed'] as const;
 export type { WebhookType as WebhookTypeName } from '../../core/webhooks/payloads';
 
+const endpointUrlText = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_WEBHOOK_URL_LENGTH,
+  description:
+    'Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving ' +
+    "POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports.",
+} as const;
+
+const enabledTypesSchema = {
+  type: 'array',
+  minItems: 1,
+  uniqueItems: true,
+  items: { type: 'string', enum: WEBHOOK_TYPES },
+  description: 'Webhook types sent to this endpoint; omitted means every type.',
+} as const;
+
+/**
+ * The body as published: `url` with `format: uri`. The route checks the URL's syntax itself
+ * (core/webhooks/endpoint-url.ts), to answer every URL problem with the one reasonCode
+ * invalid_webhook_url; ajv checks the rest (endpointEnvelopeSchema).
+ */
 export const endpointBodySchema = named(
   'WebhookEndpointInput',
   {
     type: 'object',
     additionalProperties: false,
     required: ['url'],
-    properties: {
-      url: {
-        type: 'string',
-        minLength: 1,
-        maxLength: MAX_WEBHOOK_URL_LENGTH,
-        description:
-          "Absolute URL receiving POSTs; https (http allowed for sandbox issuers), no credentials, no spaces or control characters; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports.",
-      },
-      enabledTypes: {
-        type: 'array',
-        minItems: 1,
-        uniqueItems: true,
-        items: { type: 'string', enum: WEBHOOK_TYPES },
-        description: 'Webhook types sent to this endpoint; omitted means every type.',
-      },
-    },
+    properties: { url: { ...endpointUrlText, format: 'uri' }, enabledTypes: enabledTypesSchema },
   },
   { url: 'https://rewards-hooks.example-issuer.com/webhooks', enabledTypes: ['qualified_settlement'] },
 );
+
+export const endpointEnvelopeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: { url: endpointUrlText, enabledTypes: enabledTypesSchema },
+} as const;
 
 // Not a real secret: 32 bytes of 0x2a, base64.
 const EXAMPLE_SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
@@ -89,7 +103,7 @@ export const webhookListQuerySchema = {
   },
 } as const;
 
-export type EndpointInput = Validated<typeof endpointBodySchema>;
+export type EndpointInput = Validated<typeof endpointEnvelopeSchema>;
 export type WebhookListQuery = Validated<typeof webhookListQuerySchema>;
 
 const exampleWebhookData = {

@@ -109,7 +109,7 @@ export interface paths {
         put?: never;
         /**
          * Create or update one cardholder group
-         * @description Upsert keyed by (issuer, externalId). Cardholders and cards absent from the body are soft-deactivated. A cardholder or card externalId active in another group of the issuer is a 409 external_id_conflict.
+         * @description Upsert keyed by (issuer, externalId). Cardholders and cards absent from the body are soft-deactivated. A cardholder or card externalId active in another group of the issuer is a 409 external_id_conflict. Beyond its schema a group must hold each cardholder externalId once and each card externalId once across all its cardholders (400 duplicate_external_id, `details.errors` pointing at the repeat), name a real IANA time zone in settings.timezone, and keep settings within 16 KiB serialized (400 invalid_body).
          */
         post: operations["upsertChg"];
         delete?: never;
@@ -129,7 +129,7 @@ export interface paths {
         put?: never;
         /**
          * Create or update many cardholder groups
-         * @description Items (1 to 500) are independent: each is validated and stored in its own transaction, in order. 200 when at least one item succeeded, 400 when all failed. Re-sending the batch is safe.
+         * @description Items (1 to 500) are independent: each is validated and stored in its own transaction, in order. 200 when at least one item succeeded, 400 when all failed. Re-sending the batch is safe. An item fails alone when it breaks GroupInput, breaks a rule of the single upsert (its result then holds the error object the single upsert would answer, e.g. 409 external_id_conflict), or repeats an externalId. Beyond its schema a group must hold each cardholder externalId once and each card externalId once across all its cardholders (400 duplicate_external_id, `details.errors` pointing at the repeat), name a real IANA time zone in settings.timezone, and keep settings within 16 KiB serialized (400 invalid_body).
          */
         post: operations["bulkUpsertChg"];
         delete?: never;
@@ -169,7 +169,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Soft-deactivate one cardholder and its cards */
+        /**
+         * Soft-deactivate one cardholder and its cards
+         * @description The cardholder stays in the group as read, inactive with its deactivatedAt. Re-activate with an upsert.
+         */
         delete: operations["deactivateCardholder"];
         options?: never;
         head?: never;
@@ -186,7 +189,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Soft-deactivate one card */
+        /**
+         * Soft-deactivate one card
+         * @description The card stays in the group as read, inactive with its deactivatedAt. Re-activate with an upsert.
+         */
         delete: operations["deactivateCard"];
         options?: never;
         head?: never;
@@ -202,7 +208,7 @@ export interface paths {
         };
         /**
          * List merchants for a group, by name then id
-         * @description Filters: category (exact), activated (true: active activation for this group), q (name contains, case-insensitive), status (default: active merchants only).
+         * @description Filters: category (exact), activated (true: active activation for this group), q (name contains, case-insensitive), status (default: active merchants only). Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
          */
         get: operations["listMerchants"];
         put?: never;
@@ -237,7 +243,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List offers of the merchants the issuer sees */
+        /**
+         * List offers of the merchants the issuer sees
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listOffers"];
         put?: never;
         post?: never;
@@ -271,7 +280,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Offers of one merchant */
+        /**
+         * Offers of one merchant
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listMerchantOffers"];
         put?: never;
         post?: never;
@@ -315,7 +327,7 @@ export interface paths {
         post?: never;
         /**
          * Deactivate the merchant for the group (idempotent)
-         * @description Later transactions at the merchant do not earn until it is activated again. Answers the activation as it now is.
+         * @description Later transactions at the merchant do not earn until it is activated again. Answers the activation as it now is; reading it later answers it too, status inactive with its deactivatedAt.
          */
         delete: operations["deactivateMerchant"];
         options?: never;
@@ -512,7 +524,7 @@ export interface paths {
         };
         /**
          * Reward events of a group, newest first
-         * @description Ordered by occurredAt, then id, both descending; every reward event type, or only `type`. Cursor paginated.
+         * @description Ordered by occurredAt, then id, both descending; every reward event type, or only `type`. Cursor paginated. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
          */
         get: operations["listRewardsActivity"];
         put?: never;
@@ -594,7 +606,7 @@ export interface paths {
         get: operations["getWebhookEndpoint"];
         /**
          * Create or replace the webhook endpoint; the signing secret is returned on creation only
-         * @description 400 `invalid_webhook_url`: not an absolute http(s) URL, http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. 400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address (in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard's bad ports). The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.
+         * @description 400 `invalid_webhook_url`: not an absolute http(s) URI (RFC 3986), http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. 400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address (in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard's bad ports). The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.
          */
         put: operations["putWebhookEndpoint"];
         post?: never;
@@ -628,7 +640,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Webhook records, newest first, filtered by status and type */
+        /**
+         * Webhook records, newest first, filtered by status and type
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listWebhooks"];
         put?: never;
         post?: never;
@@ -811,7 +826,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Operator audit log, newest first */
+        /**
+         * Operator audit log, newest first
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listAuditLog"];
         put?: never;
         post?: never;
@@ -828,12 +846,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the catalogue, by name then id */
+        /**
+         * List the catalogue, by name then id
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
         get: operations["listMerchantsAdmin"];
         put?: never;
         /**
          * Add a merchant to the catalogue
-         * @description issuerIds null (the default) makes the merchant visible to every issuer. Audited.
+         * @description issuerIds null (the default) makes the merchant visible to every issuer. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited.
          */
         post: operations["createMerchant"];
         delete?: never;
@@ -858,7 +879,7 @@ export interface paths {
         head?: never;
         /**
          * Change a merchant (status: inactive deactivates it)
-         * @description Only the fields given change; inside brandedBalance and matchRules too. Audited.
+         * @description Only the fields given change; inside brandedBalance and matchRules too. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited.
          */
         patch: operations["updateMerchant"];
         trace?: never;
@@ -898,7 +919,7 @@ export interface paths {
         head?: never;
         /**
          * Change an offer; endsAt = now ends it, status inactive withdraws it
-         * @description Activations made through the offer stay valid and serve the merchant's other offers. Audited.
+         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Audited.
          */
         patch: operations["updateOffer"];
         trace?: never;
@@ -912,7 +933,7 @@ export interface paths {
         };
         /**
          * Trial balance of the ledger: every account, and the total of all entries (0)
-         * @description Without `limit` or `cursor`: every account in one answer (nextCursor null), as before pagination. With either: one page of accounts (limit 1..200, default 50) in the same order; follow nextCursor. totalMinor is always the total of the whole ledger (or issuer) when the page was read; pages are read at different moments, so compare account figures taken from one page, and totalMinor from any.
+         * @description Without `limit` or `cursor`: every account in one answer (nextCursor null), as before pagination. With either: one page of accounts (limit 1..200, default 50) in the same order; follow nextCursor. totalMinor is always the total of the whole ledger (or issuer) when the page was read; pages are read at different moments, so compare account figures taken from one page, and totalMinor from any. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
          */
         get: operations["getTrialBalance"];
         put?: never;
@@ -932,7 +953,7 @@ export interface paths {
         };
         /**
          * One ledger account and its entries, newest first (an account statement)
-         * @description The account (kind, owner, normal side, balance) and a page of its entries, each with its transfer (kind, idempotency key, reward event, purchase) and the other account of the transfer. Entries are signed as in ledger-entries: debits negative, credits positive. The account and its page are one snapshot.
+         * @description The account (kind, owner, normal side, balance) and a page of its entries, each with its transfer (kind, idempotency key, reward event, purchase) and the other account of the transfer. Entries are signed as in ledger-entries: debits negative, credits positive. The account and its page are one snapshot. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
          */
         get: operations["listLedgerAccountEntries"];
         put?: never;
@@ -1377,10 +1398,8 @@ export interface components {
          *     }
          */
         BulkUpsertInput: {
-            /** @description Groups to upsert, each validated and stored on its own. */
-            items: {
-                [key: string]: unknown;
-            }[];
+            /** @description Groups to upsert (1 to 500), each a GroupInput validated and stored on its own: an item that breaks the schema, or fails for another reason, fails alone and its result says why. */
+            items: components["schemas"]["GroupInput"][];
         };
         /**
          * BulkUpsertResult
@@ -2389,7 +2408,10 @@ export interface components {
          *     }
          */
         WebhookEndpointInput: {
-            /** @description Absolute URL receiving POSTs; https (http allowed for sandbox issuers), no credentials, no spaces or control characters; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
+            /**
+             * Format: uri
+             * @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports.
+             */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
             enabledTypes?: ("qualified_auth" | "qualified_settlement")[];
@@ -3411,37 +3433,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. */
-        BadRequestIssuerKeyed: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": 40000,
-                 *       "httpStatusCode": 400,
-                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-                 *       "name": "validation_failed",
-                 *       "reasonCode": "invalid_body",
-                 *       "message": "The request body is invalid.",
-                 *       "details": {
-                 *         "errors": [
-                 *           {
-                 *             "path": "/cardholders/0/cards/0/last4",
-                 *             "message": "must match pattern \"^[0-9]{4}$\""
-                 *           }
-                 *         ]
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Missing, malformed, unknown or revoked token. */
         UnauthorizedIssuerKeyed: {
             headers: {
@@ -3742,6 +3733,37 @@ export interface components {
                  *       "name": "unavailable",
                  *       "reasonCode": "database_unavailable",
                  *       "message": "The database is unreachable; retry shortly."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. */
+        BadRequestIssuerKeyed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 40000,
+                 *       "httpStatusCode": 400,
+                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *       "name": "validation_failed",
+                 *       "reasonCode": "invalid_body",
+                 *       "message": "The request body is invalid.",
+                 *       "details": {
+                 *         "errors": [
+                 *           {
+                 *             "path": "/cardholders/0/cards/0/last4",
+                 *             "message": "must match pattern \"^[0-9]{4}$\""
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -4154,7 +4176,7 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+         * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
          * @example checkout-5c41a9
          */
         RequestId: string;
@@ -4206,7 +4228,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4235,7 +4257,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4264,7 +4286,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4294,7 +4316,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4321,7 +4343,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4350,7 +4372,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4395,7 +4417,37 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            400: components["responses"]["BadRequestIssuerKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `duplicate_external_id`: a cardholder externalId, or a card externalId across the cardholders, given twice; `invalid_body`: also for settings.timezone that is no IANA time zone, or settings over 16 KiB serialized. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
@@ -4410,7 +4462,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4442,7 +4494,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkUpsertResult"];
                 };
             };
-            /** @description Every item failed (per-item results), or the envelope is invalid (error object). Or an error object: Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. */
+            /** @description Every item failed (per-item results, each error with the reasonCode the single upsert would answer, duplicate_external_id included), or the batch itself is invalid (error object). Or an error object: Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4451,7 +4503,9 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["BulkUpsertResult"] | components["schemas"]["Error"];
+                };
             };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
@@ -4467,7 +4521,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4505,7 +4559,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4550,7 +4604,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4597,7 +4651,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4653,7 +4707,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4678,7 +4732,36 @@ export interface operations {
                     "application/json": components["schemas"]["MerchantPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
@@ -4691,7 +4774,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4737,7 +4820,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4762,7 +4845,36 @@ export interface operations {
                     "application/json": components["schemas"]["OfferPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
@@ -4775,7 +4887,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4820,7 +4932,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4847,7 +4959,36 @@ export interface operations {
                     "application/json": components["schemas"]["OfferPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
@@ -4860,7 +5001,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4902,7 +5043,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -4942,7 +5083,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5008,7 +5149,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5059,7 +5200,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5101,7 +5242,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5141,7 +5282,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5211,7 +5352,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5281,7 +5422,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5321,7 +5462,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5372,7 +5513,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5412,7 +5553,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5452,7 +5593,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5494,7 +5635,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5519,7 +5660,36 @@ export interface operations {
                     "application/json": components["schemas"]["RewardActivityPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
@@ -5534,7 +5704,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5572,7 +5742,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5616,7 +5786,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5639,7 +5809,36 @@ export interface operations {
                     "text/csv": components["schemas"]["RewardEventExportCsv"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: from not before to, or a period over the maximum. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
@@ -5651,7 +5850,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5685,7 +5884,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5730,7 +5929,37 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            400: components["responses"]["BadRequestIssuerKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_webhook_url`: the URL is no RFC 3986 http(s) URI, or breaks a rule above; `destination_not_allowed`: the host is not public, or the port is refused. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
@@ -5745,7 +5974,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5792,7 +6021,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5814,7 +6043,36 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookPage"];
                 };
             };
-            400: components["responses"]["BadRequestIssuer"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
@@ -5826,7 +6084,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5864,7 +6122,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5909,7 +6167,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5954,7 +6212,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -5991,7 +6249,37 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxClockAdvance"];
                 };
             };
-            400: components["responses"]["BadRequestIssuerKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: days + hours / 24 is not above 0 and at most 366. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             /** @description The token belongs to a production issuer: reasonCode sandbox_only. */
             403: {
@@ -6019,7 +6307,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6067,7 +6355,37 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxSimulatedPurchase"];
                 };
             };
-            400: components["responses"]["BadRequestIssuerKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: refundAmount given without the refunded outcome, or above amount; `invalid_event`: the built event fails as it would on ingestion (its reasonCode is the per-event one). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             /** @description The token belongs to a production issuer: reasonCode sandbox_only. */
             403: {
@@ -6096,7 +6414,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6146,7 +6464,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6181,7 +6499,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6239,7 +6557,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6289,7 +6607,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6334,7 +6652,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6354,7 +6672,34 @@ export interface operations {
                     "application/json": components["schemas"]["AuditLogEntryPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6368,7 +6713,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6388,7 +6733,34 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMerchantPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6399,7 +6771,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6429,7 +6801,35 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMerchant"];
                 };
             };
-            400: components["responses"]["BadRequestKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `availability_not_before_expiry`: the branded availability delay is not below the expiry, as given or as stored. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedKeyed"];
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
@@ -6443,7 +6843,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6478,7 +6878,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6511,7 +6911,35 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMerchant"];
                 };
             };
-            400: components["responses"]["BadRequestKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `availability_not_before_expiry`: the branded availability delay is not below the expiry, as given or as stored. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
@@ -6526,7 +6954,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6559,7 +6987,35 @@ export interface operations {
                     "application/json": components["schemas"]["AdminOffer"];
                 };
             };
-            400: components["responses"]["BadRequestKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
@@ -6574,7 +7030,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6609,7 +7065,35 @@ export interface operations {
                     "application/json": components["schemas"]["AdminOffer"];
                 };
             };
-            400: components["responses"]["BadRequestKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
@@ -6628,7 +7112,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6648,7 +7132,34 @@ export interface operations {
                     "application/json": components["schemas"]["TrialBalance"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -6662,7 +7173,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6685,7 +7196,34 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerAccountEntries"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
@@ -6697,7 +7235,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -6747,7 +7285,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs; otherwise we make one.
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];

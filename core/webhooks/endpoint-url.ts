@@ -2,6 +2,7 @@
 // https (the body carries cardholder-related ids); sandbox issuers may use http for local
 // receivers. Credentials in a URL would be stored and logged in clear, so they are refused.
 // Where the URL points (ports, addresses) is core/webhooks/destination.ts's question.
+import { fullFormats } from 'ajv-formats/dist/formats';
 import type { FieldError } from '../errors';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -36,4 +37,23 @@ export function webhookUrlProblems(raw: string, environment: 'sandbox' | 'produc
   if (parsed.url.protocol === 'http:' && environment === 'production')
     return problem('must use https for a production issuer');
   return [];
+}
+
+// ajv-formats' `uri`, the very check a JSON Schema validator applies to `format: uri`.
+const isUri = fullFormats.uri as (text: string) => boolean;
+
+/**
+ * The reference publishes the URL with `format: uri`; the URL parser alone also takes what
+ * RFC 3986 does not (a raw non-ASCII host, `{`, `|`), which a client validating against the
+ * reference would refuse. Checked when a URL is saved, after where it points: a full-width
+ * spelling of 127.0.0.1 is first of all a destination not allowed.
+ */
+export function uriSyntaxProblems(raw: string): FieldError[] {
+  if (isUri(raw)) return [];
+  return [
+    {
+      path: '/url',
+      message: 'must be an RFC 3986 URI (a non-ASCII host name in punycode, other characters percent-encoded)',
+    },
+  ];
 }

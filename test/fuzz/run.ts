@@ -1,9 +1,11 @@
 // npm run fuzz: schemathesis (PyPI) over /openapi.json against the real service (embedded
 // PostgreSQL, the Temporal dev server, API and worker as the tests run them), once with an
 // issuer token over the issuer routes and once with the operator token over /admin/v1.
-// Passes when schemathesis finds no server error and no response that breaks its documented
-// schema. Schemathesis lives in its own venv under .tools, pinned.
-import { execFileSync, spawn } from 'node:child_process';
+// Every schemathesis check in every phase (positive and negative data, undeclared methods, response
+// schemas and headers, stateful links); passes when no check fails. The few operations where the
+// server rightly refuses what no JSON Schema can express are named, each with its reason, in
+// test/fuzz/schemathesis.toml. Schemathesis lives in its own venv under .tools, pinned.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../helpers/global-setup';
@@ -17,13 +19,27 @@ const ROOT = resolve(__dirname, '..', '..');
 const VENV = join(ROOT, '.tools', 'fuzz-venv');
 const SCHEMATHESIS = 'schemathesis==4.32.5';
 const REPORTS = join(ROOT, 'test-output', 'fuzz');
-const CHECKS = 'not_a_server_error,response_schema_conformance,content_type_conformance';
+// Every check in every phase; the few exceptions, each with its reason, are in this file.
+const CHECKS = 'all';
+const PHASES = 'examples,coverage,fuzzing,stateful';
+const CONFIG = join(__dirname, 'schemathesis.toml');
+
+/**
+ * The newest Python on the PATH among these: under Python 3.11, Hypothesis sometimes crashes
+ * while describing a strategy (a CPython AST recursion error), and the operation it was
+ * generating for goes untested; 3.12 and later do not.
+ */
+function python(): string {
+  const candidates = ['python3.13', 'python3.12', 'python3'];
+  return candidates.find((name) => spawnSync(name, ['--version'], { stdio: 'ignore' }).status === 0) ?? 'python3';
+}
 
 function ensureSchemathesis(): string {
   const st = join(VENV, 'bin', 'st');
   if (existsSync(st)) return st;
-  process.stderr.write(`[fuzz] installing ${SCHEMATHESIS} into .tools/fuzz-venv\n`);
-  execFileSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit' });
+  const interpreter = python();
+  process.stderr.write(`[fuzz] installing ${SCHEMATHESIS} into .tools/fuzz-venv with ${interpreter}\n`);
+  execFileSync(interpreter, ['-m', 'venv', VENV], { stdio: 'inherit' });
   execFileSync(join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', SCHEMATHESIS], {
     stdio: 'inherit',
   });
@@ -42,10 +58,13 @@ function runSchemathesis(
   token: string,
   include: string[],
   label: string,
+  phases = PHASES,
 ): Promise<boolean> {
   const junit = join(REPORTS, `${label.replace(/\W+/g, '-')}.xml`);
   const maxExamples = process.env.FUZZ_EXAMPLES ?? '30';
   const args = [
+    '--config-file',
+    CONFIG,
     'run',
     `${baseUrl}/openapi.json`,
     '--url',
@@ -54,6 +73,10 @@ function runSchemathesis(
     `Authorization: Bearer ${token}`,
     '--checks',
     CHECKS,
+    '--phases',
+    phases,
+    '--mode',
+    'all',
     '--max-examples',
     maxExamples,
     '--seed',
@@ -108,15 +131,16 @@ async function main(): Promise<void> {
       'none',
       ['^/(healthz|readyz|openapi\\.json)$'],
       'open routes',
+      // No open route takes an id, so there is no link to follow: schemathesis would report the
+      // stateful phase as an error for having nothing to run.
+      'examples,coverage,fuzzing',
     );
     ok = issuerRun && operatorRun && openRun;
   } finally {
     await stack.stop();
     await mochaGlobalTeardown();
   }
-  process.stdout.write(
-    ok ? 'fuzz: 0 server errors, 0 schema violations\n' : 'fuzz: schemathesis found failures (above)\n',
-  );
+  process.stdout.write(ok ? 'fuzz: every schemathesis check passed\n' : 'fuzz: schemathesis found failures (above)\n');
   process.exit(ok ? 0 : 1);
 }
 
