@@ -11,6 +11,10 @@ const pools = new WeakMap<Db, pg.Pool>();
 
 export function createDb(databaseUrl: string, poolSize = 10): Db {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  // An idle connection the server ends is re-emitted by the pool as 'error', after the pool has
+  // already dropped it; the next check-out opens a fresh one. Prisma's adapter listens too, but
+  // only from its first query on, and our raw-SQL paths (prisma/hot.ts) may run before that.
+  pool.on('error', () => undefined);
   // The adapter ends the pool when the client disconnects.
   const adapter = new PrismaPg(pool, { disposeExternalPool: true });
   // Waiting for a pooled connection is normal under load (a burst of activities); failing a

@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { Prisma } from './generated/client';
 import { poolOf, type Db } from './client';
+import { HeldConnection } from './held-connection';
 
 /** What the raw-SQL steps need of a transaction: Prisma's TransactionClient has it too. */
 export interface SqlTx {
@@ -35,19 +36,23 @@ const types = {
 const STATEMENT_TIMEOUT_MS = 20_000;
 
 export async function sqlTransaction<T>(db: Db, fn: (tx: SqlTx) => Promise<T>): Promise<T> {
-  const client = await poolOf(db).connect();
+  // Held, not merely checked out: a session the server ends mid-transaction fails this
+  // transaction with DatabaseConnectionLost (retryable) rather than the process.
+  const connection = await HeldConnection.checkOut(poolOf(db));
   let broken: Error | undefined;
   try {
-    await client.query(`BEGIN; SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
-    const result = await fn(handle(client));
-    await client.query('COMMIT');
+    await connection.query(`BEGIN; SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
+    const result = await fn(handle(connection));
+    await connection.query('COMMIT');
     return result;
   } catch (err) {
     // A connection that cannot even roll back is dropped, never handed to the next caller.
-    await client.query('ROLLBACK').catch((rollbackFailure: Error) => (broken = rollbackFailure));
+    if (!connection.lost) {
+      await connection.query('ROLLBACK').catch((rollbackFailure: Error) => (broken = rollbackFailure));
+    }
     throw err;
   } finally {
-    client.release(broken);
+    connection.release(broken);
   }
 }
 
@@ -57,10 +62,10 @@ export async function sqlQuery<T>(db: Db, query: Prisma.Sql): Promise<T> {
   return result.rows as T;
 }
 
-function handle(client: pg.PoolClient): SqlTx {
+function handle(connection: HeldConnection): SqlTx {
   const run = async (query: TemplateStringsArray | Prisma.Sql, values: unknown[]) => {
     const sql = query instanceof Prisma.Sql ? query : Prisma.sql(query, ...values);
-    return client.query({ text: sql.text, values: sql.values as unknown[], types });
+    return connection.query({ text: sql.text, values: sql.values as unknown[], types });
   };
   return {
     $queryRaw: async <T>(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]) =>

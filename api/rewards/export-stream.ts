@@ -5,9 +5,9 @@
 // backpressure). All pages are read in ONE read-only REPEATABLE READ transaction, so the
 // export, its count and its totals are one snapshot of the ledger even while postings go on.
 import { Readable } from 'node:stream';
-import type pg from 'pg';
 import type { Db } from '../../prisma/client';
 import { poolOf } from '../../prisma/client';
+import { HeldConnection } from '../../prisma/held-connection';
 import type { Logger } from '../../core/logger';
 import { fromDbMinor } from '../../core/ledger';
 import { ExportChecksum, checksumLine, headerLine, rowLine, type ExportFormat, type ExportRow } from './export-format';
@@ -66,7 +66,7 @@ const PAGE = {
 };
 
 async function readPage(
-  client: pg.PoolClient,
+  client: HeldConnection,
   options: ExportOptions,
   after: { at: Date; id: string },
   pageSize: number,
@@ -96,7 +96,7 @@ function toExportRow(r: PageRow): ExportRow {
 }
 
 interface OpenExport {
-  client: pg.PoolClient;
+  client: HeldConnection;
   generatedAt: Date;
   firstPage: PageRow[];
   /** Set when the generator runs: from then on its `finally` ends the snapshot. */
@@ -105,10 +105,12 @@ interface OpenExport {
 
 /**
  * Opens the snapshot and reads the first page before the response starts, so that a database
- * failure is still an ordinary error answer (503, 500) rather than a cut-off stream.
+ * failure is still an ordinary error answer (503, 500) rather than a cut-off stream. The
+ * connection is held (prisma/held-connection.ts): a session the server ends while a slow
+ * client reads fails this export alone, whose response is then cut before its checksum line.
  */
 async function open(db: Db, options: ExportOptions, pageSize: number): Promise<OpenExport> {
-  const client = await poolOf(db).connect();
+  const client = await HeldConnection.checkOut(poolOf(db));
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${EXPORT_IDLE_LIMIT}'`);
@@ -156,9 +158,10 @@ async function* exportLines(opened: OpenExport, options: ExportOptions, pageSize
   }
 }
 
-async function closeSnapshot(client: pg.PoolClient, finished: boolean, logger: Logger | undefined): Promise<void> {
+async function closeSnapshot(client: HeldConnection, finished: boolean, logger: Logger | undefined): Promise<void> {
   try {
-    await client.query(finished ? 'COMMIT' : 'ROLLBACK');
+    // A lost connection has no transaction left to end; releasing it drops it.
+    if (!client.lost) await client.query(finished ? 'COMMIT' : 'ROLLBACK');
     client.release();
   } catch (err) {
     // A connection whose transaction cannot be ended is not given back to the pool.
