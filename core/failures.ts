@@ -38,7 +38,9 @@ function* causeChain(err: unknown): Generator<ErrorLike> {
   // Bounded: cause chains are short, and a cycle must not hang a request.
   for (let depth = 0; depth < 8 && current && typeof current === 'object'; depth++) {
     yield current as ErrorLike;
-    const e = current as ErrorLike & { originalCode?: unknown };
-    current = e.cause;
+    const e = current as ErrorLike & { meta?: { driverAdapterError?: unknown } };
+    // Prisma reports a driver failure it has no code of its own for (a session the server
+    // ended: P2039) with the pg error under meta.driverAdapterError.cause.
+    current = e.cause ?? e.meta?.driverAdapterError;
   }
 }

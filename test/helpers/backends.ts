@@ -57,6 +57,15 @@ export async function terminateApplication(applicationName: string, state: strin
   );
 }
 
+/** Waits (bounded) until the named pool runs or holds open a statement matching `like`, then ends it. */
+export async function terminateApplicationQuery(applicationName: string, like: string): Promise<number> {
+  return terminateWhen(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE application_name = $1 AND state <> 'idle' AND query LIKE $2 AND pid <> pg_backend_pid()`,
+    [applicationName, like],
+  );
+}
+
 async function terminateWhen(sql: string, values: unknown[]): Promise<number> {
   const client = await adminClient();
   try {
