@@ -40,6 +40,21 @@ export async function lockTable(
   };
 }
 
+/** A session holding one row of `table` FOR UPDATE until release(), to stop the next locker of it. */
+export async function lockRow(table: string, id: string): Promise<{ pid: number; release(): Promise<void> }> {
+  const client = await adminClient();
+  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  await client.query('BEGIN');
+  await client.query(`SELECT 1 FROM ${table} WHERE id = $1 FOR UPDATE`, [id]);
+  return {
+    pid: rows[0].pid,
+    async release() {
+      await client.query('ROLLBACK');
+      await client.end();
+    },
+  };
+}
+
 /** Waits (bounded) until a session waits for `holderPid`'s lock, then terminates every such session. */
 export async function terminateBlockedBy(holderPid: number): Promise<number> {
   return terminateWhen(
