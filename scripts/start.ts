@@ -5,6 +5,9 @@
 // SEED_SANDBOX=true), and runs the API and the worker as child processes.
 // WEBHOOK_SECRET_KEYS, when unset, is generated once into .data/webhook-secret-key.
 //
+// Each of them is kept running (scripts/lib/keep-running.ts): a process that exits without being
+// told to is logged and started again, with backoff, on the same data and ports.
+//
 // Ctrl-C (or SIGTERM, SIGHUP) stops them one after the other, each within a bound
 // (docs/operating/runbook.md, "Shutdown and probes"): the API (it drains its requests and hand-overs), then the worker (it
 // finishes its activities), then Temporal, then PostgreSQL, so nothing loses a service it still
@@ -19,7 +22,8 @@ import { createLogger, type Logger } from '../core/logger';
 import { migrate } from '../prisma/migrate';
 import { createDb } from '../prisma/client';
 import { startEmbeddedPostgres } from './lib/embedded-postgres';
-import { startTemporalDevServer, stopChild } from './lib/temporal-dev-server';
+import { startTemporalDevServer, stopChild, type TemporalDevServerHandle } from './lib/temporal-dev-server';
+import { keepRunning, type Running } from './lib/keep-running';
 import { ensureOperatorToken, ensureSandboxIssuer, sandboxSeeding } from './lib/first-run';
 import { ensureDevWebhookSecretKeys } from './lib/webhook-secret-key';
 import { importCatalogueFile, SANDBOX_CATALOGUE_FILE } from '../api/catalogue/import';
@@ -56,21 +60,25 @@ async function main(): Promise<void> {
       detached: true,
       notice: (line) => logger.info(line),
     });
-    stack.started('PostgreSQL', () => pg.stop());
+    const pgRun = (): Running => ({ exited: pg.exited, stop: () => pg.stop() });
+    stack.kept('PostgreSQL', pgRun(), async () => (await pg.restart(), pgRun()));
     await pg.createDatabase('rewards');
     databaseUrl = pg.databaseUrl('rewards');
   }
   let temporalAddress = config.temporalAddress;
   if (!temporalAddress) {
     logger.info({ port: config.temporalDevPort }, 'starting the Temporal dev server');
-    const temporal = await startTemporalDevServer({
-      cli: config.temporalCli,
-      port: config.temporalDevPort,
-      uiPort: config.temporalUiPort,
-      dbFile: join(dataDir, 'temporal.db'),
-      detached: true,
-    });
-    stack.started('Temporal dev server', () => temporal.stop());
+    // The same port and SQLite file on every start: a restart serves the same histories.
+    const startTemporal = (): Promise<TemporalDevServerHandle> =>
+      startTemporalDevServer({
+        cli: config.temporalCli,
+        port: config.temporalDevPort,
+        uiPort: config.temporalUiPort,
+        dbFile: join(dataDir, 'temporal.db'),
+        detached: true,
+      });
+    const temporal = await startTemporal();
+    stack.kept('Temporal dev server', temporal, startTemporal);
     temporalAddress = temporal.address;
     logger.info({ ui: temporal.uiUrl }, 'Temporal Web UI');
   }
@@ -113,8 +121,10 @@ async function main(): Promise<void> {
   const apiBoundMs =
     shutdownBoundMs({ drainDelayMs: config.shutdownDrainDelayMs, graceMs: config.apiShutdownGraceMs }) + 5_000;
   const workerBoundMs = workerShutdownBoundMs(config.workerShutdownGraceMs) + 5_000;
-  stack.child('worker', runChild('worker/main.ts', env), workerBoundMs);
-  stack.child('API', runChild('api/server.ts', env), apiBoundMs);
+  const worker = async () => runChild('worker/main.ts', env, workerBoundMs);
+  const api = async () => runChild('api/server.ts', env, apiBoundMs);
+  stack.kept('worker', await worker(), worker);
+  stack.kept('API', await api(), api);
   console.log(`\nAPI       http://localhost:${config.port}  (OpenAPI: /openapi.json, readiness: /readyz)`);
   if (!config.temporalAddress) console.log(`Temporal  http://localhost:${config.temporalUiPort}  (Web UI)`);
   console.log(`Operator  token ${operatorToken.source}${operatorToken.printable ? `: ${operatorToken.value}` : ''}\n`);
@@ -122,34 +132,25 @@ async function main(): Promise<void> {
 
 interface Supervisor {
   readonly stopping: boolean;
-  /** Stopped in the reverse order of these calls. */
-  started(name: string, stop: () => Promise<void>): void;
-  child(name: string, child: ChildProcess, boundMs: number): void;
+  /** Kept running (restarted when it exits), and stopped in the reverse order of these calls. */
+  kept(name: string, first: Running, start: () => Promise<Running>): void;
   stop(code: number, reason: string): void;
 }
+
+/** Service processes still running, each stopped as this process exits, as a last resort. */
+const children = new Set<ChildProcess>();
 
 /** The stack's processes, stopped in the reverse order they started, one at a time. */
 function supervise(logger: Logger): Supervisor {
   const steps: Array<{ name: string; stop: () => Promise<void> }> = [];
-  const children = new Set<ChildProcess>();
   let stopping = false;
   const supervisor: Supervisor = {
     get stopping() {
       return stopping;
     },
-    started(name, stop) {
-      steps.push({ name, stop });
-    },
-    child(name, child, boundMs) {
-      children.add(child);
-      child.once('exit', (code, signal) => {
-        children.delete(child);
-        if (!stopping) {
-          logger.error({ process: name, code, signal }, 'a service process exited; stopping the stack');
-          supervisor.stop(1, `${name} exited`);
-        }
-      });
-      steps.push({ name, stop: () => stopChild(child, boundMs) });
+    kept(name, first, start) {
+      const kept = keepRunning(name, first, start, logger);
+      steps.push({ name, stop: () => kept.stop() });
     },
     stop(code, reason) {
       if (stopping) return;
@@ -171,13 +172,24 @@ function supervise(logger: Logger): Supervisor {
   return supervisor;
 }
 
-function runChild(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry)], {
+/** Starts a service process; stopping it waits `boundMs` for it to stop by itself (SIGTERM), then kills it. */
+function runChild(entry: string, env: NodeJS.ProcessEnv, boundMs: number): Running {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry)], {
     cwd: ROOT,
     env,
     stdio: 'inherit',
     detached: true,
   });
+  children.add(child);
+  const exited = new Promise<string>((done) => {
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      done(signal ? `signal ${signal}` : `code ${code}`);
+    });
+    // Could not be started at all: no 'exit' follows.
+    child.once('error', (err) => (children.delete(child), done(`failed to start: ${err.message}`)));
+  });
+  return { exited, stop: () => stopChild(child, boundMs) };
 }
 
 main().catch((err) => {

@@ -38,6 +38,10 @@ import {
 export interface EmbeddedPostgresHandle {
   databaseUrl(database: string): string;
   createDatabase(name: string): Promise<void>;
+  /** Settles when the running server exits, with how it exited (npm start restarts it). */
+  readonly exited: Promise<string>;
+  /** Starts the server again on the same data directory and port, after it exited. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -73,7 +77,7 @@ export async function startEmbeddedPostgres(options: {
   const bin = join(await distribution(user, notice), 'bin');
   const dataDir = user ? rootDataDir(options.dataDir, user, notice) : resolve(options.dataDir);
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await initdb(bin, dataDir, user, log);
-  const child = await startServer(bin, dataDir, options, user, log);
+  let server = await startServer(bin, dataDir, options, user, log);
   const url = (database: string) => `postgresql://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${database}`;
   return {
     databaseUrl: url,
@@ -87,8 +91,14 @@ export async function startEmbeddedPostgres(options: {
         await client.end();
       }
     },
+    get exited() {
+      return server.exited;
+    },
+    async restart() {
+      server = await startServer(bin, dataDir, options, user, log);
+    },
     async stop() {
-      await child.stop();
+      await server.stop();
       if (!options.persistent) removeCluster(options.dataDir, dataDir);
     },
   };
@@ -166,6 +176,8 @@ async function initdb(
 }
 
 interface Server {
+  /** How the server exited ("code 0", "signal SIGQUIT"), once it has. */
+  exited: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -193,7 +205,9 @@ async function startServer(
     detached: options.detached ?? false,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const exited = new Promise<string>((done) =>
+    child.once('exit', (code, signal) => done(signal ? `signal ${signal}` : `code ${code}`)),
+  );
   const lastResort = () => stopSignal(child, 'SIGINT');
   const onSignal = (signal: NodeJS.Signals) => {
     stopSignal(child, 'SIGINT');
@@ -214,7 +228,10 @@ async function startServer(
     forget();
     throw err;
   }
+  // A server that exits by itself needs no last resort: a restart registers its own.
+  void exited.then(forget);
   return {
+    exited,
     async stop() {
       stopSignal(child, 'SIGINT');
       const late = setTimeout(() => stopSignal(child, 'SIGQUIT'), STOP_TIMEOUT_MS);

@@ -40,6 +40,8 @@ export const SQLITE_FILE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
 export interface TemporalDevServerHandle {
   address: string;
   uiUrl?: string;
+  /** Settles when the server exits, with how it exited (npm start restarts it). */
+  exited: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +80,12 @@ export async function startTemporalDevServer(options: {
   });
   const lastResort = () => child.kill('SIGTERM');
   if (options.detached) process.on('exit', lastResort);
+  const exited = new Promise<string>((done) =>
+    child.once('exit', (code, signal) => {
+      process.removeListener('exit', lastResort);
+      done(signal ? `signal ${signal}` : `code ${code}`);
+    }),
+  );
   const log = options.log ?? (() => undefined);
   child.stdout?.on('data', (d: Buffer) => log(d.toString()));
   child.stderr?.on('data', (d: Buffer) => log(d.toString()));
@@ -91,6 +99,7 @@ export async function startTemporalDevServer(options: {
   return {
     address,
     uiUrl: options.uiPort ? `http://localhost:${options.uiPort}` : undefined,
+    exited,
     stop: () => stopChild(child).finally(() => process.removeListener('exit', lastResort)),
   };
 }
