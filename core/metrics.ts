@@ -47,6 +47,12 @@ export const webhookAttempts = counter('rewards_webhook_attempts_total', 'Webhoo
   'outcome',
 ] as const);
 
+export const webhookFirstAttemptsResent = counter(
+  'rewards_webhook_first_attempts_resent_total',
+  'First attempts sent again because the relay that claimed the webhook before stopped without recording one (it died, or failed mid-way): each may have reached the receiver twice.',
+  [] as const,
+);
+
 export const activityFailures = counter(
   'rewards_activity_failures_total',
   'Activity executions that failed, by activity type.',

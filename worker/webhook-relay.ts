@@ -8,7 +8,10 @@
 // attempt recorded, inspectable and replayable in the UI.
 //
 // Nothing is lost when a relay dies: a claimed row whose relay never finished is claimed
-// again when its claim expires, and the attempt record of a first attempt that was already
+// again when its claim expires. Claims are short (10 s) and renewed every 3 s while the relay
+// holds the row, so a dead relay's rows go to another relay (or to the same worker restarted)
+// within seconds, where a claim long enough to outlast any attempt kept them for a minute.
+// The attempt record of a first attempt that was already
 // made is reused rather than sent again (attempts are idempotent per webhook and number).
 // Bounded everywhere: first attempts in flight per process and per issuer, rows per claim,
 // and the wait between polls when no notification arrives.
@@ -18,11 +21,14 @@ import type { WorkflowEngine } from '../core/workflow-engine';
 import type { WebhookDestinations } from '../core/webhooks/destination-guard';
 import type { KeyRing } from '../core/crypto/key-ring';
 import { listen, type Listener } from '../prisma/listen';
+import { webhookFirstAttemptsResent } from '../core/metrics';
 import {
   claimOutbox,
   markRelayed,
   OUTBOX_CHANNEL,
   releaseClaim,
+  renewClaims,
+  unclaim,
   type LocalRelay,
   type OutboxRow,
 } from '../activities/webhooks/outbox';
@@ -34,8 +40,10 @@ export interface RelayOptions {
   concurrency: number;
   /** ... of one issuer: a slow receiver holds at most this many slots. */
   perIssuer: number;
-  /** How long a claim holds; longer than an attempt (10 s) and its bookkeeping. */
+  /** How long a claim holds unless renewed: how long a dead relay's rows wait for another. */
   claimMs: number;
+  /** How often the relay extends the claims of the rows it holds; well inside claimMs. */
+  renewMs: number;
   /** Poll interval when no notification comes (the listener was down, or a claim expired). */
   pollMs: number;
   /** A row whose relay failed mid-way (Temporal down) is tried again after this. */
@@ -45,7 +53,8 @@ export interface RelayOptions {
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   concurrency: 32,
   perIssuer: 8,
-  claimMs: 60_000,
+  claimMs: 10_000,
+  renewMs: 3_000,
   pollMs: 2_000,
   retryInMs: 5_000,
 };
@@ -77,7 +86,10 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
   const enqueue = (row: OutboxRow) =>
     queued.set(row.issuerId, [...(queued.get(row.issuerId) ?? []), { ...row, claimedAtMs: performance.now() }]);
   const inFlight = new Map<string, number>();
+  const inFlightIds = new Set<string>();
   const running = new Set<Promise<void>>();
+  // When every claim this relay held was last extended (performance.now()).
+  let renewedAtMs = -Infinity;
   let total = 0;
   let stopping = false;
   let dirty = true;
@@ -98,6 +110,7 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
       // relayed when no workflow is needed. A first attempt made before (its relay died) is
       // taken as recorded, never sent again.
       const recorded = row.state.recorded;
+      if (row.claimedBefore && !recorded) webhookFirstAttemptsResent.inc();
       const result = recorded ? resultOf(recorded) : await attemptAndRecord(deps, row.state, input, true);
       if (result.outcome === 'failed' && nextAttemptInMs !== null) {
         await startDeliveryRetries(deps.temporal, {
@@ -122,11 +135,13 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
         // Waited so long behind a slow receiver that the claim may lapse while sending: leave
         // it to the table (its claim expires, then a relay claims it) rather than risk a
         // second relay sending it too.
-        if (performance.now() - row.claimedAtMs > options.claimMs / 2) continue;
+        if (performance.now() - Math.max(row.claimedAtMs, renewedAtMs) > options.claimMs / 2) continue;
         total++;
         inFlight.set(issuerId, (inFlight.get(issuerId) ?? 0) + 1);
+        inFlightIds.add(row.id);
         const done = relayOne(row).finally(() => {
           total--;
+          inFlightIds.delete(row.id);
           inFlight.set(issuerId, inFlight.get(issuerId)! - 1);
           if (inFlight.get(issuerId) === 0) inFlight.delete(issuerId);
           running.delete(done);
@@ -154,6 +169,17 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
     // A full claim means more may be waiting: look again without waiting for a notification.
     if (rows.length === room) dirty = true;
   }
+
+  // Every row held (waiting for a slot or in flight) keeps its claim while this process lives.
+  const renewal = setInterval(() => {
+    const ids = [...inFlightIds, ...[...queued.values()].flat().map((row) => row.id)];
+    const startedMs = performance.now();
+    renewClaims(deps.db, ids, options.claimMs).then(
+      () => (renewedAtMs = startedMs),
+      (err: unknown) => deps.logger.warn({ err }, 'webhook relay could not renew its claims; retrying'),
+    );
+  }, options.renewMs);
+  renewal.unref();
 
   const loop = (async () => {
     while (!stopping) {
@@ -194,9 +220,10 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
       wake?.();
       await loop;
       await Promise.allSettled([...running]);
+      clearInterval(renewal);
       const unstarted = [...queued.values()].flat().map((row) => row.id);
       queued.clear();
-      await releaseClaim(deps.db, unstarted, 0).catch(() => undefined);
+      await unclaim(deps.db, unstarted).catch(() => undefined);
       await listener.close();
     },
   };
