@@ -15,6 +15,7 @@ import { collectProcessMetrics } from '../core/metrics';
 import { startWorkerMetricsServer } from './metrics-server';
 import { createWorker } from './worker';
 import { startWebhookRelay } from './webhook-relay';
+import { startHandoverWatch } from './handover-watch';
 import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
 import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
 
@@ -75,9 +76,14 @@ async function main(): Promise<void> {
     maxConcurrentActivities: config.databasePoolSize,
     shutdownGraceMs: config.workerShutdownGraceMs,
   });
-  // The SDK shuts the worker down on these signals by itself; the relay stops beside it.
+  const handoverWatch = startHandoverWatch({ db, clock, temporal, logger });
+  // The SDK shuts the worker down on these signals by itself; the relay and the hand-over
+  // watch stop beside it.
   let relayStopped: Promise<void> | undefined;
-  const stopRelay = () => (relayStopped ??= stopWithin(relay, RELAY_STOP_MS, logger));
+  const stopRelay = () =>
+    (relayStopped ??= Promise.all([stopWithin(relay, RELAY_STOP_MS, logger), handoverWatch.stop()]).then(
+      () => undefined,
+    ));
   const onSignal = () => {
     void stopRelay();
     setTimeout(

@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createWorker } from '../../worker/worker';
 import { startWebhookRelay, type RelayOptions, type WebhookRelay } from '../../worker/webhook-relay';
+import { startHandoverWatch, type HandoverWatch, type HandoverWatchOptions } from '../../worker/handover-watch';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
 import { handOver } from '../../core/domain/handover';
@@ -49,6 +50,8 @@ export async function startStack(
     clock?: { now(): Date };
     temporalAddress?: string;
     relay?: Partial<RelayOptions>;
+    /** Runs the worker's hand-over watch with these options (off by default: stacks share the database). */
+    handoverWatch?: Partial<HandoverWatchOptions>;
     /** Workflow settings other than the defaults, for the API, the worker and the relay alike. */
     settings?: Partial<WorkflowSettings>;
     /** Where the worker, the relay and the API let webhooks go; loopback receivers by default. */
@@ -90,6 +93,8 @@ export async function startStack(
     },
   });
   const running = worker.run();
+  const handoverWatch: HandoverWatch | undefined =
+    options.handoverWatch && startHandoverWatch({ db, clock, temporal: engine, logger }, options.handoverWatch);
   const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
   const app = await startTestApp({ db, handover, temporal: engine, webhookDestinations, webhookSecretKeys });
   return {
@@ -115,6 +120,7 @@ export async function startStack(
       await handover.drain();
       await app.close();
       await relay.stop();
+      await handoverWatch?.stop();
       worker.shutdown();
       await running;
       await workerConnection.close();

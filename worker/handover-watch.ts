@@ -1,0 +1,80 @@
+// Hands over, within seconds, acknowledged events that never reached their workflow: the API
+// died between its commit and its hand-over, or Temporal refused it. The API hands over right
+// after the commit; what is still queued GRACE_MS later was dropped by it. The per-minute
+// handoverSweeper schedule alone left such events waiting 30 to 90 s; this watch looks every
+// INTERVAL_MS with one index probe and, when something waits, runs the same sweep in-process
+// (activities/sweeper.ts). Handing over an event the API is handing over too is harmless: the
+// running workflow ignores a repeated signal, and a finished one is only started again for an
+// event still pending (core/domain/handover.ts). The schedule stays as the net.
+import type { Logger } from '../core/logger';
+import { createSweepActivities, type SweepDeps } from '../activities/sweeper';
+
+export interface HandoverWatchOptions {
+  /** How often the queue is probed. */
+  intervalMs: number;
+  /** Queued events younger than this are left to the API that accepted them. */
+  graceMs: number;
+  /** Events handed over per turn at most; the next turn takes the rest. */
+  limit: number;
+}
+
+/** Worst case after an API death: grace + interval + one sweep, about 11 s. */
+export const DEFAULT_HANDOVER_WATCH: HandoverWatchOptions = { intervalMs: 3_000, graceMs: 8_000, limit: 1_000 };
+
+/** A failing hand-over (Temporal down) is logged at most this often. */
+const WARN_EVERY_MS = 30_000;
+
+export interface HandoverWatch {
+  stop(): Promise<void>;
+}
+
+export function startHandoverWatch(
+  deps: SweepDeps & { logger: Logger },
+  overrides: Partial<HandoverWatchOptions> = {},
+): HandoverWatch {
+  const options = { ...DEFAULT_HANDOVER_WATCH, ...overrides };
+  const { sweepHandovers } = createSweepActivities(deps);
+  let stopped = false;
+  let lastWarnMs = -Infinity;
+  let timer: NodeJS.Timeout | undefined;
+  let turn: Promise<void> = Promise.resolve();
+
+  const waiting = async (): Promise<boolean> => {
+    const cutoff = new Date(deps.clock.now().getTime() - options.graceMs);
+    const [{ found }] = await deps.db.$queryRaw<Array<{ found: boolean }>>`
+      SELECT EXISTS (SELECT 1 FROM handover_pending WHERE queued_at < ${cutoff}) AS found`;
+    return found;
+  };
+
+  const sweep = async () => {
+    try {
+      if (!(await waiting())) return;
+      const result = await sweepHandovers({ olderThanMs: options.graceMs, limit: options.limit });
+      if (result.handedOver > 0 || result.alreadyProcessed > 0)
+        deps.logger.info(result, 'handed over events the API had not');
+      if (result.failed > 0) warn(result);
+    } catch (err) {
+      warn({ err });
+    }
+  };
+  const warn = (details: object) => {
+    if (performance.now() - lastWarnMs < WARN_EVERY_MS) return;
+    lastWarnMs = performance.now();
+    deps.logger.warn(details, 'hand-over watch could not hand over; retrying');
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      turn = sweep().finally(schedule);
+    }, options.intervalMs);
+  };
+  schedule();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await turn;
+    },
+  };
+}
