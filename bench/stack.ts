@@ -25,6 +25,8 @@ export interface BenchStack {
   spawnNode(entry: string, extraEnv?: Record<string, string>): ChildProcess;
   /** The worker process (worker/main.ts), to pause it while a phase measures the API alone. */
   worker: ChildProcess;
+  /** The API process (api/server.ts); the fault script kills it. */
+  api: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -93,13 +95,13 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       children.push(child);
       return child;
     };
-    spawnNode('api/server.ts');
+    const api = spawnNode('api/server.ts');
     // The real worker process; its metrics ports are fixed by default, so off here (a second
     // stack on the machine would collide on them).
     const worker = spawnNode('worker/main.ts', { WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0' });
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitForReady(apiUrl);
-    return { apiUrl, databaseUrl, temporalAddress: temporal.address, operatorToken, spawnNode, worker, stop };
+    return { apiUrl, databaseUrl, temporalAddress: temporal.address, operatorToken, spawnNode, worker, api, stop };
   } catch (err) {
     await stop();
     throw err;
