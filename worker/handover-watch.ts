@@ -21,6 +21,13 @@ export interface HandoverWatchOptions {
 /** Worst case after an API death: grace + interval + one sweep, about 11 s. */
 export const DEFAULT_HANDOVER_WATCH: HandoverWatchOptions = { intervalMs: 3_000, graceMs: 8_000, limit: 1_000 };
 
+/**
+ * How long stop() waits for a sweep under way. A sweep may take longer (a large backlog); what
+ * it leaves stays queued for the next watch or the schedule, since each page leaves the queue
+ * only once handed over. Inside the worker's own shutdown bound (worker/shutdown.ts).
+ */
+const STOP_WAIT_MS = 5_000;
+
 /** A failing hand-over (Temporal down) is logged at most this often. */
 const WARN_EVERY_MS = 30_000;
 
@@ -74,7 +81,9 @@ export function startHandoverWatch(
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await turn;
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([turn, new Promise((resolve) => (bound = setTimeout(resolve, STOP_WAIT_MS)))]);
+      clearTimeout(bound);
     },
   };
 }
