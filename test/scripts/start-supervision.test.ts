@@ -1,5 +1,5 @@
-// `npm start` keeps what it started running: an API killed with SIGKILL is started again and
-// answers once more; PostgreSQL stopped the way `pg_ctl stop -m immediate` stops it (SIGQUIT to
+// `npm start` keeps what it started running: an API, a worker or a Temporal dev server killed
+// with SIGKILL is started again (the API answers once more); PostgreSQL stopped the way `pg_ctl stop -m immediate` stops it (SIGQUIT to
 // the postmaster) is started again on the same data while the API keeps answering /healthz and
 // answers 503 with Retry-After, never a refused connection, until the database is back.
 import assert from 'node:assert/strict';
@@ -104,6 +104,33 @@ describe('scripts/start.ts supervision (npm start)', function () {
       () => output,
     );
     assert.notEqual(restarted, api);
+    await until(
+      'the API ready again',
+      () => status('/readyz').then((s) => (s === 200 ? true : undefined)),
+      () => output,
+    );
+  });
+
+  it('starts a killed worker again', async () => {
+    const [worker] = childrenOf(stack!.pid!, /worker\/main\.ts/);
+    assert.ok(worker, 'the worker process');
+    process.kill(worker, 'SIGKILL');
+    await until(
+      'a new worker process',
+      async () => childrenOf(stack!.pid!, /worker\/main\.ts/).find((pid) => pid !== worker),
+      () => output,
+    );
+  });
+
+  it('starts a killed Temporal dev server again on the same port, and the API reaches it', async () => {
+    const [temporal] = childrenOf(stack!.pid!, /server start-dev/);
+    assert.ok(temporal, 'the Temporal dev server');
+    process.kill(temporal, 'SIGKILL');
+    await until(
+      'a new Temporal dev server',
+      async () => childrenOf(stack!.pid!, /server start-dev/).find((pid) => pid !== temporal),
+      () => output,
+    );
     await until(
       'the API ready again',
       () => status('/readyz').then((s) => (s === 200 ? true : undefined)),
