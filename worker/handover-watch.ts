@@ -1,9 +1,9 @@
 // Hands over, within seconds, acknowledged events that never reached their workflow: the API
 // died between its commit and its hand-over, or Temporal refused it. The API hands over right
-// after the commit; what is still queued GRACE_MS later was dropped by it. The per-minute
-// handoverSweeper schedule alone left such events waiting 30 to 90 s; this watch looks every
-// INTERVAL_MS with one index probe and, when something waits, runs the same sweep in-process
-// (activities/sweeper.ts). Handing over an event the API is handing over too is harmless: the
+// after the commit; what is still queued `graceMs` later was dropped by it. The per-minute
+// handoverSweeper schedule alone would leave such events waiting up to a minute and a half; this
+// watch looks every `intervalMs` with one index probe and, when something waits, runs the same
+// sweep in-process (activities/sweeper.ts; docs/decisions/0020-recovery-in-seconds.md). Handing over an event the API is handing over too is harmless: the
 // running workflow ignores a repeated signal, and a finished one is only started again for an
 // event still pending (core/domain/handover.ts). The schedule stays as the net.
 import type { Logger } from '../core/logger';

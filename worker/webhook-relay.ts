@@ -10,7 +10,8 @@
 // Nothing is lost when a relay dies: a claimed row whose relay never finished is claimed
 // again when its claim expires. Claims are short (10 s) and renewed every 3 s while the relay
 // holds the row, so a dead relay's rows go to another relay (or to the same worker restarted)
-// within seconds, where a claim long enough to outlast any attempt kept them for a minute.
+// within seconds; a claim long enough to outlast any attempt unrenewed would keep them for a
+// minute (docs/decisions/0020-recovery-in-seconds.md).
 // The attempt record of a first attempt that was already
 // made is reused rather than sent again (attempts are idempotent per webhook and number).
 // Bounded everywhere: first attempts in flight per process and per issuer, rows per claim,
