@@ -39,7 +39,7 @@ function* causeChain(err: unknown): Generator<ErrorLike> {
   for (let depth = 0; depth < 8 && current && typeof current === 'object'; depth++) {
     yield current as ErrorLike;
     const e = current as ErrorLike & { meta?: { driverAdapterError?: unknown } };
-    // Prisma reports a driver failure it has no code of its own for (a session the server
+    // Prisma reports a driver failure it has no code of its own for (a connection the server
     // ended: P2039) with the pg error under meta.driverAdapterError.cause.
     current = e.cause ?? e.meta?.driverAdapterError;
   }

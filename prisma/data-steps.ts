@@ -19,7 +19,7 @@ export type DataStep = (ctx: DataStepContext) => Promise<string | void>;
 const SEAL_BATCH = 500;
 
 /**
- * Issue 13, finding 3: seals the plaintext `secret` and `previous_secret` of every endpoint, so
+ * Seals the plaintext `secret` and `previous_secret` of every endpoint, so
  * that the migration's SQL can drop those columns. Each webhook keeps verifying with the secret
  * its issuer holds: the same secret, now stored sealed.
  */

@@ -1,7 +1,7 @@
 // A pooled connection held across several statements (a raw-SQL transaction, an export's
 // snapshot). pg-pool listens for a connection's 'error' only while the connection is idle in
 // the pool and removes that listener when it hands the connection out. Should the server end
-// the session while we hold it (a restart, a failover, pg_terminate_backend), the pg Client
+// the connection while we hold it (a restart, a failover, pg_terminate_backend), the pg Client
 // emits 'error', and an 'error' nobody listens to is thrown by Node and ends the whole
 // process. So a held connection listens from check-out to release: the loss is recorded, the
 // statement in flight (or the next one) fails with DatabaseConnectionLost, which

@@ -53,7 +53,7 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
 export async function migrate(databaseUrl: string, options: MigrateOptions = {}): Promise<MigrationResult> {
   const { dir = MIGRATIONS_DIR, dataSteps = DATA_STEPS } = options;
   const client = new pg.Client({ connectionString: databaseUrl });
-  // A lost session fails the statement in flight, which fails the run; its 'error' event must
+  // A lost connection fails the statement in flight, which fails the run; its 'error' event must
   // not also be thrown at the process by an emitter nobody listens to.
   client.on('error', () => undefined);
   await client.connect();

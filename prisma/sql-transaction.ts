@@ -36,7 +36,7 @@ const types = {
 const STATEMENT_TIMEOUT_MS = 20_000;
 
 export async function sqlTransaction<T>(db: Db, fn: (tx: SqlTx) => Promise<T>): Promise<T> {
-  // Held, not merely checked out: a session the server ends mid-transaction fails this
+  // Held, not merely checked out: a connection the server ends mid-transaction fails this
   // transaction with DatabaseConnectionLost (retryable) rather than the process.
   const connection = await HeldConnection.checkOut(poolOf(db));
   let broken: Error | undefined;

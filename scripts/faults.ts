@@ -53,17 +53,17 @@ const SCENARIOS: Record<string, Fault> = {
     await sleep(RESTART_AFTER_MS);
     stack.worker = stack.spawnNode('worker/main.ts', WORKER_ENV);
   },
-  // Every session of the service's database ended, three times a second apart, as a
+  // Every connection of the service's database ended, three times a second apart, as a
   // PostgreSQL restart or failover ends them: transactions, exports, LISTEN and idle ones.
-  async 'db-sessions'(stack) {
+  async 'db-connections'(stack) {
     for (let round = 0; round < 3; round++) {
-      await terminateSessions(stack.databaseUrl);
+      await terminateConnections(stack.databaseUrl);
       await sleep(1_000);
     }
   },
 };
 
-async function terminateSessions(databaseUrl: string): Promise<void> {
+async function terminateConnections(databaseUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   client.on('error', () => undefined);
   await client.connect();

@@ -106,7 +106,7 @@ interface OpenExport {
 /**
  * Opens the snapshot and reads the first page before the response starts, so that a database
  * failure is still an ordinary error answer (503, 500) rather than a cut-off stream. The
- * connection is held (prisma/held-connection.ts): a session the server ends while a slow
+ * connection is held (prisma/held-connection.ts): a connection the server ends while a slow
  * client reads fails this export alone, whose response is then cut before its checksum line.
  */
 async function open(db: Db, options: ExportOptions, pageSize: number): Promise<OpenExport> {

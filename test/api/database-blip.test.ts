@@ -1,7 +1,7 @@
-// The API when PostgreSQL ends its sessions (pg_terminate_backend, as a restart or a failover
+// The API when PostgreSQL ends its connections (pg_terminate_backend, as a restart or a failover
 // does): the request whose transaction or statement was cut answers 503 database_unavailable
 // with Retry-After, an export already streaming is cut before its checksum line, idle pooled
-// sessions are replaced unnoticed, and the process lives on (an unheard 'error' on a pg client
+// connections are replaced unnoticed, and the process lives on (an unheard 'error' on a pg client
 // would end this test run) and answers the next request.
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -21,7 +21,7 @@ import { createDb, type Db } from '../../prisma/client';
 
 const APPLICATION = 'api_blip_test';
 
-describe('API on a database that ends its sessions', () => {
+describe('API on a database that ends its connections', () => {
   let db: Db;
   let app: TestApp;
   let issuer: TestIssuer;
@@ -42,7 +42,7 @@ describe('API on a database that ends its sessions', () => {
     assert.equal((await issuer.call('POST', '/api/v2/chg', groupBody())).status, 201);
   };
 
-  /** Sends `send()` while `table` is locked, ends the session it waits in, then lets go. */
+  /** Sends `send()` while `table` is locked, ends the connection it waits in, then lets go. */
   const cutWhileBlocked = async <T>(table: string, send: () => Promise<T>): Promise<T> => {
     const lock = await lockTable(table);
     try {
@@ -71,13 +71,13 @@ describe('API on a database that ends its sessions', () => {
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
   });
 
-  it('replaces idle pooled sessions the server ended, without a failed request', async () => {
+  it('replaces idle pooled connections the server ended, without a failed request', async () => {
     await assertAlive();
     assert.ok((await terminateApplication(APPLICATION, 'idle')) > 0);
     await assertAlive();
   });
 
-  it('cuts an export already streaming when its session is ended, before the checksum line', async () => {
+  it('cuts an export already streaming when its connection is ended, before the checksum line', async () => {
     const start = new Date(Date.now() - 3_600_000);
     await bulkCashbackEarned(
       db,
@@ -94,7 +94,7 @@ describe('API on a database that ends its sessions', () => {
       const done = (cut: boolean, status?: number) => resolve({ status, text: Buffer.concat(parts).toString(), cut });
       http
         .get(url, { headers: { authorization: `Bearer ${issuer.token}` } }, (res) => {
-          // A slow reader: one chunk, then nothing until the export's session is gone.
+          // A slow reader: one chunk, then nothing until the export's connection is gone.
           res.once('data', (first: Buffer) => {
             parts.push(first);
             res.pause();

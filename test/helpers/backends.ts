@@ -1,11 +1,11 @@
-// Ends chosen PostgreSQL sessions of the run's database the way a restart or a failover does
-// (pg_terminate_backend), and holds table locks that stop a session at a known statement, so a
+// Ends chosen PostgreSQL connections of the run's database the way a restart or a failover does
+// (pg_terminate_backend), and holds table locks that stop a connection at a known statement, so a
 // test can cut a connection mid-transaction, mid-export or while it sits idle.
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { testDatabaseUrl } from './env';
 
-/** The run's database URL with an application_name, so a test can find that pool's sessions. */
+/** The run's database URL with an application_name, so a test can find that pool's connections. */
 export function namedDatabaseUrl(applicationName: string): string {
   const url = new URL(testDatabaseUrl());
   url.searchParams.set('application_name', applicationName);
@@ -19,7 +19,7 @@ export async function adminClient(): Promise<pg.Client> {
   return client;
 }
 
-/** A session holding `LOCK TABLE ... IN <mode>` until release(), to stop writers at that table. */
+/** A connection holding `LOCK TABLE ... IN <mode>` until release(), to stop writers at that table. */
 export async function lockTable(
   table: string,
   mode = 'SHARE ROW EXCLUSIVE',
@@ -40,7 +40,7 @@ export async function lockTable(
   };
 }
 
-/** A session holding one row of `table` FOR UPDATE until release(), to stop the next locker of it. */
+/** A connection holding one row of `table` FOR UPDATE until release(), to stop the next locker of it. */
 export async function lockRow(table: string, id: string): Promise<{ pid: number; release(): Promise<void> }> {
   const client = await adminClient();
   const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
@@ -55,7 +55,7 @@ export async function lockRow(table: string, id: string): Promise<{ pid: number;
   };
 }
 
-/** Waits (bounded) until a session waits for `holderPid`'s lock, then terminates every such session. */
+/** Waits (bounded) until a connection waits for `holderPid`'s lock, then terminates every such connection. */
 export async function terminateBlockedBy(holderPid: number): Promise<number> {
   return terminateWhen(
     `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`,
@@ -63,7 +63,7 @@ export async function terminateBlockedBy(holderPid: number): Promise<number> {
   );
 }
 
-/** Waits (bounded) until the named pool has a session in `state`, then terminates all of them. */
+/** Waits (bounded) until the named pool has a connection in `state`, then terminates all of them. */
 export async function terminateApplication(applicationName: string, state: string): Promise<number> {
   return terminateWhen(
     `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -89,7 +89,7 @@ async function terminateWhen(sql: string, values: unknown[]): Promise<number> {
       if (rowCount) return rowCount;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    assert.fail('no session to terminate appeared');
+    assert.fail('no connection to terminate appeared');
   } finally {
     await client.end();
   }

@@ -1,5 +1,5 @@
-// A raw-SQL transaction whose session the server ends (pg_terminate_backend) fails alone with
-// an error classified database_unavailable, whether the session was cut mid-statement or while
+// A raw-SQL transaction whose connection the server ends (pg_terminate_backend) fails alone with
+// an error classified database_unavailable, whether the connection was cut mid-statement or while
 // it sat idle between two statements; the process hears the connection's 'error' (an unheard
 // one would end the test run) and the pool hands out a working connection next.
 import assert from 'node:assert/strict';
@@ -29,7 +29,7 @@ describe('sqlTransaction on a connection the server ends', () => {
     }
   };
 
-  it('fails with database_unavailable when the session is ended mid-statement', async () => {
+  it('fails with database_unavailable when the connection is ended mid-statement', async () => {
     const failure = await sqlTransaction(db, async (tx) => {
       const [{ pid }] = await tx.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
       const endSoon = async () => {
@@ -46,7 +46,7 @@ describe('sqlTransaction on a connection the server ends', () => {
     assert.equal(ok, 1);
   });
 
-  it('fails with DatabaseConnectionLost when the session is ended between two statements', async () => {
+  it('fails with DatabaseConnectionLost when the connection is ended between two statements', async () => {
     const failure = await sqlTransaction(db, async (tx) => {
       const [{ pid }] = await tx.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
       await terminate(pid);

@@ -1,6 +1,6 @@
-// The worker when PostgreSQL ends its sessions (pg_terminate_backend, as a restart or a failover
+// The worker when PostgreSQL ends its connections (pg_terminate_backend, as a restart or a failover
 // does): a settlement whose transaction is cut fails that attempt alone, is retried and posts
-// once; idle pooled and LISTEN sessions are replaced; the process lives on (an unheard 'error' on
+// once; idle pooled and LISTEN connections are replaced; the process lives on (an unheard 'error' on
 // a pg client would end this test run) and the next purchase is processed as usual.
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
@@ -13,9 +13,9 @@ import { lockRow, terminateBlockedBy, adminClient } from '../helpers/backends';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
-describe('worker on a database that ends its sessions', function () {
+describe('worker on a database that ends its connections', function () {
   this.timeout(120_000);
-  // Armed by a test: the next settlement's session is ended while it waits for its event's lock.
+  // Armed by a test: the next settlement's connection is ended while it waits for its event's lock.
   let cutNextSettlement = false;
   const attempts: string[] = [];
   let stack: Stack;
@@ -73,7 +73,7 @@ describe('worker on a database that ends its sessions', function () {
     await assertPostedOnce(id, 150n);
   });
 
-  it('replaces idle pooled and LISTEN sessions the server ended, and processes the next purchase', async () => {
+  it('replaces idle pooled and LISTEN connections the server ended, and processes the next purchase', async () => {
     const admin = await adminClient();
     try {
       const { rowCount } = await admin.query(
