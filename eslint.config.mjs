@@ -51,5 +51,8 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   // Small modules with one job: no function of the service over 80 lines, so each reads whole.
-  { files: ['api/**/*.ts', 'activities/**/*.ts'], rules: { 'max-lines-per-function': ['error', { max: 80 }] } },
+  {
+    files: ['api/**/*.ts', 'activities/**/*.ts', 'core/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 80 }] },
+  },
 );

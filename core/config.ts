@@ -80,9 +80,9 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const MIN_SETTLEMENT_TIMEOUT_MS = 60_000;
 const MAX_SETTLEMENT_TIMEOUT_MS = 90 * 86_400_000;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const problems: string[] = [];
-
+/** Typed readers of the environment; each bad value adds a problem and yields the fallback. */
+function envReader(env: NodeJS.ProcessEnv, problems: string[]) {
+  const str = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
   const int = (name: string, fallback: number, min: number, max: number): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -93,7 +93,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return value;
   };
-  const str = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
   const bool = (name: string, fallback: boolean): boolean => {
     const raw = str(name);
     if (raw === undefined) return fallback;
@@ -102,7 +101,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`${name} must be true or false (got "${raw}")`);
     return fallback;
   };
-
   const duration = (name: string, fallback: number, min: number, max: number): number => {
     const raw = str(name);
     if (raw === undefined) return fallback;
@@ -131,7 +129,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return waits as number[];
   };
+  return { str, int, bool, duration, schedule };
+}
 
+type EnvReader = ReturnType<typeof envReader>;
+
+/** The settings checked beyond their type: URLs, token lengths, levels, secrets and what they allow. */
+function checkedSettings(env: NodeJS.ProcessEnv, { str, bool }: EnvReader, problems: string[]) {
   const databaseUrl = str('DATABASE_URL');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push('DATABASE_URL must be a postgresql:// URL');
@@ -150,66 +154,81 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   bool('TEMPORAL_TLS', false);
   const temporal = readTemporalSettings(env, problems);
   const seedSandbox = str('SEED_SANDBOX') === undefined ? undefined : bool('SEED_SANDBOX', false);
-  // Issue 13: webhooks must not reach inside the network a production deployment runs in.
+  // Webhooks must not reach inside the network a production deployment runs in.
   const webhookAllowPrivateDestinations = bool('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS', false);
   if (webhookAllowPrivateDestinations && env.NODE_ENV === 'production') {
     problems.push(
       'WEBHOOK_ALLOW_PRIVATE_DESTINATIONS must not be true when NODE_ENV=production (it lets webhooks reach internal addresses)',
     );
   }
-
   // Never echoed in a problem: it is key material.
   const webhookSecretKeysText = str('WEBHOOK_SECRET_KEYS');
   const webhookSecretKeys =
     webhookSecretKeysText === undefined ? undefined : parseKeyRing('WEBHOOK_SECRET_KEYS', webhookSecretKeysText);
   problems.push(...(webhookSecretKeys?.problems ?? []));
-
-  const config: Config = {
-    port: int('PORT', 3000, 0, 65535),
-    // One API process per core (up to 8): on the project machine two processes served 1.2x the
-    // reads and 1.4x the ingestion of one (docs/benchmarks.md).
-    apiProcesses: int('API_PROCESSES', Math.min(os.availableParallelism(), 8), 1, 64),
-    host: str('HOST') ?? '0.0.0.0',
+  return {
     databaseUrl,
-    databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 500),
-    temporalAddress: temporal.profile.address,
-    temporalNamespace: temporal.profile.namespace ?? 'default',
-    temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'rewards',
-    temporalApiKey: temporal.profile.apiKey,
-    temporalTls: temporal.tls,
-    temporal,
-    temporalCli: str('TEMPORAL_CLI'),
-    seedSandbox,
     operatorToken,
     metricsToken,
     logLevel,
-    dataDir: str('DATA_DIR') ?? '.data',
-    embeddedPgPort: int('EMBEDDED_PG_PORT', 54329, 1, 65535),
-    temporalDevPort: int('TEMPORAL_DEV_PORT', 7233, 1, 65535),
-    temporalUiPort: int('TEMPORAL_UI_PORT', 8233, 1, 65535),
-    workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
-    temporalMetricsPort: int('TEMPORAL_METRICS_PORT', 9465, 0, 65535),
-    settlementTimeoutMs: duration(
+    temporal,
+    seedSandbox,
+    webhookAllowPrivateDestinations,
+    webhookSecretKeys: webhookSecretKeys?.ring,
+  };
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const read = envReader(env, problems);
+  const checked = checkedSettings(env, read, problems);
+  const { temporal } = checked;
+  const config: Config = {
+    port: read.int('PORT', 3000, 0, 65535),
+    // One API process per core (up to 8): on the project machine two processes served 1.2x the
+    // reads and 1.4x the ingestion of one (docs/benchmarks.md).
+    apiProcesses: read.int('API_PROCESSES', Math.min(os.availableParallelism(), 8), 1, 64),
+    host: read.str('HOST') ?? '0.0.0.0',
+    databaseUrl: checked.databaseUrl,
+    databasePoolSize: read.int('DATABASE_POOL_SIZE', 10, 1, 500),
+    temporalAddress: temporal.profile.address,
+    temporalNamespace: temporal.profile.namespace ?? 'default',
+    temporalTaskQueue: read.str('TEMPORAL_TASK_QUEUE') ?? 'rewards',
+    temporalApiKey: temporal.profile.apiKey,
+    temporalTls: temporal.tls,
+    temporal,
+    temporalCli: read.str('TEMPORAL_CLI'),
+    seedSandbox: checked.seedSandbox,
+    operatorToken: checked.operatorToken,
+    metricsToken: checked.metricsToken,
+    logLevel: checked.logLevel,
+    dataDir: read.str('DATA_DIR') ?? '.data',
+    embeddedPgPort: read.int('EMBEDDED_PG_PORT', 54329, 1, 65535),
+    temporalDevPort: read.int('TEMPORAL_DEV_PORT', 7233, 1, 65535),
+    temporalUiPort: read.int('TEMPORAL_UI_PORT', 8233, 1, 65535),
+    workerMetricsPort: read.int('WORKER_METRICS_PORT', 9464, 0, 65535),
+    temporalMetricsPort: read.int('TEMPORAL_METRICS_PORT', 9465, 0, 65535),
+    settlementTimeoutMs: read.duration(
       'SETTLEMENT_TIMEOUT',
       DEFAULT_SETTLEMENT_TIMEOUT_MS,
       MIN_SETTLEMENT_TIMEOUT_MS,
       MAX_SETTLEMENT_TIMEOUT_MS,
     ),
-    webhookRetryScheduleMs: schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
-    webhookAllowPrivateDestinations,
-    webhookSecretKeys: webhookSecretKeys?.ring,
+    webhookRetryScheduleMs: read.schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
+    webhookAllowPrivateDestinations: checked.webhookAllowPrivateDestinations,
+    webhookSecretKeys: checked.webhookSecretKeys,
     // Published defaults (docs/operating/security.md, "Rate limits"): well above what one issuer's integration needs,
     // low enough that one token cannot take a host's capacity. npm run bench raises them.
     rateLimits: {
-      requestsPerSecond: int('RATE_LIMIT_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
-      eventsPerSecond: int('RATE_LIMIT_EVENTS_PER_SECOND', 2000, 1, 10_000_000),
-      windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 1, 1, 60),
+      requestsPerSecond: read.int('RATE_LIMIT_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
+      eventsPerSecond: read.int('RATE_LIMIT_EVENTS_PER_SECOND', 2000, 1, 10_000_000),
+      windowSeconds: read.int('RATE_LIMIT_WINDOW_SECONDS', 1, 1, 60),
     },
     // Rolling deploys (docs/operating/runbook.md, "Shutdown and probes"): long enough for a load balancer probing
     // every few seconds to see the 503, and for a request or an activity to end on its own.
-    shutdownDrainDelayMs: duration('SHUTDOWN_DRAIN_DELAY', 5_000, 0, 300_000),
-    apiShutdownGraceMs: duration('API_SHUTDOWN_GRACE', 10_000, 1_000, 600_000),
-    workerShutdownGraceMs: duration('WORKER_SHUTDOWN_GRACE', 30_000, 1_000, 3_600_000),
+    shutdownDrainDelayMs: read.duration('SHUTDOWN_DRAIN_DELAY', 5_000, 0, 300_000),
+    apiShutdownGraceMs: read.duration('API_SHUTDOWN_GRACE', 10_000, 1_000, 600_000),
+    workerShutdownGraceMs: read.duration('WORKER_SHUTDOWN_GRACE', 30_000, 1_000, 3_600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
