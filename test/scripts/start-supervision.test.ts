@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../helpers/ports';
+import { devStackTestEnv, freeDevStackPorts } from '../helpers/dev-stack';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -47,27 +47,13 @@ describe('scripts/start.ts supervision (npm start)', function () {
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'rewards-supervision-'));
-    const ports = { api: await freePort(), pg: await freePort(), temporal: await freePort(), ui: await freePort() };
+    const ports = await freeDevStackPorts();
     apiUrl = `http://127.0.0.1:${ports.api}`;
     stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'start.ts')], {
       cwd: ROOT,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        PORT: String(ports.api),
-        HOST: '127.0.0.1',
-        EMBEDDED_PG_PORT: String(ports.pg),
-        TEMPORAL_DEV_PORT: String(ports.temporal),
-        TEMPORAL_UI_PORT: String(ports.ui),
-        WORKER_METRICS_PORT: '0',
-        TEMPORAL_METRICS_PORT: '0',
-        API_PROCESSES: '1',
-        LOG_LEVEL: 'info',
-        DATABASE_URL: '',
-        TEMPORAL_ADDRESS: '',
-      },
+      env: devStackTestEnv(dataDir, ports),
     });
     stack.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     stack.stderr!.on('data', (d: Buffer) => (output += d.toString()));

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../helpers/ports';
+import { devStackTestEnv, freeDevStackPorts } from '../helpers/dev-stack';
 import { makePrivateClone, type PrivateClone } from '../helpers/private-clone';
 
 const ROOT = join(__dirname, '..', '..');
@@ -50,26 +50,12 @@ describe('scripts/start.ts (npm start)', function () {
     clone = asRoot ? makePrivateClone() : undefined;
     dataDir = clone ? undefined : mkdtempSync(join(tmpdir(), 'rewards-start-'));
     const root = clone?.dir ?? ROOT;
-    const ports = { api: await freePort(), pg: await freePort(), temporal: await freePort(), ui: await freePort() };
+    const ports = await freeDevStackPorts();
     const stack = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'start.ts')], {
       cwd: root,
       detached: true, // its own process group, as the foreground group of a terminal
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir ?? '.data',
-        PORT: String(ports.api),
-        HOST: '127.0.0.1',
-        EMBEDDED_PG_PORT: String(ports.pg),
-        TEMPORAL_DEV_PORT: String(ports.temporal),
-        TEMPORAL_UI_PORT: String(ports.ui),
-        WORKER_METRICS_PORT: '0',
-        TEMPORAL_METRICS_PORT: '0',
-        API_PROCESSES: '1',
-        LOG_LEVEL: 'info',
-        DATABASE_URL: '',
-        TEMPORAL_ADDRESS: '',
-      },
+      env: devStackTestEnv(dataDir ?? '.data', ports),
     });
     let output = '';
     stack.stdout.on('data', (d: Buffer) => (output += d.toString()));
