@@ -224,20 +224,30 @@ async function recordRefundOutcome(
     outcome: status,
     rewardEventIds,
   };
-  await tx.ingestedEvent.update({
-    where: { id: refund.id },
-    data: {
-      rewardStatus: status,
-      merchantId: purchase.merchantId,
-      matchTrace: trace as Prisma.InputJsonValue,
-      processedAt: at,
-      failureReason: null,
-    },
-  });
+  await markRefundProcessed(tx, refund, purchase, { status, trace, at });
   if (earnedTotal > 0 && clawedTotal >= earnedTotal) {
     await tx.ingestedEvent.update({ where: { id: purchase.id }, data: { rewardStatus: 'reversed' } });
   }
   return { status, merchantId: purchase.merchantId ?? undefined } satisfies StepOutcome;
+}
+
+/** The refund's outcome and trace, stored on the refund; it is processed from then on. */
+async function markRefundProcessed(
+  tx: Tx,
+  refund: IngestedEvent,
+  purchase: IngestedEvent,
+  outcome: { status: 'matched' | 'not_matched'; trace: object; at: Date },
+): Promise<void> {
+  await tx.ingestedEvent.update({
+    where: { id: refund.id },
+    data: {
+      rewardStatus: outcome.status,
+      merchantId: purchase.merchantId,
+      matchTrace: outcome.trace as Prisma.InputJsonValue,
+      processedAt: outcome.at,
+      failureReason: null,
+    },
+  });
 }
 
 async function recordCurrencyMismatch(
@@ -258,16 +268,7 @@ async function recordCurrencyMismatch(
     outcome: 'not_matched',
     rewardEventIds: [],
   };
-  await tx.ingestedEvent.update({
-    where: { id: refund.id },
-    data: {
-      rewardStatus: 'not_matched',
-      merchantId: purchase.merchantId,
-      matchTrace: trace as Prisma.InputJsonValue,
-      processedAt: at,
-      failureReason: null,
-    },
-  });
+  await markRefundProcessed(tx, refund, purchase, { status: 'not_matched', trace, at });
   return { status: 'not_matched', merchantId: purchase.merchantId ?? undefined } satisfies StepOutcome;
 }
 
