@@ -17,17 +17,18 @@ import { createIdempotency } from './middleware/idempotency';
 import { buildOpenApi } from './openapi';
 import { healthRoutes } from './health/routes';
 import { chgRoutes } from './chg/routes';
-import { adminRoutes } from './admin/routes';
+import { issuerAdminRoutes } from './issuers/admin-routes';
+import { auditAdminRoutes } from './audit/admin-routes';
 import { ingestionRoutes } from './ingestion/routes';
 import { catalogueAdminRoutes } from './catalogue/admin-routes';
 import { catalogueRoutes } from './catalogue/routes';
-import { activationRoutes } from './catalogue/activation-routes';
-import { eligibilityRoutes } from './catalogue/eligibility-routes';
+import { activationRoutes } from './activations/routes';
+import { eligibilityRoutes } from './eligibility/routes';
 import { ledgerAdminRoutes } from './ledger/admin-routes';
 import { operationsAdminRoutes } from './operations/admin-routes';
-import { transactionRoutes } from './rewards/transaction-routes';
-import { balanceRoutes } from './rewards/balance-routes';
-import { exportRoutes } from './rewards/export-routes';
+import { transactionRoutes } from './rewards/routes';
+import { balanceRoutes } from './balances/routes';
+import { exportRoutes } from './exports/routes';
 import { webhookRoutes } from './webhooks/routes';
 import { webhookAdminRoutes } from './webhooks/admin-routes';
 import { sandboxRoutes } from './sandbox/routes';
@@ -57,7 +58,8 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...exportRoutes(deps),
     ...webhookRoutes(deps),
     ...sandboxRoutes(deps),
-    ...adminRoutes(deps),
+    ...issuerAdminRoutes(deps),
+    ...auditAdminRoutes(deps),
     ...catalogueAdminRoutes(deps),
     ...ledgerAdminRoutes(deps),
     ...operationsAdminRoutes(deps),

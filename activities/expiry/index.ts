@@ -48,7 +48,7 @@ export async function expireDueGrants(deps: ExpiryDeps, input: ExpireBatchInput)
   }
   // The hourly run over every issuer expires at real time. A sandbox issuer whose clock runs
   // ahead is swept by the run its clock advance starts (issuerId set); between advances its
-  // reads already count value past expiry on its clock as expired (api/rewards/summary.ts).
+  // reads already count value past expiry on its clock as expired (api/balances/summary.ts).
   const at = input.issuerId ? await issuerClockAt(deps.db, input.issuerId, new Date(input.atMs)) : new Date(input.atMs);
   const grants = await inTransaction(deps.db, (tx) =>
     listExpiredGrants(tx, { at, limit: input.batchSize, issuerId: input.issuerId }),

@@ -11,11 +11,11 @@ import {
   offerCreateSchema,
   offerPatchSchema,
 } from './schemas';
-import { getMerchant, saveMerchant, saveOffer, updateMerchant, updateOffer } from './catalogue-store';
+import { getMerchant, saveMerchant, saveOffer, updateMerchant, updateOffer } from './store';
 import { presentAdminMerchant, presentAdminOffer } from './present';
 
 const tag = 'Operator catalogue';
-// Balance available only once expired could never be spent (api/catalogue/catalogue-store.ts).
+// Balance available only once expired could never be spent (api/catalogue/store.ts).
 const BRANDED_DELAY_RULE =
   'brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry).';
 const BRANDED_DELAY_REASON = {

@@ -9,7 +9,7 @@ import { isId } from '../../core/ids';
 import type { Db } from '../../prisma/client';
 import { compileBody, toFieldErrors } from '../validation';
 import { merchantCreateSchema, offerCreateSchema } from './schemas';
-import { saveMerchant, saveOffer } from './catalogue-store';
+import { saveMerchant, saveOffer } from './store';
 import type { MerchantInput, OfferInput } from './schemas';
 
 export const SANDBOX_CATALOGUE_FILE = join(__dirname, '..', '..', 'scripts', 'catalogue', 'sandbox-catalogue.json');

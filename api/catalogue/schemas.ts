@@ -163,7 +163,7 @@ export const offerPatchSchema = named(
   { endsAt: EXAMPLE_LATER },
 );
 
-// What the operator API, the admin CLI and the catalogue import pass to api/catalogue/catalogue-store.ts:
+// What the operator API, the admin CLI and the catalogue import pass to api/catalogue/store.ts:
 // a patch's type, every field optional, which a create's body also fits.
 export type MerchantInput = Validated<typeof merchantPatchSchema>;
 export type OfferInput = Validated<typeof offerPatchSchema>;

@@ -9,7 +9,7 @@ import type { Db } from '../../prisma/client';
 import type { Prisma } from '../../prisma/generated/client';
 import type { GroupInput } from './schemas';
 import type { GroupRow } from './present';
-import { deactivateGroupActivations } from '../catalogue/activation-store';
+import { deactivateGroupActivations } from '../activations/store';
 
 type Tx = Prisma.TransactionClient;
 type Status = 'active' | 'inactive';

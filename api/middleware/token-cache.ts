@@ -1,7 +1,7 @@
 // Caches token → issuer lookups, the one database query every issuer request would
 // otherwise make (bench/: reads spend most of their time in queries). Correctness first:
 // revoking a token or changing an issuer NOTIFYs `rewards_auth_changed` in the same
-// transaction (api/admin/issuers.ts), and every API process LISTENs and evicts that
+// transaction (api/issuers/store.ts), and every API process LISTENs and evicts that
 // issuer's entries at once. While the listening connection is down the cache is off, so
 // a revocation can never be missed; entries also expire after a minute regardless.
 import { listen, type Listener } from '../../prisma/listen';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
 import type { Db } from '../../prisma/client';
-import { recordAudit } from '../admin/audit';
+import { recordAudit } from '../audit/store';
 import { signalFor } from '../../core/domain/handover';
 import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type ReprocessSignal } from '../../workflows/lifecycle-signals';
 import type { EventKind } from '../ingestion/schemas';

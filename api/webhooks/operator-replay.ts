@@ -1,7 +1,7 @@
 // Operator replay of any issuer's webhook, audited. The operator API and the admin CLI
 // both call this, so both find, replay and audit alike.
 import type { Db } from '../../prisma/client';
-import { recordAudit } from '../admin/audit';
+import { recordAudit } from '../audit/store';
 import { findWebhook } from './records';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import { replayWebhook, type ReplayStarted } from './replay';

@@ -5,7 +5,7 @@ import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import { pageSchema } from '../pagination';
 import type { AppDeps } from '../deps';
-import { getEndpoint, presentEndpoint, putEndpoint, rotateSecret } from './endpoint-store';
+import { getEndpoint, presentEndpoint, putEndpoint, rotateSecret } from './store';
 import { findWebhook, listWebhooks, webhookWithAttempts } from './records';
 import { replayWebhook } from './replay';
 import {

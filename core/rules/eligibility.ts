@@ -4,7 +4,7 @@
 // records them as the transaction's match trace.
 import { offerStatusAt, type CatalogueStatus } from './offer-status';
 import { computeOfferReward, type OfferReward, type RewardTerms } from './reward';
-import { assertMinor } from './money';
+import { assertMinor } from '../money';
 
 export const EARN_REASONS = [
   'merchant_not_activated',

@@ -2,7 +2,7 @@
 // floor(amount x rate / 10000) per component, then the per-transaction cap and the
 // per-group-and-offer cap on the total. Integers only: the product is taken in BigInt so
 // neither overflow nor floating point can creep in.
-import { assertMinor } from './money';
+import { assertMinor } from '../money';
 
 export interface RewardTerms {
   cashbackRateBps: number;

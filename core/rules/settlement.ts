@@ -6,7 +6,7 @@
 import { computeOfferReward, type OfferReward } from './reward';
 import type { EarnDecision, EarnOffer } from './eligibility';
 import type { SpendDecision } from './spend-eligibility';
-import { assertMinor } from './money';
+import { assertMinor } from '../money';
 
 export interface SettlementDecision {
   spentMinor: number;

@@ -1,6 +1,6 @@
 // Spend eligibility of a group's branded balance at one merchant (API.md). Pure: the
 // caller loads the merchant, the group state and the group's grants at that merchant.
-import { assertMinor } from './money';
+import { assertMinor } from '../money';
 import type { CatalogueStatus } from './offer-status';
 
 export const SPEND_REASONS = [

@@ -1,16 +1,9 @@
 // Admin CLI commands for issuers, tokens and the audit log. They call the same functions
 // as the operator API, so both paths validate and audit alike.
-import {
-  createIssuer,
-  createToken,
-  getIssuer,
-  presentIssuer,
-  presentToken,
-  revokeToken,
-  updateIssuer,
-} from '../../api/admin/issuers';
+import { createIssuer, createToken, getIssuer, revokeToken, updateIssuer } from '../../api/issuers/store';
 import { isId } from '../../core/ids';
 import { intFlag, required, UsageError, type Command } from './command';
+import { presentIssuer, presentToken } from '../../api/issuers/present';
 
 function issuerId(value: string): string {
   if (!isId('iss', value)) throw new UsageError(`${value} is not an iss_ id`);

@@ -3,7 +3,7 @@
 import { isId } from '../../core/ids';
 import { replayAsOperator } from '../../api/webhooks/operator-replay';
 import { reencryptWebhookSecrets } from '../../core/domain/webhook-secret-keys';
-import { recordAudit } from '../../api/admin/audit';
+import { recordAudit } from '../../api/audit/store';
 import { intFlag, required, UsageError, type Command } from './command';
 
 export const webhookCommands: Command[] = [

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../prisma/client';
-import { createIssuer, createToken } from '../../api/admin/issuers';
+import { createIssuer, createToken } from '../../api/issuers/store';
 
 export interface OperatorToken {
   value: string;

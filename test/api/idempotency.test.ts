@@ -9,7 +9,7 @@ import { groupBody } from '../helpers/groups';
 import { storedSecrets } from '../helpers/webhooks';
 import { withSharedPartsInlined } from '../helpers/openapi-refs';
 import { cardOf, settledEvent } from '../helpers/events';
-import { createToken } from '../../api/admin/issuers';
+import { createToken } from '../../api/issuers/store';
 import { createDb, type Db } from '../../prisma/client';
 import { requestHash } from '../../core/idempotency';
 import { deleteExpiredKeys } from '../../api/middleware/idempotency-store';

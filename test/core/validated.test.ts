@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { compileBody, compileQuery } from '../../api/validation';
 import { authEventSchema, settledEventSchema, type AuthEvent, type SettledEvent } from '../../api/ingestion/schemas';
 import { groupInputSchema, type GroupInput } from '../../api/chg/schemas';
-import { issuerChangesSchema, type IssuerChanges } from '../../api/admin/schemas';
-import { activityQuerySchema, type ActivityQuery } from '../../api/rewards/balance-schemas';
+import { issuerChangesSchema, type IssuerChanges } from '../../api/issuers/schemas';
+import { activityQuerySchema, type ActivityQuery } from '../../api/balances/schemas';
 
 // Types derived from the schemas (core/validated.ts) must say what ajv enforces. Each case
 // below is judged twice: by the validator when the test runs, and by the type when

@@ -10,7 +10,7 @@ import { createApp } from '../../api/app';
 import { systemClock, type AppDeps, type Clock } from '../../api/deps';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
-import { createIssuer, createToken } from '../../api/admin/issuers';
+import { createIssuer, createToken } from '../../api/issuers/store';
 import { createRateLimiter } from '../../api/middleware/rate-limit';
 import { errorObjectSchema } from '../../api/schemas/common';
 import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from './env';

@@ -11,7 +11,7 @@ import { createActivities } from '../../activities';
 import { WORKFLOWS_PATH } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
-import { createIssuer } from '../../api/admin/issuers';
+import { createIssuer } from '../../api/issuers/store';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,

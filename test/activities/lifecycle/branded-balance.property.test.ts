@@ -16,7 +16,7 @@ import { createLogger } from '../../../core/logger';
 import { settleTransaction } from '../../../activities/lifecycle/settle';
 import { clawBackRefund } from '../../../activities/lifecycle/refund';
 import { expireDueGrants } from '../../../activities/expiry';
-import { rewardsSummary } from '../../../api/rewards/summary';
+import { rewardsSummary } from '../../../api/balances/summary';
 import { fromDbMinor } from '../../../core/ledger';
 import type { LifecycleDeps } from '../../../activities/lifecycle/deps';
 

@@ -10,7 +10,7 @@ import { assertLedgerHealthy } from '../../helpers/ledger';
 import { createLogger } from '../../../core/logger';
 import { settleTransaction } from '../../../activities/lifecycle/settle';
 import { clawBackRefund } from '../../../activities/lifecycle/refund';
-import { rewardsSummary } from '../../../api/rewards/summary';
+import { rewardsSummary } from '../../../api/balances/summary';
 
 describe('clawBackRefund of spent branded balance', () => {
   let app: TestApp;

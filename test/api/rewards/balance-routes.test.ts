@@ -16,7 +16,7 @@ import {
   expiringSchema,
   merchantBalanceSchema,
   summarySchema,
-} from '../../../api/rewards/balance-schemas';
+} from '../../../api/balances/schemas';
 
 const DAY_MS = 86_400_000;
 const ajv = new Ajv({ strict: false, allErrors: true });

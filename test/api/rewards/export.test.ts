@@ -20,8 +20,8 @@ import { testDatabaseUrl } from '../../helpers/env';
 import { expireDueGrants } from '../../../activities/expiry';
 import { createLogger } from '../../../core/logger';
 import { createDb } from '../../../prisma/client';
-import { EXPORT_HIGH_WATER_MARK, openRewardEventExport } from '../../../api/rewards/export-stream';
-import { CSV_COLUMNS } from '../../../api/rewards/export-format';
+import { EXPORT_HIGH_WATER_MARK, openRewardEventExport } from '../../../api/exports/stream';
+import { CSV_COLUMNS } from '../../../api/exports/format';
 
 const DAY_MS = 86_400_000;
 

@@ -3,8 +3,8 @@ import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import { errors } from '../../core/errors';
 import type { AppDeps } from '../deps';
-import { EXPORT_CONTENT_TYPES, type ExportFormat } from './export-format';
-import { openRewardEventExport } from './export-stream';
+import { EXPORT_CONTENT_TYPES, type ExportFormat } from './format';
+import { openRewardEventExport } from './stream';
 import type { Validated } from '../../core/validated';
 import {
   EXPORT_DESCRIPTION,
@@ -12,7 +12,7 @@ import {
   RewardEventExportCsv,
   RewardEventExportLine,
   exportQuerySchema,
-} from './export-schemas';
+} from './schemas';
 
 const DAY_MS = 86_400_000;
 

@@ -10,7 +10,7 @@ import { poolOf } from '../../prisma/client';
 import { HeldConnection } from '../../prisma/held-connection';
 import type { Logger } from '../../core/logger';
 import { fromDbMinor } from '../../core/ledger';
-import { ExportChecksum, checksumLine, headerLine, rowLine, type ExportFormat, type ExportRow } from './export-format';
+import { ExportChecksum, checksumLine, headerLine, rowLine, type ExportFormat, type ExportRow } from './format';
 
 /** Rows per page: about 350 KB of NDJSON, one index range scan each. */
 export const EXPORT_PAGE_SIZE = 1000;

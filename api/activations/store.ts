@@ -5,7 +5,7 @@ import { errors } from '../../core/errors';
 import { offerStatusAt, type CatalogueStatus } from '../../core/rules/offer-status';
 import type { Db } from '../../prisma/client';
 import type { Activation, Prisma } from '../../prisma/generated/client';
-import { requireGroup, requireVisibleMerchant } from './scope';
+import { requireGroup, requireVisibleMerchant } from '../catalogue/scope';
 
 type Tx = Prisma.TransactionClient;
 

@@ -6,34 +6,8 @@ import { generateToken, hashToken } from '../../core/tokens';
 import type { Db } from '../../prisma/client';
 import type { ApiToken, Issuer, Prisma } from '../../prisma/generated/client';
 import { AUTH_CHANGED_CHANNEL } from '../middleware/token-cache';
-import { recordAudit } from './audit';
+import { recordAudit } from '../audit/store';
 import type { IssuerChanges, IssuerInput, RateLimitChange } from './schemas';
-
-export function presentIssuer(issuer: Issuer) {
-  return {
-    id: issuer.id,
-    name: issuer.name,
-    environment: issuer.environment,
-    brandedAvailabilityDelayDays: issuer.brandedAvailabilityDelayDays,
-    // Overrides only: null means the deployment's default (RATE_LIMIT_*_PER_SECOND).
-    rateLimit: {
-      requestsPerSecond: issuer.rateLimitRequestsPerSecond,
-      eventsPerSecond: issuer.rateLimitEventsPerSecond,
-    },
-    createdAt: issuer.createdAt.toISOString(),
-    updatedAt: issuer.updatedAt.toISOString(),
-  };
-}
-
-export function presentToken(token: ApiToken, secret?: string) {
-  return {
-    id: token.id,
-    ...(secret ? { token: secret } : {}),
-    label: token.label,
-    createdAt: token.createdAt.toISOString(),
-    revokedAt: token.revokedAt ? token.revokedAt.toISOString() : null,
-  };
-}
 
 /** API processes cache token → issuer; this tells them, at commit, to forget the issuer. */
 async function notifyAuthChanged(tx: Prisma.TransactionClient, issuerId: string): Promise<void> {

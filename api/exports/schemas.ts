@@ -3,8 +3,8 @@ import { idSchema, timestampSchema } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { REWARD_EVENT_TYPES } from '../../core/ledger';
-import { CSV_COLUMNS, EXPORT_FORMATS } from './export-format';
-import { EXPORT_IDLE_LIMIT } from './export-stream';
+import { CSV_COLUMNS, EXPORT_FORMATS } from './format';
+import { EXPORT_IDLE_LIMIT } from './stream';
 
 /** The longest period one export covers: a year, leap day included. */
 export const MAX_EXPORT_DAYS = 366;

@@ -4,7 +4,7 @@ import type { Db } from '../../prisma/client';
 import { Prisma } from '../../prisma/generated/client';
 import { fromDbMinor } from '../../core/ledger';
 import { cursorDate, decodeCursor, toPage } from '../pagination';
-import type { ActivityQuery } from './balance-schemas';
+import type { ActivityQuery } from './schemas';
 
 export interface ActivityRow {
   id: string;

@@ -5,8 +5,8 @@ import { issuerOf } from '../middleware/auth';
 import type { AppDeps } from '../deps';
 import { evaluateEarn, REWARD_CURRENCY } from '../../core/rules/eligibility';
 import { evaluateSpend } from '../../core/rules/spend-eligibility';
-import { eligibilityQuerySchema, eligibilitySchema, spendEligibilitySchema, spendQuerySchema } from './schemas';
-import { loadGroupMerchant } from './group-merchant';
+import { eligibilityQuerySchema, eligibilitySchema, spendEligibilitySchema, spendQuerySchema } from '../catalogue/schemas';
+import { loadGroupMerchant } from '../catalogue/group-merchant';
 import { toInstant } from '../../core/timestamp';
 import { issuerNow } from '../sandbox/issuer-clock';
 

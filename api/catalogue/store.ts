@@ -4,7 +4,7 @@ import { errors } from '../../core/errors';
 import { newId } from '../../core/ids';
 import type { Db } from '../../prisma/client';
 import type { Merchant, Offer, Prisma } from '../../prisma/generated/client';
-import { recordAudit } from '../admin/audit';
+import { recordAudit } from '../audit/store';
 import { toInstant } from '../../core/timestamp';
 import type { MerchantInput, OfferInput } from './schemas';
 

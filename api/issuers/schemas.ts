@@ -1,4 +1,4 @@
-// Schemas of the operator API (API.md, Operator API): issuers, their tokens, the audit log.
+// Schemas of the operator API (API.md, Operator API): issuers and their tokens.
 import { idSchema, timestampSchema } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
@@ -87,29 +87,6 @@ export const tokenSchema = named(
   },
 );
 
-export const auditEntrySchema = named(
-  'AuditLogEntry',
-  {
-    type: 'object',
-    properties: {
-      id: { type: 'string' },
-      actor: { type: 'string' },
-      action: { type: 'string' },
-      targetId: { type: ['string', 'null'] },
-      details: { type: 'object', additionalProperties: true },
-      createdAt: timestampSchema,
-    },
-  },
-  {
-    id: exampleId('aud'),
-    actor: 'operator',
-    action: 'token.create',
-    targetId: exampleId('tok'),
-    details: { issuerId: exampleId('iss'), label: 'production app servers' },
-    createdAt: EXAMPLE_TIME,
-  },
-);
-
 export const issuerInputSchema = {
   type: 'object',
   additionalProperties: false,
@@ -132,7 +109,7 @@ export const issuerChangesSchema = {
   },
 } as const;
 
-// What the routes, the admin CLI and the dev stack's setup pass to api/admin/issuers.ts.
+// What the routes, the admin CLI and the dev stack's setup pass to api/issuers/store.ts.
 export type IssuerInput = Validated<typeof issuerInputSchema>;
 export type IssuerChanges = Validated<typeof issuerChangesSchema>;
 /** An operator's change of an issuer's rate limits: null resets one (or, for the whole object, both) to the default. */

@@ -18,7 +18,7 @@ import {
   expiringSchema,
   merchantBalanceSchema,
   summarySchema,
-} from './balance-schemas';
+} from './schemas';
 import { issuerNow } from '../sandbox/issuer-clock';
 
 const DAY_MS = 86_400_000;

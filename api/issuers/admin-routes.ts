@@ -1,30 +1,20 @@
-// Operator API (API.md, Operator API): issuers, their tokens, the audit log.
+// Operator API (API.md, Operator API): issuers and their tokens.
 import { fromBody, fromPath, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
-import { cursorDate, decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
-import {
-  createIssuer,
-  createToken,
-  getIssuer,
-  presentIssuer,
-  presentToken,
-  revokeToken,
-  updateIssuer,
-} from './issuers';
-
-import { auditEntrySchema, issuerChangesSchema, issuerInputSchema, issuerSchema, tokenSchema } from './schemas';
+import { createIssuer, createToken, getIssuer, revokeToken, updateIssuer } from './store';
+import { issuerChangesSchema, issuerInputSchema, issuerSchema, tokenSchema } from './schemas';
+import { presentIssuer, presentToken } from './present';
 
 const tag = 'Operator';
 
-export function adminRoutes(deps: AppDeps): RouteSpec[] {
+export function issuerAdminRoutes(deps: AppDeps): RouteSpec[] {
   return [
     createIssuerRoute(deps),
     getIssuerRoute(deps),
     updateIssuerRoute(deps),
     createIssuerTokenRoute(deps),
     revokeIssuerTokenRoute(deps),
-    listAuditLogRoute(deps),
   ];
 }
 
@@ -138,40 +128,6 @@ function revokeIssuerTokenRoute(deps: AppDeps): RouteSpec {
       await revokeToken(db, params.issuerId, params.tokenId, ctx.state.actor, clock.now());
       deps.tokenCache?.evictIssuer(params.issuerId);
       ctx.status = 204;
-    },
-  });
-}
-
-function listAuditLogRoute(deps: AppDeps): RouteSpec {
-  const { db } = deps;
-  return defineRoute({
-    method: 'get',
-    path: '/admin/v1/audit-log',
-    operationId: 'listAuditLog',
-    summary: 'Operator audit log, newest first',
-    tag,
-    auth: 'operator',
-    query: { type: 'object', additionalProperties: false, properties: paginationQueryProperties },
-    responses: { 200: { description: 'A page of entries.', schema: pageSchema(auditEntrySchema) } },
-    async handle(ctx, { query }) {
-      const after = decodeCursor(query.cursor, 2);
-      const rows = await db.operatorAuditLog.findMany({
-        where: after
-          ? {
-              OR: [
-                { createdAt: { lt: cursorDate(after[0]) } },
-                { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } },
-              ],
-            }
-          : {},
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        take: query.limit + 1,
-      });
-      const page = toPage(rows, query.limit, (r) => [r.createdAt.toISOString(), r.id]);
-      ctx.body = {
-        data: page.data.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })),
-        nextCursor: page.nextCursor,
-      };
     },
   });
 }

@@ -1,0 +1,28 @@
+// Issuers and tokens as the operator API shows them: a token's secret only once, at creation.
+import type { ApiToken, Issuer } from '../../prisma/generated/client';
+
+export function presentIssuer(issuer: Issuer) {
+  return {
+    id: issuer.id,
+    name: issuer.name,
+    environment: issuer.environment,
+    brandedAvailabilityDelayDays: issuer.brandedAvailabilityDelayDays,
+    // Overrides only: null means the deployment's default (RATE_LIMIT_*_PER_SECOND).
+    rateLimit: {
+      requestsPerSecond: issuer.rateLimitRequestsPerSecond,
+      eventsPerSecond: issuer.rateLimitEventsPerSecond,
+    },
+    createdAt: issuer.createdAt.toISOString(),
+    updatedAt: issuer.updatedAt.toISOString(),
+  };
+}
+
+export function presentToken(token: ApiToken, secret?: string) {
+  return {
+    id: token.id,
+    ...(secret ? { token: secret } : {}),
+    label: token.label,
+    createdAt: token.createdAt.toISOString(),
+    revokedAt: token.revokedAt ? token.revokedAt.toISOString() : null,
+  };
+}
