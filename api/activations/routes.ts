@@ -2,10 +2,10 @@
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import type { AppDeps } from '../deps';
-import { activationInputSchema, activationSchema } from '../catalogue/schemas';
-import { presentActivation } from '../catalogue/present';
 import { activate, deactivate, readActivation } from './store';
 import { requireGroup, requireVisibleMerchant } from '../catalogue/scope';
+import { activationInputSchema, activationSchema } from './schemas';
+import { presentActivation } from './present';
 
 export function activationRoutes(deps: AppDeps): RouteSpec[] {
   const { db, clock } = deps;

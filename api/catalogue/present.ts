@@ -5,7 +5,7 @@ import { fromDbMinor } from '../../core/ledger';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { offerStatusAt, type CatalogueStatus } from '../../core/rules/offer-status';
 
-const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 const nullableMinor = (v: bigint | null): number | null => (v === null ? null : fromDbMinor(v));
 
 /**
@@ -93,15 +93,6 @@ export function presentAdminOffer(o: Offer, now: Date) {
     catalogueStatus: o.status,
     createdAt: o.createdAt.toISOString(),
     updatedAt: o.updatedAt.toISOString(),
-  };
-}
-
-export function presentActivation(chgId: string, merchantId: string, a: Activation | null) {
-  return {
-    merchantId,
-    chgId,
-    ...presentActivationSummary(a),
-    deactivatedAt: a ? iso(a.deactivatedAt) : null,
   };
 }
 

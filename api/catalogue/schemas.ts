@@ -1,13 +1,10 @@
-// Request and response schemas of the catalogue (API.md: Merchants, offers, activation,
-// eligibility; Operator API).
-import { idSchema, nullableTimestampSchema, openEnum, statusSchema, timestampSchema } from '../schemas/common';
+// Request and response schemas of the catalogue (API.md: Merchants, offers; Operator API).
+import { idSchema, nullableTimestampSchema, statusSchema, timestampSchema } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
-import { EARN_REASONS } from '../../core/rules/eligibility';
-import { SPEND_REASONS } from '../../core/rules/spend-eligibility';
 import type { Validated } from '../../core/validated';
 
-const minorSchema = {
+export const minorSchema = {
   type: 'integer',
   minimum: 0,
   maximum: Number.MAX_SAFE_INTEGER,
@@ -24,7 +21,7 @@ const bpsSchema = {
   maximum: 10_000,
   description: 'Basis points (1/100 of a percent).',
 } as const;
-const mccSchema = { type: 'string', pattern: '^[0-9]{4}$', description: 'ISO 18245 merchant category code.' } as const;
+export const mccSchema = { type: 'string', pattern: '^[0-9]{4}$', description: 'ISO 18245 merchant category code.' } as const;
 const urlSchema = orNull({ type: 'string', format: 'uri', maxLength: 2048 });
 const daysSchema = { type: 'integer', minimum: 0, maximum: 365 } as const;
 
@@ -308,133 +305,4 @@ export const adminOfferSchema = named(
     },
   },
   { ...exampleOffer, catalogueStatus: 'active', createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME },
-);
-
-export const activationSchema = named(
-  'Activation',
-  {
-    type: 'object',
-    required: ['merchantId', 'chgId', 'status', 'activatedAt', 'presentedOfferId', 'deactivatedAt'],
-    properties: {
-      merchantId: idSchema('mp'),
-      chgId: idSchema('chg'),
-      status: { type: 'string', enum: ['active', 'inactive', 'not_activated'] },
-      activatedAt: nullableTimestampSchema,
-      presentedOfferId: { type: ['string', 'null'] },
-      deactivatedAt: nullableTimestampSchema,
-    },
-  },
-  {
-    merchantId: exampleId('mp'),
-    chgId: exampleId('chg'),
-    status: 'active',
-    activatedAt: EXAMPLE_TIME,
-    presentedOfferId: exampleId('ofr'),
-    deactivatedAt: null,
-  },
-);
-
-export const activationInputSchema = named(
-  'ActivationInput',
-  {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      presentedOfferId: {
-        ...idSchema('ofr'),
-        description: 'The active offer of this merchant through which the cardholder activated.',
-      },
-    },
-  },
-  { presentedOfferId: exampleId('ofr') },
-);
-
-export const eligibilityQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    amountMinor: {
-      ...minorSchema,
-      description: 'Preview a transaction of this amount (enables min-spend, MCC and reward checks).',
-    },
-    mcc: { ...mccSchema, description: 'MCC of the previewed transaction; only used with amountMinor.' },
-    at: { ...timestampSchema, description: 'Instant to evaluate at (default: now).' },
-  },
-} as const;
-
-export const eligibilitySchema = named(
-  'Eligibility',
-  {
-    type: 'object',
-    required: ['merchantId', 'eligible', 'reasons', 'eligibleOfferIds', 'evaluatedAt'],
-    properties: {
-      merchantId: idSchema('mp'),
-      eligible: { type: 'boolean' },
-      reasons: {
-        type: 'array',
-        items: openEnum(EARN_REASONS, 'Why the group would not earn.'),
-        description: 'Empty when eligible.',
-      },
-      eligibleOfferIds: { type: 'array', items: idSchema('ofr') },
-      winningOfferId: {
-        ...idSchema('ofr'),
-        description: 'With amountMinor: the qualifying offer giving the most reward.',
-      },
-      estimatedRewardMinor: {
-        ...minorSchema,
-        description: 'With amountMinor: reward of the winning offer, caps applied.',
-      },
-      evaluatedAt: timestampSchema,
-    },
-  },
-  {
-    merchantId: exampleId('mp'),
-    eligible: true,
-    reasons: [],
-    eligibleOfferIds: [exampleId('ofr')],
-    winningOfferId: exampleId('ofr'),
-    estimatedRewardMinor: 200,
-    evaluatedAt: EXAMPLE_TIME,
-  },
-);
-
-export const spendQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { amountMinor: { ...minorSchema, description: 'Check the merchant spend minimum against this amount.' } },
-} as const;
-
-export const spendEligibilitySchema = named(
-  'SpendEligibility',
-  {
-    type: 'object',
-    required: [
-      'merchantId',
-      'eligible',
-      'availableBalanceMinor',
-      'pendingBalanceMinor',
-      'currency',
-      'spendRestrictionReasons',
-    ],
-    properties: {
-      merchantId: idSchema('mp'),
-      eligible: { type: 'boolean' },
-      availableBalanceMinor: minorSchema,
-      pendingBalanceMinor: minorSchema,
-      currency: { type: 'string', enum: ['usd'] },
-      spendRestrictionReasons: {
-        type: 'array',
-        items: openEnum(SPEND_REASONS, 'Why branded balance would not be spent.'),
-        description: 'Empty when eligible.',
-      },
-    },
-  },
-  {
-    merchantId: exampleId('mp'),
-    eligible: false,
-    availableBalanceMinor: 0,
-    pendingBalanceMinor: 75,
-    currency: 'usd',
-    spendRestrictionReasons: ['no_available_balance', 'merchant_availability_delay'],
-  },
 );

@@ -5,10 +5,10 @@ import { issuerOf } from '../middleware/auth';
 import type { AppDeps } from '../deps';
 import { evaluateEarn, REWARD_CURRENCY } from '../../core/rules/eligibility';
 import { evaluateSpend } from '../../core/rules/spend-eligibility';
-import { eligibilityQuerySchema, eligibilitySchema, spendEligibilitySchema, spendQuerySchema } from '../catalogue/schemas';
 import { loadGroupMerchant } from '../catalogue/group-merchant';
 import { toInstant } from '../../core/timestamp';
 import { issuerNow } from '../sandbox/issuer-clock';
+import { eligibilityQuerySchema, eligibilitySchema, spendEligibilitySchema, spendQuerySchema } from './schemas';
 
 /** Spend eligibility sums the group's open grants at the merchant: bounded like a draw. */
 const MAX_SPEND_GRANTS = 1000;
