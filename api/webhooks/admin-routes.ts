@@ -2,7 +2,7 @@
 // through the API or CLI), audited.
 import { defineRoute, type RouteSpec } from '../route';
 import type { AppDeps } from '../deps';
-import { replayAsOperator } from './operator-replay';
+import { replayAsOperator } from './replay';
 import { replayAcceptedSchema } from './schemas';
 
 export function webhookAdminRoutes(deps: AppDeps): RouteSpec[] {

@@ -10,6 +10,9 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
 import type { WorkflowEngine } from '../../core/workflow-engine';
+import type { Db } from '../../prisma/client';
+import { recordAudit } from '../audit/store';
+import { findWebhook } from './store';
 import type { Webhook } from '../../prisma/generated/client';
 import { webhookWorkflowAttributes } from '../../core/domain/webhook-workflow-attributes';
 import {
@@ -60,4 +63,26 @@ export async function replayWebhook(temporal: WorkflowEngine | undefined, webhoo
     throw err;
   }
   return { webhookId: webhook.id, firstAttemptNumber, workflowId };
+}
+
+export async function replayAsOperator(
+  db: Db,
+  temporal: WorkflowEngine | undefined,
+  webhookId: string,
+  actor: string,
+  now: Date,
+): Promise<ReplayStarted> {
+  const webhook = await findWebhook(db, webhookId);
+  const started = await replayWebhook(temporal, webhook);
+  await recordAudit(
+    db,
+    {
+      actor,
+      action: 'webhook.replay',
+      targetId: webhook.id,
+      details: { issuerId: webhook.issuerId, workflowId: started.workflowId },
+    },
+    now,
+  );
+  return started;
 }

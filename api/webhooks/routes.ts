@@ -5,8 +5,8 @@ import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import { pageSchema } from '../pagination';
 import type { AppDeps } from '../deps';
-import { getEndpoint, presentEndpoint, putEndpoint, rotateSecret } from './store';
-import { findWebhook, listWebhooks, webhookWithAttempts } from './records';
+import { findWebhook, getEndpoint, listWebhooks, putEndpoint, rotateSecret, webhookWithAttempts } from './store';
+import { presentEndpoint } from './present';
 import { replayWebhook } from './replay';
 import {
   endpointBodySchema,

@@ -1,6 +1,6 @@
-// An issuer's webhook endpoint: create or replace it, read it, rotate its secret. The
-// secret is returned when it is made (creation, rotation) and never again; it is stored sealed
-// under WEBHOOK_SECRET_KEYS (core/webhooks/secret-sealing.ts).
+// An issuer's webhook endpoint (create or replace it, read it, rotate its secret) and the
+// webhook records. The secret is returned when it is made (creation, rotation) and never
+// again; it is stored sealed under WEBHOOK_SECRET_KEYS (core/webhooks/secret-sealing.ts).
 import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
 import { uriSyntaxProblems, webhookUrlProblems } from '../../core/webhooks/endpoint-url';
@@ -11,18 +11,10 @@ import type { KeyRing } from '../../core/crypto/key-ring';
 import type { Db } from '../../prisma/client';
 import type { WebhookEndpoint } from '../../prisma/generated/client';
 import type { AuthenticatedIssuer } from '../middleware/auth';
-import { WEBHOOK_TYPES, type EndpointInput } from './schemas';
-
-export function presentEndpoint(endpoint: WebhookEndpoint, signingSecret?: string) {
-  return {
-    url: endpoint.url,
-    enabledTypes: endpoint.enabledTypes,
-    ...(signingSecret ? { signingSecret } : {}),
-    previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString() ?? null,
-    createdAt: endpoint.createdAt.toISOString(),
-    updatedAt: endpoint.updatedAt.toISOString(),
-  };
-}
+import type { Webhook } from '../../prisma/generated/client';
+import { cursorDate, decodeCursor, toPage } from '../pagination';
+import { WEBHOOK_TYPES, type EndpointInput, type WebhookListQuery } from './schemas';
+import { presentAttempt, presentWebhook } from './present';
 
 /** How long saving waits for the host name to resolve before judging it unresolved. */
 const SAVE_RESOLVE_TIMEOUT_MS = 5_000;
@@ -129,4 +121,48 @@ export async function rotateSecret(
       'The secret was rotated concurrently; retry the request.',
     );
   return { signingSecret, previousSecretExpiresAt };
+}
+
+// Webhook records as issuers see them: a page of their webhooks, one webhook with every
+// attempt. Another issuer's webhook is "not found", exactly like a missing one.
+
+/** Newest first, keyed by (createdAt, id) like the list index. */
+export async function listWebhooks(db: Db, issuerId: string, query: WebhookListQuery) {
+  const after = decodeCursor(query.cursor, 2);
+  const rows = await db.webhook.findMany({
+    where: {
+      issuerId,
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.type ? { type: query.type } : {}),
+      ...(after
+        ? {
+            OR: [
+              { createdAt: { lt: cursorDate(after[0]) } },
+              { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } },
+            ],
+          }
+        : {}),
+    },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: query.limit + 1,
+  });
+  const page = toPage(rows, query.limit, (r) => [r.createdAt.toISOString(), r.id]);
+  return { data: page.data.map(presentWebhook), nextCursor: page.nextCursor };
+}
+
+/** The webhook, if it exists and (when issuerId is given) belongs to that issuer. */
+export async function findWebhook(db: Db, webhookId: string, issuerId?: string): Promise<Webhook> {
+  const webhook = await db.webhook.findUnique({ where: { id: webhookId } });
+  if (!webhook || (issuerId !== undefined && webhook.issuerId !== issuerId)) {
+    throw errors.notFound('webhook_not_found', `No webhook ${webhookId}.`);
+  }
+  return webhook;
+}
+
+export async function webhookWithAttempts(db: Db, webhook: Webhook) {
+  const attempts = await db.webhookAttempt.findMany({
+    where: { webhookId: webhook.id },
+    orderBy: { attemptNumber: 'asc' },
+  });
+  return { ...presentWebhook(webhook), attempts: attempts.map(presentAttempt) };
 }

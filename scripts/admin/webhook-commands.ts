@@ -1,7 +1,7 @@
 // Admin CLI commands for webhooks: operator replay, through the same function as the
 // operator API (audited alike), and re-sealing the signing secrets under a new key.
 import { isId } from '../../core/ids';
-import { replayAsOperator } from '../../api/webhooks/operator-replay';
+import { replayAsOperator } from '../../api/webhooks/replay';
 import { reencryptWebhookSecrets } from '../../core/domain/webhook-secret-keys';
 import { recordAudit } from '../../api/audit/store';
 import { intFlag, required, UsageError, type Command } from './command';

@@ -1,0 +1,42 @@
+// Webhook endpoints, webhook records and their attempts as the API shows them: an endpoint's
+// signing secret only when it is made.
+import type { Webhook, WebhookAttempt, WebhookEndpoint } from '../../prisma/generated/client';
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export function presentEndpoint(endpoint: WebhookEndpoint, signingSecret?: string) {
+  return {
+    url: endpoint.url,
+    enabledTypes: endpoint.enabledTypes,
+    ...(signingSecret ? { signingSecret } : {}),
+    previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString() ?? null,
+    createdAt: endpoint.createdAt.toISOString(),
+    updatedAt: endpoint.updatedAt.toISOString(),
+  };
+}
+
+export function presentWebhook(webhook: Webhook) {
+  return {
+    webhookId: webhook.id,
+    type: webhook.type,
+    status: webhook.status,
+    attemptCount: webhook.attemptCount,
+    lastAttemptAt: iso(webhook.lastAttemptAt),
+    nextAttemptAt: iso(webhook.nextAttemptAt),
+    deliveredAt: iso(webhook.deliveredAt),
+    createdAt: webhook.createdAt.toISOString(),
+    data: webhook.data,
+  };
+}
+
+export function presentAttempt(attempt: WebhookAttempt) {
+  return {
+    attemptNumber: attempt.attemptNumber,
+    startedAt: attempt.startedAt.toISOString(),
+    statusCode: attempt.statusCode,
+    latencyMs: attempt.latencyMs,
+    outcome: attempt.outcome,
+    errorClass: attempt.errorClass,
+    error: attempt.error,
+  };
+}
