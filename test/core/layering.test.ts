@@ -72,3 +72,73 @@ describe('layers: which folder may import which', () => {
     assert.deepEqual(problems, []);
   });
 });
+
+/** Folders of api/ that are not areas: the middleware chain and the schema building blocks. */
+const NOT_AREAS = new Set(['middleware', 'schemas']);
+
+/** Other names seen for a job, and the one file name the job has. */
+const JOB_FILES: Record<string, string> = {
+  records: 'store.ts',
+  repository: 'store.ts',
+  presenter: 'present.ts',
+  presenters: 'present.ts',
+};
+
+/**
+ * One layout per area: each api/<area>/ names the same jobs the same way, so a reader finds
+ * any behaviour by guessing the file name. Issuer routes in routes.ts, operator routes (and
+ * only they) in admin-routes.ts, request and response schemas in schemas.ts, database reads
+ * and writes in store.ts, rows into representations in present.ts. Any other module is named
+ * for the one thing it answers (lineage.ts, consistency.ts), never as a variant of a job name.
+ */
+export function areaLayoutProblems(area: string, files: Record<string, string>): string[] {
+  const problems: string[] = [];
+  const names = Object.keys(files);
+  if (!names.includes('routes.ts') && !names.includes('admin-routes.ts'))
+    problems.push(`api/${area}/ has neither routes.ts nor admin-routes.ts`);
+  for (const name of names) {
+    const job = /(?:^|-)(routes|schemas|store|present|records|repository|presenters?)\.ts$/.exec(name)?.[1];
+    const canonical = job && (JOB_FILES[job] ?? `${job}.ts`);
+    if (canonical && name !== canonical && name !== 'admin-routes.ts')
+      problems.push(`api/${area}/${name}: its job's file is ${canonical}`);
+  }
+  const operator = (source: string) => /auth:\s*'operator'|path:\s*'\/admin\//.test(source);
+  for (const [name, source] of Object.entries(files)) {
+    if (name === 'admin-routes.ts') {
+      if (/auth:\s*'(issuer|public)'|path:\s*'\/(?!admin\/)/.test(source))
+        problems.push(`api/${area}/admin-routes.ts declares a route that is not an operator's`);
+    } else if (operator(source)) {
+      problems.push(`api/${area}/${name} declares an operator route outside admin-routes.ts`);
+    }
+  }
+  return problems;
+}
+
+describe('api/: one layout per area', () => {
+  it('recognises a misnamed job file and a stray operator route (the check itself works)', () => {
+    assert.deepEqual(areaLayoutProblems('x', { 'routes.ts': '', 'catalogue-store.ts': '', 'records.ts': '' }), [
+      "api/x/catalogue-store.ts: its job's file is store.ts",
+      "api/x/records.ts: its job's file is store.ts",
+    ]);
+    assert.equal(areaLayoutProblems('x', { 'lineage.ts': '' }).length, 1);
+    assert.equal(areaLayoutProblems('x', { 'routes.ts': "auth: 'operator'," }).length, 1);
+    assert.equal(areaLayoutProblems('x', { 'admin-routes.ts': "path: '/api/v2/x'," }).length, 1);
+    assert.deepEqual(areaLayoutProblems('x', { 'admin-routes.ts': "path: '/admin/v1/x', auth: 'operator'" }), []);
+  });
+
+  it('holds in the tree', () => {
+    const api = join(ROOT, 'api');
+    const problems = readdirSync(api, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !NOT_AREAS.has(e.name))
+      .flatMap((e) => {
+        const dir = join(api, e.name);
+        const files = Object.fromEntries(
+          readdirSync(dir)
+            .filter((f) => f.endsWith('.ts'))
+            .map((f) => [f, readFileSync(join(dir, f), 'utf8')]),
+        );
+        return areaLayoutProblems(e.name, files);
+      });
+    assert.deepEqual(problems, []);
+  });
+});
