@@ -8,7 +8,7 @@ import type { KeyRing } from '../core/crypto/key-ring';
 import { createLifecycleActivities } from './lifecycle';
 import { createSweepActivities } from './sweeper';
 import { createExpiryActivities } from './expiry';
-import { createWebhookActivities } from './webhooks/attempt';
+import { createWebhookActivities } from './webhooks';
 import { createDeliveryStarter } from './webhooks/start-delivery';
 import type { LifecycleDeps } from './lifecycle/deps';
 import { KnownAccounts } from './ledger/known-accounts';

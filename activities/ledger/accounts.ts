@@ -1,9 +1,10 @@
 // Accounts are created on first use; their deterministic ids make concurrent first uses
 // converge on one row (INSERT ... ON CONFLICT DO NOTHING).
 import { Prisma } from '../../prisma/generated/client';
-import type { AccountKind, AccountRef, NormalSide } from '../../core/ledger';
+import type { AccountKind, AccountRef, NormalSide, PurchaseLockOrder } from '../../core/ledger';
 import { fromDbMinor } from '../../core/ledger';
 import type { SqlTx } from '../../prisma/sql-transaction';
+import type { KnownAccounts } from './known-accounts';
 
 /**
  * Inserts missing accounts in id order. A new row is held by its inserting transaction until
@@ -64,4 +65,35 @@ export async function lockAccounts(tx: SqlTx, ids: readonly string[]): Promise<M
       { id: r.id, kind: r.kind, normalSide: r.normal_side, balanceMinor: fromDbMinor(r.balance_minor) },
     ]),
   );
+}
+
+/**
+ * A purchase's accounts for its settlement (purchaseLockOrder in core/ledger/accounts.ts):
+ * creates those this process has not seen yet (in id order), then locks the group's
+ * liability accounts. The merchant's receivable is returned unlocked with no balance read:
+ * the write statement adds to it, and a missing row fails that statement's balance count.
+ */
+export async function lockPurchaseAccounts(
+  tx: SqlTx,
+  order: PurchaseLockOrder,
+  at: Date,
+  known?: KnownAccounts,
+): Promise<Map<string, LockedAccount>> {
+  const refs = [...order.lockedFirst, ...order.lockedAtWrite];
+  const missing = known ? refs.filter((r) => !known.has(r.id)) : refs;
+  if (missing.length > 0) await ensureAccounts(tx, missing, at);
+  const locked = await lockAccounts(
+    tx,
+    order.lockedFirst.map((r) => r.id),
+  );
+  // A known account missing here was never created: forget it and fail this attempt (its
+  // retry creates it). Callers add accounts to `known` only after their commit.
+  const lost = order.lockedFirst.filter((r) => !locked.has(r.id));
+  if (lost.length > 0) {
+    for (const r of lost) known?.delete(r.id);
+    throw new Error(`ledger accounts ${lost.map((r) => r.id).join(', ')} not found`);
+  }
+  for (const r of order.lockedAtWrite)
+    locked.set(r.id, { id: r.id, kind: r.kind, normalSide: r.normalSide, balanceMinor: Number.NaN });
+  return locked;
 }

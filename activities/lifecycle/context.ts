@@ -15,14 +15,14 @@ import type { EarnOffer } from '../../core/rules/eligibility';
 import type { SpendGrant } from '../../core/rules/spend-eligibility';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
-import { accounts, assert, fromDbMinor, isLiability, type AccountRef } from '../../core/ledger';
+import { fromDbMinor, purchaseLockOrder } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { EVENT_NOT_FOUND } from '../../core/failure-types';
 import type { SqlTx } from '../../prisma/sql-transaction';
 import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
-import { ensureAccounts, lockAccounts, type LockedAccount } from '../ledger/accounts';
+import { lockPurchaseAccounts, type LockedAccount } from '../ledger/accounts';
 import type { KnownAccounts } from '../ledger/known-accounts';
-import { ENDPOINT_JSON, toEndpoint, type AttemptState, type JsonAttemptState } from '../webhooks/attempt';
+import { ENDPOINT_JSON, toEndpoint, type AttemptState, type JsonAttemptState } from '../webhooks/attempt-state';
 
 // Raw SQL only: the settle and preview steps run it on our pg pool (prisma/sql-transaction.ts),
 // the refund step in a Prisma transaction; both handles have what this needs.
@@ -232,7 +232,12 @@ async function loadRest(
     };
   }
   const locked = options.lockAccounts
-    ? await lockPurchaseAccounts(tx, purchaseAccounts(event.issuerId, event.chgId, match.merchantId), at, options.known)
+    ? await lockPurchaseAccounts(
+        tx,
+        purchaseLockOrder(event.issuerId, event.chgId, match.merchantId),
+        at,
+        options.known,
+      )
     : new Map();
   const details = await loadMerchantDetails(tx, {
     issuerId: event.issuerId,
@@ -253,53 +258,6 @@ async function loadRest(
     })),
     accounts: locked,
   };
-}
-
-/** Every account a settlement at this merchant may touch. */
-export function purchaseAccounts(issuerId: string, chgId: string, merchantId: string): AccountRef[] {
-  return [
-    accounts.merchantReceivable(issuerId, merchantId),
-    accounts.chgCashback(issuerId, chgId),
-    accounts.chgBranded(issuerId, chgId, merchantId),
-  ];
-}
-
-/**
- * Creates the accounts this process has not seen yet (in id order), then locks the group's
- * liability accounts, whose balances the posting checks. The merchant's receivable is shared
- * by every group buying there: locking it up front would queue all of a merchant's
- * settlements behind each other for their whole transaction, so it is left to the balance
- * update of the write statement, which holds it only until the commit. It sorts after the
- * group's accounts (ids are issuer:kind:..., and "merchant_receivable" > "chg_*"), so the
- * order every poster takes locks in is kept, and as an asset it has no balance to check.
- */
-async function lockPurchaseAccounts(
-  tx: Tx,
-  refs: AccountRef[],
-  at: Date,
-  known?: KnownAccounts,
-): Promise<Map<string, LockedAccount>> {
-  const missing = known ? refs.filter((r) => !known.has(r.id)) : refs;
-  if (missing.length > 0) await ensureAccounts(tx, missing, at);
-  const liabilities = refs.filter((r) => isLiability(r.kind));
-  const locked = await lockAccounts(
-    tx,
-    liabilities.map((r) => r.id),
-  );
-  // A known account missing here was never created: forget it and fail this attempt (its
-  // retry creates it). Callers add accounts to `known` only after their commit.
-  const lost = liabilities.filter((r) => !locked.has(r.id));
-  if (lost.length > 0) {
-    for (const r of lost) known?.delete(r.id);
-    throw new Error(`ledger accounts ${lost.map((r) => r.id).join(', ')} not found`);
-  }
-  for (const r of refs.filter((ref) => !isLiability(ref.kind))) {
-    assert(r.id > liabilities[liabilities.length - 1].id, `${r.id} must sort after the group's accounts`);
-    // Not locked and its balance not read: the write statement adds to it, a missing row fails
-    // that statement's balance count.
-    locked.set(r.id, { id: r.id, kind: r.kind, normalSide: r.normalSide, balanceMinor: Number.NaN });
-  }
-  return locked;
 }
 
 async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string; merchantId: string; at: Date }) {

@@ -1,19 +1,20 @@
 // One webhook delivery attempt: one signed HTTP POST, recorded with the webhook's new status
 // in one statement. Idempotent per (webhookId, attemptNumber): an attempt already recorded
 // is returned as it was, never sent or recorded again. Used by the WebhookDelivery workflow's
-// activities and by the worker's relay for every webhook's first attempt (worker/webhook-relay.ts).
+// activities (index.ts) and by the worker's relay for every webhook's first attempt (worker/webhook-relay.ts).
 import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
 import { sqlQuery } from '../../prisma/sql-transaction';
 import type { Logger } from '../../core/logger';
 import { buildEnvelope } from '../../core/webhooks/envelope';
 import { signatureHeaders } from '../../core/webhooks/signing';
-import { openSecrets, type SealedSecrets } from '../../core/webhooks/secret-sealing';
+import { openSecrets } from '../../core/webhooks/secret-sealing';
 import type { KeyRing } from '../../core/crypto/key-ring';
 import type { WebhookDestinations } from '../../core/webhooks/destination-guard';
-import { sendWebhook, MAX_ATTEMPT_ERROR_LENGTH } from './send';
+import { sendWebhook } from './send';
 import { webhookAttempts } from '../../core/metrics';
-import type { AttemptErrorClass, AttemptInput, AttemptResult, WebhookActivities } from './types';
+import type { AttemptErrorClass, AttemptInput, AttemptResult } from './types';
+import { loadAttemptState, type AttemptRecord, type AttemptState, type RecordedAttempt } from './attempt-state';
 
 export interface WebhookDeps {
   db: Db;
@@ -37,62 +38,6 @@ const UNDELIVERABLE_CLASSES: ReadonlySet<AttemptErrorClass> = new Set<AttemptErr
   'type_not_enabled',
   'destination_refused',
 ]);
-
-interface AttemptRecord {
-  startedAt: Date;
-  statusCode: number | null;
-  latencyMs: number;
-  outcome: 'succeeded' | 'failed';
-  /** Null exactly when `error` is (a CHECK of webhook_attempt says so too). */
-  errorClass: AttemptErrorClass | null;
-  error: string | null;
-}
-
-/** The parts of a recorded attempt that decide its result. */
-type RecordedAttempt = Pick<AttemptRecord, 'outcome' | 'statusCode' | 'errorClass' | 'error'>;
-
-/** What an attempt needs to know, read in one statement (or with the relay's claim). */
-export interface AttemptState {
-  webhook: { id: string; issuerId: string; type: string; createdAt: Date; data: unknown; status: string };
-  /** The secrets as stored, sealed: opened only to sign an attempt that is sent. */
-  endpoint: (SealedSecrets & { url: string; enabledTypes: string[]; previousSecretExpiresAt: Date | null }) | null;
-  /** This attempt's record, when it was made before. */
-  recorded: RecordedAttempt | null;
-}
-
-export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
-  const { db } = deps;
-  return {
-    async attemptWebhookDelivery(input) {
-      const state = await loadAttemptState(db, input.webhookId, input.attemptNumber);
-      if (!state) return { outcome: 'not_found' };
-      if (state.recorded) return resultOf(state.recorded);
-      if (!input.replay && state.webhook.status === 'delivered') return { outcome: 'already_delivered' };
-      if (state.webhook.status !== 'delivering') {
-        // Shown while the request is out: a replay requested meanwhile is refused (409).
-        await db.webhook.update({
-          where: { id: input.webhookId },
-          data: { status: 'delivering', updatedAt: deps.clock.now() },
-        });
-      }
-      return attemptAndRecord(deps, state, input);
-    },
-
-    async recordLostWebhookAttempt(input) {
-      if (!(await db.webhook.findUnique({ where: { id: input.webhookId }, select: { id: true } })))
-        return { outcome: 'not_found' };
-      const error = `attempt_lost: ${input.error}`.slice(0, MAX_ATTEMPT_ERROR_LENGTH);
-      return recordAttempt(db, input, {
-        startedAt: deps.clock.now(),
-        statusCode: null,
-        latencyMs: 0,
-        outcome: 'failed',
-        errorClass: 'attempt_lost',
-        error,
-      });
-    },
-  };
-}
 
 /**
  * Sends the attempt described by `state` (not recorded yet) and records it. `relayed` marks
@@ -166,73 +111,11 @@ function undeliverableReason(
 }
 
 /**
- * The issuer's endpoint as JSON (see toAttemptState), given an SQL expression for the issuer id.
- * The sealed secrets come as hex; they are opened in Node, where the keys are.
- */
-export const ENDPOINT_JSON = (issuerId: Prisma.Sql) => Prisma.sql`
-  (SELECT jsonb_build_object('url', ep.url, 'enabledTypes', ep.enabled_types, 'secretKeyId', ep.secret_key_id,
-          'secretCiphertext', encode(ep.secret_ciphertext, 'hex'), 'previousSecretCiphertext', encode(ep.previous_secret_ciphertext, 'hex'),
-          'previousSecretExpiresAt', ep.previous_secret_expires_at)
-     FROM webhook_endpoint ep WHERE ep.issuer_id = ${issuerId})`;
-
-/** Columns of the attempt state, for this module's load and the relay's claim (outbox.ts). */
-export const ATTEMPT_STATE_COLUMNS = (attemptNumber: number) => Prisma.sql`
-  jsonb_build_object('id', w.id, 'issuerId', w.issuer_id, 'type', w.type, 'createdAt', w.created_at, 'data', w.data, 'status', w.status) AS webhook,
-  ${ENDPOINT_JSON(Prisma.raw('w.issuer_id'))} AS endpoint,
-  (SELECT jsonb_build_object('outcome', a.outcome, 'statusCode', a.status_code, 'errorClass', a.error_class, 'error', a.error)
-     FROM webhook_attempt a WHERE a.webhook_id = w.id AND a.attempt_number = ${attemptNumber}) AS recorded`;
-
-export interface JsonAttemptState {
-  webhook: Omit<AttemptState['webhook'], 'createdAt'> & { createdAt: string };
-  endpoint:
-    | (Omit<
-        NonNullable<AttemptState['endpoint']>,
-        'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
-      > & {
-        secretCiphertext: string;
-        previousSecretCiphertext: string | null;
-        previousSecretExpiresAt: string | null;
-      })
-    | null;
-  recorded: AttemptState['recorded'];
-}
-
-/** JSON columns (ATTEMPT_STATE_COLUMNS) into an AttemptState. */
-export function toAttemptState(row: JsonAttemptState): AttemptState {
-  return {
-    webhook: { ...row.webhook, createdAt: new Date(row.webhook.createdAt) },
-    endpoint: toEndpoint(row.endpoint),
-    recorded: row.recorded,
-  };
-}
-
-/** ENDPOINT_JSON into the endpoint of an AttemptState. */
-export function toEndpoint(json: JsonAttemptState['endpoint']): AttemptState['endpoint'] {
-  return (
-    json && {
-      ...json,
-      secretCiphertext: Buffer.from(json.secretCiphertext, 'hex'),
-      previousSecretCiphertext:
-        json.previousSecretCiphertext === null ? null : Buffer.from(json.previousSecretCiphertext, 'hex'),
-      previousSecretExpiresAt: json.previousSecretExpiresAt === null ? null : new Date(json.previousSecretExpiresAt),
-    }
-  );
-}
-
-async function loadAttemptState(db: Db, webhookId: string, attemptNumber: number): Promise<AttemptState | undefined> {
-  const [row] = await sqlQuery<JsonAttemptState[]>(
-    db,
-    Prisma.sql`SELECT ${ATTEMPT_STATE_COLUMNS(attemptNumber)} FROM webhook w WHERE w.id = ${webhookId}`,
-  );
-  return row && toAttemptState(row);
-}
-
-/**
  * Writes the attempt and the webhook's new state in one statement; a second write of the same
  * attempt loses and returns what the first recorded. The guard keeps a late record of an older
  * attempt from overwriting a newer state.
  */
-async function recordAttempt(
+export async function recordAttempt(
   db: Db,
   input: AttemptInput,
   attempt: AttemptRecord,

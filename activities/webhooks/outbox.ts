@@ -3,7 +3,7 @@
 // one per worker process) claim rows with SKIP LOCKED, so several processes share the work
 // and no row is relayed by two at once while its claim holds.
 import type { Db } from '../../prisma/client';
-import { ATTEMPT_STATE_COLUMNS, toAttemptState, type AttemptState } from './attempt';
+import { ATTEMPT_STATE_COLUMNS, toAttemptState, type AttemptState } from './attempt-state';
 
 export const OUTBOX_CHANNEL = 'rewards_webhook_outbox';
 

@@ -21,7 +21,11 @@ const bpsSchema = {
   maximum: 10_000,
   description: 'Basis points (1/100 of a percent).',
 } as const;
-export const mccSchema = { type: 'string', pattern: '^[0-9]{4}$', description: 'ISO 18245 merchant category code.' } as const;
+export const mccSchema = {
+  type: 'string',
+  pattern: '^[0-9]{4}$',
+  description: 'ISO 18245 merchant category code.',
+} as const;
 const urlSchema = orNull({ type: 'string', format: 'uri', maxLength: 2048 });
 const daysSchema = { type: 'integer', minimum: 0, maximum: 365 } as const;
 

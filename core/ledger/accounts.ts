@@ -47,3 +47,35 @@ export const accounts = {
 export function balanceDelta(normalSide: NormalSide, signedEntryMinor: number): number {
   return normalSide === 'debit' ? signedEntryMinor : -signedEntryMinor;
 }
+
+export interface PurchaseLockOrder {
+  /** Locked before anything ledger-derived is read, in id order. */
+  lockedFirst: AccountRef[];
+  /** Locked by the write statement, after (in id order) every account of lockedFirst. */
+  lockedAtWrite: AccountRef[];
+}
+
+/**
+ * The accounts a purchase's settlement may touch, split by when each is locked. Every poster
+ * takes row locks in account id order, which is what keeps two postings from deadlocking.
+ * The group's liability accounts are locked up front, because the posting checks their
+ * balances. The merchant's receivable is shared by every group buying there: locking it up
+ * front would queue all of a merchant's settlements behind each other for their whole
+ * transaction, so it is locked by the write statement's balance update and held only until
+ * commit. That is still in id order because its id sorts after the group's accounts
+ * ("merchant_receivable" > "chg_*" after the same issuer prefix), which this checks; as an
+ * asset it has no balance to check.
+ */
+export function purchaseLockOrder(issuerId: string, chgId: string, merchantId: string): PurchaseLockOrder {
+  const all = [
+    accounts.merchantReceivable(issuerId, merchantId),
+    accounts.chgCashback(issuerId, chgId),
+    accounts.chgBranded(issuerId, chgId, merchantId),
+  ];
+  const lockedFirst = all.filter((r) => isLiability(r.kind)).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const lockedAtWrite = all.filter((r) => !isLiability(r.kind));
+  const last = lockedFirst[lockedFirst.length - 1].id;
+  for (const r of lockedAtWrite)
+    if (!(r.id > last)) throw new Error(`ledger invariant violated: ${r.id} must sort after the group's accounts`);
+  return { lockedFirst, lockedAtWrite };
+}

@@ -16,7 +16,8 @@ describe('core/money', () => {
   it('lets only safe non-negative integers reach the rules', () => {
     assertMinor(0, 'x');
     assertMinor(Number.MAX_SAFE_INTEGER, 'x');
-    for (const bad of [-1, 0.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1]) assert.throws(() => assertMinor(bad, 'x'), RangeError);
+    for (const bad of [-1, 0.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1])
+      assert.throws(() => assertMinor(bad, 'x'), RangeError);
   });
 
   it('converts database BIGINTs only within the safe range', () => {

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { migrate } from '../../prisma/migrate';
 import { createDb, type Db } from '../../prisma/client';
-import { createWebhookActivities } from '../../activities/webhooks/attempt';
+import { createWebhookActivities } from '../../activities/webhooks';
 import { recordWebhook } from '../../activities/webhooks/record';
 import { openSecrets } from '../../core/webhooks/secret-sealing';
 import { createLogger } from '../../core/logger';

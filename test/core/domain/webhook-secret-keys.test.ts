@@ -9,7 +9,7 @@ import { migrate } from '../../../prisma/migrate';
 import { createIssuer } from '../../../api/issuers/store';
 import { rotateSecret } from '../../../api/webhooks/store';
 import { assertStoredSecretsOpen } from '../../../core/domain/webhook-secret-keys';
-import { createWebhookActivities } from '../../../activities/webhooks/attempt';
+import { createWebhookActivities } from '../../../activities/webhooks';
 import { recordWebhook } from '../../../activities/webhooks/record';
 import { generateKeyRingEntry, parseKeyRing } from '../../../core/crypto/key-ring';
 import {

@@ -9,6 +9,7 @@ import {
   isLiability,
   normalSideOf,
   planTransfer,
+  purchaseLockOrder,
   rewardEventTypeFor,
 } from '../../../core/ledger';
 
@@ -72,6 +73,22 @@ describe('core/ledger account plan', () => {
     assert.equal(debit.accountId, 'iss_1:merchant_receivable:mp_1');
     assert.throws(() => entriesOf(planTransfer('earn_cashback', p), 0));
     assert.throws(() => entriesOf(planTransfer('earn_cashback', p), 1.5));
+  });
+});
+
+describe('core/ledger purchase lock order', () => {
+  it('locks the group liabilities first, in id order, and the receivable after them', () => {
+    const order = purchaseLockOrder('iss_1', 'chg_1', 'mp_1');
+    assert.deepEqual(
+      order.lockedFirst.map((a) => a.kind),
+      ['chg_branded', 'chg_cashback'],
+    );
+    assert.deepEqual(
+      order.lockedAtWrite.map((a) => a.kind),
+      ['merchant_receivable'],
+    );
+    const ids = [...order.lockedFirst, ...order.lockedAtWrite].map((a) => a.id);
+    assert.deepEqual(ids, [...ids].sort(), 'every account in the order every poster locks in');
   });
 });
 
