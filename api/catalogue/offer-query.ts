@@ -38,7 +38,7 @@ export function statusWhere(status: OfferStatus, now: Date): Prisma.OfferWhereIn
 /**
  * Branded offers are those that pay branded balance here: a rate, a merchant with branded
  * balance, and an expiry beyond the issuer's delay (a merchant's own delay is always shorter
- * than its expiry: catalogue-store.ts refuses anything else).
+ * than its expiry: store.ts refuses anything else).
  */
 export function typeWhere(type: 'cashback' | 'branded', issuerDelayDays: number): Prisma.OfferWhereInput {
   return type === 'cashback'

@@ -1,7 +1,7 @@
 // The reward-events export's bytes: one line per reward event, as NDJSON or
 // CSV, and a last line that lets a finance team check what it received without asking us:
 // the count, the count and sum of amounts per type and currency, and a SHA-256 digest of every
-// byte before that line. Pure: the stream (export-stream.ts) feeds it rows and writes its text.
+// byte before that line. Pure: the stream (stream.ts) feeds it rows and writes its text.
 import { createHash, type Hash } from 'node:crypto';
 import { fromDbMinor } from '../../core/ledger';
 

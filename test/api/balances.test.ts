@@ -4,19 +4,19 @@
 import assert from 'node:assert/strict';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../../helpers/app';
-import { createGroup, createMerchant, walkPages } from '../../helpers/catalogue';
-import { assertLedgerHealthy } from '../../helpers/ledger';
-import { createLogger } from '../../../core/logger';
-import { earnBranded, inTransaction, postTransfer, recordRewardEvent } from '../../../activities/ledger';
-import { expireDueGrants } from '../../../activities/expiry';
-import { newId } from '../../../core/ids';
+import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../helpers/app';
+import { createGroup, createMerchant, walkPages } from '../helpers/catalogue';
+import { assertLedgerHealthy } from '../helpers/ledger';
+import { createLogger } from '../../core/logger';
+import { earnBranded, inTransaction, postTransfer, recordRewardEvent } from '../../activities/ledger';
+import { expireDueGrants } from '../../activities/expiry';
+import { newId } from '../../core/ids';
 import {
   activityPageSchema,
   expiringSchema,
   merchantBalanceSchema,
   summarySchema,
-} from '../../../api/balances/schemas';
+} from '../../api/balances/schemas';
 
 const DAY_MS = 86_400_000;
 const ajv = new Ajv({ strict: false, allErrors: true });

@@ -6,22 +6,22 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../../helpers/app';
-import { assertLedgerHealthy, chgId as newChgId, merchantId as newMerchantId } from '../../helpers/ledger';
-import { createGroup, createMerchant, walkPages } from '../../helpers/catalogue';
+import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../helpers/app';
+import { assertLedgerHealthy, chgId as newChgId, merchantId as newMerchantId } from '../helpers/ledger';
+import { createGroup, createMerchant, walkPages } from '../helpers/catalogue';
 import {
   brandedEarned,
   brandedSpent,
   bulkCashbackEarned,
   cashbackClawedBack,
   cashbackEarned,
-} from '../../helpers/reward-fixtures';
-import { testDatabaseUrl } from '../../helpers/env';
-import { expireDueGrants } from '../../../activities/expiry';
-import { createLogger } from '../../../core/logger';
-import { createDb } from '../../../prisma/client';
-import { EXPORT_HIGH_WATER_MARK, openRewardEventExport } from '../../../api/exports/stream';
-import { CSV_COLUMNS } from '../../../api/exports/format';
+} from '../helpers/reward-fixtures';
+import { testDatabaseUrl } from '../helpers/env';
+import { expireDueGrants } from '../../activities/expiry';
+import { createLogger } from '../../core/logger';
+import { createDb } from '../../prisma/client';
+import { EXPORT_HIGH_WATER_MARK, openRewardEventExport } from '../../api/exports/stream';
+import { CSV_COLUMNS } from '../../api/exports/format';
 
 const DAY_MS = 86_400_000;
 
