@@ -11,12 +11,7 @@ import { createLogger } from '../../core/logger';
 import { earnBranded, inTransaction, postTransfer, recordRewardEvent } from '../../activities/ledger';
 import { expireDueGrants } from '../../activities/expiry';
 import { newId } from '../../core/ids';
-import {
-  activityPageSchema,
-  expiringSchema,
-  merchantBalanceSchema,
-  summarySchema,
-} from '../../api/balances/schemas';
+import { activityPageSchema, expiringSchema, merchantBalanceSchema, summarySchema } from '../../api/balances/schemas';
 
 const DAY_MS = 86_400_000;
 const ajv = new Ajv({ strict: false, allErrors: true });
