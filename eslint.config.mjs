@@ -50,9 +50,12 @@ export default tseslint.config(
     files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
-  // Small modules with one job: no function of the service over 80 lines, so each reads whole.
+  // Small modules with one job: no function over 80 lines, so each reads whole. It covers every
+  // source outside test/, where a mocha describe callback holds its whole suite; the generated
+  // Prisma and OpenAPI clients are ignored above.
   {
-    files: ['api/**/*.ts', 'activities/**/*.ts', 'core/**/*.ts'],
+    files: ['**/*.ts'],
+    ignores: ['test/**'],
     rules: { 'max-lines-per-function': ['error', { max: 80 }] },
   },
 );

@@ -13,17 +13,17 @@ import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import pg from 'pg';
-import { loadBenchConfig } from './config';
+import { loadBenchConfig, type BenchConfig } from './config';
 import { childReady, startBenchStack, type BenchStack } from './stack';
 import { freePort } from '../test/helpers/ports';
-import { startReceiver } from './receiver';
-import { buildFixture } from './fixtures';
-import { runEndToEnd } from './end-to-end';
-import { pendingAfterDrain, runFloorDrain, runLifecycleDrain } from './sustained';
-import { measureCost } from './cost';
-import { buildHistories } from './history';
+import { startReceiver, type Receiver } from './receiver';
+import { buildFixture, type Fixture } from './fixtures';
+import { runEndToEnd, type EndToEndResult } from './end-to-end';
+import { pendingAfterDrain, runFloorDrain, runLifecycleDrain, type DrainResult } from './sustained';
+import { measureCost, type CostResult, type PurchaseCost } from './cost';
+import { buildHistories, type HistoryGroup } from './history';
 import { runReads } from './reads';
-import { runIngestion } from './ingestion';
+import { runIngestion, type IngestionResult } from './ingestion';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
@@ -62,333 +62,8 @@ async function main(): Promise<void> {
       groups: config.groups,
       webhookUrl: receiver.url,
     });
-    const phases: Record<string, unknown> = {};
-    const loads: Record<string, number> = {};
-
-    log(`floor: a backlog of ${config.backlog} empty workflows that complete on their signal`);
-    loads.floor = load1m();
-    const taskQueue = `bench-floor-${runId}`;
-    const floorWorker = stack.spawnNode('bench/floor-worker.ts', { BENCH_FLOOR_TASK_QUEUE: taskQueue });
-    await childReady(floorWorker);
-    const floor = await runFloorDrain({
-      temporalAddress: stack.temporalAddress,
-      worker: floorWorker,
-      taskQueue,
-      backlog: config.backlog,
-      timeoutMs: config.drainTimeoutSeconds * 1000,
-      runId,
-    });
-    floorWorker.kill('SIGTERM');
-    phases.floor = floor;
-    log(`floor: ${floor.steadyPerSecond.toFixed(1)}/s steady`);
-
-    log(`end to end: ${config.e2eRate} events/s for ${config.e2eSeconds} s`);
-    loads.endToEnd = load1m();
-    const e2e = await runEndToEnd({
-      apiUrl: stack.apiUrl,
-      fixture,
-      receiver,
-      seconds: config.e2eSeconds,
-      rate: config.e2eRate,
-      runId,
-      drainTimeoutMs: config.drainTimeoutSeconds * 1000,
-    });
-    phases.endToEnd = e2e;
-
-    log(`sustained: backlog of ${config.backlog} settled events through the real lifecycle`);
-    loads.sustained = load1m();
-    const transactions: Array<{ chgId: string; txnId: string }> = [];
-    const lifecycle = await runLifecycleDrain({
-      apiUrl: stack.apiUrl,
-      fixture,
-      receiver,
-      backlog: config.backlog,
-      timeoutMs: config.drainTimeoutSeconds * 1000,
-      runId,
-      onTransaction: (chgId, txnId) => transactions.push({ chgId, txnId }),
-    });
-    const drain = await pendingAfterDrain(stack.databaseUrl, fixture.issuerId, `sus-${runId}-`, 30_000);
-    phases.lifecycle = { ...lifecycle, drain };
-    log(
-      `lifecycle: ${lifecycle.steadyPerSecond.toFixed(1)}/s steady; accepted ${drain.accepted}, pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}`,
-    );
-
-    log(
-      `cost: ${config.costPurchases} settled and ${config.costPurchases} authorized-then-settled purchases, counted from their histories`,
-    );
-    const cost = await measureCost({
-      apiUrl: stack.apiUrl,
-      fixture,
-      receiver,
-      temporalAddress: stack.temporalAddress,
-      databaseUrl: stack.databaseUrl,
-      runId,
-      count: config.costPurchases,
-      timeoutMs: config.drainTimeoutSeconds * 1000,
-    });
-    phases.cost = cost;
-
-    const halfRate = Math.max(1, Math.floor(lifecycle.steadyPerSecond / 2));
-    log(`end to end: ${halfRate} events/s (half the sustained rate) for ${config.e2eSeconds} s`);
-    loads.endToEndHalf = load1m();
-    const e2eHalf = await runEndToEnd({
-      apiUrl: stack.apiUrl,
-      fixture,
-      receiver,
-      seconds: config.e2eSeconds,
-      rate: halfRate,
-      runId: `${runId}-half`,
-      drainTimeoutMs: config.drainTimeoutSeconds * 1000,
-    });
-    phases.endToEndHalf = { rate: halfRate, ...e2eHalf };
-
-    log(`history: a group with 4 purchases and one with ${config.historyPurchases}, through the real pipeline`);
-    loads.history = load1m();
-    const histories = await buildHistories({
-      apiUrl: stack.apiUrl,
-      fixture,
-      databaseUrl: stack.databaseUrl,
-      runId,
-      longPurchases: config.historyPurchases,
-      timeoutMs: config.drainTimeoutSeconds * 1000,
-    });
-    phases.histories = histories;
-
-    log(
-      `reads: the bare floor server, reward-detail, summary; ${config.readConnections} connections, ${config.seconds} s each`,
-    );
-    loads.reads = load1m();
-    const floorServer = await startFloorServer(stack);
-    const read = (base: string, paths: string[]) =>
-      runReads({
-        apiUrl: base,
-        token: fixture.token,
-        paths,
-        seconds: config.seconds,
-        connections: config.readConnections,
-      });
-    const picked = transactions.slice(0, 2000);
-    const readFloor = await read(
-      floorServer.url,
-      picked.map((t) => `/floor/read/${t.txnId}`),
-    );
-    const detail = await read(
-      stack.apiUrl,
-      picked.map((t) => `/api/v2/chg/${t.chgId}/transaction/${t.txnId}/reward-detail`),
-    );
-    const summary = await read(
-      stack.apiUrl,
-      fixture.groups.map((g) => `/api/v2/chg/${g.chgId}/rewards/summary`),
-    );
-    const summaryShort = await read(stack.apiUrl, [`/api/v2/chg/${histories.short.chgId}/rewards/summary`]);
-    const summaryLong = await read(stack.apiUrl, [`/api/v2/chg/${histories.long.chgId}/rewards/summary`]);
-    Object.assign(phases, { readFloor, rewardDetail: detail, summary, summaryShort, summaryLong });
-
-    log(
-      `ingestion: the bare floor server, then the API; ${config.ingestClients} clients, batches of ${config.batchSize}, ${config.seconds} s each`,
-    );
-    loads.ingestion = load1m();
-    const ingest = (base: string, path: string | undefined, tag: string) =>
-      runIngestion({
-        apiUrl: base,
-        path,
-        fixture,
-        seconds: config.seconds,
-        clients: config.ingestClients,
-        batchSize: config.batchSize,
-        runId: `${runId}-${tag}`,
-      });
-    const ingestionFloor = await ingest(floorServer.url, '/floor/ingest', 'floor');
-    await floorServer.stop();
-    // The quality bar's condition: the API beside an idle worker (paused: the API still hands every
-    // accepted event over to Temporal), so the API and the floor have the same machine. Then
-    // again with the worker turning the events into lifecycles meanwhile, as when a settlement
-    // file arrives during the day: an informative figure, the pipeline's share of 2 cores.
-    stack.worker.kill('SIGSTOP');
-    let ingestion: Awaited<ReturnType<typeof ingest>>;
-    try {
-      ingestion = await ingest(stack.apiUrl, undefined, 'api');
-    } finally {
-      stack.worker.kill('SIGCONT');
-    }
-    const handedOver = await countHandedOver(stack.databaseUrl, fixture.issuerId, `ing-${runId}-api-`);
-    log(`ingestion with the worker running: ${config.seconds} s more`);
-    const ingestionBusy = await ingest(stack.apiUrl, undefined, 'busy');
-    Object.assign(phases, {
-      ingestionFloor,
-      ingestion: { ...ingestion, handedOverDuringPhase: handedOver },
-      ingestionWithWorkerRunning: ingestionBusy,
-    });
-
-    const ratio = (lifecycle.steadyPerSecond / floor.steadyPerSecond) * 100;
-    const p99 = (r: typeof e2e) => (r.sent - r.received > 0 ? Infinity : r.p99Ms);
-    const rules = (c: typeof cost.settled) =>
-      Object.entries(c.byRule)
-        .map(([rule, n]) => `${rule} ${Number(n.toFixed(1))}`)
-        .join(', ');
-    const rows: Row[] = [
-      {
-        figure: 'Ingestion: settled events accepted (worker idle)',
-        value: ingestion.eventsPerSecond,
-        floor: ingestionFloor.eventsPerSecond,
-        unit: 'events/s',
-        target: { op: '>=', value: 5000 },
-        note: `${ingestion.batches} batches, ${ingestion.errors} errors; handed over meanwhile: ${Math.round(handedOver / ingestion.seconds)}/s`,
-      },
-      {
-        figure: 'Ingestion: floor (bare server, one insert)',
-        value: ingestionFloor.eventsPerSecond,
-        unit: 'events/s',
-        note: `p99 ${Math.round(ingestionFloor.batchP99Ms)} ms`,
-      },
-      {
-        figure: 'Ingestion / floor',
-        value: (ingestion.eventsPerSecond / ingestionFloor.eventsPerSecond) * 100,
-        unit: '%',
-        target: { op: '>=', value: 33 },
-      },
-      { figure: 'Ingestion: batch latency p50', value: ingestion.batchP50Ms, unit: 'ms' },
-      {
-        figure: 'Ingestion: batch latency p99',
-        value: ingestion.batchP99Ms,
-        unit: 'ms',
-        target: { op: '<=', value: 100 },
-      },
-      {
-        figure: 'Ingestion, worker running meanwhile',
-        value: ingestionBusy.eventsPerSecond,
-        floor: ingestionFloor.eventsPerSecond,
-        unit: 'events/s',
-        note: `${Math.round((ingestionBusy.eventsPerSecond / ingestionFloor.eventsPerSecond) * 100)} % of the floor, p50 ${Math.round(ingestionBusy.batchP50Ms)} / p99 ${Math.round(ingestionBusy.batchP99Ms)} ms, ${ingestionBusy.errors} errors`,
-      },
-      {
-        figure: `End to end at ${config.e2eRate}/s: p50`,
-        value: e2e.p50Ms,
-        unit: 'ms',
-        note: `${e2e.received}/${e2e.sent} webhooks received`,
-      },
-      {
-        figure: `End to end at ${config.e2eRate}/s: p99`,
-        value: p99(e2e),
-        unit: 'ms',
-        target: { op: '<=', value: 1000 },
-        note: `max ${Math.round(e2e.maxMs)} ms`,
-      },
-      {
-        figure: `End to end at ${halfRate}/s (half sustained): p99`,
-        value: p99(e2eHalf),
-        unit: 'ms',
-        target: { op: '<=', value: 2000 },
-        note: `p50 ${Math.round(e2eHalf.p50Ms)} ms, ${e2eHalf.received}/${e2eHalf.sent} received`,
-      },
-      {
-        figure: 'Sustained: lifecycle (steady 10-90%)',
-        value: lifecycle.steadyPerSecond,
-        floor: floor.steadyPerSecond,
-        unit: 'events/s',
-        note: `backlog ${lifecycle.offered}, ${lifecycle.completed} completed in ${lifecycle.seconds.toFixed(1)} s`,
-      },
-      {
-        figure: 'Sustained: floor, empty workflow',
-        value: floor.steadyPerSecond,
-        unit: 'events/s',
-        note: `${floor.completed}/${floor.offered} in ${floor.seconds.toFixed(1)} s`,
-      },
-      { figure: 'Sustained: lifecycle / floor', value: ratio, unit: '%', target: { op: '>=', value: 75 } },
-      {
-        figure: 'Backlog drained: still pending',
-        value: drain.pending,
-        unit: 'events',
-        target: { op: '<=', value: 0 },
-        note: `${drain.accepted} accepted`,
-      },
-      {
-        figure: 'Backlog drained: trial balance',
-        value: Math.abs(drain.trialBalanceMinor),
-        unit: 'minor',
-        target: { op: '<=', value: 0 },
-        note: `${drain.entries} ledger entries`,
-      },
-      {
-        figure: 'Cost: actions per settled purchase',
-        value: cost.settled.actions,
-        unit: 'actions',
-        target: { op: '<=', value: 4 },
-        note: rules(cost.settled),
-      },
-      {
-        figure: 'Cost: history events per settled',
-        value: cost.settled.events,
-        unit: 'events',
-        note: `${cost.settled.purchases} purchases`,
-      },
-      {
-        figure: 'Cost: actions per auth-then-settled',
-        value: cost.authorizedThenSettled.actions,
-        unit: 'actions',
-        target: { op: '<=', value: 9 },
-        note: rules(cost.authorizedThenSettled),
-      },
-      {
-        figure: 'Cost: history events per auth-then-settled',
-        value: cost.authorizedThenSettled.events,
-        unit: 'events',
-        note: `${cost.authorizedThenSettled.purchases} purchases`,
-      },
-      {
-        figure: 'Reads: floor (bare server, one SELECT)',
-        value: readFloor.requestsPerSecond,
-        unit: 'req/s',
-        note: `p99 ${readFloor.p99Ms.toFixed(1)} ms`,
-      },
-      {
-        figure: 'Reads: reward-detail',
-        value: detail.requestsPerSecond,
-        floor: readFloor.requestsPerSecond,
-        unit: 'req/s',
-        note: `${detail.errors} errors`,
-      },
-      {
-        figure: 'Reads: reward-detail / floor',
-        value: (detail.requestsPerSecond / readFloor.requestsPerSecond) * 100,
-        unit: '%',
-        target: { op: '>=', value: 50 },
-      },
-      {
-        figure: 'Reads: reward-detail p99',
-        value: detail.p99Ms,
-        unit: 'ms',
-        target: { op: '<=', value: 25 },
-        note: `p50 ${detail.p50Ms.toFixed(1)} ms`,
-      },
-      {
-        figure: 'Reads: summary',
-        value: summary.requestsPerSecond,
-        unit: 'req/s',
-        floor: readFloor.requestsPerSecond,
-        note: `${summary.errors} errors`,
-      },
-      {
-        figure: 'Reads: summary / floor',
-        value: (summary.requestsPerSecond / readFloor.requestsPerSecond) * 100,
-        unit: '%',
-        target: { op: '>=', value: 50 },
-      },
-      {
-        figure: 'Reads: summary p99',
-        value: summary.p99Ms,
-        unit: 'ms',
-        target: { op: '<=', value: 25 },
-        note: `p50 ${summary.p50Ms.toFixed(1)} ms`,
-      },
-      {
-        figure: 'Summary p50, long / short history',
-        value: summaryLong.p50Ms / summaryShort.p50Ms,
-        unit: 'x',
-        target: { op: '<=', value: 2 },
-        note: `${histories.long.rewardEvents} events: p50 ${summaryLong.p50Ms.toFixed(1)} ms; ${histories.short.rewardEvents} events: p50 ${summaryShort.p50Ms.toFixed(1)} ms`,
-      },
-    ];
+    const run: Run = { stack, receiver, fixture, config, runId, phases: {}, loads: {} };
+    const rows = reportRows(config, await runPhases(run));
     const table = printReport(machine, PROCESSES, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
       at: new Date().toISOString(),
@@ -396,14 +71,14 @@ async function main(): Promise<void> {
       machine,
       processes: PROCESSES,
       config,
-      loadAverageAtPhaseStart: loads,
+      loadAverageAtPhaseStart: run.loads,
       rows: rows.map((r) => ({ ...r, met: met(r) })),
-      phases,
+      phases: run.phases,
       table,
     });
     log(`results written to ${file}`);
     if (args.record) {
-      const line = historyLine({ time: startedAt, commit, machine, load: loads, config, rows });
+      const line = historyLine({ time: startedAt, commit, machine, load: run.loads, config, rows });
       log(`run recorded in ${appendHistory(line)}`);
     }
   } finally {
@@ -411,6 +86,423 @@ async function main(): Promise<void> {
     await receiver.close();
     await stack?.stop();
   }
+}
+
+/** One bench run: what every phase uses, and what each leaves for the results file. */
+interface Run {
+  stack: BenchStack;
+  receiver: Receiver;
+  fixture: Fixture;
+  config: BenchConfig;
+  runId: string;
+  /** Each phase's figures, by phase. */
+  phases: Record<string, unknown>;
+  /** The 1-minute load average as each phase began. */
+  loads: Record<string, number>;
+}
+
+type PhaseResults = Awaited<ReturnType<typeof runPhases>>;
+
+/** The phases in the order of the header comment, each after the one before has finished. */
+async function runPhases(run: Run) {
+  const floor = await floorPhase(run);
+  const e2e = await endToEndPhase(run);
+  const { lifecycle, drain, transactions } = await sustainedPhase(run);
+  const cost = await costPhase(run);
+  const { halfRate, e2eHalf } = await halfRatePhase(run, lifecycle.steadyPerSecond);
+  const histories = await historyPhase(run);
+  const { floorServer, ...reads } = await readsPhase(run, transactions, histories);
+  const ingestion = await ingestionPhase(run, floorServer);
+  return { floor, e2e, lifecycle, drain, cost, halfRate, e2eHalf, histories, reads, ingestion };
+}
+
+async function floorPhase({ stack, config, runId, phases, loads }: Run): Promise<DrainResult> {
+  log(`floor: a backlog of ${config.backlog} empty workflows that complete on their signal`);
+  loads.floor = load1m();
+  const taskQueue = `bench-floor-${runId}`;
+  const floorWorker = stack.spawnNode('bench/floor-worker.ts', { BENCH_FLOOR_TASK_QUEUE: taskQueue });
+  await childReady(floorWorker);
+  const floor = await runFloorDrain({
+    temporalAddress: stack.temporalAddress,
+    worker: floorWorker,
+    taskQueue,
+    backlog: config.backlog,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+    runId,
+  });
+  floorWorker.kill('SIGTERM');
+  phases.floor = floor;
+  log(`floor: ${floor.steadyPerSecond.toFixed(1)}/s steady`);
+  return floor;
+}
+
+function endToEnd({ stack, fixture, receiver, config }: Run, rate: number, runId: string): Promise<EndToEndResult> {
+  return runEndToEnd({
+    apiUrl: stack.apiUrl,
+    fixture,
+    receiver,
+    seconds: config.e2eSeconds,
+    rate,
+    runId,
+    drainTimeoutMs: config.drainTimeoutSeconds * 1000,
+  });
+}
+
+async function endToEndPhase(run: Run): Promise<EndToEndResult> {
+  log(`end to end: ${run.config.e2eRate} events/s for ${run.config.e2eSeconds} s`);
+  run.loads.endToEnd = load1m();
+  const e2e = await endToEnd(run, run.config.e2eRate, run.runId);
+  run.phases.endToEnd = e2e;
+  return e2e;
+}
+
+async function sustainedPhase({ stack, fixture, receiver, config, runId, phases, loads }: Run) {
+  log(`sustained: backlog of ${config.backlog} settled events through the real lifecycle`);
+  loads.sustained = load1m();
+  const transactions: Array<{ chgId: string; txnId: string }> = [];
+  const lifecycle = await runLifecycleDrain({
+    apiUrl: stack.apiUrl,
+    fixture,
+    receiver,
+    backlog: config.backlog,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+    runId,
+    onTransaction: (chgId, txnId) => transactions.push({ chgId, txnId }),
+  });
+  const drain = await pendingAfterDrain(stack.databaseUrl, fixture.issuerId, `sus-${runId}-`, 30_000);
+  phases.lifecycle = { ...lifecycle, drain };
+  log(
+    `lifecycle: ${lifecycle.steadyPerSecond.toFixed(1)}/s steady; accepted ${drain.accepted}, pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}`,
+  );
+  return { lifecycle, drain, transactions };
+}
+
+async function costPhase({ stack, fixture, receiver, config, runId, phases }: Run): Promise<CostResult> {
+  log(
+    `cost: ${config.costPurchases} settled and ${config.costPurchases} authorized-then-settled purchases, counted from their histories`,
+  );
+  const cost = await measureCost({
+    apiUrl: stack.apiUrl,
+    fixture,
+    receiver,
+    temporalAddress: stack.temporalAddress,
+    databaseUrl: stack.databaseUrl,
+    runId,
+    count: config.costPurchases,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+  });
+  phases.cost = cost;
+  return cost;
+}
+
+async function halfRatePhase(run: Run, sustainedPerSecond: number) {
+  const halfRate = Math.max(1, Math.floor(sustainedPerSecond / 2));
+  log(`end to end: ${halfRate} events/s (half the sustained rate) for ${run.config.e2eSeconds} s`);
+  run.loads.endToEndHalf = load1m();
+  const e2eHalf = await endToEnd(run, halfRate, `${run.runId}-half`);
+  run.phases.endToEndHalf = { rate: halfRate, ...e2eHalf };
+  return { halfRate, e2eHalf };
+}
+
+async function historyPhase({ stack, fixture, config, runId, phases, loads }: Run) {
+  log(`history: a group with 4 purchases and one with ${config.historyPurchases}, through the real pipeline`);
+  loads.history = load1m();
+  const histories = await buildHistories({
+    apiUrl: stack.apiUrl,
+    fixture,
+    databaseUrl: stack.databaseUrl,
+    runId,
+    longPurchases: config.historyPurchases,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+  });
+  phases.histories = histories;
+  return histories;
+}
+
+/** Returns the bare floor server it started, still running: the ingestion phase uses it too. */
+async function readsPhase(
+  { stack, fixture, config, phases, loads }: Run,
+  transactions: Array<{ chgId: string; txnId: string }>,
+  histories: { short: HistoryGroup; long: HistoryGroup },
+) {
+  log(
+    `reads: the bare floor server, reward-detail, summary; ${config.readConnections} connections, ${config.seconds} s each`,
+  );
+  loads.reads = load1m();
+  const floorServer = await startFloorServer(stack);
+  const read = (base: string, paths: string[]) =>
+    runReads({
+      apiUrl: base,
+      token: fixture.token,
+      paths,
+      seconds: config.seconds,
+      connections: config.readConnections,
+    });
+  const picked = transactions.slice(0, 2000);
+  const readFloor = await read(
+    floorServer.url,
+    picked.map((t) => `/floor/read/${t.txnId}`),
+  );
+  const detail = await read(
+    stack.apiUrl,
+    picked.map((t) => `/api/v2/chg/${t.chgId}/transaction/${t.txnId}/reward-detail`),
+  );
+  const summary = await read(
+    stack.apiUrl,
+    fixture.groups.map((g) => `/api/v2/chg/${g.chgId}/rewards/summary`),
+  );
+  const summaryShort = await read(stack.apiUrl, [`/api/v2/chg/${histories.short.chgId}/rewards/summary`]);
+  const summaryLong = await read(stack.apiUrl, [`/api/v2/chg/${histories.long.chgId}/rewards/summary`]);
+  Object.assign(phases, { readFloor, rewardDetail: detail, summary, summaryShort, summaryLong });
+  return { floorServer, readFloor, detail, summary, summaryShort, summaryLong };
+}
+
+/** Stops the bare floor server once it has been measured. */
+async function ingestionPhase({ stack, fixture, config, runId, phases, loads }: Run, floorServer: FloorServer) {
+  log(
+    `ingestion: the bare floor server, then the API; ${config.ingestClients} clients, batches of ${config.batchSize}, ${config.seconds} s each`,
+  );
+  loads.ingestion = load1m();
+  const ingest = (base: string, path: string | undefined, tag: string) =>
+    runIngestion({
+      apiUrl: base,
+      path,
+      fixture,
+      seconds: config.seconds,
+      clients: config.ingestClients,
+      batchSize: config.batchSize,
+      runId: `${runId}-${tag}`,
+    });
+  const ingestionFloor = await ingest(floorServer.url, '/floor/ingest', 'floor');
+  await floorServer.stop();
+  // The quality bar's condition: the API beside an idle worker (paused: the API still hands every
+  // accepted event over to Temporal), so the API and the floor have the same machine. Then
+  // again with the worker turning the events into lifecycles meanwhile, as when a settlement
+  // file arrives during the day: an informative figure, the pipeline's share of 2 cores.
+  stack.worker.kill('SIGSTOP');
+  let ingestion: IngestionResult;
+  try {
+    ingestion = await ingest(stack.apiUrl, undefined, 'api');
+  } finally {
+    stack.worker.kill('SIGCONT');
+  }
+  const handedOver = await countHandedOver(stack.databaseUrl, fixture.issuerId, `ing-${runId}-api-`);
+  log(`ingestion with the worker running: ${config.seconds} s more`);
+  const ingestionBusy = await ingest(stack.apiUrl, undefined, 'busy');
+  Object.assign(phases, {
+    ingestionFloor,
+    ingestion: { ...ingestion, handedOverDuringPhase: handedOver },
+    ingestionWithWorkerRunning: ingestionBusy,
+  });
+  return { ingestionFloor, ingestion, handedOver, ingestionBusy };
+}
+
+/** The report's rows, in the order of its table. */
+function reportRows(config: BenchConfig, results: PhaseResults): Row[] {
+  return [
+    ...ingestionRows(results.ingestion),
+    ...endToEndRows(config, results),
+    ...sustainedRows(results),
+    ...costRows(results.cost),
+    ...readRows(results),
+  ];
+}
+
+function ingestionRows({ ingestion, ingestionFloor, ingestionBusy, handedOver }: PhaseResults['ingestion']): Row[] {
+  return [
+    {
+      figure: 'Ingestion: settled events accepted (worker idle)',
+      value: ingestion.eventsPerSecond,
+      floor: ingestionFloor.eventsPerSecond,
+      unit: 'events/s',
+      target: { op: '>=', value: 5000 },
+      note: `${ingestion.batches} batches, ${ingestion.errors} errors; handed over meanwhile: ${Math.round(handedOver / ingestion.seconds)}/s`,
+    },
+    {
+      figure: 'Ingestion: floor (bare server, one insert)',
+      value: ingestionFloor.eventsPerSecond,
+      unit: 'events/s',
+      note: `p99 ${Math.round(ingestionFloor.batchP99Ms)} ms`,
+    },
+    {
+      figure: 'Ingestion / floor',
+      value: (ingestion.eventsPerSecond / ingestionFloor.eventsPerSecond) * 100,
+      unit: '%',
+      target: { op: '>=', value: 33 },
+    },
+    { figure: 'Ingestion: batch latency p50', value: ingestion.batchP50Ms, unit: 'ms' },
+    {
+      figure: 'Ingestion: batch latency p99',
+      value: ingestion.batchP99Ms,
+      unit: 'ms',
+      target: { op: '<=', value: 100 },
+    },
+    {
+      figure: 'Ingestion, worker running meanwhile',
+      value: ingestionBusy.eventsPerSecond,
+      floor: ingestionFloor.eventsPerSecond,
+      unit: 'events/s',
+      note: `${Math.round((ingestionBusy.eventsPerSecond / ingestionFloor.eventsPerSecond) * 100)} % of the floor, p50 ${Math.round(ingestionBusy.batchP50Ms)} / p99 ${Math.round(ingestionBusy.batchP99Ms)} ms, ${ingestionBusy.errors} errors`,
+    },
+  ];
+}
+
+/** A p99 over webhooks of which some never arrived is unbounded. */
+const p99 = (r: EndToEndResult) => (r.sent - r.received > 0 ? Infinity : r.p99Ms);
+
+function endToEndRows(config: BenchConfig, { e2e, e2eHalf, halfRate }: PhaseResults): Row[] {
+  return [
+    {
+      figure: `End to end at ${config.e2eRate}/s: p50`,
+      value: e2e.p50Ms,
+      unit: 'ms',
+      note: `${e2e.received}/${e2e.sent} webhooks received`,
+    },
+    {
+      figure: `End to end at ${config.e2eRate}/s: p99`,
+      value: p99(e2e),
+      unit: 'ms',
+      target: { op: '<=', value: 1000 },
+      note: `max ${Math.round(e2e.maxMs)} ms`,
+    },
+    {
+      figure: `End to end at ${halfRate}/s (half sustained): p99`,
+      value: p99(e2eHalf),
+      unit: 'ms',
+      target: { op: '<=', value: 2000 },
+      note: `p50 ${Math.round(e2eHalf.p50Ms)} ms, ${e2eHalf.received}/${e2eHalf.sent} received`,
+    },
+  ];
+}
+
+function sustainedRows({ lifecycle, floor, drain }: PhaseResults): Row[] {
+  const ratio = (lifecycle.steadyPerSecond / floor.steadyPerSecond) * 100;
+  return [
+    {
+      figure: 'Sustained: lifecycle (steady 10-90%)',
+      value: lifecycle.steadyPerSecond,
+      floor: floor.steadyPerSecond,
+      unit: 'events/s',
+      note: `backlog ${lifecycle.offered}, ${lifecycle.completed} completed in ${lifecycle.seconds.toFixed(1)} s`,
+    },
+    {
+      figure: 'Sustained: floor, empty workflow',
+      value: floor.steadyPerSecond,
+      unit: 'events/s',
+      note: `${floor.completed}/${floor.offered} in ${floor.seconds.toFixed(1)} s`,
+    },
+    { figure: 'Sustained: lifecycle / floor', value: ratio, unit: '%', target: { op: '>=', value: 75 } },
+    {
+      figure: 'Backlog drained: still pending',
+      value: drain.pending,
+      unit: 'events',
+      target: { op: '<=', value: 0 },
+      note: `${drain.accepted} accepted`,
+    },
+    {
+      figure: 'Backlog drained: trial balance',
+      value: Math.abs(drain.trialBalanceMinor),
+      unit: 'minor',
+      target: { op: '<=', value: 0 },
+      note: `${drain.entries} ledger entries`,
+    },
+  ];
+}
+
+/** Actions per purchase by billing rule, for a row's note. */
+const rules = (c: PurchaseCost) =>
+  Object.entries(c.byRule)
+    .map(([rule, n]) => `${rule} ${Number(n.toFixed(1))}`)
+    .join(', ');
+
+function costRows(cost: CostResult): Row[] {
+  return [
+    {
+      figure: 'Cost: actions per settled purchase',
+      value: cost.settled.actions,
+      unit: 'actions',
+      target: { op: '<=', value: 4 },
+      note: rules(cost.settled),
+    },
+    {
+      figure: 'Cost: history events per settled',
+      value: cost.settled.events,
+      unit: 'events',
+      note: `${cost.settled.purchases} purchases`,
+    },
+    {
+      figure: 'Cost: actions per auth-then-settled',
+      value: cost.authorizedThenSettled.actions,
+      unit: 'actions',
+      target: { op: '<=', value: 9 },
+      note: rules(cost.authorizedThenSettled),
+    },
+    {
+      figure: 'Cost: history events per auth-then-settled',
+      value: cost.authorizedThenSettled.events,
+      unit: 'events',
+      note: `${cost.authorizedThenSettled.purchases} purchases`,
+    },
+  ];
+}
+
+function readRows({ reads, histories }: PhaseResults): Row[] {
+  const { readFloor, detail, summary, summaryShort, summaryLong } = reads;
+  return [
+    {
+      figure: 'Reads: floor (bare server, one SELECT)',
+      value: readFloor.requestsPerSecond,
+      unit: 'req/s',
+      note: `p99 ${readFloor.p99Ms.toFixed(1)} ms`,
+    },
+    {
+      figure: 'Reads: reward-detail',
+      value: detail.requestsPerSecond,
+      floor: readFloor.requestsPerSecond,
+      unit: 'req/s',
+      note: `${detail.errors} errors`,
+    },
+    {
+      figure: 'Reads: reward-detail / floor',
+      value: (detail.requestsPerSecond / readFloor.requestsPerSecond) * 100,
+      unit: '%',
+      target: { op: '>=', value: 50 },
+    },
+    {
+      figure: 'Reads: reward-detail p99',
+      value: detail.p99Ms,
+      unit: 'ms',
+      target: { op: '<=', value: 25 },
+      note: `p50 ${detail.p50Ms.toFixed(1)} ms`,
+    },
+    {
+      figure: 'Reads: summary',
+      value: summary.requestsPerSecond,
+      unit: 'req/s',
+      floor: readFloor.requestsPerSecond,
+      note: `${summary.errors} errors`,
+    },
+    {
+      figure: 'Reads: summary / floor',
+      value: (summary.requestsPerSecond / readFloor.requestsPerSecond) * 100,
+      unit: '%',
+      target: { op: '>=', value: 50 },
+    },
+    {
+      figure: 'Reads: summary p99',
+      value: summary.p99Ms,
+      unit: 'ms',
+      target: { op: '<=', value: 25 },
+      note: `p50 ${summary.p50Ms.toFixed(1)} ms`,
+    },
+    {
+      figure: 'Summary p50, long / short history',
+      value: summaryLong.p50Ms / summaryShort.p50Ms,
+      unit: 'x',
+      target: { op: '<=', value: 2 },
+      note: `${histories.long.rewardEvents} events: p50 ${summaryLong.p50Ms.toFixed(1)} ms; ${histories.short.rewardEvents} events: p50 ${summaryShort.p50Ms.toFixed(1)} ms`,
+    },
+  ];
 }
 
 async function countHandedOver(databaseUrl: string, issuerId: string, prefix: string): Promise<number> {
@@ -437,8 +529,13 @@ main().then(
   },
 );
 
+interface FloorServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
 /** The bare floor server (bench/floor-server.ts) in its own process, on the bench database. */
-async function startFloorServer(stack: BenchStack): Promise<{ url: string; stop(): Promise<void> }> {
+async function startFloorServer(stack: BenchStack): Promise<FloorServer> {
   const port = await freePort();
   const child = stack.spawnNode('bench/floor-server.ts', { PORT: String(port) });
   await childReady(child);

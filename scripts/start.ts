@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { devStackEnv, loadConfig } from '../core/config';
+import { devStackEnv, loadConfig, type Config } from '../core/config';
 import { createLogger, type Logger } from '../core/logger';
 import { migrate } from '../prisma/migrate';
 import { createDb } from '../prisma/client';
@@ -48,40 +48,11 @@ async function main(): Promise<void> {
   }
   const dataDir = resolve(ROOT, config.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  stack = supervise(logger);
+  const supervisor = supervise(logger);
+  stack = supervisor;
 
-  let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    logger.info({ port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
-    const pg = await startEmbeddedPostgres({
-      dataDir: join(dataDir, 'postgres'),
-      port: config.embeddedPgPort,
-      persistent: true,
-      detached: true,
-      notice: (line) => logger.info(line),
-    });
-    const pgRun = (): Running => ({ exited: pg.exited, stop: () => pg.stop() });
-    stack.kept('PostgreSQL', pgRun(), async () => (await pg.restart(), pgRun()));
-    await pg.createDatabase('rewards');
-    databaseUrl = pg.databaseUrl('rewards');
-  }
-  let temporalAddress = config.temporalAddress;
-  if (!temporalAddress) {
-    logger.info({ port: config.temporalDevPort }, 'starting the Temporal dev server');
-    // The same port and SQLite file on every start: a restart serves the same histories.
-    const startTemporal = (): Promise<TemporalDevServerHandle> =>
-      startTemporalDevServer({
-        cli: config.temporalCli,
-        port: config.temporalDevPort,
-        uiPort: config.temporalUiPort,
-        dbFile: join(dataDir, 'temporal.db'),
-        detached: true,
-      });
-    const temporal = await startTemporal();
-    stack.kept('Temporal dev server', temporal, startTemporal);
-    temporalAddress = temporal.address;
-    logger.info({ ui: temporal.uiUrl }, 'Temporal Web UI');
-  }
+  const databaseUrl = config.databaseUrl || (await startPostgres(supervisor, config, dataDir, logger));
+  const temporalAddress = config.temporalAddress || (await startTemporal(supervisor, config, dataDir, logger));
 
   // Before migrating: sealing the secrets of a database from before they were sealed needs it.
   const secretKeys = config.webhookSecretKeys
@@ -92,42 +63,80 @@ async function main(): Promise<void> {
   logger.info({ applied: migrations.applied }, 'migrations up to date');
   for (const { migration, report } of migrations.reports) logger.warn({ migration }, report);
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);
-  if (seeding.seed) {
-    const db = createDb(databaseUrl, 2);
-    // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
-    const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), {
-      onlyMissing: true,
-    });
-    logger.info(catalogue, 'sandbox catalogue loaded');
-    await ensureSandboxIssuer(db, (issuer, token) => {
-      console.log(
-        `\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`,
-      );
-    });
-    await db.$disconnect();
-  } else {
-    logger.info('SEED_SANDBOX=false: no sandbox catalogue or issuer');
-  }
-  if (stack.stopping) return;
+  if (seeding.seed) await loadSandbox(databaseUrl, logger);
+  else logger.info('SEED_SANDBOX=false: no sandbox catalogue or issuer');
+  if (supervisor.stopping) return;
 
-  const env = {
+  await startService(supervisor, config, {
     ...stackEnv,
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
     OPERATOR_TOKEN: operatorToken.value,
     WEBHOOK_SECRET_KEYS: secretKeys.value,
-  };
+  });
+  console.log(`\nAPI       http://localhost:${config.port}  (OpenAPI: /openapi.json, readiness: /readyz)`);
+  if (!config.temporalAddress) console.log(`Temporal  http://localhost:${config.temporalUiPort}  (Web UI)`);
+  console.log(`Operator  token ${operatorToken.source}${operatorToken.printable ? `: ${operatorToken.value}` : ''}\n`);
+}
+
+/** Embedded PostgreSQL under the data directory, kept running; returns the `rewards` database's URL. */
+async function startPostgres(supervisor: Supervisor, config: Config, dataDir: string, logger: Logger): Promise<string> {
+  logger.info({ port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
+  const pg = await startEmbeddedPostgres({
+    dataDir: join(dataDir, 'postgres'),
+    port: config.embeddedPgPort,
+    persistent: true,
+    detached: true,
+    notice: (line) => logger.info(line),
+  });
+  const pgRun = (): Running => ({ exited: pg.exited, stop: () => pg.stop() });
+  supervisor.kept('PostgreSQL', pgRun(), async () => (await pg.restart(), pgRun()));
+  await pg.createDatabase('rewards');
+  return pg.databaseUrl('rewards');
+}
+
+/** The Temporal dev server, kept running; returns its address. */
+async function startTemporal(supervisor: Supervisor, config: Config, dataDir: string, logger: Logger): Promise<string> {
+  logger.info({ port: config.temporalDevPort }, 'starting the Temporal dev server');
+  // The same port and SQLite file on every start: a restart serves the same histories.
+  const start = (): Promise<TemporalDevServerHandle> =>
+    startTemporalDevServer({
+      cli: config.temporalCli,
+      port: config.temporalDevPort,
+      uiPort: config.temporalUiPort,
+      dbFile: join(dataDir, 'temporal.db'),
+      detached: true,
+    });
+  const temporal = await start();
+  supervisor.kept('Temporal dev server', temporal, start);
+  logger.info({ ui: temporal.uiUrl }, 'Temporal Web UI');
+  return temporal.address;
+}
+
+/** The sandbox catalogue and, on the first run, the sandbox issuer with its API token. */
+async function loadSandbox(databaseUrl: string, logger: Logger): Promise<void> {
+  const db = createDb(databaseUrl, 2);
+  // Every start: the upsert by id is idempotent and brings the sandbox catalogue up to date.
+  const catalogue = await importCatalogueFile(db, SANDBOX_CATALOGUE_FILE, 'sandbox-catalogue', new Date(), {
+    onlyMissing: true,
+  });
+  logger.info(catalogue, 'sandbox catalogue loaded');
+  await ensureSandboxIssuer(db, (issuer, token) => {
+    console.log(`\nFirst run: created sandbox issuer ${issuer} with API token (shown once, keep it):\n\n  ${token}\n`);
+  });
+  await db.$disconnect();
+}
+
+/** The worker, then the API, each kept running. */
+async function startService(supervisor: Supervisor, config: Config, env: NodeJS.ProcessEnv): Promise<void> {
   // Each waited for a little longer than it takes to stop by itself (api/shutdown.ts, worker/main.ts).
   const apiBoundMs =
     shutdownBoundMs({ drainDelayMs: config.shutdownDrainDelayMs, graceMs: config.apiShutdownGraceMs }) + 5_000;
   const workerBoundMs = workerShutdownBoundMs(config.workerShutdownGraceMs) + 5_000;
   const worker = async () => runChild('worker/main.ts', env, workerBoundMs);
   const api = async () => runChild('api/server.ts', env, apiBoundMs);
-  stack.kept('worker', await worker(), worker);
-  stack.kept('API', await api(), api);
-  console.log(`\nAPI       http://localhost:${config.port}  (OpenAPI: /openapi.json, readiness: /readyz)`);
-  if (!config.temporalAddress) console.log(`Temporal  http://localhost:${config.temporalUiPort}  (Web UI)`);
-  console.log(`Operator  token ${operatorToken.source}${operatorToken.printable ? `: ${operatorToken.value}` : ''}\n`);
+  supervisor.kept('worker', await worker(), worker);
+  supervisor.kept('API', await api(), api);
 }
 
 interface Supervisor {

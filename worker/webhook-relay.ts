@@ -81,151 +81,196 @@ export interface WebhookRelay extends LocalRelay {
 }
 
 export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptions> = {}): WebhookRelay {
-  const options = { ...DEFAULT_RELAY_OPTIONS, ...overrides };
-  // Per issuer, claimed and waiting for a slot, with when the claim began.
-  const queued = new Map<string, Array<OutboxRow & { claimedAtMs: number }>>();
-  const enqueue = (row: OutboxRow) =>
-    queued.set(row.issuerId, [...(queued.get(row.issuerId) ?? []), { ...row, claimedAtMs: performance.now() }]);
-  const inFlight = new Map<string, number>();
-  const inFlightIds = new Set<string>();
-  const running = new Set<Promise<void>>();
-  // When every claim this relay held was last extended (performance.now()).
-  let renewedAtMs = -Infinity;
-  let total = 0;
-  let stopping = false;
-  let dirty = true;
-  let wake: (() => void) | undefined;
-  const nudge = () => {
-    dirty = true;
-    wake?.();
+  const relay = new OutboxRelay(deps, { ...DEFAULT_RELAY_OPTIONS, ...overrides });
+  return {
+    claimMs: relay.options.claimMs,
+    take: (row) => relay.take(row),
+    stop: () => relay.stop(),
   };
-  const listener: Listener = listen(deps.databaseUrl, OUTBOX_CHANNEL, { onNotify: nudge }, deps.logger);
+}
 
-  const held = (issuerId: string) => (queued.get(issuerId)?.length ?? 0) + (inFlight.get(issuerId) ?? 0);
+type QueuedRow = OutboxRow & { claimedAtMs: number };
 
-  async function relayOne(row: OutboxRow): Promise<void> {
-    const nextAttemptInMs = deps.temporal.settings.webhookRetryScheduleMs[0] ?? null;
-    const input = { webhookId: row.id, attemptNumber: 1, nextAttemptInMs, replay: false };
-    try {
-      // The usual path is one statement after the claim: the attempt's record marks the row
-      // relayed when no workflow is needed. A first attempt made before (its relay died) is
-      // taken as recorded, never sent again.
-      const recorded = row.state.recorded;
-      if (row.claimedBefore && !recorded) webhookFirstAttemptsResent.inc();
-      const result = recorded ? resultOf(recorded) : await attemptAndRecord(deps, row.state, input, true);
-      if (result.outcome === 'failed' && nextAttemptInMs !== null) {
-        await startDeliveryRetries(deps.temporal, {
-          ...row.state.webhook,
-          sourceEventId: row.sourceEventId,
-          data: row.state.webhook.data as never,
-        });
-        await markRelayed(deps.db, row.id, deps.clock.now());
-      } else if (recorded) {
-        await markRelayed(deps.db, row.id, deps.clock.now());
+/**
+ * One relay's state: the rows it holds (waiting for a slot or in flight), the loop that claims
+ * more when notified or polled, and the timer that renews the claims of what it holds.
+ */
+class OutboxRelay {
+  // Per issuer, claimed and waiting for a slot, with when the claim began.
+  private readonly queued = new Map<string, QueuedRow[]>();
+  private readonly inFlight = new Map<string, number>();
+  private readonly inFlightIds = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  // When every claim this relay held was last extended (performance.now()).
+  private renewedAtMs = -Infinity;
+  private total = 0;
+  private stopping = false;
+  private dirty = true;
+  private wake: (() => void) | undefined;
+  private readonly listener: Listener;
+  private readonly renewal: NodeJS.Timeout;
+  private readonly loop: Promise<void>;
+
+  constructor(
+    private readonly deps: RelayDeps,
+    readonly options: RelayOptions,
+  ) {
+    this.listener = listen(deps.databaseUrl, OUTBOX_CHANNEL, { onNotify: () => this.nudge() }, deps.logger);
+    // Every row held (waiting for a slot or in flight) keeps its claim while this process lives.
+    this.renewal = setInterval(() => this.renew(), options.renewMs);
+    this.renewal.unref();
+    this.loop = this.claimUntilStopped();
+  }
+
+  take(row: OutboxRow): void {
+    // A stopping relay leaves the row to its claim's expiry and the next relay.
+    if (this.stopping) return;
+    this.enqueue(row);
+    this.dispatch();
+  }
+
+  /** Stops claiming, waits for the attempts in flight, gives back what was claimed but not started. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await this.loop;
+    await Promise.allSettled([...this.running]);
+    clearInterval(this.renewal);
+    const unstarted = this.queuedIds();
+    this.queued.clear();
+    await unclaim(this.deps.db, unstarted).catch(() => undefined);
+    await this.listener.close();
+  }
+
+  private nudge(): void {
+    this.dirty = true;
+    this.wake?.();
+  }
+
+  private enqueue(row: OutboxRow): void {
+    const rows = this.queued.get(row.issuerId) ?? [];
+    this.queued.set(row.issuerId, [...rows, { ...row, claimedAtMs: performance.now() }]);
+  }
+
+  private queuedIds(): string[] {
+    return [...this.queued.values()].flat().map((row) => row.id);
+  }
+
+  private held(issuerId: string): number {
+    return (this.queued.get(issuerId)?.length ?? 0) + (this.inFlight.get(issuerId) ?? 0);
+  }
+
+  private async claimUntilStopped(): Promise<void> {
+    while (!this.stopping) {
+      if (this.dirty) {
+        this.dirty = false;
+        try {
+          await this.claim();
+        } catch (err) {
+          this.deps.logger.warn({ err }, 'webhook relay could not claim; retrying');
+        }
+        this.dispatch();
       }
-    } catch (err) {
-      deps.logger.warn({ err, webhookId: row.id }, 'webhook relay failed; the row is tried again');
-      await releaseClaim(deps.db, [row.id], options.retryInMs).catch(() => undefined);
+      if (this.dirty || this.stopping) continue;
+      await this.nextWake();
+      this.wake = undefined;
     }
   }
 
-  function dispatch(): void {
-    for (const [issuerId, rows] of queued) {
-      while (rows.length > 0 && total < options.concurrency && (inFlight.get(issuerId) ?? 0) < options.perIssuer) {
+  /** Resolves on a nudge, or after the poll interval (which marks the relay dirty). */
+  private nextWake(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.dirty = true;
+        resolve();
+      }, this.options.pollMs);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private async claim(): Promise<void> {
+    const { concurrency, perIssuer, claimMs } = this.options;
+    const room = concurrency - this.total - [...this.queued.values()].reduce((n, rows) => n + rows.length, 0);
+    if (room <= 0) return;
+    const busy = new Set(
+      [...this.queued.keys(), ...this.inFlight.keys()].filter((issuerId) => this.held(issuerId) >= perIssuer),
+    );
+    const rows = await claimOutbox(this.deps.db, { limit: room, perIssuer, claimMs, skipIssuers: [...busy] });
+    for (const row of rows) this.enqueue(row);
+    // A full claim means more may be waiting: look again without waiting for a notification.
+    if (rows.length === room) this.dirty = true;
+  }
+
+  private dispatch(): void {
+    const { concurrency, perIssuer, claimMs } = this.options;
+    for (const [issuerId, rows] of this.queued) {
+      while (rows.length > 0 && this.total < concurrency && (this.inFlight.get(issuerId) ?? 0) < perIssuer) {
         const row = rows.shift()!;
         // Waited so long behind a slow receiver that the claim may lapse while sending: leave
         // it to the table (its claim expires, then a relay claims it) rather than risk a
         // second relay sending it too.
-        if (performance.now() - Math.max(row.claimedAtMs, renewedAtMs) > options.claimMs / 2) continue;
-        total++;
-        inFlight.set(issuerId, (inFlight.get(issuerId) ?? 0) + 1);
-        inFlightIds.add(row.id);
-        const done = relayOne(row).finally(() => {
-          total--;
-          inFlightIds.delete(row.id);
-          inFlight.set(issuerId, inFlight.get(issuerId)! - 1);
-          if (inFlight.get(issuerId) === 0) inFlight.delete(issuerId);
-          running.delete(done);
-          nudge();
-        });
-        running.add(done);
+        if (performance.now() - Math.max(row.claimedAtMs, this.renewedAtMs) > claimMs / 2) continue;
+        this.send(issuerId, row);
       }
-      if (rows.length === 0) queued.delete(issuerId);
+      if (rows.length === 0) this.queued.delete(issuerId);
     }
   }
 
-  async function claim(): Promise<void> {
-    const room = options.concurrency - total - [...queued.values()].reduce((n, rows) => n + rows.length, 0);
-    if (room <= 0) return;
-    const busy = new Set(
-      [...queued.keys(), ...inFlight.keys()].filter((issuerId) => held(issuerId) >= options.perIssuer),
-    );
-    const rows = await claimOutbox(deps.db, {
-      limit: room,
-      perIssuer: options.perIssuer,
-      claimMs: options.claimMs,
-      skipIssuers: [...busy],
+  /** Starts one row's first attempt, counted in flight until it settles. */
+  private send(issuerId: string, row: OutboxRow): void {
+    this.total++;
+    this.inFlight.set(issuerId, (this.inFlight.get(issuerId) ?? 0) + 1);
+    this.inFlightIds.add(row.id);
+    const done = relayOne(this.deps, row, this.options.retryInMs).finally(() => {
+      this.total--;
+      this.inFlightIds.delete(row.id);
+      this.inFlight.set(issuerId, this.inFlight.get(issuerId)! - 1);
+      if (this.inFlight.get(issuerId) === 0) this.inFlight.delete(issuerId);
+      this.running.delete(done);
+      this.nudge();
     });
-    for (const row of rows) enqueue(row);
-    // A full claim means more may be waiting: look again without waiting for a notification.
-    if (rows.length === room) dirty = true;
+    this.running.add(done);
   }
 
-  // Every row held (waiting for a slot or in flight) keeps its claim while this process lives.
-  const renewal = setInterval(() => {
-    const ids = [...inFlightIds, ...[...queued.values()].flat().map((row) => row.id)];
+  private renew(): void {
+    const ids = [...this.inFlightIds, ...this.queuedIds()];
     const startedMs = performance.now();
-    renewClaims(deps.db, ids, options.claimMs).then(
-      () => (renewedAtMs = startedMs),
-      (err: unknown) => deps.logger.warn({ err }, 'webhook relay could not renew its claims; retrying'),
+    renewClaims(this.deps.db, ids, this.options.claimMs).then(
+      () => (this.renewedAtMs = startedMs),
+      (err: unknown) => this.deps.logger.warn({ err }, 'webhook relay could not renew its claims; retrying'),
     );
-  }, options.renewMs);
-  renewal.unref();
+  }
+}
 
-  const loop = (async () => {
-    while (!stopping) {
-      if (dirty) {
-        dirty = false;
-        try {
-          await claim();
-        } catch (err) {
-          deps.logger.warn({ err }, 'webhook relay could not claim; retrying');
-        }
-        dispatch();
-      }
-      if (dirty || stopping) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          dirty = true;
-          resolve();
-        }, options.pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
+/**
+ * One row's first attempt; a failed one is handed to its WebhookDelivery workflow. Never
+ * throws: a relay that fails mid-way (Temporal down) gives the row back to be tried again.
+ */
+async function relayOne(deps: RelayDeps, row: OutboxRow, retryInMs: number): Promise<void> {
+  const nextAttemptInMs = deps.temporal.settings.webhookRetryScheduleMs[0] ?? null;
+  const input = { webhookId: row.id, attemptNumber: 1, nextAttemptInMs, replay: false };
+  try {
+    // The usual path is one statement after the claim: the attempt's record marks the row
+    // relayed when no workflow is needed. A first attempt made before (its relay died) is
+    // taken as recorded, never sent again.
+    const recorded = row.state.recorded;
+    if (row.claimedBefore && !recorded) webhookFirstAttemptsResent.inc();
+    const result = recorded ? resultOf(recorded) : await attemptAndRecord(deps, row.state, input, true);
+    if (result.outcome === 'failed' && nextAttemptInMs !== null) {
+      await startDeliveryRetries(deps.temporal, {
+        ...row.state.webhook,
+        sourceEventId: row.sourceEventId,
+        data: row.state.webhook.data as never,
       });
-      wake = undefined;
+      await markRelayed(deps.db, row.id, deps.clock.now());
+    } else if (recorded) {
+      await markRelayed(deps.db, row.id, deps.clock.now());
     }
-  })();
-
-  return {
-    claimMs: options.claimMs,
-    take(row) {
-      // A stopping relay leaves the row to its claim's expiry and the next relay.
-      if (stopping) return;
-      enqueue(row);
-      dispatch();
-    },
-    async stop() {
-      stopping = true;
-      wake?.();
-      await loop;
-      await Promise.allSettled([...running]);
-      clearInterval(renewal);
-      const unstarted = [...queued.values()].flat().map((row) => row.id);
-      queued.clear();
-      await unclaim(deps.db, unstarted).catch(() => undefined);
-      await listener.close();
-    },
-  };
+  } catch (err) {
+    deps.logger.warn({ err, webhookId: row.id }, 'webhook relay failed; the row is tried again');
+    await releaseClaim(deps.db, [row.id], retryInMs).catch(() => undefined);
+  }
 }

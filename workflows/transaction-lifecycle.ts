@@ -48,24 +48,7 @@ const LATE_AUTHORIZATION_PATCH = 'record-late-authorization';
 const PRIORITY: Record<LifecycleSignalName, number> = { authorization: 0, reversal: 1, settlement: 2, refund: 3 };
 
 export async function transactionLifecycle(input: LifecycleInput): Promise<LifecycleSummary> {
-  const inbox: Pending[] = [];
-  const seen = new Set<string>();
-  const receive = (signal: LifecycleSignalName) => (e: EventSignal) => {
-    const key = `${signal}:${e.eventId}`;
-    if (seen.has(key)) return; // a hand-over repeated by the sweeper
-    seen.add(key);
-    inbox.push({ signal, eventId: e.eventId });
-  };
-  setHandler(authorizationSignal, receive('authorization'));
-  setHandler(reversalSignal, receive('reversal'));
-  setHandler(settlementSignal, receive('settlement'));
-  setHandler(refundSignal, receive('refund'));
-  setHandler(reprocessSignal, (r) => {
-    const key = `reprocess:${r.requestId}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    inbox.push({ signal: r.step, eventId: r.eventId });
-  });
+  const inbox = receiveEvents();
   const issuerClock = followIssuerClock();
 
   const timeoutMs = input.settlementTimeoutMs ?? DEFAULT_SETTLEMENT_TIMEOUT_MS;
@@ -128,6 +111,33 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
     }
   }
   return record.summary;
+}
+
+/**
+ * Registers the event and reprocess signal handlers and returns the inbox they fill, each
+ * event once: the sweeper may hand the same event over again, and an operator's reprocess
+ * request may be sent twice.
+ */
+function receiveEvents(): Pending[] {
+  const inbox: Pending[] = [];
+  const seen = new Set<string>();
+  const receive = (signal: LifecycleSignalName) => (e: EventSignal) => {
+    const key = `${signal}:${e.eventId}`;
+    if (seen.has(key)) return; // a hand-over repeated by the sweeper
+    seen.add(key);
+    inbox.push({ signal, eventId: e.eventId });
+  };
+  setHandler(authorizationSignal, receive('authorization'));
+  setHandler(reversalSignal, receive('reversal'));
+  setHandler(settlementSignal, receive('settlement'));
+  setHandler(refundSignal, receive('refund'));
+  setHandler(reprocessSignal, (r) => {
+    const key = `reprocess:${r.requestId}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    inbox.push({ signal: r.step, eventId: r.eventId });
+  });
+  return inbox;
 }
 
 function takeNext(inbox: Pending[]): Pending | undefined {
