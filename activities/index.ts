@@ -8,6 +8,7 @@ import type { KeyRing } from '../core/crypto/key-ring';
 import { createLifecycleActivities } from './lifecycle';
 import { createSweepActivities } from './sweeper';
 import { createExpiryActivities } from './expiry';
+import { createNoticeActivities } from './notices';
 import { createWebhookActivities } from './webhooks';
 import { createDeliveryStarter } from './webhooks/start-delivery';
 import type { LifecycleDeps } from './lifecycle/deps';
@@ -35,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLifecycleActivities({ ...deps, knownAccounts: new KnownAccounts() }),
     ...createSweepActivities(deps),
     ...createExpiryActivities(deps),
+    ...createNoticeActivities(deps),
     ...createWebhookActivities(deps),
     ...createDeliveryStarter(),
   };

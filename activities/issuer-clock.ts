@@ -3,9 +3,9 @@
 // (POST /api/v2/sandbox/clock/advance) decides and dates its postings that far ahead.
 // The settlement and preview steps read the offset in their first statement
 // (lifecycle/context.ts); the rare paths (refund, expiry) ask with this.
-import type { Prisma } from '../prisma/generated/client';
+import type { SqlTx } from '../prisma/sql-transaction';
 
-type Reader = Pick<Prisma.TransactionClient, '$queryRaw'>;
+type Reader = Pick<SqlTx, '$queryRaw'>;
 
 /** The issuer's clock offset in milliseconds; 0 for production issuers (a database CHECK). */
 export async function issuerClockOffsetMs(db: Reader, issuerId: string): Promise<number> {

@@ -3,7 +3,7 @@
 // the schemas of core/webhooks/payloads.ts, the same ones the tests validate deliveries with.
 import { formatDuration } from '../core/duration';
 import { WEBHOOK_TYPES, webhookBodySchema, webhookSchemaName, type WebhookType } from '../core/webhooks/payloads';
-import { EXAMPLE_TIME, exampleId } from './schemas/examples';
+import { EXAMPLE_EXPIRY, EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from './schemas/examples';
 
 // One body of each type: the README walk-through's $25.00 purchase at 5% cashback and 3% branded balance.
 const exampleAmounts = {
@@ -13,7 +13,63 @@ const exampleAmounts = {
   brandedAmountMinor: 75,
   spentAmountMinor: 0,
 };
+/** An example body: the envelope around `data`. */
+const envelope = (type: WebhookType, n: number, createdAt: string, data: object) => ({
+  webhookId: exampleId('evt', n),
+  type,
+  createdAt,
+  data,
+});
+const group = { chgId: exampleId('chg'), merchantId: exampleId('mp') };
+
+// What happens to that purchase's reward afterwards: its 75 cents of branded balance become
+// spendable three days later, come within 30 days of expiry, expire; a $10 refund takes back
+// part of it; another authorization lapses.
+const REWARD_EVENT_EXAMPLES = {
+  reward_available: envelope('reward_available', 3, EXAMPLE_LATER, {
+    ...group,
+    rewardGrantId: exampleId('rg'),
+    transactionId: exampleId('txn'),
+    currency: 'usd',
+    amountMinor: 75,
+    availableAt: EXAMPLE_LATER,
+    expiresAt: EXAMPLE_EXPIRY,
+  }),
+  reward_expiring: envelope('reward_expiring', 4, '2027-02-12T15:09:26.000Z', {
+    ...group,
+    rewardGrantId: exampleId('rg'),
+    currency: 'usd',
+    remainingMinor: 75,
+    expiresAt: EXAMPLE_EXPIRY,
+    daysBeforeExpiry: 30,
+  }),
+  reward_expired: envelope('reward_expired', 5, EXAMPLE_EXPIRY, {
+    ...group,
+    rewardGrantIds: [exampleId('rg')],
+    currency: 'usd',
+    amountMinor: 75,
+    rewardEventId: exampleId('brevt', 5),
+  }),
+  reward_clawed_back: envelope('reward_clawed_back', 6, EXAMPLE_LATER, {
+    ...group,
+    transactionId: exampleId('txn'),
+    refundTransactionId: exampleId('txn', 2),
+    currency: 'usd',
+    cashbackAmountMinor: 50,
+    brandedAmountMinor: 30,
+    rewardEventIds: [exampleId('brevt', 3), exampleId('brevt', 4)],
+  }),
+  authorization_lapsed: envelope('authorization_lapsed', 7, EXAMPLE_LATER, {
+    ...group,
+    authorizationId: exampleId('auth', 2),
+    externalId: 'a-2',
+    currency: 'usd',
+    previewedAmountMinor: 200,
+  }),
+};
+
 const EXAMPLES: Record<WebhookType, object> = {
+  ...REWARD_EVENT_EXAMPLES,
   qualified_auth: {
     webhookId: exampleId('evt', 2),
     type: 'qualified_auth',

@@ -1,7 +1,8 @@
 // The expiry job's activity (DESIGN.md, Transaction lifecycle: "a scheduled workflow expires
 // branded balance grants"). Each call handles one bounded batch of grants past `expiresAt`
 // that still hold value: per grant, ONE database transaction posts the expiry transfer
-// (chg_branded → breakage:<merchant>) and records its `branded_expired` reward event.
+// (chg_branded → breakage:<merchant>) and records its `branded_expired` reward event and its
+// reward_expired webhook.
 // Idempotent: the transfer key is `expire:<grantId>`, so a retried or overlapping run finds
 // the stored transfer and posts nothing twice; an expired grant holds no value afterwards
 // and drops out of the work list.
@@ -12,6 +13,8 @@ import { expireGrant, inTransaction, listExpiredGrants, recordRewardEvent, type 
 import { ensureAndLockAccounts } from '../ledger/accounts';
 import { accounts } from '../../core/ledger';
 import { issuerClockAt } from '../issuer-clock';
+import { recordRewardEventWebhooks } from '../webhooks/record';
+import { factKey } from '../../core/webhooks/reward-events';
 
 /** The most grants one activity call looks at: keeps each call well inside its timeout. */
 export const MAX_EXPIRY_BATCH = 1000;
@@ -104,7 +107,26 @@ export async function expireOne(tx: Tx, grant: Grant, at: Date): Promise<number>
     description: 'Balance expired',
     occurredAt: at,
   });
-  return draw.created ? draw.drawnMinor : 0;
+  if (!draw.created) return 0;
+  // In the expiry's own transaction: the event exists exactly when the breakage was posted.
+  await recordRewardEventWebhooks(tx, [
+    {
+      issuerId: grant.issuerId,
+      type: 'reward_expired',
+      factKey: factKey.rewardExpired(grant.id),
+      sourceId: grant.id,
+      at,
+      data: {
+        chgId: grant.chgId,
+        merchantId: grant.merchantId,
+        rewardGrantIds: [grant.id],
+        currency: 'usd',
+        amountMinor: draw.drawnMinor,
+        rewardEventId,
+      },
+    },
+  ]);
+  return draw.drawnMinor;
 }
 
 export function createExpiryActivities(deps: ExpiryDeps) {

@@ -232,8 +232,8 @@ function ledgerCtes(batch: PostingBatch, plan: BatchPlan): Prisma.Sql[] {
         ]
       : []),
     Prisma.sql`grants AS (
-      INSERT INTO reward_grant (id, issuer_id, chg_id, merchant_id, account_id, earn_transfer_id, source_transaction_id, amount_minor, remaining_minor, available_at, expires_at, created_at, updated_at)
-      SELECT x.id, ${issuerId}, x.chg, x.merchant, x.account, x.earn, x.txn, x.amount, x.amount, x.available, x.expires, ${at}, ${at}
+      INSERT INTO reward_grant (id, issuer_id, chg_id, merchant_id, account_id, earn_transfer_id, source_transaction_id, amount_minor, remaining_minor, available_at, expires_at, next_notice_at, created_at, updated_at)
+      SELECT x.id, ${issuerId}, x.chg, x.merchant, x.account, x.earn, x.txn, x.amount, x.amount, x.available, x.expires, x.available, ${at}, ${at}
         FROM unnest(${text(g.map((r) => r.id))}, ${text(g.map((r) => r.chgId))}, ${text(g.map((r) => r.merchantId))}, ${text(g.map((r) => r.accountId))},
                     ${text(g.map((r) => r.earnTransferId))}, ${text(g.map((r) => r.sourceTransactionId))}, ${bigints(g.map((r) => r.amountMinor))},
                     ${times(g.map((r) => r.availableAt))}, ${times(g.map((r) => r.expiresAt))}) AS x(id, chg, merchant, account, earn, txn, amount, available, expires)

@@ -86,6 +86,8 @@ export async function createGrant(tx: Tx, input: CreateGrantInput): Promise<{ gr
       remainingMinor: BigInt(input.amountMinor),
       availableAt: input.availableAt,
       expiresAt: input.expiresAt,
+      // Its first notice (reward_available) falls due when it becomes spendable.
+      nextNoticeAt: input.availableAt,
       createdAt: input.at,
       updatedAt: input.at,
     },

@@ -11,6 +11,10 @@ import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
 import type { QualifiedAuthData } from '../../core/webhooks/payloads';
+import { factKey } from '../../core/webhooks/reward-events';
+import { recordRewardEventWebhooks } from '../webhooks/record';
+import { issuerClockAt } from '../issuer-clock';
+import type { IngestedEvent } from '../../prisma/generated/client';
 
 export async function previewAuthorization(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
@@ -127,7 +131,34 @@ async function closePreview(deps: LifecycleDeps, input: StepInput, status: 'void
         where: { id: event.id },
         data: { rewardStatus: status, processedAt: event.processedAt ?? at },
       });
+      if (status === 'lapsed' && event.rewardStatus === 'previewed') await recordLapse(tx, event, at);
     }
     return { status, merchantId: event.merchantId ?? undefined };
   });
+}
+
+/**
+ * authorization_lapsed: only for a preview that qualified (a qualified_auth was sent), so
+ * every lapse a receiver hears of answers a reward it was told of. Dated on the issuer's
+ * clock, as the preview was.
+ */
+async function recordLapse(tx: SqlTx, event: IngestedEvent, workflowAt: Date): Promise<void> {
+  const preview = (event.matchTrace as { preview?: { earnedAmountMinor?: number } } | null)?.preview;
+  await recordRewardEventWebhooks(tx, [
+    {
+      issuerId: event.issuerId,
+      type: 'authorization_lapsed',
+      factKey: factKey.authorizationLapsed(event.id),
+      sourceId: event.id,
+      at: await issuerClockAt(tx, event.issuerId, workflowAt),
+      data: {
+        chgId: event.chgId,
+        merchantId: event.merchantId!,
+        authorizationId: event.id,
+        externalId: event.externalId,
+        currency: 'usd',
+        previewedAmountMinor: preview?.earnedAmountMinor ?? 0,
+      },
+    },
+  ]);
 }

@@ -4,7 +4,7 @@
 // spent or expired) is the shortfall: it is clawed back from the group's cashback balance as
 // far as that balance reaches, and only the rest is recorded in the trace as unrecoverable (the
 // merchant bears it). No balance ever goes negative. See docs/decisions/0012-clawback-after-spend.md.
-// One database transaction per refund.
+// One database transaction per refund, with its reward_clawed_back webhook record.
 import { newId } from '../../core/ids';
 import { clawBackBranded, recordRewardEvent } from '../ledger';
 import { postNow } from './reward-posting';
@@ -15,6 +15,8 @@ import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
 import { lockEvent } from './context';
 import { issuerClockAt } from '../issuer-clock';
 import { storedOutcome } from './stored-outcome';
+import { recordRewardEventWebhooks } from '../webhooks/record';
+import { factKey } from '../../core/webhooks/reward-events';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
 
@@ -36,6 +38,7 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     if (refund.currency !== purchase.currency) return recordCurrencyMismatch(tx, refund, purchase, at);
     const refundCase: RefundCase = { refund, purchase, at, history: await purchaseHistory(tx, purchase.id, refund.id) };
     const clawed = await postClawbacks(tx, refundCase);
+    await recordClawbackWebhook(tx, refundCase, clawed);
     return recordRefundOutcome(tx, refundCase, clawed);
   });
   await deps.faults?.afterCommit?.('clawBackRefund', input.eventId);
@@ -101,6 +104,32 @@ async function postClawbacks(tx: Tx, rc: RefundCase): Promise<Clawed> {
       ? await takeShortfallFromCashback(tx, rc, posting, brandedDue - brandedClawed, rewardEventIds)
       : 0;
   return { cashbackDue, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds };
+}
+
+/** The reward_clawed_back event, in the refund's transaction, when it took anything back. */
+async function recordClawbackWebhook(tx: Tx, { refund, purchase, at }: RefundCase, clawed: Clawed): Promise<void> {
+  if (clawed.rewardEventIds.length === 0) return;
+  await recordRewardEventWebhooks(tx, [
+    {
+      issuerId: refund.issuerId,
+      type: 'reward_clawed_back',
+      factKey: factKey.rewardClawedBack(refund.id),
+      sourceId: refund.id,
+      at,
+      data: {
+        chgId: purchase.chgId,
+        merchantId: purchase.merchantId!,
+        transactionId: purchase.id,
+        refundTransactionId: refund.id,
+        currency: 'usd',
+        // By the balance each came from: the shortfall of spent branded balance was taken
+        // from cashback, and reward-detail lists it as cashback clawed back.
+        cashbackAmountMinor: clawed.cashbackDue + clawed.shortfallFromCashback,
+        brandedAmountMinor: clawed.brandedClawed,
+        rewardEventIds: clawed.rewardEventIds,
+      },
+    },
+  ]);
 }
 
 type Posting = ReturnType<typeof postingOf>;

@@ -7,6 +7,8 @@ import { Prisma } from '../../prisma/generated/client';
 import { OUTBOX_CHANNEL } from './outbox';
 
 import type { WebhookData, WebhookType } from '../../core/webhooks/payloads';
+import type { RewardEventData, RewardEventType } from '../../core/webhooks/reward-events';
+import type { SqlTx } from '../../prisma/sql-transaction';
 
 export type { WebhookType };
 
@@ -60,4 +62,44 @@ export function webhookWrite(
       ? Prisma.sql`'claimed' AS notified`
       : Prisma.sql`pg_notify(${OUTBOX_CHANNEL}, '')::text AS notified`,
   };
+}
+
+export interface RewardEventWebhook {
+  issuerId: string;
+  type: RewardEventType;
+  /** The fact's idempotency key (factKey in core/webhooks/reward-events.ts). */
+  factKey: string;
+  /** What the fact is about (a grant, a refund, an authorization), for the record's lookups. */
+  sourceId: string;
+  data: RewardEventData;
+  at: Date;
+}
+
+/**
+ * Records cardholder reward events in the caller's transaction, one statement for any number:
+ * each only if one of the issuer's endpoints subscribes to its type (a fact nobody listens to
+ * is no webhook: the grants of an issuer that never asked would otherwise each leave a record
+ * and an undeliverable attempt), and at most once per fact (ON CONFLICT on the idempotency
+ * key: a second scan or a retried step finds the first). Returns the ids of the records this
+ * call wrote; the NOTIFY, delivered at commit, wakes a relay only when there are some.
+ */
+export async function recordRewardEventWebhooks(tx: SqlTx, events: readonly RewardEventWebhook[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const ids = events.map(() => newId('evt'));
+  const rows = await tx.$queryRaw<Array<{ id: string }>>`
+    WITH candidate AS (
+      SELECT * FROM unnest(${ids}::text[], ${events.map((e) => e.issuerId)}::text[], ${events.map((e) => e.type)}::text[],
+                           ${events.map((e) => e.sourceId)}::text[], ${events.map((e) => e.factKey)}::text[],
+                           ${events.map((e) => JSON.stringify(e.data))}::jsonb[], ${events.map((e) => e.at)}::timestamptz[])
+             AS c(id, issuer_id, type, source_event_id, idempotency_key, data, at)),
+    written AS (
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, status, created_at, updated_at)
+      SELECT c.id, c.issuer_id, c.type, c.source_event_id, c.idempotency_key, c.data, 'pending', c.at, c.at
+        FROM candidate c
+       WHERE EXISTS (SELECT 1 FROM webhook_endpoint ep WHERE ep.issuer_id = c.issuer_id AND c.type = ANY (ep.enabled_types))
+      ON CONFLICT (idempotency_key) DO NOTHING
+      RETURNING id)
+    SELECT id FROM written`;
+  if (rows.length > 0) await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
+  return rows.map((r) => r.id);
 }

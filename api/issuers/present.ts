@@ -7,6 +7,7 @@ export function presentIssuer(issuer: Issuer) {
     name: issuer.name,
     environment: issuer.environment,
     brandedAvailabilityDelayDays: issuer.brandedAvailabilityDelayDays,
+    expiryNoticeDays: issuer.expiryNoticeDays,
     // Overrides only: null means the deployment's default (RATE_LIMIT_*_PER_SECOND).
     rateLimit: {
       requestsPerSecond: issuer.rateLimitRequestsPerSecond,

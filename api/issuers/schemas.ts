@@ -11,6 +11,16 @@ const delaySchema = {
   maximum: 365,
   description: 'Issuer minimum availability delay of branded balance, in days.',
 } as const;
+const expiryNoticeDaysSchema = {
+  type: 'array',
+  maxItems: 5,
+  uniqueItems: true,
+  items: { type: 'integer', minimum: 1, maximum: 365 },
+  description:
+    'Lead times, in days before a branded grant expires, of its reward_expiring notices (one per grant and lead time); ' +
+    '[] for none. Default [30, 7].',
+} as const;
+
 // Bounds as the database's CHECKs (migration 20261123050000_issuer_rate_limits).
 const rateLimitChangeSchema = {
   type: ['object', 'null'],
@@ -41,6 +51,11 @@ export const issuerSchema = named(
       name: { type: 'string' },
       environment: { type: 'string', enum: ['sandbox', 'production'] },
       brandedAvailabilityDelayDays: { type: 'integer' },
+      expiryNoticeDays: {
+        type: 'array',
+        items: { type: 'integer' },
+        description: 'Lead times of the reward_expiring notices, in days before expiry, largest first.',
+      },
       rateLimit: {
         type: 'object',
         required: ['requestsPerSecond', 'eventsPerSecond'],
@@ -59,6 +74,7 @@ export const issuerSchema = named(
     name: 'Example Bank',
     environment: 'sandbox',
     brandedAvailabilityDelayDays: 0,
+    expiryNoticeDays: [30, 7],
     rateLimit: { requestsPerSecond: null, eventsPerSecond: 5000 },
     createdAt: EXAMPLE_TIME,
     updatedAt: EXAMPLE_TIME,
@@ -95,6 +111,7 @@ export const issuerInputSchema = {
     name: issuerNameSchema,
     environment: { type: 'string', enum: ['sandbox', 'production'] },
     brandedAvailabilityDelayDays: delaySchema,
+    expiryNoticeDays: expiryNoticeDaysSchema,
   },
 } as const;
 
@@ -105,6 +122,7 @@ export const issuerChangesSchema = {
   properties: {
     name: issuerNameSchema,
     brandedAvailabilityDelayDays: delaySchema,
+    expiryNoticeDays: expiryNoticeDaysSchema,
     rateLimit: rateLimitChangeSchema,
   },
 } as const;

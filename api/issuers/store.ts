@@ -8,6 +8,7 @@ import type { ApiToken, Issuer, Prisma } from '../../prisma/generated/client';
 import { AUTH_CHANGED_CHANNEL } from '../middleware/token-cache';
 import { recordAudit } from '../audit/store';
 import type { IssuerChanges, IssuerInput, RateLimitChange } from './schemas';
+import { normaliseLeadDays } from '../../core/rules/reward-notices';
 
 /** API processes cache token → issuer; this tells them, at commit, to forget the issuer. */
 async function notifyAuthChanged(tx: Prisma.TransactionClient, issuerId: string): Promise<void> {
@@ -22,6 +23,7 @@ export async function createIssuer(db: Db, input: IssuerInput, actor: string, no
         name: input.name,
         environment: input.environment,
         brandedAvailabilityDelayDays: input.brandedAvailabilityDelayDays ?? 0,
+        ...(input.expiryNoticeDays ? { expiryNoticeDays: normaliseLeadDays(input.expiryNoticeDays) } : {}),
         createdAt: now,
         updatedAt: now,
       },
@@ -47,15 +49,32 @@ export async function updateIssuer(
   return db.$transaction(async (tx) => {
     const found = await tx.issuer.findUnique({ where: { id: issuerId } });
     if (!found) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
-    const { rateLimit, ...plain } = changes;
+    const { rateLimit, expiryNoticeDays, ...plain } = changes;
     const issuer = await tx.issuer.update({
       where: { id: issuerId },
-      data: { ...plain, ...rateLimitColumns(rateLimit), updatedAt: now },
+      data: {
+        ...plain,
+        ...(expiryNoticeDays ? { expiryNoticeDays: normaliseLeadDays(expiryNoticeDays) } : {}),
+        ...rateLimitColumns(rateLimit),
+        updatedAt: now,
+      },
     });
+    if (expiryNoticeDays) await replanNotices(tx, issuerId);
     await notifyAuthChanged(tx, issuerId);
     await recordAudit(tx, { actor, action: 'issuer.update', targetId: issuerId, details: { ...changes } }, now);
     return issuer;
   });
+}
+
+/**
+ * New lead times apply to the grants the issuer holds now: each spendable grant with value
+ * left is looked at by the next scan, which plans its next notice by them (a lead time
+ * already behind it is not sent late; a smaller one already passed is).
+ */
+async function replanNotices(tx: Prisma.TransactionClient, issuerId: string): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE reward_grant SET next_notice_at = GREATEST(available_at, now())
+     WHERE issuer_id = ${issuerId} AND remaining_minor > 0 AND expires_at > now()`;
 }
 
 /** Fields left out keep their value; null resets to the default. */

@@ -1043,6 +1043,106 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    reward_available: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reward_available (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["reward_availableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    reward_expiring: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reward_expiring (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["reward_expiringWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    reward_expired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reward_expired (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["reward_expiredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    reward_clawed_back: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reward_clawed_back (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["reward_clawed_backWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    authorization_lapsed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * authorization_lapsed (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["authorization_lapsedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1112,6 +1212,143 @@ export interface components {
                 rewardEventIds: string[];
                 /** @description The branded grants it created (GET .../rewards/expiring). */
                 rewardGrantIds: string[];
+            };
+        };
+        /** @description Branded balance became spendable at its merchant: the grant's availability delay passed with value left. */
+        RewardAvailableWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "reward_available";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                chgId: string;
+                merchantId: string;
+                /** @description The grant (GET .../rewards/expiring lists it while it holds value). */
+                rewardGrantId: string;
+                /** @description The purchase that earned it. */
+                transactionId: string | null;
+                /** @enum {string} */
+                currency: "usd";
+                /** @description What is left of the grant, now spendable at the merchant. */
+                amountMinor: number;
+                /**
+                 * Format: date-time
+                 * @description When it became spendable.
+                 */
+                availableAt: string;
+                /**
+                 * Format: date-time
+                 * @description When what is left of it expires.
+                 */
+                expiresAt: string;
+            };
+        };
+        /** @description Branded balance will expire: a grant with value left came within one of the issuer's notice lead times (expiryNoticeDays, default 30 and 7 days) of its expiry. One per grant and lead time. */
+        RewardExpiringWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "reward_expiring";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                chgId: string;
+                merchantId: string;
+                rewardGrantId: string;
+                /** @enum {string} */
+                currency: "usd";
+                /** @description What will expire unless spent. */
+                remainingMinor: number;
+                /**
+                 * Format: date-time
+                 * @description When it expires.
+                 */
+                expiresAt: string;
+                /** @description The issuer's notice lead time reached: it expires in at most this many days. */
+                daysBeforeExpiry: number;
+            };
+        };
+        /** @description Branded balance expired unspent: what was left moved to breakage in the ledger. */
+        RewardExpiredWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "reward_expired";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                chgId: string;
+                merchantId: string;
+                /** @description The grants that expired. */
+                rewardGrantIds: string[];
+                /** @enum {string} */
+                currency: "usd";
+                /** @description What expired: moved to breakage in the ledger. */
+                amountMinor: number;
+                /** @description The branded_expired reward event (GET .../rewards/activity). */
+                rewardEventId: string;
+            };
+        };
+        /** @description A refund took back reward its purchase earned (cashback, branded balance or both). */
+        RewardClawedBackWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "reward_clawed_back";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                chgId: string;
+                merchantId: string;
+                /** @description The purchase the refund names. */
+                transactionId: string;
+                /** @description The refund. */
+                refundTransactionId: string;
+                /** @enum {string} */
+                currency: "usd";
+                /** @description Cashback taken back. */
+                cashbackAmountMinor: number;
+                /** @description Branded balance taken back. */
+                brandedAmountMinor: number;
+                /** @description The clawback reward events (GET .../transaction/{txnId}/reward-detail of the purchase). */
+                rewardEventIds: string[];
+            };
+        };
+        /** @description An authorization with a qualified preview lapsed: no settlement arrived within the settlement time-out, so its preview no longer holds. */
+        AuthorizationLapsedWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "authorization_lapsed";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                chgId: string;
+                merchantId: string;
+                authorizationId: string;
+                /** @description The issuer's id of the authorization. */
+                externalId: string;
+                /** @enum {string} */
+                currency: "usd";
+                /** @description What its preview said the purchase would earn (qualified_auth's earnedAmountMinor). */
+                previewedAmountMinor: number;
             };
         };
         /**
@@ -2414,7 +2651,7 @@ export interface components {
              */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed")[];
         };
         /**
          * WebhookEndpoint
@@ -2431,7 +2668,7 @@ export interface components {
          */
         WebhookEndpoint: {
             url: string;
-            enabledTypes: ("qualified_auth" | "qualified_settlement")[];
+            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed")[];
             /** @description whsec_ secret; returned on creation and rotation only. */
             signingSecret?: string;
             /**
@@ -2500,7 +2737,7 @@ export interface components {
         Webhook: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed";
             attemptCount: number;
@@ -2644,7 +2881,7 @@ export interface components {
         WebhookDetail: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed";
             attemptCount: number;
@@ -2781,6 +3018,10 @@ export interface components {
          *       "name": "Example Bank",
          *       "environment": "sandbox",
          *       "brandedAvailabilityDelayDays": 0,
+         *       "expiryNoticeDays": [
+         *         30,
+         *         7
+         *       ],
          *       "rateLimit": {
          *         "requestsPerSecond": null,
          *         "eventsPerSecond": 5000
@@ -2795,6 +3036,8 @@ export interface components {
             /** @enum {string} */
             environment: "sandbox" | "production";
             brandedAvailabilityDelayDays: number;
+            /** @description Lead times of the reward_expiring notices, in days before expiry, largest first. */
+            expiryNoticeDays?: number[];
             /** @description The issuer's rate-limit overrides; null means the deployment's default. */
             rateLimit?: {
                 requestsPerSecond: number | null;
@@ -6015,7 +6258,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "delivering" | "delivered" | "failed";
-                type?: "qualified_auth" | "qualified_settlement";
+                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
                 limit?: number;
                 cursor?: string;
             };
@@ -6435,6 +6678,8 @@ export interface operations {
                     environment: "sandbox" | "production";
                     /** @description Issuer minimum availability delay of branded balance, in days. */
                     brandedAvailabilityDelayDays?: number;
+                    /** @description Lead times, in days before a branded grant expires, of its reward_expiring notices (one per grant and lead time); [] for none. Default [30, 7]. */
+                    expiryNoticeDays?: number[];
                 };
             };
         };
@@ -6521,6 +6766,8 @@ export interface operations {
                     name?: string;
                     /** @description Issuer minimum availability delay of branded balance, in days. */
                     brandedAvailabilityDelayDays?: number;
+                    /** @description Lead times, in days before a branded grant expires, of its reward_expiring notices (one per grant and lead time); [] for none. Default [30, 7]. */
+                    expiryNoticeDays?: number[];
                     /** @description Overrides of the rate limits for every token of this issuer; a field left out keeps its value, null resets it to the deployment's default, and `rateLimit: null` resets both. Takes effect on the next request (every API process forgets its cached copy of the issuer at once, or within 60 s at worst). */
                     rateLimit?: {
                         requestsPerSecond?: number | null;
@@ -7421,6 +7668,271 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["QualifiedSettlementWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reward_availableWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000003",
+                 *       "type": "reward_available",
+                 *       "createdAt": "2026-03-17T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "rewardGrantId": "rg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "currency": "usd",
+                 *         "amountMinor": 75,
+                 *         "availableAt": "2026-03-17T15:09:26.000Z",
+                 *         "expiresAt": "2027-03-14T15:09:26.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RewardAvailableWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reward_expiringWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000004",
+                 *       "type": "reward_expiring",
+                 *       "createdAt": "2027-02-12T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "rewardGrantId": "rg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "currency": "usd",
+                 *         "remainingMinor": 75,
+                 *         "expiresAt": "2027-03-14T15:09:26.000Z",
+                 *         "daysBeforeExpiry": 30
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RewardExpiringWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reward_expiredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000005",
+                 *       "type": "reward_expired",
+                 *       "createdAt": "2027-03-14T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "rewardGrantIds": [
+                 *           "rg_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+                 *         ],
+                 *         "currency": "usd",
+                 *         "amountMinor": 75,
+                 *         "rewardEventId": "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000005"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RewardExpiredWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reward_clawed_backWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000006",
+                 *       "type": "reward_clawed_back",
+                 *       "createdAt": "2026-03-17T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "refundTransactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000002",
+                 *         "currency": "usd",
+                 *         "cashbackAmountMinor": 50,
+                 *         "brandedAmountMinor": 30,
+                 *         "rewardEventIds": [
+                 *           "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000003",
+                 *           "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000004"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RewardClawedBackWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    authorization_lapsedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000007",
+                 *       "type": "authorization_lapsed",
+                 *       "createdAt": "2026-03-17T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "authorizationId": "auth_6f1c2a9e-4b7d-4e21-9c3a-000000000002",
+                 *         "externalId": "a-2",
+                 *         "currency": "usd",
+                 *         "previewedAmountMinor": 200
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["AuthorizationLapsedWebhook"];
             };
         };
         responses: {

@@ -5,7 +5,19 @@
 // contract keep the body they were first sent with (a replay is byte-identical).
 import { idPattern } from '../ids';
 
-export const WEBHOOK_TYPES = ['qualified_auth', 'qualified_settlement'] as const;
+import {
+  REWARD_EVENT_DATA_SCHEMAS,
+  REWARD_EVENT_DESCRIPTIONS,
+  REWARD_EVENT_TYPES,
+  type RewardEventData,
+} from './reward-events';
+
+/** The two purchase moments of SPEC.md: an authorization's preview, a settlement's posting. */
+export const PURCHASE_WEBHOOK_TYPES = ['qualified_auth', 'qualified_settlement'] as const;
+export type PurchaseWebhookType = (typeof PURCHASE_WEBHOOK_TYPES)[number];
+
+/** Every type the service sends, in the order the reference lists them. */
+export const WEBHOOK_TYPES = [...PURCHASE_WEBHOOK_TYPES, ...REWARD_EVENT_TYPES] as const;
 export type WebhookType = (typeof WEBHOOK_TYPES)[number];
 
 /** What both types say about the purchase and its reward. */
@@ -35,7 +47,7 @@ export interface QualifiedSettlementData extends RewardData {
   transactionId: string;
 }
 
-export type WebhookData = QualifiedAuthData | QualifiedSettlementData;
+export type WebhookData = QualifiedAuthData | QualifiedSettlementData | RewardEventData;
 
 const minor = (description: string) => ({ type: 'integer', minimum: 0, description });
 const ids = (prefix: 'brevt' | 'rg', description: string) => ({
@@ -68,7 +80,7 @@ const rewardRequired = [
   'spentAmountMinor',
 ];
 
-const dataSchemas: Record<WebhookType, object> = {
+const purchaseDataSchemas: Record<PurchaseWebhookType, object> = {
   qualified_auth: {
     type: 'object',
     additionalProperties: false,
@@ -98,16 +110,19 @@ const dataSchemas: Record<WebhookType, object> = {
   },
 };
 
+const dataSchemas: Record<WebhookType, object> = { ...purchaseDataSchemas, ...REWARD_EVENT_DATA_SCHEMAS };
+
 const DESCRIPTIONS: Record<WebhookType, string> = {
+  ...REWARD_EVENT_DESCRIPTIONS,
   qualified_auth:
     'An authorization qualified for a reward: the preview of what its settlement would earn and spend. Nothing is posted yet.',
   qualified_settlement:
     'A settlement posted its reward to the ledger: cashback and branded balance earned, branded balance spent.',
 };
 
-/** The schema name in components.schemas of each type's body. */
+/** The schema name in components.schemas of each type's body: reward_expiring → RewardExpiringWebhook. */
 export const webhookSchemaName = (type: WebhookType) =>
-  type === 'qualified_auth' ? 'QualifiedAuthWebhook' : 'QualifiedSettlementWebhook';
+  `${type.replace(/(^|_)([a-z])/g, (_, _sep: string, c: string) => c.toUpperCase())}Webhook`;
 
 /** The whole body of one webhook type: the envelope and its `data`. Self-contained (no $ref). */
 export function webhookBodySchema(type: WebhookType): object {

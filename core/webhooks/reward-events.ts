@@ -1,0 +1,182 @@
+// Cardholder reward events: what happens to a group's rewards after the purchase, as webhook
+// types (API.md, "Cardholder reward events"). Each is one fact with its own idempotency key
+// (factKey below), so no crash, retry, replay or clock move sends a fact twice. The `data`
+// of each type is published in /openapi.json `webhooks` from the schemas here.
+import { idPattern } from '../ids';
+
+/**
+ * The types emitted today. API.md reserves `reward_adjusted`, `claim_resolved` and
+ * `endpoint_disabled` for the facts adjustments, claims and endpoint health add: they join
+ * this list, with their data below, through the same recording (activities/webhooks/record.ts).
+ */
+export const REWARD_EVENT_TYPES = [
+  'reward_available',
+  'reward_expiring',
+  'reward_expired',
+  'reward_clawed_back',
+  'authorization_lapsed',
+] as const;
+export type RewardEventType = (typeof REWARD_EVENT_TYPES)[number];
+
+/** Branded balance became spendable: the grant's availableAt passed with value left. */
+export interface RewardAvailableData {
+  chgId: string;
+  merchantId: string;
+  rewardGrantId: string;
+  /** The purchase that earned it; null for balance not earned by a purchase. */
+  transactionId: string | null;
+  currency: 'usd';
+  /** What is left of the grant now. */
+  amountMinor: number;
+  availableAt: string;
+  expiresAt: string;
+}
+
+/** A grant with value left came within one of the issuer's notice lead times of its expiry. */
+export interface RewardExpiringData {
+  chgId: string;
+  merchantId: string;
+  rewardGrantId: string;
+  currency: 'usd';
+  remainingMinor: number;
+  expiresAt: string;
+  /** The lead time reached: the grant expires in at most this many days. */
+  daysBeforeExpiry: number;
+}
+
+/** Branded balance expired: what was left of the grants moved to breakage. */
+export interface RewardExpiredData {
+  chgId: string;
+  merchantId: string;
+  rewardGrantIds: string[];
+  currency: 'usd';
+  amountMinor: number;
+  /** The `branded_expired` reward event (GET .../rewards/activity). */
+  rewardEventId: string;
+}
+
+/** A refund took back reward its purchase earned. */
+export interface RewardClawedBackData {
+  chgId: string;
+  merchantId: string;
+  /** The purchase. */
+  transactionId: string;
+  refundTransactionId: string;
+  currency: 'usd';
+  cashbackAmountMinor: number;
+  brandedAmountMinor: number;
+  rewardEventIds: string[];
+}
+
+/** An authorization's preview lapsed: no settlement arrived within the time-out. */
+export interface AuthorizationLapsedData {
+  chgId: string;
+  merchantId: string;
+  authorizationId: string;
+  externalId: string;
+  currency: 'usd';
+  /** What the preview said the purchase would earn (qualified_auth's earnedAmountMinor). */
+  previewedAmountMinor: number;
+}
+
+export type RewardEventData =
+  | RewardAvailableData
+  | RewardExpiringData
+  | RewardExpiredData
+  | RewardClawedBackData
+  | AuthorizationLapsedData;
+
+/**
+ * The idempotency key of a fact: at most one webhook record has it. Each names what happened
+ * to what, never when it was noticed, so a second scan, a clock advanced twice over the same
+ * instant or a retried step finds the first record.
+ */
+export const factKey = {
+  rewardAvailable: (grantId: string) => `reward_available:${grantId}`,
+  rewardExpiring: (grantId: string, daysBeforeExpiry: number) => `reward_expiring:${grantId}:${daysBeforeExpiry}`,
+  rewardExpired: (grantId: string) => `reward_expired:${grantId}`,
+  rewardClawedBack: (refundEventId: string) => `reward_clawed_back:${refundEventId}`,
+  authorizationLapsed: (authorizationId: string) => `authorization_lapsed:${authorizationId}`,
+};
+
+const minor = (description: string) => ({ type: 'integer', minimum: 0, description });
+const id = (prefix: Parameters<typeof idPattern>[0], description?: string) => ({
+  type: 'string',
+  pattern: idPattern(prefix),
+  ...(description ? { description } : {}),
+});
+const time = (description: string) => ({ type: 'string', format: 'date-time', description });
+const currency = { type: 'string', enum: ['usd'] };
+
+function object(properties: Record<string, object>): object {
+  return { type: 'object', additionalProperties: false, required: Object.keys(properties), properties };
+}
+
+export const REWARD_EVENT_DATA_SCHEMAS: Record<RewardEventType, object> = {
+  reward_available: object({
+    chgId: id('chg'),
+    merchantId: id('mp'),
+    rewardGrantId: id('rg', 'The grant (GET .../rewards/expiring lists it while it holds value).'),
+    transactionId: { type: ['string', 'null'], pattern: idPattern('txn'), description: 'The purchase that earned it.' },
+    currency,
+    amountMinor: minor('What is left of the grant, now spendable at the merchant.'),
+    availableAt: time('When it became spendable.'),
+    expiresAt: time('When what is left of it expires.'),
+  }),
+  reward_expiring: object({
+    chgId: id('chg'),
+    merchantId: id('mp'),
+    rewardGrantId: id('rg'),
+    currency,
+    remainingMinor: minor('What will expire unless spent.'),
+    expiresAt: time('When it expires.'),
+    daysBeforeExpiry: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 365,
+      description: "The issuer's notice lead time reached: it expires in at most this many days.",
+    },
+  }),
+  reward_expired: object({
+    chgId: id('chg'),
+    merchantId: id('mp'),
+    rewardGrantIds: { type: 'array', minItems: 1, items: id('rg'), description: 'The grants that expired.' },
+    currency,
+    amountMinor: minor('What expired: moved to breakage in the ledger.'),
+    rewardEventId: id('brevt', 'The branded_expired reward event (GET .../rewards/activity).'),
+  }),
+  reward_clawed_back: object({
+    chgId: id('chg'),
+    merchantId: id('mp'),
+    transactionId: id('txn', 'The purchase the refund names.'),
+    refundTransactionId: id('txn', 'The refund.'),
+    currency,
+    cashbackAmountMinor: minor('Cashback taken back.'),
+    brandedAmountMinor: minor('Branded balance taken back.'),
+    rewardEventIds: {
+      type: 'array',
+      items: id('brevt'),
+      description: 'The clawback reward events (GET .../transaction/{txnId}/reward-detail of the purchase).',
+    },
+  }),
+  authorization_lapsed: object({
+    chgId: id('chg'),
+    merchantId: id('mp'),
+    authorizationId: id('auth'),
+    externalId: { type: 'string', description: "The issuer's id of the authorization." },
+    currency,
+    previewedAmountMinor: minor("What its preview said the purchase would earn (qualified_auth's earnedAmountMinor)."),
+  }),
+};
+
+export const REWARD_EVENT_DESCRIPTIONS: Record<RewardEventType, string> = {
+  reward_available:
+    "Branded balance became spendable at its merchant: the grant's availability delay passed with value left.",
+  reward_expiring:
+    "Branded balance will expire: a grant with value left came within one of the issuer's notice lead times " +
+    '(expiryNoticeDays, default 30 and 7 days) of its expiry. One per grant and lead time.',
+  reward_expired: 'Branded balance expired unspent: what was left moved to breakage in the ledger.',
+  reward_clawed_back: 'A refund took back reward its purchase earned (cashback, branded balance or both).',
+  authorization_lapsed:
+    'An authorization with a qualified preview lapsed: no settlement arrived within the settlement time-out, so its preview no longer holds.',
+};
