@@ -14,9 +14,7 @@ import type { ExpiryActivities } from '../activities/expiry';
 import type { NoticeActivities } from '../activities/notices';
 import { postingOptions } from './activity-options';
 
-const { expireDueGrants, sendDueRewardNotices } = proxyActivities<ExpiryActivities & NoticeActivities>(
-  postingOptions,
-);
+const { expireDueGrants, sendDueRewardNotices } = proxyActivities<ExpiryActivities & NoticeActivities>(postingOptions);
 
 /** Runs started before the notices existed replay without them. */
 export const REWARD_NOTICES_PATCH = 'reward-notices';
@@ -46,7 +44,8 @@ export async function expireGrants(input: ExpireGrantsInput = {}): Promise<Expir
   const maxBatches = Math.min(input.maxBatches ?? MAX_BATCHES_PER_RUN, MAX_BATCHES_PER_RUN);
   const atMs = Date.now(); // workflow time: the same on replay, moved by the time-skipping server
   const total: ExpireGrantsResult = { expired: 0, expiredMinor: 0, failed: 0, batches: 0 };
-  if (patched(REWARD_NOTICES_PATCH)) Object.assign(total, await sendNotices(atMs, batchSize, maxBatches, input.issuerId));
+  if (patched(REWARD_NOTICES_PATCH))
+    Object.assign(total, await sendNotices(atMs, batchSize, maxBatches, input.issuerId));
   while (total.batches < maxBatches) {
     const batch = await expireDueGrants({ atMs, batchSize, issuerId: input.issuerId });
     total.batches += 1;

@@ -80,11 +80,7 @@ export interface AuthorizationLapsedData {
 }
 
 export type RewardEventData =
-  | RewardAvailableData
-  | RewardExpiringData
-  | RewardExpiredData
-  | RewardClawedBackData
-  | AuthorizationLapsedData;
+  RewardAvailableData | RewardExpiringData | RewardExpiredData | RewardClawedBackData | AuthorizationLapsedData;
 
 /**
  * The idempotency key of a fact: at most one webhook record has it. Each names what happened

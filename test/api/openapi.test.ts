@@ -3,7 +3,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { declaredRoutes } from '../helpers/routes';
-import { webhookBodySchema } from '../../core/webhooks/payloads';
+import { WEBHOOK_TYPES, webhookBodySchema } from '../../core/webhooks/payloads';
 import { buildOpenApi } from '../../api/openapi';
 import { inlineRefs } from '../helpers/openapi-refs';
 
@@ -75,8 +75,16 @@ describe('GET /openapi.json', () => {
   });
 
   it('publishes the webhook contract: a webhooks entry per type with its body, signature headers and retry schedule', () => {
-    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['qualified_auth', 'qualified_settlement']);
-    for (const type of ['qualified_auth', 'qualified_settlement'] as const) {
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), [
+      'authorization_lapsed',
+      'qualified_auth',
+      'qualified_settlement',
+      'reward_available',
+      'reward_clawed_back',
+      'reward_expired',
+      'reward_expiring',
+    ]);
+    for (const type of WEBHOOK_TYPES) {
       const post = doc.webhooks[type].post;
       const ref = post.requestBody.content['application/json'].schema.$ref as string;
       const schema = doc.components.schemas[ref.replace('#/components/schemas/', '')];

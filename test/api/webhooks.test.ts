@@ -46,7 +46,19 @@ describe('webhook API', function () {
       const created = await fresh.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url });
       assert.equal(created.status, 201, created.text);
       assert.match(created.body.signingSecret, /^whsec_/);
-      assert.deepEqual(created.body.enabledTypes, ['qualified_auth', 'qualified_settlement']);
+      assert.deepEqual(
+        created.body.enabledTypes,
+        [
+          'qualified_auth',
+          'qualified_settlement',
+          'reward_available',
+          'reward_expiring',
+          'reward_expired',
+          'reward_clawed_back',
+          'authorization_lapsed',
+        ],
+        'a new endpoint without enabledTypes gets every type',
+      );
       const read = await fresh.call('GET', '/api/v2/webhook-endpoint');
       assert.equal(read.status, 200);
       assert.equal(read.body.signingSecret, undefined);
