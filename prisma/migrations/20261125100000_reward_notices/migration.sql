@@ -21,3 +21,9 @@ UPDATE "reward_grant"
    SET "available_noticed_at" = CASE WHEN "available_at" <= now() THEN "available_at" END,
        "next_notice_at" = GREATEST("available_at", now())
  WHERE "remaining_minor" > 0 AND "expires_at" > now();
+
+-- The webhook types of cardholder reward events (core/webhooks/reward-events.ts).
+ALTER TABLE "webhook" DROP CONSTRAINT "webhook_type_check";
+ALTER TABLE "webhook" ADD CONSTRAINT "webhook_type_check" CHECK ("type" IN (
+  'qualified_auth', 'qualified_settlement',
+  'reward_available', 'reward_expiring', 'reward_expired', 'reward_clawed_back', 'authorization_lapsed'));
