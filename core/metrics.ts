@@ -43,9 +43,11 @@ export const ledgerPostings = counter('rewards_ledger_postings_total', 'Ledger t
   'kind',
 ] as const);
 
-export const webhookAttempts = counter('rewards_webhook_attempts_total', 'Webhook delivery attempts, by outcome.', [
-  'outcome',
-] as const);
+export const webhookAttempts = counter(
+  'rewards_webhook_attempts_total',
+  'Webhook delivery attempts, by webhook type and outcome.',
+  ['type', 'outcome'] as const,
+);
 
 export const webhookFirstAttemptsResent = counter(
   'rewards_webhook_first_attempts_resent_total',

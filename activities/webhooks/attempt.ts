@@ -130,7 +130,7 @@ export async function recordAttempt(
   const deliveredAt = status === 'delivered' ? attempt.startedAt : null;
   const relayedAt = relayed ? attempt.startedAt : null;
   // On the pool, not through Prisma: one of these per delivered webhook (prisma/sql-transaction.ts).
-  const [written] = await sqlQuery<Array<{ recorded: number }>>(
+  const [written] = await sqlQuery<Array<{ recorded: number; type: string }>>(
     db,
     Prisma.sql`
     WITH recorded AS (
@@ -146,13 +146,13 @@ export async function recordAttempt(
              relayed_at = coalesce(${relayedAt}::timestamptz, relayed_at),
              relay_claimed_until = CASE WHEN ${relayedAt}::timestamptz IS NULL THEN relay_claimed_until END
        WHERE id = ${input.webhookId} AND attempt_count < ${input.attemptNumber}::int AND EXISTS (SELECT 1 FROM recorded))
-    SELECT (SELECT count(*)::int FROM recorded) AS recorded`,
+    SELECT (SELECT count(*)::int FROM recorded) AS recorded, (SELECT type FROM webhook WHERE id = ${input.webhookId}) AS type`,
   );
   if (written.recorded === 0) {
     const stored = (await loadAttemptState(db, input.webhookId, input.attemptNumber))?.recorded;
     return stored ? resultOf(stored) : result;
   }
-  webhookAttempts.inc({ outcome: result.outcome });
+  webhookAttempts.inc({ type: written.type, outcome: result.outcome });
   return result;
 }
 

@@ -10,6 +10,8 @@ import { groupBody } from '../helpers/groups';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { configureEndpoint, startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
+import { webhookAttempts } from '../../core/metrics';
+import { REWARD_EVENT_TYPES } from '../../core/webhooks/reward-events';
 
 interface Delivered {
   webhookId: string;
@@ -169,5 +171,17 @@ describe('cardholder reward events (sandbox, end to end)', function () {
       ofType('reward_available').filter((d) => d.webhookId === first.webhookId).length === 2 ? true : undefined,
     );
     assert.equal(await records('reward_available', 'rewardGrantId', first.data.rewardGrantId), 1);
+  });
+
+  it('lists the records of a new type with GET /api/v2/webhooks?type=', async () => {
+    const listed = await issuer.call('GET', '/api/v2/webhooks?type=reward_expiring');
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(listed.body.data.map((w: any) => w.data.daysBeforeExpiry).sort(), [30, 7].sort());
+  });
+
+  it('counts the attempts of every new type in the worker metrics', async () => {
+    const counted = new Set((await webhookAttempts.get()).values.map((v) => v.labels.type));
+    for (const type of REWARD_EVENT_TYPES)
+      assert.ok(counted.has(type), `rewards_webhook_attempts_total{type="${type}"}`);
   });
 });

@@ -77,7 +77,13 @@ describe('webhook relay', function () {
   it('hands a webhook whose first attempt failed to its WebhookDelivery workflow, which carries on with attempt 2', async () => {
     const { issuer, receiver } = await issuerWithReceiver((n) => (n === 0 ? 503 : 204));
     const counted = async () =>
-      Object.fromEntries((await webhookAttempts.get()).values.map((v) => [v.labels.outcome, v.value]));
+      (await webhookAttempts.get()).values.reduce<Record<string, number>>(
+        (byOutcome, v) => ({
+          ...byOutcome,
+          [String(v.labels.outcome)]: (byOutcome[String(v.labels.outcome)] ?? 0) + v.value,
+        }),
+        {},
+      );
     const countedBefore = await counted();
     try {
       const id = await outboxWebhook(issuer.id);
@@ -101,7 +107,7 @@ describe('webhook relay', function () {
         ],
       );
       assert.deepEqual(webhookIdsAt(receiver), [id, id]);
-      // rewards_webhook_attempts_total counts each recorded attempt once, by outcome (docs/operating/runbook.md, "Health, metrics, logs").
+      // rewards_webhook_attempts_total counts each recorded attempt once, by type and outcome (docs/operating/runbook.md, "Health, metrics, logs").
       const countedAfter = await counted();
       const delta = (outcome: string) => (countedAfter[outcome] ?? 0) - (countedBefore[outcome] ?? 0);
       assert.deepEqual([delta('failed'), delta('succeeded'), delta('undeliverable')], [1, 1, 0]);
