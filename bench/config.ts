@@ -11,6 +11,11 @@ export interface BenchConfig {
   costPurchases: number;
   /** Purchases of the long-history group (about three reward events each). */
   historyPurchases: number;
+  /**
+   * Grants whose reward_available notice is due, for the notices scan; at most what one
+   * ExpireGrants run handles (50 batches of 200).
+   */
+  noticeGrants: number;
   drainTimeoutSeconds: number;
   groups: number;
   ingestClients: number;
@@ -40,6 +45,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     backlog: int('BENCH_BACKLOG', 5000, 100, 100_000),
     costPurchases: int('BENCH_COST_PURCHASES', 5, 1, 100),
     historyPurchases: int('BENCH_HISTORY_PURCHASES', 3400, 10, 100_000),
+    noticeGrants: int('BENCH_NOTICE_GRANTS', 10_000, 100, 10_000),
     drainTimeoutSeconds: int('BENCH_DRAIN_TIMEOUT_SECONDS', 400, 10, 1800),
     groups: int('BENCH_GROUPS', 50, 1, 1000),
     ingestClients: int('BENCH_INGEST_CLIENTS', 8, 1, 64),

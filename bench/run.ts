@@ -1,10 +1,11 @@
 // `npm run bench`: DESIGN.md "Quality bars", measured on a throw-away stack.
 //   1. fixtures through the APIs          6. end to end at half the sustained rate
 //   2. floor: the empty workflow          7. history: a short and a long group, for the summary
-//   3. end to end at 10/s                 8. reads: the bare floor server, reward-detail, summary
-//   4. sustained: the real lifecycle,     9. ingestion: the floor server, the API with the worker
-//      drain check and trial balance         paused, then running (last: its backlog is thrown away)
-//   5. cost: billable actions per purchase, from histories
+//   3. end to end at 10/s                 8. notices: the reward notices scan over 10,000 due grants
+//   4. sustained: the real lifecycle,     9. reads: the bare floor server, reward-detail, summary
+//      drain check and trial balance     10. ingestion: the floor server, the API with the worker
+//   5. cost: billable actions per purchase,   paused, then running (last: its backlog is thrown away)
+//      from histories
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
 // Ingestion runs last because 8 clients leave tens of thousands of purchases for the worker,
@@ -24,6 +25,7 @@ import { measureCost, type CostResult, type PurchaseCost } from './cost';
 import { buildHistories, type HistoryGroup } from './history';
 import { runReads } from './reads';
 import { runIngestion, type IngestionResult } from './ingestion';
+import { measureNoticeScan, type NoticeResult } from './notices';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
@@ -63,7 +65,7 @@ async function main(): Promise<void> {
       webhookUrl: receiver.url,
     });
     const run: Run = { stack, receiver, fixture, config, runId, phases: {}, loads: {} };
-    const rows = reportRows(config, await runPhases(run));
+    const rows = reportRows(config, await runPhases(run), run.loads);
     const table = printReport(machine, PROCESSES, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
       at: new Date().toISOString(),
@@ -111,9 +113,10 @@ async function runPhases(run: Run) {
   const cost = await costPhase(run);
   const { halfRate, e2eHalf } = await halfRatePhase(run, lifecycle.steadyPerSecond);
   const histories = await historyPhase(run);
+  const notices = await noticesPhase(run);
   const { floorServer, ...reads } = await readsPhase(run, transactions, histories);
   const ingestion = await ingestionPhase(run, floorServer);
-  return { floor, e2e, lifecycle, drain, cost, halfRate, e2eHalf, histories, reads, ingestion };
+  return { floor, e2e, lifecycle, drain, cost, halfRate, e2eHalf, histories, notices, reads, ingestion };
 }
 
 async function floorPhase({ stack, config, runId, phases, loads }: Run): Promise<DrainResult> {
@@ -219,6 +222,27 @@ async function historyPhase({ stack, fixture, config, runId, phases, loads }: Ru
   return histories;
 }
 
+async function noticesPhase({ stack, fixture, receiver, config, runId, phases, loads }: Run): Promise<NoticeResult> {
+  log(`notices: the reward notices scan (ExpireGrants) over ${config.noticeGrants} grants with a notice due`);
+  loads.notices = load1m();
+  const notices = await measureNoticeScan({
+    apiUrl: stack.apiUrl,
+    operatorToken: stack.operatorToken,
+    databaseUrl: stack.databaseUrl,
+    temporalAddress: stack.temporalAddress,
+    receiverUrl: receiver.url,
+    merchantId: fixture.merchantIds[0],
+    grants: config.noticeGrants,
+    runId,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+  });
+  phases.notices = notices;
+  log(
+    `notices: ${notices.recorded} records in ${notices.first.seconds.toFixed(1)} s; second scan wrote ${notices.second.run.result.noticesRecorded}`,
+  );
+  return notices;
+}
+
 /** Returns the bare floor server it started, still running: the ingestion phase uses it too. */
 async function readsPhase(
   { stack, fixture, config, phases, loads }: Run,
@@ -298,12 +322,13 @@ async function ingestionPhase({ stack, fixture, config, runId, phases, loads }: 
 }
 
 /** The report's rows, in the order of its table. */
-function reportRows(config: BenchConfig, results: PhaseResults): Row[] {
+function reportRows(config: BenchConfig, results: PhaseResults, loads: Record<string, number>): Row[] {
   return [
     ...ingestionRows(results.ingestion),
     ...endToEndRows(config, results),
     ...sustainedRows(results),
     ...costRows(results.cost),
+    ...noticeRows(results.notices, loads),
     ...readRows(results),
   ];
 }
@@ -343,6 +368,42 @@ function ingestionRows({ ingestion, ingestionFloor, ingestionBusy, handedOver }:
       floor: ingestionFloor.eventsPerSecond,
       unit: 'events/s',
       note: `${Math.round((ingestionBusy.eventsPerSecond / ingestionFloor.eventsPerSecond) * 100)} % of the floor, p50 ${Math.round(ingestionBusy.batchP50Ms)} / p99 ${Math.round(ingestionBusy.batchP99Ms)} ms, ${ingestionBusy.errors} errors`,
+    },
+  ];
+}
+
+/** Per 1,000 grants. */
+const perThousand = (n: number, grants: number) => (n / grants) * 1000;
+
+function noticeRows(n: NoticeResult, loads: Record<string, number>): Row[] {
+  const { first, second, statements } = n;
+  return [
+    {
+      figure: 'Notices: events emitted by the scan',
+      value: n.eventsPerSecond,
+      unit: 'events/s',
+      note: `${n.recorded} records for ${n.grants} due grants in ${first.seconds.toFixed(2)} s (ExpireGrants, start to result); load (1m) ${loads.notices}`,
+    },
+    {
+      figure: 'Notices: actions per 1,000 grants',
+      value: perThousand(first.cost.actions, n.grants),
+      unit: 'actions',
+      note: `${first.cost.actions} for the run: ${Object.entries(first.cost.byRule)
+        .map(([rule, count]) => `${rule} ${count}`)
+        .join(', ')}`,
+    },
+    {
+      figure: 'Notices: SQL statements per 1,000 grants',
+      value: perThousand(statements.run, n.grants),
+      unit: 'statements',
+      note: `${statements.run} by the run; every client meanwhile (the relay delivering too): ${Math.round(perThousand(statements.all, n.grants))} per 1,000`,
+    },
+    {
+      figure: 'Notices: second scan, records written',
+      value: second.run.result.noticesRecorded! + second.sameInstantRecorded,
+      unit: 'records',
+      target: { op: '<=', value: 0 },
+      note: `a second run (${second.run.seconds.toFixed(1)} s, ${second.run.cost.actions} actions) and the scan at the first run's instant (${second.sameInstantGrants} grants due)`,
     },
   ];
 }

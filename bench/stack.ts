@@ -8,6 +8,7 @@ import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { Client as PgClient } from 'pg';
 import { migrate } from '../prisma/migrate';
 import { startEmbeddedPostgres } from '../scripts/lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from '../scripts/lib/temporal-dev-server';
@@ -30,6 +31,11 @@ export interface BenchStack {
   stop(): Promise<void>;
 }
 
+// pg_stat_statements loaded, and idle from the migration on (idleStatementCounting): the
+// notices phase turns statement counting on for its own run only (bench/notices.ts), so no
+// other phase pays for it.
+const PG_SETTINGS = ['shared_preload_libraries=pg_stat_statements'];
+
 export async function startBenchStack(log: (line: string) => void): Promise<BenchStack> {
   const tempDir = mkdtempSync(join(tmpdir(), 'rewards-bench-'));
   const stops: Array<() => Promise<void>> = [async () => rmSync(tempDir, { recursive: true, force: true })];
@@ -49,12 +55,14 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       dataDir: join(tempDir, 'postgres'),
       port: await freePort(),
       persistent: false,
+      settings: PG_SETTINGS,
       log: pgLog ? (line) => appendFileSync(pgLog, line.endsWith('\n') ? line : `${line}\n`) : undefined,
     });
     stops.unshift(() => pg.stop());
     await pg.createDatabase('rewards_bench');
     const databaseUrl = pg.databaseUrl('rewards_bench');
     await migrate(databaseUrl);
+    await idleStatementCounting(databaseUrl);
 
     log('starting the Temporal dev server (in memory)');
     const temporal = await startTemporalDevServer({ cli: process.env.TEMPORAL_CLI, port: await freePort() });
@@ -105,6 +113,21 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/**
+ * pg_stat_statements tracks nothing until a phase says so: in postgresql.auto.conf, not on the
+ * command line, so that ALTER SYSTEM and a reload can turn it on and off again.
+ */
+async function idleStatementCounting(databaseUrl: string): Promise<void> {
+  const client = new PgClient({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`ALTER SYSTEM SET pg_stat_statements.track = 'none'`);
+    await client.query('SELECT pg_reload_conf()');
+  } finally {
+    await client.end();
   }
 }
 

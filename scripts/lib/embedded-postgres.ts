@@ -70,6 +70,8 @@ export async function startEmbeddedPostgres(options: {
    * when this process exits.
    */
   detached?: boolean;
+  /** More server settings (`name=value`, as `-c` takes them), e.g. a library to preload. */
+  settings?: readonly string[];
 }): Promise<EmbeddedPostgresHandle> {
   const log = options.log ?? (() => undefined);
   const notice = options.notice ?? ((line: string) => console.warn(line));
@@ -184,7 +186,7 @@ interface Server {
 async function startServer(
   bin: string,
   dataDir: string,
-  options: { port: number; detached?: boolean },
+  options: { port: number; detached?: boolean; settings?: readonly string[] },
   user: PostgresUser | undefined,
   log: (line: string) => void,
 ): Promise<Server> {
@@ -198,6 +200,7 @@ async function startServer(
     'max_connections=200',
     '-c',
     'listen_addresses=127.0.0.1',
+    ...(options.settings ?? []).flatMap((setting) => ['-c', setting]),
   ];
   const child = spawn(join(bin, 'postgres'), args, {
     ...user,
