@@ -82,7 +82,6 @@ export async function measureNoticeScan(options: NoticeOptions): Promise<NoticeR
     const second = await secondScan(client, options, first.atMs);
     check((await recordsOf(db, issuerId)) === recorded, 'the second scan wrote records');
     const delivered = await waitForDeliveries(db, issuerId, recorded, options.timeoutMs);
-    await settleTables(db);
     const eventsPerSecond = recorded / first.seconds;
     return { grants: options.grants, recorded, eventsPerSecond, first, statements, second, delivered };
   } finally {
@@ -90,17 +89,6 @@ export async function measureNoticeScan(options: NoticeOptions): Promise<NoticeR
     await db.end();
     await connection.close();
   }
-}
-
-/**
- * Vacuums what the phase wrote and updated (tens of thousands of rows and dead versions), so
- * that autovacuum does not do it on the same two cores while the reads phase measures: left to
- * itself it did, and took a third off the summary's share of its floor.
- */
-async function settleTables(db: pg.Client): Promise<void> {
-  await db.query(
-    'VACUUM (ANALYZE) reward_grant, webhook, webhook_attempt, ledger_transfer, ledger_entry, ledger_account, reward_event',
-  );
 }
 
 function check(ok: boolean, what: string): void {
