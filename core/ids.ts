@@ -20,6 +20,7 @@ export const ID_PREFIXES = [
   'brevt',
   'rg',
   'evt',
+  'whe',
   'err',
   'iss',
   'tok',
