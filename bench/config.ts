@@ -1,5 +1,6 @@
 // The benchmark's knobs, read once from the environment and validated (every problem
-// listed). Defaults keep `npm run bench` around 10 minutes on 2 cores.
+// listed). Defaults keep `npm run bench` around 16 minutes on 2 cores, 5 of them the fairness
+// phase's load (BENCH_FAIRNESS_SECONDS=30 for a quick look).
 export interface BenchConfig {
   /** Ingestion and each read phase. */
   seconds: number;
@@ -16,6 +17,12 @@ export interface BenchConfig {
    * ExpireGrants run handles (50 batches of 200).
    */
   noticeGrants: number;
+  /** The fairness phase's load: one endpoint that never answers beside 20 healthy ones. */
+  fairnessSeconds: number;
+  /** Webhooks per second to the endpoint that never answers. */
+  fairnessHangingRate: number;
+  /** How long after the load the healthy endpoints' webhooks may still arrive. */
+  fairnessDrainSeconds: number;
   drainTimeoutSeconds: number;
   groups: number;
   ingestClients: number;
@@ -46,6 +53,9 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     costPurchases: int('BENCH_COST_PURCHASES', 5, 1, 100),
     historyPurchases: int('BENCH_HISTORY_PURCHASES', 3400, 10, 100_000),
     noticeGrants: int('BENCH_NOTICE_GRANTS', 10_000, 100, 10_000),
+    fairnessSeconds: int('BENCH_FAIRNESS_SECONDS', 300, 10, 3600),
+    fairnessHangingRate: int('BENCH_FAIRNESS_RATE', 100, 1, 1000),
+    fairnessDrainSeconds: int('BENCH_FAIRNESS_DRAIN_SECONDS', 60, 5, 600),
     drainTimeoutSeconds: int('BENCH_DRAIN_TIMEOUT_SECONDS', 400, 10, 1800),
     groups: int('BENCH_GROUPS', 50, 1, 1000),
     ingestClients: int('BENCH_INGEST_CLIENTS', 8, 1, 64),

@@ -1,14 +1,22 @@
 // The local webhook receiver: answers 204 at once and reports each qualified_settlement's
 // source ids with its arrival time. Signatures are not verified here (test/examples covers
-// that); the benchmark only needs to know when each webhook arrived.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// that); the benchmark only needs to know when each webhook arrived. Beside it, for the
+// fairness phase, an endpoint that takes every request and never answers.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 
 export interface Arrival {
   externalId: string;
   transactionId: string;
   chgId: string;
+  /** The envelope's webhookId. */
+  webhookId: string;
+  /** The request's path: endpoints that share this receiver differ by it. */
+  path: string;
+  /** performance.now() at arrival. */
   atMs: number;
+  /** Date.now() at arrival, to compare with a webhook's created_at. */
+  atEpochMs: number;
 }
 
 export interface Receiver {
@@ -26,6 +34,7 @@ export async function startReceiver(): Promise<Receiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const atMs = performance.now();
+      const atEpochMs = Date.now();
       res.statusCode = 204;
       res.end();
       try {
@@ -36,7 +45,10 @@ export async function startReceiver(): Promise<Receiver> {
           externalId: body.data.externalId,
           transactionId: body.data.transactionId,
           chgId: body.data.chgId,
+          webhookId: body.webhookId,
+          path: req.url ?? '',
           atMs,
+          atEpochMs,
         });
       } catch {
         // not a webhook of ours; ignored
@@ -52,4 +64,46 @@ export async function startReceiver(): Promise<Receiver> {
     await new Promise((resolve) => server.close(resolve));
   };
   return receiver;
+}
+
+export interface HangingEndpoint {
+  url: string;
+  /** Requests that arrived whole (and were never answered). */
+  requests: number;
+  /** Connections open now. */
+  openConnections(): number;
+  /** Closes every connection (the senders see a reset) and the port. */
+  close(): Promise<void>;
+}
+
+/** A receiver that accepts connections, reads each request and never answers it. */
+export async function startHangingEndpoint(): Promise<HangingEndpoint> {
+  const sockets = new Set<Socket>();
+  const endpoint: HangingEndpoint = {
+    url: '',
+    requests: 0,
+    openConnections: () => sockets.size,
+    close: async () => undefined,
+  };
+  const server: Server = createServer((req) => {
+    req.resume();
+    req.on('end', () => void endpoint.requests++);
+  });
+  // No time-out of the server's own may end a request the sender is still waiting for.
+  server.requestTimeout = 0;
+  server.headersTimeout = 0;
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  endpoint.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  let closed: Promise<void> | undefined;
+  endpoint.close = () =>
+    (closed ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+    }));
+  return endpoint;
 }

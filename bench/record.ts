@@ -89,9 +89,30 @@ export function appendHistory(line: HistoryLine, file = HISTORY_FILE): string {
   return file;
 }
 
-/** `--record` is the one argument `npm run bench` takes. */
-export function parseBenchArgs(argv: readonly string[]): { record: boolean } {
-  const unknown = argv.filter((arg) => arg !== '--record');
-  if (unknown.length > 0) throw new Error(`npm run bench: unknown argument ${unknown.join(' ')} (only --record)`);
-  return { record: argv.includes('--record') };
+/** Phases that can run alone (`--only <phase>`), on a fresh stack without the others. */
+export const SOLO_PHASES = ['fairness'] as const;
+export type SoloPhase = (typeof SOLO_PHASES)[number];
+
+export interface BenchArgs {
+  record: boolean;
+  /** Only this phase runs; a partial run is never recorded. */
+  only?: SoloPhase;
+}
+
+/** `--record`, or `--only <phase>` (also `--only=<phase>`). */
+export function parseBenchArgs(argv: readonly string[]): BenchArgs {
+  const args: BenchArgs = { record: false };
+  const usage = `(--record, or --only ${SOLO_PHASES.join('|')})`;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--record') args.record = true;
+    else if (arg === '--only' || arg.startsWith('--only=')) {
+      const phase = arg === '--only' ? argv[++i] : arg.slice('--only='.length);
+      if (!SOLO_PHASES.includes(phase as SoloPhase))
+        throw new Error(`npm run bench: --only takes ${SOLO_PHASES.join(', ')} (got ${phase ?? 'nothing'})`);
+      args.only = phase as SoloPhase;
+    } else throw new Error(`npm run bench: unknown argument ${arg} ${usage}`);
+  }
+  if (args.record && args.only) throw new Error('npm run bench: --record keeps whole runs only; drop --only to record');
+  return args;
 }

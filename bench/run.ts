@@ -1,15 +1,20 @@
 // `npm run bench`: DESIGN.md "Quality bars", measured on a throw-away stack.
-//   1. fixtures through the APIs          6. end to end at half the sustained rate
-//   2. floor: the empty workflow          7. history: a short and a long group, for the summary
-//   3. end to end at 10/s                 8. notices: the reward notices scan over 10,000 due grants
-//   4. sustained: the real lifecycle,     9. reads: the bare floor server, reward-detail, summary
-//      drain check and trial balance     10. ingestion: the floor server, the API with the worker
-//   5. cost: billable actions per purchase,   paused, then running (last: its backlog is thrown away)
-//      from histories
+//   1. fixtures through the APIs          7. history: a short and a long group, for the summary
+//   2. floor: the empty workflow          8. reads: the bare floor server, reward-detail, summary
+//   3. end to end at 10/s                 9. notices: the reward notices scan over 10,000 due grants
+//   4. sustained: the real lifecycle,    10. fairness: healthy webhook endpoints beside one that
+//      drain check and trial balance         never answers, at 100 webhooks/s, for 5 minutes
+//   5. cost: billable actions per         11. ingestion: the floor server, the API with the worker
+//      purchase, from histories              paused, then running (last: its backlog is thrown away)
+//   6. end to end at half the sustained rate
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
 // Ingestion runs last because 8 clients leave tens of thousands of purchases for the worker,
-// far more than a run can drain; earlier phases would measure that backlog instead.
+// far more than a run can drain; earlier phases would measure that backlog instead. Fairness
+// runs just before it for the same reason (the relay would share the worker with that
+// backlog, and its latencies and memory would measure the backlog), and after the reads and
+// the notices, whose figures its minutes of writes and their vacuum would otherwise disturb.
+// `npm run bench -- --only fairness` runs that phase alone on a fresh stack.
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -26,13 +31,14 @@ import { buildHistories, type HistoryGroup } from './history';
 import { runReads } from './reads';
 import { runIngestion, type IngestionResult } from './ingestion';
 import { measureNoticeScan, type NoticeResult } from './notices';
+import { measureFairness, type FairnessResult } from './fairness';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
 
 const PROCESSES =
   'API (api/server.ts) and worker (worker/main.ts with its webhook relay, metrics ports off) as separate Node processes, ' +
-  'floor worker and bare floor server (bench/floor-server.ts) as further processes during their phases; load generator, webhook receiver and floor hand-over in the bench process; ' +
+  'floor worker and bare floor server (bench/floor-server.ts) as further processes during their phases; load generator, webhook receiver, the never-answering endpoint and floor hand-over in the bench process; ' +
   'PostgreSQL (embedded) and Temporal dev server (in memory) as their own processes; all on this machine';
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -57,15 +63,8 @@ async function main(): Promise<void> {
   process.once('SIGTERM', interrupt);
   try {
     stack = await startBenchStack(log);
-    log(`API at ${stack.apiUrl}; building fixtures (${config.groups} groups, 2 merchants)`);
-    const fixture = await buildFixture({
-      apiUrl: stack.apiUrl,
-      operatorToken: stack.operatorToken,
-      groups: config.groups,
-      webhookUrl: receiver.url,
-    });
-    const run: Run = { stack, receiver, fixture, config, runId, phases: {}, loads: {} };
-    const rows = reportRows(config, await runPhases(run), run.loads);
+    const run: PhaseContext = { stack, receiver, config, runId, phases: {}, loads: {} };
+    const rows = args.only === 'fairness' ? fairnessRows(await fairnessPhase(run)) : await everyPhase(run);
     const table = printReport(machine, PROCESSES, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
       at: new Date().toISOString(),
@@ -91,16 +90,34 @@ async function main(): Promise<void> {
 }
 
 /** One bench run: what every phase uses, and what each leaves for the results file. */
-interface Run {
+interface PhaseContext {
   stack: BenchStack;
   receiver: Receiver;
-  fixture: Fixture;
   config: BenchConfig;
   runId: string;
   /** Each phase's figures, by phase. */
   phases: Record<string, unknown>;
   /** The 1-minute load average as each phase began. */
   loads: Record<string, number>;
+}
+
+/** ... and the fixtures most phases run on. */
+interface Run extends PhaseContext {
+  fixture: Fixture;
+}
+
+/** The fixtures, every phase, and the rows of the whole report. */
+async function everyPhase(context: PhaseContext): Promise<Row[]> {
+  const { stack, receiver, config } = context;
+  log(`API at ${stack.apiUrl}; building fixtures (${config.groups} groups, 2 merchants)`);
+  const fixture = await buildFixture({
+    apiUrl: stack.apiUrl,
+    operatorToken: stack.operatorToken,
+    groups: config.groups,
+    webhookUrl: receiver.url,
+  });
+  const run: Run = { ...context, fixture };
+  return reportRows(config, await runPhases(run), run.loads);
 }
 
 type PhaseResults = Awaited<ReturnType<typeof runPhases>>;
@@ -117,8 +134,9 @@ async function runPhases(run: Run) {
   // After the reads, whose summary its 10,000 grants and records slowed when it came before
   // them; before the ingestion, which leaves the worker a backlog the scan would queue behind.
   const notices = await noticesPhase(run);
+  const fairness = await fairnessPhase(run);
   const ingestion = await ingestionPhase(run, floorServer);
-  return { floor, e2e, lifecycle, drain, cost, halfRate, e2eHalf, histories, notices, reads, ingestion };
+  return { floor, e2e, lifecycle, drain, cost, halfRate, e2eHalf, histories, notices, reads, fairness, ingestion };
 }
 
 async function floorPhase({ stack, config, runId, phases, loads }: Run): Promise<DrainResult> {
@@ -245,6 +263,31 @@ async function noticesPhase({ stack, fixture, receiver, config, runId, phases, l
   return notices;
 }
 
+async function fairnessPhase({ stack, receiver, config, phases, loads }: PhaseContext): Promise<FairnessResult> {
+  log(
+    `fairness: one endpoint that never answers at ${config.fairnessHangingRate} webhooks/s beside 20 healthy ones, for ${config.fairnessSeconds} s`,
+  );
+  loads.fairness = load1m();
+  const fairness = await measureFairness({
+    apiUrl: stack.apiUrl,
+    operatorToken: stack.operatorToken,
+    databaseUrl: stack.databaseUrl,
+    secretKeys: stack.webhookSecretKeys,
+    receiver,
+    workerPid: stack.worker.pid,
+    seconds: config.fairnessSeconds,
+    hangingRate: config.fairnessHangingRate,
+    drainSeconds: config.fairnessDrainSeconds,
+    log,
+  });
+  phases.fairness = fairness;
+  const { healthy, memory } = fairness;
+  log(
+    `fairness: healthy p99 ${Math.round(healthy.p99Ms)} ms, ${healthy.lost} lost of ${healthy.expected}; worker RSS ${memory.startMiB.toFixed(0)} → ${memory.endMiB.toFixed(0)} MiB, ${memory.slopeMiBPerMinute.toFixed(2)} MiB/min`,
+  );
+  return fairness;
+}
+
 /** Returns the bare floor server it started, still running: the ingestion phase uses it too. */
 async function readsPhase(
   { stack, fixture, config, phases, loads }: Run,
@@ -331,6 +374,7 @@ function reportRows(config: BenchConfig, results: PhaseResults, loads: Record<st
     ...sustainedRows(results),
     ...costRows(results.cost),
     ...noticeRows(results.notices, loads),
+    ...fairnessRows(results.fairness),
     ...readRows(results),
   ];
 }
@@ -406,6 +450,41 @@ function noticeRows(n: NoticeResult, loads: Record<string, number>): Row[] {
       unit: 'records',
       target: { op: '<=', value: 0 },
       note: `a second run (${second.run.seconds.toFixed(1)} s, ${second.run.cost.actions} actions) and the scan at the first run's instant (${second.sameInstantGrants} grants due)`,
+    },
+  ];
+}
+
+const mib = (v: number) => v.toFixed(0);
+
+function fairnessRows(f: FairnessResult): Row[] {
+  const { healthy, hanging, memory, written } = f;
+  return [
+    {
+      figure: 'Fairness: healthy first attempts p99',
+      value: healthy.p99Ms,
+      unit: 'ms',
+      target: { op: '<=', value: 2000 },
+      note: `p50 ${Math.round(healthy.p50Ms)} / p95 ${Math.round(healthy.p95Ms)} / max ${Math.round(healthy.maxMs)} ms, created to received; ${f.healthyEndpoints} endpoints of ${f.issuers} issuers beside one that never answers, ${f.seconds} s`,
+    },
+    {
+      figure: 'Fairness: healthy deliveries lost',
+      value: healthy.lost,
+      unit: 'deliveries',
+      target: { op: '<=', value: 0 },
+      note: `${healthy.received}/${healthy.expected} received within ${healthy.drainSeconds} s after the load (${written.healthy} webhooks), ${healthy.duplicates} twice`,
+    },
+    {
+      figure: 'Fairness: worker memory trend',
+      value: memory.slopeMiBPerMinute,
+      unit: 'MiB/min',
+      target: { op: '<=', value: 2 },
+      note: `RSS start ${mib(memory.startMiB)}, max ${mib(memory.maxMiB)}, end ${mib(memory.endMiB)} MiB; slope of ${memory.window.samples} samples from ${Math.round(memory.window.fromS)} s to ${Math.round(memory.window.toS)} s`,
+    },
+    {
+      figure: 'Fairness: hanging endpoint, not attempted',
+      value: hanging.pendingAtEnd,
+      unit: 'deliveries',
+      note: `of ${hanging.deliveries} written at ${f.hangingRate}/s; ${hanging.attempts} attempts recorded, ${hanging.requestsArrived} requests arrived; slowest write ${Math.round(written.slowestStatementMs)} ms`,
     },
   ];
 }

@@ -13,7 +13,7 @@ import { migrate } from '../prisma/migrate';
 import { startEmbeddedPostgres } from '../scripts/lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from '../scripts/lib/temporal-dev-server';
 import { freePort } from '../test/helpers/ports';
-import { generateKeyRingEntry } from '../core/crypto/key-ring';
+import { generateKeyRingEntry, parseKeyRing, type KeyRing } from '../core/crypto/key-ring';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -22,6 +22,8 @@ export interface BenchStack {
   databaseUrl: string;
   temporalAddress: string;
   operatorToken: string;
+  /** WEBHOOK_SECRET_KEYS of the API and the worker: seals secrets of endpoints a phase writes itself. */
+  webhookSecretKeys: KeyRing;
   /** Starts another Node process over the same database and Temporal server. */
   spawnNode(entry: string, extraEnv?: Record<string, string>): ChildProcess;
   /** The worker process (worker/main.ts), to pause it while a phase measures the API alone. */
@@ -69,27 +71,10 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     stops.unshift(() => temporal.stop());
 
     const operatorToken = `op_bench_${randomBytes(24).toString('hex')}`;
+    // A throw-away key: the bench's endpoints live as long as its database.
+    const secretKeys = generateKeyRingEntry('bench');
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporal.address,
-      OPERATOR_TOKEN: operatorToken,
-      // A throw-away key: the bench's endpoints live as long as its database.
-      WEBHOOK_SECRET_KEYS: generateKeyRingEntry('bench'),
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      // The bench's webhook receiver listens on loopback.
-      WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
-      // The bench measures capacity, one token at thousands of requests and events a second:
-      // the rate check still runs on every request (its cost is in the figures), its limits
-      // out of reach. Set these to measure with the published defaults instead.
-      RATE_LIMIT_REQUESTS_PER_SECOND: process.env.RATE_LIMIT_REQUESTS_PER_SECOND || '1000000',
-      RATE_LIMIT_EVENTS_PER_SECOND: process.env.RATE_LIMIT_EVENTS_PER_SECOND || '10000000',
-      // No load balancer in front: the API closes its port at once when the bench stops it.
-      SHUTDOWN_DRAIN_DELAY: '0s',
-    };
+    const env = childEnv({ databaseUrl, temporalAddress: temporal.address, operatorToken, secretKeys, port });
     // BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each child process there at its exit.
     const profile = process.env.BENCH_PROFILE_DIR
       ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)]
@@ -109,11 +94,51 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     const worker = spawnNode('worker/main.ts', { WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0' });
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitForReady(apiUrl);
-    return { apiUrl, databaseUrl, temporalAddress: temporal.address, operatorToken, spawnNode, worker, api, stop };
+    const webhookSecretKeys = parseKeyRing('WEBHOOK_SECRET_KEYS', secretKeys).ring!;
+    return {
+      apiUrl,
+      databaseUrl,
+      temporalAddress: temporal.address,
+      operatorToken,
+      webhookSecretKeys,
+      spawnNode,
+      worker,
+      api,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/** The environment of the API, the worker and the bench's other Node processes. */
+function childEnv(s: {
+  databaseUrl: string;
+  temporalAddress: string;
+  operatorToken: string;
+  secretKeys: string;
+  port: number;
+}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATABASE_URL: s.databaseUrl,
+    TEMPORAL_ADDRESS: s.temporalAddress,
+    OPERATOR_TOKEN: s.operatorToken,
+    WEBHOOK_SECRET_KEYS: s.secretKeys,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    PORT: String(s.port),
+    HOST: '127.0.0.1',
+    // The bench's webhook receiver listens on loopback.
+    WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    // The bench measures capacity, one token at thousands of requests and events a second:
+    // the rate check still runs on every request (its cost is in the figures), its limits
+    // out of reach. Set these to measure with the published defaults instead.
+    RATE_LIMIT_REQUESTS_PER_SECOND: process.env.RATE_LIMIT_REQUESTS_PER_SECOND || '1000000',
+    RATE_LIMIT_EVENTS_PER_SECOND: process.env.RATE_LIMIT_EVENTS_PER_SECOND || '10000000',
+    // No load balancer in front: the API closes its port at once when the bench stops it.
+    SHUTDOWN_DRAIN_DELAY: '0s',
+  };
 }
 
 /**

@@ -53,6 +53,14 @@ describe('bench/record', () => {
     assert.deepEqual(parseBenchArgs(['--record']), { record: true });
     assert.throws(() => parseBenchArgs(['--recrod']), /unknown argument --recrod/);
   });
+
+  it('takes --only with a phase that runs alone, and never records such a run', () => {
+    assert.deepEqual(parseBenchArgs(['--only', 'fairness']), { record: false, only: 'fairness' });
+    assert.deepEqual(parseBenchArgs(['--only=fairness']), { record: false, only: 'fairness' });
+    assert.throws(() => parseBenchArgs(['--only', 'reads']), /--only takes fairness \(got reads\)/);
+    assert.throws(() => parseBenchArgs(['--only']), /got nothing/);
+    assert.throws(() => parseBenchArgs(['--record', '--only', 'fairness']), /--record keeps whole runs only/);
+  });
 });
 
 describe('bench/history.ndjson', () => {
