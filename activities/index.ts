@@ -27,6 +27,8 @@ export interface ActivityDeps {
   webhookDestinations: WebhookDestinations;
   /** WEBHOOK_SECRET_KEYS: opens the endpoints' sealed signing secrets (core/webhooks/secret-sealing.ts). */
   webhookSecretKeys: KeyRing;
+  /** WEBHOOK_ENDPOINT_DISABLE_AFTER (null: never); the contract's 5 days when not given. */
+  webhookEndpointDisableAfterMs?: number | null;
   /** Tests only: a shorter webhook HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }

@@ -66,6 +66,12 @@ const REWARD_EVENT_EXAMPLES = {
     currency: 'usd',
     previewedAmountMinor: 200,
   }),
+  endpoint_disabled: envelope('endpoint_disabled', 8, EXAMPLE_EXPIRY, {
+    endpointId: exampleId('whe'),
+    url: 'https://rewards-hooks.example-issuer.com/webhooks',
+    failingSince: EXAMPLE_LATER,
+    reason: 'failing',
+  }),
 };
 
 const EXAMPLES: Record<WebhookType, object> = {

@@ -134,13 +134,14 @@ async function costOf(
     const lifecycle = client.workflow.getHandle(`txn/${issuerId}/${key}`);
     await lifecycle.result();
     const histories = [JSON.parse(historyToJSON(await lifecycle.fetchHistory()))];
-    const { rows } = await db.query<{ id: string }>(
-      `SELECT w.id FROM webhook w JOIN ingested_event e ON e.id = w.source_event_id WHERE e.issuer_id = $1 AND e.external_id = ANY($2)`,
+    const { rows } = await db.query<{ id: string; endpoint_id: string }>(
+      `SELECT w.id, d.endpoint_id FROM webhook w JOIN webhook_delivery d ON d.webhook_id = w.id
+         JOIN ingested_event e ON e.id = w.source_event_id WHERE e.issuer_id = $1 AND e.external_id = ANY($2)`,
       [issuerId, eventExternalIds[i]],
     );
-    for (const { id } of rows) {
+    for (const { id, endpoint_id: endpointId } of rows) {
       try {
-        const delivery = client.workflow.getHandle(webhookDeliveryWorkflowId(id));
+        const delivery = client.workflow.getHandle(webhookDeliveryWorkflowId(id, endpointId));
         await delivery.result();
         histories.push(JSON.parse(historyToJSON(await delivery.fetchHistory())));
       } catch (err) {

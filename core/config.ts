@@ -7,6 +7,11 @@ import {
   MAX_WEBHOOK_RETRIES,
   MAX_WEBHOOK_RETRY_WAIT_MS,
 } from '../workflows/webhook-delivery-contract';
+import {
+  DEFAULT_ENDPOINT_DISABLE_AFTER_MS,
+  MAX_ENDPOINT_DISABLE_AFTER_MS,
+  MIN_ENDPOINT_DISABLE_AFTER_MS,
+} from './webhooks/endpoint-health';
 import { readTemporalSettings, type TemporalSettings } from './temporal-config';
 
 // The one place that reads the environment. Every variable is validated up front and
@@ -51,6 +56,8 @@ export interface Config {
    * default, forbidden with NODE_ENV=production; the embedded dev stack turns it on (devStackEnv).
    */
   webhookAllowPrivateDestinations: boolean;
+  /** WEBHOOK_ENDPOINT_DISABLE_AFTER: failing this long disables an endpoint; null: never. */
+  webhookEndpointDisableAfterMs: number | null;
   /**
    * Keys that seal webhook signing secrets at rest (core/webhooks/secret-sealing.ts): the first
    * seals, all open. Required by the API and the worker; `npm start` generates one into
@@ -129,7 +136,10 @@ function envReader(env: NodeJS.ProcessEnv, problems: string[]) {
     }
     return waits as number[];
   };
-  return { str, int, bool, duration, schedule };
+  /** A duration, or `never` (null). */
+  const durationOrNever = (name: string, fallback: number, min: number, max: number): number | null =>
+    str(name) === 'never' ? null : duration(name, fallback, min, max);
+  return { str, int, bool, duration, durationOrNever, schedule };
 }
 
 type EnvReader = ReturnType<typeof envReader>;
@@ -216,6 +226,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     webhookRetryScheduleMs: read.schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookAllowPrivateDestinations: checked.webhookAllowPrivateDestinations,
+    // An endpoint whose attempts have all failed for this long is disabled; null: never.
+    webhookEndpointDisableAfterMs: read.durationOrNever(
+      'WEBHOOK_ENDPOINT_DISABLE_AFTER',
+      DEFAULT_ENDPOINT_DISABLE_AFTER_MS,
+      MIN_ENDPOINT_DISABLE_AFTER_MS,
+      MAX_ENDPOINT_DISABLE_AFTER_MS,
+    ),
     webhookSecretKeys: checked.webhookSecretKeys,
     // Published defaults (docs/operating/security.md, "Rate limits"): well above what one issuer's integration needs,
     // low enough that one token cannot take a host's capacity. npm run bench raises them.

@@ -49,6 +49,18 @@ export const webhookAttempts = counter(
   ['type', 'outcome'] as const,
 );
 
+export const webhookEndpointsDisabled = counter(
+  'rewards_webhook_endpoints_disabled_total',
+  'Webhook endpoints disabled by the service because every attempt to them failed for WEBHOOK_ENDPOINT_DISABLE_AFTER.',
+  [] as const,
+);
+
+export const webhookDeliveriesSkipped = counter(
+  'rewards_webhook_deliveries_skipped_total',
+  'Webhook deliveries ended skipped, without an attempt, because their endpoint was disabled or deleted.',
+  [] as const,
+);
+
 export const webhookFirstAttemptsResent = counter(
   'rewards_webhook_first_attempts_resent_total',
   'First attempts sent again because the relay that claimed the webhook before stopped without recording one (it died, or failed mid-way): each may have reached the receiver twice.',

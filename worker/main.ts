@@ -67,12 +67,22 @@ async function main(): Promise<void> {
     databaseUrl: config.databaseUrl,
     webhookDestinations,
     webhookSecretKeys,
+    webhookEndpointDisableAfterMs: config.webhookEndpointDisableAfterMs,
   });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: { db, logger, clock, temporal, relay, webhookDestinations, webhookSecretKeys },
+    deps: {
+      db,
+      logger,
+      clock,
+      temporal,
+      relay,
+      webhookDestinations,
+      webhookSecretKeys,
+      webhookEndpointDisableAfterMs: config.webhookEndpointDisableAfterMs,
+    },
     maxConcurrentActivities: config.databasePoolSize,
     shutdownGraceMs: config.workerShutdownGraceMs,
   });

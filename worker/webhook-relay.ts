@@ -1,21 +1,27 @@
-// The webhook relay: runs in every worker process and delivers the first attempt of each
-// webhook straight from the outbox (activities/webhooks/outbox.ts). A webhook written by a step
-// of this process comes to it directly after the commit, already claimed (`take`); any other
-// (written elsewhere, or left by a relay that died) is claimed from the table, woken by the
-// NOTIFY of the transaction that wrote it or by the poll. A webhook delivered on its first attempt costs Temporal
-// nothing; one whose first attempt fails is handed to its own WebhookDelivery workflow
-// (webhook/<evt id>), which runs the rest of the retry schedule as durable timers, every
-// attempt recorded, inspectable and replayable in the UI.
+// The webhook relay: runs in every worker process and makes the relayed attempt of each
+// webhook delivery (one per webhook and endpoint; the first attempt, or the first after a
+// recover) straight from the outbox (activities/webhooks/outbox.ts). Deliveries written by a
+// step of this process come to it directly after the commit, already claimed (`take`); any
+// other (written elsewhere, reopened by recover, or left by a relay that died) is claimed from
+// the table, woken by the NOTIFY of the transaction that wrote it or by the poll. A delivery
+// made on its first attempt costs Temporal nothing; one whose attempt fails is handed to its
+// own WebhookDelivery workflow (webhook/<evt id>/<whe id>), which runs the rest of the retry
+// schedule as durable timers, every attempt recorded, inspectable and replayable in the UI.
 //
-// Nothing is lost when a relay dies: a claimed row whose relay never finished is claimed
+// Nothing is lost when a relay dies: a claimed delivery whose relay never finished is claimed
 // again when its claim expires. Claims are short (10 s) and renewed every 3 s while the relay
-// holds the row, so a dead relay's rows go to another relay (or to the same worker restarted)
-// within seconds; a claim long enough to outlast any attempt unrenewed would keep them for a
-// minute (docs/decisions/0020-recovery-in-seconds.md).
-// The attempt record of a first attempt that was already
-// made is reused rather than sent again (attempts are idempotent per webhook and number).
-// Bounded everywhere: first attempts in flight per process and per issuer, rows per claim,
-// and the wait between polls when no notification arrives.
+// holds the delivery, so a dead relay's deliveries go to another relay (or to the same worker
+// restarted) within seconds (docs/decisions/0020-recovery-in-seconds.md). The attempt record
+// of an attempt that was already made is reused rather than sent again (attempts are
+// idempotent per delivery and number).
+//
+// Fair between endpoints (docs/decisions/0029-webhook-deliveries-per-endpoint.md): at most
+// `perEndpoint` attempts of one endpoint in flight in this process, and no more than its
+// `rateLimitPerSecond` when it has one; a claim takes a few deliveries of each endpoint with
+// work waiting, so an endpoint that hangs holds its own slots and its backlog waits in the
+// table, while every other endpoint's deliveries go out beside it. Bounded everywhere:
+// attempts in flight per process and per endpoint, deliveries per claim, and the wait between
+// polls when no notification arrives.
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { WorkflowEngine } from '../core/workflow-engine';
@@ -30,30 +36,32 @@ import {
   releaseClaim,
   renewClaims,
   unclaim,
+  type DeliveryKey,
   type LocalRelay,
   type OutboxRow,
 } from '../activities/webhooks/outbox';
-import { attemptAndRecord, resultOf } from '../activities/webhooks/attempt';
+import { attemptAndRecord, isSkipped, resultOf, skipDelivery } from '../activities/webhooks/attempt';
 import { startDeliveryRetries } from '../activities/webhooks/start-delivery';
+import { RateGate } from './rate-gate';
 
 export interface RelayOptions {
-  /** First attempts in flight in this process. */
+  /** Attempts in flight in this process. */
   concurrency: number;
-  /** ... of one issuer: a slow receiver holds at most this many slots. */
-  perIssuer: number;
-  /** How long a claim holds unless renewed: how long a dead relay's rows wait for another. */
+  /** ... to one endpoint: a slow or hanging receiver holds at most this many slots. */
+  perEndpoint: number;
+  /** How long a claim holds unless renewed: how long a dead relay's deliveries wait for another. */
   claimMs: number;
-  /** How often the relay extends the claims of the rows it holds; well inside claimMs. */
+  /** How often the relay extends the claims of the deliveries it holds; well inside claimMs. */
   renewMs: number;
   /** Poll interval when no notification comes (the listener was down, or a claim expired). */
   pollMs: number;
-  /** A row whose relay failed mid-way (Temporal down) is tried again after this. */
+  /** A delivery whose relay failed mid-way (Temporal down) is tried again after this. */
   retryInMs: number;
 }
 
 export const DEFAULT_RELAY_OPTIONS: RelayOptions = {
   concurrency: 32,
-  perIssuer: 8,
+  perEndpoint: 4,
   claimMs: 10_000,
   renewMs: 3_000,
   pollMs: 2_000,
@@ -65,12 +73,14 @@ export interface RelayDeps {
   logger: Logger;
   clock: { now(): Date };
   databaseUrl: string;
-  /** Where failing webhooks' delivery workflows start, with the configured retry schedule. */
+  /** Where failing deliveries' workflows start, with the configured retry schedule. */
   temporal: WorkflowEngine;
   /** Where webhooks may go, checked before every attempt (core/webhooks/destination-guard.ts). */
   webhookDestinations: WebhookDestinations;
   /** WEBHOOK_SECRET_KEYS: opens the endpoints' sealed signing secrets. */
   webhookSecretKeys: KeyRing;
+  /** WEBHOOK_ENDPOINT_DISABLE_AFTER (null: never). */
+  webhookEndpointDisableAfterMs?: number | null;
   /** Tests only: a shorter HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
 }
@@ -91,22 +101,27 @@ export function startWebhookRelay(deps: RelayDeps, overrides: Partial<RelayOptio
 
 type QueuedRow = OutboxRow & { claimedAtMs: number };
 
+const keyOf = (row: DeliveryKey): DeliveryKey => ({ webhookId: row.webhookId, endpointId: row.endpointId });
+
 /**
- * One relay's state: the rows it holds (waiting for a slot or in flight), the loop that claims
- * more when notified or polled, and the timer that renews the claims of what it holds.
+ * One relay's state: the deliveries it holds per endpoint (waiting for a slot or in flight),
+ * the loop that claims more when notified or polled, and the timer that renews the claims of
+ * what it holds.
  */
 class OutboxRelay {
-  // Per issuer, claimed and waiting for a slot, with when the claim began.
+  // Per endpoint, claimed and waiting for a slot, with when the claim began.
   private readonly queued = new Map<string, QueuedRow[]>();
   private readonly inFlight = new Map<string, number>();
-  private readonly inFlightIds = new Set<string>();
+  private readonly inFlightRows = new Map<string, DeliveryKey>();
   private readonly running = new Set<Promise<void>>();
+  private readonly rates = new RateGate();
   // When every claim this relay held was last extended (performance.now()).
   private renewedAtMs = -Infinity;
   private total = 0;
   private stopping = false;
   private dirty = true;
   private wake: (() => void) | undefined;
+  private paced: NodeJS.Timeout | undefined;
   private readonly listener: Listener;
   private readonly renewal: NodeJS.Timeout;
   private readonly loop: Promise<void>;
@@ -116,14 +131,14 @@ class OutboxRelay {
     readonly options: RelayOptions,
   ) {
     this.listener = listen(deps.databaseUrl, OUTBOX_CHANNEL, { onNotify: () => this.nudge() }, deps.logger);
-    // Every row held (waiting for a slot or in flight) keeps its claim while this process lives.
+    // Every delivery held (waiting for a slot or in flight) keeps its claim while this process lives.
     this.renewal = setInterval(() => this.renew(), options.renewMs);
     this.renewal.unref();
     this.loop = this.claimUntilStopped();
   }
 
   take(row: OutboxRow): void {
-    // A stopping relay leaves the row to its claim's expiry and the next relay.
+    // A stopping relay leaves the delivery to its claim's expiry and the next relay.
     if (this.stopping) return;
     this.enqueue(row);
     this.dispatch();
@@ -136,7 +151,8 @@ class OutboxRelay {
     await this.loop;
     await Promise.allSettled([...this.running]);
     clearInterval(this.renewal);
-    const unstarted = this.queuedIds();
+    clearTimeout(this.paced);
+    const unstarted = this.queuedKeys();
     this.queued.clear();
     await unclaim(this.deps.db, unstarted).catch(() => undefined);
     await this.listener.close();
@@ -148,16 +164,16 @@ class OutboxRelay {
   }
 
   private enqueue(row: OutboxRow): void {
-    const rows = this.queued.get(row.issuerId) ?? [];
-    this.queued.set(row.issuerId, [...rows, { ...row, claimedAtMs: performance.now() }]);
+    const rows = this.queued.get(row.endpointId) ?? [];
+    this.queued.set(row.endpointId, [...rows, { ...row, claimedAtMs: performance.now() }]);
   }
 
-  private queuedIds(): string[] {
-    return [...this.queued.values()].flat().map((row) => row.id);
+  private queuedKeys(): DeliveryKey[] {
+    return [...this.queued.values()].flat().map(keyOf);
   }
 
-  private held(issuerId: string): number {
-    return (this.queued.get(issuerId)?.length ?? 0) + (this.inFlight.get(issuerId) ?? 0);
+  private held(endpointId: string): number {
+    return (this.queued.get(endpointId)?.length ?? 0) + (this.inFlight.get(endpointId) ?? 0);
   }
 
   private async claimUntilStopped(): Promise<void> {
@@ -192,43 +208,60 @@ class OutboxRelay {
   }
 
   private async claim(): Promise<void> {
-    const { concurrency, perIssuer, claimMs } = this.options;
+    const { concurrency, perEndpoint, claimMs } = this.options;
     const room = concurrency - this.total - [...this.queued.values()].reduce((n, rows) => n + rows.length, 0);
     if (room <= 0) return;
-    const busy = new Set(
-      [...this.queued.keys(), ...this.inFlight.keys()].filter((issuerId) => this.held(issuerId) >= perIssuer),
+    const busy = [...new Set([...this.queued.keys(), ...this.inFlight.keys()])].filter(
+      (endpointId) => this.held(endpointId) >= perEndpoint,
     );
-    const rows = await claimOutbox(this.deps.db, { limit: room, perIssuer, claimMs, skipIssuers: [...busy] });
+    const rows = await claimOutbox(this.deps.db, { limit: room, perEndpoint, claimMs, skipEndpoints: busy });
     for (const row of rows) this.enqueue(row);
     // A full claim means more may be waiting: look again without waiting for a notification.
     if (rows.length === room) this.dirty = true;
   }
 
   private dispatch(): void {
-    const { concurrency, perIssuer, claimMs } = this.options;
-    for (const [issuerId, rows] of this.queued) {
-      while (rows.length > 0 && this.total < concurrency && (this.inFlight.get(issuerId) ?? 0) < perIssuer) {
-        const row = rows.shift()!;
+    const { concurrency, perEndpoint, claimMs } = this.options;
+    let nextTokenInMs = Infinity;
+    for (const [endpointId, rows] of this.queued) {
+      while (rows.length > 0 && this.total < concurrency && (this.inFlight.get(endpointId) ?? 0) < perEndpoint) {
+        const row = rows[0];
         // Waited so long behind a slow receiver that the claim may lapse while sending: leave
         // it to the table (its claim expires, then a relay claims it) rather than risk a
         // second relay sending it too.
-        if (performance.now() - Math.max(row.claimedAtMs, this.renewedAtMs) > claimMs / 2) continue;
-        this.send(issuerId, row);
+        if (performance.now() - Math.max(row.claimedAtMs, this.renewedAtMs) > claimMs / 2) {
+          rows.shift();
+          continue;
+        }
+        const waitMs = this.rates.take(endpointId, row.state.endpoint?.rateLimitPerSecond ?? null);
+        if (waitMs > 0) {
+          nextTokenInMs = Math.min(nextTokenInMs, waitMs);
+          break;
+        }
+        this.send(rows.shift()!);
       }
-      if (rows.length === 0) this.queued.delete(issuerId);
+      if (rows.length === 0) this.queued.delete(endpointId);
+    }
+    if (nextTokenInMs !== Infinity && !this.paced) {
+      this.paced = setTimeout(() => {
+        this.paced = undefined;
+        this.dispatch();
+      }, nextTokenInMs);
     }
   }
 
-  /** Starts one row's first attempt, counted in flight until it settles. */
-  private send(issuerId: string, row: OutboxRow): void {
+  /** Starts one delivery's attempt, counted in flight until it settles. */
+  private send(row: OutboxRow): void {
+    const { endpointId } = row;
+    const id = `${row.webhookId}/${endpointId}`;
     this.total++;
-    this.inFlight.set(issuerId, (this.inFlight.get(issuerId) ?? 0) + 1);
-    this.inFlightIds.add(row.id);
+    this.inFlight.set(endpointId, (this.inFlight.get(endpointId) ?? 0) + 1);
+    this.inFlightRows.set(id, keyOf(row));
     const done = relayOne(this.deps, row, this.options.retryInMs).finally(() => {
       this.total--;
-      this.inFlightIds.delete(row.id);
-      this.inFlight.set(issuerId, this.inFlight.get(issuerId)! - 1);
-      if (this.inFlight.get(issuerId) === 0) this.inFlight.delete(issuerId);
+      this.inFlightRows.delete(id);
+      this.inFlight.set(endpointId, this.inFlight.get(endpointId)! - 1);
+      if (this.inFlight.get(endpointId) === 0) this.inFlight.delete(endpointId);
       this.running.delete(done);
       this.nudge();
     });
@@ -236,9 +269,9 @@ class OutboxRelay {
   }
 
   private renew(): void {
-    const ids = [...this.inFlightIds, ...this.queuedIds()];
+    const keys = [...this.inFlightRows.values(), ...this.queuedKeys()];
     const startedMs = performance.now();
-    renewClaims(this.deps.db, ids, this.options.claimMs).then(
+    renewClaims(this.deps.db, keys, this.options.claimMs).then(
       () => (this.renewedAtMs = startedMs),
       (err: unknown) => this.deps.logger.warn({ err }, 'webhook relay could not renew its claims; retrying'),
     );
@@ -246,31 +279,46 @@ class OutboxRelay {
 }
 
 /**
- * One row's first attempt; a failed one is handed to its WebhookDelivery workflow. Never
- * throws: a relay that fails mid-way (Temporal down) gives the row back to be tried again.
+ * One delivery's attempt; a failed one is handed to its WebhookDelivery workflow. Never
+ * throws: a relay that fails mid-way (Temporal down) gives the delivery back to be tried again.
  */
 async function relayOne(deps: RelayDeps, row: OutboxRow, retryInMs: number): Promise<void> {
   const nextAttemptInMs = deps.temporal.settings.webhookRetryScheduleMs[0] ?? null;
-  const input = { webhookId: row.id, attemptNumber: 1, nextAttemptInMs, replay: false };
+  const input = {
+    webhookId: row.webhookId,
+    endpointId: row.endpointId,
+    attemptNumber: row.attemptNumber,
+    nextAttemptInMs,
+    replay: false,
+  };
   try {
-    // The usual path is one statement after the claim: the attempt's record marks the row
-    // relayed when no workflow is needed. A first attempt made before (its relay died) is
-    // taken as recorded, never sent again.
+    if (isSkipped(row.state)) {
+      await skipDelivery(deps.db, input, deps.clock.now());
+      return;
+    }
+    // The usual path is one statement after the claim: the attempt's record marks the delivery
+    // relayed when no workflow is needed. An attempt made before (its relay died) is taken as
+    // recorded, never sent again.
     const recorded = row.state.recorded;
     if (row.claimedBefore && !recorded) webhookFirstAttemptsResent.inc();
     const result = recorded ? resultOf(recorded) : await attemptAndRecord(deps, row.state, input, true);
     if (result.outcome === 'failed' && nextAttemptInMs !== null) {
       await startDeliveryRetries(deps.temporal, {
         ...row.state.webhook,
+        endpointId: row.endpointId,
+        attemptNumber: row.attemptNumber,
         sourceEventId: row.sourceEventId,
         data: row.state.webhook.data as never,
       });
-      await markRelayed(deps.db, row.id, deps.clock.now());
+      await markRelayed(deps.db, row, deps.clock.now());
     } else if (recorded) {
-      await markRelayed(deps.db, row.id, deps.clock.now());
+      await markRelayed(deps.db, row, deps.clock.now());
     }
   } catch (err) {
-    deps.logger.warn({ err, webhookId: row.id }, 'webhook relay failed; the row is tried again');
-    await releaseClaim(deps.db, [row.id], retryInMs).catch(() => undefined);
+    deps.logger.warn(
+      { err, webhookId: row.webhookId, endpointId: row.endpointId },
+      'webhook relay failed; the delivery is tried again',
+    );
+    await releaseClaim(deps.db, [keyOf(row)], retryInMs).catch(() => undefined);
   }
 }

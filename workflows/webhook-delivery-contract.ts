@@ -31,6 +31,8 @@ export const MAX_WEBHOOK_RETRY_WAIT_MS = 7 * 24 * HOUR;
 
 export interface WebhookDeliveryInput {
   webhookId: string;
+  /** The endpoint delivered to; absent only in runs started before endpoints had ids (the issuer's first). */
+  endpointId?: string;
   /** Waits between attempts; absent only in runs started before it was configurable (default schedule). */
   retryScheduleMs?: number[];
   /** Number of this run's first attempt; a replay continues after the recorded attempts. */
@@ -47,16 +49,22 @@ export interface WebhookDeliveryInput {
 
 export interface WebhookDeliveryResult {
   webhookId: string;
-  status: 'delivered' | 'failed' | 'already_delivered' | 'not_found';
+  /** skipped: the endpoint was disabled or deleted; nothing more was sent. */
+  status: 'delivered' | 'failed' | 'skipped' | 'already_delivered' | 'not_found';
   /** Attempts this run made. */
   attempts: number;
 }
 
-export function webhookDeliveryWorkflowId(webhookId: string): string {
-  return `webhook/${webhookId}`;
+/**
+ * The retries of a delivery after the relay's attempt `relayedAttempt` failed: the first
+ * (attempt 1) as webhook/<evt>/<whe>; after a recover, one run per recovered attempt.
+ */
+export function webhookDeliveryWorkflowId(webhookId: string, endpointId: string, relayedAttempt = 1): string {
+  const base = `webhook/${webhookId}/${endpointId}`;
+  return relayedAttempt === 1 ? base : `${base}/recovered/${relayedAttempt}`;
 }
 
 /** One id per replay point: a double-clicked replay starts one run, a later replay another. */
-export function webhookReplayWorkflowId(webhookId: string, firstAttemptNumber: number): string {
-  return `webhook/${webhookId}/replay/${firstAttemptNumber}`;
+export function webhookReplayWorkflowId(webhookId: string, endpointId: string, firstAttemptNumber: number): string {
+  return `webhook/${webhookId}/${endpointId}/replay/${firstAttemptNumber}`;
 }

@@ -1,5 +1,6 @@
-// WebhookDelivery: one workflow per delivery run of a webhook (workflow id webhook/<evt id>;
-// a replay runs as webhook/<evt id>/replay/<first attempt number>).
+// WebhookDelivery: one workflow per delivery run of a webhook to one endpoint (workflow id
+// webhook/<evt id>/<whe id>; a replay runs as webhook/<evt id>/<whe id>/replay/<first attempt
+// number>; runs started before endpoints had ids are webhook/<evt id> and name no endpoint).
 //
 //   0. a run started by the relay after its failed first attempt waits the first entry of the
 //      schedule, then continues with attempt 2 (resumeAfterAttempt).
@@ -8,7 +9,8 @@
 //   2. on failure, wait for the next entry of the retry schedule (a durable timer, so the
 //      wait survives worker and Temporal restarts), then attempt again.
 //   3. stop at the first 2xx (delivered), when the webhook cannot be delivered (no endpoint,
-//      type not enabled), or after the last entry (failed; replayable).
+//      type not enabled), when the endpoint was disabled or deleted (skipped: no attempt, no
+//      further timer), or after the last entry (failed; replayable).
 // Nothing compensates: a request that reached the receiver cannot be taken back, so
 // receivers deduplicate by the webhook-id header (SPEC.md section 6).
 import { ActivityFailure, ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
@@ -42,6 +44,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     const nextAttemptInMs = i < schedule.length ? schedule[i] : null;
     const outcome = await attemptOnce({
       webhookId: input.webhookId,
+      ...(input.endpointId === undefined ? {} : { endpointId: input.endpointId }),
       attemptNumber: first + made,
       nextAttemptInMs,
       replay: input.replay ?? false,
@@ -51,6 +54,8 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
         return result('delivered', made + 1);
       case 'undeliverable':
         return result('failed', made + 1);
+      case 'skipped':
+        return result('skipped', made);
       case 'already_delivered':
       case 'not_found':
         return result(outcome.outcome, made);

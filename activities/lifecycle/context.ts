@@ -22,7 +22,7 @@ import type { SqlTx } from '../../prisma/sql-transaction';
 import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
 import { lockPurchaseAccounts, type LockedAccount } from '../ledger/accounts';
 import type { KnownAccounts } from '../ledger/known-accounts';
-import { ENDPOINT_JSON, toEndpoint, type AttemptState, type JsonAttemptState } from '../webhooks/attempt-state';
+import { ENDPOINTS_JSON, toEndpoint, type EndpointState, type JsonEndpoint } from '../webhooks/attempt-state';
 
 // Raw SQL only: the settle and preview steps run it on our pg pool (prisma/sql-transaction.ts),
 // the refund step in a Prisma transaction; both handles have what this needs.
@@ -88,8 +88,8 @@ export interface DecisionContext {
   accounts: Map<string, LockedAccount>;
   /** A settlement's authorization (`auth_`), when the issuer named one that was ingested. */
   authorizationId: string | null;
-  /** The issuer's webhook endpoint, for the first attempt of the step's webhook. */
-  endpoint: AttemptState['endpoint'];
+  /** The issuer's webhook endpoints, for the first attempts of the step's webhook. */
+  endpoints: EndpointState[];
 }
 
 interface Head {
@@ -103,7 +103,7 @@ interface Head {
   cardStatus: 'active' | 'inactive';
   candidates: MatchableMerchant[];
   authorizationId: string | null;
-  endpoint: JsonAttemptState['endpoint'];
+  endpoints: JsonEndpoint[];
 }
 
 /** The processed settlement of an authorization's purchase, when the authorization came late. */
@@ -136,7 +136,7 @@ export async function lockEventWithContext(
            (SELECT status FROM cardholder WHERE id = e.cardholder_id) AS "cardholderStatus",
            (SELECT status FROM card WHERE id = e.card_id) AS "cardStatus",
            (SELECT a.id FROM ingested_event a WHERE a.issuer_id = e.issuer_id AND a.kind = 'auth' AND a.external_id = e.authorization_external_id) AS "authorizationId",
-           ${ENDPOINT_JSON(Prisma.raw('e.issuer_id'))} AS endpoint,
+           ${ENDPOINTS_JSON(Prisma.raw('e.issuer_id'))} AS endpoints,
            -- One purchase, one workflow id: a settlement of this authorization that was processed.
            (SELECT jsonb_build_object('settlementId', s.id, 'merchantId', s.merchant_id) FROM ingested_event s
              WHERE e.kind = 'auth' AND s.workflow_id = e.workflow_id AND s.issuer_id = e.issuer_id
@@ -162,7 +162,7 @@ export async function lockEventWithContext(
     cardStatus,
     candidates,
     authorizationId,
-    endpoint,
+    endpoints,
     settledPurchase,
     ...event
   } = row;
@@ -180,7 +180,7 @@ export async function lockEventWithContext(
     cardStatus,
     candidates,
     authorizationId,
-    endpoint,
+    endpoints,
   };
   return { event, at, context: await loadRest(tx, head, at, options) };
 }
@@ -217,7 +217,7 @@ async function loadRest(
     cardholderStatus: head.cardholderStatus,
     cardStatus: head.cardStatus,
     authorizationId: head.authorizationId,
-    endpoint: toEndpoint(head.endpoint),
+    endpoints: head.endpoints.map(toEndpoint),
   };
   if (!match.merchantId) {
     return {

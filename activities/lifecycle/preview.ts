@@ -4,7 +4,7 @@
 import { Prisma } from '../../prisma/generated/client';
 import { sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
 import { webhookWrite } from '../webhooks/record';
-import { writtenOutboxRow, type OutboxRow } from '../webhooks/outbox';
+import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
 import { lockEvent, lockEventWithContext, type SettledPurchase } from './context';
 import { decideReward } from './decide';
 import { storedOutcome } from './stored-outcome';
@@ -19,7 +19,7 @@ import type { IngestedEvent } from '../../prisma/generated/client';
 export async function previewAuthorization(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
   const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   await deps.faults?.beforeActivity?.('previewAuthorization', input.eventId);
-  let written: OutboxRow | undefined;
+  let written: OutboxRow[] = [];
   const outcome = await sqlTransaction(deps.db, async (tx) => {
     const { event, at, context, settledPurchase } = await lockEventWithContext(tx, input.eventId, workflowAt, {
       lockAccounts: false,
@@ -65,7 +65,7 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
       ${webhook ? Prisma.sql`, ${webhook.cte}` : Prisma.empty}
       SELECT 1 AS written ${webhook ? Prisma.sql`, ${webhook.select}` : Prisma.empty}`;
     if (webhook) {
-      written = writtenOutboxRow(
+      written = writtenOutboxRows(
         {
           id: webhook.id,
           issuerId: event.issuerId,
@@ -74,7 +74,7 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
           data: webhook.data,
           createdAt: at,
         },
-        context.endpoint,
+        context.endpoints,
       );
     }
     // A sandbox issuer's clock offset tells the workflow where its settlement wait starts on
@@ -88,7 +88,7 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
       ...(clockOffsetMs ? { clockOffsetMs } : {}),
     } satisfies StepOutcome;
   });
-  if (written) deps.relay?.take(written);
+  for (const row of written) deps.relay?.take(row);
   return outcome;
 }
 

@@ -13,7 +13,7 @@ import { sqlTransaction } from '../../prisma/sql-transaction';
 import { writeBatch, type PostingBatch } from '../ledger/batch';
 import { addPosting } from './reward-posting';
 import { webhookWrite } from '../webhooks/record';
-import { writtenOutboxRow, type OutboxRow } from '../webhooks/outbox';
+import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
 import { lockEventWithContext, type DecisionContext } from './context';
 import type { QualifiedSettlementData } from '../../core/webhooks/payloads';
 import { decideReward, type RewardDecision } from './decide';
@@ -27,7 +27,7 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
   const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   await deps.faults?.beforeActivity?.('settleTransaction', input.eventId);
   let lockedAccountIds: string[] = [];
-  let written: OutboxRow | undefined;
+  let written: OutboxRow[] = [];
   const outcome = await sqlTransaction(deps.db, async (tx) => {
     // `at` is the issuer's clock: a sandbox issuer's grants become available and expire on it.
     const {
@@ -78,7 +78,7 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
       select: webhook ? [webhook.select] : [],
     });
     if (webhook) {
-      written = writtenOutboxRow(
+      written = writtenOutboxRows(
         {
           id: webhook.id,
           issuerId: event.issuerId,
@@ -87,14 +87,14 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
           data: webhook.data,
           createdAt: at,
         },
-        ctx.endpoint,
+        ctx.endpoints,
       );
     }
     return { status, merchantId: decision.merchantId ?? undefined, webhookId: webhook?.id } satisfies StepOutcome;
   });
   // Committed: the accounts exist from now on, and the webhook goes to this process's relay.
   for (const id of lockedAccountIds) deps.knownAccounts?.add(id);
-  if (written) deps.relay?.take(written);
+  for (const row of written) deps.relay?.take(row);
   // Test seam for crash safety: lets a test fail the activity after its commit.
   await deps.faults?.afterCommit?.('settleTransaction', input.eventId);
   return outcome;

@@ -1,7 +1,7 @@
 // The webhook activities the WebhookDelivery workflow runs. Each is idempotent per
-// (webhookId, attemptNumber): an attempt already recorded is returned as it was.
+// (webhookId, endpointId, attemptNumber): an attempt already recorded is returned as it was.
 import { MAX_ATTEMPT_ERROR_LENGTH } from './send';
-import { attemptAndRecord, recordAttempt, resultOf, type WebhookDeps } from './attempt';
+import { attemptAndRecord, isSkipped, recordAttempt, resultOf, skipDelivery, type WebhookDeps } from './attempt';
 import { loadAttemptState } from './attempt-state';
 import type { WebhookActivities } from './types';
 
@@ -11,14 +11,17 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
   const { db } = deps;
   return {
     async attemptWebhookDelivery(input) {
-      const state = await loadAttemptState(db, input.webhookId, input.attemptNumber);
+      const state = await loadAttemptState(db, input);
       if (!state) return { outcome: 'not_found' };
       if (state.recorded) return resultOf(state.recorded);
-      if (!input.replay && state.webhook.status === 'delivered') return { outcome: 'already_delivered' };
-      if (state.webhook.status !== 'delivering') {
+      if (!input.replay && state.delivery?.status === 'delivered') return { outcome: 'already_delivered' };
+      // Disabled or deleted since the delivery was made: nothing is sent, no timer follows.
+      if (isSkipped(state))
+        return skipDelivery(db, { ...input, endpointId: input.endpointId ?? state.endpoint!.id }, deps.clock.now());
+      if (state.delivery && state.delivery.status !== 'delivering') {
         // Shown while the request is out: a replay requested meanwhile is refused (409).
-        await db.webhook.update({
-          where: { id: input.webhookId },
+        await db.webhookDelivery.update({
+          where: { webhookId_endpointId: { webhookId: input.webhookId, endpointId: state.endpoint!.id } },
           data: { status: 'delivering', updatedAt: deps.clock.now() },
         });
       }
@@ -26,10 +29,10 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
     },
 
     async recordLostWebhookAttempt(input) {
-      if (!(await db.webhook.findUnique({ where: { id: input.webhookId }, select: { id: true } })))
-        return { outcome: 'not_found' };
+      const state = await loadAttemptState(db, input);
+      if (!state) return { outcome: 'not_found' };
       const error = `attempt_lost: ${input.error}`.slice(0, MAX_ATTEMPT_ERROR_LENGTH);
-      return recordAttempt(db, input, {
+      return recordAttempt(deps, state, input, {
         startedAt: deps.clock.now(),
         statusCode: null,
         latencyMs: 0,

@@ -1,10 +1,11 @@
 // Writes a webhook record (`evt_`) in the caller's transaction, so a webhook exists exactly
-// when the effects it announces were committed. Idempotent by (type, source event). The row
-// is the outbox entry of its first delivery attempt: the NOTIFY, delivered at commit, wakes
-// the worker's relay at once (activities/webhooks/outbox.ts).
+// when the effects it announces were committed. Idempotent by (type, source event). With it
+// go its deliveries, one per subscribing endpoint (core/domain/webhook-deliveries.ts), the
+// outbox entries of their first attempts: the NOTIFY, delivered at commit, wakes the worker's
+// relay at once (activities/webhooks/outbox.ts).
 import { newId } from '../../core/ids';
 import { Prisma } from '../../prisma/generated/client';
-import { OUTBOX_CHANNEL } from './outbox';
+import { deliveriesOf, OUTBOX_CHANNEL } from '../../core/domain/webhook-deliveries';
 
 import type { WebhookData, WebhookType } from '../../core/webhooks/payloads';
 import type { RewardEventData, RewardEventType } from '../../core/webhooks/reward-events';
@@ -20,28 +21,23 @@ export async function recordWebhook(
   const existing = await tx.webhook.findUnique({ where: { idempotencyKey }, select: { id: true } });
   if (existing) return existing.id;
   const id = newId('evt');
-  await tx.webhook.create({
-    data: {
-      id,
-      issuerId: input.issuerId,
-      type: input.type,
-      sourceEventId: input.sourceEventId,
-      idempotencyKey,
-      data: input.data as unknown as Prisma.InputJsonValue,
-      createdAt: input.at,
-      updatedAt: input.at,
-    },
-  });
-  await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
+  await tx.$executeRaw`
+    WITH written AS (
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, created_at, updated_at)
+      VALUES (${id}, ${input.issuerId}, ${input.type}, ${input.sourceEventId}, ${idempotencyKey}, ${JSON.stringify(input.data)}::jsonb,
+              ${input.at}, ${input.at})
+      RETURNING id, issuer_id, type, created_at),
+    deliveries AS (${deliveriesOf('written')})
+    SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
   return id;
 }
 
 /**
- * The same record as a CTE and a NOTIFY for a caller's single write statement (the
- * settlement's; activities/ledger/batch.ts). No existence check: the caller holds the lock of
- * the source event and has seen it unprocessed, so no record of it can exist yet. With
- * `claimMs`, the row is written claimed for the caller's own relay (outbox.ts, LocalRelay) and
- * no relay is woken.
+ * The same record and its deliveries as CTEs and a NOTIFY for a caller's single write
+ * statement (the settlement's; activities/ledger/batch.ts). No existence check: the caller
+ * holds the lock of the source event and has seen it unprocessed, so no record of it can exist
+ * yet. With `claimMs`, the deliveries are written claimed for the caller's own relay
+ * (outbox.ts, LocalRelay) and no relay is woken.
  */
 export function webhookWrite(
   input: { issuerId: string; type: WebhookType; sourceEventId: string; data: WebhookData; at: Date },
@@ -54,10 +50,11 @@ export function webhookWrite(
     id,
     data,
     cte: Prisma.sql`webhook_record AS (
-      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, status, relay_claimed_until, created_at, updated_at)
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, created_at, updated_at)
       VALUES (${id}, ${input.issuerId}, ${input.type}, ${input.sourceEventId}, ${`${input.type}:${input.sourceEventId}`}, ${JSON.stringify(data)}::jsonb,
-              ${claimed ? 'delivering' : 'pending'}, ${claimed ? Prisma.sql`now() + ${claimMs} * interval '1 millisecond'` : Prisma.sql`NULL`},
-              ${input.at}, ${input.at}))`,
+              ${input.at}, ${input.at})
+      RETURNING id, issuer_id, type, created_at),
+    webhook_deliveries AS (${deliveriesOf('webhook_record', claimMs)})`,
     select: claimed
       ? Prisma.sql`'claimed' AS notified`
       : Prisma.sql`pg_notify(${OUTBOX_CHANNEL}, '')::text AS notified`,
@@ -78,10 +75,10 @@ export interface RewardEventWebhook {
 /**
  * Records cardholder reward events in the caller's transaction, one statement for any number:
  * each only if one of the issuer's endpoints subscribes to its type (a fact nobody listens to
- * is no webhook: the grants of an issuer that never asked would otherwise each leave a record
- * and an undeliverable attempt), and at most once per fact (ON CONFLICT on the idempotency
- * key: a second scan or a retried step finds the first). Returns the ids of the records this
- * call wrote; the NOTIFY, delivered at commit, wakes a relay only when there are some.
+ * is no webhook: the grants of an issuer that never asked would otherwise each leave a record),
+ * with a delivery per subscribing endpoint, and at most once per fact (ON CONFLICT on the
+ * idempotency key: a second scan or a retried step finds the first). Returns the ids of the
+ * records this call wrote; the NOTIFY, delivered at commit, wakes a relay only when there are some.
  */
 export async function recordRewardEventWebhooks(tx: SqlTx, events: readonly RewardEventWebhook[]): Promise<string[]> {
   if (events.length === 0) return [];
@@ -93,12 +90,13 @@ export async function recordRewardEventWebhooks(tx: SqlTx, events: readonly Rewa
                            ${events.map((e) => JSON.stringify(e.data))}::jsonb[], ${events.map((e) => e.at)}::timestamptz[])
              AS c(id, issuer_id, type, source_event_id, idempotency_key, data, at)),
     written AS (
-      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, status, created_at, updated_at)
-      SELECT c.id, c.issuer_id, c.type, c.source_event_id, c.idempotency_key, c.data, 'pending', c.at, c.at
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, created_at, updated_at)
+      SELECT c.id, c.issuer_id, c.type, c.source_event_id, c.idempotency_key, c.data, c.at, c.at
         FROM candidate c
        WHERE EXISTS (SELECT 1 FROM webhook_endpoint ep WHERE ep.issuer_id = c.issuer_id AND c.type = ANY (ep.enabled_types))
       ON CONFLICT (idempotency_key) DO NOTHING
-      RETURNING id)
+      RETURNING id, issuer_id, type, created_at),
+    deliveries AS (${deliveriesOf('written')})
     SELECT id FROM written`;
   if (rows.length > 0) await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
   return rows.map((r) => r.id);

@@ -1,5 +1,5 @@
-// Starts the WebhookDelivery workflow (webhook/<evt id>) that carries a webhook's retries
-// after the relay's first attempt failed. A client start rather than a child workflow: the
+// Starts the WebhookDelivery workflow (webhook/<evt id>/<whe id>) that carries a delivery's
+// retries after the relay's attempt failed. A client start rather than a child workflow: the
 // delivery lives on its own (a 3-day schedule outlasts the purchase), and the time-skipping
 // test server, which stops skipping time while an abandoned child exists, can run it.
 // Idempotent: a delivery already started, running or closed, is left alone.
@@ -16,16 +16,28 @@ import {
 
 export async function startDeliveryRetries(
   temporal: WorkflowEngine,
-  webhook: Pick<Webhook, 'id' | 'issuerId' | 'sourceEventId' | 'data' | 'type'>,
+  webhook: Pick<Webhook, 'id' | 'issuerId' | 'sourceEventId' | 'data' | 'type'> & {
+    endpointId: string;
+    /** The relay's attempt, which failed: the run continues after it. */
+    attemptNumber: number;
+  },
 ): Promise<void> {
   // The schedule goes into the run's input: later changes of the setting leave it alone.
   const retryScheduleMs = [...temporal.settings.webhookRetryScheduleMs];
   try {
     await temporal.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
       ...webhookWorkflowAttributes(webhook),
-      workflowId: webhookDeliveryWorkflowId(webhook.id),
+      workflowId: webhookDeliveryWorkflowId(webhook.id, webhook.endpointId, webhook.attemptNumber),
       taskQueue: temporal.taskQueue,
-      args: [{ webhookId: webhook.id, retryScheduleMs, resumeAfterAttempt: 1 } satisfies WebhookDeliveryInput],
+      args: [
+        {
+          webhookId: webhook.id,
+          endpointId: webhook.endpointId,
+          retryScheduleMs,
+          resumeAfterAttempt: 1,
+          firstAttemptNumber: webhook.attemptNumber + 1,
+        } satisfies WebhookDeliveryInput,
+      ],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     });
   } catch (err) {

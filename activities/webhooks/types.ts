@@ -3,6 +3,8 @@
 
 export interface AttemptInput {
   webhookId: string;
+  /** The delivery's endpoint; absent in runs started before endpoints had ids (the first endpoint). */
+  endpointId?: string;
   attemptNumber: number;
   /** The wait before the next attempt if this one fails; null when it is the last. */
   nextAttemptInMs: number | null;
@@ -14,6 +16,8 @@ export type AttemptOutcome =
   | 'failed'
   /** No endpoint, the type is not enabled, or the destination is refused: retrying cannot help. */
   | 'undeliverable'
+  /** The endpoint is disabled or deleted: nothing sent, the delivery ends `skipped`. */
+  | 'skipped'
   /** A duplicate start of a delivered webhook: nothing sent. */
   | 'already_delivered'
   | 'not_found';
@@ -40,7 +44,7 @@ export interface AttemptResult {
 }
 
 export interface WebhookActivities {
-  /** One HTTP POST, recorded; idempotent per (webhookId, attemptNumber). */
+  /** One HTTP POST, recorded; idempotent per (webhookId, endpointId, attemptNumber). */
   attemptWebhookDelivery(input: AttemptInput): Promise<AttemptResult>;
   /** Records an attempt whose activity was lost (worker stopped, time-out) as failed. */
   recordLostWebhookAttempt(input: AttemptInput & { error: string }): Promise<AttemptResult>;

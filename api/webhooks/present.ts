@@ -1,6 +1,6 @@
 // Webhook endpoints, webhook records and their attempts as the API shows them: an endpoint's
 // signing secret only when it is made.
-import type { Webhook, WebhookAttempt, WebhookEndpoint } from '../../prisma/generated/client';
+import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../prisma/generated/client';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
@@ -15,7 +15,21 @@ export function presentEndpoint(endpoint: WebhookEndpoint, signingSecret?: strin
   };
 }
 
-export function presentWebhook(webhook: Webhook) {
+/** A webhook with the summary of its deliveries (store.ts, SUMMARY). */
+export interface WebhookSummary {
+  id: string;
+  type: string;
+  data: unknown;
+  test: boolean;
+  createdAt: Date;
+  status: string;
+  attemptCount: number;
+  lastAttemptAt: Date | null;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+}
+
+export function presentWebhook(webhook: WebhookSummary) {
   return {
     webhookId: webhook.id,
     type: webhook.type,
@@ -25,12 +39,26 @@ export function presentWebhook(webhook: Webhook) {
     nextAttemptAt: iso(webhook.nextAttemptAt),
     deliveredAt: iso(webhook.deliveredAt),
     createdAt: webhook.createdAt.toISOString(),
+    ...(webhook.test ? { test: true } : {}),
     data: webhook.data,
+  };
+}
+
+export function presentDelivery(delivery: WebhookDelivery, attempts: WebhookAttempt[]) {
+  return {
+    endpointId: delivery.endpointId,
+    status: delivery.status,
+    attemptCount: delivery.attemptCount,
+    lastAttemptAt: iso(delivery.lastAttemptAt),
+    nextAttemptAt: iso(delivery.nextAttemptAt),
+    deliveredAt: iso(delivery.deliveredAt),
+    attempts: attempts.map(presentAttempt),
   };
 }
 
 export function presentAttempt(attempt: WebhookAttempt) {
   return {
+    endpointId: attempt.endpointId,
     attemptNumber: attempt.attemptNumber,
     startedAt: attempt.startedAt.toISOString(),
     statusCode: attempt.statusCode,

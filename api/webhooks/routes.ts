@@ -13,6 +13,7 @@ import {
   endpointEnvelopeSchema,
   endpointSchema,
   replayAcceptedSchema,
+  replayBodySchema,
   rotatedSecretSchema,
   webhookDetailSchema,
   webhookListQuerySchema,
@@ -156,16 +157,32 @@ function replayWebhookRoute(deps: AppDeps): RouteSpec {
     operationId: 'replayWebhook',
     summary: 'Deliver a webhook again, same webhookId and body, on the full retry schedule',
     description:
-      'Any status but delivering (a delivery still retrying answers 409). Receivers must answer 2xx to a webhook they already processed.',
+      'Any status but delivering (a delivery still retrying answers 409). With `endpointId`, to that endpoint only; without it, to every enabled endpoint the webhook went to ' +
+      '(or, if it went nowhere, to every enabled endpoint subscribing to its type). Receivers must answer 2xx to a webhook they already processed.',
     tag,
     auth: 'issuer',
     params: { webhookId: 'evt' },
+    body: replayBodySchema,
     responses: { 202: { description: 'The replay started.', schema: replayAcceptedSchema } },
     errorStatuses: [404, 409, 503],
-    async handle(ctx, { params }) {
-      const started = await replayWebhook(deps.temporal, await findWebhook(db, params.webhookId, issuerOf(ctx).id));
+    reasonCodes: {
+      404: { webhook_endpoint_not_found: 'endpointId names no endpoint of this issuer' },
+      409: {
+        webhook_delivery_in_progress: 'a delivery of the webhook is still retrying',
+        endpoint_disabled: 'the endpoint named is disabled',
+        no_webhook_endpoint: 'no enabled endpoint to replay to',
+      },
+    },
+    async handle(ctx, { params, body }) {
+      const webhook = await findWebhook(db, params.webhookId, issuerOf(ctx).id);
+      const started = await replayWebhook(db, deps.temporal, webhook, deps.clock.now(), body?.endpointId);
       ctx.status = 202;
-      ctx.body = { webhookId: started.webhookId, firstAttemptNumber: started.firstAttemptNumber };
+      ctx.body = {
+        webhookId: started.webhookId,
+        endpointId: started.endpointId,
+        firstAttemptNumber: started.firstAttemptNumber,
+        deliveries: started.deliveries.map(({ endpointId, firstAttemptNumber }) => ({ endpointId, firstAttemptNumber })),
+      };
     },
   });
 }

@@ -10,7 +10,8 @@ import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
 import type { Validated } from '../../core/validated';
 
 export { WEBHOOK_TYPES };
-export const WEBHOOK_STATUSES = ['pending', 'delivering', 'delivered', 'failed'] as const;
+export const WEBHOOK_STATUSES = ['pending', 'delivering', 'delivered', 'failed', 'skipped'] as const;
+export const DELIVERY_STATUSES = WEBHOOK_STATUSES;
 export type { WebhookType as WebhookTypeName } from '../../core/webhooks/payloads';
 
 const endpointUrlText = {
@@ -166,6 +167,7 @@ export const webhookSchema = named(
       nextAttemptAt: nullableTimestampSchema,
       deliveredAt: nullableTimestampSchema,
       createdAt: timestampSchema,
+      test: { type: 'boolean', description: 'Present (true) on test events only.' },
       data: {
         type: 'object',
         additionalProperties: true,
@@ -180,9 +182,13 @@ export const attemptSchema = named(
   'WebhookAttempt',
   {
     type: 'object',
-    required: ['attemptNumber', 'startedAt', 'statusCode', 'latencyMs', 'outcome', 'error'],
+    required: ['endpointId', 'attemptNumber', 'startedAt', 'statusCode', 'latencyMs', 'outcome', 'error'],
     properties: {
-      attemptNumber: { type: 'integer' },
+      endpointId: {
+        type: ['string', 'null'],
+        description: 'The endpoint attempted; null for attempts made when the issuer had no endpoint.',
+      },
+      attemptNumber: { type: 'integer', description: 'Numbered per delivery (webhook and endpoint).' },
       startedAt: timestampSchema,
       statusCode: { type: ['integer', 'null'] },
       latencyMs: { type: 'integer' },
@@ -198,26 +204,115 @@ export const attemptSchema = named(
   exampleAttempts[0],
 );
 
+const exampleEndpointAttempts = exampleAttempts.map((a) => ({ endpointId: exampleId('whe'), ...a }));
+
+export const deliverySchema = named(
+  'WebhookDelivery',
+  {
+    type: 'object',
+    required: ['endpointId', 'status', 'attemptCount', 'lastAttemptAt', 'nextAttemptAt', 'deliveredAt', 'attempts'],
+    properties: {
+      endpointId: idSchema('whe'),
+      status: {
+        type: 'string',
+        enum: DELIVERY_STATUSES,
+        description: 'skipped: the endpoint was disabled or deleted before it was sent (recover sends it again).',
+      },
+      attemptCount: { type: 'integer' },
+      lastAttemptAt: nullableTimestampSchema,
+      nextAttemptAt: nullableTimestampSchema,
+      deliveredAt: nullableTimestampSchema,
+      attempts: { type: 'array', items: attemptSchema },
+    },
+  },
+  {
+    endpointId: exampleId('whe'),
+    status: 'delivered',
+    attemptCount: 2,
+    lastAttemptAt: EXAMPLE_TIME,
+    nextAttemptAt: null,
+    deliveredAt: EXAMPLE_TIME,
+    attempts: exampleEndpointAttempts,
+  },
+);
+
 export const webhookDetailSchema = named(
   'WebhookDetail',
   {
     ...webhookSchema,
-    required: [...webhookSchema.required, 'attempts'],
-    properties: { ...webhookSchema.properties, attempts: { type: 'array', items: attemptSchema } },
+    required: [...webhookSchema.required, 'deliveries', 'attempts'],
+    properties: {
+      ...webhookSchema.properties,
+      deliveries: {
+        type: 'array',
+        items: deliverySchema,
+        description: 'One per endpoint the webhook went to, with its attempts; status above sums them up.',
+      },
+      attempts: { type: 'array', items: attemptSchema, description: 'Every attempt to every endpoint, oldest first.' },
+    },
   },
-  { ...exampleWebhook, attempts: exampleAttempts },
+  {
+    ...exampleWebhook,
+    deliveries: [
+      {
+        endpointId: exampleId('whe'),
+        status: 'delivered',
+        attemptCount: 2,
+        lastAttemptAt: EXAMPLE_TIME,
+        nextAttemptAt: null,
+        deliveredAt: EXAMPLE_TIME,
+        attempts: exampleEndpointAttempts,
+      },
+    ],
+    attempts: exampleEndpointAttempts,
+  },
 );
+
+export const replayBodySchema = named(
+  'WebhookReplayInput',
+  {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      endpointId: {
+        ...idSchema('whe'),
+        description:
+          'Replay to this endpoint only (even one the webhook never went to). Without it: every enabled endpoint it went to.',
+      },
+    },
+  },
+  { endpointId: exampleId('whe') },
+);
+export type ReplayInput = Validated<typeof replayBodySchema>;
 
 export const replayAcceptedSchema = named(
   'WebhookReplay',
   {
     type: 'object',
-    required: ['webhookId', 'firstAttemptNumber'],
+    required: ['webhookId', 'endpointId', 'firstAttemptNumber', 'deliveries'],
     properties: {
       webhookId: idSchema('evt'),
-      firstAttemptNumber: { type: 'integer', description: 'Number of the replay run’s first attempt.' },
+      endpointId: { ...idSchema('whe'), description: 'The first delivery replayed (deliveries lists every one).' },
+      firstAttemptNumber: { type: 'integer', description: 'Number of that replay run’s first attempt.' },
       workflowId: { type: 'string', description: 'Operator API only: the Temporal workflow of the replay.' },
+      deliveries: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['endpointId', 'firstAttemptNumber'],
+          properties: {
+            endpointId: idSchema('whe'),
+            firstAttemptNumber: { type: 'integer' },
+            workflowId: { type: 'string', description: 'Operator API only.' },
+          },
+        },
+      },
     },
   },
-  { webhookId: exampleId('evt'), firstAttemptNumber: 3 },
+  {
+    webhookId: exampleId('evt'),
+    endpointId: exampleId('whe'),
+    firstAttemptNumber: 3,
+    deliveries: [{ endpointId: exampleId('whe'), firstAttemptNumber: 3 }],
+  },
 );

@@ -70,6 +70,7 @@ export async function reopenDeliveries(
     Prisma.sql`
     WITH reopened AS (
       UPDATE webhook_delivery SET status = 'pending', relayed_at = NULL, relay_claimed_until = NULL, next_attempt_at = NULL,
+             relay_attempt_number = attempt_count + 1,
              updated_at = ${input.at}
        WHERE endpoint_id = ${input.endpointId} AND issuer_id = ${input.issuerId} AND status IN ('failed', 'skipped')
          AND created_at >= ${input.since} AND created_at < ${input.until}

@@ -1,4 +1,5 @@
-// The webhook body (API.md, Webhooks): { webhookId, type, createdAt, data }. Built only from
+// The webhook body (API.md, Webhooks): { webhookId, type, createdAt, data }, and `"test": true`
+// for a test event (no such field otherwise). Built only from
 // stored fields and serialised with sorted keys, so every retry and replay of a webhook
 // sends byte-identical bytes (and therefore a signature over the same content).
 
@@ -7,6 +8,8 @@ export interface StoredWebhook {
   type: string;
   createdAt: Date;
   data: unknown;
+  /** A test event (POST /api/v2/webhook-endpoints/{id}/test). */
+  test?: boolean;
 }
 
 export function buildEnvelope(webhook: StoredWebhook): string {
@@ -16,6 +19,7 @@ export function buildEnvelope(webhook: StoredWebhook): string {
       type: webhook.type,
       createdAt: webhook.createdAt.toISOString(),
       data: webhook.data,
+      ...(webhook.test ? { test: true } : {}),
     }),
   );
 }

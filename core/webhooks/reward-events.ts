@@ -5,9 +5,10 @@
 import { idPattern } from '../ids';
 
 /**
- * The types emitted today. API.md reserves `reward_adjusted`, `claim_resolved` and
- * `endpoint_disabled` for the facts adjustments, claims and endpoint health add: they join
- * this list, with their data below, through the same recording (activities/webhooks/record.ts).
+ * The types emitted today. API.md reserves `reward_adjusted` and `claim_resolved` for the
+ * facts adjustments and claims add: they join this list, with their data below, through the
+ * same recording (activities/webhooks/record.ts). `endpoint_disabled` is about the issuer's
+ * integration rather than a cardholder's reward, and goes the same way.
  */
 export const REWARD_EVENT_TYPES = [
   'reward_available',
@@ -15,6 +16,7 @@ export const REWARD_EVENT_TYPES = [
   'reward_expired',
   'reward_clawed_back',
   'authorization_lapsed',
+  'endpoint_disabled',
 ] as const;
 export type RewardEventType = (typeof REWARD_EVENT_TYPES)[number];
 
@@ -79,8 +81,22 @@ export interface AuthorizationLapsedData {
   previewedAmountMinor: number;
 }
 
+/** One of the issuer's endpoints was disabled because every attempt to it failed for too long. */
+export interface EndpointDisabledData {
+  endpointId: string;
+  url: string;
+  /** The first failure of the run of failures that disabled it. */
+  failingSince: string;
+  reason: 'failing';
+}
+
 export type RewardEventData =
-  RewardAvailableData | RewardExpiringData | RewardExpiredData | RewardClawedBackData | AuthorizationLapsedData;
+  | RewardAvailableData
+  | RewardExpiringData
+  | RewardExpiredData
+  | RewardClawedBackData
+  | AuthorizationLapsedData
+  | EndpointDisabledData;
 
 /**
  * The idempotency key of a fact: at most one webhook record has it. Each names what happened
@@ -93,6 +109,9 @@ export const factKey = {
   rewardExpired: (grantId: string) => `reward_expired:${grantId}`,
   rewardClawedBack: (refundEventId: string) => `reward_clawed_back:${refundEventId}`,
   authorizationLapsed: (authorizationId: string) => `authorization_lapsed:${authorizationId}`,
+  /** One per run of failures: re-enabled and failing again for as long is a new fact. */
+  endpointDisabled: (endpointId: string, failingSince: Date) =>
+    `endpoint_disabled:${endpointId}:${failingSince.toISOString()}`,
 };
 
 const minor = (description: string) => ({ type: 'integer', minimum: 0, description });
@@ -163,6 +182,12 @@ export const REWARD_EVENT_DATA_SCHEMAS: Record<RewardEventType, object> = {
     currency,
     previewedAmountMinor: minor("What its preview said the purchase would earn (qualified_auth's earnedAmountMinor)."),
   }),
+  endpoint_disabled: object({
+    endpointId: id('whe', 'The endpoint that was disabled (GET /api/v2/webhook-endpoints/{endpointId}).'),
+    url: { type: 'string', description: 'Its URL.' },
+    failingSince: time('The first failure of the run of failures that disabled it.'),
+    reason: { type: 'string', enum: ['failing'], description: 'Why: every attempt failed for too long.' },
+  }),
 };
 
 export const REWARD_EVENT_DESCRIPTIONS: Record<RewardEventType, string> = {
@@ -175,4 +200,7 @@ export const REWARD_EVENT_DESCRIPTIONS: Record<RewardEventType, string> = {
   reward_clawed_back: 'A refund took back reward its purchase earned (cashback, branded balance or both).',
   authorization_lapsed:
     'An authorization with a qualified preview lapsed: no settlement arrived within the settlement time-out, so its preview no longer holds.',
+  endpoint_disabled:
+    "One of the issuer's webhook endpoints was disabled because every attempt to it failed for WEBHOOK_ENDPOINT_DISABLE_AFTER " +
+    '(5 days unless configured). Sent to its other endpoints that subscribe; re-enable it with PATCH, then recover what it missed.',
 };

@@ -51,6 +51,10 @@ CREATE TABLE "webhook_delivery" (
     -- Outbox state of the relay's attempt (worker/webhook-relay.ts).
     "relayed_at" TIMESTAMPTZ(3),
     "relay_claimed_until" TIMESTAMPTZ(3),
+    -- The number of the attempt the relay makes for this outbox entry: 1 for a new delivery,
+    -- the next one after a recover; fixed while the entry waits, so a relay that dies after its
+    -- attempt was recorded finds the record instead of sending again.
+    "relay_attempt_number" INTEGER NOT NULL DEFAULT 1,
     "created_at" TIMESTAMPTZ(3) NOT NULL,
     "updated_at" TIMESTAMPTZ(3) NOT NULL,
     CONSTRAINT "webhook_delivery_pkey" PRIMARY KEY ("webhook_id", "endpoint_id"),
