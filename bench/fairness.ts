@@ -11,12 +11,17 @@
 // Measured: each healthy delivery's latency from the webhook's created_at to its arrival at
 // the receiver (a late or retried first attempt shows as a late arrival; one that never
 // arrives within the drain counts as lost and as infinitely late in the percentiles), and the
-// worker's resident memory every 5 s (/proc/<pid>/status), whose trend over the load after
-// its first fifth must be flat. Afterwards the hanging endpoint's deliveries still in the
+// worker's resident memory every 2 s (/proc/<pid>/status), whose trend over the second half
+// of the load must be flat: the first half is the warm-up, in which the heap grows to its
+// working size and is first collected. The retry workflows the hanging endpoint's failed
+// attempts start are counted too: the worker holds them, so they are where memory goes.
+// BENCH_FAIRNESS_RATE=0 gives the same load without the hanging endpoint, a control for the
+// memory trend. Afterwards the hanging endpoint's deliveries still in the
 // outbox are set aside (skipped) and the endpoint disabled before its port closes: otherwise
 // tens of thousands of them would fail at once against a closed port and start as many
 // retry workflows during the next phase. A VACUUM then leaves the tables as autovacuum would.
 import { readFileSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
 import { Prisma } from '../prisma/generated/client';
 import { createDb, type Db } from '../prisma/client';
 import { sqlQuery } from '../prisma/sql-transaction';
@@ -42,12 +47,13 @@ const HEALTHY_PER_ISSUER = 4;
 const HANGING_TYPE = 'qualified_auth';
 const HEALTHY_TYPE = 'qualified_settlement';
 const TICK_MS = 100;
-const SAMPLE_MS = 5_000;
+const SAMPLE_MS = 2_000;
 
 export interface FairnessOptions {
   apiUrl: string;
   operatorToken: string;
   databaseUrl: string;
+  temporalAddress: string;
   /** The stack's WEBHOOK_SECRET_KEYS, to seal the endpoints' secrets as the API does. */
   secretKeys: KeyRing;
   receiver: Receiver;
@@ -67,6 +73,8 @@ export interface FairnessResult {
   written: LoadWritten;
   healthy: LatencyFigures & { duplicates: number; drainSeconds: number };
   hanging: HangingState & { requestsArrived: number; skippedAtCleanup: number };
+  /** WebhookDelivery workflows started during the phase and still running after the drain. */
+  retryWorkflowsRunning: number;
   memory: MemoryFigures & { samples: MemorySample[] };
 }
 
@@ -92,6 +100,7 @@ export async function measureFairness(o: FairnessOptions): Promise<FairnessResul
     const healthyIds = layout.healthy.flatMap((i) => i.endpointIds);
     const arrivals = collectArrivals(o.receiver, new Set(healthyIds));
     const memory = sampleMemory(o.workerPid);
+    const startedAt = new Date();
     const created = new Map<string, number>();
     const written = await writeLoad(db, layout, o, created, (sofar) =>
       o.log(
@@ -102,6 +111,7 @@ export async function measureFairness(o: FairnessOptions): Promise<FairnessResul
     const expected = await deliveriesTo(db, healthyIds);
     await drain(() => arrivals.firstAt.size >= expected, o.drainSeconds * 1000);
     memory.stop();
+    const retryWorkflowsRunning = await runningDeliveryWorkflows(o.temporalAddress, startedAt);
     const latencies = [...arrivals.firstAt].map(([key, atMs]) => atMs - created.get(key.split(' ')[0])!);
     const skippedAtCleanup = await cleanUp(db, layout.hangingEndpointId, hangingEndpoint);
     return {
@@ -116,7 +126,8 @@ export async function measureFairness(o: FairnessOptions): Promise<FairnessResul
         drainSeconds: o.drainSeconds,
       },
       hanging: { ...hanging, requestsArrived: hangingEndpoint.requests, skippedAtCleanup },
-      memory: { ...memoryFigures(memory.samples, o.seconds / 5, o.seconds), samples: memory.samples },
+      retryWorkflowsRunning,
+      memory: { ...memoryFigures(memory.samples, o.seconds / 2, o.seconds), samples: memory.samples },
     };
   } finally {
     o.receiver.onWebhook = () => undefined;
@@ -331,6 +342,19 @@ async function deliveriesTo(db: Db, endpointIds: string[]): Promise<number> {
     Prisma.sql`SELECT count(*)::int AS n FROM webhook_delivery WHERE endpoint_id = ANY (${endpointIds}::text[])`,
   );
   return row.n;
+}
+
+/** Each failed relayed attempt hands its delivery to a WebhookDelivery workflow, held by the worker. */
+async function runningDeliveryWorkflows(temporalAddress: string, since: Date): Promise<number> {
+  const connection = await Connection.connect({ address: temporalAddress });
+  try {
+    const { count } = await new Client({ connection }).workflow.count(
+      `WorkflowType = 'webhookDelivery' AND ExecutionStatus = 'Running' AND StartTime >= '${since.toISOString()}'`,
+    );
+    return count;
+  } finally {
+    await connection.close();
+  }
 }
 
 async function drain(done: () => boolean, timeoutMs: number): Promise<void> {

@@ -272,6 +272,7 @@ async function fairnessPhase({ stack, receiver, config, phases, loads }: PhaseCo
     apiUrl: stack.apiUrl,
     operatorToken: stack.operatorToken,
     databaseUrl: stack.databaseUrl,
+    temporalAddress: stack.temporalAddress,
     secretKeys: stack.webhookSecretKeys,
     receiver,
     workerPid: stack.worker.pid,
@@ -455,6 +456,8 @@ function noticeRows(n: NoticeResult, loads: Record<string, number>): Row[] {
 }
 
 const mib = (v: number) => v.toFixed(0);
+/** MiB per minute: what a worker with healthy endpoints only stays well under (BENCH_FAIRNESS_RATE=0). */
+const MEMORY_TREND_LIMIT = 5;
 
 function fairnessRows(f: FairnessResult): Row[] {
   const { healthy, hanging, memory, written } = f;
@@ -477,8 +480,9 @@ function fairnessRows(f: FairnessResult): Row[] {
       figure: 'Fairness: worker memory trend',
       value: memory.slopeMiBPerMinute,
       unit: 'MiB/min',
-      target: { op: '<=', value: 2 },
-      note: `RSS start ${mib(memory.startMiB)}, max ${mib(memory.maxMiB)}, end ${mib(memory.endMiB)} MiB; slope of ${memory.window.samples} samples from ${Math.round(memory.window.fromS)} s to ${Math.round(memory.window.toS)} s`,
+      // "Flat", above the noise of the collector's cycles over a few minutes.
+      target: { op: '<=', value: MEMORY_TREND_LIMIT },
+      note: `RSS start ${mib(memory.startMiB)}, max ${mib(memory.maxMiB)}, end ${mib(memory.endMiB)} MiB; slope of ${memory.window.samples} samples from ${Math.round(memory.window.fromS)} s to ${Math.round(memory.window.toS)} s; ${f.retryWorkflowsRunning} retry workflows running at the end`,
     },
     {
       figure: 'Fairness: hanging endpoint, not attempted',
