@@ -5,7 +5,11 @@ describe('RateGate (per-endpoint pacing of the relay)', () => {
   it('lets a rate through per second, then says how long until the next token', () => {
     let now = 0;
     const gate = new RateGate(() => now);
-    assert.deepEqual([1, 2, 3].map(() => gate.take('whe_a', 3)), [0, 0, 0], 'a full bucket holds one second');
+    assert.deepEqual(
+      [1, 2, 3].map(() => gate.take('whe_a', 3)),
+      [0, 0, 0],
+      'a full bucket holds one second',
+    );
     assert.equal(gate.take('whe_a', 3), 334, 'the fourth waits a third of a second');
     now = 334;
     assert.equal(gate.take('whe_a', 3), 0);

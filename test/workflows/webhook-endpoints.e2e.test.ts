@@ -184,7 +184,9 @@ describe('webhook endpoints (several per issuer, end to end)', function () {
     );
     await settled();
     assert.equal(endpoints.c.receiver.requests.length, before, 'nothing sent while disabled');
-    const skipped = await stack.db.webhookDelivery.findMany({ where: { endpointId: endpoints.c.id, status: 'skipped' } });
+    const skipped = await stack.db.webhookDelivery.findMany({
+      where: { endpointId: endpoints.c.id, status: 'skipped' },
+    });
     assert.equal(skipped.length, 2, 'its auth and clawback deliveries ended skipped');
 
     const recoverDisabled = await issuer.call('POST', `/api/v2/webhook-endpoints/${endpoints.c.id}/recover`, { since });

@@ -132,7 +132,10 @@ describe('webhook endpoint auto-disable on the time-skipping server', function (
           'attempts 2..10 made; the eleventh found it disabled',
         );
         const disabled = await db.webhookEndpoint.findUniqueOrThrow({ where: { id: bad } });
-        assert.deepEqual([disabled.status, disabled.disabledReason, disabled.consecutiveFailures], ['disabled', 'failing', 10]);
+        assert.deepEqual(
+          [disabled.status, disabled.disabledReason, disabled.consecutiveFailures],
+          ['disabled', 'failing', 10],
+        );
         const delivery = await db.webhookDelivery.findUniqueOrThrow({
           where: { webhookId_endpointId: { webhookId: first, endpointId: bad } },
         });
@@ -173,7 +176,13 @@ describe('webhook endpoint auto-disable on the time-skipping server', function (
         failing.answer = () => 204;
         await db.webhookEndpoint.update({
           where: { id: bad },
-          data: { status: 'enabled', disabledReason: null, disabledAt: null, consecutiveFailures: 0, failingSince: null },
+          data: {
+            status: 'enabled',
+            disabledReason: null,
+            disabledAt: null,
+            consecutiveFailures: 0,
+            failingSince: null,
+          },
         });
         const count = await reopenDeliveries(db, {
           issuerId: issuer.id,
@@ -188,7 +197,9 @@ describe('webhook endpoint auto-disable on the time-skipping server', function (
           return got.length >= 2 ? got : undefined;
         });
         await waitFor('both deliveries delivered', async () =>
-          (await db.webhookDelivery.count({ where: { endpointId: bad, status: 'delivered' } })) === 2 ? true : undefined,
+          (await db.webhookDelivery.count({ where: { endpointId: bad, status: 'delivered' } })) === 2
+            ? true
+            : undefined,
         );
         assert.deepEqual(recovered.sort(), [first, second].sort());
         assert.equal(failing.requests.length, failingRequests + 2, 'once each');
