@@ -111,6 +111,32 @@ describe(`prisma/migrations: ${MIGRATION}`, function () {
     );
   });
 
+  it("marks every stored webhook relayed, so the previous release's relays claim none", async () => {
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM webhook WHERE relayed_at IS NULL`);
+    assert.equal(rows[0].n, 0);
+  });
+
+  it('gives a webhook written by the previous release its deliveries when it commits', async () => {
+    // As that release's settlement wrote it: the webhook row alone, claimed by its own relay.
+    await client.query(
+      `INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, status, relay_claimed_until)
+       VALUES ('evt_old_code', 'iss_one', 'qualified_settlement', 'txn_old', 'k:old', '{}', 'delivering', now() + interval '10 seconds')`,
+    );
+    const { rows } = await client.query(
+      `SELECT w.relayed_at IS NOT NULL AS relayed, d.status, d.relayed_at FROM webhook w
+         JOIN webhook_delivery d ON d.webhook_id = w.id WHERE w.id = 'evt_old_code'`,
+    );
+    assert.deepEqual(rows, [{ relayed: true, status: 'pending', relayed_at: null }], 'for this release to deliver');
+    await client.query(
+      `INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data)
+       VALUES ('evt_no_subscriber', 'iss_one', 'qualified_auth', 'auth_old', 'k:auth', '{}')`,
+    );
+    const none = await client.query(
+      `SELECT count(*)::int AS n FROM webhook_delivery WHERE webhook_id = 'evt_no_subscriber'`,
+    );
+    assert.equal(none.rows[0].n, 0, 'no endpoint subscribes to qualified_auth');
+  });
+
   it('keeps attempts unique per delivery and number, the endpointless ones included', async () => {
     await assert.rejects(
       client.query(
