@@ -226,7 +226,8 @@ function healthUpdate(
   if (attempt.errorClass === null || !RECEIVER_FAILURES.has(attempt.errorClass))
     return Prisma.sql`SELECT * FROM webhook_endpoint WHERE false`;
   const deploymentMs = deps.webhookEndpointDisableAfterMs ?? null;
-  const configured = deps.webhookEndpointDisableAfterMs === undefined ? DEFAULT_ENDPOINT_DISABLE_AFTER_MS : deploymentMs;
+  const configured =
+    deps.webhookEndpointDisableAfterMs === undefined ? DEFAULT_ENDPOINT_DISABLE_AFTER_MS : deploymentMs;
   const before = disableIfFailingSince(at, disableAfterMs(state.endpoint?.disableAfter ?? null, configured));
   const disables = Prisma.sql`(status = 'enabled' AND coalesce(failing_since, ${at}) <= ${before}::timestamptz)`;
   return Prisma.sql`
@@ -243,7 +244,11 @@ function healthUpdate(
  * Ends a delivery whose endpoint was disabled or deleted: `skipped`, nothing sent, no attempt
  * recorded, and its outbox entry done. `recover` sends it once the endpoint is enabled again.
  */
-export async function skipDelivery(db: Db, input: AttemptInput & { endpointId: string }, at: Date): Promise<AttemptResult> {
+export async function skipDelivery(
+  db: Db,
+  input: AttemptInput & { endpointId: string },
+  at: Date,
+): Promise<AttemptResult> {
   const [row] = await sqlQuery<Array<{ skipped: number }>>(
     db,
     Prisma.sql`

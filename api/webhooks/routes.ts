@@ -181,7 +181,10 @@ function replayWebhookRoute(deps: AppDeps): RouteSpec {
         webhookId: started.webhookId,
         endpointId: started.endpointId,
         firstAttemptNumber: started.firstAttemptNumber,
-        deliveries: started.deliveries.map(({ endpointId, firstAttemptNumber }) => ({ endpointId, firstAttemptNumber })),
+        deliveries: started.deliveries.map(({ endpointId, firstAttemptNumber }) => ({
+          endpointId,
+          firstAttemptNumber,
+        })),
       };
     },
   });
