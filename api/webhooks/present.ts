@@ -1,19 +1,8 @@
 // Webhook endpoints, webhook records and their attempts as the API shows them: an endpoint's
 // signing secret only when it is made.
-import type { Webhook, WebhookAttempt, WebhookEndpoint } from '../../prisma/generated/client';
+import type { Webhook, WebhookAttempt } from '../../prisma/generated/client';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
-
-export function presentEndpoint(endpoint: WebhookEndpoint, signingSecret?: string) {
-  return {
-    url: endpoint.url,
-    enabledTypes: endpoint.enabledTypes,
-    ...(signingSecret ? { signingSecret } : {}),
-    previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString() ?? null,
-    createdAt: endpoint.createdAt.toISOString(),
-    updatedAt: endpoint.updatedAt.toISOString(),
-  };
-}
 
 export function presentWebhook(webhook: Webhook) {
   return {

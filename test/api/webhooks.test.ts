@@ -79,7 +79,10 @@ describe('webhook API', function () {
       const rotated = await fresh.call('POST', '/api/v2/webhook-endpoint/rotate-secret');
       assert.equal(rotated.status, 200, rotated.text);
       assert.notEqual(rotated.body.signingSecret, created.body.signingSecret);
-      const after = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: fresh.id } });
+      const after = await stack.db.webhookEndpoint.findFirstOrThrow({
+        where: { issuerId: fresh.id },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      });
       const secrets = await storedSecrets(stack.db, fresh.id);
       assert.deepEqual(
         [secrets.secret, secrets.previousSecret],
@@ -180,7 +183,10 @@ describe('webhook API', function () {
         assert.equal(created.status, 201, created.text);
         const first: string = created.body.signingSecret;
         await assertNotStored(own.id, [first]);
-        const stored = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: own.id } });
+        const stored = await stack.db.webhookEndpoint.findFirstOrThrow({
+          where: { issuerId: own.id },
+          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        });
         assert.equal(stored.secretKeyId, testWebhookSecretKeys.primaryKeyId);
         assert.ok(verifies(first, await deliveredRequest(own.id, hooks)), 'signed with the secret PUT returned');
 

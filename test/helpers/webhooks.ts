@@ -131,7 +131,7 @@ export async function storedSecrets(db: Db, issuerId: string): Promise<PlainSecr
   return openSecrets(
     testWebhookSecretKeys,
     issuerId,
-    await db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId } }),
+    await db.webhookEndpoint.findFirstOrThrow({ where: { issuerId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
   );
 }
 
