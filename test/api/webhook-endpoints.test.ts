@@ -352,16 +352,22 @@ describe('webhook endpoints API', function () {
   });
 
   describe('recover', () => {
-    /** A webhook and its delivery to the endpoint, written as the delivery side leaves them. */
+    /**
+     * A webhook and its delivery to the endpoint, as the delivery side leaves them, in one
+     * statement as the service writes them (a webhook committed without deliveries gets them
+     * from the migration's trigger for the previous release's writers).
+     */
     async function delivery(issuerId: string, endpointId: string, status: string, at: Date): Promise<string> {
       const id = newId('evt');
+      const attempts = status === 'pending' ? 0 : 3;
       await app.db.$executeRaw`
-        INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, created_at, updated_at)
-        VALUES (${id}, ${issuerId}, 'qualified_settlement', ${`txn_${randomUUID()}`}, ${`test-recover:${id}`}, '{}'::jsonb, ${at}, ${at})`;
-      await app.db.$executeRaw`
+        WITH written AS (
+          INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, created_at, updated_at)
+          VALUES (${id}, ${issuerId}, 'qualified_settlement', ${`txn_${randomUUID()}`}, ${`test-recover:${id}`}, '{}'::jsonb, ${at}, ${at})
+          RETURNING id)
         INSERT INTO webhook_delivery (webhook_id, endpoint_id, issuer_id, status, attempt_count, relayed_at, created_at, updated_at)
-        VALUES (${id}, ${endpointId}, ${issuerId}, ${status}, ${status === 'pending' ? 0 : 3},
-                ${status === 'pending' ? null : at}, ${at}, ${at})`;
+        SELECT id, ${endpointId}, ${issuerId}, ${status}, ${attempts}, ${status === 'pending' ? null : at}, ${at}, ${at}
+          FROM written`;
       return id;
     }
 
