@@ -298,6 +298,7 @@ function sendWebhookEndpointTestRoute(deps: AppDeps): RouteSpec {
     summary: "Send the type's published example to this endpoint only, as a test event",
     description:
       'The `data` is the example of the type in the webhooks section of this document; the envelope carries `"test": true`. ' +
+      'Any type may be tried, whether or not it is one of the endpoint’s enabledTypes. ' +
       'The test webhook is recorded like any other: its attempts, retries and replay (GET /api/v2/webhooks/{webhookId}).',
     tag,
     auth: 'issuer',
@@ -311,9 +312,7 @@ function sendWebhookEndpointTestRoute(deps: AppDeps): RouteSpec {
       },
     },
     errorStatuses: [404, 409],
-    reasonCodes: {
-      409: { ...ENDPOINT_DISABLED, type_not_enabled: "the type is not one of the endpoint's enabledTypes" },
-    },
+    reasonCodes: { 409: ENDPOINT_DISABLED },
     async handle(ctx, { params, body }) {
       const webhookId = await sendTestEvent(db, issuerOf(ctx).id, params.endpointId, body.type, clock.now());
       ctx.status = 202;

@@ -215,7 +215,7 @@ export const testEventSchema = named(
         type: 'string',
         enum: WEBHOOK_TYPES,
         description:
-          "The type whose published example (the webhooks section of /openapi.json) is sent; one of the endpoint's enabledTypes.",
+          'The type whose published example (the webhooks section of /openapi.json) is sent; any type, enabled or not.',
       },
     },
   },

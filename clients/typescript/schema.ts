@@ -710,7 +710,7 @@ export interface paths {
         put?: never;
         /**
          * Send the type's published example to this endpoint only, as a test event
-         * @description The `data` is the example of the type in the webhooks section of this document; the envelope carries `"test": true`. The test webhook is recorded like any other: its attempts, retries and replay (GET /api/v2/webhooks/{webhookId}).
+         * @description The `data` is the example of the type in the webhooks section of this document; the envelope carries `"test": true`. Any type may be tried, whether or not it is one of the endpoint’s enabledTypes. The test webhook is recorded like any other: its attempts, retries and replay (GET /api/v2/webhooks/{webhookId}).
          */
         post: operations["sendWebhookEndpointTest"];
         delete?: never;
@@ -2928,7 +2928,7 @@ export interface components {
          */
         WebhookEndpointTestInput: {
             /**
-             * @description The type whose published example (the webhooks section of /openapi.json) is sent; one of the endpoint's enabledTypes.
+             * @description The type whose published example (the webhooks section of /openapi.json) is sent; any type, enabled or not.
              * @enum {string}
              */
             type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
@@ -6966,7 +6966,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuerKeyed"];
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             404: components["responses"]["NotFoundIssuerKeyed"];
-            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `endpoint_disabled`: the endpoint is disabled; PATCH its status to enabled first; `type_not_enabled`: the type is not one of the endpoint's enabledTypes. */
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `endpoint_disabled`: the endpoint is disabled; PATCH its status to enabled first. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

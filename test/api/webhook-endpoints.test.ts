@@ -333,13 +333,16 @@ describe('webhook endpoints API', function () {
       assert.equal(await app.db.webhookDelivery.count({ where: { endpointId: a.id } }), 0);
     });
 
-    it('refuses a disabled endpoint and a type it does not receive with 409', async () => {
+    it('sends a type the endpoint does not subscribe to, and refuses a disabled endpoint with 409', async () => {
       const issuer = await newIssuer(app);
       const { id } = (await create(issuer, { url: URL, enabledTypes: ['qualified_auth'] })).body;
-      assertError(
-        await issuer.call('POST', `/api/v2/webhook-endpoints/${id}/test`, { type: 'qualified_settlement' }),
-        409,
-        'type_not_enabled',
+      const other = await issuer.call('POST', `/api/v2/webhook-endpoints/${id}/test`, { type: 'qualified_settlement' });
+      assert.equal(other.status, 202, other.text);
+      assert.deepEqual(
+        (await app.db.webhookDelivery.findMany({ where: { webhookId: other.body.webhookId } })).map(
+          (d) => d.endpointId,
+        ),
+        [id],
       );
       await issuer.call('PATCH', `/api/v2/webhook-endpoints/${id}`, { status: 'disabled' });
       assertError(
@@ -347,7 +350,7 @@ describe('webhook endpoints API', function () {
         409,
         'endpoint_disabled',
       );
-      assert.equal(await app.db.webhook.count({ where: { issuerId: issuer.id } }), 0);
+      assert.equal(await app.db.webhook.count({ where: { issuerId: issuer.id } }), 1);
     });
   });
 
