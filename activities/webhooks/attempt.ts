@@ -74,7 +74,7 @@ export async function attemptAndRecord(
 ): Promise<AttemptResult> {
   const startedAt = deps.clock.now();
   const { webhook, endpoint } = state;
-  const reason = undeliverableReason(endpoint, webhook.type);
+  const reason = undeliverableReason(endpoint, webhook);
   if (reason)
     return recordAttempt(
       deps,
@@ -122,14 +122,15 @@ export async function attemptAndRecord(
 
 function undeliverableReason(
   endpoint: AttemptState['endpoint'],
-  type: string,
+  { type, test }: AttemptState['webhook'],
 ): { errorClass: AttemptErrorClass; error: string } | null {
   if (!endpoint)
     return {
       errorClass: 'not_configured',
       error: 'not_configured: the issuer has no webhook endpoint (POST /api/v2/webhook-endpoints, then replay)',
     };
-  if (!endpoint.enabledTypes.includes(type))
+  // A test event is asked for, whatever the endpoint subscribes to.
+  if (!test && !endpoint.enabledTypes.includes(type))
     return { errorClass: 'type_not_enabled', error: `type_not_enabled: the webhook endpoint does not enable ${type}` };
   return null;
 }

@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { createDb, type Db } from '../../../prisma/client';
 import { migrate } from '../../../prisma/migrate';
 import { createIssuer } from '../../../api/issuers/store';
-import { rotateSecret } from '../../../api/webhooks/store';
+import { rotateSecret } from '../../../api/webhook-endpoints/store';
 import { assertStoredSecretsOpen } from '../../../core/domain/webhook-secret-keys';
 import { createWebhookActivities } from '../../../activities/webhooks';
 import { recordWebhook } from '../../../activities/webhooks/record';
