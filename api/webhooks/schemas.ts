@@ -71,6 +71,8 @@ const exampleAttempts = [
   },
 ];
 
+const exampleEndpointAttempts = exampleAttempts.map((a) => ({ endpointId: exampleId('whe'), ...a }));
+
 export const webhookSchema = named(
   'Webhook',
   {
@@ -119,10 +121,8 @@ export const attemptSchema = named(
       error: { type: ['string', 'null'] },
     },
   },
-  exampleAttempts[0],
+  exampleEndpointAttempts[0],
 );
-
-const exampleEndpointAttempts = exampleAttempts.map((a) => ({ endpointId: exampleId('whe'), ...a }));
 
 export const deliverySchema = named(
   'WebhookDelivery',

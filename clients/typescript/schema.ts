@@ -787,7 +787,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver a webhook again, same webhookId and body, on the full retry schedule
-         * @description Any status but delivering (a delivery still retrying answers 409). Receivers must answer 2xx to a webhook they already processed.
+         * @description Any status but delivering (a delivery still retrying answers 409). With `endpointId`, to that endpoint only; without it, to every enabled endpoint the webhook went to (or, if it went nowhere, to every enabled endpoint subscribing to its type). Receivers must answer 2xx to a webhook they already processed.
          */
         post: operations["replayWebhook"];
         delete?: never;
@@ -1249,6 +1249,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * endpoint_disabled (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["endpoint_disabledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1284,6 +1304,11 @@ export interface components {
                 /** @description Empty: a preview posts nothing. */
                 rewardGrantIds: string[];
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description A settlement posted its reward to the ledger: cashback and branded balance earned, branded balance spent. */
         QualifiedSettlementWebhook: {
@@ -1319,6 +1344,11 @@ export interface components {
                 /** @description The branded grants it created (GET .../rewards/expiring). */
                 rewardGrantIds: string[];
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description Branded balance became spendable at its merchant: the grant's availability delay passed with value left. */
         RewardAvailableWebhook: {
@@ -1353,6 +1383,11 @@ export interface components {
                  */
                 expiresAt: string;
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description Branded balance will expire: a grant with value left came within one of the issuer's notice lead times (expiryNoticeDays, default 30 and 7 days) of its expiry. One per grant and lead time. */
         RewardExpiringWebhook: {
@@ -1381,6 +1416,11 @@ export interface components {
                 /** @description The issuer's notice lead time reached: it expires in at most this many days. */
                 daysBeforeExpiry: number;
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description Branded balance expired unspent: what was left moved to breakage in the ledger. */
         RewardExpiredWebhook: {
@@ -1405,6 +1445,11 @@ export interface components {
                 /** @description The branded_expired reward event (GET .../rewards/activity). */
                 rewardEventId: string;
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description A refund took back reward its purchase earned (cashback, branded balance or both). */
         RewardClawedBackWebhook: {
@@ -1433,6 +1478,11 @@ export interface components {
                 /** @description The clawback reward events (GET .../transaction/{txnId}/reward-detail of the purchase). */
                 rewardEventIds: string[];
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description An authorization with a qualified preview lapsed: no settlement arrived within the settlement time-out, so its preview no longer holds. */
         AuthorizationLapsedWebhook: {
@@ -1456,6 +1506,44 @@ export interface components {
                 /** @description What its preview said the purchase would earn (qualified_auth's earnedAmountMinor). */
                 previewedAmountMinor: number;
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
+        };
+        /** @description One of the issuer's webhook endpoints was disabled because every attempt to it failed for WEBHOOK_ENDPOINT_DISABLE_AFTER (5 days unless configured). Sent to its other endpoints that subscribe; re-enable it with PATCH, then recover what it missed. */
+        EndpointDisabledWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "endpoint_disabled";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                /** @description The endpoint that was disabled (GET /api/v2/webhook-endpoints/{endpointId}). */
+                endpointId: string;
+                /** @description Its URL. */
+                url: string;
+                /**
+                 * Format: date-time
+                 * @description The first failure of the run of failures that disabled it.
+                 */
+                failingSince: string;
+                /**
+                 * @description Why: every attempt failed for too long.
+                 * @enum {string}
+                 */
+                reason: "failing";
+            };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /**
          * Error
@@ -2757,7 +2845,7 @@ export interface components {
              */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
         };
         /**
          * WebhookEndpoint
@@ -2786,7 +2874,7 @@ export interface components {
         WebhookEndpoint: {
             id: string;
             url: string;
-            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed")[];
+            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
             description: string;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -2858,7 +2946,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /** @description First delivery attempts per second sent to this endpoint at most; null (the default): bounded by concurrency only. */
@@ -2909,7 +2997,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url?: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /**
@@ -2931,7 +3019,7 @@ export interface components {
              * @description The type whose published example (the webhooks section of /openapi.json) is sent; any type, enabled or not.
              * @enum {string}
              */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
         };
         /**
          * WebhookEndpointTestEvent
@@ -3007,9 +3095,9 @@ export interface components {
         Webhook: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
             /** @enum {string} */
-            status: "pending" | "delivering" | "delivered" | "failed";
+            status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
             /** Format: date-time */
             lastAttemptAt?: string | null;
@@ -3022,6 +3110,8 @@ export interface components {
              * @description ISO 8601, UTC.
              */
             createdAt: string;
+            /** @description Present (true) on test events only. */
+            test?: boolean;
             /** @description The envelope data: source ids (audit chain) and amounts. */
             data: {
                 [key: string]: unknown;
@@ -3072,6 +3162,7 @@ export interface components {
         /**
          * WebhookAttempt
          * @example {
+         *       "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *       "attemptNumber": 1,
          *       "startedAt": "2026-03-14T15:09:26.000Z",
          *       "statusCode": 503,
@@ -3082,6 +3173,9 @@ export interface components {
          *     }
          */
         WebhookAttempt: {
+            /** @description The endpoint attempted; null for attempts made when the issuer had no endpoint. */
+            endpointId: string | null;
+            /** @description Numbered per delivery (webhook and endpoint). */
             attemptNumber: number;
             /**
              * Format: date-time
@@ -3095,6 +3189,55 @@ export interface components {
             /** @description http_status, timeout, connection_error, request_error, attempt_lost, not_configured, type_not_enabled or destination_refused (the URL names or resolves to an address webhooks may not reach; nothing was sent). */
             errorClass?: string | null;
             error: string | null;
+        };
+        /**
+         * WebhookDelivery
+         * @example {
+         *       "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "status": "delivered",
+         *       "attemptCount": 2,
+         *       "lastAttemptAt": "2026-03-14T15:09:26.000Z",
+         *       "nextAttemptAt": null,
+         *       "deliveredAt": "2026-03-14T15:09:26.000Z",
+         *       "attempts": [
+         *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "attemptNumber": 1,
+         *           "startedAt": "2026-03-14T15:09:26.000Z",
+         *           "statusCode": 503,
+         *           "latencyMs": 41,
+         *           "outcome": "failed",
+         *           "errorClass": "http_status",
+         *           "error": "HTTP 503"
+         *         },
+         *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "attemptNumber": 2,
+         *           "startedAt": "2026-03-14T15:09:26.000Z",
+         *           "statusCode": 204,
+         *           "latencyMs": 38,
+         *           "outcome": "succeeded",
+         *           "errorClass": null,
+         *           "error": null
+         *         }
+         *       ]
+         *     }
+         */
+        WebhookDelivery: {
+            endpointId: string;
+            /**
+             * @description skipped: the endpoint was disabled or deleted before it was sent (recover sends it again).
+             * @enum {string}
+             */
+            status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
+            attemptCount: number;
+            /** Format: date-time */
+            lastAttemptAt: string | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            deliveredAt: string | null;
+            attempts: components["schemas"]["WebhookAttempt"][];
         };
         /**
          * WebhookDetail
@@ -3126,8 +3269,41 @@ export interface components {
          *         "brandedAmountMinor": 75,
          *         "spentAmountMinor": 0
          *       },
+         *       "deliveries": [
+         *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "status": "delivered",
+         *           "attemptCount": 2,
+         *           "lastAttemptAt": "2026-03-14T15:09:26.000Z",
+         *           "nextAttemptAt": null,
+         *           "deliveredAt": "2026-03-14T15:09:26.000Z",
+         *           "attempts": [
+         *             {
+         *               "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *               "attemptNumber": 1,
+         *               "startedAt": "2026-03-14T15:09:26.000Z",
+         *               "statusCode": 503,
+         *               "latencyMs": 41,
+         *               "outcome": "failed",
+         *               "errorClass": "http_status",
+         *               "error": "HTTP 503"
+         *             },
+         *             {
+         *               "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *               "attemptNumber": 2,
+         *               "startedAt": "2026-03-14T15:09:26.000Z",
+         *               "statusCode": 204,
+         *               "latencyMs": 38,
+         *               "outcome": "succeeded",
+         *               "errorClass": null,
+         *               "error": null
+         *             }
+         *           ]
+         *         }
+         *       ],
          *       "attempts": [
          *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *           "attemptNumber": 1,
          *           "startedAt": "2026-03-14T15:09:26.000Z",
          *           "statusCode": 503,
@@ -3137,6 +3313,7 @@ export interface components {
          *           "error": "HTTP 503"
          *         },
          *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *           "attemptNumber": 2,
          *           "startedAt": "2026-03-14T15:09:26.000Z",
          *           "statusCode": 204,
@@ -3151,9 +3328,9 @@ export interface components {
         WebhookDetail: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
             /** @enum {string} */
-            status: "pending" | "delivering" | "delivered" | "failed";
+            status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
             /** Format: date-time */
             lastAttemptAt?: string | null;
@@ -3166,25 +3343,55 @@ export interface components {
              * @description ISO 8601, UTC.
              */
             createdAt: string;
+            /** @description Present (true) on test events only. */
+            test?: boolean;
             /** @description The envelope data: source ids (audit chain) and amounts. */
             data: {
                 [key: string]: unknown;
             };
+            /** @description One per endpoint the webhook went to, with its attempts; status above sums them up. */
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            /** @description Every attempt to every endpoint, oldest first. */
             attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        /**
+         * WebhookReplayInput
+         * @example {
+         *       "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *     }
+         */
+        WebhookReplayInput: {
+            /** @description Replay to this endpoint only (even one the webhook never went to). Without it: every enabled endpoint it went to. */
+            endpointId?: string;
         };
         /**
          * WebhookReplay
          * @example {
          *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-         *       "firstAttemptNumber": 3
+         *       "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "firstAttemptNumber": 3,
+         *       "deliveries": [
+         *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "firstAttemptNumber": 3
+         *         }
+         *       ]
          *     }
          */
         WebhookReplay: {
             webhookId: string;
-            /** @description Number of the replay run’s first attempt. */
+            /** @description The first delivery replayed (deliveries lists every one). */
+            endpointId: string;
+            /** @description Number of that replay run’s first attempt. */
             firstAttemptNumber: number;
             /** @description Operator API only: the Temporal workflow of the replay. */
             workflowId?: string;
+            deliveries: {
+                endpointId: string;
+                firstAttemptNumber: number;
+                /** @description Operator API only. */
+                workflowId?: string;
+            }[];
         };
         /**
          * SandboxClock
@@ -7104,8 +7311,8 @@ export interface operations {
     listWebhooks: {
         parameters: {
             query?: {
-                status?: "pending" | "delivering" | "delivered" | "failed";
-                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
+                status?: "pending" | "delivering" | "delivered" | "failed" | "skipped";
+                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
                 limit?: number;
                 cursor?: string;
             };
@@ -7228,7 +7435,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookReplayInput"];
+            };
+        };
         responses: {
             /** @description The replay started. */
             202: {
@@ -7245,8 +7456,55 @@ export interface operations {
             };
             400: components["responses"]["BadRequestIssuerKeyed"];
             401: components["responses"]["UnauthorizedIssuerKeyed"];
-            404: components["responses"]["NotFoundIssuerKeyed"];
-            409: components["responses"]["ConflictIssuerKeyed"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `webhook_endpoint_not_found`: endpointId names no endpoint of this issuer. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `webhook_delivery_in_progress`: a delivery of the webhook is still retrying; `endpoint_disabled`: the endpoint named is disabled; `no_webhook_endpoint`: no enabled endpoint to replay to. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -8810,6 +9068,55 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["AuthorizationLapsedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    endpoint_disabledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000008",
+                 *       "type": "endpoint_disabled",
+                 *       "createdAt": "2027-03-14T15:09:26.000Z",
+                 *       "data": {
+                 *         "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "url": "https://rewards-hooks.example-issuer.com/webhooks",
+                 *         "failingSince": "2026-03-17T15:09:26.000Z",
+                 *         "reason": "failing"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EndpointDisabledWebhook"];
             };
         };
         responses: {

@@ -58,6 +58,7 @@ describe('webhook API', function () {
           'reward_expired',
           'reward_clawed_back',
           'authorization_lapsed',
+          'endpoint_disabled',
         ],
         'a new endpoint without enabledTypes gets every type',
       );
