@@ -30,6 +30,7 @@ import { transactionRoutes } from './rewards/routes';
 import { balanceRoutes } from './balances/routes';
 import { exportRoutes } from './exports/routes';
 import { webhookRoutes } from './webhooks/routes';
+import { webhookEndpointRoutes } from './webhook-endpoints/routes';
 import { webhookAdminRoutes } from './webhooks/admin-routes';
 import { sandboxRoutes } from './sandbox/routes';
 import { docsRoutes } from './docs/routes';
@@ -56,6 +57,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...transactionRoutes(deps),
     ...balanceRoutes(deps),
     ...exportRoutes(deps),
+    ...webhookEndpointRoutes(deps),
     ...webhookRoutes(deps),
     ...sandboxRoutes(deps),
     ...issuerAdminRoutes(deps),

@@ -107,6 +107,11 @@ const EXAMPLES: Record<WebhookType, object> = {
   },
 };
 
+/** The `data` of the type's published example: what a test event (POST /api/v2/webhook-endpoints/{endpointId}/test) sends. */
+export function exampleData(type: WebhookType): unknown {
+  return (EXAMPLES[type] as { data: unknown }).data;
+}
+
 const SIGNATURE_HEADERS = [
   {
     name: 'webhook-id',

@@ -199,7 +199,7 @@ async function waitForDeliveries(db: pg.Client, issuerId: string, records: numbe
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM webhook WHERE issuer_id = $1 AND status = 'delivered'`,
+      `SELECT count(*) AS n FROM webhook_delivery WHERE issuer_id = $1 AND status = 'delivered'`,
       [issuerId],
     );
     const delivered = Number(rows[0].n);

@@ -59,30 +59,17 @@ async function main(): Promise<void> {
   if (webhookDestinations.allowPrivate)
     logger.warn('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS is on: webhooks may go to loopback and private addresses');
   const webhookSecretKeys = config.webhookSecretKeys;
-  const relay = startWebhookRelay({
-    db,
-    logger,
-    clock,
-    temporal,
-    databaseUrl: config.databaseUrl,
+  const webhooks = {
     webhookDestinations,
     webhookSecretKeys,
     webhookEndpointDisableAfterMs: config.webhookEndpointDisableAfterMs,
-  });
+  };
+  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl, ...webhooks });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: {
-      db,
-      logger,
-      clock,
-      temporal,
-      relay,
-      webhookDestinations,
-      webhookSecretKeys,
-      webhookEndpointDisableAfterMs: config.webhookEndpointDisableAfterMs,
-    },
+    deps: { db, logger, clock, temporal, relay, ...webhooks },
     maxConcurrentActivities: config.databasePoolSize,
     shutdownGraceMs: config.workerShutdownGraceMs,
   });

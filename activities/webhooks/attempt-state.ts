@@ -81,7 +81,10 @@ export const ATTEMPT_STATE_COLUMNS = (endpointId: Prisma.Sql, attemptNumber: Pri
      FROM webhook_attempt a WHERE a.webhook_id = w.id AND a.endpoint_id IS NOT DISTINCT FROM ${endpointId}
       AND a.attempt_number = ${attemptNumber}) AS recorded`;
 
-export type JsonEndpoint = Omit<EndpointState, 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'> & {
+export type JsonEndpoint = Omit<
+  EndpointState,
+  'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
+> & {
   secretCiphertext: string;
   previousSecretCiphertext: string | null;
   previousSecretExpiresAt: string | null;

@@ -74,7 +74,7 @@ export async function attemptAndRecord(
 ): Promise<AttemptResult> {
   const startedAt = deps.clock.now();
   const { webhook, endpoint } = state;
-  const reason = undeliverableReason(endpoint, webhook.type);
+  const reason = undeliverableReason(endpoint, webhook);
   if (reason)
     return recordAttempt(
       deps,
@@ -122,14 +122,15 @@ export async function attemptAndRecord(
 
 function undeliverableReason(
   endpoint: AttemptState['endpoint'],
-  type: string,
+  { type, test }: AttemptState['webhook'],
 ): { errorClass: AttemptErrorClass; error: string } | null {
   if (!endpoint)
     return {
       errorClass: 'not_configured',
       error: 'not_configured: the issuer has no webhook endpoint (POST /api/v2/webhook-endpoints, then replay)',
     };
-  if (!endpoint.enabledTypes.includes(type))
+  // A test event is asked for, whatever the endpoint subscribes to.
+  if (!test && !endpoint.enabledTypes.includes(type))
     return { errorClass: 'type_not_enabled', error: `type_not_enabled: the webhook endpoint does not enable ${type}` };
   return null;
 }
@@ -226,7 +227,8 @@ function healthUpdate(
   if (attempt.errorClass === null || !RECEIVER_FAILURES.has(attempt.errorClass))
     return Prisma.sql`SELECT * FROM webhook_endpoint WHERE false`;
   const deploymentMs = deps.webhookEndpointDisableAfterMs ?? null;
-  const configured = deps.webhookEndpointDisableAfterMs === undefined ? DEFAULT_ENDPOINT_DISABLE_AFTER_MS : deploymentMs;
+  const configured =
+    deps.webhookEndpointDisableAfterMs === undefined ? DEFAULT_ENDPOINT_DISABLE_AFTER_MS : deploymentMs;
   const before = disableIfFailingSince(at, disableAfterMs(state.endpoint?.disableAfter ?? null, configured));
   const disables = Prisma.sql`(status = 'enabled' AND coalesce(failing_since, ${at}) <= ${before}::timestamptz)`;
   return Prisma.sql`
@@ -243,7 +245,11 @@ function healthUpdate(
  * Ends a delivery whose endpoint was disabled or deleted: `skipped`, nothing sent, no attempt
  * recorded, and its outbox entry done. `recover` sends it once the endpoint is enabled again.
  */
-export async function skipDelivery(db: Db, input: AttemptInput & { endpointId: string }, at: Date): Promise<AttemptResult> {
+export async function skipDelivery(
+  db: Db,
+  input: AttemptInput & { endpointId: string },
+  at: Date,
+): Promise<AttemptResult> {
   const [row] = await sqlQuery<Array<{ skipped: number }>>(
     db,
     Prisma.sql`

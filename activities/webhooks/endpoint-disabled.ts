@@ -31,7 +31,12 @@ export async function announceDisabled(deps: { db: Db; logger: Logger }, endpoin
         type: 'endpoint_disabled',
         factKey: factKey.endpointDisabled(endpoint.id, failingSince),
         sourceId: endpoint.id,
-        data: { endpointId: endpoint.id, url: endpoint.url, failingSince: failingSince.toISOString(), reason: 'failing' },
+        data: {
+          endpointId: endpoint.id,
+          url: endpoint.url,
+          failingSince: failingSince.toISOString(),
+          reason: 'failing',
+        },
         at,
       },
     ]);
@@ -45,7 +50,12 @@ export async function announceDisabled(deps: { db: Db; logger: Logger }, endpoin
   });
   webhookEndpointsDisabled.inc();
   deps.logger.warn(
-    { endpointId: endpoint.id, issuerId: endpoint.issuerId, failingSince: endpoint.failingSince, announced: written.length },
+    {
+      endpointId: endpoint.id,
+      issuerId: endpoint.issuerId,
+      failingSince: endpoint.failingSince,
+      announced: written.length,
+    },
     'webhook endpoint disabled: every attempt failed for too long',
   );
 }

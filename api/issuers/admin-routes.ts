@@ -66,13 +66,15 @@ function updateIssuerRoute(deps: AppDeps): RouteSpec {
     method: 'patch',
     path: '/admin/v1/issuers/{issuerId}',
     operationId: 'updateIssuer',
-    summary: 'Change an issuer name, availability delay or rate limits',
+    summary:
+      'Change an issuer name, availability delay, rate limits or when its failing webhook endpoints are disabled',
     tag,
     auth: 'operator',
     params: { issuerId: 'iss' },
     body: issuerChangesSchema,
     responses: { 200: { description: 'The updated issuer.', schema: issuerSchema } },
     errorStatuses: [404],
+    reasonCodes: { 400: { invalid_body: 'webhookEndpointDisableAfter is a duration below 1h or above 365d' } },
     async handle(ctx, { params, body }) {
       ctx.body = presentIssuer(await updateIssuer(db, params.issuerId, body, ctx.state.actor, clock.now()));
       // Other processes hear the NOTIFY; this one forgets before it answers.

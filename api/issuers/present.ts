@@ -13,6 +13,8 @@ export function presentIssuer(issuer: Issuer) {
       requestsPerSecond: issuer.rateLimitRequestsPerSecond,
       eventsPerSecond: issuer.rateLimitEventsPerSecond,
     },
+    // Null means the deployment's WEBHOOK_ENDPOINT_DISABLE_AFTER.
+    webhookEndpointDisableAfter: issuer.webhookEndpointDisableAfter,
     createdAt: issuer.createdAt.toISOString(),
     updatedAt: issuer.updatedAt.toISOString(),
   };

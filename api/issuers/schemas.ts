@@ -41,6 +41,17 @@ const rateLimitChangeSchema = {
   },
 } as const;
 
+// The override of WEBHOOK_ENDPOINT_DISABLE_AFTER; its bounds are checked by api/issuers/store.ts.
+export const DISABLE_AFTER_BOUNDS = { min: '1h', max: '365d' } as const;
+const disableAfterChangeSchema = {
+  type: ['string', 'null'],
+  pattern: '^(never|[0-9]{1,15}(ms|s|m|h|d))$',
+  description:
+    "How long every delivery attempt to one of this issuer's webhook endpoints may fail before the endpoint is disabled " +
+    `(disabledReason failing): a duration, a whole number with a unit ms, s, m, h or d, from ${DISABLE_AFTER_BOUNDS.min} to ` +
+    `${DISABLE_AFTER_BOUNDS.max} (e.g. 5d); never; or null for the deployment's WEBHOOK_ENDPOINT_DISABLE_AFTER.`,
+} as const;
+
 export const issuerSchema = named(
   'Issuer',
   {
@@ -65,6 +76,12 @@ export const issuerSchema = named(
           eventsPerSecond: { type: ['integer', 'null'] },
         },
       },
+      webhookEndpointDisableAfter: {
+        type: ['string', 'null'],
+        description:
+          "Override of WEBHOOK_ENDPOINT_DISABLE_AFTER for this issuer's endpoints: a duration (shortest spelling, e.g. 5d) or " +
+          "never; null means the deployment's setting.",
+      },
       createdAt: timestampSchema,
       updatedAt: timestampSchema,
     },
@@ -76,6 +93,7 @@ export const issuerSchema = named(
     brandedAvailabilityDelayDays: 0,
     expiryNoticeDays: [30, 7],
     rateLimit: { requestsPerSecond: null, eventsPerSecond: 5000 },
+    webhookEndpointDisableAfter: null,
     createdAt: EXAMPLE_TIME,
     updatedAt: EXAMPLE_TIME,
   },
@@ -124,6 +142,7 @@ export const issuerChangesSchema = {
     brandedAvailabilityDelayDays: delaySchema,
     expiryNoticeDays: expiryNoticeDaysSchema,
     rateLimit: rateLimitChangeSchema,
+    webhookEndpointDisableAfter: disableAfterChangeSchema,
   },
 } as const;
 

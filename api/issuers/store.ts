@@ -9,6 +9,8 @@ import { AUTH_CHANGED_CHANNEL } from '../middleware/token-cache';
 import { recordAudit } from '../audit/store';
 import type { IssuerChanges, IssuerInput, RateLimitChange } from './schemas';
 import { normaliseLeadDays } from '../../core/rules/reward-notices';
+import { formatDuration, parseDuration } from '../../core/duration';
+import { DISABLE_AFTER_BOUNDS } from './schemas';
 
 /** API processes cache token → issuer; this tells them, at commit, to forget the issuer. */
 async function notifyAuthChanged(tx: Prisma.TransactionClient, issuerId: string): Promise<void> {
@@ -49,13 +51,14 @@ export async function updateIssuer(
   return db.$transaction(async (tx) => {
     const found = await tx.issuer.findUnique({ where: { id: issuerId } });
     if (!found) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
-    const { rateLimit, expiryNoticeDays, ...plain } = changes;
+    const { rateLimit, expiryNoticeDays, webhookEndpointDisableAfter, ...plain } = changes;
     const issuer = await tx.issuer.update({
       where: { id: issuerId },
       data: {
         ...plain,
         ...(expiryNoticeDays ? { expiryNoticeDays: normaliseLeadDays(expiryNoticeDays) } : {}),
         ...rateLimitColumns(rateLimit),
+        ...disableAfterColumn(webhookEndpointDisableAfter),
         updatedAt: now,
       },
     });
@@ -85,6 +88,24 @@ function rateLimitColumns(change: RateLimitChange | undefined): Prisma.IssuerUpd
     ...(change.requestsPerSecond !== undefined ? { rateLimitRequestsPerSecond: change.requestsPerSecond } : {}),
     ...(change.eventsPerSecond !== undefined ? { rateLimitEventsPerSecond: change.eventsPerSecond } : {}),
   };
+}
+
+/**
+ * The override of WEBHOOK_ENDPOINT_DISABLE_AFTER as stored: null for the deployment's, 'never', or
+ * a duration within DISABLE_AFTER_BOUNDS in its shortest spelling (`120m` is stored `2h`).
+ */
+function disableAfterColumn(change: string | null | undefined): Prisma.IssuerUpdateInput {
+  if (change === undefined) return {};
+  if (change === null || change === 'never') return { webhookEndpointDisableAfter: change };
+  const ms = parseDuration(change);
+  const [min, max] = [parseDuration(DISABLE_AFTER_BOUNDS.min)!, parseDuration(DISABLE_AFTER_BOUNDS.max)!];
+  if (ms === undefined || ms < min || ms > max) {
+    const message = `must be a duration from ${DISABLE_AFTER_BOUNDS.min} to ${DISABLE_AFTER_BOUNDS.max}, or never`;
+    throw errors.validation('invalid_body', `webhookEndpointDisableAfter ${message}.`, [
+      { path: '/webhookEndpointDisableAfter', message },
+    ]);
+  }
+  return { webhookEndpointDisableAfter: formatDuration(ms) };
 }
 
 /** Returns the stored token record and its secret, which is never available again. */

@@ -1,19 +1,8 @@
-// Webhook endpoints, webhook records and their attempts as the API shows them: an endpoint's
-// signing secret only when it is made.
-import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../prisma/generated/client';
+// Webhook records as the API shows them: the webhook with the sum of its deliveries, each
+// delivery with its attempts.
+import type { WebhookAttempt, WebhookDelivery } from '../../prisma/generated/client';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
-
-export function presentEndpoint(endpoint: WebhookEndpoint, signingSecret?: string) {
-  return {
-    url: endpoint.url,
-    enabledTypes: endpoint.enabledTypes,
-    ...(signingSecret ? { signingSecret } : {}),
-    previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString() ?? null,
-    createdAt: endpoint.createdAt.toISOString(),
-    updatedAt: endpoint.updatedAt.toISOString(),
-  };
-}
 
 /** A webhook with the summary of its deliveries (store.ts, SUMMARY). */
 export interface WebhookSummary {

@@ -1,111 +1,24 @@
-// Issuer webhook routes (API.md, Webhooks): the receiving endpoint and its secret, the
-// webhook records with their attempts, and replay.
+// Issuer webhook routes (API.md, Webhooks): the webhook records with their deliveries and
+// attempts, and replay. The endpoints have their own area (api/webhook-endpoints).
 import { fromBody, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import { pageSchema } from '../pagination';
 import type { AppDeps } from '../deps';
-import { findWebhook, getEndpoint, listWebhooks, putEndpoint, rotateSecret, webhookWithAttempts } from './store';
-import { presentEndpoint } from './present';
+import { findWebhook, listWebhooks, webhookWithAttempts } from './store';
 import { replayWebhook } from './replay';
 import {
-  endpointBodySchema,
-  endpointEnvelopeSchema,
-  endpointSchema,
   replayAcceptedSchema,
   replayBodySchema,
-  rotatedSecretSchema,
   webhookDetailSchema,
   webhookListQuerySchema,
   webhookSchema,
-  type EndpointInput,
 } from './schemas';
 
 const tag = 'Webhooks';
 
 export function webhookRoutes(deps: AppDeps): RouteSpec[] {
-  return [
-    putWebhookEndpointRoute(deps),
-    getWebhookEndpointRoute(deps),
-    rotateWebhookSecretRoute(deps),
-    listWebhooksRoute(deps),
-    getWebhookRoute(deps),
-    replayWebhookRoute(deps),
-  ];
-}
-
-function putWebhookEndpointRoute(deps: AppDeps): RouteSpec {
-  const { db, clock } = deps;
-  return defineRoute({
-    method: 'put',
-    path: '/api/v2/webhook-endpoint',
-    operationId: 'putWebhookEndpoint',
-    summary: 'Create or replace the webhook endpoint; the signing secret is returned on creation only',
-    description:
-      '400 `invalid_webhook_url`: not an absolute http(s) URI (RFC 3986), http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. ' +
-      '400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address ' +
-      "(in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard's bad ports). " +
-      'The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.',
-    tag,
-    auth: 'issuer',
-    documentedBody: endpointBodySchema,
-    envelope: endpointEnvelopeSchema,
-    responses: {
-      201: { description: 'Created; `signingSecret` holds the whsec_ secret.', schema: endpointSchema },
-      200: { description: 'Updated; the secret is unchanged and not returned.', schema: endpointSchema },
-    },
-    errorStatuses: [409],
-    reasonCodes: {
-      400: {
-        invalid_webhook_url: 'the URL is no RFC 3986 http(s) URI, or breaks a rule above',
-        destination_not_allowed: 'the host is not public, or the port is refused',
-      },
-    },
-    async handle(ctx, { body }) {
-      const input = body as EndpointInput;
-      const { endpoint, signingSecret } = await putEndpoint(db, deps, issuerOf(ctx), input, clock.now());
-      ctx.status = signingSecret ? 201 : 200;
-      ctx.body = presentEndpoint(endpoint, signingSecret);
-    },
-  });
-}
-
-function getWebhookEndpointRoute(deps: AppDeps): RouteSpec {
-  const { db } = deps;
-  return defineRoute({
-    method: 'get',
-    path: '/api/v2/webhook-endpoint',
-    operationId: 'getWebhookEndpoint',
-    summary: 'Read the webhook endpoint (without its secret)',
-    tag,
-    auth: 'issuer',
-    responses: { 200: { description: 'The endpoint.', schema: endpointSchema } },
-    errorStatuses: [404],
-    async handle(ctx) {
-      ctx.body = presentEndpoint(await getEndpoint(db, issuerOf(ctx).id));
-    },
-  });
-}
-
-function rotateWebhookSecretRoute(deps: AppDeps): RouteSpec {
-  const { db, clock } = deps;
-  return defineRoute({
-    method: 'post',
-    path: '/api/v2/webhook-endpoint/rotate-secret',
-    operationId: 'rotateWebhookSecret',
-    summary: 'Replace the signing secret; the previous one keeps signing beside it for 24 h',
-    tag,
-    auth: 'issuer',
-    responses: { 200: { description: 'The new secret.', schema: rotatedSecretSchema } },
-    errorStatuses: [404, 409],
-    async handle(ctx) {
-      const rotated = await rotateSecret(db, deps.webhookSecretKeys, issuerOf(ctx).id, clock.now());
-      ctx.body = {
-        signingSecret: rotated.signingSecret,
-        previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString(),
-      };
-    },
-  });
+  return [listWebhooksRoute(deps), getWebhookRoute(deps), replayWebhookRoute(deps)];
 }
 
 function listWebhooksRoute(deps: AppDeps): RouteSpec {
@@ -181,7 +94,10 @@ function replayWebhookRoute(deps: AppDeps): RouteSpec {
         webhookId: started.webhookId,
         endpointId: started.endpointId,
         firstAttemptNumber: started.firstAttemptNumber,
-        deliveries: started.deliveries.map(({ endpointId, firstAttemptNumber }) => ({ endpointId, firstAttemptNumber })),
+        deliveries: started.deliveries.map(({ endpointId, firstAttemptNumber }) => ({
+          endpointId,
+          firstAttemptNumber,
+        })),
       };
     },
   });

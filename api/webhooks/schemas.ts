@@ -1,10 +1,9 @@
 // JSON schemas of the webhook routes (API.md, Webhooks), validated by ajv and published in
 // /openapi.json unchanged.
 import { idSchema, nullableTimestampSchema, timestampSchema } from '../schemas/common';
-import { MAX_WEBHOOK_URL_LENGTH } from '../../core/webhooks/endpoint-url';
 import { paginationQueryProperties } from '../pagination';
 import { named } from '../schemas/named';
-import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
+import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 
 import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
 import type { Validated } from '../../core/validated';
@@ -13,86 +12,6 @@ export { WEBHOOK_TYPES };
 export const WEBHOOK_STATUSES = ['pending', 'delivering', 'delivered', 'failed', 'skipped'] as const;
 export const DELIVERY_STATUSES = WEBHOOK_STATUSES;
 export type { WebhookType as WebhookTypeName } from '../../core/webhooks/payloads';
-
-const endpointUrlText = {
-  type: 'string',
-  minLength: 1,
-  maxLength: MAX_WEBHOOK_URL_LENGTH,
-  description:
-    'Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving ' +
-    "POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports.",
-} as const;
-
-const enabledTypesSchema = {
-  type: 'array',
-  minItems: 1,
-  uniqueItems: true,
-  items: { type: 'string', enum: WEBHOOK_TYPES },
-  description: 'Webhook types sent to this endpoint; omitted means every type.',
-} as const;
-
-/**
- * The body as published: `url` with `format: uri`. The route checks the URL's syntax itself
- * (core/webhooks/endpoint-url.ts), to answer every URL problem with the one reasonCode
- * invalid_webhook_url; ajv checks the rest (endpointEnvelopeSchema).
- */
-export const endpointBodySchema = named(
-  'WebhookEndpointInput',
-  {
-    type: 'object',
-    additionalProperties: false,
-    required: ['url'],
-    properties: { url: { ...endpointUrlText, format: 'uri' }, enabledTypes: enabledTypesSchema },
-  },
-  { url: 'https://rewards-hooks.example-issuer.com/webhooks', enabledTypes: ['qualified_settlement'] },
-);
-
-export const endpointEnvelopeSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['url'],
-  properties: { url: endpointUrlText, enabledTypes: enabledTypesSchema },
-} as const;
-
-// Not a real secret: 32 bytes of 0x2a, base64.
-const EXAMPLE_SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
-
-export const endpointSchema = named(
-  'WebhookEndpoint',
-  {
-    type: 'object',
-    required: ['url', 'enabledTypes', 'previousSecretExpiresAt', 'createdAt', 'updatedAt'],
-    properties: {
-      url: { type: 'string' },
-      enabledTypes: { type: 'array', items: { type: 'string', enum: WEBHOOK_TYPES } },
-      signingSecret: { type: 'string', description: 'whsec_ secret; returned on creation and rotation only.' },
-      previousSecretExpiresAt: {
-        ...nullableTimestampSchema,
-        description: 'Until then the previous secret also signs (rotation overlap).',
-      },
-      createdAt: timestampSchema,
-      updatedAt: timestampSchema,
-    },
-  },
-  {
-    url: 'https://rewards-hooks.example-issuer.com/webhooks',
-    enabledTypes: ['qualified_settlement'],
-    signingSecret: EXAMPLE_SECRET,
-    previousSecretExpiresAt: null,
-    createdAt: EXAMPLE_TIME,
-    updatedAt: EXAMPLE_TIME,
-  },
-);
-
-export const rotatedSecretSchema = named(
-  'RotatedSigningSecret',
-  {
-    type: 'object',
-    required: ['signingSecret', 'previousSecretExpiresAt'],
-    properties: { signingSecret: { type: 'string' }, previousSecretExpiresAt: timestampSchema },
-  },
-  { signingSecret: EXAMPLE_SECRET, previousSecretExpiresAt: EXAMPLE_LATER },
-);
 
 export const webhookListQuerySchema = {
   type: 'object',
@@ -104,7 +23,6 @@ export const webhookListQuerySchema = {
   },
 } as const;
 
-export type EndpointInput = Validated<typeof endpointEnvelopeSchema>;
 export type WebhookListQuery = Validated<typeof webhookListQuerySchema>;
 
 const exampleWebhookData = {
@@ -152,6 +70,8 @@ const exampleAttempts = [
     error: null,
   },
 ];
+
+const exampleEndpointAttempts = exampleAttempts.map((a) => ({ endpointId: exampleId('whe'), ...a }));
 
 export const webhookSchema = named(
   'Webhook',
@@ -201,10 +121,8 @@ export const attemptSchema = named(
       error: { type: ['string', 'null'] },
     },
   },
-  exampleAttempts[0],
+  exampleEndpointAttempts[0],
 );
-
-const exampleEndpointAttempts = exampleAttempts.map((a) => ({ endpointId: exampleId('whe'), ...a }));
 
 export const deliverySchema = named(
   'WebhookDelivery',

@@ -633,6 +633,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook endpoints, oldest first (the first is the one /api/v2/webhook-endpoint addresses)
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Add a webhook endpoint; its signing secret is returned now only
+         * @description At most 10 endpoints per issuer. Each webhook goes to every enabled endpoint whose enabledTypes hold its type, with the same webhookId everywhere. 400 `invalid_webhook_url`: not an absolute http(s) URI (RFC 3986), http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. 400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address (in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard's bad ports). The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook endpoint with its status and health (without its secret) */
+        get: operations["getWebhookEndpointById"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint; its deliveries stay visible on their webhooks
+         * @description Nothing more is sent to it. Deleting the first endpoint makes the next oldest the one /api/v2/webhook-endpoint addresses.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint: its URL, types, description, rate or status
+         * @description `status: disabled` stops every sending to it (disabledReason `manual`); its deliveries end skipped, and `recover` sends them once it is enabled again. `status: enabled` clears disabledReason and resets its health (consecutiveFailures 0, failingSince null). Setting the status it already has changes nothing. 400 `invalid_webhook_url`: not an absolute http(s) URI (RFC 3986), http for a production issuer, credentials, spaces or control characters (CR, LF), over 2048 characters. 400 `destination_not_allowed`: the URL names or resolves to a loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, broadcast, unspecified or reserved address (in any spelling, IPv4-mapped IPv6 included), a local-network name (localhost, *.internal, single-label...), or a port that HTTP clients refuse (the fetch standard's bad ports). The host is checked again before every delivery attempt; an attempt to a refused destination fails with `destination_refused` without connecting.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/v2/webhook-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace an endpoint's signing secret; the previous one keeps signing beside it for 24 h */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/webhook-endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the type's published example to this endpoint only, as a test event
+         * @description The `data` is the example of the type in the webhooks section of this document; the envelope carries `"test": true`. Any type may be tried, whether or not it is one of the endpoint’s enabledTypes. The test webhook is recorded like any other: its attempts, retries and replay (GET /api/v2/webhooks/{webhookId}).
+         */
+        post: operations["sendWebhookEndpointTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/webhook-endpoints/{endpointId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every webhook whose delivery to this endpoint failed or was skipped in a window
+         * @description The webhooks created in [since, until) whose delivery to this endpoint ended failed or skipped go back to it, with the same webhookIds and bodies, at the endpoint’s pace (its concurrency and rateLimitPerSecond); their attempts continue their numbering. Delivered and still running deliveries are left alone.
+         */
+        post: operations["recoverWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/webhooks": {
         parameters: {
             query?: never;
@@ -681,7 +787,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver a webhook again, same webhookId and body, on the full retry schedule
-         * @description Any status but delivering (a delivery still retrying answers 409). Receivers must answer 2xx to a webhook they already processed.
+         * @description Any status but delivering (a delivery still retrying answers 409). With `endpointId`, to that endpoint only; without it, to every enabled endpoint the webhook went to (or, if it went nowhere, to every enabled endpoint subscribing to its type). Receivers must answer 2xx to a webhook they already processed.
          */
         post: operations["replayWebhook"];
         delete?: never;
@@ -781,7 +887,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change an issuer name, availability delay or rate limits */
+        /** Change an issuer name, availability delay, rate limits or when its failing webhook endpoints are disabled */
         patch: operations["updateIssuer"];
         trace?: never;
     };
@@ -1143,6 +1249,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * endpoint_disabled (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["endpoint_disabledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1178,6 +1304,11 @@ export interface components {
                 /** @description Empty: a preview posts nothing. */
                 rewardGrantIds: string[];
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description A settlement posted its reward to the ledger: cashback and branded balance earned, branded balance spent. */
         QualifiedSettlementWebhook: {
@@ -1213,6 +1344,11 @@ export interface components {
                 /** @description The branded grants it created (GET .../rewards/expiring). */
                 rewardGrantIds: string[];
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description Branded balance became spendable at its merchant: the grant's availability delay passed with value left. */
         RewardAvailableWebhook: {
@@ -1247,6 +1383,11 @@ export interface components {
                  */
                 expiresAt: string;
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description Branded balance will expire: a grant with value left came within one of the issuer's notice lead times (expiryNoticeDays, default 30 and 7 days) of its expiry. One per grant and lead time. */
         RewardExpiringWebhook: {
@@ -1275,6 +1416,11 @@ export interface components {
                 /** @description The issuer's notice lead time reached: it expires in at most this many days. */
                 daysBeforeExpiry: number;
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description Branded balance expired unspent: what was left moved to breakage in the ledger. */
         RewardExpiredWebhook: {
@@ -1299,6 +1445,11 @@ export interface components {
                 /** @description The branded_expired reward event (GET .../rewards/activity). */
                 rewardEventId: string;
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description A refund took back reward its purchase earned (cashback, branded balance or both). */
         RewardClawedBackWebhook: {
@@ -1327,6 +1478,11 @@ export interface components {
                 /** @description The clawback reward events (GET .../transaction/{txnId}/reward-detail of the purchase). */
                 rewardEventIds: string[];
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /** @description An authorization with a qualified preview lapsed: no settlement arrived within the settlement time-out, so its preview no longer holds. */
         AuthorizationLapsedWebhook: {
@@ -1350,6 +1506,44 @@ export interface components {
                 /** @description What its preview said the purchase would earn (qualified_auth's earnedAmountMinor). */
                 previewedAmountMinor: number;
             };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
+        };
+        /** @description One of the issuer's webhook endpoints was disabled because every attempt to it failed for WEBHOOK_ENDPOINT_DISABLE_AFTER (5 days unless configured). Sent to its other endpoints that subscribe; re-enable it with PATCH, then recover what it missed. */
+        EndpointDisabledWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "endpoint_disabled";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                /** @description The endpoint that was disabled (GET /api/v2/webhook-endpoints/{endpointId}). */
+                endpointId: string;
+                /** @description Its URL. */
+                url: string;
+                /**
+                 * Format: date-time
+                 * @description The first failure of the run of failures that disabled it.
+                 */
+                failingSince: string;
+                /**
+                 * @description Why: every attempt failed for too long.
+                 * @enum {string}
+                 */
+                reason: "failing";
+            };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
         };
         /**
          * Error
@@ -2651,15 +2845,26 @@ export interface components {
              */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
         };
         /**
          * WebhookEndpoint
          * @example {
+         *       "id": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *       "url": "https://rewards-hooks.example-issuer.com/webhooks",
          *       "enabledTypes": [
          *         "qualified_settlement"
          *       ],
+         *       "description": "",
+         *       "status": "enabled",
+         *       "disabledReason": null,
+         *       "rateLimitPerSecond": null,
+         *       "health": {
+         *         "consecutiveFailures": 0,
+         *         "failingSince": null,
+         *         "lastSuccessAt": "2026-03-14T15:09:26.000Z",
+         *         "lastFailureAt": null
+         *       },
          *       "signingSecret": "whsec_KioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKio=",
          *       "previousSecretExpiresAt": null,
          *       "createdAt": "2026-03-14T15:09:26.000Z",
@@ -2667,9 +2872,33 @@ export interface components {
          *     }
          */
         WebhookEndpoint: {
+            id: string;
             url: string;
-            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed")[];
-            /** @description whsec_ secret; returned on creation and rotation only. */
+            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
+            description: string;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /**
+             * @description failing: disabled by the service after failing too long; manual: by the issuer; null when enabled.
+             * @enum {string|null}
+             */
+            disabledReason: "failing" | "manual" | null;
+            rateLimitPerSecond: number | null;
+            /** @description Updated with every delivery attempt. */
+            health: {
+                /** @description Failed attempts since the last success. */
+                consecutiveFailures: number;
+                /**
+                 * Format: date-time
+                 * @description First failure of the current run of failures.
+                 */
+                failingSince: string | null;
+                /** Format: date-time */
+                lastSuccessAt: string | null;
+                /** Format: date-time */
+                lastFailureAt: string | null;
+            };
+            /** @description whsec_ secret; returned on creation only. */
             signingSecret?: string;
             /**
              * Format: date-time
@@ -2701,6 +2930,135 @@ export interface components {
              * @description ISO 8601, UTC.
              */
             previousSecretExpiresAt: string;
+        };
+        /**
+         * WebhookEndpointCreate
+         * @example {
+         *       "url": "https://rewards-hooks.example-issuer.com/webhooks",
+         *       "enabledTypes": [
+         *         "qualified_settlement",
+         *         "reward_available"
+         *       ],
+         *       "description": "Cardholder notifications"
+         *     }
+         */
+        WebhookEndpointCreate: {
+            /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
+            url: string;
+            /** @description Webhook types sent to this endpoint; omitted means every type. */
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
+            /** @description The issuer's own note on what the endpoint is for; empty when not given. */
+            description?: string;
+            /** @description First delivery attempts per second sent to this endpoint at most; null (the default): bounded by concurrency only. */
+            rateLimitPerSecond?: number | null;
+        };
+        /**
+         * WebhookEndpointPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "url": "https://rewards-hooks.example-issuer.com/webhooks",
+         *           "enabledTypes": [
+         *             "qualified_settlement"
+         *           ],
+         *           "description": "",
+         *           "status": "enabled",
+         *           "disabledReason": null,
+         *           "rateLimitPerSecond": null,
+         *           "health": {
+         *             "consecutiveFailures": 0,
+         *             "failingSince": null,
+         *             "lastSuccessAt": "2026-03-14T15:09:26.000Z",
+         *             "lastFailureAt": null
+         *           },
+         *           "signingSecret": "whsec_KioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKio=",
+         *           "previousSecretExpiresAt": null,
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "updatedAt": "2026-03-14T15:09:26.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        WebhookEndpointPage: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /**
+         * WebhookEndpointChanges
+         * @description Fields left out keep their value.
+         * @example {
+         *       "status": "disabled"
+         *     }
+         */
+        WebhookEndpointChanges: {
+            /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
+            url?: string;
+            /** @description Webhook types sent to this endpoint; omitted means every type. */
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
+            /** @description The issuer's own note on what the endpoint is for; empty when not given. */
+            description?: string;
+            /**
+             * @description disabled: nothing is sent to it (its deliveries end skipped; recover sends them later), disabledReason manual. enabled: clears disabledReason and starts its health afresh.
+             * @enum {string}
+             */
+            status?: "enabled" | "disabled";
+            /** @description First delivery attempts per second sent to this endpoint at most; null (the default): bounded by concurrency only. */
+            rateLimitPerSecond?: number | null;
+        };
+        /**
+         * WebhookEndpointTestInput
+         * @example {
+         *       "type": "qualified_settlement"
+         *     }
+         */
+        WebhookEndpointTestInput: {
+            /**
+             * @description The type whose published example (the webhooks section of /openapi.json) is sent; any type, enabled or not.
+             * @enum {string}
+             */
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
+        };
+        /**
+         * WebhookEndpointTestEvent
+         * @example {
+         *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *     }
+         */
+        WebhookEndpointTestEvent: {
+            /** @description The test webhook, recorded like any other (GET /api/v2/webhooks/{webhookId}). */
+            webhookId: string;
+        };
+        /**
+         * WebhookEndpointRecoverInput
+         * @example {
+         *       "since": "2026-03-14T15:09:26.000Z",
+         *       "until": "2026-03-17T15:09:26.000Z"
+         *     }
+         */
+        WebhookEndpointRecoverInput: {
+            /**
+             * Format: date-time
+             * @description Webhooks created at or after this instant; not in the future.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description Webhooks created before this instant; after since. Default: now.
+             */
+            until?: string;
+        };
+        /**
+         * WebhookEndpointRecovery
+         * @example {
+         *       "count": 3
+         *     }
+         */
+        WebhookEndpointRecovery: {
+            /** @description Deliveries sent again (failed or skipped ones in the window). */
+            count: number;
         };
         /**
          * Webhook
@@ -2737,9 +3095,9 @@ export interface components {
         Webhook: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
             /** @enum {string} */
-            status: "pending" | "delivering" | "delivered" | "failed";
+            status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
             /** Format: date-time */
             lastAttemptAt?: string | null;
@@ -2752,6 +3110,8 @@ export interface components {
              * @description ISO 8601, UTC.
              */
             createdAt: string;
+            /** @description Present (true) on test events only. */
+            test?: boolean;
             /** @description The envelope data: source ids (audit chain) and amounts. */
             data: {
                 [key: string]: unknown;
@@ -2802,6 +3162,7 @@ export interface components {
         /**
          * WebhookAttempt
          * @example {
+         *       "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *       "attemptNumber": 1,
          *       "startedAt": "2026-03-14T15:09:26.000Z",
          *       "statusCode": 503,
@@ -2812,6 +3173,9 @@ export interface components {
          *     }
          */
         WebhookAttempt: {
+            /** @description The endpoint attempted; null for attempts made when the issuer had no endpoint. */
+            endpointId: string | null;
+            /** @description Numbered per delivery (webhook and endpoint). */
             attemptNumber: number;
             /**
              * Format: date-time
@@ -2825,6 +3189,55 @@ export interface components {
             /** @description http_status, timeout, connection_error, request_error, attempt_lost, not_configured, type_not_enabled or destination_refused (the URL names or resolves to an address webhooks may not reach; nothing was sent). */
             errorClass?: string | null;
             error: string | null;
+        };
+        /**
+         * WebhookDelivery
+         * @example {
+         *       "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "status": "delivered",
+         *       "attemptCount": 2,
+         *       "lastAttemptAt": "2026-03-14T15:09:26.000Z",
+         *       "nextAttemptAt": null,
+         *       "deliveredAt": "2026-03-14T15:09:26.000Z",
+         *       "attempts": [
+         *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "attemptNumber": 1,
+         *           "startedAt": "2026-03-14T15:09:26.000Z",
+         *           "statusCode": 503,
+         *           "latencyMs": 41,
+         *           "outcome": "failed",
+         *           "errorClass": "http_status",
+         *           "error": "HTTP 503"
+         *         },
+         *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "attemptNumber": 2,
+         *           "startedAt": "2026-03-14T15:09:26.000Z",
+         *           "statusCode": 204,
+         *           "latencyMs": 38,
+         *           "outcome": "succeeded",
+         *           "errorClass": null,
+         *           "error": null
+         *         }
+         *       ]
+         *     }
+         */
+        WebhookDelivery: {
+            endpointId: string;
+            /**
+             * @description skipped: the endpoint was disabled or deleted before it was sent (recover sends it again).
+             * @enum {string}
+             */
+            status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
+            attemptCount: number;
+            /** Format: date-time */
+            lastAttemptAt: string | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            deliveredAt: string | null;
+            attempts: components["schemas"]["WebhookAttempt"][];
         };
         /**
          * WebhookDetail
@@ -2856,8 +3269,41 @@ export interface components {
          *         "brandedAmountMinor": 75,
          *         "spentAmountMinor": 0
          *       },
+         *       "deliveries": [
+         *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "status": "delivered",
+         *           "attemptCount": 2,
+         *           "lastAttemptAt": "2026-03-14T15:09:26.000Z",
+         *           "nextAttemptAt": null,
+         *           "deliveredAt": "2026-03-14T15:09:26.000Z",
+         *           "attempts": [
+         *             {
+         *               "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *               "attemptNumber": 1,
+         *               "startedAt": "2026-03-14T15:09:26.000Z",
+         *               "statusCode": 503,
+         *               "latencyMs": 41,
+         *               "outcome": "failed",
+         *               "errorClass": "http_status",
+         *               "error": "HTTP 503"
+         *             },
+         *             {
+         *               "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *               "attemptNumber": 2,
+         *               "startedAt": "2026-03-14T15:09:26.000Z",
+         *               "statusCode": 204,
+         *               "latencyMs": 38,
+         *               "outcome": "succeeded",
+         *               "errorClass": null,
+         *               "error": null
+         *             }
+         *           ]
+         *         }
+         *       ],
          *       "attempts": [
          *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *           "attemptNumber": 1,
          *           "startedAt": "2026-03-14T15:09:26.000Z",
          *           "statusCode": 503,
@@ -2867,6 +3313,7 @@ export interface components {
          *           "error": "HTTP 503"
          *         },
          *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *           "attemptNumber": 2,
          *           "startedAt": "2026-03-14T15:09:26.000Z",
          *           "statusCode": 204,
@@ -2881,9 +3328,9 @@ export interface components {
         WebhookDetail: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
             /** @enum {string} */
-            status: "pending" | "delivering" | "delivered" | "failed";
+            status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
             /** Format: date-time */
             lastAttemptAt?: string | null;
@@ -2896,25 +3343,55 @@ export interface components {
              * @description ISO 8601, UTC.
              */
             createdAt: string;
+            /** @description Present (true) on test events only. */
+            test?: boolean;
             /** @description The envelope data: source ids (audit chain) and amounts. */
             data: {
                 [key: string]: unknown;
             };
+            /** @description One per endpoint the webhook went to, with its attempts; status above sums them up. */
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            /** @description Every attempt to every endpoint, oldest first. */
             attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        /**
+         * WebhookReplayInput
+         * @example {
+         *       "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *     }
+         */
+        WebhookReplayInput: {
+            /** @description Replay to this endpoint only (even one the webhook never went to). Without it: every enabled endpoint it went to. */
+            endpointId?: string;
         };
         /**
          * WebhookReplay
          * @example {
          *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-         *       "firstAttemptNumber": 3
+         *       "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "firstAttemptNumber": 3,
+         *       "deliveries": [
+         *         {
+         *           "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "firstAttemptNumber": 3
+         *         }
+         *       ]
          *     }
          */
         WebhookReplay: {
             webhookId: string;
-            /** @description Number of the replay run’s first attempt. */
+            /** @description The first delivery replayed (deliveries lists every one). */
+            endpointId: string;
+            /** @description Number of that replay run’s first attempt. */
             firstAttemptNumber: number;
             /** @description Operator API only: the Temporal workflow of the replay. */
             workflowId?: string;
+            deliveries: {
+                endpointId: string;
+                firstAttemptNumber: number;
+                /** @description Operator API only. */
+                workflowId?: string;
+            }[];
         };
         /**
          * SandboxClock
@@ -3026,6 +3503,7 @@ export interface components {
          *         "requestsPerSecond": null,
          *         "eventsPerSecond": 5000
          *       },
+         *       "webhookEndpointDisableAfter": null,
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-14T15:09:26.000Z"
          *     }
@@ -3043,6 +3521,8 @@ export interface components {
                 requestsPerSecond: number | null;
                 eventsPerSecond: number | null;
             };
+            /** @description Override of WEBHOOK_ENDPOINT_DISABLE_AFTER for this issuer's endpoints: a duration (shortest spelling, e.g. 5d) or never; null means the deployment's setting. */
+            webhookEndpointDisableAfter?: string | null;
             /**
              * Format: date-time
              * @description ISO 8601, UTC.
@@ -6254,11 +6734,585 @@ export interface operations {
             503: components["responses"]["UnavailableIssuerKeyed"];
         };
     };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints, without their secrets. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuer"];
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description Created; `signingSecret` holds the whsec_ secret. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_webhook_url`: the URL is no RFC 3986 http(s) URI, or breaks a rule above; `destination_not_allowed`: the host is not public, or the port is refused. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `endpoint_limit_reached`: the issuer already has 10 endpoints. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
+        };
+    };
+    getWebhookEndpointById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequestIssuer"];
+            401: components["responses"]["UnauthorizedIssuer"];
+            404: components["responses"]["NotFoundIssuer"];
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequestIssuerKeyed"];
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            404: components["responses"]["NotFoundIssuerKeyed"];
+            409: components["responses"]["ConflictIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointChanges"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_webhook_url`: the URL is no RFC 3986 http(s) URI, or breaks a rule above; `destination_not_allowed`: the host is not public, or the port is refused. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            404: components["responses"]["NotFoundIssuerKeyed"];
+            409: components["responses"]["ConflictIssuerKeyed"];
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedSigningSecret"];
+                };
+            };
+            400: components["responses"]["BadRequestIssuerKeyed"];
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            404: components["responses"]["NotFoundIssuerKeyed"];
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `webhook_endpoint_conflict`: another rotation of this secret won the race; retry. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
+        };
+    };
+    sendWebhookEndpointTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointTestInput"];
+            };
+        };
+        responses: {
+            /** @description Recorded; the first attempt follows at once. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointTestEvent"];
+                };
+            };
+            400: components["responses"]["BadRequestIssuerKeyed"];
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            404: components["responses"]["NotFoundIssuerKeyed"];
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `endpoint_disabled`: the endpoint is disabled; PATCH its status to enabled first. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
+        };
+    };
+    recoverWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointRecoverInput"];
+            };
+        };
+        responses: {
+            /** @description Reopened; the relays send them. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointRecovery"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_window`: since is in the future, or not before until. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            404: components["responses"]["NotFoundIssuerKeyed"];
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `endpoint_disabled`: the endpoint is disabled; PATCH its status to enabled first. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: {
-                status?: "pending" | "delivering" | "delivered" | "failed";
-                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed";
+                status?: "pending" | "delivering" | "delivered" | "failed" | "skipped";
+                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
                 limit?: number;
                 cursor?: string;
             };
@@ -6381,7 +7435,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookReplayInput"];
+            };
+        };
         responses: {
             /** @description The replay started. */
             202: {
@@ -6398,8 +7456,55 @@ export interface operations {
             };
             400: components["responses"]["BadRequestIssuerKeyed"];
             401: components["responses"]["UnauthorizedIssuerKeyed"];
-            404: components["responses"]["NotFoundIssuerKeyed"];
-            409: components["responses"]["ConflictIssuerKeyed"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `webhook_endpoint_not_found`: endpointId names no endpoint of this issuer. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `webhook_delivery_in_progress`: a delivery of the webhook is still retrying; `endpoint_disabled`: the endpoint named is disabled; `no_webhook_endpoint`: no enabled endpoint to replay to. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -6774,6 +7879,8 @@ export interface operations {
                         /** @description Ingestion: events per second. */
                         eventsPerSecond?: number | null;
                     } | null;
+                    /** @description How long every delivery attempt to one of this issuer's webhook endpoints may fail before the endpoint is disabled (disabledReason failing): a duration, a whole number with a unit ms, s, m, h or d, from 1h to 365d (e.g. 5d); never; or null for the deployment's WEBHOOK_ENDPOINT_DISABLE_AFTER. */
+                    webhookEndpointDisableAfter?: string | null;
                 };
             };
         };
@@ -6789,7 +7896,35 @@ export interface operations {
                     "application/json": components["schemas"]["Issuer"];
                 };
             };
-            400: components["responses"]["BadRequestKeyed"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: webhookEndpointDisableAfter is a duration below 1h or above 365d. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
@@ -7933,6 +9068,55 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["AuthorizationLapsedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    endpoint_disabledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000008",
+                 *       "type": "endpoint_disabled",
+                 *       "createdAt": "2027-03-14T15:09:26.000Z",
+                 *       "data": {
+                 *         "endpointId": "whe_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "url": "https://rewards-hooks.example-issuer.com/webhooks",
+                 *         "failingSince": "2026-03-17T15:09:26.000Z",
+                 *         "reason": "failing"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EndpointDisabledWebhook"];
             };
         };
         responses: {

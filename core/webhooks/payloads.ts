@@ -140,6 +140,12 @@ export function webhookBodySchema(type: WebhookType): object {
       type: { type: 'string', const: type },
       createdAt: { type: 'string', format: 'date-time', description: 'When the effects it announces were committed.' },
       data: dataSchemas[type],
+      test: {
+        type: 'boolean',
+        const: true,
+        description:
+          'Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.',
+      },
     },
   };
 }

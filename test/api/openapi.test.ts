@@ -77,6 +77,7 @@ describe('GET /openapi.json', () => {
   it('publishes the webhook contract: a webhooks entry per type with its body, signature headers and retry schedule', () => {
     assert.deepEqual(Object.keys(doc.webhooks).sort(), [
       'authorization_lapsed',
+      'endpoint_disabled',
       'qualified_auth',
       'qualified_settlement',
       'reward_available',

@@ -19,6 +19,7 @@ import {
 } from '../helpers/webhooks';
 import { createWebhookDestinations, systemResolver, type Resolver } from '../../core/webhooks/destination-guard';
 import { recordWebhook } from '../../activities/webhooks/record';
+import { newId } from '../../core/ids';
 import { webhookDeliveryWorkflowId, webhookReplayWorkflowId } from '../../workflows/webhook-delivery-contract';
 
 /** Test names answered here (no external DNS on the test machine); any other name goes to the system. */
@@ -158,11 +159,13 @@ describe('webhook destinations', function () {
     afterEach(() => receiver.close());
 
     /** An endpoint saved before destinations were checked: written straight into the table. */
-    async function storedEndpoint(url: string): Promise<TestIssuer> {
+    async function storedEndpoint(url: string): Promise<{ issuer: TestIssuer; endpointId: string }> {
       const issuer = await newIssuer(stack.app);
       const now = new Date();
+      const endpointId = newId('whe');
       await stack.db.webhookEndpoint.create({
         data: {
+          id: endpointId,
           issuerId: issuer.id,
           url,
           enabledTypes: ['qualified_auth', 'qualified_settlement'],
@@ -171,7 +174,7 @@ describe('webhook destinations', function () {
           updatedAt: now,
         },
       });
-      return issuer;
+      return { issuer, endpointId };
     }
     const outboxWebhook = (issuerId: string) =>
       stack.db.$transaction((tx) =>
@@ -185,7 +188,7 @@ describe('webhook destinations', function () {
       );
 
     it('fails an endpoint stored earlier at 127.0.0.1 with destination_refused at once, relay and replay alike, and nothing reaches it', async () => {
-      const issuer = await storedEndpoint(receiver.url);
+      const { issuer, endpointId } = await storedEndpoint(receiver.url);
       const webhookId = await outboxWebhook(issuer.id);
       const failed = await waitForWebhookStatus(stack.db, webhookId, ['failed', 'delivered']);
       assert.deepEqual(
@@ -194,16 +197,20 @@ describe('webhook destinations', function () {
         'failed for good, no retry scheduled',
       );
       await assert.rejects(
-        stack.client.workflow.getHandle(webhookDeliveryWorkflowId(webhookId)).describe(),
+        stack.client.workflow.getHandle(webhookDeliveryWorkflowId(webhookId, endpointId)).describe(),
         WorkflowNotFoundError,
         'no retries',
       );
 
       const replay = await issuer.call('POST', `/api/v2/webhooks/${webhookId}/replay`);
       assert.equal(replay.status, 202, replay.text);
+      assert.deepEqual(
+        [replay.body.endpointId, replay.body.firstAttemptNumber, replay.body.deliveries],
+        [endpointId, 2, [{ endpointId, firstAttemptNumber: 2 }]],
+      );
       const result = await waitFor('the replay', async () =>
         stack.client.workflow
-          .getHandle(webhookReplayWorkflowId(webhookId, replay.body.firstAttemptNumber))
+          .getHandle(webhookReplayWorkflowId(webhookId, endpointId, replay.body.firstAttemptNumber))
           .result()
           .catch((err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))),
       );
@@ -211,11 +218,15 @@ describe('webhook destinations', function () {
 
       const detail = await issuer.call('GET', `/api/v2/webhooks/${webhookId}`);
       assert.deepEqual(
-        detail.body.attempts.map((a: any) => [a.attemptNumber, a.outcome, a.statusCode, a.errorClass]),
+        detail.body.attempts.map((a: any) => [a.endpointId, a.attemptNumber, a.outcome, a.statusCode, a.errorClass]),
         [
-          [1, 'failed', null, 'destination_refused'],
-          [2, 'failed', null, 'destination_refused'],
+          [endpointId, 1, 'failed', null, 'destination_refused'],
+          [endpointId, 2, 'failed', null, 'destination_refused'],
         ],
+      );
+      assert.deepEqual(
+        detail.body.deliveries.map((d: any) => [d.endpointId, d.status, d.attemptCount, d.nextAttemptAt]),
+        [[endpointId, 'failed', 2, null]],
       );
       for (const attempt of detail.body.attempts)
         assert.match(attempt.error, /^destination_refused: 127\.0\.0\.1 is a loopback address; nothing was sent$/);
@@ -231,7 +242,7 @@ describe('webhook destinations', function () {
         `http://localhost:${port}/hooks`,
       ];
       for (const url of urls) {
-        const issuer = await storedEndpoint(url);
+        const { issuer } = await storedEndpoint(url);
         const webhookId = await outboxWebhook(issuer.id);
         const row = await waitForWebhookStatus(stack.db, webhookId, ['failed', 'delivered']);
         assert.deepEqual([row.status, row.attemptCount], ['failed', 1], JSON.stringify(url));

@@ -5,6 +5,8 @@ import { startStack, type Stack } from '../helpers/stack';
 import { assertError, newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
 import { Webhook } from 'standardwebhooks';
 import {
+  deliveryOf,
+  insertEndpoint,
   newWebhookRecord,
   settlementData,
   startReceiver,
@@ -56,6 +58,7 @@ describe('webhook API', function () {
           'reward_expired',
           'reward_clawed_back',
           'authorization_lapsed',
+          'endpoint_disabled',
         ],
         'a new endpoint without enabledTypes gets every type',
       );
@@ -79,7 +82,10 @@ describe('webhook API', function () {
       const rotated = await fresh.call('POST', '/api/v2/webhook-endpoint/rotate-secret');
       assert.equal(rotated.status, 200, rotated.text);
       assert.notEqual(rotated.body.signingSecret, created.body.signingSecret);
-      const after = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: fresh.id } });
+      const after = await stack.db.webhookEndpoint.findFirstOrThrow({
+        where: { issuerId: fresh.id },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      });
       const secrets = await storedSecrets(stack.db, fresh.id);
       assert.deepEqual(
         [secrets.secret, secrets.previousSecret],
@@ -180,7 +186,10 @@ describe('webhook API', function () {
         assert.equal(created.status, 201, created.text);
         const first: string = created.body.signingSecret;
         await assertNotStored(own.id, [first]);
-        const stored = await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId: own.id } });
+        const stored = await stack.db.webhookEndpoint.findFirstOrThrow({
+          where: { issuerId: own.id },
+          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        });
         assert.equal(stored.secretKeyId, testWebhookSecretKeys.primaryKeyId);
         assert.ok(verifies(first, await deliveredRequest(own.id, hooks)), 'signed with the secret PUT returned');
 
@@ -220,8 +229,10 @@ describe('webhook API', function () {
   });
 
   describe('records', () => {
-    it('lists newest first with filters and pages, and shows one webhook with its attempts', async () => {
+    it('lists newest first with filters and pages, and shows one webhook with its deliveries and attempts', async () => {
       const own = await newIssuer(stack.app);
+      // Deliveries to an endpoint that no relay of the run sends (newWebhookRecord marks them relayed).
+      const endpointId = await insertEndpoint(stack.db, own.id, receiver.url);
       const ids = [];
       for (let i = 0; i < 3; i++)
         ids.push(await newWebhookRecord(stack.db, own.id, i === 1 ? 'qualified_auth' : 'qualified_settlement'));
@@ -249,8 +260,27 @@ describe('webhook API', function () {
       const one = await own.call('GET', `/api/v2/webhooks/${ids[0]}`);
       assert.equal(one.status, 200);
       assert.deepEqual([one.body.webhookId, one.body.status, one.body.attempts], [ids[0], 'pending', []]);
+      assert.deepEqual(
+        one.body.deliveries.map((d: any) => [d.endpointId, d.status, d.attemptCount, d.attempts]),
+        [[endpointId, 'pending', 0, []]],
+      );
       assert.equal(one.body.data.webhookId, undefined, "the id is the envelope's, not repeated in data");
       assert.match(one.body.data.transactionId, /^txn_/);
+    });
+
+    it('reads a webhook that went to no endpoint (none subscribed) as failed, with no delivery', async () => {
+      const own = await newIssuer(stack.app);
+      const webhookId = await newWebhookRecord(stack.db, own.id);
+      const one = await own.call('GET', `/api/v2/webhooks/${webhookId}`);
+      assert.equal(one.status, 200, one.text);
+      assert.deepEqual(
+        [one.body.status, one.body.attemptCount, one.body.deliveries, one.body.attempts],
+        ['failed', 0, [], []],
+      );
+      assert.deepEqual(
+        (await own.call('GET', '/api/v2/webhooks?status=failed')).body.data.map((w: any) => w.webhookId),
+        [webhookId],
+      );
     });
 
     it("answers 404 webhook_not_found for another issuer's webhook exactly like a missing one, on GET and replay", async () => {
@@ -270,11 +300,12 @@ describe('webhook API', function () {
   describe('replay', () => {
     it('lets the operator replay any webhook, audited, through the API and the admin CLI', async () => {
       const own = await newIssuer(stack.app);
-      await own.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url });
+      const endpointId = await insertEndpoint(stack.db, own.id, receiver.url);
       const webhookId = await newWebhookRecord(stack.db, own.id);
       const res = await stack.app.operator('POST', `/admin/v1/webhooks/${webhookId}/replay`);
       assert.equal(res.status, 202, res.text);
-      assert.deepEqual(res.body, { webhookId, firstAttemptNumber: 1, workflowId: `webhook/${webhookId}/replay/1` });
+      const first = { endpointId, firstAttemptNumber: 1, workflowId: `webhook/${webhookId}/${endpointId}/replay/1` };
+      assert.deepEqual(res.body, { webhookId, ...first, deliveries: [first] });
       await waitForWebhookStatus(stack.db, webhookId, ['delivered']);
       const audit = await stack.db.operatorAuditLog.findFirst({
         where: { action: 'webhook.replay', targetId: webhookId },
@@ -287,9 +318,11 @@ describe('webhook API', function () {
       );
 
       const printed = await runAdminCommand(stack, webhookCommands[0], [webhookId]);
-      assert.deepEqual(printed, [{ webhookId, firstAttemptNumber: 2, workflowId: `webhook/${webhookId}/replay/2` }]);
-      await stack.client.workflow.getHandle(`webhook/${webhookId}/replay/2`).result();
-      assert.equal((await stack.db.webhook.findUniqueOrThrow({ where: { id: webhookId } })).attemptCount, 2);
+      const second = { endpointId, firstAttemptNumber: 2, workflowId: `webhook/${webhookId}/${endpointId}/replay/2` };
+      assert.deepEqual(printed, [{ webhookId, ...second, deliveries: [second] }]);
+      await stack.client.workflow.getHandle(second.workflowId).result();
+      const delivery = await deliveryOf(stack.db, webhookId, endpointId);
+      assert.deepEqual([delivery.status, delivery.attemptCount], ['delivered', 2]);
       assert.ok(
         await stack.db.operatorAuditLog.findFirst({
           where: { action: 'webhook.replay', targetId: webhookId, actor: 'cli:test' },
@@ -298,16 +331,28 @@ describe('webhook API', function () {
     });
 
     it('answers 409 while a delivery is still retrying', async () => {
-      const webhookId = await newWebhookRecord(stack.db, issuer.id);
-      await stack.db.webhook.update({
-        where: { id: webhookId },
+      const own = await newIssuer(stack.app);
+      const endpointId = await insertEndpoint(stack.db, own.id, receiver.url);
+      const webhookId = await newWebhookRecord(stack.db, own.id);
+      await stack.db.webhookDelivery.update({
+        where: { webhookId_endpointId: { webhookId, endpointId } },
         data: { status: 'delivering', attemptCount: 1, nextAttemptAt: new Date(Date.now() + 60_000) },
       });
+      assertError(await own.call('POST', `/api/v2/webhooks/${webhookId}/replay`), 409, 'webhook_delivery_in_progress');
+      assert.equal(await stack.db.webhookAttempt.count({ where: { webhookId } }), 0, 'no replay ran');
+    });
+
+    it('answers 409 no_webhook_endpoint when there is no enabled endpoint to replay to', async () => {
+      const own = await newIssuer(stack.app);
+      const webhookId = await newWebhookRecord(stack.db, own.id);
+      assertError(await own.call('POST', `/api/v2/webhooks/${webhookId}/replay`), 409, 'no_webhook_endpoint');
       assertError(
-        await issuer.call('POST', `/api/v2/webhooks/${webhookId}/replay`),
+        await stack.app.operator('POST', `/admin/v1/webhooks/${webhookId}/replay`),
         409,
-        'webhook_delivery_in_progress',
+        'no_webhook_endpoint',
       );
+      assert.equal(await stack.db.webhookAttempt.count({ where: { webhookId } }), 0, 'no replay ran');
+      assert.equal(await stack.db.webhookDelivery.count({ where: { webhookId } }), 0, 'no delivery made');
     });
 
     it('answers 503 workflow_engine_unavailable when the app has no workflow engine', async () => {

@@ -11,7 +11,7 @@ import { spawnApi, waitForReady } from '../helpers/api-process';
 import { freePort } from '../helpers/ports';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, type CardRef } from '../helpers/events';
-import { newWebhookRecord, waitFor } from '../helpers/webhooks';
+import { deadUrl, insertEndpoint, newWebhookRecord, waitFor } from '../helpers/webhooks';
 import { startInput } from '../helpers/engine';
 import { loadConfig } from '../../core/config';
 import { workflowSettings } from '../../core/workflow-engine';
@@ -111,14 +111,16 @@ describe('configured workflow settings reach the runs the API starts', function 
   });
 
   it('replays a webhook with WEBHOOK_RETRY_SCHEDULE', async () => {
-    const webhookId = await newWebhookRecord(stack.db, issuer.id);
-    const res = await call('POST', `/api/v2/webhooks/${webhookId}/replay`, issuer.token);
+    const own = await newIssuer(stack.app);
+    const endpointId = await insertEndpoint(stack.db, own.id, await deadUrl());
+    const webhookId = await newWebhookRecord(stack.db, own.id);
+    const res = await call('POST', `/api/v2/webhooks/${webhookId}/replay`, own.token);
     assert.equal(res.status, 202);
     const { firstAttemptNumber } = (await res.json()) as { firstAttemptNumber: number };
     const input = await startInput<WebhookDeliveryInput>(
-      stack.client.workflow.getHandle(webhookReplayWorkflowId(webhookId, firstAttemptNumber)),
+      stack.client.workflow.getHandle(webhookReplayWorkflowId(webhookId, endpointId, firstAttemptNumber)),
     );
-    assert.deepEqual(input.retryScheduleMs, RETRY_SCHEDULE_MS);
+    assert.deepEqual([input.endpointId, input.retryScheduleMs], [endpointId, RETRY_SCHEDULE_MS]);
   });
 
   it('hands over from the sweeper with the settlement time-out it is given', async () => {

@@ -191,7 +191,7 @@ async function waitForDeliveries(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await sql.query<{ delivered: string }>(
-      `SELECT count(*) FILTER (WHERE status = 'delivered') AS delivered FROM webhook WHERE issuer_id = $1`,
+      `SELECT count(*) FILTER (WHERE status = 'delivered') AS delivered FROM webhook_delivery WHERE issuer_id = $1`,
       [issuerId],
     );
     const receivedIds = new Set(receiver.requests.map((r) => r.headers['webhook-id']));
@@ -243,7 +243,8 @@ async function assertWebhooksOnce(
   expected: number,
 ): Promise<void> {
   const { rows } = await sql.query<{ id: string; status: string; sourceEventId: string }>(
-    `SELECT id, status, source_event_id AS "sourceEventId" FROM webhook WHERE issuer_id = $1`,
+    `SELECT w.id, d.status, w.source_event_id AS "sourceEventId"
+       FROM webhook w LEFT JOIN webhook_delivery d ON d.webhook_id = w.id WHERE w.issuer_id = $1`,
     [fixture.issuerId],
   );
   assert.equal(rows.length, expected, 'one webhook per event');

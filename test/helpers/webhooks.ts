@@ -12,6 +12,7 @@ import { compileBody } from '../../api/validation';
 import { openSecrets, sealSecrets, type PlainSecrets, type SealedSecrets } from '../../core/webhooks/secret-sealing';
 import { generateSigningSecret } from '../../core/webhooks/signing';
 import { testWebhookSecretKeys } from './env';
+import { newId } from '../../core/ids';
 
 /** A status code to answer with, or 'hang': never answer (the sender's time-out must fire). */
 export type ReceiverAnswer = number | 'hang';
@@ -131,13 +132,54 @@ export async function storedSecrets(db: Db, issuerId: string): Promise<PlainSecr
   return openSecrets(
     testWebhookSecretKeys,
     issuerId,
-    await db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId } }),
+    await db.webhookEndpoint.findFirstOrThrow({ where: { issuerId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
   );
 }
 
 /** Secret columns for an endpoint written straight into the table: a fresh secret, sealed as the API seals it. */
 export function sealedNewSecret(issuerId: string): SealedSecrets {
   return sealSecrets(testWebhookSecretKeys, issuerId, { secret: generateSigningSecret(), previousSecret: null });
+}
+
+/**
+ * An endpoint row written straight into the table, as the API stores one (secret sealed with the
+ * tests' key), without the destination checks of saving. Returns its id (`whe_`).
+ */
+export async function insertEndpoint(
+  db: Db,
+  issuerId: string,
+  url: string,
+  options: { enabledTypes?: readonly string[]; createdAt?: Date } = {},
+): Promise<string> {
+  const id = newId('whe');
+  const at = options.createdAt ?? new Date();
+  await db.webhookEndpoint.create({
+    data: {
+      id,
+      issuerId,
+      url,
+      enabledTypes: [...(options.enabledTypes ?? WEBHOOK_TYPES)],
+      ...sealedNewSecret(issuerId),
+      createdAt: at,
+      updatedAt: at,
+    },
+  });
+  return id;
+}
+
+/** The id of the issuer's first (oldest) endpoint, the one the singular endpoint routes address. */
+export async function firstEndpointId(db: Db, issuerId: string): Promise<string> {
+  const endpoint = await db.webhookEndpoint.findFirstOrThrow({
+    where: { issuerId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    select: { id: true },
+  });
+  return endpoint.id;
+}
+
+/** The webhook's delivery to one endpoint. */
+export function deliveryOf(db: Db, webhookId: string, endpointId: string) {
+  return db.webhookDelivery.findUniqueOrThrow({ where: { webhookId_endpointId: { webhookId, endpointId } } });
 }
 
 /** Configures the issuer's endpoint through the API and returns its signing secret. */
@@ -186,7 +228,7 @@ export async function newWebhookRecord(
       at: new Date(),
       data: settlementData(sourceEventId),
     });
-    await tx.webhook.update({ where: { id }, data: { relayedAt: new Date() } });
+    await tx.webhookDelivery.updateMany({ where: { webhookId: id }, data: { relayedAt: new Date() } });
     return id;
   });
 }
@@ -201,12 +243,36 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
+/** A webhook's delivery state as GET /api/v2/webhooks/{id} sums it up from its deliveries. */
+export interface WebhookState {
+  status: string;
+  /** Attempts to every endpoint. */
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  /** When every delivery's outbox entry was done; null while one is not. */
+  relayedAt: Date | null;
+}
+
+export async function webhookState(db: Db, webhookId: string): Promise<WebhookState> {
+  const [row] = await db.$queryRaw<WebhookState[]>`
+    SELECT CASE WHEN bool_or(d.status = 'delivering') THEN 'delivering' WHEN bool_or(d.status = 'pending') THEN 'pending'
+                WHEN bool_or(d.status = 'failed') OR count(d.*) = 0 THEN 'failed' WHEN bool_or(d.status = 'delivered') THEN 'delivered'
+                ELSE 'skipped' END AS status,
+           (SELECT count(*)::int FROM webhook_attempt a WHERE a.webhook_id = w.id) AS "attemptCount",
+           min(d.next_attempt_at) AS "nextAttemptAt",
+           CASE WHEN bool_and(d.relayed_at IS NOT NULL) THEN max(d.relayed_at) END AS "relayedAt"
+      FROM webhook w LEFT JOIN webhook_delivery d ON d.webhook_id = w.id
+     WHERE w.id = ${webhookId} GROUP BY w.id`;
+  assert.ok(row, `no webhook ${webhookId}`);
+  return row;
+}
+
 export async function waitForWebhookStatus(db: Db, webhookId: string, statuses: string[], timeoutMs?: number) {
   return waitFor(
     `webhook ${webhookId} to reach ${statuses.join('|')}`,
     async () => {
-      const row = await db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
-      return statuses.includes(row.status) ? row : undefined;
+      const state = await webhookState(db, webhookId);
+      return statuses.includes(state.status) ? state : undefined;
     },
     timeoutMs,
   );

@@ -12,7 +12,7 @@ import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { configureEndpoint, startReceiver, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+import { deliveryOf, insertEndpoint, startReceiver, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
 import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { testEngine } from '../helpers/engine';
 import { createActivities } from '../../activities';
@@ -31,6 +31,7 @@ describe('lean transaction pipeline', function () {
   let stack: Stack;
   let receiver: Receiver;
   let issuer: TestIssuer;
+  let endpointId: string;
   let group: any;
   let card: CardRef;
   let merchant: any;
@@ -39,7 +40,7 @@ describe('lean transaction pipeline', function () {
     stack = await startStack();
     receiver = await startReceiver();
     issuer = await newIssuer(stack.app);
-    await configureEndpoint(issuer, receiver.url);
+    endpointId = await insertEndpoint(stack.db, issuer.id, receiver.url);
     group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     card = cardOf(group);
     merchant = await createMerchant(stack.app, {
@@ -95,7 +96,9 @@ describe('lean transaction pipeline', function () {
     const delivered = await waitForWebhookStatus(stack.db, webhook.id, ['delivered']);
     assert.equal(delivered.attemptCount, 1);
     assert.ok(delivered.relayedAt, 'the relay is done with the row');
-    await noWorkflow(webhookDeliveryWorkflowId(webhook.id));
+    const delivery = await deliveryOf(stack.db, webhook.id, endpointId);
+    assert.deepEqual([delivery.status, delivery.attemptCount], ['delivered', 1], 'its one delivery, to the endpoint');
+    await noWorkflow(webhookDeliveryWorkflowId(webhook.id, endpointId));
     assert.equal(await stack.db.ledgerTransfer.count({ where: { transactionId: row.id } }), 1);
   });
 

@@ -15,7 +15,8 @@ import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
-import { startReceiver } from '../helpers/webhooks';
+import { deliveryOf, firstEndpointId, startReceiver } from '../helpers/webhooks';
+import { webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
 import { startTimeSkipping } from '../helpers/time-skipping';
 import {
   DEFAULT_SETTLEMENT_TIMEOUT_MS,
@@ -121,14 +122,11 @@ describe('record workflow histories', function () {
 
     // The qualified_auth delivery: the relay's first attempt got a 500, the workflow's retry a 204.
     const webhook = await stack.db.webhook.findFirstOrThrow({ where: { sourceEventId: authRow.id } });
-    for (
-      let i = 0;
-      i < 600 && (await stack.db.webhook.findUniqueOrThrow({ where: { id: webhook.id } })).status !== 'delivered';
-      i++
-    ) {
+    const endpointId = await firstEndpointId(stack.db, issuer.id);
+    for (let i = 0; i < 600 && (await deliveryOf(stack.db, webhook.id, endpointId)).status !== 'delivered'; i++) {
       await new Promise((r) => setTimeout(r, 100));
     }
-    await save('webhook-delivery-retry', `webhook/${webhook.id}`);
+    await save('webhook-delivery-retry', webhookDeliveryWorkflowId(webhook.id, endpointId));
     await receiver.close();
 
     // The sweeper.

@@ -11,7 +11,7 @@ import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { configureEndpoint, settlementData, startReceiver, waitForWebhookStatus } from '../helpers/webhooks';
+import { deliveryOf, insertEndpoint, settlementData, startReceiver, waitForWebhookStatus } from '../helpers/webhooks';
 import { recordWebhook } from '../../activities/webhooks/record';
 import { DEFAULT_RELAY_OPTIONS } from '../../worker/webhook-relay';
 import { webhookFirstAttemptsResent } from '../../core/metrics';
@@ -63,7 +63,7 @@ describe('recovery after a process death', function () {
   it('delivers once, after its claim lapses, a webhook claimed by a relay that died; and counts it', async () => {
     const receiver = await startReceiver();
     try {
-      await configureEndpoint(issuer, receiver.url);
+      const endpointId = await insertEndpoint(stack.db, issuer.id, receiver.url);
       const resentBefore = (await webhookFirstAttemptsResent.get()).values[0]?.value ?? 0;
       // The dead relay's state: written and claimed as a lifecycle step writes it for its own
       // relay, which died before its first attempt was recorded.
@@ -75,8 +75,8 @@ describe('recovery after a process death', function () {
           at: new Date(),
           data: settlementData(),
         });
-        await tx.webhook.update({
-          where: { id: webhookId },
+        await tx.webhookDelivery.update({
+          where: { webhookId_endpointId: { webhookId, endpointId } },
           data: { relayClaimedUntil: new Date(Date.now() + DEFAULT_RELAY_OPTIONS.claimMs), status: 'delivering' },
         });
         return webhookId;
@@ -85,6 +85,8 @@ describe('recovery after a process death', function () {
       const row = await waitForWebhookStatus(stack.db, id, ['delivered']);
       console.log(`      (dead relay's claim → delivered: ${Math.round(performance.now() - diedAt)} ms)`);
       assert.equal(row.attemptCount, 1);
+      const delivery = await deliveryOf(stack.db, id, endpointId);
+      assert.deepEqual([delivery.status, delivery.attemptCount, delivery.relayClaimedUntil], ['delivered', 1, null]);
       assert.deepEqual(
         receiver.requests.map((q) => q.headers['webhook-id']),
         [id],

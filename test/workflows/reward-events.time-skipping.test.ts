@@ -30,6 +30,7 @@ import { sealedNewSecret, startReceiver, storedSecrets, waitFor, type Receiver }
 import { quietTemporalRuntime } from '../helpers/stack';
 import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { testEngine } from '../helpers/engine';
+import { newId } from '../../core/ids';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -98,6 +99,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
     // is http, so the row is written as the API writes it, subscribed to every type.
     await db.webhookEndpoint.create({
       data: {
+        id: newId('whe'),
         issuerId: issuer.id,
         url: receiver.url,
         enabledTypes: [...WEBHOOK_TYPES],

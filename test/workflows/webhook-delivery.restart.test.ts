@@ -12,7 +12,8 @@ import { newIssuer, startTestApp, type TestApp } from '../helpers/app';
 import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { quietTemporalRuntime } from '../helpers/stack';
 import {
-  configureEndpoint,
+  deliveryOf,
+  insertEndpoint,
   newWebhookRecord,
   startReceiver,
   waitFor,
@@ -64,19 +65,19 @@ describe('WebhookDelivery across a worker restart', function () {
 
   it('completes after the worker is replaced while the delivery waits for its next attempt', async () => {
     const issuer = await newIssuer(app);
-    await configureEndpoint(issuer, receiver.url);
+    const endpointId = await insertEndpoint(app.db, issuer.id, receiver.url);
     receiver.answer = (n) => (n === 0 ? 503 : 204);
     const webhookId = await newWebhookRecord(app.db, issuer.id);
 
     const first = await startWorker();
     const handle = await client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
-      workflowId: webhookDeliveryWorkflowId(webhookId),
+      workflowId: webhookDeliveryWorkflowId(webhookId, endpointId),
       taskQueue,
-      args: [{ webhookId, retryScheduleMs: [3_000, 3_000] }],
+      args: [{ webhookId, endpointId, retryScheduleMs: [3_000, 3_000] }],
     });
     // The first attempt failed and its retry is scheduled: the delivery waits on its timer.
     await waitFor('the first failed attempt', async () => {
-      const row = await app.db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
+      const row = await deliveryOf(app.db, webhookId, endpointId);
       return row.attemptCount === 1 && row.nextAttemptAt ? row : undefined;
     });
     first.worker.shutdown();
@@ -92,12 +93,14 @@ describe('WebhookDelivery across a worker restart', function () {
     await waitForWebhookStatus(app.db, webhookId, ['delivered']);
     const attempts = await app.db.webhookAttempt.findMany({ where: { webhookId }, orderBy: { attemptNumber: 'asc' } });
     assert.deepEqual(
-      attempts.map((a) => [a.attemptNumber, a.outcome]),
+      attempts.map((a) => [a.endpointId, a.attemptNumber, a.outcome]),
       [
-        [1, 'failed'],
-        [2, 'succeeded'],
+        [endpointId, 1, 'failed'],
+        [endpointId, 2, 'succeeded'],
       ],
     );
+    const delivery = await deliveryOf(app.db, webhookId, endpointId);
+    assert.deepEqual([delivery.status, delivery.attemptCount, delivery.nextAttemptAt], ['delivered', 2, null]);
     assert.equal(receiver.requests.length, 2, 'nothing was sent twice');
   });
 });

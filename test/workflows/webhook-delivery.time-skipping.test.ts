@@ -17,8 +17,10 @@ import {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
   WEBHOOK_DELIVERY_WORKFLOW_TYPE,
   webhookDeliveryWorkflowId,
+  webhookReplayWorkflowId,
   type WebhookDeliveryInput,
 } from '../../workflows/webhook-delivery-contract';
+import { newId } from '../../core/ids';
 import { loadConfig } from '../../core/config';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import { recordWebhook } from '../../activities/webhooks/record';
@@ -26,7 +28,7 @@ import { startWebhookRelay } from '../../worker/webhook-relay';
 import { replayWebhook } from '../../api/webhooks/replay';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
 import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
-import { deadUrl, newWebhookRecord, sealedNewSecret, waitFor, settlementData } from '../helpers/webhooks';
+import { deadUrl, deliveryOf, newWebhookRecord, sealedNewSecret, waitFor, settlementData } from '../helpers/webhooks';
 import { quietTemporalRuntime } from '../helpers/stack';
 import { startInput, testEngine } from '../helpers/engine';
 
@@ -53,11 +55,13 @@ describe('WebhookDelivery on the time-skipping server', function () {
   });
 
   /** An issuer whose endpoint never answers: every attempt fails. */
-  async function issuerWithDeadEndpoint(): Promise<string> {
+  async function issuerWithDeadEndpoint(): Promise<{ issuerId: string; endpointId: string }> {
     const now = new Date();
     const issuer = await createIssuer(db, { name: 'Time-skipping issuer', environment: 'sandbox' }, 'test', now);
+    const endpointId = newId('whe');
     await db.webhookEndpoint.create({
       data: {
+        id: endpointId,
         issuerId: issuer.id,
         url: await deadUrl(),
         enabledTypes: ['qualified_auth', 'qualified_settlement'],
@@ -66,7 +70,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
         updatedAt: now,
       },
     });
-    return issuer.id;
+    return { issuerId: issuer.id, endpointId };
   }
 
   /** A worker of the real workflows and activities on a task queue of its own. */
@@ -98,22 +102,22 @@ describe('WebhookDelivery on the time-skipping server', function () {
   }
 
   it('ends failed after exactly the default schedule’s 11 attempts when the receiver is down throughout', async () => {
-    const issuerId = await issuerWithDeadEndpoint();
+    const { issuerId, endpointId } = await issuerWithDeadEndpoint();
     const webhookId = await newWebhookRecord(db, issuerId);
     const taskQueue = `test-${randomUUID()}`;
     const worker = await workerFor(testEngine(env.client, taskQueue));
     const result = await worker.runUntil(
       env.client.workflow.execute(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
-        workflowId: webhookDeliveryWorkflowId(webhookId),
+        workflowId: webhookDeliveryWorkflowId(webhookId, endpointId),
         taskQueue,
-        args: [{ webhookId }],
+        args: [{ webhookId, endpointId } satisfies WebhookDeliveryInput],
       }),
     );
     const expected = DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS.length + 1;
     assert.equal(expected, 11);
     assert.deepEqual(result, { webhookId, status: 'failed', attempts: expected });
     assert.deepEqual(await attemptsOf(webhookId), numbers(1, expected));
-    const row = await db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
+    const row = await deliveryOf(db, webhookId, endpointId);
     assert.deepEqual(
       [row.status, row.attemptCount, row.nextAttemptAt, row.deliveredAt],
       ['failed', expected, null, null],
@@ -121,24 +125,30 @@ describe('WebhookDelivery on the time-skipping server', function () {
   });
 
   it('ends failed after exactly 4 attempts with a configured schedule of 3 waits, having waited each of them', async () => {
-    const issuerId = await issuerWithDeadEndpoint();
+    const { issuerId, endpointId } = await issuerWithDeadEndpoint();
     const webhookId = await newWebhookRecord(db, issuerId);
     const engine = testEngine(env.client, `test-${randomUUID()}`, { webhookRetryScheduleMs: CONFIGURED_SCHEDULE_MS });
     const worker = await workerFor(engine);
     const handle = await env.client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
-      workflowId: webhookDeliveryWorkflowId(webhookId),
+      workflowId: webhookDeliveryWorkflowId(webhookId, endpointId),
       taskQueue: engine.taskQueue,
-      args: [{ webhookId, retryScheduleMs: engine.settings.webhookRetryScheduleMs } satisfies WebhookDeliveryInput],
+      args: [
+        {
+          webhookId,
+          endpointId,
+          retryScheduleMs: engine.settings.webhookRetryScheduleMs,
+        } satisfies WebhookDeliveryInput,
+      ],
     });
     assert.deepEqual(await worker.runUntil(handle.result()), { webhookId, status: 'failed', attempts: 4 });
     assert.deepEqual(await attemptsOf(webhookId), numbers(1, 4));
     assert.deepEqual(await timersOf(handle), CONFIGURED_SCHEDULE_MS, 'the durable waits between the attempts');
-    const row = await db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
+    const row = await deliveryOf(db, webhookId, endpointId);
     assert.deepEqual([row.status, row.attemptCount], ['failed', 4]);
   });
 
   it('runs the configured schedule through the relay’s hand-over and again through a replay', async () => {
-    const issuerId = await issuerWithDeadEndpoint();
+    const { issuerId, endpointId } = await issuerWithDeadEndpoint();
     const engine = testEngine(env.client, `test-${randomUUID()}`, { webhookRetryScheduleMs: CONFIGURED_SCHEDULE_MS });
     const relay = startWebhookRelay({
       db,
@@ -162,24 +172,32 @@ describe('WebhookDelivery on the time-skipping server', function () {
             data: settlementData(),
           }),
         );
-        const delivery = env.client.workflow.getHandle(webhookDeliveryWorkflowId(webhookId));
+        const delivery = env.client.workflow.getHandle(webhookDeliveryWorkflowId(webhookId, endpointId));
         await waitFor('the delivery workflow', () =>
           delivery.describe().then(
             () => true,
             (err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)),
           ),
         );
-        assert.deepEqual((await startInput<WebhookDeliveryInput>(delivery)).retryScheduleMs, CONFIGURED_SCHEDULE_MS);
+        const input = await startInput<WebhookDeliveryInput>(delivery);
+        assert.deepEqual([input.endpointId, input.retryScheduleMs], [endpointId, CONFIGURED_SCHEDULE_MS]);
         assert.deepEqual(await delivery.result(), { webhookId, status: 'failed', attempts: 3 });
         assert.deepEqual(await timersOf(delivery), CONFIGURED_SCHEDULE_MS);
         assert.deepEqual(await attemptsOf(webhookId), numbers(1, 4), 'the relay’s attempt and the three retries');
 
-        const replay = await replayWebhook(engine, await db.webhook.findUniqueOrThrow({ where: { id: webhookId } }));
+        const webhook = await db.webhook.findUniqueOrThrow({ where: { id: webhookId } });
+        const replay = await replayWebhook(db, engine, webhook, new Date());
+        assert.deepEqual(
+          [replay.endpointId, replay.firstAttemptNumber, replay.workflowId],
+          [endpointId, 5, webhookReplayWorkflowId(webhookId, endpointId, 5)],
+        );
         const replayRun = env.client.workflow.getHandle(replay.workflowId);
         assert.deepEqual((await startInput<WebhookDeliveryInput>(replayRun)).retryScheduleMs, CONFIGURED_SCHEDULE_MS);
         assert.deepEqual(await replayRun.result(), { webhookId, status: 'failed', attempts: 4 });
         assert.deepEqual(await timersOf(replayRun), CONFIGURED_SCHEDULE_MS);
         assert.deepEqual(await attemptsOf(webhookId), numbers(1, 8), 'the replay’s own four attempts, numbered on');
+        const row = await deliveryOf(db, webhookId, endpointId);
+        assert.deepEqual([row.status, row.attemptCount, row.relayedAt !== null], ['failed', 8, true]);
       });
     } finally {
       await relay.stop();

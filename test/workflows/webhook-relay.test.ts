@@ -1,14 +1,15 @@
 // The webhook relay (worker/webhook-relay.ts) on the real dev server and PostgreSQL: first
 // attempts straight from the outbox, failing webhooks handed to their WebhookDelivery
 // workflow, nothing sent twice after a relay died, several relays sharing one outbox, and
-// one issuer's hanging receiver not holding up another issuer's webhooks.
+// one endpoint's hanging receiver not holding up another endpoint's webhooks.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
 import {
-  configureEndpoint,
+  deliveryOf,
+  insertEndpoint,
   settlementData,
   startReceiver,
   waitFor,
@@ -31,7 +32,7 @@ describe('webhook relay', function () {
   before(async () => {
     stack = await startStack({
       settings: { webhookRetryScheduleMs: SCHEDULE },
-      relay: { perIssuer: 2, concurrency: 4 },
+      relay: { perEndpoint: 2, concurrency: 4 },
     });
   });
   after(() => stack.stop());
@@ -51,22 +52,26 @@ describe('webhook relay', function () {
 
   async function issuerWithReceiver(
     answer?: Parameters<typeof startReceiver>[0],
-  ): Promise<{ issuer: TestIssuer; receiver: Receiver }> {
+  ): Promise<{ issuer: TestIssuer; endpointId: string; receiver: Receiver }> {
     const issuer = await newIssuer(stack.app);
     const receiver = await startReceiver(answer);
-    await configureEndpoint(issuer, receiver.url);
-    return { issuer, receiver };
+    const endpointId = await insertEndpoint(stack.db, issuer.id, receiver.url);
+    return { issuer, endpointId, receiver };
   }
 
   it('delivers a first attempt from the outbox with no workflow at all', async () => {
-    const { issuer, receiver } = await issuerWithReceiver();
+    const { issuer, endpointId, receiver } = await issuerWithReceiver();
     try {
       const id = await outboxWebhook(issuer.id);
-      const row = await waitForWebhookStatus(stack.db, id, ['delivered']);
-      assert.deepEqual([row.attemptCount, Boolean(row.relayedAt), row.relayClaimedUntil], [1, true, null]);
+      await waitForWebhookStatus(stack.db, id, ['delivered']);
+      const row = await deliveryOf(stack.db, id, endpointId);
+      assert.deepEqual(
+        [row.status, row.attemptCount, Boolean(row.relayedAt), row.relayClaimedUntil],
+        ['delivered', 1, true, null],
+      );
       assert.deepEqual(webhookIdsAt(receiver), [id]);
       await assert.rejects(
-        stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id)).describe(),
+        stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id, endpointId)).describe(),
         WorkflowNotFoundError,
       );
     } finally {
@@ -75,7 +80,7 @@ describe('webhook relay', function () {
   });
 
   it('hands a webhook whose first attempt failed to its WebhookDelivery workflow, which carries on with attempt 2', async () => {
-    const { issuer, receiver } = await issuerWithReceiver((n) => (n === 0 ? 503 : 204));
+    const { issuer, endpointId, receiver } = await issuerWithReceiver((n) => (n === 0 ? 503 : 204));
     const counted = async () =>
       (await webhookAttempts.get()).values.reduce<Record<string, number>>(
         (byOutcome, v) => ({
@@ -87,26 +92,34 @@ describe('webhook relay', function () {
     const countedBefore = await counted();
     try {
       const id = await outboxWebhook(issuer.id);
-      const handle = stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id));
+      const handle = stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id, endpointId));
       const result = await waitFor('the delivery workflow', async () =>
         handle.result().catch((err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))),
       );
       assert.deepEqual(result, { webhookId: id, status: 'delivered', attempts: 1 });
       const started = (await handle.fetchHistory()).events![0].workflowExecutionStartedEventAttributes!;
       const input = JSON.parse(Buffer.from(started.input!.payloads![0].data!).toString()) as WebhookDeliveryInput;
-      assert.deepEqual(input, { webhookId: id, retryScheduleMs: SCHEDULE, resumeAfterAttempt: 1 });
+      assert.deepEqual(input, {
+        webhookId: id,
+        endpointId,
+        retryScheduleMs: SCHEDULE,
+        resumeAfterAttempt: 1,
+        firstAttemptNumber: 2,
+      });
       const attempts = await stack.db.webhookAttempt.findMany({
         where: { webhookId: id },
         orderBy: { attemptNumber: 'asc' },
       });
       assert.deepEqual(
-        attempts.map((a) => [a.attemptNumber, a.outcome, a.statusCode, a.errorClass]),
+        attempts.map((a) => [a.endpointId, a.attemptNumber, a.outcome, a.statusCode, a.errorClass]),
         [
-          [1, 'failed', 503, 'http_status'],
-          [2, 'succeeded', 204, null],
+          [endpointId, 1, 'failed', 503, 'http_status'],
+          [endpointId, 2, 'succeeded', 204, null],
         ],
       );
       assert.deepEqual(webhookIdsAt(receiver), [id, id]);
+      const row = await deliveryOf(stack.db, id, endpointId);
+      assert.deepEqual([row.status, row.attemptCount, Boolean(row.relayedAt)], ['delivered', 2, true]);
       // rewards_webhook_attempts_total counts each recorded attempt once, by type and outcome (docs/operating/runbook.md, "Health, metrics, logs").
       const countedAfter = await counted();
       const delta = (outcome: string) => (countedAfter[outcome] ?? 0) - (countedBefore[outcome] ?? 0);
@@ -117,7 +130,7 @@ describe('webhook relay', function () {
   });
 
   it('does not send again a first attempt recorded before its relay died', async () => {
-    const { issuer, receiver } = await issuerWithReceiver();
+    const { issuer, endpointId, receiver } = await issuerWithReceiver();
     const relay2 = startWebhookRelay({
       db: stack.db,
       logger: createLogger('silent'),
@@ -137,14 +150,15 @@ describe('webhook relay', function () {
           at: new Date(),
           data: settlementData(),
         });
-        await tx.webhook.update({
-          where: { id: webhookId },
+        await tx.webhookDelivery.update({
+          where: { webhookId_endpointId: { webhookId, endpointId } },
           data: { relayClaimedUntil: new Date(Date.now() + 1_500), status: 'delivering', attemptCount: 1 },
         });
         await tx.webhookAttempt.create({
           data: {
-            id: `${webhookId}/attempt/1`,
+            id: `${webhookId}/${endpointId}/attempt/1`,
             webhookId,
+            endpointId,
             attemptNumber: 1,
             startedAt: new Date(),
             statusCode: 500,
@@ -158,6 +172,7 @@ describe('webhook relay', function () {
       });
       const row = await waitForWebhookStatus(stack.db, id, ['delivered']);
       assert.equal(row.attemptCount, 2);
+      assert.equal((await deliveryOf(stack.db, id, endpointId)).attemptCount, 2);
       assert.deepEqual(webhookIdsAt(receiver), [id], 'only attempt 2 reached the receiver');
     } finally {
       await relay2.stop();
@@ -166,7 +181,7 @@ describe('webhook relay', function () {
   });
 
   it('shares one outbox between relays: 120 webhooks, each sent exactly once', async () => {
-    const { issuer, receiver } = await issuerWithReceiver();
+    const { issuer, endpointId, receiver } = await issuerWithReceiver();
     const others = [1, 2].map(() =>
       startWebhookRelay(
         {
@@ -178,16 +193,20 @@ describe('webhook relay', function () {
           webhookDestinations: testWebhookDestinations,
           webhookSecretKeys: testWebhookSecretKeys,
         },
-        { perIssuer: 4, concurrency: 8 },
+        { perEndpoint: 4, concurrency: 8 },
       ),
     );
     try {
       const ids = await Promise.all(Array.from({ length: 120 }, () => outboxWebhook(issuer.id)));
       await waitFor('every webhook relayed', async () =>
-        (await stack.db.webhook.count({ where: { id: { in: ids }, relayedAt: null } })) === 0 ? true : undefined,
+        (await stack.db.webhookDelivery.count({ where: { webhookId: { in: ids }, relayedAt: null } })) === 0
+          ? true
+          : undefined,
       );
       assert.equal(
-        await stack.db.webhook.count({ where: { id: { in: ids }, status: 'delivered', attemptCount: 1 } }),
+        await stack.db.webhookDelivery.count({
+          where: { webhookId: { in: ids }, endpointId, status: 'delivered', attemptCount: 1 },
+        }),
         120,
       );
       assert.deepEqual([...webhookIdsAt(receiver)].sort(), [...ids].sort());
@@ -197,7 +216,7 @@ describe('webhook relay', function () {
     }
   });
 
-  it('keeps delivering other issuers’ webhooks while one issuer’s receiver hangs', async () => {
+  it('keeps delivering other endpoints’ webhooks while one endpoint’s receiver hangs', async () => {
     const slow = await issuerWithReceiver(() => 'hang');
     const fast = await issuerWithReceiver();
     try {
@@ -207,9 +226,12 @@ describe('webhook relay', function () {
       );
       const id = await outboxWebhook(fast.issuer.id);
       await waitForWebhookStatus(stack.db, id, ['delivered']);
-      // The stack's relay allows 2 attempts in flight per issuer, of 4 in all.
-      assert.equal(slow.receiver.requests.length, 2, 'the hanging issuer holds no more than its share');
-      assert.equal(await stack.db.webhook.count({ where: { id: { in: slowIds }, status: 'delivered' } }), 0);
+      // The stack's relay allows 2 attempts in flight per endpoint, of 4 in all.
+      assert.equal(slow.receiver.requests.length, 2, 'the hanging endpoint holds no more than its share');
+      assert.equal(
+        await stack.db.webhookDelivery.count({ where: { webhookId: { in: slowIds }, status: 'delivered' } }),
+        0,
+      );
     } finally {
       await slow.receiver.close();
       await fast.receiver.close();

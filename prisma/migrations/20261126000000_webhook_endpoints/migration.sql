@@ -83,14 +83,33 @@ UPDATE "webhook_attempt" a SET "endpoint_id" = ep."id"
 DROP INDEX "webhook_attempt_webhook_id_attempt_number_key";
 CREATE UNIQUE INDEX "webhook_attempt_delivery_number_key" ON "webhook_attempt"("webhook_id", "endpoint_id", "attempt_number") NULLS NOT DISTINCT;
 
--- The webhook's delivery state now lives in its deliveries. Dropping the columns (rather than
--- leaving them unmaintained) makes a process of the previous version that is still running
--- fail its writes loudly, and its activities retry against the new version, instead of
--- writing webhooks that no delivery would carry.
-DROP INDEX "webhook_outbox_idx";
-ALTER TABLE "webhook" DROP CONSTRAINT "webhook_status_check";
-ALTER TABLE "webhook" DROP COLUMN "status", DROP COLUMN "attempt_count", DROP COLUMN "last_attempt_at",
-  DROP COLUMN "next_attempt_at", DROP COLUMN "delivered_at", DROP COLUMN "relayed_at", DROP COLUMN "relay_claimed_until";
+-- The webhook's delivery state now lives in its deliveries. The webhook's own columns stay
+-- for the previous release while a rolling upgrade runs both (docs/operating/upgrading.md):
+-- its APIs still read them, its workers still write them. This release neither reads nor
+-- maintains them; the next release's migration drops them with the trigger below.
+-- A webhook the previous release's relays could still claim is marked relayed, and so is every
+-- webhook written from now on: only this release's relays deliver, from webhook_delivery.
+UPDATE "webhook" SET "relayed_at" = now(), "relay_claimed_until" = NULL WHERE "relayed_at" IS NULL;
+ALTER TABLE "webhook" ALTER COLUMN "relayed_at" SET DEFAULT now();
+
+-- A webhook written by a worker of the previous release has no deliveries: at its commit, this
+-- gives it one per subscribing endpoint, as this release writes them, and wakes the relays.
+-- This release writes its deliveries with the webhook, so for its webhooks the check finds them.
+CREATE FUNCTION "webhook_deliveries_of_previous_release"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM "webhook_delivery" WHERE "webhook_id" = NEW."id") THEN
+    INSERT INTO "webhook_delivery" ("webhook_id", "endpoint_id", "issuer_id", "status", "relayed_at", "created_at", "updated_at")
+    SELECT NEW."id", ep."id", NEW."issuer_id", CASE WHEN ep."status" = 'disabled' THEN 'skipped' ELSE 'pending' END,
+           CASE WHEN ep."status" = 'disabled' THEN NEW."created_at" END, NEW."created_at", NEW."created_at"
+      FROM "webhook_endpoint" ep
+     WHERE ep."issuer_id" = NEW."issuer_id" AND NEW."type" = ANY (ep."enabled_types")
+    ON CONFLICT DO NOTHING;
+    IF FOUND THEN PERFORM pg_notify('rewards_webhook_outbox', ''); END IF;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER "webhook_deliveries_of_previous_release" AFTER INSERT ON "webhook"
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "webhook_deliveries_of_previous_release"();
 
 ALTER TABLE "webhook" DROP CONSTRAINT "webhook_type_check";
 ALTER TABLE "webhook" ADD CONSTRAINT "webhook_type_check" CHECK ("type" IN (

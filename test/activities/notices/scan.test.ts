@@ -45,10 +45,12 @@ describe('reward notices scan', function () {
   });
 
   /** An endpoint row as the API stores one; `types` as an endpoint created before the new types has. */
-  async function subscribe(issuerId: string, types: readonly string[] = WEBHOOK_TYPES): Promise<void> {
+  async function subscribe(issuerId: string, types: readonly string[] = WEBHOOK_TYPES): Promise<string> {
     const now = new Date();
+    const id = newId('whe');
     await db.webhookEndpoint.create({
       data: {
+        id,
         issuerId,
         url: endpointUrl,
         enabledTypes: [...types],
@@ -57,6 +59,7 @@ describe('reward notices scan', function () {
         updatedAt: now,
       },
     });
+    return id;
   }
 
   /** A branded grant earned by a purchase at `at`, through the ledger as a settlement posts it. */
@@ -120,7 +123,7 @@ describe('reward notices scan', function () {
 
   it('records reward_available once when it falls due, then the 30- and the 7-day notice at their times', async () => {
     const issuerId = await ledgerIssuer(db);
-    await subscribe(issuerId);
+    const endpointId = await subscribe(issuerId);
     const t0 = new Date('2026-11-20T09:00:00.000Z');
     const g = await grant(issuerId, {
       amountMinor: 500,
@@ -138,7 +141,12 @@ describe('reward notices scan', function () {
     assert.equal(available.type, 'reward_available');
     assert.equal(available.idempotencyKey, `reward_available:${g.id}`);
     assert.equal(available.sourceEventId, g.id);
-    assert.equal(available.status, 'pending');
+    // Its one delivery, to the issuer's endpoint, waits for the relay.
+    const deliveries = await db.webhookDelivery.findMany({ where: { webhookId: available.id } });
+    assert.deepEqual(
+      deliveries.map((d) => [d.endpointId, d.status, d.relayedAt]),
+      [[endpointId, 'pending', null]],
+    );
     assert.equal(available.createdAt.toISOString(), availableAt.toISOString());
     assert.deepEqual(available.data, {
       chgId: g.chgId,
@@ -267,8 +275,8 @@ describe('reward notices scan', function () {
     try {
       await blocker.query('BEGIN');
       await blocker.query(
-        `INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, status, created_at, updated_at)
-         VALUES ($1, $2, 'reward_available', $3, $4, '{}'::jsonb, 'pending', now(), now())`,
+        `INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, created_at, updated_at)
+         VALUES ($1, $2, 'reward_available', $3, $4, '{}'::jsonb, now(), now())`,
         [newId('evt'), issuerId, blocked.id, `reward_available:${blocked.id}`],
       );
       const blockerPid: number = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;

@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { createDb, type Db } from '../../../prisma/client';
 import { migrate } from '../../../prisma/migrate';
 import { createIssuer } from '../../../api/issuers/store';
-import { rotateSecret } from '../../../api/webhooks/store';
+import { rotateSecret } from '../../../api/webhook-endpoints/store';
 import { assertStoredSecretsOpen } from '../../../core/domain/webhook-secret-keys';
 import { createWebhookActivities } from '../../../activities/webhooks';
 import { recordWebhook } from '../../../activities/webhooks/record';
@@ -19,6 +19,7 @@ import {
   type PlainSecrets,
 } from '../../../core/webhooks/secret-sealing';
 import { generateSigningSecret } from '../../../core/webhooks/signing';
+import { newId } from '../../../core/ids';
 import { createLogger } from '../../../core/logger';
 import { webhookCommands } from '../../../scripts/admin/webhook-commands';
 import { parseArgs } from '../../../scripts/admin/command';
@@ -37,6 +38,7 @@ describe('core/domain/webhook-secret-keys: rotating the key that seals webhook s
   let db: Db;
   let receiver: Receiver;
   const endpoints = new Map<string, PlainSecrets>();
+  const endpointIds = new Map<string, string>();
 
   before(async () => {
     const url = await freshDatabase('secret_keys');
@@ -48,8 +50,10 @@ describe('core/domain/webhook-secret-keys: rotating the key that seals webhook s
       const issuer = await createIssuer(db, { name: `Issuer ${i}`, environment: 'sandbox' }, 'test', new Date());
       const secret = generateSigningSecret();
       const sealed = sealSecrets(oldOnly, issuer.id, { secret, previousSecret: null });
+      const endpointId = newId('whe');
       await db.webhookEndpoint.create({
         data: {
+          id: endpointId,
           issuerId: issuer.id,
           url: receiver.url,
           enabledTypes: ['qualified_settlement'],
@@ -59,6 +63,7 @@ describe('core/domain/webhook-secret-keys: rotating the key that seals webhook s
         },
       });
       endpoints.set(issuer.id, { secret, previousSecret: null });
+      endpointIds.set(issuer.id, endpointId);
     }
     const [rotatedId, before] = [...endpoints][0];
     const { signingSecret } = await rotateSecret(db, oldOnly, rotatedId, new Date());
@@ -145,6 +150,7 @@ describe('core/domain/webhook-secret-keys: rotating the key that seals webhook s
       );
       const result = await activities.attemptWebhookDelivery({
         webhookId,
+        endpointId: endpointIds.get(issuerId)!,
         attemptNumber: 1,
         nextAttemptInMs: null,
         replay: false,
@@ -160,7 +166,7 @@ describe('core/domain/webhook-secret-keys: rotating the key that seals webhook s
   it('rotates a signing secret under the new key, and refuses a key ring missing the key it was sealed under', async () => {
     const [issuerId, plain] = [...endpoints][1];
     const { signingSecret } = await rotateSecret(db, newOnly, issuerId, new Date());
-    const row = await db.webhookEndpoint.findUniqueOrThrow({ where: { issuerId } });
+    const row = await db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointIds.get(issuerId)! } });
     assert.deepEqual(openSecrets(newOnly, issuerId, row), { secret: signingSecret, previousSecret: plain.secret });
     await assert.rejects(rotateSecret(db, oldOnly, issuerId, new Date()), WebhookSecretUnreadableError);
   });
