@@ -326,7 +326,7 @@ describe('Idempotency-Key', () => {
         const issuer = await newIssuer(faulty);
         await issuer.call('PUT', ENDPOINT, endpointBody());
         const key = newKey();
-        faults.findUnique = async () => {
+        faults.findFirst = async () => {
           throw new Error('boom');
         };
         const failed = await faulty.request('POST', ROTATE, {

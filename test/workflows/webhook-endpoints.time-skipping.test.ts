@@ -25,6 +25,9 @@ import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from 
 import { sealedNewSecret, settlementData, startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
 import { quietTemporalRuntime } from '../helpers/stack';
 import { testEngine } from '../helpers/engine';
+import { webhookDeliveriesSkipped, webhookEndpointsDisabled } from '../../core/metrics';
+
+const counted = async (metric: typeof webhookEndpointsDisabled) => (await metric.get()).values[0]?.value ?? 0;
 
 describe('webhook endpoint auto-disable on the time-skipping server', function () {
   this.timeout(180_000);
@@ -79,6 +82,10 @@ describe('webhook endpoint auto-disable on the time-skipping server', function (
 
   it('disables a failing endpoint once, tells the healthy one, stops all work for it, and recovers it', async () => {
     const now = clock.now();
+    const [disabledBefore, skippedBefore] = [
+      await counted(webhookEndpointsDisabled),
+      await counted(webhookDeliveriesSkipped),
+    ];
     const issuer = await createIssuer(db, { name: 'Auto-disable issuer', environment: 'sandbox' }, 'test', now);
     // One day of nothing but failures: the default schedule's tenth attempt (at about 46 h)
     // is the first whose run of failures began more than a day before.
@@ -154,6 +161,12 @@ describe('webhook endpoint auto-disable on the time-skipping server', function (
           await db.operatorAuditLog.count({ where: { action: 'webhook_endpoint.disabled', targetId: bad } }),
           1,
         );
+        assert.equal(
+          await counted(webhookEndpointsDisabled),
+          disabledBefore + 1,
+          'rewards_webhook_endpoints_disabled_total',
+        );
+        assert.equal(await counted(webhookDeliveriesSkipped), skippedBefore + 1, 'the retry run ended skipped');
 
         // Disabled: a new webhook's delivery to it ends skipped at once, no attempt, no workflow.
         const failingRequests = failing.requests.length;
