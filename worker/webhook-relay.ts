@@ -19,7 +19,9 @@
 // `perEndpoint` attempts of one endpoint in flight in this process, and no more than its
 // `rateLimitPerSecond` when it has one; a claim takes a few deliveries of each endpoint with
 // work waiting, so an endpoint that hangs holds its own slots and its backlog waits in the
-// table, while every other endpoint's deliveries go out beside it. Bounded everywhere:
+// table, while every other endpoint's deliveries go out beside it. An endpoint whose last five
+// attempts failed is tripped (core/webhooks/endpoint-health.ts): one probe at a time, one per
+// 30 s, until one succeeds, so a dead receiver does not start a retry run per webhook. Bounded everywhere:
 // attempts in flight per process and per endpoint, deliveries per claim, and the wait between
 // polls when no notification arrives.
 import type { Db } from '../prisma/client';
@@ -37,6 +39,7 @@ import {
   renewClaims,
   unclaim,
   type DeliveryKey,
+  isTripped,
   type LocalRelay,
   type OutboxRow,
 } from '../activities/webhooks/outbox';
@@ -115,6 +118,8 @@ class OutboxRelay {
   private readonly inFlightRows = new Map<string, DeliveryKey>();
   private readonly running = new Set<Promise<void>>();
   private readonly rates = new RateGate();
+  // Endpoints whose last claimed delivery showed them tripped: one attempt at a time.
+  private readonly tripped = new Set<string>();
   // When every claim this relay held was last extended (performance.now()).
   private renewedAtMs = -Infinity;
   private total = 0;
@@ -164,12 +169,19 @@ class OutboxRelay {
   }
 
   private enqueue(row: OutboxRow): void {
+    if (isTripped(row.state.endpoint)) this.tripped.add(row.endpointId);
+    else this.tripped.delete(row.endpointId);
     const rows = this.queued.get(row.endpointId) ?? [];
     this.queued.set(row.endpointId, [...rows, { ...row, claimedAtMs: performance.now() }]);
   }
 
   private queuedKeys(): DeliveryKey[] {
     return [...this.queued.values()].flat().map(keyOf);
+  }
+
+  /** Attempts of the endpoint this relay may have in flight. */
+  private slotsOf(endpointId: string): number {
+    return this.tripped.has(endpointId) ? 1 : this.options.perEndpoint;
   }
 
   private held(endpointId: string): number {
@@ -212,7 +224,7 @@ class OutboxRelay {
     const room = concurrency - this.total - [...this.queued.values()].reduce((n, rows) => n + rows.length, 0);
     if (room <= 0) return;
     const busy = [...new Set([...this.queued.keys(), ...this.inFlight.keys()])].filter(
-      (endpointId) => this.held(endpointId) >= perEndpoint,
+      (endpointId) => this.held(endpointId) >= this.slotsOf(endpointId),
     );
     const rows = await claimOutbox(this.deps.db, { limit: room, perEndpoint, claimMs, skipEndpoints: busy });
     for (const row of rows) this.enqueue(row);
@@ -221,10 +233,11 @@ class OutboxRelay {
   }
 
   private dispatch(): void {
-    const { concurrency, perEndpoint, claimMs } = this.options;
+    const { concurrency, claimMs } = this.options;
     let nextTokenInMs = Infinity;
     for (const [endpointId, rows] of this.queued) {
-      while (rows.length > 0 && this.total < concurrency && (this.inFlight.get(endpointId) ?? 0) < perEndpoint) {
+      const slots = this.slotsOf(endpointId);
+      while (rows.length > 0 && this.total < concurrency && (this.inFlight.get(endpointId) ?? 0) < slots) {
         const row = rows[0];
         // Waited so long behind a slow receiver that the claim may lapse while sending: leave
         // it to the table (its claim expires, then a relay claims it) rather than risk a

@@ -31,6 +31,8 @@ export type EndpointState = SealedSecrets & {
   /** The issuer's override of WEBHOOK_ENDPOINT_DISABLE_AFTER (core/webhooks/endpoint-health.ts). */
   disableAfter: DisableAfterOverride;
   rateLimitPerSecond: number | null;
+  /** Failures since its last success (core/webhooks/endpoint-health.ts, TRIP_AFTER_FAILURES). */
+  consecutiveFailures: number;
 };
 
 /** What an attempt needs to know, read in one statement (or with the relay's claim). */
@@ -53,7 +55,7 @@ export const ENDPOINT_JSON_OF = (alias: string) => {
   return Prisma.sql`jsonb_build_object('id', ${ep}.id, 'url', ${ep}.url, 'enabledTypes', ${ep}.enabled_types, 'status', ${ep}.status,
     'secretKeyId', ${ep}.secret_key_id, 'secretCiphertext', encode(${ep}.secret_ciphertext, 'hex'),
     'previousSecretCiphertext', encode(${ep}.previous_secret_ciphertext, 'hex'), 'previousSecretExpiresAt', ${ep}.previous_secret_expires_at,
-    'rateLimitPerSecond', ${ep}.rate_limit_per_second,
+    'rateLimitPerSecond', ${ep}.rate_limit_per_second, 'consecutiveFailures', ${ep}.consecutive_failures,
     'disableAfter', (SELECT webhook_endpoint_disable_after FROM issuer WHERE id = ${ep}.issuer_id))`;
 };
 

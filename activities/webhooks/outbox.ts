@@ -5,6 +5,7 @@
 // while its claim holds.
 import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
+import { PROBE_INTERVAL_MS, TRIP_AFTER_FAILURES } from '../../core/webhooks/endpoint-health';
 import { ATTEMPT_STATE_COLUMNS, toAttemptState, type AttemptState, type EndpointState } from './attempt-state';
 
 export { OUTBOX_CHANNEL } from '../../core/domain/webhook-deliveries';
@@ -48,8 +49,25 @@ function keysOf(keys: readonly DeliveryKey[]): Prisma.Sql {
 }
 
 /**
- * Claims the oldest deliveries nobody holds, at most `perEndpoint` of each endpoint and
- * `limit` in all, none of the `skipEndpoints` (whose receiver already has a relay's full share
+ * How many deliveries of the endpoint `ep` a claim takes: `perEndpoint`, or for a tripped
+ * endpoint (core/webhooks/endpoint-health.ts) one probe once the interval since its last
+ * failure has passed, else none. A disabled or deleted endpoint's deliveries are taken to be
+ * skipped.
+ */
+function claimLimit(perEndpoint: number): Prisma.Sql {
+  return Prisma.sql`CASE WHEN ep.id IS NULL OR ep.status = 'disabled' OR ep.consecutive_failures < ${TRIP_AFTER_FAILURES}
+                 THEN ${perEndpoint}::int
+                 WHEN ep.last_failure_at < now() - ${PROBE_INTERVAL_MS} * interval '1 millisecond' THEN 1 ELSE 0 END`;
+}
+
+/** Whether the relay sends an endpoint one delivery at a time (see claimLimit). */
+export function isTripped(endpoint: EndpointState | null): boolean {
+  return endpoint !== null && endpoint.status === 'enabled' && endpoint.consecutiveFailures >= TRIP_AFTER_FAILURES;
+}
+
+/**
+ * Claims the oldest deliveries nobody holds, at most `perEndpoint` of each endpoint (one probe
+ * of a tripped one) and `limit` in all, none of the `skipEndpoints` (whose receiver already has a relay's full share
  * in flight). Endpoints are visited one by one through the outbox index (a skip scan), so an
  * endpoint's backlog, however long, costs a claim a few index entries, not a scan past it. A
  * claim lasts `claimMs`.
@@ -66,11 +84,11 @@ export async function claimOutbox(
                ORDER BY d.endpoint_id LIMIT 1)
         FROM endpoints e WHERE e.endpoint_id IS NOT NULL
     ), candidates AS (
-      SELECT c.* FROM endpoints e CROSS JOIN LATERAL (
+      SELECT c.* FROM endpoints e LEFT JOIN webhook_endpoint ep ON ep.id = e.endpoint_id CROSS JOIN LATERAL (
         SELECT d.webhook_id, d.endpoint_id, d.created_at, d.relay_claimed_until IS NOT NULL AS claimed_before FROM webhook_delivery d
          WHERE d.endpoint_id = e.endpoint_id AND e.endpoint_id <> ALL(${input.skipEndpoints}::text[])
            AND d.relayed_at IS NULL AND (d.relay_claimed_until IS NULL OR d.relay_claimed_until < now())
-         ORDER BY d.created_at LIMIT ${input.perEndpoint}
+         ORDER BY d.created_at LIMIT ${claimLimit(input.perEndpoint)}
          FOR UPDATE SKIP LOCKED) c
        WHERE e.endpoint_id IS NOT NULL
     ), chosen AS (
@@ -129,8 +147,8 @@ export async function unclaim(db: Db, keys: DeliveryKey[]): Promise<void> {
 
 /**
  * The deliveries a step of this process has just written claimed, as its relay takes them:
- * one per endpoint of the issuer that is enabled and subscribes to the type, as
- * deliveriesOf (core/domain/webhook-deliveries.ts) wrote them from the same endpoints.
+ * one per endpoint of the issuer that is enabled, not tripped and subscribes to the type, as
+ * deliveriesOf (core/domain/webhook-deliveries.ts) wrote them claimed from the same endpoints.
  */
 export function writtenOutboxRows(
   webhook: { id: string; issuerId: string; type: string; sourceEventId: string; data: unknown; createdAt: Date },
@@ -138,7 +156,7 @@ export function writtenOutboxRows(
 ): OutboxRow[] {
   const { sourceEventId, ...stored } = webhook;
   return endpoints
-    .filter((ep) => ep.status === 'enabled' && ep.enabledTypes.includes(webhook.type))
+    .filter((ep) => ep.status === 'enabled' && !isTripped(ep) && ep.enabledTypes.includes(webhook.type))
     .map((endpoint) => ({
       webhookId: webhook.id,
       endpointId: endpoint.id,

@@ -8,6 +8,7 @@ import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
 import { sqlQuery } from '../../prisma/sql-transaction';
 import { newId } from '../ids';
+import { TRIP_AFTER_FAILURES } from '../webhooks/endpoint-health';
 
 /** Channel whose NOTIFY, delivered at commit, wakes the relays. */
 export const OUTBOX_CHANNEL = 'rewards_webhook_outbox';
@@ -15,10 +16,11 @@ export const OUTBOX_CHANNEL = 'rewards_webhook_outbox';
 /**
  * An INSERT of the deliveries of the webhook rows a CTE named `source` returns (columns id,
  * issuer_id, type, created_at): one per endpoint of the issuer subscribing to the type. With
- * `claimMs`, the enabled ones are written already claimed for the writer's own relay.
+ * `claimMs`, the enabled ones are written already claimed for the writer's own relay, except
+ * to a tripped endpoint, whose deliveries the relays take one probe at a time.
  */
 export function deliveriesOf(source: string, claimMs?: number): Prisma.Sql {
-  const claimed = claimMs !== undefined;
+  const claimed = Prisma.sql`(${claimMs !== undefined} AND ep.consecutive_failures < ${TRIP_AFTER_FAILURES})`;
   return Prisma.sql`
     INSERT INTO webhook_delivery (webhook_id, endpoint_id, issuer_id, status, relayed_at, relay_claimed_until, created_at, updated_at)
     SELECT s.id, ep.id, s.issuer_id,

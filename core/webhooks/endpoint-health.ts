@@ -13,6 +13,16 @@ export const DEFAULT_ENDPOINT_DISABLE_AFTER_MS = 5 * DAY_MS;
 export const MIN_ENDPOINT_DISABLE_AFTER_MS = HOUR_MS;
 export const MAX_ENDPOINT_DISABLE_AFTER_MS = 365 * DAY_MS;
 
+/**
+ * An endpoint whose last attempts all failed is tripped: the relays send it one delivery at a
+ * time, at most one per probe interval, until an attempt succeeds. A dead receiver then costs
+ * one attempt (and at most one retry run) per interval instead of one per webhook written for
+ * it, and a struggling one is not hammered; its other deliveries wait in the outbox and go
+ * out at its pace once it answers. Deliveries already retrying keep their schedules.
+ */
+export const TRIP_AFTER_FAILURES = 5;
+export const PROBE_INTERVAL_MS = 30_000;
+
 /** The issuer's stored override (issuer.webhook_endpoint_disable_after) as a value. */
 export type DisableAfterOverride = string | null;
 
