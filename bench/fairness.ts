@@ -308,8 +308,8 @@ function writeStatement(rows: WebhookRow[]): Prisma.Sql {
                            ${rows.map((r) => JSON.stringify(r.data))}::jsonb[])
              AS c(id, issuer_id, type, source_event_id, data)),
     written AS (
-      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, created_at, updated_at)
-      SELECT c.id, c.issuer_id, c.type, c.source_event_id, c.type || ':' || c.source_event_id, c.data, now(), now()
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, deliveries_written, created_at, updated_at)
+      SELECT c.id, c.issuer_id, c.type, c.source_event_id, c.type || ':' || c.source_event_id, c.data, true, now(), now()
         FROM candidate c
       RETURNING id, issuer_id, type, created_at),
     delivered AS (${deliveriesOf('written')})

@@ -45,9 +45,9 @@ export async function recordTestWebhook(
     db,
     Prisma.sql`
     WITH written AS (
-      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, test, created_at, updated_at)
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, test, deliveries_written, created_at, updated_at)
       VALUES (${id}, ${input.issuerId}, ${input.type}, ${input.endpointId}, ${`test:${id}`}, ${JSON.stringify(input.data)}::jsonb,
-              true, ${input.at}, ${input.at})
+              true, true, ${input.at}, ${input.at})
       RETURNING id),
     delivery AS (
       INSERT INTO webhook_delivery (webhook_id, endpoint_id, issuer_id, status, created_at, updated_at)

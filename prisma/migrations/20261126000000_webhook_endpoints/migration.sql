@@ -65,8 +65,10 @@ CREATE TABLE "webhook_delivery" (
 -- The outbox: per endpoint, oldest first, so a claim takes a few rows of each endpoint
 -- however long one endpoint's backlog is.
 CREATE INDEX "webhook_delivery_outbox_idx" ON "webhook_delivery"("endpoint_id", "created_at") WHERE "relayed_at" IS NULL;
--- recover: an endpoint's failed or skipped deliveries in a window.
-CREATE INDEX "webhook_delivery_endpoint_status_idx" ON "webhook_delivery"("endpoint_id", "status", "created_at");
+-- recover: an endpoint's failed or skipped deliveries in a window. Partial, so the deliveries
+-- that succeed (nearly all) never enter it.
+CREATE INDEX "webhook_delivery_recoverable_idx" ON "webhook_delivery"("endpoint_id", "created_at")
+  WHERE "status" IN ('failed', 'skipped');
 
 INSERT INTO "webhook_delivery" ("webhook_id", "endpoint_id", "issuer_id", "status", "attempt_count", "last_attempt_at",
                                 "next_attempt_at", "delivered_at", "relayed_at", "relay_claimed_until", "created_at", "updated_at")
@@ -94,7 +96,9 @@ ALTER TABLE "webhook" ALTER COLUMN "relayed_at" SET DEFAULT now();
 
 -- A webhook written by a worker of the previous release has no deliveries: at its commit, this
 -- gives it one per subscribing endpoint, as this release writes them, and wakes the relays.
--- This release writes its deliveries with the webhook, so for its webhooks the check finds them.
+-- This release writes its deliveries with the webhook and says so (deliveries_written), so
+-- the trigger never fires for its webhooks.
+ALTER TABLE "webhook" ADD COLUMN "deliveries_written" BOOLEAN NOT NULL DEFAULT false;
 CREATE FUNCTION "webhook_deliveries_of_previous_release"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM "webhook_delivery" WHERE "webhook_id" = NEW."id") THEN
@@ -109,7 +113,8 @@ BEGIN
   RETURN NULL;
 END $$;
 CREATE CONSTRAINT TRIGGER "webhook_deliveries_of_previous_release" AFTER INSERT ON "webhook"
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "webhook_deliveries_of_previous_release"();
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NOT NEW."deliveries_written")
+  EXECUTE FUNCTION "webhook_deliveries_of_previous_release"();
 
 ALTER TABLE "webhook" DROP CONSTRAINT "webhook_type_check";
 ALTER TABLE "webhook" ADD CONSTRAINT "webhook_type_check" CHECK ("type" IN (
