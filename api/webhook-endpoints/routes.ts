@@ -331,7 +331,8 @@ function recoverWebhookEndpointRoute(deps: AppDeps): RouteSpec {
     description:
       'The webhooks created in [since, until) whose delivery to this endpoint ended failed or skipped go back to it, with the ' +
       'same webhookIds and bodies, at the endpoint’s pace (its concurrency and rateLimitPerSecond); their attempts continue ' +
-      'their numbering. Delivered and still running deliveries are left alone.',
+      'their numbering. Delivered and still running deliveries are left alone. ' +
+      '400 `invalid_window`: since is in the future, or not before until (a rule across fields and the clock, which no JSON Schema states).',
     tag,
     auth: 'issuer',
     params,
