@@ -124,6 +124,16 @@ export const attemptSchema = named(
   exampleEndpointAttempts[0],
 );
 
+const exampleDelivery = {
+  endpointId: exampleId('whe'),
+  status: 'delivered',
+  attemptCount: 2,
+  lastAttemptAt: EXAMPLE_TIME,
+  nextAttemptAt: null,
+  deliveredAt: EXAMPLE_TIME,
+  attempts: exampleEndpointAttempts,
+};
+
 export const deliverySchema = named(
   'WebhookDelivery',
   {
@@ -143,15 +153,7 @@ export const deliverySchema = named(
       attempts: { type: 'array', items: attemptSchema },
     },
   },
-  {
-    endpointId: exampleId('whe'),
-    status: 'delivered',
-    attemptCount: 2,
-    lastAttemptAt: EXAMPLE_TIME,
-    nextAttemptAt: null,
-    deliveredAt: EXAMPLE_TIME,
-    attempts: exampleEndpointAttempts,
-  },
+  exampleDelivery,
 );
 
 export const webhookDetailSchema = named(
@@ -171,17 +173,7 @@ export const webhookDetailSchema = named(
   },
   {
     ...exampleWebhook,
-    deliveries: [
-      {
-        endpointId: exampleId('whe'),
-        status: 'delivered',
-        attemptCount: 2,
-        lastAttemptAt: EXAMPLE_TIME,
-        nextAttemptAt: null,
-        deliveredAt: EXAMPLE_TIME,
-        attempts: exampleEndpointAttempts,
-      },
-    ],
+    deliveries: [exampleDelivery],
     attempts: exampleEndpointAttempts,
   },
 );
