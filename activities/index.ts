@@ -12,7 +12,7 @@ import { createNoticeActivities } from './notices';
 import { createWebhookActivities } from './webhooks';
 import { createDeliveryStarter } from './webhooks/start-delivery';
 import type { LifecycleDeps } from './lifecycle/deps';
-import { KnownAccounts } from './ledger/known-accounts';
+import { KnownAccounts } from '../core/domain/ledger/known-accounts';
 
 export interface ActivityDeps {
   db: Db;

@@ -22,7 +22,7 @@ export function scanInstant(history: { events?: Array<Record<string, unknown>> }
 }
 
 // The run's statements: each scan batch's transaction (activities/notices/index.ts, with
-// activities/webhooks/record.ts): BEGIN, SET LOCAL, the lock, the records' insert, the NOTIFY,
+// core/domain/webhook-records.ts): BEGIN, SET LOCAL, the lock, the records' insert, the NOTIFY,
 // the update of the grants, COMMIT; and the expiry batch's transaction (BEGIN, the listing of
 // expired grants, COMMIT; activities/expiry). BEGIN and COMMIT are counted whole: in this
 // phase only the run's activities begin transactions (the relay's statements stand alone), so

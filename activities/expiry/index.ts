@@ -9,11 +9,18 @@
 import type { Db } from '../../prisma/client';
 import type { Logger } from '../../core/logger';
 import { newId } from '../../core/ids';
-import { expireGrant, inTransaction, listExpiredGrants, recordRewardEvent, type Grant, type Tx } from '../ledger';
-import { ensureAndLockAccounts } from '../ledger/accounts';
+import {
+  expireGrant,
+  inTransaction,
+  listExpiredGrants,
+  recordRewardEvent,
+  type Grant,
+  type Tx,
+} from '../../core/domain/ledger';
+import { ensureAndLockAccounts } from '../../core/domain/ledger/accounts';
 import { accounts } from '../../core/ledger';
 import { issuerClockAt } from '../issuer-clock';
-import { recordRewardEventWebhooks } from '../webhooks/record';
+import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
 import { factKey } from '../../core/webhooks/reward-events';
 
 /** The most grants one activity call looks at: keeps each call well inside its timeout. */

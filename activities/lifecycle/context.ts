@@ -1,6 +1,6 @@
 // Everything a reward decision about one stored event depends on, read inside the
 // activity's database transaction in as few statements as the locks allow (each statement
-// costs more than its rows here; see activities/ledger/batch.ts):
+// costs more than its rows here; see core/domain/ledger/batch.ts):
 //   1. the event, locked (a retried or concurrent activity waits, then sees what the first
 //      one did), with its issuer, the card's state and the merchants it may match;
 //   2. settlement only: the purchase's ledger accounts, created if new and locked in id
@@ -20,8 +20,8 @@ import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { EVENT_NOT_FOUND } from '../../core/failure-types';
 import type { SqlTx } from '../../prisma/sql-transaction';
 import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
-import { lockPurchaseAccounts, type LockedAccount } from '../ledger/accounts';
-import type { KnownAccounts } from '../ledger/known-accounts';
+import { lockPurchaseAccounts, type LockedAccount } from '../../core/domain/ledger/accounts';
+import type { KnownAccounts } from '../../core/domain/ledger/known-accounts';
 import { ENDPOINTS_JSON, toEndpoint, type EndpointState, type JsonEndpoint } from '../webhooks/attempt-state';
 
 // Raw SQL only: the settle and preview steps run it on our pg pool (prisma/sql-transaction.ts),

@@ -1,7 +1,7 @@
 // What lifecycle activities need from the outside; only worker/ builds the real ones.
 import type { Db } from '../../prisma/client';
 import type { Logger } from '../../core/logger';
-import type { KnownAccounts } from '../ledger/known-accounts';
+import type { KnownAccounts } from '../../core/domain/ledger/known-accounts';
 import type { LocalRelay } from '../webhooks/outbox';
 
 export interface LifecycleDeps {

@@ -3,7 +3,7 @@
 // a qualified_auth webhook record is written when it qualifies.
 import { Prisma } from '../../prisma/generated/client';
 import { sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
-import { webhookWrite } from '../webhooks/record';
+import { webhookWrite } from '../../core/domain/webhook-records';
 import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
 import { lockEvent, lockEventWithContext, type SettledPurchase } from './context';
 import { decideReward } from './decide';
@@ -12,7 +12,7 @@ import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
 import type { QualifiedAuthData } from '../../core/webhooks/payloads';
 import { factKey } from '../../core/webhooks/reward-events';
-import { recordRewardEventWebhooks } from '../webhooks/record';
+import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
 import { issuerClockAt } from '../issuer-clock';
 import type { IngestedEvent } from '../../prisma/generated/client';
 

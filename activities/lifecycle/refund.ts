@@ -6,16 +6,16 @@
 // merchant bears it). No balance ever goes negative. See docs/decisions/0012-clawback-after-spend.md.
 // One database transaction per refund, with its reward_clawed_back webhook record.
 import { newId } from '../../core/ids';
-import { clawBackBranded, recordRewardEvent } from '../ledger';
+import { clawBackBranded, recordRewardEvent } from '../../core/domain/ledger';
 import { postNow } from './reward-posting';
 import { clawbackDue } from '../../core/rules/settlement';
 import { accounts, fromDbMinor } from '../../core/ledger';
-import { lockAccounts } from '../ledger/accounts';
+import { lockAccounts } from '../../core/domain/ledger/accounts';
 import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
 import { lockEvent } from './context';
 import { issuerClockAt } from '../issuer-clock';
 import { storedOutcome } from './stored-outcome';
-import { recordRewardEventWebhooks } from '../webhooks/record';
+import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
 import { factKey } from '../../core/webhooks/reward-events';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';

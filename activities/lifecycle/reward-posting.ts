@@ -2,15 +2,20 @@
 // its money, linked by the event's id, with that id added to the step's list (the outcome,
 // the trace and the webhook name them). Settlements and refunds make their postings through
 // this one place; they differ only in how the rows are written:
-//   - a settlement adds them to the batch its one statement writes (activities/ledger/batch.ts);
+//   - a settlement adds them to the batch its one statement writes (core/domain/ledger/batch.ts);
 //   - a refund records the event, then posts the transfer (postTransfer and friends), in its
 //     transaction: refunds are rare, and that path checks each transfer on its own.
 // The idempotency keys are the caller's: they are derived from the step's event and never change.
 import { newId } from '../../core/ids';
 import type { RewardEventType, TransferKind } from '../../core/ledger';
-import { newTransferId, type BatchRewardEvent, type BatchTransfer, type PostingBatch } from '../ledger/batch';
-import { postTransfer, recordRewardEvent } from '../ledger';
-import type { Tx } from '../ledger/tx';
+import {
+  newTransferId,
+  type BatchRewardEvent,
+  type BatchTransfer,
+  type PostingBatch,
+} from '../../core/domain/ledger/batch';
+import { postTransfer, recordRewardEvent } from '../../core/domain/ledger';
+import type { Tx } from '../../core/domain/ledger/tx';
 
 export interface RewardPosting {
   /** The group, merchant and purchase both rows belong to. */

@@ -2,7 +2,7 @@
 // spend of branded balance, earn transfers, reward events, the grant, the decision record
 // and the qualified_settlement webhook record. Either all of it is committed or none; a
 // retry after a commit finds the event processed and returns what was posted.
-// Four statements on the usual path (context.ts reads, activities/ledger/batch.ts writes):
+// Four statements on the usual path (context.ts reads, core/domain/ledger/batch.ts writes):
 // lock the event and read its context, lock the purchase's accounts, read the merchant's
 // terms and the group's balances, write every effect.
 import { newId } from '../../core/ids';
@@ -10,9 +10,9 @@ import { decideSettlement } from '../../core/rules/settlement';
 import { accounts, allocateDraw, compareFifo, sumMinor, fromDbMinor, type Allocation } from '../../core/ledger';
 import { Prisma } from '../../prisma/generated/client';
 import { sqlTransaction } from '../../prisma/sql-transaction';
-import { writeBatch, type PostingBatch } from '../ledger/batch';
+import { writeBatch, type PostingBatch } from '../../core/domain/ledger/batch';
 import { addPosting } from './reward-posting';
-import { webhookWrite } from '../webhooks/record';
+import { webhookWrite } from '../../core/domain/webhook-records';
 import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
 import { lockEventWithContext, type DecisionContext } from './context';
 import type { QualifiedSettlementData } from '../../core/webhooks/payloads';

@@ -16,7 +16,7 @@ import { sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
 import { fromDbMinor } from '../../core/money';
 import { planNotices, type NoticePlan } from '../../core/rules/reward-notices';
 import { factKey } from '../../core/webhooks/reward-events';
-import { recordRewardEventWebhooks, type RewardEventWebhook } from '../webhooks/record';
+import { recordRewardEventWebhooks, type RewardEventWebhook } from '../../core/domain/webhook-records';
 
 /** The most grants one batch looks at: keeps each transaction short. */
 export const MAX_NOTICE_BATCH = 1000;

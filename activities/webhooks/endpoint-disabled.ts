@@ -8,7 +8,7 @@ import type { Logger } from '../../core/logger';
 import { newId } from '../../core/ids';
 import { factKey } from '../../core/webhooks/reward-events';
 import { webhookEndpointsDisabled } from '../../core/metrics';
-import { recordRewardEventWebhooks } from './record';
+import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
 
 export interface DisabledEndpoint {
   id: string;

@@ -7,7 +7,7 @@ import { idPattern } from '../ids';
 /**
  * The types emitted today. API.md reserves `reward_adjusted` and `claim_resolved` for the
  * facts adjustments and claims add: they join this list, with their data below, through the
- * same recording (activities/webhooks/record.ts). `endpoint_disabled` is about the issuer's
+ * same recording (core/domain/webhook-records.ts). `endpoint_disabled` is about the issuer's
  * integration rather than a cardholder's reward, and goes the same way.
  */
 export const REWARD_EVENT_TYPES = [

@@ -8,7 +8,7 @@ import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } f
 import { createGroup, createMerchant, walkPages } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { createLogger } from '../../core/logger';
-import { earnBranded, inTransaction, postTransfer, recordRewardEvent } from '../../activities/ledger';
+import { earnBranded, inTransaction, postTransfer, recordRewardEvent } from '../../core/domain/ledger';
 import { expireDueGrants } from '../../activities/expiry';
 import { newId } from '../../core/ids';
 import { activityPageSchema, expiringSchema, merchantBalanceSchema, summarySchema } from '../../api/balances/schemas';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { startTestApp, newIssuer, assertError, type TestApp } from '../helpers/app';
 import { assertLedgerHealthy, at, chgId, key, merchantId, plusDays } from '../helpers/ledger';
-import { earnBranded, inTransaction, postTransferInNewTransaction, spendBranded } from '../../activities/ledger';
+import { earnBranded, inTransaction, postTransferInNewTransaction, spendBranded } from '../../core/domain/ledger';
 
 describe('GET /admin/v1/ledger/trial-balance', () => {
   let app: TestApp;

@@ -18,7 +18,7 @@ import {
   type Receiver,
 } from '../helpers/webhooks';
 import { createWebhookDestinations, systemResolver, type Resolver } from '../../core/webhooks/destination-guard';
-import { recordWebhook } from '../../activities/webhooks/record';
+import { recordWebhook } from '../../core/domain/webhook-records';
 import { newId } from '../../core/ids';
 import { webhookDeliveryWorkflowId, webhookReplayWorkflowId } from '../../workflows/webhook-delivery-contract';
 

@@ -18,7 +18,7 @@ import {
 import { testWebhookSecretKeys } from '../helpers/env';
 import { webhookCommands } from '../../scripts/admin/webhook-commands';
 import { runAdminCommand } from '../helpers/admin-cli';
-import { recordWebhook } from '../../activities/webhooks/record';
+import { recordWebhook } from '../../core/domain/webhook-records';
 
 describe('webhook API', function () {
   this.timeout(60_000);

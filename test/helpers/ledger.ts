@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../prisma/client';
 import { newId } from '../../core/ids';
-import { ledgerInvariants } from '../../activities/ledger';
+import { ledgerInvariants } from '../../core/domain/ledger';
 
 /** Fails with the list of violated ledger invariants (none in a healthy ledger). */
 export async function assertLedgerHealthy(db: Db, issuerId?: string): Promise<void> {

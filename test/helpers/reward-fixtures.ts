@@ -5,7 +5,7 @@
 import type { Db } from '../../prisma/client';
 import { newId } from '../../core/ids';
 import { accounts } from '../../core/ledger';
-import { earnBranded, inTransaction, postTransfer, recordRewardEvent, spendBranded } from '../../activities/ledger';
+import { earnBranded, inTransaction, postTransfer, recordRewardEvent, spendBranded } from '../../core/domain/ledger';
 
 export interface EventPlace {
   issuerId: string;

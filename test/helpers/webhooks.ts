@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import type { Db } from '../../prisma/client';
-import { recordWebhook, type WebhookType } from '../../activities/webhooks/record';
+import { recordWebhook, type WebhookType } from '../../core/domain/webhook-records';
 import type { TestIssuer } from './app';
 import { WEBHOOK_TYPES, webhookBodySchema, type QualifiedSettlementData } from '../../core/webhooks/payloads';
 import { compileBody } from '../../api/validation';

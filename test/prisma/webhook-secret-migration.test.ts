@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { migrate } from '../../prisma/migrate';
 import { createDb, type Db } from '../../prisma/client';
 import { createWebhookActivities } from '../../activities/webhooks';
-import { recordWebhook } from '../../activities/webhooks/record';
+import { recordWebhook } from '../../core/domain/webhook-records';
 import { openSecrets } from '../../core/webhooks/secret-sealing';
 import { createLogger } from '../../core/logger';
 import { databaseBefore } from '../helpers/databases';

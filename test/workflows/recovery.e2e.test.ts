@@ -12,7 +12,7 @@ import { cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { deliveryOf, insertEndpoint, settlementData, startReceiver, waitForWebhookStatus } from '../helpers/webhooks';
-import { recordWebhook } from '../../activities/webhooks/record';
+import { recordWebhook } from '../../core/domain/webhook-records';
 import { DEFAULT_RELAY_OPTIONS } from '../../worker/webhook-relay';
 import { webhookFirstAttemptsResent } from '../../core/metrics';
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { startStack, type Stack } from '../helpers/stack';
-import { earnBranded, inTransaction, trialBalance } from '../../activities/ledger';
+import { earnBranded, inTransaction, trialBalance } from '../../core/domain/ledger';
 import { EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID, ensureSchedules } from '../../worker/schedules';
 import { DEFAULT_EXPIRY_BATCH_SIZE, type ExpireGrantsResult } from '../../workflows/expire-grants';
 import {

@@ -23,7 +23,7 @@ import {
 import { newId } from '../../core/ids';
 import { loadConfig } from '../../core/config';
 import type { WorkflowEngine } from '../../core/workflow-engine';
-import { recordWebhook } from '../../activities/webhooks/record';
+import { recordWebhook } from '../../core/domain/webhook-records';
 import { startWebhookRelay } from '../../worker/webhook-relay';
 import { replayWebhook } from '../../api/webhooks/replay';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';

@@ -17,7 +17,7 @@ import { createDb, type Db } from '../../prisma/client';
 import { createIssuer } from '../../api/issuers/store';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import { webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
-import { recordWebhook } from '../../activities/webhooks/record';
+import { recordWebhook } from '../../core/domain/webhook-records';
 import { reopenDeliveries } from '../../core/domain/webhook-deliveries';
 import { startWebhookRelay } from '../../worker/webhook-relay';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';

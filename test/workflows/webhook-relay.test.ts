@@ -16,7 +16,7 @@ import {
   waitForWebhookStatus,
   type Receiver,
 } from '../helpers/webhooks';
-import { recordWebhook } from '../../activities/webhooks/record';
+import { recordWebhook } from '../../core/domain/webhook-records';
 import { startWebhookRelay } from '../../worker/webhook-relay';
 import { createLogger } from '../../core/logger';
 import { webhookAttempts } from '../../core/metrics';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createDb, type Db } from '../../../prisma/client';
 import { createLogger } from '../../../core/logger';
 import { expireDueGrants, expireOne } from '../../../activities/expiry';
-import { earnBranded, inTransaction, trialBalance } from '../../../activities/ledger';
+import { earnBranded, inTransaction, trialBalance } from '../../../core/domain/ledger';
 import {
   assertLedgerHealthy,
   at,

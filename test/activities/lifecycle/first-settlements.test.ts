@@ -1,7 +1,7 @@
 // The first purchases of new merchants and new groups, settled all at once: every account is
 // created on first use inside a posting transaction, and concurrent first uses must queue
 // behind each other instead of deadlocking (40P01, then a retry), as seen under load before
-// accounts were created and locked in one id order (activities/ledger/accounts.ts).
+// accounts were created and locked in one id order (core/domain/ledger/accounts.ts).
 // The settlement activity runs directly, with no Temporal retry to hide a failed attempt.
 import assert from 'node:assert/strict';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';

@@ -11,7 +11,7 @@ import { buildEnvelope } from '../../../core/webhooks/envelope';
 import { WEBHOOK_TYPES } from '../../../core/webhooks/payloads';
 import { sendDueRewardNotices } from '../../../activities/notices';
 import { expireDueGrants } from '../../../activities/expiry';
-import { earnBranded, inTransaction, spendBranded, trialBalance } from '../../../activities/ledger';
+import { earnBranded, inTransaction, spendBranded, trialBalance } from '../../../core/domain/ledger';
 import {
   assertLedgerHealthy,
   chgId as newChg,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createDb, type Db } from '../../../prisma/client';
 import { createIssuer } from '../../../api/issuers/store';
-import { recordWebhook } from '../../../activities/webhooks/record';
+import { recordWebhook } from '../../../core/domain/webhook-records';
 import { claimOutbox, isTripped } from '../../../activities/webhooks/outbox';
 import { PROBE_INTERVAL_MS, TRIP_AFTER_FAILURES } from '../../../core/webhooks/endpoint-health';
 import { testDatabaseUrl } from '../../helpers/env';

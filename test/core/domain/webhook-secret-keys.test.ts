@@ -10,7 +10,7 @@ import { createIssuer } from '../../../api/issuers/store';
 import { rotateSecret } from '../../../api/webhook-endpoints/store';
 import { assertStoredSecretsOpen } from '../../../core/domain/webhook-secret-keys';
 import { createWebhookActivities } from '../../../activities/webhooks';
-import { recordWebhook } from '../../../activities/webhooks/record';
+import { recordWebhook } from '../../../core/domain/webhook-records';
 import { generateKeyRingEntry, parseKeyRing } from '../../../core/crypto/key-ring';
 import {
   openSecrets,

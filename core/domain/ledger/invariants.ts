@@ -1,9 +1,9 @@
 // The ledger's invariants, checked against the stored rows. The database enforces what a
 // single row can (CHECKs, unique keys); these are the ones that span rows. Tests call this
 // after every scenario (test/helpers/ledger.ts); an operator check can call it too.
-import { Prisma } from '../../prisma/generated/client';
-import type { Db } from '../../prisma/client';
-import { issuerFilter } from '../../core/domain/trial-balance';
+import { Prisma } from '../../../prisma/generated/client';
+import type { Db } from '../../../prisma/client';
+import { issuerFilter } from '../trial-balance';
 import type { Tx } from './tx';
 
 /** Each check reports at most this many offenders: enough to debug, bounded in size. */

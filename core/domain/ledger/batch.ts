@@ -12,8 +12,8 @@
 //     from grants read after that lock are exact, and a CHECK keeps a grant from going below
 //     zero if they were not.
 // Further CTEs of the caller (the event's outcome, its webhook) join the same statement.
-import { Prisma } from '../../prisma/generated/client';
-import { ledgerPostings } from '../../core/metrics';
+import { Prisma } from '../../../prisma/generated/client';
+import { ledgerPostings } from '../../metrics';
 import {
   LedgerError,
   LEDGER_INSUFFICIENT_BALANCE,
@@ -27,12 +27,12 @@ import {
   requirePositiveMinor,
   type RewardEventType,
   type TransferKind,
-} from '../../core/ledger';
+} from '../../ledger';
 import type { LockedAccount } from './accounts';
 import { isCheckViolation } from './tx';
-import type { SqlTx } from '../../prisma/sql-transaction';
+import type { SqlTx } from '../../../prisma/sql-transaction';
 import { totalsUpsert } from './reward-events';
-import { uuidV7 } from '../../core/ids';
+import { uuidV7 } from '../../ids';
 
 export interface BatchTransfer {
   id: string;

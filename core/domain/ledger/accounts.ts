@@ -1,9 +1,9 @@
 // Accounts are created on first use; their deterministic ids make concurrent first uses
 // converge on one row (INSERT ... ON CONFLICT DO NOTHING).
-import { Prisma } from '../../prisma/generated/client';
-import type { AccountKind, AccountRef, NormalSide, PurchaseLockOrder } from '../../core/ledger';
-import { fromDbMinor } from '../../core/ledger';
-import type { SqlTx } from '../../prisma/sql-transaction';
+import { Prisma } from '../../../prisma/generated/client';
+import type { AccountKind, AccountRef, NormalSide, PurchaseLockOrder } from '../../ledger';
+import { fromDbMinor } from '../../ledger';
+import type { SqlTx } from '../../../prisma/sql-transaction';
 import type { KnownAccounts } from './known-accounts';
 
 /**

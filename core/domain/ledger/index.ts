@@ -26,6 +26,6 @@ export {
   type EarnBrandedInput,
   type DrawResult,
 } from './branded';
-export { trialBalance, type TrialBalance, type TrialBalanceAccount } from '../../core/domain/trial-balance';
+export { trialBalance, type TrialBalance, type TrialBalanceAccount } from '../trial-balance';
 export { ledgerInvariants, type InvariantViolation } from './invariants';
 export { inTransaction, type Tx } from './tx';

@@ -1,8 +1,8 @@
 // Posting a transfer: two immutable entries that sum to zero, and both accounts' cached
 // balances, in the caller's database transaction. Idempotent by key (STYLE.md habit 7).
-import { ledgerPostings } from '../../core/metrics';
-import type { LedgerTransfer } from '../../prisma/generated/client';
-import type { Db } from '../../prisma/client';
+import { ledgerPostings } from '../../metrics';
+import type { LedgerTransfer } from '../../../prisma/generated/client';
+import type { Db } from '../../../prisma/client';
 import {
   LedgerError,
   LEDGER_IDEMPOTENCY_CONFLICT,
@@ -18,7 +18,7 @@ import {
   requirePositiveMinor,
   type TransferKind,
   type TransferPlan,
-} from '../../core/ledger';
+} from '../../ledger';
 import { ensureAccounts, lockAccounts } from './accounts';
 import { newTransferId } from './batch';
 import { inTransaction, isCheckViolation, type Tx } from './tx';

@@ -1,8 +1,8 @@
 // The transaction handle every ledger effect takes, so a caller can combine ledger writes
 // with its own in ONE database transaction. Wrappers open one when the caller has none.
-import type { Prisma } from '../../prisma/generated/client';
-import type { Db } from '../../prisma/client';
-import { classifyFailure } from '../../core/failures';
+import type { Prisma } from '../../../prisma/generated/client';
+import type { Db } from '../../../prisma/client';
+import { classifyFailure } from '../../failures';
 
 export type Tx = Prisma.TransactionClient;
 

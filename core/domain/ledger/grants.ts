@@ -1,8 +1,8 @@
 // Branded-balance grants (`rg_`): buckets inside a chg_branded liability account. Each is
 // funded by exactly one earn_branded transfer; draws take value out in FIFO order.
-import type { RewardGrant as RewardGrantRow } from '../../prisma/generated/client';
-import { Prisma } from '../../prisma/generated/client';
-import { newId } from '../../core/ids';
+import type { RewardGrant as RewardGrantRow } from '../../../prisma/generated/client';
+import { Prisma } from '../../../prisma/generated/client';
+import { newId } from '../../ids';
 import {
   LedgerError,
   LEDGER_INVALID_INPUT,
@@ -13,7 +13,7 @@ import {
   fromDbMinor,
   requirePositiveMinor,
   type Allocation,
-} from '../../core/ledger';
+} from '../../ledger';
 import type { Tx } from './tx';
 
 /** A draw looks at no more grants than this; a group holding more at one merchant draws

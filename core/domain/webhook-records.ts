@@ -3,12 +3,12 @@
 // go its deliveries, one per subscribing endpoint (core/domain/webhook-deliveries.ts), the
 // outbox entries of their first attempts: the NOTIFY, delivered at commit, wakes the worker's
 // relay at once (activities/webhooks/outbox.ts).
-import { newId } from '../../core/ids';
+import { newId } from '../ids';
 import { Prisma } from '../../prisma/generated/client';
-import { deliveriesOf, OUTBOX_CHANNEL } from '../../core/domain/webhook-deliveries';
+import { deliveriesOf, OUTBOX_CHANNEL } from './webhook-deliveries';
 
-import type { WebhookData, WebhookType } from '../../core/webhooks/payloads';
-import type { RewardEventData, RewardEventType } from '../../core/webhooks/reward-events';
+import type { WebhookData, WebhookType } from '../webhooks/payloads';
+import type { RewardEventData, RewardEventType } from '../webhooks/reward-events';
 import type { SqlTx } from '../../prisma/sql-transaction';
 
 export type { WebhookType };
@@ -34,7 +34,7 @@ export async function recordWebhook(
 
 /**
  * The same record and its deliveries as CTEs and a NOTIFY for a caller's single write
- * statement (the settlement's; activities/ledger/batch.ts). No existence check: the caller
+ * statement (the settlement's; core/domain/ledger/batch.ts). No existence check: the caller
  * holds the lock of the source event and has seen it unprocessed, so no record of it can exist
  * yet. With `claimMs`, the deliveries are written claimed for the caller's own relay
  * (outbox.ts, LocalRelay) and no relay is woken.

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
-import { createDb, type Db } from '../../../prisma/client';
-import { testDatabaseUrl } from '../../helpers/env';
-import { at, chgId, key, ledgerIssuer, merchantId } from '../../helpers/ledger';
-import { inTransaction, postTransfer, recordRewardEvent } from '../../../activities/ledger';
+import { createDb, type Db } from '../../../../prisma/client';
+import { testDatabaseUrl } from '../../../helpers/env';
+import { at, chgId, key, ledgerIssuer, merchantId } from '../../../helpers/ledger';
+import { inTransaction, postTransfer, recordRewardEvent } from '../../../../core/domain/ledger';
 import {
   isLedgerError,
   rewardEventTypeFor,
   LEDGER_IDEMPOTENCY_CONFLICT,
   LEDGER_INVALID_INPUT,
-} from '../../../core/ledger';
+} from '../../../../core/ledger';
 
-describe('activities/ledger recordRewardEvent', () => {
+describe('core/domain/ledger recordRewardEvent', () => {
   let db: Db;
   before(() => (db = createDb(testDatabaseUrl(), 10)));
   after(() => db.$disconnect());

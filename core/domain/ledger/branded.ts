@@ -1,8 +1,8 @@
 // Branded-balance operations: each keeps the grants and the chg_branded account in step (the
 // sum of remaining grant value equals the account balance) by drawing and posting in one
 // transaction. These, not drawFromGrants alone, are what workflow activities should call.
-import type { Allocation } from '../../core/ledger';
-import { LedgerError, LEDGER_GRANT_NOT_EXPIRABLE, fromDbMinor, sumMinor } from '../../core/ledger';
+import type { Allocation } from '../../ledger';
+import { LedgerError, LEDGER_GRANT_NOT_EXPIRABLE, fromDbMinor, sumMinor } from '../../ledger';
 import { createGrant, drawFromGrants, toGrant, type DrawMode, type Grant } from './grants';
 import { postTransfer, type Transfer } from './transfers';
 import { lockIdempotencyKey, type Tx } from './tx';

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { createDb, type Db } from '../../../prisma/client';
-import { testDatabaseUrl } from '../../helpers/env';
-import { assertLedgerHealthy, at, chgId, key, ledgerIssuer, merchantId } from '../../helpers/ledger';
+import { createDb, type Db } from '../../../../prisma/client';
+import { testDatabaseUrl } from '../../../helpers/env';
+import { assertLedgerHealthy, at, chgId, key, ledgerIssuer, merchantId } from '../../../helpers/ledger';
 import {
   ledgerInvariants,
   postTransfer,
   postTransferInNewTransaction,
   trialBalance,
   type PostTransferInput,
-} from '../../../activities/ledger';
+} from '../../../../core/domain/ledger';
 import {
   TRANSFER_KINDS,
   planTransfer,
@@ -16,9 +16,9 @@ import {
   LEDGER_IDEMPOTENCY_CONFLICT,
   LEDGER_INSUFFICIENT_BALANCE,
   type TransferKind,
-} from '../../../core/ledger';
+} from '../../../../core/ledger';
 
-describe('activities/ledger postTransfer', () => {
+describe('core/domain/ledger postTransfer', () => {
   let db: Db;
   before(() => (db = createDb(testDatabaseUrl(), 25)));
   after(() => db.$disconnect());

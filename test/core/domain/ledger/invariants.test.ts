@@ -4,10 +4,10 @@
 // rolled back (constraints and immutability triggers that would refuse the break are dropped
 // inside that transaction only), and reads the violations before the rollback.
 import assert from 'node:assert/strict';
-import { createDb, type Db } from '../../../prisma/client';
-import { testDatabaseUrl } from '../../helpers/env';
-import { at, chgId, key, ledgerIssuer, merchantId, plusDays } from '../../helpers/ledger';
-import { earnBranded, ledgerInvariants, postTransfer, spendBranded, type Tx } from '../../../activities/ledger';
+import { createDb, type Db } from '../../../../prisma/client';
+import { testDatabaseUrl } from '../../../helpers/env';
+import { at, chgId, key, ledgerIssuer, merchantId, plusDays } from '../../../helpers/ledger';
+import { earnBranded, ledgerInvariants, postTransfer, spendBranded, type Tx } from '../../../../core/domain/ledger';
 
 const ROLLBACK = new Error('rollback');
 

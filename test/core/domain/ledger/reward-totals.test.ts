@@ -3,13 +3,13 @@
 // shows the check fire on a total that drifted, and reward events refusing to change (the
 // totals only ever add inserts).
 import assert from 'node:assert/strict';
-import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
-import { createMerchant, createOffer, daysFromNow } from '../../helpers/catalogue';
-import { settledEvent, cardOf } from '../../helpers/events';
-import { groupBody } from '../../helpers/groups';
-import { createLogger } from '../../../core/logger';
-import { settleTransaction } from '../../../activities/lifecycle/settle';
-import { ledgerInvariants } from '../../../activities/ledger';
+import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../../helpers/app';
+import { createMerchant, createOffer, daysFromNow } from '../../../helpers/catalogue';
+import { settledEvent, cardOf } from '../../../helpers/events';
+import { groupBody } from '../../../helpers/groups';
+import { createLogger } from '../../../../core/logger';
+import { settleTransaction } from '../../../../activities/lifecycle/settle';
+import { ledgerInvariants } from '../../../../core/domain/ledger';
 
 describe('reward totals', () => {
   let app: TestApp;

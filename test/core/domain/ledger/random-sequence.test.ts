@@ -2,9 +2,9 @@
 // and merchants. After every step the ledger invariants hold and no balance is negative.
 // Seeded (not Math.random) so a failure reproduces: the seed is in the test name.
 import assert from 'node:assert/strict';
-import { createDb, type Db } from '../../../prisma/client';
-import { testDatabaseUrl } from '../../helpers/env';
-import { assertLedgerHealthy, at, chgId, key, ledgerIssuer, merchantId, plusDays } from '../../helpers/ledger';
+import { createDb, type Db } from '../../../../prisma/client';
+import { testDatabaseUrl } from '../../../helpers/env';
+import { assertLedgerHealthy, at, chgId, key, ledgerIssuer, merchantId, plusDays } from '../../../helpers/ledger';
 import {
   clawBackBranded,
   earnBranded,
@@ -14,8 +14,8 @@ import {
   postTransfer,
   spendBranded,
   trialBalance,
-} from '../../../activities/ledger';
-import { isLedgerError, LEDGER_INSUFFICIENT_BALANCE } from '../../../core/ledger';
+} from '../../../../core/domain/ledger';
+import { isLedgerError, LEDGER_INSUFFICIENT_BALANCE } from '../../../../core/ledger';
 
 /** mulberry32: tiny, fast, good enough to pick test operations. */
 function prng(seed: number): () => number {
@@ -32,7 +32,7 @@ function prng(seed: number): () => number {
 const SEEDS = [1, 42, 20261122];
 const STEPS = 40;
 
-describe('activities/ledger random operation sequences', () => {
+describe('core/domain/ledger random operation sequences', () => {
   let db: Db;
   before(() => (db = createDb(testDatabaseUrl(), 10)));
   after(() => db.$disconnect());

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { createDb, type Db } from '../../../prisma/client';
-import { testDatabaseUrl } from '../../helpers/env';
-import { assertLedgerHealthy, at, chgId, key, ledgerIssuer, merchantId, plusDays } from '../../helpers/ledger';
+import { createDb, type Db } from '../../../../prisma/client';
+import { testDatabaseUrl } from '../../../helpers/env';
+import { assertLedgerHealthy, at, chgId, key, ledgerIssuer, merchantId, plusDays } from '../../../helpers/ledger';
 import {
   clawBackBranded,
   drawFromGrants,
@@ -10,10 +10,10 @@ import {
   inTransaction,
   listExpiredGrants,
   spendBranded,
-} from '../../../activities/ledger';
-import { isLedgerError, LEDGER_GRANT_NOT_EXPIRABLE } from '../../../core/ledger';
+} from '../../../../core/domain/ledger';
+import { isLedgerError, LEDGER_GRANT_NOT_EXPIRABLE } from '../../../../core/ledger';
 
-describe('activities/ledger grants and draws', () => {
+describe('core/domain/ledger grants and draws', () => {
   let db: Db;
   before(() => (db = createDb(testDatabaseUrl(), 25)));
   after(() => db.$disconnect());

@@ -1,6 +1,6 @@
 // Reward events (`brevt_`): the cardholder-facing activity feed. Idempotent by key.
-import { Prisma, type RewardEvent as RewardEventRow } from '../../prisma/generated/client';
-import { newId } from '../../core/ids';
+import { Prisma, type RewardEvent as RewardEventRow } from '../../../prisma/generated/client';
+import { newId } from '../../ids';
 import {
   LedgerError,
   LEDGER_IDEMPOTENCY_CONFLICT,
@@ -9,7 +9,7 @@ import {
   fromDbMinor,
   requirePositiveMinor,
   type RewardEventType,
-} from '../../core/ledger';
+} from '../../ledger';
 import type { Tx } from './tx';
 
 export interface RecordRewardEventInput {
