@@ -24,7 +24,7 @@ const group = { chgId: exampleId('chg'), merchantId: exampleId('mp') };
 
 // What happens to that purchase's reward afterwards: its 75 cents of branded balance become
 // spendable three days later, come within 30 days of expiry, expire; a $10 refund takes back
-// part of it; another authorization lapses.
+// part of it; another authorization lapses; a claim for a missed purchase is approved.
 const REWARD_EVENT_EXAMPLES = {
   reward_available: envelope('reward_available', 3, EXAMPLE_LATER, {
     ...group,
@@ -71,6 +71,27 @@ const REWARD_EVENT_EXAMPLES = {
     url: 'https://rewards-hooks.example-issuer.com/webhooks',
     failingSince: EXAMPLE_LATER,
     reason: 'failing',
+  }),
+  // Customer service credits $5.00 of cashback the purchase should have earned, approving a claim.
+  reward_adjusted: envelope('reward_adjusted', 9, EXAMPLE_LATER, {
+    chgId: exampleId('chg'),
+    adjustmentId: exampleId('adj'),
+    balanceType: 'cashback',
+    amountMinor: 500,
+    merchantId: null,
+    reasonCode: 'missing_reward',
+    transactionId: exampleId('txn'),
+    currency: 'usd',
+    rewardEventId: exampleId('brevt', 6),
+  }),
+  claim_resolved: envelope('claim_resolved', 10, EXAMPLE_LATER, {
+    chgId: exampleId('chg'),
+    claimId: exampleId('clm'),
+    transactionId: exampleId('txn'),
+    outcome: 'approved',
+    reasonCode: 'operator_approved',
+    adjustmentId: exampleId('adj'),
+    adjustmentIds: [exampleId('adj')],
   }),
 };
 

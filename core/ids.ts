@@ -25,6 +25,8 @@ export const ID_PREFIXES = [
   'iss',
   'tok',
   'aud',
+  'adj',
+  'clm',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

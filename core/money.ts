@@ -47,3 +47,11 @@ export function sumMinor(values: readonly number[]): number {
 function invariant(condition: boolean, message: string): asserts condition {
   if (!condition) throw new Error(`money invariant violated: ${message}`);
 }
+
+/** "$12.34" for 1234 minor units of usd: integer arithmetic, never a float. */
+export function formatMinor(amountMinor: number): string {
+  assertMinor(Math.abs(amountMinor), 'amountMinor');
+  const sign = amountMinor < 0 ? '-' : '';
+  const abs = Math.abs(amountMinor);
+  return `${sign}$${Math.trunc(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}

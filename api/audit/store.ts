@@ -1,25 +1,3 @@
-// The operator audit log: who did what to which record, written in the same transaction
-// as the change it describes.
-import { newId } from '../../core/ids';
-import type { Db } from '../../prisma/client';
-import type { Prisma } from '../../prisma/generated/client';
-
-export interface AuditEntry {
-  actor: string;
-  action: string;
-  targetId?: string;
-  details?: Record<string, unknown>;
-}
-
-export async function recordAudit(db: Db | Prisma.TransactionClient, entry: AuditEntry, now: Date): Promise<void> {
-  await db.operatorAuditLog.create({
-    data: {
-      id: newId('aud'),
-      actor: entry.actor,
-      action: entry.action,
-      targetId: entry.targetId ?? null,
-      details: (entry.details ?? {}) as Prisma.InputJsonValue,
-      createdAt: now,
-    },
-  });
-}
+// The operator audit log's writer lives in core/domain/audit.ts, shared with the customer-service
+// postings that write their entries beside their money; the operator routes use it from here.
+export { recordAudit, type AuditEntry } from '../../core/domain/audit';

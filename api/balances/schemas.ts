@@ -9,30 +9,50 @@ import type { Validated } from '../../core/validated';
 const minor = { type: 'integer', minimum: 0 } as const;
 const usd = { type: 'string', enum: ['usd'] } as const;
 
+const adjusted = {
+  type: 'integer',
+  description: "Net of customer-service adjustments (credits minus debits; POST .../adjustments), funded by the issuer.",
+} as const;
+
 const cashbackSummarySchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['earnedMinor', 'clawedBackMinor', 'pendingMinor', 'balanceMinor'],
+  required: ['earnedMinor', 'clawedBackMinor', 'adjustedMinor', 'pendingMinor', 'balanceMinor'],
   properties: {
     earnedMinor: minor,
     clawedBackMinor: {
       ...minor,
       description: 'Includes spent or expired branded balance a refund took back from cashback.',
     },
+    adjustedMinor: adjusted,
     pendingMinor: {
       ...minor,
       description: 'Previewed on authorizations not yet settled; not in the ledger, not in balanceMinor.',
     },
-    balanceMinor: { ...minor, description: 'The chg_cashback ledger account: earnedMinor - clawedBackMinor.' },
+    balanceMinor: {
+      ...minor,
+      description: 'The chg_cashback ledger account: earnedMinor - clawedBackMinor + adjustedMinor.',
+    },
   },
 } as const;
 
 const brandedSummarySchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['earnedMinor', 'availableMinor', 'notYetAvailableMinor', 'spentMinor', 'expiredMinor', 'clawedBackMinor'],
+  required: [
+    'earnedMinor',
+    'adjustedMinor',
+    'availableMinor',
+    'notYetAvailableMinor',
+    'spentMinor',
+    'expiredMinor',
+    'clawedBackMinor',
+  ],
+  description:
+    'earnedMinor + adjustedMinor = availableMinor + notYetAvailableMinor + spentMinor + expiredMinor + clawedBackMinor.',
   properties: {
     earnedMinor: minor,
+    adjustedMinor: adjusted,
     availableMinor: minor,
     notYetAvailableMinor: minor,
     spentMinor: minor,
@@ -60,9 +80,10 @@ export const summarySchema = named(
   {
     chgId: exampleId('chg'),
     currency: 'usd',
-    cashback: { earnedMinor: 1250, clawedBackMinor: 125, pendingMinor: 300, balanceMinor: 1125 },
+    cashback: { earnedMinor: 1250, clawedBackMinor: 125, adjustedMinor: 500, pendingMinor: 300, balanceMinor: 1625 },
     brandedBalance: {
       earnedMinor: 750,
+      adjustedMinor: 0,
       availableMinor: 450,
       notYetAvailableMinor: 75,
       spentMinor: 200,

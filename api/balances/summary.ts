@@ -10,7 +10,9 @@
 //     past expiry but not yet swept by the hourly job (worth nothing to the cardholder, so
 //     reported in expiredMinor); the rest is available. Both exceptions are recent grants,
 //     found through partial indexes on open grants.
-// Hence, for branded balance: earned = spent + expired + clawedBack + available + notYetAvailable.
+// Adjustments (customer service) are flows too, signed: net credits minus debits. Hence, for
+// cashback: balance = earned - clawedBack + adjusted; for branded balance:
+// earned + adjusted = spent + expired + clawedBack + available + notYetAvailable.
 // Resolves to undefined when the group is not the issuer's (the caller answers 404).
 import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
@@ -19,9 +21,16 @@ import { accounts, fromDbMinor } from '../../core/ledger';
 export interface RewardsSummary {
   chgId: string;
   currency: 'usd';
-  cashback: { earnedMinor: number; clawedBackMinor: number; pendingMinor: number; balanceMinor: number };
+  cashback: {
+    earnedMinor: number;
+    clawedBackMinor: number;
+    adjustedMinor: number;
+    pendingMinor: number;
+    balanceMinor: number;
+  };
   brandedBalance: {
     earnedMinor: number;
+    adjustedMinor: number;
     availableMinor: number;
     notYetAvailableMinor: number;
     spentMinor: number;
@@ -92,11 +101,13 @@ export async function rewardsSummary(
     cashback: {
       earnedMinor: flow('cashback_earned'),
       clawedBackMinor: flow('cashback_clawed_back'),
+      adjustedMinor: flow('cashback_adjusted'),
       pendingMinor: fromDbMinor(row.pending),
       balanceMinor: fromDbMinor(row.cashback_balance ?? 0),
     },
     brandedBalance: {
       earnedMinor: flow('branded_earned'),
+      adjustedMinor: flow('branded_adjusted'),
       availableMinor: fromDbMinor(row.branded_balance) - notYet - awaiting,
       notYetAvailableMinor: notYet,
       spentMinor: flow('branded_spent'),

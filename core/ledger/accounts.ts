@@ -2,7 +2,7 @@
 // deterministic id, so "create on first use" needs no lookup and concurrent first uses
 // converge on the same row.
 
-export const ACCOUNT_KINDS = ['merchant_receivable', 'chg_cashback', 'chg_branded', 'breakage'] as const;
+export const ACCOUNT_KINDS = ['merchant_receivable', 'chg_cashback', 'chg_branded', 'breakage', 'issuer_adjustments'] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 export type NormalSide = 'debit' | 'credit';
 
@@ -15,10 +15,11 @@ export interface AccountRef {
   normalSide: NormalSide;
 }
 
-/** merchant_receivable is an asset (the merchant owes us); the group accounts are
- *  liabilities (we owe the group); breakage is income. */
+/** merchant_receivable is an asset (the merchant owes us); issuer_adjustments too (the issuer
+ *  owes us what its customer service credited, and is owed what it debited); the group
+ *  accounts are liabilities (we owe the group); breakage is income. */
 export function normalSideOf(kind: AccountKind): NormalSide {
-  return kind === 'merchant_receivable' ? 'debit' : 'credit';
+  return kind === 'merchant_receivable' || kind === 'issuer_adjustments' ? 'debit' : 'credit';
 }
 
 /** Liability accounts may never hold a negative balance (a CHECK enforces it too). */
@@ -38,6 +39,7 @@ export const accounts = {
   chgCashback: (issuerId: string, chgId: string) => ref(issuerId, 'chg_cashback', chgId, null),
   chgBranded: (issuerId: string, chgId: string, merchantId: string) => ref(issuerId, 'chg_branded', chgId, merchantId),
   breakage: (issuerId: string, merchantId: string) => ref(issuerId, 'breakage', null, merchantId),
+  issuerAdjustments: (issuerId: string) => ref(issuerId, 'issuer_adjustments', null, null),
 };
 
 /**

@@ -10,6 +10,10 @@ export const TRANSFER_KINDS = [
   'expire_branded',
   'clawback_cashback',
   'clawback_branded',
+  'adjust_credit_cashback',
+  'adjust_credit_branded',
+  'adjust_debit_cashback',
+  'adjust_debit_branded',
 ] as const;
 export type TransferKind = (typeof TRANSFER_KINDS)[number];
 
@@ -20,12 +24,18 @@ export const REWARD_EVENT_TYPES = [
   'branded_expired',
   'cashback_clawed_back',
   'branded_clawed_back',
+  'cashback_adjusted',
+  'branded_adjusted',
 ] as const;
 export type RewardEventType = (typeof REWARD_EVENT_TYPES)[number];
+
+/** Types whose reward events carry a signed amount (a debit adjustment is negative). */
+export const SIGNED_REWARD_EVENT_TYPES: readonly RewardEventType[] = ['cashback_adjusted', 'branded_adjusted'];
 
 export interface TransferParties {
   issuerId: string;
   chgId: string;
+  /** Unused by cashback adjustments, which involve no merchant. */
   merchantId: string;
 }
 
@@ -35,27 +45,38 @@ export interface TransferPlan {
 }
 
 export function planTransfer(kind: TransferKind, p: TransferParties): TransferPlan {
-  const receivable = accounts.merchantReceivable(p.issuerId, p.merchantId);
-  const cashback = accounts.chgCashback(p.issuerId, p.chgId);
-  const branded = accounts.chgBranded(p.issuerId, p.chgId, p.merchantId);
+  // Built on use: a cashback adjustment has no merchant to name an account after.
+  const receivable = () => accounts.merchantReceivable(p.issuerId, p.merchantId);
+  const cashback = () => accounts.chgCashback(p.issuerId, p.chgId);
+  const branded = () => accounts.chgBranded(p.issuerId, p.chgId, p.merchantId);
+  const issuer = () => accounts.issuerAdjustments(p.issuerId);
   switch (kind) {
     // The merchant funds the reward: we are owed by it and owe the group.
     case 'earn_cashback':
-      return { debit: receivable, credit: cashback };
+      return { debit: receivable(), credit: cashback() };
     case 'earn_branded':
-      return { debit: receivable, credit: branded };
+      return { debit: receivable(), credit: branded() };
     // The merchant honours the balance instead of funding it: our liability and its
     // receivable both shrink.
     case 'spend_branded':
-      return { debit: branded, credit: receivable };
+      return { debit: branded(), credit: receivable() };
     // Unused balance becomes the merchant's breakage income.
     case 'expire_branded':
-      return { debit: branded, credit: accounts.breakage(p.issuerId, p.merchantId) };
+      return { debit: branded(), credit: accounts.breakage(p.issuerId, p.merchantId) };
     // A refund reverses the earn: debit the liability it was credited to.
     case 'clawback_cashback':
-      return { debit: cashback, credit: receivable };
+      return { debit: cashback(), credit: receivable() };
     case 'clawback_branded':
-      return { debit: branded, credit: receivable };
+      return { debit: branded(), credit: receivable() };
+    // Customer service: the issuer funds a credit (never the merchant) and takes back a debit.
+    case 'adjust_credit_cashback':
+      return { debit: issuer(), credit: cashback() };
+    case 'adjust_credit_branded':
+      return { debit: issuer(), credit: branded() };
+    case 'adjust_debit_cashback':
+      return { debit: cashback(), credit: issuer() };
+    case 'adjust_debit_branded':
+      return { debit: branded(), credit: issuer() };
   }
 }
 
@@ -66,6 +87,10 @@ const EVENT_TYPE: Record<TransferKind, RewardEventType> = {
   expire_branded: 'branded_expired',
   clawback_cashback: 'cashback_clawed_back',
   clawback_branded: 'branded_clawed_back',
+  adjust_credit_cashback: 'cashback_adjusted',
+  adjust_credit_branded: 'branded_adjusted',
+  adjust_debit_cashback: 'cashback_adjusted',
+  adjust_debit_branded: 'branded_adjusted',
 };
 
 export function rewardEventTypeFor(kind: TransferKind): RewardEventType {

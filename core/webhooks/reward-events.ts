@@ -5,10 +5,9 @@
 import { idPattern } from '../ids';
 
 /**
- * The types emitted today. API.md reserves `reward_adjusted` and `claim_resolved` for the
- * facts adjustments and claims add: they join this list, with their data below, through the
- * same recording (core/domain/webhook-records.ts). `endpoint_disabled` is about the issuer's
- * integration rather than a cardholder's reward, and goes the same way.
+ * Every type beyond the purchase's two, recorded the same way (core/domain/webhook-records.ts).
+ * `endpoint_disabled` is about the issuer's integration rather than a cardholder's reward, and
+ * goes the same way.
  */
 export const REWARD_EVENT_TYPES = [
   'reward_available',
@@ -17,6 +16,8 @@ export const REWARD_EVENT_TYPES = [
   'reward_clawed_back',
   'authorization_lapsed',
   'endpoint_disabled',
+  'reward_adjusted',
+  'claim_resolved',
 ] as const;
 export type RewardEventType = (typeof REWARD_EVENT_TYPES)[number];
 
@@ -90,13 +91,42 @@ export interface EndpointDisabledData {
   reason: 'failing';
 }
 
+/** Customer service posted an adjustment (POST /api/v2/chg/{chgId}/adjustments, or a claim's approval). */
+export interface RewardAdjustedData {
+  chgId: string;
+  adjustmentId: string;
+  balanceType: 'cashback' | 'branded';
+  /** Signed: a credit is positive, a debit negative. */
+  amountMinor: number;
+  merchantId: string | null;
+  reasonCode: string;
+  transactionId: string | null;
+  currency: 'usd';
+  /** The cashback_adjusted or branded_adjusted reward event. */
+  rewardEventId: string;
+}
+
+/** A claim ended: rejected (automatically or by an operator) or approved. */
+export interface ClaimResolvedData {
+  chgId: string;
+  claimId: string;
+  transactionId: string | null;
+  outcome: 'approved' | 'rejected';
+  reasonCode: string;
+  /** The first adjustment its approval posted; null when rejected. */
+  adjustmentId: string | null;
+  adjustmentIds: string[];
+}
+
 export type RewardEventData =
   | RewardAvailableData
   | RewardExpiringData
   | RewardExpiredData
   | RewardClawedBackData
   | AuthorizationLapsedData
-  | EndpointDisabledData;
+  | EndpointDisabledData
+  | RewardAdjustedData
+  | ClaimResolvedData;
 
 /**
  * The idempotency key of a fact: at most one webhook record has it. Each names what happened
@@ -112,6 +142,8 @@ export const factKey = {
   /** One per run of failures: re-enabled and failing again for as long is a new fact. */
   endpointDisabled: (endpointId: string, failingSince: Date) =>
     `endpoint_disabled:${endpointId}:${failingSince.toISOString()}`,
+  rewardAdjusted: (adjustmentId: string) => `reward_adjusted:${adjustmentId}`,
+  claimResolved: (claimId: string) => `claim_resolved:${claimId}`,
 };
 
 const minor = (description: string) => ({ type: 'integer', minimum: 0, description });
@@ -188,6 +220,34 @@ export const REWARD_EVENT_DATA_SCHEMAS: Record<RewardEventType, object> = {
     failingSince: time('The first failure of the run of failures that disabled it.'),
     reason: { type: 'string', enum: ['failing'], description: 'Why: every attempt failed for too long.' },
   }),
+  reward_adjusted: object({
+    chgId: id('chg'),
+    adjustmentId: id('adj', 'The adjustment (GET /api/v2/chg/{chgId}/adjustments/{adjustmentId}).'),
+    balanceType: { type: 'string', enum: ['cashback', 'branded'] },
+    amountMinor: { type: 'integer', not: { const: 0 }, description: 'Signed: a credit is positive, a debit negative.' },
+    merchantId: { type: ['string', 'null'], pattern: idPattern('mp'), description: 'The merchant of a branded adjustment.' },
+    reasonCode: { type: 'string', enum: ['goodwill', 'missing_reward', 'correction', 'fraud'] },
+    transactionId: {
+      type: ['string', 'null'],
+      pattern: idPattern('txn'),
+      description: 'The purchase it corrects, when it names one.',
+    },
+    currency,
+    rewardEventId: id('brevt', 'The cashback_adjusted or branded_adjusted reward event (GET .../rewards/activity).'),
+  }),
+  claim_resolved: object({
+    chgId: id('chg'),
+    claimId: id('clm', 'The claim (GET /api/v2/chg/{chgId}/claims/{claimId}).'),
+    transactionId: { type: ['string', 'null'], pattern: idPattern('txn'), description: 'The purchase claimed for.' },
+    outcome: { type: 'string', enum: ['approved', 'rejected'] },
+    reasonCode: { type: 'string', description: 'Why: the rejection reason, or operator_approved.' },
+    adjustmentId: {
+      type: ['string', 'null'],
+      pattern: idPattern('adj'),
+      description: 'The first adjustment the approval posted; null when rejected.',
+    },
+    adjustmentIds: { type: 'array', items: id('adj'), description: 'Every adjustment the approval posted.' },
+  }),
 };
 
 export const REWARD_EVENT_DESCRIPTIONS: Record<RewardEventType, string> = {
@@ -203,4 +263,8 @@ export const REWARD_EVENT_DESCRIPTIONS: Record<RewardEventType, string> = {
   endpoint_disabled:
     "One of the issuer's webhook endpoints was disabled because every attempt to it failed for WEBHOOK_ENDPOINT_DISABLE_AFTER " +
     '(5 days unless configured). Sent to its other endpoints that subscribe; re-enable it with PATCH, then recover what it missed.',
+  reward_adjusted:
+    "Customer service credited or debited the group's cashback or branded balance (an adjustment), funded by the issuer.",
+  claim_resolved:
+    'A claim (missing or wrong reward) ended: rejected with the reason its evidence proves, or approved with the adjustments it posted.',
 };

@@ -113,9 +113,10 @@ describe('rewards summary, activity, expiring and merchant balance routes', () =
     assert.deepEqual(res.body, {
       chgId,
       currency: 'usd',
-      cashback: { earnedMinor: 120, clawedBackMinor: 0, pendingMinor: 0, balanceMinor: 120 },
+      cashback: { earnedMinor: 120, clawedBackMinor: 0, adjustedMinor: 0, pendingMinor: 0, balanceMinor: 120 },
       brandedBalance: {
         earnedMinor: 1450,
+        adjustedMinor: 0,
         availableMinor: 900,
         notYetAvailableMinor: 500,
         spentMinor: 0,

@@ -65,6 +65,12 @@ export function clawBackBranded(
   return drawAndPost(tx, input, 'clawback', input.maxAmountMinor, input.grantIds);
 }
 
+/** Takes up to `maxAmountMinor` of unexpired balance (spendable yet or not) for a customer-service
+ *  debit, soonest-expiring first; the caller refuses a draw short of what it asked. */
+export function debitBranded(tx: Tx, input: Common & { maxAmountMinor: number }): Promise<DrawResult> {
+  return drawAndPost(tx, input, 'adjust', input.maxAmountMinor, undefined);
+}
+
 /** Moves an expired grant's remaining value to the merchant's breakage account. */
 export async function expireGrant(
   tx: Tx,
@@ -88,7 +94,12 @@ export async function expireGrant(
   return drawAndPost(tx, common, 'expire', grant.amountMinor, [grant.id]);
 }
 
-const KIND_OF_MODE = { spend: 'spend_branded', clawback: 'clawback_branded', expire: 'expire_branded' } as const;
+const KIND_OF_MODE = {
+  spend: 'spend_branded',
+  clawback: 'clawback_branded',
+  expire: 'expire_branded',
+  adjust: 'adjust_debit_branded',
+} as const;
 
 /**
  * The amount of a draw is only known after drawing, so the key cannot be claimed by the

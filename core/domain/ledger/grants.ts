@@ -16,6 +16,9 @@ import {
 } from '../../ledger';
 import type { Tx } from './tx';
 
+/** What may fund a grant: a purchase's earn, or customer service's branded credit. */
+const FUNDING_KINDS: readonly string[] = ['earn_branded', 'adjust_credit_branded'];
+
 /** A draw looks at no more grants than this; a group holding more at one merchant draws
  *  what these cover, and the rest on the next draw. */
 export const MAX_GRANTS_PER_DRAW = 500;
@@ -44,7 +47,7 @@ export interface CreateGrantInput {
   issuerId: string;
   chgId: string;
   merchantId: string;
-  /** The earn_branded transfer that funds the grant: its amount and account must match. */
+  /** The earn_branded (or adjust_credit_branded) transfer that funds the grant: its amount and account must match. */
   earnTransferId: string;
   sourceTransactionId?: string | null;
   amountMinor: number;
@@ -62,13 +65,13 @@ export async function createGrant(tx: Tx, input: CreateGrantInput): Promise<{ gr
   const earn = await tx.ledgerTransfer.findUnique({ where: { id: input.earnTransferId } });
   if (
     !earn ||
-    earn.kind !== 'earn_branded' ||
+    !FUNDING_KINDS.includes(earn.kind) ||
     earn.creditAccountId !== accountId ||
     fromDbMinor(earn.amountMinor) !== input.amountMinor
   ) {
     throw new LedgerError(
       LEDGER_INVALID_INPUT,
-      `transfer ${input.earnTransferId} is not an earn_branded of ${input.amountMinor} into ${accountId}`,
+      `transfer ${input.earnTransferId} is not an earn_branded or adjust_credit_branded of ${input.amountMinor} into ${accountId}`,
     );
   }
   const existing = await tx.rewardGrant.findUnique({ where: { earnTransferId: input.earnTransferId } });
@@ -95,7 +98,8 @@ export async function createGrant(tx: Tx, input: CreateGrantInput): Promise<{ gr
   return { grant: toGrant(row), created: true };
 }
 
-export type DrawMode = 'spend' | 'clawback' | 'expire';
+/** adjust: a customer-service debit, from any unexpired grant (spendable yet or not). */
+export type DrawMode = 'spend' | 'clawback' | 'expire' | 'adjust';
 
 export interface DrawInput {
   issuerId: string;
@@ -146,6 +150,9 @@ function lockCandidates(tx: Tx, input: DrawInput): Promise<RewardGrantRow[]> {
   let eligible: Prisma.Sql;
   if (input.mode === 'spend') {
     eligible = Prisma.sql`id IN (SELECT id FROM reward_grant WHERE ${scope} AND available_at <= ${input.at} AND expires_at > ${input.at}
+      ORDER BY expires_at, created_at, id LIMIT ${MAX_GRANTS_PER_DRAW})`;
+  } else if (input.mode === 'adjust') {
+    eligible = Prisma.sql`id IN (SELECT id FROM reward_grant WHERE ${scope} AND expires_at > ${input.at}
       ORDER BY expires_at, created_at, id LIMIT ${MAX_GRANTS_PER_DRAW})`;
   } else {
     const ids = input.preferGrantIds ?? [];

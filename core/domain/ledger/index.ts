@@ -21,6 +21,7 @@ export {
 export {
   earnBranded,
   spendBranded,
+  debitBranded,
   clawBackBranded,
   expireGrant,
   type EarnBrandedInput,

@@ -70,7 +70,7 @@ const CHECKS: Check[] = [
     query: (issuerId) => Prisma.sql`
       SELECT t.id AS subject, t.kind || ' of ' || t.amount_minor::text || ', drawn ' || COALESCE(SUM(d.amount_minor), 0)::text AS detail
         FROM ledger_transfer t LEFT JOIN reward_grant_draw d ON d.transfer_id = t.id
-       WHERE ${issuerFilter('t.issuer_id', issuerId)} AND t.kind IN ('spend_branded', 'expire_branded', 'clawback_branded')
+       WHERE ${issuerFilter('t.issuer_id', issuerId)} AND t.kind IN ('spend_branded', 'expire_branded', 'clawback_branded', 'adjust_debit_branded')
        GROUP BY t.id
       HAVING t.amount_minor <> COALESCE(SUM(d.amount_minor), 0)`,
   },

@@ -6,6 +6,7 @@ import {
   LEDGER_IDEMPOTENCY_CONFLICT,
   LEDGER_INVALID_INPUT,
   REWARD_EVENT_TYPES,
+  SIGNED_REWARD_EVENT_TYPES,
   fromDbMinor,
   requirePositiveMinor,
   type RewardEventType,
@@ -56,7 +57,10 @@ export async function recordRewardEvent(
   tx: Tx,
   input: RecordRewardEventInput,
 ): Promise<{ event: RewardEvent; created: boolean }> {
-  requirePositiveMinor(input.amountMinor);
+  if (SIGNED_REWARD_EVENT_TYPES.includes(input.type)) {
+    if (!Number.isSafeInteger(input.amountMinor) || input.amountMinor === 0)
+      throw new LedgerError(LEDGER_INVALID_INPUT, `${input.type} needs a non-zero integer amount`);
+  } else requirePositiveMinor(input.amountMinor);
   if (!(REWARD_EVENT_TYPES as readonly string[]).includes(input.type))
     throw new LedgerError(LEDGER_INVALID_INPUT, `unknown reward event type ${input.type}`);
   if (!input.idempotencyKey) throw new LedgerError(LEDGER_INVALID_INPUT, 'idempotencyKey is required');
