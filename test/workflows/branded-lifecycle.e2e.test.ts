@@ -167,6 +167,7 @@ describe('branded balance lifecycle (time-skipping)', function () {
     const summary = (await issuer.call('GET', `${base}/rewards/summary`)).body.brandedBalance;
     assert.deepEqual(summary, {
       earnedMinor: 1000,
+      adjustedMinor: 0,
       availableMinor: 0,
       notYetAvailableMinor: 0,
       spentMinor: 600,
