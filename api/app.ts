@@ -31,6 +31,7 @@ import { balanceRoutes } from './balances/routes';
 import { exportRoutes } from './exports/routes';
 import { webhookRoutes } from './webhooks/routes';
 import { webhookEndpointRoutes } from './webhook-endpoints/routes';
+import { adjustmentRoutes } from './adjustments/routes';
 import { webhookAdminRoutes } from './webhooks/admin-routes';
 import { sandboxRoutes } from './sandbox/routes';
 import { docsRoutes } from './docs/routes';
@@ -57,6 +58,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...transactionRoutes(deps),
     ...balanceRoutes(deps),
     ...exportRoutes(deps),
+    ...adjustmentRoutes(deps),
     ...webhookEndpointRoutes(deps),
     ...webhookRoutes(deps),
     ...sandboxRoutes(deps),

@@ -11,7 +11,8 @@ const usd = { type: 'string', enum: ['usd'] } as const;
 
 const adjusted = {
   type: 'integer',
-  description: "Net of customer-service adjustments (credits minus debits; POST .../adjustments), funded by the issuer.",
+  description:
+    'Net of customer-service adjustments (credits minus debits; POST .../adjustments), funded by the issuer.',
 } as const;
 
 const cashbackSummarySchema = {
@@ -113,7 +114,12 @@ export const activityRowSchema = named(
     properties: {
       id: idSchema('brevt'),
       type: { type: 'string', enum: REWARD_EVENT_TYPES },
-      amountMinor: { type: 'integer', minimum: 1 },
+      amountMinor: {
+        type: 'integer',
+        not: { const: 0 },
+        description:
+          'Minor units; positive, except cashback_adjusted and branded_adjusted: signed (a customer-service debit is negative).',
+      },
       currency: usd,
       merchantId: idSchema('mp'),
       merchantName: { type: 'string' },

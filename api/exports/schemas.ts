@@ -68,8 +68,9 @@ export const RewardEventExportRow = named(
       type: { type: 'string', description: `${REWARD_EVENT_TYPES.join(', ')}; clients must tolerate new values.` },
       amountMinor: {
         type: 'integer',
-        minimum: 1,
-        description: 'Positive, minor units; the type says which way it moved.',
+        not: { const: 0 },
+        description:
+          'Minor units; positive, the type saying which way it moved, except cashback_adjusted and branded_adjusted: signed (a debit is negative).',
       },
       currency: { type: 'string', enum: ['usd'] },
       postedAt: {
@@ -111,7 +112,10 @@ export const RewardEventExportChecksum = named(
             type: { type: 'string' },
             currency: { type: 'string' },
             count: { type: 'integer', minimum: 1 },
-            amountMinor: { type: 'integer', minimum: 1 },
+            amountMinor: {
+              type: 'integer',
+              description: 'The sum: may be 0 or negative for the signed adjusted types.',
+            },
           },
         },
       },

@@ -82,6 +82,11 @@ export const issuerSchema = named(
           "Override of WEBHOOK_ENDPOINT_DISABLE_AFTER for this issuer's endpoints: a duration (shortest spelling, e.g. 5d) or " +
           "never; null means the deployment's setting.",
       },
+      adjustmentLimitMinor: {
+        type: 'integer',
+        description:
+          'The largest single adjustment (credit or debit) its tokens may post; 400 adjustment_too_large above.',
+      },
       createdAt: timestampSchema,
       updatedAt: timestampSchema,
     },
@@ -94,6 +99,7 @@ export const issuerSchema = named(
     expiryNoticeDays: [30, 7],
     rateLimit: { requestsPerSecond: null, eventsPerSecond: 5000 },
     webhookEndpointDisableAfter: null,
+    adjustmentLimitMinor: 10000,
     createdAt: EXAMPLE_TIME,
     updatedAt: EXAMPLE_TIME,
   },
@@ -143,6 +149,12 @@ export const issuerChangesSchema = {
     expiryNoticeDays: expiryNoticeDaysSchema,
     rateLimit: rateLimitChangeSchema,
     webhookEndpointDisableAfter: disableAfterChangeSchema,
+    adjustmentLimitMinor: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100_000_000,
+      description: 'The largest single adjustment its tokens may post (minor units); 10000 by default.',
+    },
   },
 } as const;
 

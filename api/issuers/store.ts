@@ -51,7 +51,7 @@ export async function updateIssuer(
   return db.$transaction(async (tx) => {
     const found = await tx.issuer.findUnique({ where: { id: issuerId } });
     if (!found) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
-    const { rateLimit, expiryNoticeDays, webhookEndpointDisableAfter, ...plain } = changes;
+    const { rateLimit, expiryNoticeDays, webhookEndpointDisableAfter, adjustmentLimitMinor, ...plain } = changes;
     const issuer = await tx.issuer.update({
       where: { id: issuerId },
       data: {
@@ -59,6 +59,7 @@ export async function updateIssuer(
         ...(expiryNoticeDays ? { expiryNoticeDays: normaliseLeadDays(expiryNoticeDays) } : {}),
         ...rateLimitColumns(rateLimit),
         ...disableAfterColumn(webhookEndpointDisableAfter),
+        ...(adjustmentLimitMinor === undefined ? {} : { adjustmentLimitMinor: BigInt(adjustmentLimitMinor) }),
         updatedAt: now,
       },
     });

@@ -82,7 +82,15 @@ export function toAdjustment(row: AdjustmentRow): Adjustment {
 /** What the request asked for: the same key with another request is a conflict, not a replay. */
 function requestHash(input: PostAdjustmentInput): string {
   const { balanceType, amountMinor, merchantId, reasonCode, note, transactionId } = input;
-  const canonical = JSON.stringify([input.chgId, balanceType, amountMinor, merchantId, reasonCode, note, transactionId]);
+  const canonical = JSON.stringify([
+    input.chgId,
+    balanceType,
+    amountMinor,
+    merchantId,
+    reasonCode,
+    note,
+    transactionId,
+  ]);
   return createHash('sha256').update(canonical).digest('hex');
 }
 

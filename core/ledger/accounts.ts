@@ -2,7 +2,13 @@
 // deterministic id, so "create on first use" needs no lookup and concurrent first uses
 // converge on the same row.
 
-export const ACCOUNT_KINDS = ['merchant_receivable', 'chg_cashback', 'chg_branded', 'breakage', 'issuer_adjustments'] as const;
+export const ACCOUNT_KINDS = [
+  'merchant_receivable',
+  'chg_cashback',
+  'chg_branded',
+  'breakage',
+  'issuer_adjustments',
+] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 export type NormalSide = 'debit' | 'credit';
 

@@ -22,7 +22,11 @@ export function adjustmentEventType(balanceType: BalanceType): RewardEventType {
 }
 
 /** What the cardholder reads in the activity feed, e.g. "Goodwill credit: $5.00 cashback". */
-export function adjustmentDescription(balanceType: BalanceType, amountMinor: number, reason: AdjustmentReasonCode): string {
+export function adjustmentDescription(
+  balanceType: BalanceType,
+  amountMinor: number,
+  reason: AdjustmentReasonCode,
+): string {
   const label = { goodwill: 'Goodwill', missing_reward: 'Missing reward', correction: 'Correction', fraud: 'Fraud' }[
     reason
   ];

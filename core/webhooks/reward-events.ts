@@ -225,7 +225,11 @@ export const REWARD_EVENT_DATA_SCHEMAS: Record<RewardEventType, object> = {
     adjustmentId: id('adj', 'The adjustment (GET /api/v2/chg/{chgId}/adjustments/{adjustmentId}).'),
     balanceType: { type: 'string', enum: ['cashback', 'branded'] },
     amountMinor: { type: 'integer', not: { const: 0 }, description: 'Signed: a credit is positive, a debit negative.' },
-    merchantId: { type: ['string', 'null'], pattern: idPattern('mp'), description: 'The merchant of a branded adjustment.' },
+    merchantId: {
+      type: ['string', 'null'],
+      pattern: idPattern('mp'),
+      description: 'The merchant of a branded adjustment.',
+    },
     reasonCode: { type: 'string', enum: ['goodwill', 'missing_reward', 'correction', 'fraud'] },
     transactionId: {
       type: ['string', 'null'],
