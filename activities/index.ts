@@ -10,6 +10,7 @@ import { createSweepActivities } from './sweeper';
 import { createExpiryActivities } from './expiry';
 import { createNoticeActivities } from './notices';
 import { createWebhookActivities } from './webhooks';
+import { createClaimActivities } from './claims';
 import { createDeliveryStarter } from './webhooks/start-delivery';
 import type { LifecycleDeps } from './lifecycle/deps';
 import { KnownAccounts } from '../core/domain/ledger/known-accounts';
@@ -40,6 +41,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createExpiryActivities(deps),
     ...createNoticeActivities(deps),
     ...createWebhookActivities(deps),
+    ...createClaimActivities(deps),
     ...createDeliveryStarter(),
   };
 }

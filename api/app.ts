@@ -32,6 +32,8 @@ import { exportRoutes } from './exports/routes';
 import { webhookRoutes } from './webhooks/routes';
 import { webhookEndpointRoutes } from './webhook-endpoints/routes';
 import { adjustmentRoutes } from './adjustments/routes';
+import { claimRoutes } from './claims/routes';
+import { claimAdminRoutes } from './claims/admin-routes';
 import { webhookAdminRoutes } from './webhooks/admin-routes';
 import { sandboxRoutes } from './sandbox/routes';
 import { docsRoutes } from './docs/routes';
@@ -59,6 +61,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...balanceRoutes(deps),
     ...exportRoutes(deps),
     ...adjustmentRoutes(deps),
+    ...claimRoutes(deps),
     ...webhookEndpointRoutes(deps),
     ...webhookRoutes(deps),
     ...sandboxRoutes(deps),
@@ -68,6 +71,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...ledgerAdminRoutes(deps),
     ...operationsAdminRoutes(deps),
     ...webhookAdminRoutes(deps),
+    ...claimAdminRoutes(deps),
   );
   return routes;
 }

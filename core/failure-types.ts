@@ -29,6 +29,10 @@ export const LEDGER_FAILURE_TYPES: readonly LedgerFailureType[] = [
 export const EVENT_NOT_FOUND = 'EVENT_NOT_FOUND';
 /** A stored row breaks a rule the code relies on: a bug or a bad manual edit, not a business outcome. */
 export const INVARIANT_BROKEN = 'INVARIANT_BROKEN';
+/** A claim workflow started for a claim that is not stored (activities/claims). */
+export const CLAIM_NOT_FOUND = 'CLAIM_NOT_FOUND';
+/** An operator's decision on a claim the service refuses (e.g. a balance the merchant cannot hold): the claim stays in review. */
+export const CLAIM_DECISION_REFUSED = 'CLAIM_DECISION_REFUSED';
 /** A WebhookDelivery run started with a schedule or resume point out of bounds (workflows/webhook-delivery.ts). */
 export const INVALID_WEBHOOK_SCHEDULE = 'INVALID_WEBHOOK_SCHEDULE';
 

@@ -4,3 +4,4 @@ export { transactionLifecycle } from './transaction-lifecycle';
 export { handoverSweeper } from './handover-sweeper';
 export { expireGrants } from './expire-grants';
 export { webhookDelivery } from './webhook-delivery';
+export { claimResolution } from './claim-resolution';

@@ -117,57 +117,7 @@ export async function postAdjustment(
   const merchant = await requireParties(tx, input);
   const id = newId('adj');
   const rewardEventId = newId('brevt');
-  const cashback = input.balanceType === 'cashback';
-  const group = cashback
-    ? accounts.chgCashback(input.issuerId, input.chgId)
-    : accounts.chgBranded(input.issuerId, input.chgId, input.merchantId!);
-  // Both accounts in id order before anything reads a balance (core/domain/ledger/accounts.ts).
-  const locked = await ensureAndLockAccounts(tx, [group, accounts.issuerAdjustments(input.issuerId)], input.at);
-  const common = {
-    idempotencyKey: `adjustment:${id}`,
-    issuerId: input.issuerId,
-    chgId: input.chgId,
-    merchantId: input.merchantId ?? '',
-    rewardEventId,
-    transactionId: input.transactionId ?? null,
-    at: input.at,
-  };
-  const magnitude = Math.abs(input.amountMinor);
-  let transferId: string;
-  let rewardGrantId: string | null = null;
-  if (input.amountMinor > 0) {
-    const posted = await postTransfer(tx, {
-      ...common,
-      kind: adjustmentTransferKind(input.balanceType, input.amountMinor),
-      amountMinor: magnitude,
-    });
-    transferId = posted.transfer.id;
-    if (!cashback) {
-      // A branded credit is a grant available at once, expiring by the merchant's rule.
-      const { grant } = await createGrant(tx, {
-        issuerId: input.issuerId,
-        chgId: input.chgId,
-        merchantId: input.merchantId!,
-        earnTransferId: transferId,
-        sourceTransactionId: input.transactionId ?? null,
-        amountMinor: magnitude,
-        availableAt: input.at,
-        expiresAt: new Date(input.at.getTime() + merchant!.brandedExpiryDays * DAY_MS),
-        at: input.at,
-      });
-      rewardGrantId = grant.id;
-    }
-  } else if (cashback) {
-    const available = locked.get(group.id)!.balanceMinor;
-    if (available < magnitude) throw insufficient(input, available);
-    const posted = await postTransfer(tx, { ...common, kind: 'adjust_debit_cashback', amountMinor: magnitude });
-    transferId = posted.transfer.id;
-  } else {
-    const drawn = await debitBranded(tx, { ...common, maxAmountMinor: magnitude });
-    // A short draw rolls back with the caller's transaction: all or nothing.
-    if (drawn.drawnMinor < magnitude || !drawn.transfer) throw insufficient(input, drawn.drawnMinor);
-    transferId = drawn.transfer.id;
-  }
+  const { transferId, rewardGrantId } = await moveMoney(tx, input, { id, rewardEventId, merchant });
   await recordRewardEvent(tx, {
     id: rewardEventId,
     idempotencyKey: `adjustment:${id}`,
@@ -224,6 +174,58 @@ export async function postAdjustment(
     },
   ]);
   return { adjustment, created: true };
+}
+
+/** The transfer (and the grant of a branded credit, the draws of a branded debit). */
+async function moveMoney(
+  tx: Tx,
+  input: PostAdjustmentInput,
+  refs: { id: string; rewardEventId: string; merchant: { brandedExpiryDays: number } | null },
+): Promise<{ transferId: string; rewardGrantId: string | null }> {
+  const cashback = input.balanceType === 'cashback';
+  const group = cashback
+    ? accounts.chgCashback(input.issuerId, input.chgId)
+    : accounts.chgBranded(input.issuerId, input.chgId, input.merchantId!);
+  // Both accounts in id order before anything reads a balance (core/domain/ledger/accounts.ts).
+  const locked = await ensureAndLockAccounts(tx, [group, accounts.issuerAdjustments(input.issuerId)], input.at);
+  const common = {
+    idempotencyKey: `adjustment:${refs.id}`,
+    issuerId: input.issuerId,
+    chgId: input.chgId,
+    merchantId: input.merchantId ?? '',
+    rewardEventId: refs.rewardEventId,
+    transactionId: input.transactionId ?? null,
+    at: input.at,
+  };
+  const magnitude = Math.abs(input.amountMinor);
+  if (input.amountMinor > 0) {
+    const kind = adjustmentTransferKind(input.balanceType, input.amountMinor);
+    const { transfer } = await postTransfer(tx, { ...common, kind, amountMinor: magnitude });
+    if (cashback) return { transferId: transfer.id, rewardGrantId: null };
+    // A branded credit is a grant available at once, expiring by the merchant's rule.
+    const { grant } = await createGrant(tx, {
+      issuerId: input.issuerId,
+      chgId: input.chgId,
+      merchantId: input.merchantId!,
+      earnTransferId: transfer.id,
+      sourceTransactionId: input.transactionId ?? null,
+      amountMinor: magnitude,
+      availableAt: input.at,
+      expiresAt: new Date(input.at.getTime() + refs.merchant!.brandedExpiryDays * DAY_MS),
+      at: input.at,
+    });
+    return { transferId: transfer.id, rewardGrantId: grant.id };
+  }
+  if (cashback) {
+    const available = locked.get(group.id)!.balanceMinor;
+    if (available < magnitude) throw insufficient(input, available);
+    const { transfer } = await postTransfer(tx, { ...common, kind: 'adjust_debit_cashback', amountMinor: magnitude });
+    return { transferId: transfer.id, rewardGrantId: null };
+  }
+  const drawn = await debitBranded(tx, { ...common, maxAmountMinor: magnitude });
+  // A short draw rolls back with the caller's transaction: all or nothing.
+  if (drawn.drawnMinor < magnitude || !drawn.transfer) throw insufficient(input, drawn.drawnMinor);
+  return { transferId: drawn.transfer.id, rewardGrantId: null };
 }
 
 function adjustmentData(a: Adjustment) {

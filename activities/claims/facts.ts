@@ -1,0 +1,175 @@
+// What a claim's decision depends on, read in the deciding transaction: the claimed purchase
+// (by txn_ id, else by the issuer's external id, a settlement before an authorization), its
+// match trace, the reward it kept, and the rules of the merchant in question evaluated at the
+// purchase's time. The evidence stored with the claim is this, so the decision can be checked.
+import type { Claim, IngestedEvent } from '../../prisma/generated/client';
+import { evaluateEarn, type EarnDecision, type EarnReason } from '../../core/rules/eligibility';
+import {
+  merchantInQuestion,
+  type ClaimFacts,
+  type ClaimedTransaction,
+  type ClaimReason,
+} from '../../core/rules/claims';
+import type { CatalogueStatus } from '../../core/rules/offer-status';
+import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
+import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
+import type { IngestedEvent as EventPayload } from '../../core/domain/events';
+import { fromDbMinor } from '../../core/ledger';
+import type { Tx } from '../../core/domain/ledger';
+
+export interface ClaimEvidence {
+  transaction: {
+    id: string;
+    kind: string;
+    externalId: string;
+    amountMinor: number;
+    currency: string;
+    createdAt: string;
+    rewardStatus: string;
+    merchantDescriptor: string | null;
+  } | null;
+  /** The match trace recorded when the purchase was processed (GET .../match-trace). */
+  matchTrace: unknown;
+  /** Reward the purchase kept, per balance type (earned, clawed back and adjusted, net). */
+  postedCashbackMinor: number;
+  postedBrandedMinor: number;
+  /** The rules of the merchant in question at the purchase's time. */
+  rules: { merchantId: string; eligible: boolean; reasons: EarnReason[]; winningOfferId: string | null } | null;
+}
+
+export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: ClaimFacts; evidence: ClaimEvidence }> {
+  const event = await findClaimedEvent(tx, claim);
+  const trace = (event?.matchTrace ?? null) as {
+    merchantMatch?: { merchantId?: string | null };
+    earn?: { eligible: boolean; reasons: EarnReason[] } | null;
+  } | null;
+  const posted = event ? await keptReward(tx, event) : { cashback: 0, branded: 0 };
+  const transaction: ClaimedTransaction | null = event && {
+    kind: event.kind as 'auth' | 'settled',
+    rewardStatus: event.rewardStatus,
+    currency: event.currency,
+    isRefund: event.state === 'refunded',
+    matchedMerchantId: event.merchantId ?? trace?.merchantMatch?.merchantId ?? null,
+    recordedEarn: trace?.earn ? { eligible: trace.earn.eligible, reasons: trace.earn.reasons } : null,
+    postedCashbackMinor: posted.cashback,
+    postedBrandedMinor: posted.branded,
+  };
+  const partial = { reason: claim.reason as ClaimReason, claimedMerchantId: claim.merchantId, transaction };
+  const merchantId = merchantInQuestion(partial);
+  const evaluation = event && merchantId ? await evaluateAt(tx, event, merchantId) : null;
+  return {
+    facts: { ...partial, evaluation },
+    evidence: {
+      transaction: event && {
+        id: event.id,
+        kind: event.kind,
+        externalId: event.externalId,
+        amountMinor: fromDbMinor(event.amountMinor),
+        currency: event.currency,
+        createdAt: event.eventCreatedAt.toISOString(),
+        rewardStatus: event.rewardStatus,
+        merchantDescriptor: (event.payload as { merchantDescriptor?: string }).merchantDescriptor ?? null,
+      },
+      matchTrace: event?.matchTrace ?? null,
+      postedCashbackMinor: posted.cashback,
+      postedBrandedMinor: posted.branded,
+      rules:
+        evaluation && merchantId
+          ? {
+              merchantId,
+              eligible: evaluation.eligible,
+              reasons: evaluation.reasons,
+              winningOfferId: evaluation.winningOfferId ?? null,
+            }
+          : null,
+    },
+  };
+}
+
+/** The claimed event of the claim's group: by id, else by external id, a settlement first. */
+export async function findClaimedEvent(tx: Tx, claim: Claim): Promise<IngestedEvent | null> {
+  const scope = { issuerId: claim.issuerId, chgId: claim.chgId };
+  if (claim.transactionId) return tx.ingestedEvent.findFirst({ where: { ...scope, id: claim.transactionId } });
+  if (!claim.externalId) return null;
+  return (
+    (await tx.ingestedEvent.findFirst({ where: { ...scope, externalId: claim.externalId, kind: 'settled' } })) ??
+    (await tx.ingestedEvent.findFirst({ where: { ...scope, externalId: claim.externalId, kind: 'auth' } }))
+  );
+}
+
+/** Net reward the purchase kept: earned less clawed back (clawbacks name the purchase), plus
+ *  adjustments that name it. A clawback of branded value taken as cashback counts as cashback. */
+async function keptReward(tx: Tx, event: IngestedEvent): Promise<{ cashback: number; branded: number }> {
+  const [row] = await tx.$queryRaw<{ cashback: string; branded: string }[]>`
+    SELECT coalesce(sum(CASE type WHEN 'cashback_earned' THEN amount_minor WHEN 'cashback_adjusted' THEN amount_minor
+                                  WHEN 'cashback_clawed_back' THEN -amount_minor END), 0)::text AS cashback,
+           coalesce(sum(CASE type WHEN 'branded_earned' THEN amount_minor WHEN 'branded_adjusted' THEN amount_minor
+                                  WHEN 'branded_clawed_back' THEN -amount_minor END), 0)::text AS branded
+      FROM reward_event
+     WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId}
+       AND transaction_id = ${event.id}`;
+  return { cashback: fromDbMinor(row.cashback), branded: fromDbMinor(row.branded) };
+}
+
+/**
+ * The merchant's rules for this purchase at its createdAt: its offers, the group's activation
+ * and the group, cardholder and card as they are now (their history is not kept), with what
+ * the group earned per offer so far (per-group caps).
+ */
+async function evaluateAt(tx: Tx, event: IngestedEvent, merchantId: string): Promise<EarnDecision | null> {
+  const [row] = await tx.$queryRaw<
+    Array<{
+      merchant_status: CatalogueStatus | null;
+      branded: { brandedEnabled: boolean; brandedAvailabilityDelayDays: number; brandedExpiryDays: number } | null;
+      issuer_delay_days: number;
+      offers: JsonOffer[];
+      activation: { status: CatalogueStatus; activatedAt: string } | null;
+      group_status: CatalogueStatus;
+      cardholder_status: CatalogueStatus | null;
+      card_status: CatalogueStatus | null;
+      earned: Record<string, string>;
+    }>
+  >`
+    SELECT
+      (SELECT m.status FROM merchant m WHERE m.id = ${merchantId}
+          AND (m.issuer_ids IS NULL OR ${event.issuerId} = ANY (m.issuer_ids))) AS merchant_status,
+      (SELECT jsonb_build_object('brandedEnabled', m.branded_enabled, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
+              'brandedExpiryDays', m.branded_expiry_days) FROM merchant m WHERE m.id = ${merchantId}) AS branded,
+      (SELECT i.branded_availability_delay_days FROM issuer i WHERE i.id = ${event.issuerId}) AS issuer_delay_days,
+      ${merchantOffersJson(merchantId)} AS offers,
+      (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
+         FROM activation a WHERE a.issuer_id = ${event.issuerId} AND a.chg_id = ${event.chgId} AND a.merchant_id = ${merchantId}) AS activation,
+      (SELECT g.status FROM cardholder_group g WHERE g.id = ${event.chgId}) AS group_status,
+      (SELECT c.status FROM cardholder c WHERE c.id = ${event.cardholderId}) AS cardholder_status,
+      (SELECT c.status FROM card c WHERE c.id = ${event.cardId}) AS card_status,
+      (SELECT coalesce(jsonb_object_agg(x.offer_id, x.net::text), '{}'::jsonb) FROM (
+         SELECT offer_id, sum(CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
+                                   WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END) AS net
+           FROM reward_total WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId} AND merchant_id = ${merchantId} AND offer_id <> ''
+          GROUP BY offer_id) x) AS earned`;
+  if (!row?.merchant_status) return null;
+  const payload = event.payload as EventPayload;
+  return evaluateEarn({
+    merchant: { id: merchantId, status: row.merchant_status },
+    // As at settlement: branded balance the merchant cannot honour is paid as cashback only.
+    offers: row.offers.map(toEarnOffer).map((o) => ({
+      ...o,
+      brandedRateBps: row.branded ? effectiveBrandedRateBps(o.brandedRateBps, row.branded, row.issuer_delay_days) : 0,
+    })),
+    activation: row.activation && {
+      status: row.activation.status,
+      activatedAt: new Date(row.activation.activatedAt),
+    },
+    groupStatus: row.group_status,
+    cardholderStatus: row.cardholder_status ?? undefined,
+    cardStatus: row.card_status ?? undefined,
+    transaction: {
+      amountMinor: fromDbMinor(event.amountMinor),
+      mcc: payload.mcc,
+      currency: event.currency,
+      at: event.eventCreatedAt,
+    },
+    earnedSoFarByOffer: Object.fromEntries(Object.entries(row.earned).map(([k, v]) => [k, fromDbMinor(v)])),
+    now: event.eventCreatedAt,
+  });
+}

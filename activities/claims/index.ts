@@ -1,0 +1,248 @@
+// The claim workflow's effects (workflows/claim-resolution.ts). Each runs in one database
+// transaction under the claim's row lock and answers from the stored claim when it finds its
+// work done, so a retry after a crash, or a worker killed mid-decision, ends with one outcome,
+// one adjustment and one claim_resolved.
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Claim } from '../../prisma/generated/client';
+import { Prisma } from '../../prisma/generated/client';
+import {
+  decideClaim as decide,
+  OPERATOR_APPROVED,
+  type ClaimOutcome,
+  type ClaimStatus,
+  type OperatorDecision,
+} from '../../core/rules/claims';
+
+export type { ClaimOutcome, OperatorDecision };
+import { BALANCE_TYPES, type BalanceType } from '../../core/rules/adjustments';
+import { postAdjustment } from '../../core/domain/adjustments';
+import { recordAudit } from '../../core/domain/audit';
+import { inTransaction, type Tx } from '../../core/domain/ledger';
+import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
+import { factKey } from '../../core/webhooks/reward-events';
+import { fromDbMinor } from '../../core/ledger';
+import type { IngestedEvent as EventPayload } from '../../core/domain/events';
+import { CLAIM_DECISION_REFUSED, CLAIM_NOT_FOUND } from '../../core/failure-types';
+import { ApiError } from '../../core/errors';
+import type { Db } from '../../prisma/client';
+import { findClaimedEvent, loadClaimFacts } from './facts';
+import { learnMatchRule } from './learn';
+import type { LifecycleDeps } from '../lifecycle/deps';
+
+export interface ClaimActivityDeps {
+  db: Db;
+  clock: { now(): Date };
+  /** Fault injection for crash-safety tests (the lifecycle's hooks); never set in production. */
+  faults?: LifecycleDeps['faults'];
+}
+
+const outcomeOf = (c: Claim): ClaimOutcome => ({
+  claimId: c.id,
+  status: c.status as ClaimStatus,
+  reasonCode: c.reasonCode,
+  adjustmentIds: c.adjustmentIds,
+});
+
+async function lockClaim(tx: Tx, claimId: string): Promise<Claim> {
+  const [row] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM claim WHERE id = ${claimId} FOR UPDATE`;
+  // The API writes the claim before starting its workflow; a start whose commit failed leaves
+  // a workflow without a claim, which ends here rather than retrying for nothing.
+  if (!row) throw ApplicationFailure.nonRetryable(`No claim ${claimId}`, CLAIM_NOT_FOUND);
+  return tx.claim.findUniqueOrThrow({ where: { id: claimId } });
+}
+
+export function createClaimActivities(deps: ClaimActivityDeps) {
+  const { db, clock } = deps;
+  return {
+    /** Decides an open claim: rejects it with the proving reason, or sends it to review. */
+    async decideClaim(input: { claimId: string }): Promise<ClaimOutcome> {
+      const outcome = await inTransaction(db, async (tx) => {
+        const claim = await lockClaim(tx, input.claimId);
+        if (claim.status !== 'open') return outcomeOf(claim);
+        const { facts, evidence } = await loadClaimFacts(tx, claim);
+        const decision = decide(facts);
+        const at = clock.now();
+        const evidenceJson = { ...evidence, detail: decision.detail } as unknown as Prisma.InputJsonValue;
+        if (decision.outcome === 'needs_review') {
+          const updated = await tx.claim.update({
+            where: { id: claim.id },
+            data: {
+              status: 'needs_review',
+              reasonCode: decision.reasonCode,
+              evidence: evidenceJson,
+              transactionId: claim.transactionId ?? evidence.transaction?.id ?? null,
+              computedCashbackMinor: BigInt(decision.missing.cashbackMinor),
+              computedBrandedMinor: BigInt(decision.missing.brandedMinor),
+              updatedAt: at,
+            },
+          });
+          return outcomeOf(updated);
+        }
+        const rejected = await tx.claim.update({
+          where: { id: claim.id },
+          data: {
+            status: 'rejected',
+            reasonCode: decision.reasonCode,
+            evidence: evidenceJson,
+            resolvedBy: 'service',
+            resolvedAt: at,
+            updatedAt: at,
+          },
+        });
+        await announce(tx, rejected, at);
+        return outcomeOf(rejected);
+      });
+      await deps.faults?.afterCommit?.('decideClaim', input.claimId);
+      return outcome;
+    },
+
+    /** Applies an operator's decision to a claim in review; a claim already resolved answers as it stands. */
+    async resolveClaim(input: { claimId: string; operator: OperatorDecision }): Promise<ClaimOutcome> {
+      const outcome = await refusalsAsFailures(() =>
+        inTransaction(db, async (tx) => {
+          const claim = await lockClaim(tx, input.claimId);
+          if (claim.status !== 'needs_review') return outcomeOf(claim);
+          const at = clock.now();
+          const op = input.operator;
+          const resolved =
+            op.decision === 'approve' ? await approve(tx, claim, op, at) : await reject(tx, claim, op, at);
+          await announce(tx, resolved, at);
+          return outcomeOf(resolved);
+        }),
+      );
+      await deps.faults?.afterCommit?.('resolveClaim', input.claimId);
+      return outcome;
+    },
+  };
+}
+
+/** An API error (a 4xx the ledger answers) is the operator's to fix, not a retry's: it fails the update at once. */
+async function refusalsAsFailures<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500)
+      throw ApplicationFailure.create({
+        message: err.message,
+        type: CLAIM_DECISION_REFUSED,
+        nonRetryable: true,
+        details: [err.toBody()],
+      });
+    throw err;
+  }
+}
+
+async function approve(
+  tx: Tx,
+  claim: Claim,
+  op: Extract<OperatorDecision, { decision: 'approve' }>,
+  at: Date,
+): Promise<Claim> {
+  const event = await findClaimedEvent(tx, claim);
+  const merchantId = claim.merchantId ?? event?.merchantId ?? null;
+  const amounts: Array<[BalanceType, number]> =
+    op.amountMinor !== undefined
+      ? [[op.balanceType ?? 'cashback', op.amountMinor]]
+      : [
+          ['cashback', fromDbMinor(claim.computedCashbackMinor ?? 0n)],
+          ['branded', fromDbMinor(claim.computedBrandedMinor ?? 0n)],
+        ];
+  const adjustmentIds: string[] = [];
+  for (const [balanceType, amountMinor] of amounts) {
+    if (amountMinor === 0 || !BALANCE_TYPES.includes(balanceType)) continue;
+    const { adjustment } = await postAdjustment(tx, {
+      issuerId: claim.issuerId,
+      chgId: claim.chgId,
+      balanceType,
+      amountMinor,
+      ...(balanceType === 'branded' && merchantId ? { merchantId } : {}),
+      reasonCode: 'missing_reward',
+      ...(op.note ? { note: op.note } : {}),
+      ...(claim.transactionId ? { transactionId: claim.transactionId } : {}),
+      claimId: claim.id,
+      actor: op.actor,
+      idempotencyKey: `claim:${claim.id}:${balanceType}`,
+      at,
+    });
+    adjustmentIds.push(adjustment.id);
+  }
+  let learned = null;
+  if (op.learnDescriptor && event && merchantId)
+    learned = await learnMatchRule(tx, {
+      merchantId,
+      payload: event.payload as EventPayload,
+      claimId: claim.id,
+      actor: op.actor,
+      at,
+    });
+  await recordAudit(
+    tx,
+    { actor: op.actor, action: 'claim.approve', targetId: claim.id, details: { adjustmentIds, learned } },
+    at,
+  );
+  return tx.claim.update({
+    where: { id: claim.id },
+    data: {
+      status: 'approved',
+      reasonCode: OPERATOR_APPROVED,
+      adjustmentIds,
+      resolutionNote: op.note ?? null,
+      resolvedBy: op.actor,
+      resolvedAt: at,
+      updatedAt: at,
+    },
+  });
+}
+
+async function reject(
+  tx: Tx,
+  claim: Claim,
+  op: Extract<OperatorDecision, { decision: 'reject' }>,
+  at: Date,
+): Promise<Claim> {
+  await recordAudit(
+    tx,
+    {
+      actor: op.actor,
+      action: 'claim.reject',
+      targetId: claim.id,
+      details: { reasonCode: op.reasonCode, note: op.note },
+    },
+    at,
+  );
+  return tx.claim.update({
+    where: { id: claim.id },
+    data: {
+      status: 'rejected',
+      reasonCode: op.reasonCode,
+      resolutionNote: op.note ?? null,
+      resolvedBy: op.actor,
+      resolvedAt: at,
+      updatedAt: at,
+    },
+  });
+}
+
+/** claim_resolved, once per claim (its fact key), in the transaction that resolved it. */
+async function announce(tx: Tx, claim: Claim, at: Date): Promise<void> {
+  await recordRewardEventWebhooks(tx, [
+    {
+      issuerId: claim.issuerId,
+      type: 'claim_resolved',
+      factKey: factKey.claimResolved(claim.id),
+      sourceId: claim.id,
+      data: {
+        chgId: claim.chgId,
+        claimId: claim.id,
+        transactionId: claim.transactionId,
+        outcome: claim.status === 'approved' ? 'approved' : 'rejected',
+        reasonCode: claim.reasonCode ?? '',
+        adjustmentId: claim.adjustmentIds[0] ?? null,
+        adjustmentIds: claim.adjustmentIds,
+      },
+      at,
+    },
+  ]);
+}
+
+export type ClaimActivities = ReturnType<typeof createClaimActivities>;

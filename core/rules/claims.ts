@@ -1,0 +1,166 @@
+// Deciding a cardholder's claim (API.md, Claims): from the stored transaction, its match trace
+// and the reward rules evaluated at the purchase's time. Pure: the claim workflow's activity
+// gathers the facts, this decides, and the decision names the evidence that proves it.
+import { EARN_REASONS, type EarnDecision, type EarnReason } from './eligibility';
+import type { BalanceType } from './adjustments';
+
+export const CLAIM_REASONS = ['missing_reward', 'wrong_amount'] as const;
+export type ClaimReason = (typeof CLAIM_REASONS)[number];
+export const CLAIM_STATUSES = ['open', 'needs_review', 'approved', 'rejected'] as const;
+export type ClaimStatus = (typeof CLAIM_STATUSES)[number];
+
+/** Why a claim is rejected without an operator: each is proven by the evidence it names. */
+export const AUTOMATIC_REJECTIONS = [
+  'transaction_not_received',
+  'reward_pending',
+  'not_a_purchase',
+  'currency_not_supported',
+  'merchant_not_identified',
+  'already_rewarded',
+  ...EARN_REASONS,
+] as const;
+/** What an operator may give as the reason of a rejection. */
+export const OPERATOR_REJECTIONS = [
+  'not_eligible',
+  'duplicate',
+  'fraud_suspected',
+  'insufficient_evidence',
+  'other',
+] as const;
+export const CLAIM_REJECTION_CODES = [...AUTOMATIC_REJECTIONS, ...OPERATOR_REJECTIONS] as const;
+export type AutomaticRejection = (typeof AUTOMATIC_REJECTIONS)[number];
+
+/** Why a claim goes to an operator: the rules give a reward the purchase did not get. */
+export const REVIEW_REASONS = ['merchant_not_recognised', 'reward_below_rules'] as const;
+export type ReviewReason = (typeof REVIEW_REASONS)[number];
+export const OPERATOR_APPROVED = 'operator_approved';
+
+export interface ClaimedTransaction {
+  kind: 'auth' | 'settled';
+  /** The event's reward_status: pending, matched, not_matched, reversed, unknown, ... */
+  rewardStatus: string;
+  currency: string;
+  /** A refund (negative purchase) cannot earn: it claws back. */
+  isRefund: boolean;
+  /** The merchant the descriptor or acquirer id matched, if any (the match trace's). */
+  matchedMerchantId: string | null;
+  /** The match trace's earn decision for the matched merchant, as recorded. */
+  recordedEarn: { eligible: boolean; reasons: EarnReason[] } | null;
+  /** Reward the purchase earned and kept (earned minus clawed back), per balance type. */
+  postedCashbackMinor: number;
+  postedBrandedMinor: number;
+}
+
+export interface ClaimFacts {
+  reason: ClaimReason;
+  claimedMerchantId: string | null;
+  transaction: ClaimedTransaction | null;
+  /** The rules for the merchant in question (the claimed one, else the matched one) at the purchase's time. */
+  evaluation: EarnDecision | null;
+}
+
+export interface ComputedReward {
+  offerId: string;
+  cashbackMinor: number;
+  brandedMinor: number;
+}
+
+export type ClaimDecision =
+  | { outcome: 'rejected'; reasonCode: AutomaticRejection; detail: string }
+  | {
+      outcome: 'needs_review';
+      reasonCode: ReviewReason;
+      detail: string;
+      /** What the rules give for the purchase. */
+      computed: ComputedReward;
+      /** What is missing: the rules' reward less what the purchase kept, per balance type. */
+      missing: { cashbackMinor: number; brandedMinor: number };
+    };
+
+const reject = (reasonCode: AutomaticRejection, detail: string): ClaimDecision => ({
+  outcome: 'rejected',
+  reasonCode,
+  detail,
+});
+
+/** The merchant the claim is about: the one the cardholder names, else the one the trace matched. */
+export function merchantInQuestion(facts: Pick<ClaimFacts, 'claimedMerchantId' | 'transaction'>): string | null {
+  return facts.claimedMerchantId ?? facts.transaction?.matchedMerchantId ?? null;
+}
+
+export function decideClaim(facts: ClaimFacts): ClaimDecision {
+  const txn = facts.transaction;
+  if (!txn)
+    return reject('transaction_not_received', 'no settled transaction with this id was received from the issuer');
+  if (txn.kind === 'auth' || txn.rewardStatus === 'pending' || txn.rewardStatus === 'unknown')
+    return reject('reward_pending', `the purchase is not settled and processed yet (${txn.kind}, ${txn.rewardStatus})`);
+  if (txn.isRefund) return reject('not_a_purchase', 'the transaction is a refund: refunds claw back, they do not earn');
+  if (txn.currency !== 'usd')
+    return reject('currency_not_supported', `rewards are paid on usd purchases; this was ${txn.currency}`);
+  const merchantId = merchantInQuestion(facts);
+  if (!merchantId)
+    return reject('merchant_not_identified', 'the descriptor matched no merchant and the claim names none');
+  const aboutMatched = merchantId === txn.matchedMerchantId;
+  // The recorded decision proves an ineligible purchase at the matched merchant; a merchant
+  // the matcher missed has no recorded decision, so the rules are evaluated for it.
+  const ineligible =
+    aboutMatched && txn.recordedEarn && !txn.recordedEarn.eligible
+      ? txn.recordedEarn.reasons
+      : facts.evaluation && !facts.evaluation.eligible
+        ? facts.evaluation.reasons
+        : [];
+  if (ineligible.length > 0)
+    return reject(
+      ineligible[0],
+      `not eligible at ${merchantId}: ${ineligible.join(', ')} (see evidence.matchTrace / evidence.rules)`,
+    );
+  const winner = facts.evaluation?.offers.find((o) => o.offerId === facts.evaluation?.winningOfferId);
+  if (!winner?.reward) return reject('no_active_offer', `no offer of ${merchantId} gives a reward for this purchase`);
+  const computed = {
+    offerId: winner.offerId,
+    cashbackMinor: winner.reward.cashbackMinor,
+    brandedMinor: winner.reward.brandedMinor,
+  };
+  const posted = aboutMatched
+    ? { cashback: txn.postedCashbackMinor, branded: txn.postedBrandedMinor }
+    : { cashback: 0, branded: 0 };
+  const missing = {
+    cashbackMinor: Math.max(0, computed.cashbackMinor - posted.cashback),
+    brandedMinor: Math.max(0, computed.brandedMinor - posted.branded),
+  };
+  if (missing.cashbackMinor + missing.brandedMinor === 0)
+    return reject(
+      'already_rewarded',
+      `the purchase kept ${posted.cashback} cashback and ${posted.branded} branded; the rules give ${computed.cashbackMinor} and ${computed.brandedMinor}`,
+    );
+  return {
+    outcome: 'needs_review',
+    reasonCode: aboutMatched ? 'reward_below_rules' : 'merchant_not_recognised',
+    detail: aboutMatched
+      ? `the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded; the purchase kept ${posted.cashback} and ${posted.branded}`
+      : `the descriptor was not recognised as ${merchantId}; there the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded`,
+    computed,
+    missing,
+  };
+}
+
+/** Where a claim stands, as the workflow and the operator's update see it. */
+export interface ClaimOutcome {
+  claimId: string;
+  status: ClaimStatus;
+  reasonCode: string | null;
+  adjustmentIds: string[];
+}
+
+/** An operator's decision on a claim in review (POST /admin/v1/claims/{id}/approve or reject). */
+export type OperatorDecision =
+  | {
+      decision: 'approve';
+      actor: string;
+      /** Replaces the computed reward: one adjustment of this amount and balanceType. */
+      amountMinor?: number;
+      balanceType?: BalanceType;
+      learnDescriptor?: boolean;
+      note?: string;
+    }
+  | { decision: 'reject'; actor: string; reasonCode: string; note?: string };
