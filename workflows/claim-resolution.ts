@@ -49,15 +49,22 @@ export function claimWorkflowId(issuerId: string, claimId: string): string {
   return `claim/${issuerId}/${claimId}`;
 }
 
+const notInReview = (o: ClaimOutcome | null) =>
+  ApplicationFailure.nonRetryable(`the claim is ${o?.status ?? 'being decided'}, not in review`);
+
 const isFinal = (o: ClaimOutcome | null) => o !== null && (o.status === 'approved' || o.status === 'rejected');
 
 export async function claimResolution(input: ClaimResolutionInput): Promise<ClaimOutcome> {
   let outcome: ClaimOutcome | null = null;
+  // Set while an operator's decision runs: a second one waits, then finds the claim resolved.
   let deciding = false;
   setHandler(claimOutcomeQuery, () => outcome);
   setHandler(
     resolveClaimUpdate,
     async (operator) => {
+      // A decision still being retried (its activity committed, its worker died) is waited for.
+      await condition(() => outcome !== null && !deciding);
+      if (outcome!.status !== 'needs_review') throw notInReview(outcome);
       deciding = true;
       try {
         outcome = await resolveClaim({ claimId: input.claimId, operator });
@@ -67,11 +74,9 @@ export async function claimResolution(input: ClaimResolutionInput): Promise<Clai
       }
     },
     {
-      // Refused before it is written to history: nothing to decide, or a decision under way.
+      // Refused before it is written to history: the claim is resolved already.
       validator: (_operator: OperatorDecision) => {
-        if (outcome?.status !== 'needs_review')
-          throw ApplicationFailure.nonRetryable(`the claim is ${outcome?.status ?? 'being decided'}, not in review`);
-        if (deciding) throw ApplicationFailure.nonRetryable('another decision on this claim is under way');
+        if (isFinal(outcome)) throw notInReview(outcome);
       },
     },
   );

@@ -1,0 +1,277 @@
+// Claims end to end through the real API, worker, PostgreSQL and Temporal dev server, for a
+// production issuer (descriptor matching): each automatic outcome proven by the evidence the
+// claim keeps (the purchase's match trace); a purchase whose descriptor the match rules miss
+// goes to review with the reward the offer gives, an operator approves it learning the
+// descriptor, the adjustment is posted, claim_resolved arrives signed, and the next purchase
+// with that descriptor matches on its own; a worker dying after each commit still ends with
+// one outcome, one adjustment and one claim_resolved.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { startStack, type Stack } from '../helpers/stack';
+import { newIssuer, assertError, type TestIssuer } from '../helpers/app';
+import { groupBody } from '../helpers/groups';
+import { cardOf, authEvent, settledEvent, type CardRef } from '../helpers/events';
+import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { assertLedgerHealthy } from '../helpers/ledger';
+import { insertEndpoint, startReceiver, storedSecrets, waitFor, type Receiver } from '../helpers/webhooks';
+import { REWARD_EVENT_DATA_SCHEMAS } from '../../core/webhooks/reward-events';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+
+const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats(ajv);
+
+/** A descriptor word no other test's merchant matches (the catalogue is shared). */
+const word = () =>
+  Array.from(randomBytes(8))
+    .map((b) => String.fromCharCode(65 + (b % 26)))
+    .join('');
+
+describe('claims (end to end, production issuer)', function () {
+  this.timeout(300_000);
+  let stack: Stack;
+  let issuer: TestIssuer;
+  let other: TestIssuer;
+  let receiver: Receiver;
+  let secret: string;
+  let chgId: string;
+  let card: CardRef;
+  const brand = word();
+  const strayBrand = word();
+  let merchant: any;
+  let minSpendMerchant: any;
+  let unactivated: any;
+  /** Activity names whose next commit is followed by a simulated death of the worker. */
+  const dieAfterCommit = new Set<string>();
+
+  before(async () => {
+    stack = await startStack({
+      faults: {
+        afterCommit(activity) {
+          if (dieAfterCommit.delete(activity)) throw new Error(`simulated worker death after ${activity} committed`);
+        },
+      },
+    });
+    receiver = await startReceiver();
+    issuer = await newIssuer(stack.app, 'production');
+    other = await newIssuer(stack.app, 'production');
+    await insertEndpoint(stack.db, issuer.id, receiver.url, { enabledTypes: ['claim_resolved', 'reward_adjusted'] });
+    secret = (await storedSecrets(stack.db, issuer.id)).secret;
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    chgId = group.id;
+    card = cardOf(group);
+    merchant = await createMerchant(stack.app, { matchRules: { descriptorPatterns: [`${brand} COFFEE`] } });
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-10) });
+    minSpendMerchant = await createMerchant(stack.app, { matchRules: { descriptorPatterns: [`${brand} BAKERY`] } });
+    await createOffer(stack.app, minSpendMerchant.id, {
+      cashbackRateBps: 500,
+      minSpendMinor: 5000,
+      startsAt: daysFromNow(-10),
+    });
+    unactivated = await createMerchant(stack.app, { matchRules: { descriptorPatterns: [`${brand} BOOKS`] } });
+    await createOffer(stack.app, unactivated.id, { cashbackRateBps: 500, startsAt: daysFromNow(-10) });
+    for (const m of [merchant, minSpendMerchant]) {
+      const res = await issuer.call('PUT', `/api/v2/chg/${chgId}/merchant/${m.id}/activation`, {});
+      assert.equal(res.status, 201, res.text);
+    }
+  });
+  after(async () => {
+    if (stack) await assertLedgerHealthy(stack.db, issuer.id);
+    await stack?.stop();
+    await receiver?.close();
+  });
+
+  /** Ingests a settled purchase and waits for its processing; returns its txn_ id. */
+  async function purchase(descriptor: string, overrides: Record<string, unknown> = {}): Promise<string> {
+    const event = settledEvent(card, { merchantDescriptor: descriptor, amount: 2500, ...overrides });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
+    const stored = await stack.db.ingestedEvent.findFirstOrThrow({
+      where: { issuerId: issuer.id, kind: 'settled', externalId: event.id },
+    });
+    await stack.waitForStatus(stored.id, FINAL);
+    return stored.id;
+  }
+
+  async function fileClaim(body: Record<string, unknown>) {
+    const res = await issuer.call('POST', `/api/v2/chg/${chgId}/claims`, { reason: 'missing_reward', ...body });
+    assert.equal(res.status, 202, res.text);
+    assert.equal(res.body.status, 'open');
+    assert.equal(res.body.workflowId, `claim/${issuer.id}/${res.body.id}`);
+    return res.body;
+  }
+
+  /** Waits until the claim leaves `open` (and, for final ones, its workflow completes). */
+  async function decided(claimId: string, statuses = ['needs_review', 'approved', 'rejected']) {
+    return waitFor(`claim ${claimId} decided`, async () => {
+      const res = await issuer.call('GET', `/api/v2/chg/${chgId}/claims/${claimId}`);
+      return statuses.includes(res.body.status) ? res.body : undefined;
+    });
+  }
+
+  /** The claim_resolved webhooks received for a claim, each verified with the endpoint's secret. */
+  function resolvedEvents(claimId: string) {
+    return receiver.requests
+      .map((r) => {
+        new Webhook(secret).verify(r.body, r.headers as Record<string, string>);
+        return JSON.parse(r.body);
+      })
+      .filter((b) => b.type === 'claim_resolved' && b.data.claimId === claimId);
+  }
+
+  async function rejectedWith(claim: any, reasonCode: string) {
+    const done = await decided(claim.id);
+    assert.equal(done.status, 'rejected', JSON.stringify(done));
+    assert.equal(done.reasonCode, reasonCode);
+    const events = await waitFor(`claim_resolved of ${claim.id}`, async () => {
+      const got = resolvedEvents(claim.id);
+      return got.length > 0 ? got : undefined;
+    });
+    assert.equal(events.length, 1);
+    assert.ok(ajv.validate(REWARD_EVENT_DATA_SCHEMAS.claim_resolved, events[0].data), JSON.stringify(ajv.errors));
+    assert.deepEqual([events[0].data.outcome, events[0].data.reasonCode], ['rejected', reasonCode]);
+    const handle = stack.client.workflow.getHandle(claim.workflowId);
+    assert.equal((await handle.result()).status, 'rejected');
+    return done;
+  }
+
+  it('rejects a purchase never received: transaction_not_received', async () => {
+    const claim = await fileClaim({ externalId: `never-sent-${word()}` });
+    const done = await rejectedWith(claim, 'transaction_not_received');
+    assert.equal(done.evidence.transaction, null);
+  });
+
+  it('rejects a purchase rewarded as the rules say: already_rewarded, with the earn in its trace', async () => {
+    const txnId = await purchase(`${brand} COFFEE OAKLAND CA`);
+    const done = await rejectedWith(await fileClaim({ transactionId: txnId }), 'already_rewarded');
+    assert.equal(done.evidence.matchTrace.outcome, 'matched');
+    assert.equal(done.evidence.postedCashbackMinor, 125);
+  });
+
+  it('rejects below the minimum spend and a merchant not activated, each reason from the match trace', async () => {
+    const small = await purchase(`${brand} BAKERY`, { amount: 1000 });
+    const belowMin = await rejectedWith(await fileClaim({ transactionId: small }), 'below_min_spend');
+    assert.ok(belowMin.evidence.matchTrace.earn.reasons.includes('below_min_spend'));
+    const books = await purchase(`${brand} BOOKS`);
+    const notActivated = await rejectedWith(await fileClaim({ transactionId: books }), 'merchant_not_activated');
+    assert.ok(notActivated.evidence.matchTrace.earn.reasons.includes('merchant_not_activated'));
+  });
+
+  it('rejects an unrecognised descriptor without a named merchant, a foreign currency and an unsettled authorization', async () => {
+    const unknown = await purchase(`${strayBrand} NOWHERE`);
+    const noMerchant = await rejectedWith(await fileClaim({ transactionId: unknown }), 'merchant_not_identified');
+    assert.equal(noMerchant.evidence.matchTrace.merchantMatch.rule, 'none');
+    const euros = await purchase(`${brand} COFFEE`, { currency: 'eur' });
+    await rejectedWith(await fileClaim({ transactionId: euros }), 'currency_not_supported');
+    const auth = authEvent(card, { merchantDescriptor: `${brand} COFFEE` });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
+    await rejectedWith(await fileClaim({ externalId: auth.id }), 'reward_pending');
+  });
+
+  it('reviews a missed descriptor, approves it learning the descriptor, and the next purchase matches on its own', async () => {
+    const descriptor = `${strayBrand} ROASTERY`;
+    const missed = await purchase(descriptor);
+    assert.equal(
+      (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: missed } })).rewardStatus,
+      'not_matched',
+    );
+    const claim = await fileClaim({ transactionId: missed, merchantId: merchant.id, note: 'coffee at the new shop' });
+    assertError(
+      await issuer.call('POST', `/api/v2/chg/${chgId}/claims`, { transactionId: missed, reason: 'missing_reward' }),
+      409,
+      'claim_open',
+    );
+    const review = await decided(claim.id);
+    assert.equal(review.status, 'needs_review');
+    assert.equal(review.reasonCode, 'merchant_not_recognised');
+    assert.deepEqual(review.computedReward, { cashbackMinor: 125, brandedMinor: 0 });
+    const queue = await stack.app.operator('GET', `/admin/v1/claims?status=needs_review&issuerId=${issuer.id}`);
+    assert.ok(queue.body.data.some((c: any) => c.id === claim.id));
+
+    const before = (await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/summary`)).body.cashback;
+    const approved = await stack.app.operator('POST', `/admin/v1/claims/${claim.id}/approve`, {
+      learnDescriptor: true,
+    });
+    assert.equal(approved.status, 200, approved.text);
+    assert.equal(approved.body.status, 'approved');
+    assert.equal(approved.body.adjustmentIds.length, 1);
+    const adjustment = (await issuer.call('GET', `/api/v2/chg/${chgId}/adjustments/${approved.body.adjustmentIds[0]}`))
+      .body;
+    assert.deepEqual(
+      [
+        adjustment.balanceType,
+        adjustment.amountMinor,
+        adjustment.reasonCode,
+        adjustment.transactionId,
+        adjustment.claimId,
+      ],
+      ['cashback', 125, 'missing_reward', missed, claim.id],
+    );
+    const after = (await issuer.call('GET', `/api/v2/chg/${chgId}/rewards/summary`)).body.cashback;
+    assert.equal(after.balanceMinor - before.balanceMinor, 125);
+    assert.equal(after.adjustedMinor - before.adjustedMinor, 125);
+    const [resolved] = await waitFor('claim_resolved', async () => {
+      const got = resolvedEvents(claim.id);
+      return got.length > 0 ? got : undefined;
+    });
+    assert.deepEqual(
+      [resolved.data.outcome, resolved.data.reasonCode, resolved.data.adjustmentId],
+      ['approved', 'operator_approved', adjustment.id],
+    );
+    assertError(
+      await stack.app.operator('POST', `/admin/v1/claims/${claim.id}/approve`, {}),
+      409,
+      'claim_not_in_review',
+    );
+
+    const next = await purchase(`${descriptor} #2 OAKLAND`);
+    const matched = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: next } });
+    assert.deepEqual([matched.rewardStatus, matched.merchantId], ['matched', merchant.id]);
+    const audit = await stack.app.operator('GET', `/admin/v1/audit-log?limit=200`);
+    assert.ok(audit.body.data.some((e: any) => e.action === 'merchant.learn_match_rule' && e.targetId === merchant.id));
+  });
+
+  it('lets an operator reject a claim in review with a reason', async () => {
+    const missed = await purchase(`${word()} CAFE`);
+    const claim = await fileClaim({ transactionId: missed, merchantId: merchant.id });
+    assert.equal((await decided(claim.id)).status, 'needs_review');
+    const res = await stack.app.operator('POST', `/admin/v1/claims/${claim.id}/reject`, {
+      reasonCode: 'insufficient_evidence',
+      note: 'receipt shows another shop',
+    });
+    assert.equal(res.status, 200, res.text);
+    await rejectedWith(claim, 'insufficient_evidence');
+  });
+
+  it('survives a worker dying after each commit: one outcome, one adjustment, one claim_resolved', async () => {
+    const missed = await purchase(`${word()} KIOSK`);
+    dieAfterCommit.add('decideClaim');
+    const claim = await fileClaim({ transactionId: missed, merchantId: merchant.id });
+    assert.equal((await decided(claim.id)).status, 'needs_review');
+    assert.ok(!dieAfterCommit.has('decideClaim'), 'the decision was retried after its commit');
+    dieAfterCommit.add('resolveClaim');
+    const approved = await stack.app.operator('POST', `/admin/v1/claims/${claim.id}/approve`, {});
+    assert.equal(approved.status, 200, approved.text);
+    assert.ok(!dieAfterCommit.has('resolveClaim'));
+    assert.equal(await stack.db.adjustment.count({ where: { claimId: claim.id } }), 1);
+    await waitFor('claim_resolved', async () => (resolvedEvents(claim.id).length > 0 ? true : undefined));
+    assert.equal(await stack.db.webhook.count({ where: { idempotencyKey: `claim_resolved:${claim.id}` } }), 1);
+    assert.equal(resolvedEvents(claim.id).length, 1);
+  });
+
+  it("answers 404 for another issuer's claims and transactions, exactly like missing ones", async () => {
+    const mine = (await issuer.call('GET', `/api/v2/chg/${chgId}/claims`)).body.data[0];
+    const theirs = (await other.call('POST', '/api/v2/chg', groupBody())).body.id;
+    assertError(await other.call('GET', `/api/v2/chg/${chgId}/claims`), 404, 'chg_not_found');
+    assertError(await other.call('GET', `/api/v2/chg/${theirs}/claims/${mine.id}`), 404, 'claim_not_found');
+    assertError(
+      await other.call('POST', `/api/v2/chg/${theirs}/claims`, {
+        transactionId: mine.transactionId,
+        reason: 'missing_reward',
+      }),
+      404,
+      'transaction_not_found',
+    );
+  });
+});
