@@ -86,7 +86,13 @@ describe('clawBackRefund of spent branded balance', () => {
       ],
     );
     const summary = (await rewardsSummary(app.db, issuer.id, group.id, new Date(t + 3000)))!;
-    assert.deepEqual(summary.cashback, { earnedMinor: 700, clawedBackMinor: 700, adjustedMinor: 0, pendingMinor: 0, balanceMinor: 0 });
+    assert.deepEqual(summary.cashback, {
+      earnedMinor: 700,
+      clawedBackMinor: 700,
+      adjustedMinor: 0,
+      pendingMinor: 0,
+      balanceMinor: 0,
+    });
     // The other purchase's grant is not touched: a clawback only draws on the refunded purchase's grants.
     assert.deepEqual([summary.brandedBalance.availableMinor, summary.brandedBalance.spentMinor], [400, 1000]);
     await assertLedgerHealthy(app.db, issuer.id);

@@ -49,6 +49,11 @@ describe('core/ledger account plan', () => {
       expire_branded: ['chg_branded', 'breakage'],
       clawback_cashback: ['chg_cashback', 'merchant_receivable'],
       clawback_branded: ['chg_branded', 'merchant_receivable'],
+      // Customer service: the issuer funds credits, never a merchant.
+      adjust_credit_cashback: ['issuer_adjustments', 'chg_cashback'],
+      adjust_credit_branded: ['issuer_adjustments', 'chg_branded'],
+      adjust_debit_cashback: ['chg_cashback', 'issuer_adjustments'],
+      adjust_debit_branded: ['chg_branded', 'issuer_adjustments'],
     });
     for (const k of TRANSFER_KINDS) {
       const plan = planTransfer(k, p);
@@ -64,7 +69,17 @@ describe('core/ledger account plan', () => {
       'branded_expired',
       'cashback_clawed_back',
       'branded_clawed_back',
+      'cashback_adjusted',
+      'branded_adjusted',
+      'cashback_adjusted',
+      'branded_adjusted',
     ]);
+  });
+
+  it('plans a cashback adjustment without a merchant', () => {
+    const plan = planTransfer('adjust_credit_cashback', { issuerId: 'iss_1', chgId: 'chg_1', merchantId: '' });
+    assert.deepEqual([plan.debit.id, plan.credit.id], ['iss_1:issuer_adjustments', 'iss_1:chg_cashback:chg_1']);
+    assert.equal(plan.debit.normalSide, 'debit');
   });
 
   it('writes two entries that sum to zero, debit positive', () => {
