@@ -39,10 +39,10 @@ export async function fileClaim(
   input: ClaimInput,
   now: Date,
 ): Promise<Claim> {
-  if (!temporal) throw engineMissing();
   await requireGroup(db, issuerId, chgId);
   if (input.merchantId) await requireVisibleMerchant(db, issuerId, input.merchantId);
   const transactionId = await claimedTransactionId(db, issuerId, chgId, input);
+  if (!temporal) throw engineMissing();
   const id = newId('clm');
   const workflowId = claimWorkflowId(issuerId, id);
   const claim = await insertClaim(db, {

@@ -595,6 +595,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/chg/{chgId}/adjustments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The group's adjustments, newest first
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
+        get: operations["listAdjustments"];
+        put?: never;
+        /**
+         * Credit or debit the group's cashback or branded balance (customer service)
+         * @description A credit (amountMinor > 0) is funded by the issuer (ledger account issuer_adjustments:<issuer>), never by a merchant; a branded credit opens a grant at the merchant, available at once and expiring after the merchant's expiryDays. A debit (amountMinor < 0) never takes a balance below zero (409 insufficient_balance, nothing posted) and draws branded grants soonest-expiring first. Each adjustment is one balanced ledger transfer with its reward event (cashback_adjusted or branded_adjusted, signed), in the summary, activity, merchant balance, ledger entries and export, and a reward_adjusted webhook. The Idempotency-Key is required and never posts twice (the same key and body answer the same adjustment, even after the 24 h replay window). 400 invalid_body also when a branded adjustment has no merchantId or a cashback one has one. 400 adjustment_too_large: |amountMinor| above the issuer's adjustmentLimitMinor (10000 unless the operator set another).
+         */
+        post: operations["createAdjustment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/chg/{chgId}/adjustments/{adjustmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One adjustment */
+        get: operations["getAdjustment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/chg/{chgId}/claims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The group's claims, newest first
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
+        get: operations["listClaims"];
+        put?: never;
+        /**
+         * Claim a missing or wrong reward for a purchase
+         * @description The claim is decided by its workflow (claim/<issuer>/<claim id>) from the stored transaction, its match trace and the rules at the purchase time: rejected with the reason the evidence proves (transaction_not_received, reward_pending, not_a_purchase, currency_not_supported, merchant_not_identified, already_rewarded, or the eligibility reason: merchant_not_activated, no_active_offer, chg_inactive, merchant_inactive, below_min_spend, mcc_excluded, offer_cap_reached), or needs_review with the reward the rules give (a merchant the descriptor did not match, or less reward than the rules give), which an operator approves (posting a missing_reward adjustment) or rejects. Every end emits claim_resolved. Give exactly one of transactionId and externalId (400 invalid_body otherwise).
+         */
+        post: operations["fileClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/chg/{chgId}/claims/{claimId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One claim with its evidence: the match trace and the reward the rules give */
+        get: operations["getClaim"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/webhook-endpoint": {
         parameters: {
             query?: never;
@@ -1107,6 +1189,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/claims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Claims of every issuer, oldest first (status=needs_review: the review queue)
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
+        get: operations["listClaimsAsOperator"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/claims/{claimId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One claim with its evidence */
+        get: operations["getClaimAsOperator"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/claims/{claimId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a claim in review: post its missing_reward adjustment (and learn the descriptor)
+         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). Answers once the claim is approved and claim_resolved is recorded.
+         */
+        post: operations["approveClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/claims/{claimId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject a claim in review */
+        post: operations["rejectClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     qualified_auth: {
@@ -1263,6 +1419,46 @@ export interface webhooks {
          * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
          */
         post: operations["endpoint_disabledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    reward_adjusted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reward_adjusted (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["reward_adjustedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    claim_resolved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * claim_resolved (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["claim_resolvedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1538,6 +1734,74 @@ export interface components {
                  * @enum {string}
                  */
                 reason: "failing";
+            };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
+        };
+        /** @description Customer service credited or debited the group's cashback or branded balance (an adjustment), funded by the issuer. */
+        RewardAdjustedWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "reward_adjusted";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                chgId: string;
+                /** @description The adjustment (GET /api/v2/chg/{chgId}/adjustments/{adjustmentId}). */
+                adjustmentId: string;
+                /** @enum {string} */
+                balanceType: "cashback" | "branded";
+                /** @description Signed: a credit is positive, a debit negative. */
+                amountMinor: number;
+                /** @description The merchant of a branded adjustment. */
+                merchantId: string | null;
+                /** @enum {string} */
+                reasonCode: "goodwill" | "missing_reward" | "correction" | "fraud";
+                /** @description The purchase it corrects, when it names one. */
+                transactionId: string | null;
+                /** @enum {string} */
+                currency: "usd";
+                /** @description The cashback_adjusted or branded_adjusted reward event (GET .../rewards/activity). */
+                rewardEventId: string;
+            };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
+        };
+        /** @description A claim (missing or wrong reward) ended: rejected with the reason its evidence proves, or approved with the adjustments it posted. */
+        ClaimResolvedWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "claim_resolved";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                chgId: string;
+                /** @description The claim (GET /api/v2/chg/{chgId}/claims/{claimId}). */
+                claimId: string;
+                /** @description The purchase claimed for. */
+                transactionId: string | null;
+                /** @enum {string} */
+                outcome: "approved" | "rejected";
+                /** @description Why: the rejection reason, or operator_approved. */
+                reasonCode: string;
+                /** @description The first adjustment the approval posted; null when rejected. */
+                adjustmentId: string | null;
+                /** @description Every adjustment the approval posted. */
+                adjustmentIds: string[];
             };
             /**
              * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
@@ -2422,7 +2686,7 @@ export interface components {
              * @description merchant_receivable (asset, debit-normal: what the merchant owes for rewards it funds), chg_cashback and chg_branded (liabilities, credit-normal: what the group holds), breakage (income, credit-normal: expired branded balance).
              * @enum {string}
              */
-            accountKind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage";
+            accountKind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments";
             /** @description The group that owns the account (chg_cashback, chg_branded); null otherwise. */
             chgId: string | null;
             /** @description The merchant of the account (merchant_receivable, chg_branded, breakage); null otherwise. */
@@ -2473,7 +2737,7 @@ export interface components {
              * @description The transfer's id; the reward-events export names it too.
              */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded. Clients must tolerate new values. */
             kind: string;
             /** @description The reward event this transfer books (one transfer per reward event). */
             rewardEventId: string;
@@ -2544,11 +2808,13 @@ export interface components {
          *       "cashback": {
          *         "earnedMinor": 1250,
          *         "clawedBackMinor": 125,
+         *         "adjustedMinor": 500,
          *         "pendingMinor": 300,
-         *         "balanceMinor": 1125
+         *         "balanceMinor": 1625
          *       },
          *       "brandedBalance": {
          *         "earnedMinor": 750,
+         *         "adjustedMinor": 0,
          *         "availableMinor": 450,
          *         "notYetAvailableMinor": 75,
          *         "spentMinor": 200,
@@ -2565,13 +2831,18 @@ export interface components {
                 earnedMinor: number;
                 /** @description Includes spent or expired branded balance a refund took back from cashback. */
                 clawedBackMinor: number;
+                /** @description Net of customer-service adjustments (credits minus debits; POST .../adjustments), funded by the issuer. */
+                adjustedMinor: number;
                 /** @description Previewed on authorizations not yet settled; not in the ledger, not in balanceMinor. */
                 pendingMinor: number;
-                /** @description The chg_cashback ledger account: earnedMinor - clawedBackMinor. */
+                /** @description The chg_cashback ledger account: earnedMinor - clawedBackMinor + adjustedMinor. */
                 balanceMinor: number;
             };
+            /** @description earnedMinor + adjustedMinor = availableMinor + notYetAvailableMinor + spentMinor + expiredMinor + clawedBackMinor. */
             brandedBalance: {
                 earnedMinor: number;
+                /** @description Net of customer-service adjustments (credits minus debits; POST .../adjustments), funded by the issuer. */
+                adjustedMinor: number;
                 availableMinor: number;
                 notYetAvailableMinor: number;
                 spentMinor: number;
@@ -2597,7 +2868,8 @@ export interface components {
         RewardActivity: {
             id: string;
             /** @enum {string} */
-            type: "cashback_earned" | "branded_earned" | "branded_spent" | "branded_expired" | "cashback_clawed_back" | "branded_clawed_back";
+            type: "cashback_earned" | "branded_earned" | "branded_spent" | "branded_expired" | "cashback_clawed_back" | "branded_clawed_back" | "cashback_adjusted" | "branded_adjusted";
+            /** @description Minor units; positive, except cashback_adjusted and branded_adjusted: signed (a customer-service debit is negative). */
             amountMinor: number;
             /** @enum {string} */
             currency: "usd";
@@ -2728,9 +3000,9 @@ export interface components {
             transactionId: string | null;
             /** @description The refund (txn_) that caused a clawback; null otherwise. */
             sourceTransactionId: string | null;
-            /** @description cashback_earned, branded_earned, branded_spent, branded_expired, cashback_clawed_back, branded_clawed_back; clients must tolerate new values. */
+            /** @description cashback_earned, branded_earned, branded_spent, branded_expired, cashback_clawed_back, branded_clawed_back, cashback_adjusted, branded_adjusted; clients must tolerate new values. */
             type: string;
-            /** @description Positive, minor units; the type says which way it moved. */
+            /** @description Minor units; positive, the type saying which way it moved, except cashback_adjusted and branded_adjusted: signed (a debit is negative). */
             amountMinor: number;
             /** @enum {string} */
             currency: "usd";
@@ -2793,6 +3065,7 @@ export interface components {
                 type: string;
                 currency: string;
                 count: number;
+                /** @description The sum: may be 0 or negative for the signed adjusted types. */
                 amountMinor: number;
             }[];
             digest: {
@@ -2830,6 +3103,219 @@ export interface components {
          */
         RewardEventExportCsv: string;
         /**
+         * AdjustmentInput
+         * @example {
+         *       "balanceType": "cashback",
+         *       "amountMinor": 500,
+         *       "reasonCode": "goodwill",
+         *       "note": "Late delivery, call 2026-11-20"
+         *     }
+         */
+        AdjustmentInput: {
+            /** @enum {string} */
+            balanceType: "cashback" | "branded";
+            /** @description Minor units: a credit is positive, a debit negative; never 0. */
+            amountMinor: number;
+            /** @description Required for branded: the merchant whose balance it is. */
+            merchantId?: string;
+            /** @enum {string} */
+            reasonCode: "goodwill" | "missing_reward" | "correction" | "fraud";
+            /** @description Free text for the issuer’s own records (never shown to the cardholder by us). */
+            note?: string;
+            /** @description The purchase (a txn_ of this group) it corrects, if any. */
+            transactionId?: string;
+        };
+        /**
+         * Adjustment
+         * @example {
+         *       "id": "adj_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "balanceType": "cashback",
+         *       "amountMinor": 500,
+         *       "currency": "usd",
+         *       "reasonCode": "goodwill",
+         *       "note": "Late delivery, call 2026-11-20",
+         *       "rewardEventId": "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "transferId": "6f1c2a9e-4b7d-4e21-9c3a-0000000000f2",
+         *       "createdAt": "2026-03-14T15:09:26.000Z"
+         *     }
+         */
+        Adjustment: {
+            id: string;
+            chgId: string;
+            /** @enum {string} */
+            balanceType: "cashback" | "branded";
+            /** @description Signed: a credit is positive, a debit negative. */
+            amountMinor: number;
+            /** @enum {string} */
+            currency?: "usd";
+            merchantId?: string;
+            /** @enum {string} */
+            reasonCode: "goodwill" | "missing_reward" | "correction" | "fraud";
+            /** @description Free text for the issuer’s own records (never shown to the cardholder by us). */
+            note?: string;
+            transactionId?: string;
+            /** @description The claim whose approval posted it. */
+            claimId?: string;
+            /** @description Its cashback_adjusted or branded_adjusted reward event (GET .../rewards/activity). */
+            rewardEventId: string;
+            /** @description The grant a branded credit opened. */
+            rewardGrantId?: string;
+            /**
+             * Format: uuid
+             * @description Its ledger transfer (adjust_credit_* or adjust_debit_*); the reward-events export names it too.
+             */
+            transferId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+        };
+        /**
+         * AdjustmentPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "adj_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "balanceType": "cashback",
+         *           "amountMinor": 500,
+         *           "currency": "usd",
+         *           "reasonCode": "goodwill",
+         *           "note": "Late delivery, call 2026-11-20",
+         *           "rewardEventId": "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "transferId": "6f1c2a9e-4b7d-4e21-9c3a-0000000000f2",
+         *           "createdAt": "2026-03-14T15:09:26.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        AdjustmentPage: {
+            data: components["schemas"]["Adjustment"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /**
+         * ClaimInput
+         * @example {
+         *       "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "reason": "missing_reward",
+         *       "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "note": "Bought coffee, no cashback"
+         *     }
+         */
+        ClaimInput: {
+            /** @description The purchase (a txn_ of this group). Give this or externalId. */
+            transactionId?: string;
+            /** @description The issuer's own id of the purchase, when it has no txn_ id at hand. */
+            externalId?: string;
+            /** @enum {string} */
+            reason: "missing_reward" | "wrong_amount";
+            /** @description The merchant the cardholder says the purchase was at, if the service did not recognise it. */
+            merchantId?: string;
+            /** @description What the cardholder said; for the issuer's and the operator's eyes. */
+            note?: string;
+        };
+        /**
+         * Claim
+         * @example {
+         *       "id": "clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "reason": "missing_reward",
+         *       "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "status": "needs_review",
+         *       "reasonCode": "merchant_not_recognised",
+         *       "computedReward": {
+         *         "cashbackMinor": 125,
+         *         "brandedMinor": 0
+         *       },
+         *       "adjustmentIds": [],
+         *       "workflowId": "claim/iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001/clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "createdAt": "2026-03-14T15:09:26.000Z",
+         *       "updatedAt": "2026-03-17T15:09:26.000Z"
+         *     }
+         */
+        Claim: {
+            id: string;
+            chgId: string;
+            transactionId?: string;
+            externalId?: string;
+            /** @enum {string} */
+            reason: "missing_reward" | "wrong_amount";
+            merchantId?: string;
+            note?: string;
+            /**
+             * @description open (being decided), needs_review (an operator decides), approved, rejected.
+             * @enum {string}
+             */
+            status: "open" | "needs_review" | "approved" | "rejected";
+            /**
+             * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
+             * @enum {string}
+             */
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
+            computedReward?: {
+                cashbackMinor: number;
+                brandedMinor: number;
+            };
+            /** @description What the decision saw: the transaction, its recorded match trace, the reward it kept and the rules of the merchant in question at the purchase time. */
+            evidence?: Record<string, never>;
+            /** @description What the approval posted. */
+            adjustmentIds: string[];
+            resolutionNote?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            resolvedAt?: string;
+            /** @description claim/<issuer>/<claim id>: the run in the Temporal UI. */
+            workflowId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+        };
+        /**
+         * ClaimPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "reason": "missing_reward",
+         *           "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "status": "needs_review",
+         *           "reasonCode": "merchant_not_recognised",
+         *           "computedReward": {
+         *             "cashbackMinor": 125,
+         *             "brandedMinor": 0
+         *           },
+         *           "adjustmentIds": [],
+         *           "workflowId": "claim/iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001/clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "updatedAt": "2026-03-17T15:09:26.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        ClaimPage: {
+            data: components["schemas"]["Claim"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /**
          * WebhookEndpointInput
          * @example {
          *       "url": "https://rewards-hooks.example-issuer.com/webhooks",
@@ -2845,7 +3331,7 @@ export interface components {
              */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved")[];
         };
         /**
          * WebhookEndpoint
@@ -2874,7 +3360,7 @@ export interface components {
         WebhookEndpoint: {
             id: string;
             url: string;
-            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
+            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved")[];
             description: string;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -2946,7 +3432,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /** @description First delivery attempts per second sent to this endpoint at most; null (the default): bounded by concurrency only. */
@@ -2997,7 +3483,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url?: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /**
@@ -3019,7 +3505,7 @@ export interface components {
              * @description The type whose published example (the webhooks section of /openapi.json) is sent; any type, enabled or not.
              * @enum {string}
              */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved";
         };
         /**
          * WebhookEndpointTestEvent
@@ -3095,7 +3581,7 @@ export interface components {
         Webhook: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
@@ -3328,7 +3814,7 @@ export interface components {
         WebhookDetail: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
@@ -3504,6 +3990,7 @@ export interface components {
          *         "eventsPerSecond": 5000
          *       },
          *       "webhookEndpointDisableAfter": null,
+         *       "adjustmentLimitMinor": 10000,
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-14T15:09:26.000Z"
          *     }
@@ -3523,6 +4010,8 @@ export interface components {
             };
             /** @description Override of WEBHOOK_ENDPOINT_DISABLE_AFTER for this issuer's endpoints: a duration (shortest spelling, e.g. 5d) or never; null means the deployment's setting. */
             webhookEndpointDisableAfter?: string | null;
+            /** @description The largest single adjustment (credit or debit) its tokens may post; 400 adjustment_too_large above. */
+            adjustmentLimitMinor?: number;
             /**
              * Format: date-time
              * @description ISO 8601, UTC.
@@ -3962,7 +4451,7 @@ export interface components {
                 /** @description Deterministic account key: <issuerId>:<kind>[:<chgId>][:<merchantId>]. */
                 id: string;
                 /** @enum {string} */
-                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage";
+                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments";
                 issuerId: string;
                 chgId: string | null;
                 merchantId: string | null;
@@ -3999,7 +4488,7 @@ export interface components {
             entryId: string;
             /** Format: uuid */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded. Clients must tolerate new values. */
             transferKind: string;
             /** @description The transfer's idempotency key: which effect of which purchase, refund or grant posted it. */
             idempotencyKey: string;
@@ -4061,7 +4550,7 @@ export interface components {
                  * @description merchant_receivable (asset, debit-normal: what the merchant owes for rewards it funds), chg_cashback and chg_branded (liabilities, credit-normal: what the group holds), breakage (income, credit-normal: expired branded balance).
                  * @enum {string}
                  */
-                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage";
+                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments";
                 issuerId: string;
                 chgId: string | null;
                 merchantId: string | null;
@@ -4092,6 +4581,142 @@ export interface components {
             status?: "pending";
             previousStatus?: string;
             workflowId?: string;
+        };
+        /**
+         * OperatorClaim
+         * @example {
+         *       "id": "clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "reason": "missing_reward",
+         *       "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "status": "needs_review",
+         *       "reasonCode": "merchant_not_recognised",
+         *       "computedReward": {
+         *         "cashbackMinor": 125,
+         *         "brandedMinor": 0
+         *       },
+         *       "adjustmentIds": [],
+         *       "workflowId": "claim/iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001/clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "createdAt": "2026-03-14T15:09:26.000Z",
+         *       "updatedAt": "2026-03-17T15:09:26.000Z",
+         *       "issuerId": "iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *     }
+         */
+        OperatorClaim: {
+            id: string;
+            chgId: string;
+            transactionId?: string;
+            externalId?: string;
+            /** @enum {string} */
+            reason: "missing_reward" | "wrong_amount";
+            merchantId?: string;
+            note?: string;
+            /**
+             * @description open (being decided), needs_review (an operator decides), approved, rejected.
+             * @enum {string}
+             */
+            status: "open" | "needs_review" | "approved" | "rejected";
+            /**
+             * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
+             * @enum {string}
+             */
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
+            computedReward?: {
+                cashbackMinor: number;
+                brandedMinor: number;
+            };
+            /** @description What the decision saw: the transaction, its recorded match trace, the reward it kept and the rules of the merchant in question at the purchase time. */
+            evidence?: Record<string, never>;
+            /** @description What the approval posted. */
+            adjustmentIds: string[];
+            resolutionNote?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            resolvedAt?: string;
+            /** @description claim/<issuer>/<claim id>: the run in the Temporal UI. */
+            workflowId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+            issuerId: string;
+            /** @description service (an automatic rejection), or the operator. */
+            resolvedBy?: string;
+        };
+        /**
+         * OperatorClaimPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "reason": "missing_reward",
+         *           "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "status": "needs_review",
+         *           "reasonCode": "merchant_not_recognised",
+         *           "computedReward": {
+         *             "cashbackMinor": 125,
+         *             "brandedMinor": 0
+         *           },
+         *           "adjustmentIds": [],
+         *           "workflowId": "claim/iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001/clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "updatedAt": "2026-03-17T15:09:26.000Z",
+         *           "issuerId": "iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        OperatorClaimPage: {
+            data: components["schemas"]["OperatorClaim"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /**
+         * ClaimApproval
+         * @example {
+         *       "learnDescriptor": true,
+         *       "note": "Descriptor SQ *BLUEBTL is Blue Bottle"
+         *     }
+         */
+        ClaimApproval: {
+            /** @description Post this amount instead of the computed reward, as one adjustment of balanceType. */
+            amountMinor?: number;
+            /**
+             * @description With amountMinor; cashback when absent.
+             * @enum {string}
+             */
+            balanceType?: "cashback" | "branded";
+            /**
+             * @description Add the purchase's acquirer merchant id (when it has one) or descriptor to the merchant's match rules, so the next purchase matches on its own.
+             * @default false
+             */
+            learnDescriptor?: boolean;
+            note?: string;
+        };
+        /**
+         * ClaimRejection
+         * @example {
+         *       "reasonCode": "not_eligible",
+         *       "note": "Online order, offer is in-store only"
+         *     }
+         */
+        ClaimRejection: {
+            /** @enum {string} */
+            reasonCode: "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other";
+            note?: string;
         };
     };
     responses: {
@@ -6354,7 +6979,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                type?: "cashback_earned" | "branded_earned" | "branded_spent" | "branded_expired" | "cashback_clawed_back" | "branded_clawed_back";
+                type?: "cashback_earned" | "branded_earned" | "branded_spent" | "branded_expired" | "cashback_clawed_back" | "branded_clawed_back" | "cashback_adjusted" | "branded_adjusted";
             };
             header?: {
                 /**
@@ -6563,6 +7188,449 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedIssuer"];
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    listAdjustments: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                chgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of adjustments. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdjustmentPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuer"];
+            404: components["responses"]["NotFoundIssuer"];
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    createAdjustment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                chgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdjustmentInput"];
+            };
+        };
+        responses: {
+            /** @description Posted. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Adjustment"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `idempotency_key_required`: the request has no Idempotency-Key header; `adjustment_too_large`: |amountMinor| is above the issuer's adjustmentLimitMinor. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `chg_not_found`: the group is not the issuer’s; `merchant_not_found`: the merchant is not one the issuer sees; `transaction_not_found`: transactionId is not a txn_ of this group. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `insufficient_balance`: a debit beyond what the group holds (details.availableMinor); `branded_not_enabled`: a branded credit at a merchant without branded balance. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
+        };
+    };
+    getAdjustment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                chgId: string;
+                /** @example adj_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                adjustmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The adjustment. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Adjustment"];
+                };
+            };
+            400: components["responses"]["BadRequestIssuer"];
+            401: components["responses"]["UnauthorizedIssuer"];
+            404: components["responses"]["NotFoundIssuer"];
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    listClaims: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "open" | "needs_review" | "approved" | "rejected";
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                chgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of claims. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClaimPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuer"];
+            404: components["responses"]["NotFoundIssuer"];
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    fileClaim: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                chgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClaimInput"];
+            };
+        };
+        responses: {
+            /** @description Filed (status open); its decision follows within seconds (GET it, or wait for claim_resolved). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Claim"];
+                };
+            };
+            400: components["responses"]["BadRequestIssuerKeyed"];
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `chg_not_found`: the group is not the issuer’s; `transaction_not_found`: transactionId is not a txn_ of this group; `merchant_not_found`: merchantId is not a merchant the issuer sees. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_open`: the transaction has a claim still open or in review (details.claimId). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
+        };
+    };
+    getClaim: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                chgId: string;
+                /** @example clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                claimId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The claim. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Claim"];
+                };
+            };
+            400: components["responses"]["BadRequestIssuer"];
+            401: components["responses"]["UnauthorizedIssuer"];
+            404: components["responses"]["NotFoundIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -7312,7 +8380,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "delivering" | "delivered" | "failed" | "skipped";
-                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled";
+                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved";
                 limit?: number;
                 cursor?: string;
             };
@@ -7881,6 +8949,8 @@ export interface operations {
                     } | null;
                     /** @description How long every delivery attempt to one of this issuer's webhook endpoints may fail before the endpoint is disabled (disabledReason failing): a duration, a whole number with a unit ms, s, m, h or d, from 1h to 365d (e.g. 5d); never; or null for the deployment's WEBHOOK_ENDPOINT_DISABLE_AFTER. */
                     webhookEndpointDisableAfter?: string | null;
+                    /** @description The largest single adjustment its tokens may post (minor units); 10000 by default. */
+                    adjustmentLimitMinor?: number;
                 };
             };
         };
@@ -8704,6 +9774,242 @@ export interface operations {
             503: components["responses"]["UnavailableKeyed"];
         };
     };
+    listClaimsAsOperator: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "open" | "needs_review" | "approved" | "rejected";
+                issuerId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of claims. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorClaimPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getClaimAsOperator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                claimId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The claim. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorClaim"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    approveClaim: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                claimId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ClaimApproval"];
+            };
+        };
+        responses: {
+            /** @description The approved claim. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorClaim"];
+                };
+            };
+            400: components["responses"]["BadRequestKeyed"];
+            401: components["responses"]["UnauthorizedKeyed"];
+            404: components["responses"]["NotFoundKeyed"];
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected: only claims in review are decided; `branded_not_enabled`: a branded amount at a merchant without branded balance. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            500: components["responses"]["InternalErrorKeyed"];
+            503: components["responses"]["UnavailableKeyed"];
+        };
+    };
+    rejectClaim: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                claimId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClaimRejection"];
+            };
+        };
+        responses: {
+            /** @description The rejected claim. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorClaim"];
+                };
+            };
+            400: components["responses"]["BadRequestKeyed"];
+            401: components["responses"]["UnauthorizedKeyed"];
+            404: components["responses"]["NotFoundKeyed"];
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected: only claims in review are decided. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            500: components["responses"]["InternalErrorKeyed"];
+            503: components["responses"]["UnavailableKeyed"];
+        };
+    };
     qualified_authWebhook: {
         parameters: {
             query?: never;
@@ -9117,6 +10423,114 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["EndpointDisabledWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reward_adjustedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000009",
+                 *       "type": "reward_adjusted",
+                 *       "createdAt": "2026-03-17T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "adjustmentId": "adj_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "balanceType": "cashback",
+                 *         "amountMinor": 500,
+                 *         "merchantId": null,
+                 *         "reasonCode": "missing_reward",
+                 *         "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "currency": "usd",
+                 *         "rewardEventId": "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000006"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RewardAdjustedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    claim_resolvedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000010",
+                 *       "type": "claim_resolved",
+                 *       "createdAt": "2026-03-17T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "claimId": "clm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "transactionId": "txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "outcome": "approved",
+                 *         "reasonCode": "operator_approved",
+                 *         "adjustmentId": "adj_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "adjustmentIds": [
+                 *           "adj_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClaimResolvedWebhook"];
             };
         };
         responses: {

@@ -27,6 +27,8 @@ describe('issuer isolation', () => {
     const validBodies: Record<string, unknown> = {
       activateMerchant: {},
       getTransactionRewardOverviews: { transactionIds: ['txn_00000000-0000-0000-0000-000000000000'] },
+      createAdjustment: { balanceType: 'cashback', amountMinor: 100, reasonCode: 'goodwill' },
+      fileClaim: { externalId: 'purchase-1', reason: 'missing_reward' },
     };
     for (const route of routes) {
       assert.ok(
@@ -36,6 +38,8 @@ describe('issuer isolation', () => {
       const res = await app.request(route.method.toUpperCase(), fillPath(route, ids), {
         token: intruder.token,
         body: validBodies[route.operationId],
+        // Posting an adjustment requires one; a fresh key per request claims nothing of the owner's.
+        headers: { 'Idempotency-Key': `isolation-${route.operationId}` },
       });
       assertError(res, 404);
       assert.match(res.body.message, /No /);

@@ -77,9 +77,11 @@ describe('GET /openapi.json', () => {
   it('publishes the webhook contract: a webhooks entry per type with its body, signature headers and retry schedule', () => {
     assert.deepEqual(Object.keys(doc.webhooks).sort(), [
       'authorization_lapsed',
+      'claim_resolved',
       'endpoint_disabled',
       'qualified_auth',
       'qualified_settlement',
+      'reward_adjusted',
       'reward_available',
       'reward_clawed_back',
       'reward_expired',

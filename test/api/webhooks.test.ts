@@ -59,6 +59,8 @@ describe('webhook API', function () {
           'reward_clawed_back',
           'authorization_lapsed',
           'endpoint_disabled',
+          'reward_adjusted',
+          'claim_resolved',
         ],
         'a new endpoint without enabledTypes gets every type',
       );
