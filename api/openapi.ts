@@ -345,7 +345,17 @@ function parameters(route: RouteSpec, keyed: boolean, components: SchemaComponen
     })),
     ...queryParameters(route.query, components),
     { $ref: '#/components/parameters/RequestId' },
-    ...(keyed ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+    ...(keyed
+      ? [
+          route.idempotencyKeyRequired
+            ? {
+                ...IDEMPOTENCY_KEY_PARAMETER,
+                required: true,
+                description: `Required here (400 \`idempotency_key_required\` without it). ${IDEMPOTENCY_KEY_PARAMETER.description}`,
+              }
+            : { $ref: '#/components/parameters/IdempotencyKey' },
+        ]
+      : []),
   ];
 }
 

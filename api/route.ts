@@ -77,6 +77,8 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
    * events rate limit (api/middleware/rate-limit.ts). Runs before the body is validated.
    */
   rateLimitEvents?(body: unknown): number;
+  /** The Idempotency-Key header is required here (a posting that must never run twice). */
+  idempotencyKeyRequired?: boolean;
   /** Error statuses this route can answer besides the ones every route shares. */
   errorStatuses?: number[];
   /**

@@ -42,6 +42,7 @@ function createAdjustmentRoute(deps: AppDeps): RouteSpec {
     auth: 'issuer',
     params,
     body: adjustmentBodySchema,
+    idempotencyKeyRequired: true,
     responses: {
       201: {
         description: 'Posted.',

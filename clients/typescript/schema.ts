@@ -7266,17 +7266,17 @@ export interface operations {
     createAdjustment: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /**
                  * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
                  * @example checkout-5c41a9
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key": string;
             };
             path: {
                 /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
