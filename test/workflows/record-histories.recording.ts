@@ -143,6 +143,34 @@ describe('record workflow histories', function () {
     await save('expire-grants', expiry.workflowId);
   });
 
+  it('records a claim rejected by its evidence, and one approved by an operator', async () => {
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app);
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-3) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    const file = async (body: object) => {
+      const res = await issuer.call('POST', `/api/v2/chg/${group.id}/claims`, { reason: 'missing_reward', ...body });
+      assert.equal(res.status, 202, res.text);
+      return res.body;
+    };
+    const rejected = await file({ externalId: 'never-sent' });
+    await save('claim-rejected', rejected.workflowId);
+
+    // A sandbox purchase naming no catalogue merchant, claimed at the activated one: in review.
+    const missed = settledEvent(cardOf(group), { merchantId: 'mp_00000000-0000-7000-8000-000000000000' });
+    await issuer.call('POST', '/api/v1/incoming-txn', missed);
+    const missedRow = await row('settled', missed.id);
+    await stack.waitForStatus(missedRow.id, FINAL);
+    const claim = await file({ transactionId: missedRow.id, merchantId: merchant.id });
+    for (let i = 0; i < 600; i++) {
+      if ((await stack.db.claim.findUniqueOrThrow({ where: { id: claim.id } })).status === 'needs_review') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const approved = await stack.app.operator('POST', `/admin/v1/claims/${claim.id}/approve`, {});
+    assert.equal(approved.status, 200, approved.text);
+    await save('claim-approved', claim.workflowId);
+  });
+
   it('records a v1 run that previewed on the v1 code and settled after the upgrade', async () => {
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     const merchant = await createMerchant(stack.app);

@@ -67,7 +67,13 @@ describe('workflow replay of recorded histories', function () {
     const types = new Set(
       histories.map((h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name),
     );
-    assert.deepEqual([...types].sort(), ['expireGrants', 'handoverSweeper', 'transactionLifecycle', 'webhookDelivery']);
+    assert.deepEqual([...types].sort(), [
+      'claimResolution',
+      'expireGrants',
+      'handoverSweeper',
+      'transactionLifecycle',
+      'webhookDelivery',
+    ]);
     assert.ok(histories.length >= 8);
   });
 
