@@ -11,11 +11,18 @@ import { issuerCommands } from './admin/issuer-commands';
 import { catalogueCommands } from './admin/catalogue-commands';
 import { webhookCommands } from './admin/webhook-commands';
 import { transactionCommands } from './admin/transaction-commands';
+import { claimCommands } from './admin/claim-commands';
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporal } from '../core/temporal-connection';
 import { readDevWebhookSecretKeys } from './lib/webhook-secret-key';
 
-const COMMANDS: Command[] = [...issuerCommands, ...catalogueCommands, ...webhookCommands, ...transactionCommands];
+const COMMANDS: Command[] = [
+  ...issuerCommands,
+  ...catalogueCommands,
+  ...webhookCommands,
+  ...transactionCommands,
+  ...claimCommands,
+];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.usage.length));

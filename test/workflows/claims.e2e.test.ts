@@ -17,9 +17,12 @@ import { assertLedgerHealthy } from '../helpers/ledger';
 import { insertEndpoint, startReceiver, storedSecrets, waitFor, type Receiver } from '../helpers/webhooks';
 import { REWARD_EVENT_DATA_SCHEMAS } from '../../core/webhooks/reward-events';
 import Ajv from 'ajv';
+import { runAdminCommand } from '../helpers/admin-cli';
+import { claimCommands } from '../../scripts/admin/claim-commands';
 import addFormats from 'ajv-formats';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
+const command = (name: string) => claimCommands.find((c) => c.name === name)!;
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
 
@@ -232,16 +235,22 @@ describe('claims (end to end, production issuer)', function () {
     assert.ok(audit.body.data.some((e: any) => e.action === 'merchant.learn_match_rule' && e.targetId === merchant.id));
   });
 
-  it('lets an operator reject a claim in review with a reason', async () => {
+  it('lets an operator reject a claim in review with a reason, from the admin CLI', async () => {
     const missed = await purchase(`${word()} CAFE`);
     const claim = await fileClaim({ transactionId: missed, merchantId: merchant.id });
     assert.equal((await decided(claim.id)).status, 'needs_review');
-    const res = await stack.app.operator('POST', `/admin/v1/claims/${claim.id}/reject`, {
-      reasonCode: 'insufficient_evidence',
-      note: 'receipt shows another shop',
-    });
-    assert.equal(res.status, 200, res.text);
+    const [queue] = (await runAdminCommand(stack, command('claim:queue'), ['--issuer', issuer.id])) as any[][];
+    assert.ok(queue.some((c) => c.id === claim.id && c.computedReward.cashbackMinor === 125));
+    const [rejected] = (await runAdminCommand(stack, command('claim:reject'), [
+      claim.id,
+      'insufficient_evidence',
+      '--note',
+      'receipt shows another shop',
+    ])) as any[];
+    assert.deepEqual([rejected.status, rejected.resolvedBy], ['rejected', 'cli:test']);
     await rejectedWith(claim, 'insufficient_evidence');
+    const audit = await stack.db.operatorAuditLog.findFirst({ where: { action: 'claim.reject', targetId: claim.id } });
+    assert.equal(audit?.actor, 'cli:test');
   });
 
   it('survives a worker dying after each commit: one outcome, one adjustment, one claim_resolved', async () => {
