@@ -56,7 +56,10 @@ export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: Cla
   };
   const partial = { reason: claim.reason as ClaimReason, claimedMerchantId: claim.merchantId, transaction };
   const merchantId = merchantInQuestion(partial);
-  const evaluation = event && merchantId ? await evaluateAt(tx, event, merchantId) : null;
+  // The recorded trace proves the group, cardholder and card were active when it was eligible
+  // at the matched merchant; their states now may have changed since.
+  const activeThen = merchantId === transaction?.matchedMerchantId && transaction?.recordedEarn?.eligible === true;
+  const evaluation = event && merchantId ? await evaluateAt(tx, event, merchantId, activeThen) : null;
   return {
     facts: { ...partial, evaluation },
     evidence: {
@@ -97,14 +100,12 @@ export async function findClaimedEvent(tx: Tx, claim: Claim): Promise<IngestedEv
   );
 }
 
-/** Net reward the purchase kept: earned less clawed back (clawbacks name the purchase), plus
- *  adjustments that name it. A clawback of branded value taken as cashback counts as cashback. */
+/** What the purchase was given: earned, plus adjustments that name it. A refund's clawback is
+ *  not subtracted (it follows the refund; a claim compares with what the purchase itself earns). */
 async function keptReward(tx: Tx, event: IngestedEvent): Promise<{ cashback: number; branded: number }> {
   const [row] = await tx.$queryRaw<{ cashback: string; branded: string }[]>`
-    SELECT coalesce(sum(CASE type WHEN 'cashback_earned' THEN amount_minor WHEN 'cashback_adjusted' THEN amount_minor
-                                  WHEN 'cashback_clawed_back' THEN -amount_minor END), 0)::text AS cashback,
-           coalesce(sum(CASE type WHEN 'branded_earned' THEN amount_minor WHEN 'branded_adjusted' THEN amount_minor
-                                  WHEN 'branded_clawed_back' THEN -amount_minor END), 0)::text AS branded
+    SELECT coalesce(sum(amount_minor) FILTER (WHERE type IN ('cashback_earned', 'cashback_adjusted')), 0)::text AS cashback,
+           coalesce(sum(amount_minor) FILTER (WHERE type IN ('branded_earned', 'branded_adjusted')), 0)::text AS branded
       FROM reward_event
      WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId}
        AND transaction_id = ${event.id}`;
@@ -116,7 +117,12 @@ async function keptReward(tx: Tx, event: IngestedEvent): Promise<{ cashback: num
  * and the group, cardholder and card as they are now (their history is not kept), with what
  * the group earned per offer so far (per-group caps).
  */
-async function evaluateAt(tx: Tx, event: IngestedEvent, merchantId: string): Promise<EarnDecision | null> {
+async function evaluateAt(
+  tx: Tx,
+  event: IngestedEvent,
+  merchantId: string,
+  activeThen: boolean,
+): Promise<EarnDecision | null> {
   const [row] = await tx.$queryRaw<
     Array<{
       merchant_status: CatalogueStatus | null;
@@ -142,11 +148,21 @@ async function evaluateAt(tx: Tx, event: IngestedEvent, merchantId: string): Pro
       (SELECT g.status FROM cardholder_group g WHERE g.id = ${event.chgId}) AS group_status,
       (SELECT c.status FROM cardholder c WHERE c.id = ${event.cardholderId}) AS cardholder_status,
       (SELECT c.status FROM card c WHERE c.id = ${event.cardId}) AS card_status,
+      -- What the group kept per offer (per-group caps), less this purchase's own: the rules are
+      -- asked what the purchase earns, not what it would earn on top of itself.
       (SELECT coalesce(jsonb_object_agg(x.offer_id, x.net::text), '{}'::jsonb) FROM (
-         SELECT offer_id, sum(CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
-                                   WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END) AS net
-           FROM reward_total WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId} AND merchant_id = ${merchantId} AND offer_id <> ''
-          GROUP BY offer_id) x) AS earned`;
+         SELECT offer_id, sum(net) AS net FROM (
+           SELECT offer_id, sum(CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
+                                     WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END) AS net
+             FROM reward_total WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId} AND merchant_id = ${merchantId} AND offer_id <> ''
+            GROUP BY offer_id
+           UNION ALL
+           SELECT offer_id, -sum(CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
+                                      WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END)
+             FROM reward_event WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId} AND transaction_id = ${event.id}
+              AND merchant_id = ${merchantId} AND offer_id IS NOT NULL
+            GROUP BY offer_id) y
+         GROUP BY offer_id) x) AS earned`;
   if (!row?.merchant_status) return null;
   const payload = event.payload as EventPayload;
   return evaluateEarn({
@@ -160,9 +176,9 @@ async function evaluateAt(tx: Tx, event: IngestedEvent, merchantId: string): Pro
       status: row.activation.status,
       activatedAt: new Date(row.activation.activatedAt),
     },
-    groupStatus: row.group_status,
-    cardholderStatus: row.cardholder_status ?? undefined,
-    cardStatus: row.card_status ?? undefined,
+    groupStatus: activeThen ? 'active' : row.group_status,
+    cardholderStatus: activeThen ? 'active' : (row.cardholder_status ?? undefined),
+    cardStatus: activeThen ? 'active' : (row.card_status ?? undefined),
     transaction: {
       amountMinor: fromDbMinor(event.amountMinor),
       mcc: payload.mcc,

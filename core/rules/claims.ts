@@ -46,7 +46,8 @@ export interface ClaimedTransaction {
   matchedMerchantId: string | null;
   /** The match trace's earn decision for the matched merchant, as recorded. */
   recordedEarn: { eligible: boolean; reasons: EarnReason[] } | null;
-  /** Reward the purchase earned and kept (earned minus clawed back), per balance type. */
+  /** Reward the purchase earned, plus adjustments that name it, per balance type. A refund's
+   *  clawback is not subtracted: it follows the refund, and is no missing reward. */
   postedCashbackMinor: number;
   postedBrandedMinor: number;
 }
@@ -101,14 +102,15 @@ export function decideClaim(facts: ClaimFacts): ClaimDecision {
   if (!merchantId)
     return reject('merchant_not_identified', 'the descriptor matched no merchant and the claim names none');
   const aboutMatched = merchantId === txn.matchedMerchantId;
-  // The recorded decision proves an ineligible purchase at the matched merchant; a merchant
-  // the matcher missed has no recorded decision, so the rules are evaluated for it.
-  const ineligible =
-    aboutMatched && txn.recordedEarn && !txn.recordedEarn.eligible
-      ? txn.recordedEarn.reasons
-      : facts.evaluation && !facts.evaluation.eligible
-        ? facts.evaluation.reasons
-        : [];
+  // At the matched merchant the recorded decision says whether it was eligible (states at the
+  // purchase time, which are not kept otherwise); a merchant the matcher missed has no recorded
+  // decision, so the rules are evaluated for it.
+  const recorded = aboutMatched ? txn.recordedEarn : null;
+  const ineligible = recorded
+    ? recorded.reasons
+    : facts.evaluation && !facts.evaluation.eligible
+      ? facts.evaluation.reasons
+      : [];
   if (ineligible.length > 0)
     return reject(
       ineligible[0],
