@@ -3,7 +3,9 @@
 // back from the grants the purchase created first. What those grants no longer hold (already
 // spent or expired) is the shortfall: it is clawed back from the group's cashback balance as
 // far as that balance reaches, and only the rest is recorded in the trace as unrecoverable (the
-// merchant bears it). No balance ever goes negative. See docs/decisions/0012-clawback-after-spend.md.
+// merchant bears it). Cashback comes back as far as the cashback balance reaches too (a
+// customer-service debit may have taken it); the rest is unrecoverable in the same way. No
+// balance ever goes negative. See docs/decisions/0012-clawback-after-spend.md.
 // One database transaction per refund, with its reward_clawed_back webhook record.
 import { newId } from '../../core/ids';
 import { clawBackBranded, recordRewardEvent } from '../../core/domain/ledger';
@@ -54,6 +56,8 @@ interface RefundCase {
 
 interface Clawed {
   cashbackDue: number;
+  /** At most the group's cashback balance: cashback already spent by an adjustment is not owed back. */
+  cashbackClawed: number;
   brandedDue: number;
   brandedClawed: number;
   shortfallFromCashback: number;
@@ -75,19 +79,23 @@ async function postClawbacks(tx: Tx, rc: RefundCase): Promise<Clawed> {
   const brandedDue = due(history.branded.earned, history.branded.clawed);
   const posting = postingOf(rc);
   const rewardEventIds: string[] = [];
-  if (brandedDue > 0) {
-    // The shortfall may touch the cashback account after the branded one: take all three
-    // locks now, in the id order every poster uses, so this cannot deadlock with a settlement.
-    await lockAccounts(tx, [
-      accounts.chgBranded(purchase.issuerId, purchase.chgId, posting.merchantId).id,
-      posting.cashbackAccountId,
-      accounts.merchantReceivable(purchase.issuerId, posting.merchantId).id,
-    ]);
-  }
-  if (cashbackDue > 0) {
+  // The shortfall may touch the cashback account after the branded one: take every lock now,
+  // in the id order every poster uses, so this cannot deadlock with a settlement.
+  const locked =
+    cashbackDue > 0 || brandedDue > 0
+      ? await lockAccounts(tx, [
+          ...(brandedDue > 0 ? [accounts.chgBranded(purchase.issuerId, purchase.chgId, posting.merchantId).id] : []),
+          posting.cashbackAccountId,
+          accounts.merchantReceivable(purchase.issuerId, posting.merchantId).id,
+        ])
+      : undefined;
+  // As far as the balance reaches (a customer-service debit may have taken the rest); what it
+  // cannot take is recorded as unrecoverable, as for spent branded balance (decision 0012).
+  const cashbackClawed = Math.min(cashbackDue, locked?.get(posting.cashbackAccountId)?.balanceMinor ?? 0);
+  if (cashbackClawed > 0) {
     await postNow(tx, rewardEventIds, posting.base, {
       common: posting.common,
-      amountMinor: cashbackDue,
+      amountMinor: cashbackClawed,
       event: {
         idempotencyKey: posting.key('cashback_clawed_back'),
         type: 'cashback_clawed_back',
@@ -103,7 +111,7 @@ async function postClawbacks(tx: Tx, rc: RefundCase): Promise<Clawed> {
     brandedDue > brandedClawed
       ? await takeShortfallFromCashback(tx, rc, posting, brandedDue - brandedClawed, rewardEventIds)
       : 0;
-  return { cashbackDue, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds };
+  return { cashbackDue, cashbackClawed, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds };
 }
 
 /** The reward_clawed_back event, in the refund's transaction, when it took anything back. */
@@ -124,7 +132,7 @@ async function recordClawbackWebhook(tx: Tx, { refund, purchase, at }: RefundCas
         currency: 'usd',
         // By the balance each came from: the shortfall of spent branded balance was taken
         // from cashback, and reward-detail lists it as cashback clawed back.
-        cashbackAmountMinor: clawed.cashbackDue + clawed.shortfallFromCashback,
+        cashbackAmountMinor: clawed.cashbackClawed + clawed.shortfallFromCashback,
         brandedAmountMinor: clawed.brandedClawed,
         rewardEventIds: clawed.rewardEventIds,
       },
@@ -223,9 +231,9 @@ async function recordRefundOutcome(
   { refund, purchase, at, history }: RefundCase,
   clawed: Clawed,
 ): Promise<StepOutcome> {
-  const { cashbackDue, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds } = clawed;
+  const { cashbackDue, cashbackClawed, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds } = clawed;
   const clawedTotal =
-    history.cashback.clawed + history.branded.clawed + cashbackDue + brandedClawed + shortfallFromCashback;
+    history.cashback.clawed + history.branded.clawed + cashbackClawed + brandedClawed + shortfallFromCashback;
   const earnedTotal = history.cashback.earned + history.branded.earned;
   const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
   const trace = {
@@ -239,7 +247,9 @@ async function recordRefundOutcome(
     cashback: {
       earnedMinor: history.cashback.earned,
       clawedBeforeMinor: history.cashback.clawed,
-      clawedNowMinor: cashbackDue,
+      dueMinor: cashbackDue,
+      clawedNowMinor: cashbackClawed,
+      unrecoverableMinor: cashbackDue - cashbackClawed,
     },
     branded: {
       earnedMinor: history.branded.earned,

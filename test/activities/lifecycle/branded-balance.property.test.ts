@@ -1,10 +1,13 @@
-// Property: whatever sequence of purchases, refunds, time jumps and expiry runs a group goes
-// through, the ledger stays healthy and the rewards summary is exactly what the ledger says.
+// Property: whatever sequence of purchases, refunds, customer-service adjustments, time jumps
+// and expiry runs a group goes through, the ledger stays healthy and the rewards summary is
+// exactly what the ledger says.
 // Some purchases are in euros (they earn nothing) and some refunds in yen: ingestion refuses a
 // refund in another currency than its purchase, and one stored before that rule (made here by
 // changing a stored refund's currency) claws back nothing.
 // Events are ingested over HTTP (stored, not handed to Temporal); the real settlement, refund
 // and expiry activities then run directly with a controlled clock (`atMs`), for speed.
+// Adjustments (credits and debits of cashback or branded balance, some debits beyond what the
+// group holds, some replays of an earlier key) are posted through postAdjustment at that clock.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
@@ -18,6 +21,10 @@ import { clawBackRefund } from '../../../activities/lifecycle/refund';
 import { expireDueGrants } from '../../../activities/expiry';
 import { rewardsSummary } from '../../../api/balances/summary';
 import { fromDbMinor } from '../../../core/ledger';
+import { ApiError } from '../../../core/errors';
+import { inTransaction } from '../../../core/domain/ledger';
+import { postAdjustment, type Adjustment, type AdjustmentRequest } from '../../../core/domain/adjustments';
+import { ADJUSTMENT_REASON_CODES, type AdjustmentReasonCode, type BalanceType } from '../../../core/rules/adjustments';
 import type { LifecycleDeps } from '../../../activities/lifecycle/deps';
 
 const DAY_MS = 86_400_000;
@@ -28,7 +35,18 @@ type Step =
   | { kind: 'purchase'; amount: number; currency: 'usd' | 'eur' }
   | { kind: 'refund'; purchase: number; percent: number; currency: RefundCurrency }
   | { kind: 'jump'; days: number }
-  | { kind: 'expire' };
+  | { kind: 'expire' }
+  // A credit of `amount`, or a debit of `percent` of what the group can be debited (over 100:
+  // beyond it); `replay` (when earlier adjustments succeeded) sends one of them again instead.
+  | {
+      kind: 'adjust';
+      balanceType: BalanceType;
+      direction: 'credit' | 'debit';
+      amount: number;
+      percent: number;
+      reasonCode: AdjustmentReasonCode;
+      replay: number | null;
+    };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -48,11 +66,24 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       currency: fc.constantFrom<RefundCurrency>('same', 'same', 'same', 'jpy', 'stored_jpy'),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('jump' as const), days: fc.integer({ min: 1, max: 8 }) }) },
-  { weight: 1, arbitrary: fc.constant({ kind: 'expire' as const }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('jump' as const), days: fc.integer({ min: 1, max: 10 }) }) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'expire' as const }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('adjust' as const),
+      balanceType: fc.constantFrom<BalanceType>('cashback', 'branded'),
+      direction: fc.constantFrom<'credit' | 'debit'>('credit', 'debit'),
+      amount: fc.integer({ min: 1, max: 3_000 }),
+      // A share of the balance, all of it, or more than it holds.
+      percent: fc.oneof(fc.integer({ min: 1, max: 99 }), fc.constant(100), fc.integer({ min: 101, max: 150 })),
+      reasonCode: fc.constantFrom(...ADJUSTMENT_REASON_CODES),
+      replay: fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.nat({ max: 20 }) }),
+    }),
+  },
 );
 
-describe('branded balance under random purchases, refunds, time jumps and expiry (property)', function () {
+describe('branded balance under random purchases, refunds, adjustments, time jumps and expiry (property)', function () {
   this.timeout(300_000);
   let app: TestApp;
   let issuer: TestIssuer;
@@ -61,6 +92,7 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
     app = await startTestApp();
     issuer = await newIssuer(app);
     // Short delays and expiry so a sequence crosses both; a spend minimum so some purchases cannot spend.
+    // Branded enabled: branded adjustments are posted at this merchant too.
     const merchant = await createMerchant(app, {
       brandedBalance: { enabled: true, spendMinimumMinor: 300, availabilityDelayDays: 2, expiryDays: 12 },
     });
@@ -72,7 +104,8 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
   it('keeps the ledger healthy, no balance negative, and the summary equal to the ledger after every step', async () => {
     const deps: LifecycleDeps = { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() } };
     await fc.assert(
-      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 20 }), async (steps) => {
+      // size 'max': lengths spread up to maxLength (the default size keeps arrays to about 10 steps).
+      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 16, size: 'max' }), async (steps) => {
         const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
         assert.equal(
           (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchantId}/activation`, {})).status,
@@ -81,7 +114,8 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
         const card = cardOf(group);
         let atMs = Date.now();
         const purchases: { externalId: string; amount: number; currency: string }[] = [];
-        for (const step of steps) {
+        const adjustments: Posted[] = [];
+        for (const [index, step] of steps.entries()) {
           if (step.kind === 'purchase') {
             const event = settledEvent(card, { amount: step.amount, currency: step.currency, merchantId });
             const eventId = await ingest(event);
@@ -99,6 +133,13 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
             });
             if (step.currency === 'jpy') await refuseMismatch(refund);
             else await refundStored(refund, step.currency === 'stored_jpy', atMs);
+          } else if (step.kind === 'adjust') {
+            if (step.replay !== null && adjustments.length > 0)
+              await replayAdjustment(adjustments[step.replay % adjustments.length], group.id, atMs);
+            else {
+              const posted = await adjust(step, group.id, `${group.id}:${index}`, atMs);
+              if (posted) adjustments.push(posted);
+            }
           } else if (step.kind === 'jump') {
             atMs += step.days * DAY_MS;
           } else if (step.kind === 'expire') {
@@ -115,7 +156,40 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
           await checkLedgerAgrees(group.id, atMs);
         }
       }),
-      { numRuns: 25, seed: 20261122, endOnFailure: true },
+      {
+        numRuns: 20,
+        seed: 20261122,
+        endOnFailure: true,
+        // Refunds owed more cashback than the group holds: once because a refund's branded
+        // shortfall emptied it, once because a customer-service debit did. Each failed the whole
+        // refund before its clawback was bounded by the balance.
+        examples: [
+          [
+            [
+              { kind: 'purchase', amount: 10_000, currency: 'usd' },
+              { kind: 'jump', days: 2 },
+              { kind: 'purchase', amount: 20_000, currency: 'usd' },
+              { kind: 'refund', purchase: 0, percent: 100, currency: 'same' },
+              { kind: 'refund', purchase: 1, percent: 100, currency: 'same' },
+            ],
+          ],
+          [
+            [
+              { kind: 'purchase', amount: 4_875, currency: 'usd' },
+              {
+                kind: 'adjust',
+                balanceType: 'cashback',
+                direction: 'debit',
+                amount: 1,
+                percent: 96,
+                reasonCode: 'correction',
+                replay: null,
+              },
+              { kind: 'refund', purchase: 0, percent: 69, currency: 'same' },
+            ],
+          ],
+        ],
+      },
     );
     // The generated sequences must have reached every path the property is about.
     const reached = async (where: object) => app.db.rewardEvent.count({ where: { issuerId: issuer.id, ...where } });
@@ -128,9 +202,135 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
     );
     assert.ok(mismatches.refused > 0, 'no sequence sent a refund in another currency');
     assert.ok(mismatches.stored > 0, 'no sequence processed a stored refund in another currency');
+    for (const type of ['cashback_adjusted', 'branded_adjusted']) {
+      assert.ok((await reached({ type, amountMinor: { gt: 0 } })) > 0, `no sequence credited by ${type}`);
+      assert.ok((await reached({ type, amountMinor: { lt: 0 } })) > 0, `no sequence debited by ${type}`);
+    }
+    assert.ok(adjusted.refusedCashback > 0, 'no sequence debited cashback beyond the balance');
+    assert.ok(adjusted.refusedBranded > 0, 'no sequence debited branded balance beyond the balance');
+    assert.ok(adjusted.drainedToZero > 0, 'no sequence debited a whole balance');
+    assert.ok(adjusted.notYetDrawn > 0, 'no branded debit drew a grant not yet available');
+    assert.ok(adjusted.replayed > 0, 'no sequence replayed an adjustment key');
   });
 
   const mismatches = { refused: 0, stored: 0 };
+  const adjusted = { refusedCashback: 0, refusedBranded: 0, drainedToZero: 0, notYetDrawn: 0, replayed: 0 };
+
+  /** An adjustment posted, with what was asked: a replay sends the same key and request. */
+  interface Posted {
+    key: string;
+    request: AdjustmentRequest;
+    adjustment: Adjustment;
+  }
+
+  function post(chgId: string, key: string, request: AdjustmentRequest, atMs: number) {
+    return inTransaction(app.db, (tx) =>
+      postAdjustment(tx, {
+        ...request,
+        issuerId: issuer.id,
+        chgId,
+        actor: 'tok_property',
+        idempotencyKey: key,
+        at: new Date(atMs),
+      }),
+    );
+  }
+
+  /**
+   * Posts a credit, or a debit of a share of what the group can be debited: its cashback, or
+   * its unexpired branded grants (spendable yet or not). A debit beyond that must be refused
+   * with insufficient_balance and write nothing; one within it must post.
+   */
+  async function adjust(
+    step: Extract<Step, { kind: 'adjust' }>,
+    chgId: string,
+    key: string,
+    atMs: number,
+  ): Promise<Posted | null> {
+    const cashback = step.balanceType === 'cashback';
+    const before = await footprint(chgId, atMs);
+    const debitable = cashback
+      ? before.summary.cashback.balanceMinor
+      : before.summary.brandedBalance.availableMinor + before.summary.brandedBalance.notYetAvailableMinor;
+    const magnitude =
+      step.direction === 'credit' ? step.amount : Math.max(1, Math.floor((debitable * step.percent) / 100));
+    const request: AdjustmentRequest = {
+      balanceType: step.balanceType,
+      amountMinor: step.direction === 'credit' ? magnitude : -magnitude,
+      reasonCode: step.reasonCode,
+      ...(cashback ? {} : { merchantId }),
+    };
+    if (step.direction === 'debit' && magnitude > debitable) {
+      await assert.rejects(post(chgId, key, request, atMs), (err: unknown) => {
+        assert.ok(err instanceof ApiError, String(err));
+        assert.equal(err.status, 409);
+        assert.equal(err.reasonCode, 'insufficient_balance');
+        assert.equal(err.details?.availableMinor, debitable);
+        return true;
+      });
+      assert.deepEqual(await footprint(chgId, atMs), before, 'a refused debit posts nothing');
+      if (cashback) adjusted.refusedCashback++;
+      else adjusted.refusedBranded++;
+      return null;
+    }
+    const { adjustment, created } = await post(chgId, key, request, atMs);
+    assert.equal(created, true);
+    assert.equal(adjustment.amountMinor, request.amountMinor);
+    const event = await app.db.rewardEvent.findUniqueOrThrow({ where: { id: adjustment.rewardEventId } });
+    assert.equal(fromDbMinor(event.amountMinor), request.amountMinor, 'the reward event is signed');
+    if (step.direction === 'debit' && magnitude === debitable) adjusted.drainedToZero++;
+    if (!cashback && step.direction === 'debit') await checkSoonestExpiringFirst(chgId, adjustment, atMs);
+    return { key, request, adjustment };
+  }
+
+  /** The same key and request again, later: the first adjustment back, nothing posted. */
+  async function replayAdjustment(previous: Posted, chgId: string, atMs: number): Promise<void> {
+    const before = await footprint(chgId, atMs);
+    const { adjustment, created } = await post(chgId, previous.key, previous.request, atMs);
+    assert.equal(created, false);
+    assert.deepEqual(adjustment, previous.adjustment);
+    assert.deepEqual(await footprint(chgId, atMs), before, 'a replay posts nothing');
+    adjusted.replayed++;
+  }
+
+  /** A branded debit left no value in an unexpired grant expiring before one it drew from. */
+  async function checkSoonestExpiringFirst(chgId: string, adjustment: Adjustment, atMs: number): Promise<void> {
+    const draws = await app.db.rewardGrantDraw.findMany({ where: { transferId: adjustment.transferId } });
+    const drawn = await app.db.rewardGrant.findMany({ where: { id: { in: draws.map((d) => d.grantId) } } });
+    assert.ok(drawn.length > 0);
+    const latest = new Date(Math.max(...drawn.map((g) => g.expiresAt.getTime())));
+    const skipped = await app.db.rewardGrant.count({
+      where: {
+        issuerId: issuer.id,
+        chgId,
+        remainingMinor: { gt: 0 },
+        expiresAt: { gt: new Date(atMs), lt: latest },
+      },
+    });
+    assert.equal(skipped, 0, 'a branded debit draws the soonest-expiring grants first');
+    if (drawn.some((g) => g.availableAt.getTime() > atMs)) adjusted.notYetDrawn++;
+  }
+
+  /** What a posting would change: the summary, the group's ledger and the issuer's rows. */
+  async function footprint(chgId: string, atMs: number) {
+    const where = { issuerId: issuer.id };
+    return {
+      summary: (await rewardsSummary(app.db, issuer.id, chgId, new Date(atMs)))!,
+      accounts: await app.db.ledgerAccount.findMany({
+        where,
+        select: { id: true, balanceMinor: true },
+        orderBy: { id: 'asc' },
+      }),
+      grants: await app.db.rewardGrant.findMany({
+        where: { ...where, chgId },
+        select: { id: true, remainingMinor: true },
+        orderBy: { id: 'asc' },
+      }),
+      transfers: await app.db.ledgerTransfer.count({ where }),
+      events: await app.db.rewardEvent.count({ where }),
+      adjustments: await app.db.adjustment.count({ where }),
+    };
+  }
 
   /** A refund in another currency than its purchase: refused alone, nothing stored. */
   async function refuseMismatch(refund: Record<string, unknown>): Promise<void> {
@@ -175,13 +375,26 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
     const ledger = await ledgerSums(chgId);
     const c = summary.cashback;
     const b = summary.brandedBalance;
-    for (const [name, value] of Object.entries({ ...c, ...b }))
-      assert.ok(Number.isSafeInteger(value) && value >= 0, `${name} = ${value}`);
+    for (const [name, value] of Object.entries({ ...c, ...b })) {
+      assert.ok(Number.isSafeInteger(value), `${name} = ${value}`);
+      // Only the net of adjustments is signed.
+      if (name !== 'adjustedMinor') assert.ok(value >= 0, `${name} = ${value}`);
+    }
     assert.equal(c.balanceMinor, ledger.cashbackBalance, 'cashback balance is the chg_cashback account');
     assert.equal(c.earnedMinor, ledger.byKind('earn_cashback'));
     assert.equal(c.clawedBackMinor, ledger.byKind('clawback_cashback'));
-    assert.equal(c.earnedMinor - c.clawedBackMinor, c.balanceMinor);
+    assert.equal(
+      c.adjustedMinor,
+      ledger.byKind('adjust_credit_cashback') - ledger.byKind('adjust_debit_cashback'),
+      'cashback adjusted is the net of the cashback adjustment transfers',
+    );
+    assert.equal(c.earnedMinor - c.clawedBackMinor + c.adjustedMinor, c.balanceMinor);
     assert.equal(b.earnedMinor, ledger.byKind('earn_branded'));
+    assert.equal(
+      b.adjustedMinor,
+      ledger.byKind('adjust_credit_branded') - ledger.byKind('adjust_debit_branded'),
+      'branded adjusted is the net of the branded adjustment transfers',
+    );
     assert.equal(b.spentMinor, ledger.byKind('spend_branded'));
     assert.equal(b.clawedBackMinor, ledger.byKind('clawback_branded'));
     // Value past expiry not yet moved to breakage is reported as expired, and is still in the account.
@@ -194,7 +407,7 @@ describe('branded balance under random purchases, refunds, time jumps and expiry
     );
     assert.equal(
       b.spentMinor + b.expiredMinor + b.clawedBackMinor + b.availableMinor + b.notYetAvailableMinor,
-      b.earnedMinor,
+      b.earnedMinor + b.adjustedMinor,
     );
   }
 
