@@ -76,3 +76,26 @@ export function cursorDate(value: string | number): Date {
   }
   return date;
 }
+
+/**
+ * Keyset paging on (createdAt, id), the order most lists use: the filter for rows beyond the
+ * cursor and the ordering, for a Prisma findMany, in either direction.
+ */
+export function createdAtKeyset(cursor: string | undefined, order: 'asc' | 'desc') {
+  const after = decodeCursor(cursor, 2);
+  const beyond = (value: Date | string) => (order === 'asc' ? { gt: value } : { lt: value });
+  return {
+    where: after
+      ? {
+          OR: [
+            { createdAt: beyond(cursorDate(after[0])) as { gt: Date } | { lt: Date } },
+            { createdAt: cursorDate(after[0]), id: beyond(String(after[1])) as { gt: string } | { lt: string } },
+          ],
+        }
+      : {},
+    orderBy: [{ createdAt: order }, { id: order }],
+  };
+}
+
+/** The cursor key of a row paged by createdAtKeyset. */
+export const createdAtKey = (row: { createdAt: Date; id: string }): string[] => [row.createdAt.toISOString(), row.id];

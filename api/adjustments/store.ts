@@ -6,7 +6,7 @@ import { postAdjustment, toAdjustment, type Adjustment } from '../../core/domain
 import { inTransaction } from '../../core/domain/ledger';
 import { fromDbMinor } from '../../core/ledger';
 import type { Db } from '../../prisma/client';
-import { decodeCursor, toPage, cursorDate } from '../pagination';
+import { createdAtKey, createdAtKeyset, toPage } from '../pagination';
 import { requireGroup } from '../catalogue/scope';
 import { presentAdjustment } from './present';
 import type { AdjustmentInput, AdjustmentListQuery } from './schemas';
@@ -42,24 +42,13 @@ export async function createAdjustment(
 
 export async function listAdjustments(db: Db, issuerId: string, chgId: string, query: AdjustmentListQuery) {
   await requireGroup(db, issuerId, chgId);
-  const after = decodeCursor(query.cursor, 2);
+  const keyset = createdAtKeyset(query.cursor, 'desc');
   const rows = await db.adjustment.findMany({
-    where: {
-      issuerId,
-      chgId,
-      ...(after
-        ? {
-            OR: [
-              { createdAt: { lt: cursorDate(after[0]) } },
-              { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } },
-            ],
-          }
-        : {}),
-    },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    where: { issuerId, chgId, ...keyset.where },
+    orderBy: keyset.orderBy,
     take: query.limit + 1,
   });
-  const page = toPage(rows, query.limit, (r) => [r.createdAt.toISOString(), r.id]);
+  const page = toPage(rows, query.limit, createdAtKey);
   return { data: page.data.map((r) => presentAdjustment(toAdjustment(r))), nextCursor: page.nextCursor };
 }
 

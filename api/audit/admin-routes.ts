@@ -1,6 +1,6 @@
 // Operator API (API.md, Operator API): the audit log of operator actions, newest first.
 import { defineRoute, type RouteSpec } from '../route';
-import { cursorDate, decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
+import { createdAtKey, createdAtKeyset, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
 import { auditEntrySchema } from './schemas';
 
@@ -22,20 +22,9 @@ function listAuditLogRoute(deps: AppDeps): RouteSpec {
     query: { type: 'object', additionalProperties: false, properties: paginationQueryProperties },
     responses: { 200: { description: 'A page of entries.', schema: pageSchema(auditEntrySchema) } },
     async handle(ctx, { query }) {
-      const after = decodeCursor(query.cursor, 2);
-      const rows = await db.operatorAuditLog.findMany({
-        where: after
-          ? {
-              OR: [
-                { createdAt: { lt: cursorDate(after[0]) } },
-                { createdAt: cursorDate(after[0]), id: { lt: String(after[1]) } },
-              ],
-            }
-          : {},
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        take: query.limit + 1,
-      });
-      const page = toPage(rows, query.limit, (r) => [r.createdAt.toISOString(), r.id]);
+      const keyset = createdAtKeyset(query.cursor, 'desc');
+      const rows = await db.operatorAuditLog.findMany({ ...keyset, take: query.limit + 1 });
+      const page = toPage(rows, query.limit, createdAtKey);
       ctx.body = {
         data: page.data.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })),
         nextCursor: page.nextCursor,

@@ -24,7 +24,7 @@ import {
   RewardsStatus,
   RewardsTransactionId,
 } from '../../workflows/search-attributes';
-import { decodeCursor, toPage, cursorDate } from '../pagination';
+import { createdAtKey, createdAtKeyset, toPage } from '../pagination';
 import { requireGroup, requireVisibleMerchant } from '../catalogue/scope';
 import type { AdminClaimListQuery, ClaimInput, ClaimListQuery } from './schemas';
 
@@ -162,24 +162,13 @@ async function pageOf(
   query: { limit: number; cursor?: string },
   order: 'asc' | 'desc',
 ): Promise<{ data: Claim[]; nextCursor: string | null }> {
-  const after = decodeCursor(query.cursor, 2);
-  const beyond = order === 'asc' ? 'gt' : 'lt';
+  const keyset = createdAtKeyset(query.cursor, order);
   const rows = await db.claim.findMany({
-    where: {
-      ...where,
-      ...(after
-        ? {
-            OR: [
-              { createdAt: { [beyond]: cursorDate(after[0]) } },
-              { createdAt: cursorDate(after[0]), id: { [beyond]: String(after[1]) } },
-            ],
-          }
-        : {}),
-    },
-    orderBy: [{ createdAt: order }, { id: order }],
+    where: { ...where, ...keyset.where },
+    orderBy: keyset.orderBy,
     take: query.limit + 1,
   });
-  return toPage(rows, query.limit, (r) => [r.createdAt.toISOString(), r.id]);
+  return toPage(rows, query.limit, createdAtKey);
 }
 
 /**

@@ -16,7 +16,7 @@ import type { KeyRing } from '../../core/crypto/key-ring';
 import type { Db } from '../../prisma/client';
 import type { Prisma, WebhookEndpoint } from '../../prisma/generated/client';
 import type { AuthenticatedIssuer } from '../middleware/auth';
-import { cursorDate, decodeCursor, toPage } from '../pagination';
+import { createdAtKey, createdAtKeyset, toPage } from '../pagination';
 import { exampleData } from '../openapi-webhooks';
 import { presentEndpoint } from './present';
 import {
@@ -203,23 +203,13 @@ export async function createEndpoint(
 
 /** Oldest first, keyed by (createdAt, id) like the issuer's index. */
 export async function listEndpoints(db: Db, issuerId: string, query: EndpointListQuery) {
-  const after = decodeCursor(query.cursor, 2);
+  const keyset = createdAtKeyset(query.cursor, 'asc');
   const rows = await db.webhookEndpoint.findMany({
-    where: {
-      issuerId,
-      ...(after
-        ? {
-            OR: [
-              { createdAt: { gt: cursorDate(after[0]) } },
-              { createdAt: cursorDate(after[0]), id: { gt: String(after[1]) } },
-            ],
-          }
-        : {}),
-    },
-    orderBy: OLDEST_FIRST,
+    where: { issuerId, ...keyset.where },
+    orderBy: keyset.orderBy,
     take: query.limit + 1,
   });
-  const page = toPage(rows, query.limit, (r) => [r.createdAt.toISOString(), r.id]);
+  const page = toPage(rows, query.limit, createdAtKey);
   return { data: page.data.map((e) => presentEndpoint(e)), nextCursor: page.nextCursor };
 }
 
