@@ -27,6 +27,7 @@ import { ApiError } from '../../core/errors';
 import type { Db } from '../../prisma/client';
 import { findClaimedEvent, loadClaimFacts } from './facts';
 import { learnMatchRule } from './learn';
+import { issuerClockAt } from '../issuer-clock';
 import type { LifecycleDeps } from '../lifecycle/deps';
 
 export interface ClaimActivityDeps {
@@ -148,6 +149,8 @@ async function approve(
           ['branded', fromDbMinor(claim.computedBrandedMinor ?? 0n)],
         ];
   const adjustmentIds: string[] = [];
+  // Postings follow a sandbox issuer's clock, like its purchases' (activities/issuer-clock.ts).
+  const issuerAt = await issuerClockAt(tx, claim.issuerId, at);
   for (const [balanceType, amountMinor] of amounts) {
     if (amountMinor === 0 || !BALANCE_TYPES.includes(balanceType)) continue;
     const { adjustment } = await postAdjustment(tx, {
@@ -162,7 +165,8 @@ async function approve(
       claimId: claim.id,
       actor: op.actor,
       idempotencyKey: `claim:${claim.id}:${balanceType}`,
-      at,
+      at: issuerAt,
+      recordedAt: at,
     });
     adjustmentIds.push(adjustment.id);
   }

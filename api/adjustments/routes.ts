@@ -81,7 +81,7 @@ function createAdjustmentRoute(deps: AppDeps): RouteSpec {
         params.chgId,
         body,
         key,
-        issuerNow(ctx, clock),
+        { issuer: issuerNow(ctx, clock), real: clock.now() },
       );
       ctx.status = 201;
       ctx.body = presentAdjustment(adjustment);

@@ -17,7 +17,7 @@ export async function createAdjustment(
   chgId: string,
   input: AdjustmentInput,
   idempotencyKey: string,
-  at: Date,
+  at: { issuer: Date; real: Date },
 ): Promise<{ adjustment: Adjustment; created: boolean }> {
   return inTransaction(db, async (tx) => {
     const issuer = await tx.issuer.findUniqueOrThrow({
@@ -35,7 +35,8 @@ export async function createAdjustment(
       chgId,
       actor: caller.tokenId,
       idempotencyKey,
-      at,
+      at: at.issuer,
+      recordedAt: at.real,
     });
   });
 }

@@ -42,7 +42,10 @@ export interface PostAdjustmentInput extends AdjustmentRequest {
   /** Unique per issuer: the request's Idempotency-Key, or claim:<id>:<balance type>. */
   idempotencyKey: string;
   claimId?: string;
+  /** The issuer's clock (a sandbox issuer's may run ahead): dates the posting, its grant and event. */
   at: Date;
+  /** Real time, for the operator audit log, which orders every issuer's entries by it. */
+  recordedAt: Date;
 }
 
 export interface Adjustment {
@@ -161,7 +164,7 @@ export async function postAdjustment(
       targetId: id,
       details: { issuerId: input.issuerId, chgId: input.chgId, ...adjustmentData(adjustment) },
     },
-    input.at,
+    input.recordedAt,
   );
   await recordRewardEventWebhooks(tx, [
     {

@@ -232,6 +232,7 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
         actor: 'tok_property',
         idempotencyKey: key,
         at: new Date(atMs),
+        recordedAt: new Date(),
       }),
     );
   }

@@ -68,6 +68,7 @@ describe('core/domain/adjustments postAdjustment', () => {
           actor: 'tok_test',
           idempotencyKey: key('adj'),
           at: t0,
+          recordedAt: t0,
           ...request,
         }),
       );
