@@ -6,8 +6,9 @@
 // The first argument names what is about to run, so each npm script installs only what it
 // needs: `start` (the service: npm dependencies, Temporal, the Prisma client; also before the
 // cluster and the deploy test, which run the service and nothing else), `test` (that, plus
-// Chromium for the browser tests and the client generator the client test runs), `lint` (that,
-// plus ESLint), `openapi` (that, plus openapi-typescript). No argument installs all.
+// Chromium for the browser tests, the client generator the client test runs and promtool for the
+// alert rules' tests), `lint` (that, plus ESLint), `openapi` (that, plus openapi-typescript). No
+// argument installs all.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
@@ -30,6 +31,12 @@ const OPENAPI_TYPESCRIPT_CLI = path.join(OPENAPI_TYPESCRIPT_DIR, 'node_modules',
 const LINT_DIR = path.join(TOOLS, 'lint');
 const LINT_PACKAGES = ['eslint@10.15.0', 'typescript-eslint@8.73.0', 'typescript@5.9.3'];
 const ESLINT_CLI = path.join(LINT_DIR, 'node_modules', 'eslint', 'bin', 'eslint.js');
+// promtool, for the unit tests of the alert rules (test/operations/alert-rules.test.ts), built from
+// the Prometheus module by `go install` with the machine's Go. Pinned: Prometheus v3.16.0, which
+// the Go module proxy serves as v0.316.0 (v3.N.M is published as v0.3NN.M).
+const PROMTOOL_PACKAGE = 'github.com/prometheus/prometheus/cmd/promtool@v0.316.0';
+const PROMTOOL_DIR = path.join(TOOLS, 'promtool');
+const PROMTOOL = path.join(PROMTOOL_DIR, 'promtool');
 
 function log(message) {
   process.stderr.write(`[bootstrap] ${message}\n`);
@@ -153,16 +160,50 @@ function ensureIsolatedTool(dir, packages, entry) {
   fs.writeFileSync(stamp, wanted);
 }
 
+/** GO when set, else `go` on PATH, else where the official archive installs it. */
+function goCommand() {
+  if (process.env.GO) return process.env.GO;
+  const onPath = (process.env.PATH || '')
+    .split(path.delimiter)
+    .some((dir) => dir && fs.existsSync(path.join(dir, 'go')));
+  return onPath || !fs.existsSync('/usr/local/go/bin/go') ? 'go' : '/usr/local/go/bin/go';
+}
+
+/**
+ * promtool into .tools/promtool (GOBIN). Without Go, or when the build fails, the rest of the
+ * suite still runs and the alert-rules test fails naming the cause.
+ */
+function ensurePromtool() {
+  const stamp = path.join(PROMTOOL_DIR, '.bootstrap-stamp');
+  if (stamped(stamp, PROMTOOL_PACKAGE) && fs.existsSync(PROMTOOL)) return;
+  const go = goCommand();
+  log(`building ${PROMTOOL_PACKAGE} into .tools/promtool with go install (minutes the first time)`);
+  fs.mkdirSync(PROMTOOL_DIR, { recursive: true });
+  const started = Date.now();
+  try {
+    // The machine's own Go, never a toolchain fetched on the fly; no VCS stamping (a module cache build).
+    run(go, ['install', PROMTOOL_PACKAGE], {
+      env: { ...process.env, GOBIN: PROMTOOL_DIR, GOTOOLCHAIN: 'local', GOFLAGS: '-buildvcs=false' },
+    });
+  } catch (err) {
+    const cause = err.code === 'ENOENT' ? `no go command (${go}): install Go` : err.message;
+    log(`promtool build failed (${cause}); the alert-rules test will fail until it is built`);
+    return;
+  }
+  fs.writeFileSync(stamp, PROMTOOL_PACKAGE);
+  log(`built promtool in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
 // `npm run build` (scripts/build.ts) generates the Prisma client the same way; `npm run openapi`
 // (scripts/openapi.ts) runs the client generator.
 
 // What each npm script needs beyond the service's own steps (test/scripts/bootstrap.test.ts).
 const EXTRAS = {
   start: [],
-  test: [ensureChromium, ensureOpenApiTypescript],
+  test: [ensureChromium, ensureOpenApiTypescript, ensurePromtool],
   lint: [ensureLintTools],
   openapi: [ensureOpenApiTypescript],
-  all: [ensureChromium, ensureOpenApiTypescript, ensureLintTools],
+  all: [ensureChromium, ensureOpenApiTypescript, ensureLintTools, ensurePromtool],
 };
 
 module.exports = {
@@ -173,6 +214,8 @@ module.exports = {
   OPENAPI_TYPESCRIPT_CLI,
   ESLINT_CLI,
   CHROMIUM_COMMAND,
+  PROMTOOL,
+  PROMTOOL_PACKAGE,
 };
 
 if (require.main === module) {

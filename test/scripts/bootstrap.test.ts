@@ -1,5 +1,5 @@
 // scripts/bootstrap.js installs, before each npm script, only what that script needs: the
-// service's own steps always, the browser and the client generator for the tests, ESLint for
+// service's own steps always, the browser, the client generator and promtool for the tests, ESLint for
 // the lint. Read from its table here, so that `npm start` cannot quietly grow a tool chain.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -13,9 +13,9 @@ const extras = (purpose: string) => EXTRAS[purpose].map((step) => step.name).sor
 describe('scripts/bootstrap.js', () => {
   it('gives npm start nothing beyond the service, and the tests and lint their tools', () => {
     assert.deepEqual(extras('start'), []);
-    assert.deepEqual(extras('test'), ['ensureChromium', 'ensureOpenApiTypescript']);
+    assert.deepEqual(extras('test'), ['ensureChromium', 'ensureOpenApiTypescript', 'ensurePromtool']);
     assert.deepEqual(extras('lint'), ['ensureLintTools']);
-    assert.deepEqual(extras('all'), ['ensureChromium', 'ensureLintTools', 'ensureOpenApiTypescript']);
+    assert.deepEqual(extras('all'), ['ensureChromium', 'ensureLintTools', 'ensureOpenApiTypescript', 'ensurePromtool']);
   });
 
   it('is run by each npm script with the purpose of that script', () => {
