@@ -38,6 +38,7 @@ interface QueuedEvent {
   state: string;
   rewardStatus: string;
   queuedAt: Date;
+  traceparent: string | null;
 }
 
 export function createSweepActivities(deps: SweepDeps) {
@@ -65,6 +66,7 @@ export function createSweepActivities(deps: SweepDeps) {
             externalId: r.externalId,
             workflowId: r.workflowId,
             signal: signalFor(r.kind as EventKind, r.state),
+            traceparent: r.traceparent,
           })),
         );
         result.handedOver += page.handedOver.length;
@@ -90,7 +92,8 @@ function queuedPage(
   const afterId = after?.id ?? '';
   return db.$queryRaw<QueuedEvent[]>`
     SELECT e.id, e.issuer_id AS "issuerId", e.chg_id AS "chgId", e.external_id AS "externalId",
-           e.workflow_id AS "workflowId", e.kind, e.state, e.reward_status AS "rewardStatus", p.queued_at AS "queuedAt"
+           e.workflow_id AS "workflowId", e.kind, e.state, e.reward_status AS "rewardStatus", p.queued_at AS "queuedAt",
+           p.traceparent
       FROM handover_pending p JOIN ingested_event e ON e.id = p.event_id
      WHERE p.queued_at < ${cutoff} AND (p.queued_at, p.event_id) > (${afterAt}, ${afterId})
      ORDER BY p.queued_at, p.event_id

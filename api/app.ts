@@ -1,6 +1,8 @@
 // createApp(deps) builds the Koa application; api/server.ts listens. Middleware runs top
 // down: request id → access log → metrics → errors → body → 405 with Allow → routes. Within a route
 // (api/route.ts): auth guard → rate limit → input validation → Idempotency-Key → handler.
+import { tracingActive } from '../core/tracing';
+import { requestSpans } from './middleware/tracing';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppDeps } from './deps';
@@ -88,6 +90,7 @@ export function createApp(deps: AppDeps): Koa {
   const routes = allRoutes(deps);
   mountRoutes(router, routes, guards, idempotency, limiter ? (ctx, route) => limiter.check(ctx, route) : undefined);
   mountDocsAssets(router);
+  if (tracingActive()) app.use(requestSpans());
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.logger));
   app.use(requestMetrics());

@@ -14,6 +14,7 @@ import { connectTemporal } from '../core/temporal-connection';
 import { handOver } from '../core/domain/handover';
 import { createHandoverQueue } from './ingestion/handover-queue';
 import { createApp } from './app';
+import { clientInterceptors, startTracing } from '../core/tracing';
 import { answerClientErrors } from './client-errors';
 import { listenForAuthChanges, TokenCache } from './middleware/token-cache';
 import { createRateLimiter, startRateLimitPrimary } from './middleware/rate-limit';
@@ -28,12 +29,18 @@ import { stopApi } from './shutdown';
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
   const logger = createLogger(config.logLevel, 'api');
+  // Before anything runs SQL: with OTEL_* set, PostgreSQL's client is patched here (core/tracing.ts).
+  const tracing = startTracing('rewards-api');
   collectProcessMetrics();
   if (!config.operatorToken) throw new Error('OPERATOR_TOKEN is required for the API process');
   const db = createDb(config.databaseUrl, config.databasePoolSize);
   await assertStoredSecretsOpen(db, config.webhookSecretKeys);
   const temporal = await connectTemporal(config);
-  const client = new Client({ connection: temporal, namespace: config.temporalNamespace });
+  const client = new Client({
+    connection: temporal,
+    namespace: config.temporalNamespace,
+    ...clientInterceptors(tracing),
+  });
   const engine: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
   const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
   const tokenCache = new TokenCache();
@@ -69,7 +76,7 @@ async function main(): Promise<void> {
         logger,
         drainDelayMs: config.shutdownDrainDelayMs,
         graceMs: config.apiShutdownGraceMs,
-        close: () => Promise.allSettled([authListener.close(), db.$disconnect(), temporal.close()]),
+        close: () => Promise.allSettled([authListener.close(), db.$disconnect(), temporal.close(), tracing.shutdown()]),
       },
       signal,
     );

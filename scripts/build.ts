@@ -11,7 +11,8 @@ import { cpSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { listMigrations, MIGRATIONS_DIR } from '../prisma/migrate';
-import { WORKFLOW_BUNDLE_FILE } from '../worker/workflow-source';
+import { TRACED_WORKFLOW_BUNDLE_FILE, WORKFLOW_BUNDLE_FILE } from '../worker/workflow-source';
+import { WORKFLOW_TRACING_MODULE } from '../worker/tracing';
 
 const ROOT = resolve(__dirname, '..');
 const DIST = join(ROOT, 'dist');
@@ -41,16 +42,10 @@ async function main(): Promise<void> {
   step(`copied ${ASSETS.join(', ')}`, () => {
     for (const asset of ASSETS) cpSync(join(ROOT, asset), join(DIST, asset), { recursive: true });
   });
-  const started = Date.now();
-  const { code } = await bundleWorkflowCode({ workflowsPath: join(DIST, 'workflows', 'index.js') });
-  const bundle = join(DIST, 'worker', WORKFLOW_BUNDLE_FILE);
-  // A module compiled to the same name would be replaced by the bundle and break the worker.
-  if (existsSync(bundle))
-    throw new Error(`${relative(ROOT, bundle)} is a compiled module: the bundle needs a name of its own`);
-  writeFileSync(bundle, code);
-  console.log(
-    `[build] workflow bundle ${relative(ROOT, bundle)}, ${Math.round(statSync(bundle).size / 1024)} KiB (${((Date.now() - started) / 1000).toFixed(1)} s)`,
-  );
+  // Two bundles: the plain one, and one with the tracing interceptors for a worker started with
+  // OTEL_* (worker/tracing.ts), so a worker that does not trace runs none of their code.
+  await writeBundle(WORKFLOW_BUNDLE_FILE, []);
+  await writeBundle(TRACED_WORKFLOW_BUNDLE_FILE, [WORKFLOW_TRACING_MODULE]);
   check();
 }
 
@@ -69,3 +64,19 @@ main().catch((err) => {
   console.error(err instanceof Error ? err.stack : err);
   process.exit(1);
 });
+
+async function writeBundle(file: string, workflowInterceptorModules: string[]): Promise<void> {
+  const started = Date.now();
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: join(DIST, 'workflows', 'index.js'),
+    workflowInterceptorModules,
+  });
+  const bundle = join(DIST, 'worker', file);
+  // A module compiled to the same name would be replaced by the bundle and break the worker.
+  if (existsSync(bundle))
+    throw new Error(`${relative(ROOT, bundle)} is a compiled module: the bundle needs a name of its own`);
+  writeFileSync(bundle, code);
+  console.log(
+    `[build] workflow bundle ${relative(ROOT, bundle)}, ${Math.round(statSync(bundle).size / 1024)} KiB (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  );
+}

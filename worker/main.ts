@@ -14,6 +14,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { collectProcessMetrics } from '../core/metrics';
 import { startWorkerMetricsServer } from './metrics-server';
 import { createWorker } from './worker';
+import { clientInterceptors, startTracing } from '../core/tracing';
 import { startWebhookRelay } from './webhook-relay';
 import { startHandoverWatch } from './handover-watch';
 import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
@@ -33,13 +34,10 @@ const SDK_LOG_LEVELS: Record<string, 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERRO
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
   const logger = createLogger(config.logLevel, 'worker');
-  // Temporal's runtime exports its worker metrics on an internal loopback port; /metrics on
-  // WORKER_METRICS_PORT serves them after ours (worker/metrics-server.ts). Port 0: off.
-  const temporalMetrics = config.temporalMetricsPort ? `127.0.0.1:${config.temporalMetricsPort}` : undefined;
-  Runtime.install({
-    logger: new DefaultLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'INFO'),
-    ...(temporalMetrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics } } } } : {}),
-  });
+  // Before anything runs SQL: with OTEL_* set, PostgreSQL's client is patched here (core/tracing.ts).
+  const tracing = startTracing('rewards-worker');
+  if (tracing.enabled) logger.info('tracing: exporting spans over OTLP');
+  const temporalMetrics = installRuntime(config);
   collectProcessMetrics();
   const metricsServer = config.workerMetricsPort
     ? startWorkerMetricsServer(
@@ -51,7 +49,11 @@ async function main(): Promise<void> {
   await assertStoredSecretsOpen(db, config.webhookSecretKeys);
   const connection = await connectWorker(config);
   const clientConnection = await connectTemporal(config);
-  const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
+  const client = new Client({
+    connection: clientConnection,
+    namespace: config.temporalNamespace,
+    ...clientInterceptors(tracing),
+  });
   await ensureSchedules(client, config.temporalTaskQueue);
   const clock = { now: () => new Date() };
   const temporal: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
     deps: { db, logger, clock, temporal, relay, ...webhooks },
     maxConcurrentActivities: config.databasePoolSize,
     shutdownGraceMs: config.workerShutdownGraceMs,
+    tracing,
   });
   const handoverWatch = startHandoverWatch({ db, clock, temporal, logger });
   // The SDK shuts the worker down on these signals by itself; the relay and the hand-over
@@ -103,7 +106,22 @@ async function main(): Promise<void> {
   await connection.close();
   await clientConnection.close();
   metricsServer?.close();
+  await tracing.shutdown();
   logger.info('worker stopped');
+}
+
+/**
+ * Temporal's runtime, with the SDK's log level and its worker metrics on an internal loopback
+ * port: /metrics on WORKER_METRICS_PORT serves them after ours (worker/metrics-server.ts). Port
+ * 0: off. Returns that address.
+ */
+function installRuntime(config: ReturnType<typeof loadConfig>): string | undefined {
+  const temporalMetrics = config.temporalMetricsPort ? `127.0.0.1:${config.temporalMetricsPort}` : undefined;
+  Runtime.install({
+    logger: new DefaultLogger(SDK_LOG_LEVELS[config.logLevel] ?? 'INFO'),
+    ...(temporalMetrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics } } } } : {}),
+  });
+  return temporalMetrics;
 }
 
 async function stopWithin(relay: { stop(): Promise<void> }, ms: number, logger: Logger): Promise<void> {

@@ -24,6 +24,7 @@
 // 30 s, until one succeeds, so a dead receiver does not start a retry run per webhook. Bounded everywhere:
 // attempts in flight per process and per endpoint, deliveries per claim, and the wait between
 // polls when no notification arrives.
+import { withTraceparent } from '../core/tracing';
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import type { WorkflowEngine } from '../core/workflow-engine';
@@ -314,15 +315,19 @@ async function relayOne(deps: RelayDeps, row: OutboxRow, retryInMs: number): Pro
     // recorded, never sent again.
     const recorded = row.state.recorded;
     if (row.claimedBefore && !recorded) webhookFirstAttemptsResent.inc();
-    const result = recorded ? resultOf(recorded) : await attemptAndRecord(deps, row.state, input, true);
+    // In the trace of the step that wrote the webhook, with the retries it may start (core/tracing.ts).
+    const traced = <T>(fn: () => Promise<T>) => withTraceparent(row.state.webhook.traceparent, fn);
+    const result = recorded ? resultOf(recorded) : await traced(() => attemptAndRecord(deps, row.state, input, true));
     if (result.outcome === 'failed' && nextAttemptInMs !== null) {
-      await startDeliveryRetries(deps.temporal, {
-        ...row.state.webhook,
-        endpointId: row.endpointId,
-        attemptNumber: row.attemptNumber,
-        sourceEventId: row.sourceEventId,
-        data: row.state.webhook.data as never,
-      });
+      await traced(() =>
+        startDeliveryRetries(deps.temporal, {
+          ...row.state.webhook,
+          endpointId: row.endpointId,
+          attemptNumber: row.attemptNumber,
+          sourceEventId: row.sourceEventId,
+          data: row.state.webhook.data as never,
+        }),
+      );
       await markRelayed(deps.db, row, deps.clock.now());
     } else if (recorded) {
       await markRelayed(deps.db, row, deps.clock.now());

@@ -5,6 +5,8 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { ActivityFailureCounter } from './metrics-interceptor';
 import { FORCE_AFTER_GRACE_MS } from './shutdown';
 import { workflowSource } from './workflow-source';
+import { workerTracing } from './tracing';
+import type { Tracing } from '../core/tracing';
 
 export { WORKFLOWS_PATH } from './workflow-source';
 
@@ -21,18 +23,25 @@ export function createWorker(options: {
    * 0, activities cancelled at once (tests).
    */
   shutdownGraceMs?: number;
+  /** Tracing (core/tracing.ts): its interceptors and span sink when enabled. */
+  tracing?: Tracing;
 }): Promise<Worker> {
+  const traced = workerTracing(options.tracing ?? { enabled: false, shutdown: async () => undefined });
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    ...workflowSource(),
+    ...workflowSource(undefined, undefined, traced.workflowModules.length > 0),
     activities: createActivities(options.deps),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 10,
     // The lifecycle's postings are local activities, each one database transaction: as for
     // activities, more at once than the pool has connections would only queue.
     maxConcurrentLocalActivityExecutions: options.maxConcurrentActivities ?? 10,
-    interceptors: { activity: [() => ({ inbound: new ActivityFailureCounter() })] },
+    interceptors: {
+      activity: [() => ({ inbound: new ActivityFailureCounter() }), ...traced.activity],
+      workflowModules: traced.workflowModules,
+    },
+    ...(traced.sinks ? { sinks: traced.sinks } : {}),
     ...(options.shutdownGraceMs === undefined
       ? {}
       : {

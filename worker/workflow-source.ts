@@ -8,13 +8,23 @@ import { existsSync } from 'node:fs';
 import { extname, join } from 'node:path';
 
 export const WORKFLOW_BUNDLE_FILE = 'workflow-bundle.js';
+/** The same workflows with OpenTelemetry's workflow interceptors, for a worker that traces (worker/tracing.ts). */
+export const TRACED_WORKFLOW_BUNDLE_FILE = 'workflow-bundle-traced.js';
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 export type WorkflowSource = { workflowBundle: { codePath: string } } | { workflowsPath: string };
 
-/** `compiled`: this module runs as built JavaScript (dist/), where the bundle must be beside it. */
-export function workflowSource(dir = __dirname, compiled = extname(__filename) === '.js'): WorkflowSource {
-  const codePath = join(dir, WORKFLOW_BUNDLE_FILE);
+/**
+ * `compiled`: this module runs as built JavaScript (dist/), where the bundle must be beside it.
+ * `traced`: the bundle with the tracing interceptors; from sources, Worker.create bundles them
+ * in itself from the interceptors' workflowModules.
+ */
+export function workflowSource(
+  dir = __dirname,
+  compiled = extname(__filename) === '.js',
+  traced = false,
+): WorkflowSource {
+  const codePath = join(dir, traced ? TRACED_WORKFLOW_BUNDLE_FILE : WORKFLOW_BUNDLE_FILE);
   if (existsSync(codePath)) return { workflowBundle: { codePath } };
   if (compiled) {
     // Bundling here would need the swc compiler, which a lean production install leaves out.

@@ -37,7 +37,16 @@ export type EndpointState = SealedSecrets & {
 
 /** What an attempt needs to know, read in one statement (or with the relay's claim). */
 export interface AttemptState {
-  webhook: { id: string; issuerId: string; type: string; createdAt: Date; data: unknown; test: boolean };
+  webhook: {
+    id: string;
+    issuerId: string;
+    type: string;
+    createdAt: Date;
+    data: unknown;
+    test: boolean;
+    /** The trace of the step that wrote it (core/tracing.ts); null when it was not traced. */
+    traceparent?: string | null;
+  };
   /** The secrets as stored, sealed: opened only to sign an attempt that is sent. Null: none (deleted, or never made). */
   endpoint: EndpointState | null;
   /** The delivery to that endpoint; null for an attempt of an issuer that had no endpoint. */
@@ -75,7 +84,8 @@ const FIRST_ENDPOINT_ID = Prisma.sql`(SELECT f.id FROM webhook_endpoint f WHERE 
  * and the attempt number `attemptNumber` (SQL): this module's load and the relay's claim.
  */
 export const ATTEMPT_STATE_COLUMNS = (endpointId: Prisma.Sql, attemptNumber: Prisma.Sql) => Prisma.sql`
-  jsonb_build_object('id', w.id, 'issuerId', w.issuer_id, 'type', w.type, 'createdAt', w.created_at, 'data', w.data, 'test', w.test) AS webhook,
+  jsonb_build_object('id', w.id, 'issuerId', w.issuer_id, 'type', w.type, 'createdAt', w.created_at, 'data', w.data, 'test', w.test,
+    'traceparent', w.traceparent) AS webhook,
   (SELECT ${ENDPOINT_JSON_OF('ep')} FROM webhook_endpoint ep WHERE ep.id = ${endpointId}) AS endpoint,
   (SELECT jsonb_build_object('status', d.status, 'attemptCount', d.attempt_count)
      FROM webhook_delivery d WHERE d.webhook_id = w.id AND d.endpoint_id = ${endpointId}) AS delivery,

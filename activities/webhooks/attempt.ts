@@ -3,6 +3,8 @@
 // (webhookId, endpointId, attemptNumber): an attempt already recorded is returned as it was,
 // never sent or recorded again. Used by the WebhookDelivery workflow's activities (index.ts)
 // and by the worker's relay for the attempt of each outbox entry (worker/webhook-relay.ts).
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { inSpan } from '../../core/tracing';
 import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
 import { sqlQuery } from '../../prisma/sql-transaction';
@@ -97,7 +99,29 @@ export async function attemptAndRecord(
       startedAt,
     ),
   };
-  const sent = await sendWebhook(deps.webhookDestinations, endpoint.url, headers, body, deps.webhookAttemptTimeoutMs);
+  const sent = await inSpan(
+    `webhook ${webhook.type}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'rewards.webhook_id': webhook.id,
+        'rewards.endpoint_id': endpoint.id,
+        'http.request.method': 'POST',
+      },
+    },
+    async (span) => {
+      const result = await sendWebhook(
+        deps.webhookDestinations,
+        endpoint.url,
+        headers,
+        body,
+        deps.webhookAttemptTimeoutMs,
+      );
+      if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+      if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? undefined });
+      return result;
+    },
+  );
   deps.logger.debug(
     { webhookId: webhook.id, endpointId: endpoint.id, attemptNumber: input.attemptNumber, statusCode: sent.statusCode },
     'webhook attempt',

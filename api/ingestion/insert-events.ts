@@ -22,7 +22,7 @@ const iso = (d: Date | string | null | undefined) => (d === null || d === undefi
 // the receipt time: the pending-hand-over index then holds only events that APIs of the
 // previous release stored (the sweeper adopts those into the queue).
 const INSERT_NEW_EVENTS: HotStatement = {
-  name: 'ingestion_insert_new_events_v3',
+  name: 'ingestion_insert_new_events_v4',
   text: `WITH inserted AS (
            INSERT INTO ingested_event (id, issuer_id, kind, external_id, fingerprint, state, payload, chg_id, cardholder_id,
              card_id, amount_minor, currency, event_created_at, authorization_external_id, related_external_id,
@@ -40,8 +40,8 @@ const INSERT_NEW_EVENTS: HotStatement = {
            ON CONFLICT (issuer_id, kind, external_id) DO NOTHING
            RETURNING id, external_id, reward_status
          ), queued AS (
-           INSERT INTO handover_pending (event_id, queued_at)
-           SELECT id, $3::timestamptz FROM inserted WHERE reward_status = 'pending'
+           INSERT INTO handover_pending (event_id, queued_at, traceparent)
+           SELECT id, $3::timestamptz, $20::text FROM inserted WHERE reward_status = 'pending'
          )
          SELECT external_id FROM inserted`,
 };
@@ -51,6 +51,8 @@ export interface BatchHeader {
   issuerId: string;
   kind: string;
   receivedAt: Date;
+  /** The storing request's trace, kept with the hand-over queue rows (core/tracing.ts); null when not traced. */
+  traceparent?: string | null;
 }
 
 /** Inserts the rows that are new (all of one issuer, kind and receipt time); returns the external ids it inserted. */
@@ -82,6 +84,7 @@ export async function insertNewEvents(db: Db, header: BatchHeader, rows: EventRo
     col((r) => r.relatedEventId ?? null),
     col((r) => r.workflowId),
     col((r) => r.rewardStatus ?? 'pending'),
+    header.traceparent ?? null,
   ]);
   return new Set(inserted.map((r) => r.external_id));
 }

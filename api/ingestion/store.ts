@@ -2,6 +2,7 @@
 // reported, and nothing else happens before the commit (API.md: "accepted" means durably
 // stored). Idempotency is the unique (issuer, kind, external id) index:
 // inserts skip existing keys, which are then compared with what was sent.
+import { currentTraceparent } from '../../core/tracing';
 import { errors, type ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import type { Db } from '../../prisma/client';
@@ -222,11 +223,12 @@ async function storeCandidates(
   // One statement stores the whole batch (and is atomic by itself): the usual batch of new
   // events costs no transaction round trips. Resubmissions are compared afterwards.
   const accepted = candidates.filter((c) => !c.refusal);
+  const traceparent = currentTraceparent();
   const insertedIds =
     accepted.length > 0
       ? await insertNewEvents(
           db,
-          { issuerId, kind, receivedAt: now },
+          { issuerId, kind, receivedAt: now, traceparent },
           accepted.map((c) => c.row),
         )
       : new Set<string>();
@@ -239,7 +241,7 @@ async function storeCandidates(
   const stored = new Map<string, StoredEvent>(existing.map((e) => [e.externalId, e]));
   for (const c of candidates) {
     if (!c.refusal && insertedNow.has(c.event.id)) {
-      if (c.row.rewardStatus === 'pending') handovers.push(toHandover(c.row));
+      if (c.row.rewardStatus === 'pending') handovers.push({ ...toHandover(c.row), traceparent });
       continue;
     }
     // A refused copy is compared with what is stored under its id, even by this very batch.

@@ -9,6 +9,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdReusePolicy } from '@temporalio/common';
 import { mapLimited } from '../concurrency';
+import { withTraceparent } from '../tracing';
 import type { WorkflowEngine } from '../workflow-engine';
 import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
@@ -23,6 +24,8 @@ export interface HandoverItem {
   externalId: string;
   workflowId: string;
   signal: LifecycleSignalName;
+  /** The trace of the request that stored the event, when it was traced (core/tracing.ts). */
+  traceparent?: string | null;
 }
 
 /** DESIGN.md: one workflow per purchase, keyed by the authorization's id when known. */
@@ -62,7 +65,8 @@ export async function handOver(
   const failed: Array<{ eventId: string; error: string }> = [];
   await mapLimited(items, HANDOVER_CONCURRENCY, async (item) => {
     try {
-      await signalEvent(deps, item);
+      // Inside the storing request's trace: the workflow's spans join it (core/tracing.ts).
+      await withTraceparent(item.traceparent, () => signalEvent(deps, item));
       handedOver.push(item.eventId);
     } catch (err) {
       failed.push({ eventId: item.eventId, error: err instanceof Error ? err.message : String(err) });

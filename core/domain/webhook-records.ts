@@ -6,6 +6,7 @@
 import { newId } from '../ids';
 import { Prisma } from '../../prisma/generated/client';
 import { deliveriesOf, OUTBOX_CHANNEL } from './webhook-deliveries';
+import { currentTraceparent } from '../tracing';
 
 import type { WebhookData, WebhookType } from '../webhooks/payloads';
 import type { RewardEventData, RewardEventType } from '../webhooks/reward-events';
@@ -23,9 +24,9 @@ export async function recordWebhook(
   const id = newId('evt');
   await tx.$executeRaw`
     WITH written AS (
-      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, deliveries_written, created_at, updated_at)
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, deliveries_written, traceparent, created_at, updated_at)
       VALUES (${id}, ${input.issuerId}, ${input.type}, ${input.sourceEventId}, ${idempotencyKey}, ${JSON.stringify(input.data)}::jsonb,
-              true, ${input.at}, ${input.at})
+              true, ${currentTraceparent()}, ${input.at}, ${input.at})
       RETURNING id, issuer_id, type, created_at),
     deliveries AS (${deliveriesOf('written')})
     SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
@@ -50,9 +51,9 @@ export function webhookWrite(
     id,
     data,
     cte: Prisma.sql`webhook_record AS (
-      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, deliveries_written, created_at, updated_at)
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, deliveries_written, traceparent, created_at, updated_at)
       VALUES (${id}, ${input.issuerId}, ${input.type}, ${input.sourceEventId}, ${`${input.type}:${input.sourceEventId}`}, ${JSON.stringify(data)}::jsonb,
-              true, ${input.at}, ${input.at})
+              true, ${currentTraceparent()}, ${input.at}, ${input.at})
       RETURNING id, issuer_id, type, created_at),
     webhook_deliveries AS (${deliveriesOf('webhook_record', claimMs)})`,
     select: claimed
@@ -90,8 +91,8 @@ export async function recordRewardEventWebhooks(tx: SqlTx, events: readonly Rewa
                            ${events.map((e) => JSON.stringify(e.data))}::jsonb[], ${events.map((e) => e.at)}::timestamptz[])
              AS c(id, issuer_id, type, source_event_id, idempotency_key, data, at)),
     written AS (
-      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, deliveries_written, created_at, updated_at)
-      SELECT c.id, c.issuer_id, c.type, c.source_event_id, c.idempotency_key, c.data, true, c.at, c.at
+      INSERT INTO webhook (id, issuer_id, type, source_event_id, idempotency_key, data, deliveries_written, traceparent, created_at, updated_at)
+      SELECT c.id, c.issuer_id, c.type, c.source_event_id, c.idempotency_key, c.data, true, ${currentTraceparent()}::text, c.at, c.at
         FROM candidate c
        WHERE EXISTS (SELECT 1 FROM webhook_endpoint ep WHERE ep.issuer_id = c.issuer_id AND c.type = ANY (ep.enabled_types))
       ON CONFLICT (idempotency_key) DO NOTHING

@@ -7,6 +7,8 @@ import { Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { WORKFLOWS_PATH } from '../../worker/worker';
+import { workerTracing } from '../../worker/tracing';
+import type { Tracing } from '../../core/tracing';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -26,12 +28,23 @@ export function loadHistoryDir(dir: string): Array<{ workflowId: string; history
     }));
 }
 
+/**
+ * `tracing`: with OpenTelemetry's workflow interceptors and span sink installed, as a worker
+ * that traces runs them (worker/tracing.ts): they must not change what a workflow commands.
+ */
 export async function replayHistories(
   histories: Array<{ workflowId: string; history: History }>,
   workflowsPath: string = WORKFLOWS_PATH,
+  tracing?: Tracing,
 ): Promise<ReplayOutcome[]> {
   const outcomes: ReplayOutcome[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowsPath, replayName: 'rewards-replay' }, histories)) {
+  const traced = tracing ? workerTracing(tracing) : undefined;
+  const options = {
+    workflowsPath,
+    replayName: 'rewards-replay',
+    ...(traced ? { interceptors: { workflowModules: traced.workflowModules }, sinks: traced.sinks } : {}),
+  };
+  for await (const result of Worker.runReplayHistories(options, histories)) {
     outcomes.push({
       workflowId: result.workflowId,
       ok: !result.error,

@@ -1,5 +1,6 @@
 // The whole service for end-to-end tests: the API (with its real hand-over to Temporal)
 // and a real worker on a task queue of its own, over the run's PostgreSQL and Temporal.
+import { clientInterceptors, type Tracing } from '../../core/tracing';
 import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
@@ -58,6 +59,8 @@ export async function startStack(
     webhookDestinations?: ActivityDeps['webhookDestinations'];
     /** WEBHOOK_SECRET_KEYS of the API, the worker and the relay; the tests' fixed key by default. */
     webhookSecretKeys?: ActivityDeps['webhookSecretKeys'];
+    /** Tracing started by the test (core/tracing.ts): the clients' and the worker's interceptors. */
+    tracing?: Tracing;
   } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
@@ -65,7 +68,10 @@ export async function startStack(
   const db = createDb(testDatabaseUrl(), 10);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const clientConnection = await Connection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
-  const client = new Client({ connection: clientConnection });
+  const client = new Client({
+    connection: clientConnection,
+    ...(options.tracing ? clientInterceptors(options.tracing) : {}),
+  });
   const workerConnection = await NativeConnection.connect({
     address: options.temporalAddress ?? testTemporalAddress(),
   });
@@ -91,6 +97,7 @@ export async function startStack(
       webhookDestinations,
       webhookSecretKeys,
     },
+    tracing: options.tracing,
   });
   const running = worker.run();
   const handoverWatch: HandoverWatch | undefined =

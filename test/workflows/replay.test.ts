@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadHistoryDir, replayHistories } from '../../scripts/lib/replay';
 import { quietTemporalRuntime } from '../helpers/stack';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { startTracing } from '../../core/tracing';
 
 const ROOT = join(__dirname, '..', '..');
 const HISTORIES = join(__dirname, 'histories');
@@ -84,6 +86,21 @@ describe('workflow replay of recorded histories', function () {
       [],
     );
     assert.equal(outcomes.length, histories.length);
+  });
+
+  it('replays every history with the tracing interceptors installed, as a worker that traces runs them', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracing = startTracing('rewards-replay', { processor: new SimpleSpanProcessor(exporter) });
+    try {
+      const outcomes = await replayHistories(histories, undefined, tracing);
+      assert.deepEqual(
+        outcomes.filter((o) => !o.ok),
+        [],
+      );
+      assert.equal(outcomes.length, histories.length);
+    } finally {
+      await tracing.shutdown();
+    }
   });
 
   it('fails `npm run replay` on an incompatible change and passes on the real code', async () => {

@@ -1,0 +1,113 @@
+// One trace per purchase (core/tracing.ts), through the real API, worker, PostgreSQL and
+// Temporal dev server, collected by an in-memory exporter: the ingestion request's server span,
+// its SQL insert, the hand-over's Signal-With-Start, the workflow, the settlement step with its
+// SQL, and the webhook's HTTP attempt all carry one trace id, each span's parent in the trace; a
+// read request gets its server span and SQL. Tracing is stopped after, so no other test pays.
+import assert from 'node:assert/strict';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { startStack, type Stack } from '../helpers/stack';
+import { newIssuer, type TestIssuer } from '../helpers/app';
+import { groupBody } from '../helpers/groups';
+import { cardOf, settledEvent } from '../helpers/events';
+import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
+import { startTracing, type Tracing } from '../../core/tracing';
+
+describe('tracing: one trace per purchase (end to end)', function () {
+  this.timeout(120_000);
+  const exporter = new InMemorySpanExporter();
+  let tracing: Tracing;
+  let stack: Stack;
+  let issuer: TestIssuer;
+  let receiver: Receiver;
+  let group: any;
+  let merchant: any;
+
+  before(async () => {
+    tracing = startTracing('rewards-test', { processor: new SimpleSpanProcessor(exporter) });
+    stack = await startStack({ tracing });
+    receiver = await startReceiver();
+    issuer = await newIssuer(stack.app);
+    assert.equal((await issuer.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url })).status, 201);
+    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    merchant = await createMerchant(stack.app);
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-3) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+  });
+  after(async () => {
+    await stack?.stop();
+    await receiver?.close();
+    await tracing?.shutdown();
+  });
+
+  const spans = () => exporter.getFinishedSpans();
+  const ofTrace = (traceId: string) => spans().filter((s) => s.spanContext().traceId === traceId);
+  const named = (list: ReadableSpan[], pattern: RegExp) => list.filter((s) => pattern.test(s.name));
+  const statement = (s: ReadableSpan) => String(s.attributes['db.statement'] ?? '');
+
+  /** Every span's parent is a span of the trace, but the root's. */
+  function assertConnected(trace: ReadableSpan[], root: ReadableSpan) {
+    const ids = new Set(trace.map((s) => s.spanContext().spanId));
+    for (const s of trace) {
+      if (s === root) continue;
+      assert.ok(s.parentSpanId && ids.has(s.parentSpanId), `${s.name} has its parent in the trace`);
+    }
+    assert.equal(root.parentSpanId, undefined, 'the request span is the root');
+  }
+
+  /** Whether `child` descends from `ancestor` in the trace. */
+  function descends(trace: ReadableSpan[], child: ReadableSpan, ancestor: ReadableSpan): boolean {
+    const byId = new Map(trace.map((s) => [s.spanContext().spanId, s]));
+    for (let s: ReadableSpan | undefined = child; s; s = s.parentSpanId ? byId.get(s.parentSpanId) : undefined)
+      if (s === ancestor) return true;
+    return false;
+  }
+
+  it('follows a settled purchase from the HTTP request to the webhook attempt in one trace', async () => {
+    const event = settledEvent(cardOf(group), { merchantId: merchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
+    await waitFor('the webhook', async () => (receiver.requests.length > 0 ? true : undefined));
+    const request = await waitFor('the ingestion span', async () =>
+      named(spans(), /^POST \/api\/v1\/incoming-txn$/).find((s) => s.attributes['http.response.status_code'] === 204),
+    );
+    const traceId = request.spanContext().traceId;
+    const attempt = await waitFor(
+      'the attempt span in the trace',
+      async () => named(ofTrace(traceId), /^webhook qualified_settlement$/)[0],
+    );
+    // The workflow's span ends, and is exported, when the run completes.
+    await waitFor('the workflow span', async () => named(ofTrace(traceId), /^RunWorkflow:transactionLifecycle$/)[0]);
+    const trace = ofTrace(traceId);
+    const insert = trace.find((s) => statement(s).includes('INSERT INTO ingested_event'));
+    const start = named(trace, /^SignalWithStartWorkflow:transactionLifecycle$/)[0];
+    const workflow = named(trace, /^RunWorkflow:transactionLifecycle$/)[0];
+    const settle = named(trace, /^RunActivity:settleTransaction$/)[0];
+    for (const [what, span] of Object.entries({ insert, start, workflow, settle }))
+      assert.ok(span, `${what} span in the trace (${trace.map((s) => s.name).join(', ')})`);
+    assert.ok(descends(trace, insert!, request), 'the insert runs in the request');
+    assert.ok(descends(trace, start, request), 'the hand-over follows the request');
+    assert.ok(descends(trace, workflow, start), 'the workflow follows its start');
+    assert.ok(descends(trace, settle, workflow), 'the settlement runs in the workflow');
+    const settleSql = trace.filter((s) => s.kind === 2 /* CLIENT */ && statement(s) && descends(trace, s, settle));
+    assert.ok(settleSql.length > 0, 'the settlement SQL is in the settlement span');
+    assert.equal(attempt.attributes['http.response.status_code'], 204);
+    assertConnected(trace, request);
+    if (process.env.SHOW_TRACE) console.log(trace.map((s) => `${s.name} ${statement(s).slice(0, 40)}`).join('\n'));
+  });
+
+  it('gives a read request its server span and its SQL', async () => {
+    exporter.reset();
+    const res = await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/summary`);
+    assert.equal(res.status, 200);
+    const read = await waitFor(
+      'the read span',
+      async () => named(spans(), /^GET \/api\/v2\/chg\/:chgId\/rewards\/summary$/)[0],
+    );
+    const trace = ofTrace(read.spanContext().traceId);
+    assert.ok(
+      trace.some((s) => s !== read && statement(s) !== '' && descends(trace, s, read)),
+      'SQL under the request',
+    );
+    assertConnected(trace, read);
+  });
+});
