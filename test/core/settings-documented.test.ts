@@ -1,6 +1,6 @@
 // Every setting the service reads is documented where operators look: .env.example and
 // the table of docs/operating/configuration.md. The names are taken from the code that reads them (the string
-// literals and `env.NAME` reads of core/config.ts and core/temporal-config.ts), so a new setting
+// literals and `env.NAME` reads of core/config.ts, core/temporal-config.ts and core/tracing.ts), so a new setting
 // without its documentation fails here; and the Temporal variables the SDK's envconfig reads
 // are all ones we list, so an SDK upgrade that adds one is noticed.
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 /** Names read by the configuration modules: 'NAME' literals and env.NAME. */
 function settingsRead(): Set<string> {
   const names = new Set<string>();
-  for (const file of ['core/config.ts', 'core/temporal-config.ts']) {
+  for (const file of ['core/config.ts', 'core/temporal-config.ts', 'core/tracing.ts']) {
     const source = read(file);
     for (const m of source.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) names.add(m[1]);
     for (const m of source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)) names.add(m[1]);
