@@ -1,4 +1,7 @@
-// One structured log line per request, after the response is decided.
+// One structured log line per request, after the response is decided. Written through the
+// process's logger with the request's ids as fields, not through the request's child logger:
+// making that child (and the issuer's below it) cost more than the line itself, some 17 µs
+// against 7 µs per request (pino, measured beside each other), at thousands of requests a second.
 import type { Middleware } from 'koa';
 import type { Logger } from '../../core/logger';
 
@@ -10,8 +13,10 @@ export function accessLog(logger: Logger): Middleware {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      ctx.state.log?.info(
+      logger.info(
         {
+          requestId: ctx.state.requestId,
+          issuerId: (ctx.state.issuer as { id?: string } | undefined)?.id,
           method: ctx.method,
           path: ctx.path,
           route: ctx._matchedRoute,

@@ -3,6 +3,7 @@
 // middleware on a quiet request's path must leave it unmade.
 import assert from 'node:assert/strict';
 import { startTestApp, newIssuer, type TestApp } from '../helpers/app';
+import pino from 'pino';
 import { createLogger, type Logger } from '../../core/logger';
 import { groupBody } from '../helpers/groups';
 
@@ -35,5 +36,33 @@ describe('request logger', () => {
     const missing = await issuer.call('GET', '/api/v2/chg/chg_00000000-0000-0000-0000-000000000000/rewards/summary');
     assert.equal(missing.status, 404);
     assert.ok(children >= 1);
+  });
+
+  it('writes the access line of a request at info without making its child logger', async () => {
+    const lines: string[] = [];
+    const logger: Logger = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    let made = 0;
+    const child = logger.child.bind(logger);
+    logger.child = ((...args: Parameters<Logger['child']>) => {
+      made++;
+      return child(...args);
+    }) as Logger['child'];
+    const quiet = await startTestApp({ logger });
+    try {
+      const issuer = await newIssuer(quiet);
+      const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+      made = 0;
+      lines.length = 0;
+      const res = await issuer.call('GET', `/api/v2/chg/${group.id}/rewards/summary`);
+      assert.equal(res.status, 200);
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(made, 0, 'no child logger for the access line');
+      const line = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request');
+      assert.equal(line?.route, '/api/v2/chg/:chgId/rewards/summary');
+      assert.equal(line?.issuerId, issuer.id);
+      assert.match(line?.requestId ?? '', /^req_/);
+    } finally {
+      await quiet.close();
+    }
   });
 });
