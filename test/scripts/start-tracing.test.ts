@@ -1,6 +1,7 @@
 // `npm start` with the standard OpenTelemetry variables (http/json to a collector): one settled
 // purchase becomes one trace holding the API's and the worker's spans, each span's parent in
-// the trace. The collector here is a stand-in that keeps what it is sent.
+// the trace; the worker's /metrics still serves the Temporal SDK's metrics beside ours. The
+// collector here is a stand-in that keeps what it is sent.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { devStackTestEnv, freeDevStackPorts } from '../helpers/dev-stack';
+import { freePort } from '../helpers/ports';
 import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent } from '../helpers/events';
 
@@ -69,6 +71,7 @@ describe('npm start with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)', function () {
     dataDir = mkdtempSync(join(tmpdir(), 'rewards-start-tracing-'));
     const ports = await freeDevStackPorts();
     const api = `http://127.0.0.1:${ports.api}`;
+    const workerMetricsPort = await freePort();
     const stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'start.ts')], {
       cwd: ROOT,
       detached: true,
@@ -76,6 +79,9 @@ describe('npm start with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)', function () {
       env: {
         ...devStackTestEnv(dataDir, ports),
         OPERATOR_TOKEN,
+        // The worker's /metrics on, with Temporal's runtime metrics behind it.
+        WORKER_METRICS_PORT: String(workerMetricsPort),
+        TEMPORAL_METRICS_PORT: String(await freePort()),
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         // Exported within a second rather than the default five.
@@ -146,6 +152,12 @@ describe('npm start with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)', function () {
       const orphans = trace.filter((s) => s.parentSpanId && !ids.has(s.parentSpanId));
       assert.deepEqual(orphans, [], 'every parent is in the trace');
       assert.equal(trace.filter((s) => !s.parentSpanId).length, 1, 'one root: the request');
+
+      // Tracing changes nothing of the worker's metrics: ours, then the Temporal SDK's.
+      const metrics = await (await fetch(`http://127.0.0.1:${workerMetricsPort}/metrics`)).text();
+      assert.match(metrics, /^rewards_lifecycle_outcomes_total\{/m);
+      assert.match(metrics, /^temporal_workflow_completed(_total)?\{/m);
+      assert.match(metrics, /^temporal_worker_task_slots_available\{/m);
     } finally {
       if (stack.exitCode === null) {
         process.kill(-stack.pid!, 'SIGINT');
