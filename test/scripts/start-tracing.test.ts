@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { devStackTestEnv, freeDevStackPorts } from '../helpers/dev-stack';
+import { devStackTestEnv, freeDevStackPorts, stopDevStack } from '../helpers/dev-stack';
 import { freePort } from '../helpers/ports';
 import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent } from '../helpers/events';
@@ -159,14 +159,7 @@ describe('npm start with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)', function () {
       assert.match(metrics, /^temporal_workflow_completed(_total)?\{/m);
       assert.match(metrics, /^temporal_worker_task_slots_available\{/m);
     } finally {
-      if (stack.exitCode === null) {
-        process.kill(-stack.pid!, 'SIGINT');
-        const stopped = await Promise.race([
-          exited.then(() => true),
-          new Promise((r) => setTimeout(() => r(false), 60_000)),
-        ]);
-        if (!stopped) process.kill(-stack.pid!, 'SIGKILL');
-      }
+      await stopDevStack(stack, exited);
     }
   });
 });

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { devStackTestEnv, freeDevStackPorts } from '../helpers/dev-stack';
+import { devStackTestEnv, freeDevStackPorts, stopDevStack } from '../helpers/dev-stack';
 import { makePrivateClone, type PrivateClone } from '../helpers/private-clone';
 
 const ROOT = join(__dirname, '..', '..');
@@ -116,16 +116,8 @@ describe('scripts/start.ts (npm start)', function () {
         assert.equal(await portOpen(port), false, `${name} port ${port} still open`);
       console.log(`      (ready in ${Math.round(signalled - startedAt)} ms, stopped in ${Math.round(stopMs)} ms)`);
     } finally {
-      // A failed test still stops the stack in order: its Temporal and PostgreSQL run in groups
-      // of their own, which a SIGKILL of the supervisor would leave behind.
-      if (stack.exitCode === null) {
-        process.kill(-stack.pid!, 'SIGINT');
-        const stopped = await Promise.race([
-          exited.then(() => true),
-          new Promise((r) => setTimeout(() => r(false), 60_000)),
-        ]);
-        if (!stopped) process.kill(-stack.pid!, 'SIGKILL');
-      }
+      // A failed test still stops the stack in order.
+      await stopDevStack(stack, exited);
     }
   });
 });
