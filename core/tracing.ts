@@ -83,7 +83,11 @@ export function startTracing(
   const provider = new NodeTracerProvider({ resource });
   provider.addSpanProcessor(spanProcessor);
   provider.register();
-  const pg = new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true });
+  const pg = new PgInstrumentation({
+    enhancedDatabaseReporting: false,
+    requireParentSpan: true,
+    requestHook: (span, { query }) => span.updateName(sqlSpanName(query)),
+  });
   const unregister = registerInstrumentations({ instrumentations: [pg], tracerProvider: provider });
   // The instrumentation patches the pg module when it is required next; a process that has
   // loaded it already (tests) gets the patch now, on the prototypes every client shares.
@@ -105,6 +109,15 @@ export function startTracing(
 }
 
 export const tracer = () => trace.getTracer(TRACER_NAME);
+
+/**
+ * A query's span name: its prepared statement's name, else its first SQL word. The
+ * instrumentation's own takes the text up to the first space, which for a statement written on
+ * its own lines (most of ours) is a line break.
+ */
+export function sqlSpanName(query: { text: string; name?: string }): string {
+  return `pg.query:${query.name ?? /[A-Za-z]+/.exec(query.text)?.[0]?.toUpperCase() ?? 'SQL'}`;
+}
 
 /** Runs `fn` in a span of its own (ended, and marked failed when it throws), as a child of the active one. */
 export async function inSpan<T>(
