@@ -17,6 +17,12 @@ function counter<L extends string>(name: string, help: string, labelNames: reado
   );
 }
 
+function gauge<L extends string>(name: string, help: string, labelNames: readonly L[]) {
+  return (
+    (registry.getSingleMetric(name) as client.Gauge<L> | undefined) ?? new client.Gauge({ name, help, labelNames })
+  );
+}
+
 export const httpRequests = counter('rewards_http_requests_total', 'HTTP requests by route and status.', [
   'method',
   'route',
@@ -75,6 +81,12 @@ export const activityFailures = counter(
 
 export const lifecycleOutcomes = counter(
   'rewards_lifecycle_outcomes_total',
-  'Outcomes of lifecycle steps, by step and status.',
+  'Outcomes of lifecycle steps, by step and status; step="markUnknown", status="unknown": events marked unknown.',
   ['step', 'status'] as const,
+);
+
+export const handoverOldestSeconds = gauge(
+  'rewards_handover_oldest_seconds',
+  'Age in seconds of the oldest event waiting for its hand-over to Temporal (0 when none), as the hand-over watch last read it.',
+  [] as const,
 );

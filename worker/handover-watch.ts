@@ -2,12 +2,15 @@
 // died between its commit and its hand-over, or Temporal refused it. The API hands over right
 // after the commit; what is still queued `graceMs` later was dropped by it. The per-minute
 // handoverSweeper schedule alone would leave such events waiting up to a minute and a half; this
-// watch looks every `intervalMs` with one index probe and, when something waits, runs the same
-// sweep in-process (activities/sweeper.ts; docs/decisions/0020-recovery-in-seconds.md). Handing over an event the API is handing over too is harmless: the
-// running workflow ignores a repeated signal, and a finished one is only started again for an
-// event still pending (core/domain/handover.ts). The schedule stays as the net.
+// watch looks every `intervalMs` with one index probe, which also sets the gauge
+// rewards_handover_oldest_seconds, and, when something waits, runs the same sweep in-process
+// (activities/sweeper.ts; docs/decisions/0020-recovery-in-seconds.md). Handing over an event the
+// API is handing over too is harmless: the running workflow ignores a repeated signal, and a
+// finished one is only started again for an event still pending (core/domain/handover.ts). The
+// schedule stays as the net.
 import type { Logger } from '../core/logger';
 import { createSweepActivities, type SweepDeps } from '../activities/sweeper';
+import { handoverOldestSeconds } from '../core/metrics';
 
 export interface HandoverWatchOptions {
   /** How often the queue is probed. */
@@ -46,11 +49,14 @@ export function startHandoverWatch(
   let timer: NodeJS.Timeout | undefined;
   let turn: Promise<void> = Promise.resolve();
 
+  // One index step (handover_pending's index on (queued_at, event_id)): the oldest queued event,
+  // whose age is also the gauge rewards_handover_oldest_seconds (0 when the queue is empty).
   const waiting = async (): Promise<boolean> => {
-    const cutoff = new Date(deps.clock.now().getTime() - options.graceMs);
-    const [{ found }] = await deps.db.$queryRaw<Array<{ found: boolean }>>`
-      SELECT EXISTS (SELECT 1 FROM handover_pending WHERE queued_at < ${cutoff}) AS found`;
-    return found;
+    const nowMs = deps.clock.now().getTime();
+    const [{ oldest }] = await deps.db.$queryRaw<Array<{ oldest: Date | null }>>`
+      SELECT min(queued_at) AS oldest FROM handover_pending`;
+    handoverOldestSeconds.set(oldest ? Math.max(0, nowMs - oldest.getTime()) / 1000 : 0);
+    return oldest !== null && oldest.getTime() < nowMs - options.graceMs;
   };
 
   const sweep = async () => {

@@ -28,13 +28,22 @@ function typedFailures<A extends unknown[], R extends { status: string }>(
   };
 }
 
+/** The outcome of markUnknown, whatever step failed for good. */
+const MARKED_UNKNOWN = { step: 'markUnknown', status: 'unknown' } as const;
+
 export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivities {
+  // Its series exists from the worker's start at 0, so the first unknown is an increase
+  // (RewardsLifecycleMarkedUnknown in scripts/monitoring/alert-rules.yml).
+  lifecycleOutcomes.inc(MARKED_UNKNOWN, 0);
   return {
     previewAuthorization: typedFailures('previewAuthorization', (input) => previewAuthorization(deps, input)),
     voidPreview: typedFailures('voidPreview', (input) => voidPreview(deps, input)),
     lapsePreview: typedFailures('lapsePreview', (input) => lapsePreview(deps, input)),
     settleTransaction: typedFailures('settleTransaction', (input) => settleTransaction(deps, input)),
     clawBackRefund: typedFailures('clawBackRefund', (input) => clawBackRefund(deps, input)),
-    markUnknown: (input) => markUnknown(deps, input),
+    // Counted once the event is marked (its update committed), not when it had finished meanwhile.
+    markUnknown: async (input) => {
+      if (await markUnknown(deps, input)) lifecycleOutcomes.inc(MARKED_UNKNOWN);
+    },
   };
 }

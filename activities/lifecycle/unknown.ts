@@ -2,12 +2,13 @@
 // who fixes the cause and reprocesses it (POST /admin/v1/transactions/{txnId}/reprocess).
 import type { LifecycleDeps } from './deps';
 
+/** Marks the event `unknown`; true when it was (committed), false when it had finished meanwhile. */
 export async function markUnknown(
   deps: LifecycleDeps,
   input: { eventId: string; reason: string; workflowId: string },
-): Promise<void> {
+): Promise<boolean> {
   // Never overwrite a finished outcome: a late failure report must not hide posted effects.
-  await deps.db.ingestedEvent.updateMany({
+  const { count } = await deps.db.ingestedEvent.updateMany({
     where: { id: input.eventId, processedAt: null },
     data: { rewardStatus: 'unknown', failureReason: input.reason.slice(0, 1000) },
   });
@@ -15,4 +16,5 @@ export async function markUnknown(
     { eventId: input.eventId, workflowId: input.workflowId, reason: input.reason },
     'event processing failed; marked unknown',
   );
+  return count > 0;
 }

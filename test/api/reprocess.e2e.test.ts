@@ -1,5 +1,6 @@
 // Reprocessing a settlement that ended `unknown`: the activity fails for good, the fault is
-// removed, an operator reprocesses, and the transaction ends matched with one posting.
+// removed, an operator reprocesses, and the transaction ends matched with one posting. Each
+// event marked unknown is counted once in rewards_lifecycle_outcomes_total.
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/activity';
 import { INVARIANT_BROKEN } from '../../core/failure-types';
@@ -12,6 +13,13 @@ import { runAdminCommand } from '../helpers/admin-cli';
 import { parseArgs } from '../../scripts/admin/command';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
+import { lifecycleOutcomes } from '../../core/metrics';
+
+/** Events marked unknown as the worker counts them (the stack runs in this process). */
+async function markedUnknown(): Promise<number> {
+  const { values } = await lifecycleOutcomes.get();
+  return values.find((v) => v.labels.step === 'markUnknown' && v.labels.status === 'unknown')?.value ?? 0;
+}
 
 describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
   this.timeout(120_000);
@@ -37,6 +45,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
   after(() => stack.stop());
 
   it('re-runs a settlement that ended unknown, posting exactly once, and audits it', async () => {
+    const unknownBefore = await markedUnknown();
     const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
     const merchant = await createMerchant(stack.app, {
       brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
@@ -67,6 +76,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
     );
     assert.equal(await stack.waitForStatus(row.id, ['matched', 'unknown']), 'matched');
     assert.equal(await stack.db.ledgerTransfer.count({ where: { transactionId: row.id } }), 1);
+    assert.equal((await markedUnknown()) - unknownBefore, 1, 'counted once as unknown, not again once matched');
     assert.equal(
       (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${row.id}/reward-detail`)).body.earnedAmountMinor,
       300,
@@ -92,6 +102,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
     await createOffer(stack.app, merchant.id, { cashbackRateBps: 1000, startsAt: daysFromNow(-1) });
     await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`);
     brokenPreviews = true;
+    const unknownBefore = await markedUnknown();
     const auths = [];
     for (let i = 0; i < 2; i++) {
       const event = authEvent(cardOf(group), { amount: 2_000, merchantId: merchant.id });
@@ -119,6 +130,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
       assert.equal((previewed.matchTrace as any).preview.cashbackMinor, 200);
       assert.equal((await stack.db.webhook.findFirst({ where: { sourceEventId: auth.id } }))?.type, 'qualified_auth');
     }
+    assert.equal((await markedUnknown()) - unknownBefore, 2, 'each authorization counted once as unknown');
     const audits = await stack.db.operatorAuditLog.findMany({
       where: { action: 'transaction.reprocess', targetId: { in: auths.map((a) => a.id) } },
     });

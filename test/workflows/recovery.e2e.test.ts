@@ -1,8 +1,9 @@
 // Recovery after a process death, in seconds and without the per-minute schedule: an event
 // acknowledged by an API that died before its hand-over is handed over by the worker's
-// hand-over watch; a webhook claimed by a relay that died is claimed again once its short claim
-// lapses, delivered once, and counted as a first attempt sent again. The measured delays are
-// printed (docs/decisions/0020-recovery-in-seconds.md), not asserted.
+// hand-over watch, which reports its wait in rewards_handover_oldest_seconds; a webhook claimed
+// by a relay that died is claimed again once its short claim lapses, delivered once, and counted
+// as a first attempt sent again. The measured delays are printed
+// (docs/decisions/0020-recovery-in-seconds.md), not asserted.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../helpers/stack';
@@ -14,7 +15,8 @@ import { assertLedgerHealthy } from '../helpers/ledger';
 import { deliveryOf, insertEndpoint, settlementData, startReceiver, waitForWebhookStatus } from '../helpers/webhooks';
 import { recordWebhook } from '../../core/domain/webhook-records';
 import { DEFAULT_RELAY_OPTIONS } from '../../worker/webhook-relay';
-import { webhookFirstAttemptsResent } from '../../core/metrics';
+import { DEFAULT_HANDOVER_WATCH } from '../../worker/handover-watch';
+import { handoverOldestSeconds, webhookFirstAttemptsResent } from '../../core/metrics';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
@@ -50,10 +52,23 @@ describe('recovery after a process death', function () {
     const res = await deadApi.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: event });
     assert.equal(res.status, 204);
     const acknowledgedAt = performance.now();
+    // The watch's probe that finds the event past its grace reports its age before handing it over.
+    let oldestSeen = 0;
+    const sampler = setInterval(() => {
+      void handoverOldestSeconds.get().then(({ values }) => (oldestSeen = Math.max(oldestSeen, values[0]?.value ?? 0)));
+    }, 100);
     const row = await stack.db.ingestedEvent.findUniqueOrThrow({
       where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
     });
-    assert.equal(await stack.waitForStatus(row.id, FINAL, 60_000), 'matched');
+    try {
+      assert.equal(await stack.waitForStatus(row.id, FINAL, 60_000), 'matched');
+    } finally {
+      clearInterval(sampler);
+    }
+    assert.ok(
+      oldestSeen > DEFAULT_HANDOVER_WATCH.graceMs / 1000 && oldestSeen < 60,
+      `rewards_handover_oldest_seconds showed the event's wait: ${oldestSeen} s`,
+    );
     console.log(`      (acknowledged → matched without its API: ${Math.round(performance.now() - acknowledgedAt)} ms)`);
     assert.equal(await stack.db.ledgerTransfer.count({ where: { transactionId: row.id } }), 1);
     assert.equal(await stack.db.handoverPending.count({ where: { eventId: row.id } }), 0);
