@@ -1,6 +1,12 @@
 // The benchmark's knobs, read once from the environment and validated (every problem
-// listed). Defaults keep `npm run bench` around 17 minutes on 2 cores, 6 of them the fairness
+// listed). Defaults keep `npm run bench` around 20 minutes on 2 cores, 6 of them the fairness
 // phase's load (BENCH_FAIRNESS_SECONDS=30 for a quick look).
+import { ConfigError, loadConfig } from '../core/config';
+
+/** OTLP encodings the tracing phase can export with (core/tracing.ts supports both). */
+export const TRACING_PROTOCOLS = ['http/json', 'http/protobuf'] as const;
+export type TracingProtocol = (typeof TRACING_PROTOCOLS)[number];
+
 export interface BenchConfig {
   /** Ingestion and each read phase. */
   seconds: number;
@@ -23,6 +29,17 @@ export interface BenchConfig {
   fairnessHangingRate: number;
   /** How long after the load the healthy endpoints' webhooks may still arrive. */
   fairnessDrainSeconds: number;
+  /**
+   * Settled events offered at once to the lifecycle with tracing on (and, run alone, without it
+   * first); by default the sustained phase's backlog, so that the two drains compare like with like.
+   */
+  tracingBacklog: number;
+  /**
+   * OTEL_EXPORTER_OTLP_PROTOCOL of the traced processes. http/json by default: the bench's sink
+   * counts the spans of a JSON body without decoding protobuf; http/protobuf (the service's
+   * default) is counted in requests and bytes only.
+   */
+  tracingProtocol: TracingProtocol;
   drainTimeoutSeconds: number;
   groups: number;
   ingestClients: number;
@@ -45,17 +62,23 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     return value;
   };
   const seconds = int('BENCH_SECONDS', 15, 1, 600);
+  const backlog = int('BENCH_BACKLOG', 5000, 100, 100_000);
+  const tracingProtocol = env.BENCH_TRACING_PROTOCOL || 'http/json';
+  if (!TRACING_PROTOCOLS.includes(tracingProtocol as TracingProtocol))
+    problems.push(`BENCH_TRACING_PROTOCOL must be one of ${TRACING_PROTOCOLS.join(', ')} (got "${tracingProtocol}")`);
   const config: BenchConfig = {
     seconds,
     e2eSeconds: int('BENCH_E2E_SECONDS', 20, 1, 600),
     e2eRate: int('BENCH_E2E_RATE', 10, 1, 1000),
-    backlog: int('BENCH_BACKLOG', 5000, 100, 100_000),
+    backlog,
     costPurchases: int('BENCH_COST_PURCHASES', 5, 1, 100),
     historyPurchases: int('BENCH_HISTORY_PURCHASES', 3400, 10, 100_000),
     noticeGrants: int('BENCH_NOTICE_GRANTS', 10_000, 100, 10_000),
     fairnessSeconds: int('BENCH_FAIRNESS_SECONDS', 300, 10, 3600),
     fairnessHangingRate: int('BENCH_FAIRNESS_RATE', 100, 0, 1000),
     fairnessDrainSeconds: int('BENCH_FAIRNESS_DRAIN_SECONDS', 60, 5, 600),
+    tracingBacklog: int('BENCH_TRACING_BACKLOG', backlog, 100, 100_000),
+    tracingProtocol: tracingProtocol as TracingProtocol,
     drainTimeoutSeconds: int('BENCH_DRAIN_TIMEOUT_SECONDS', 400, 10, 1800),
     groups: int('BENCH_GROUPS', 50, 1, 1000),
     ingestClients: int('BENCH_INGEST_CLIENTS', 8, 1, 64),
@@ -63,6 +86,19 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     readConnections: int('BENCH_READ_CONNECTIONS', 32, 1, 256),
     maxSeconds: int('BENCH_MAX_SECONDS', 1800, 60, 7200),
   };
+  try {
+    serviceLogLevel(env);
+  } catch (err) {
+    problems.push(...(err instanceof ConfigError ? err.problems : [String(err)]).map((p) => `BENCH_LOG_LEVEL: ${p}`));
+  }
   if (problems.length > 0) throw new Error(`Invalid benchmark configuration:\n  - ${problems.join('\n  - ')}`);
   return config;
+}
+
+/**
+ * LOG_LEVEL of the API and the worker: BENCH_LOG_LEVEL when set, else the service's own default
+ * (what `npm start` runs), as core/config.ts reads and checks it, not a copy of it here.
+ */
+export function serviceLogLevel(env: NodeJS.ProcessEnv = process.env): string {
+  return loadConfig({ LOG_LEVEL: env.BENCH_LOG_LEVEL }).logLevel;
 }

@@ -31,6 +31,11 @@ export interface HistoryLine {
   machine: Partial<Machine>;
   /** One-minute load average when each phase started: a busy machine explains a slow run. */
   load: Record<string, number>;
+  /**
+   * LOG_LEVEL of the API and the worker. Absent from the lines recorded before it was kept:
+   * those ran at warn, the bench's level then (unless BENCH_LOG_LEVEL said otherwise, unrecorded).
+   */
+  logLevel?: string;
   config?: Record<string, unknown>;
   figures: Record<string, HistoryFigure>;
   source: 'npm run bench -- --record' | 'transcribed from README';
@@ -58,6 +63,7 @@ export function historyLine(input: {
   commit: { commit: string | null; dirty: boolean };
   machine: Machine;
   load: Record<string, number>;
+  logLevel: string;
   config: object;
   rows: Row[];
 }): HistoryLine {
@@ -68,6 +74,7 @@ export function historyLine(input: {
     dirty: input.commit.dirty,
     machine: input.machine,
     load: { atStart: input.machine.loadAverage1m, ...input.load },
+    logLevel: input.logLevel,
     config: { ...input.config },
     figures: Object.fromEntries(input.rows.map((row) => [row.figure, historyFigure(row)])),
     source: 'npm run bench -- --record',
@@ -90,7 +97,7 @@ export function appendHistory(line: HistoryLine, file = HISTORY_FILE): string {
 }
 
 /** Phases that can run alone (`--only <phase>`), on a fresh stack without the others. */
-export const SOLO_PHASES = ['fairness'] as const;
+export const SOLO_PHASES = ['fairness', 'tracing'] as const;
 export type SoloPhase = (typeof SOLO_PHASES)[number];
 
 export interface BenchArgs {

@@ -25,10 +25,12 @@ export const met = (row: Row): boolean | undefined =>
 const fmt = (v: number) =>
   Number.isNaN(v) ? 'n/a' : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1);
 
-export function printReport(machine: Machine, processes: string, rows: Row[]): string {
+/** `services`: how the API and the worker ran (their log level, tracing). */
+export function printReport(machine: Machine, processes: string, services: string, rows: Row[]): string {
   const lines = [
     `Machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, load avg (1m) at start ${machine.loadAverage1m}`,
     `Processes: ${processes}`,
+    `Services: ${services}`,
     '',
   ];
   const table = rows.map((r) => [

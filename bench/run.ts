@@ -1,20 +1,28 @@
-// `npm run bench`: DESIGN.md "Quality bars", measured on a throw-away stack.
-//   1. fixtures through the APIs          7. history: a short and a long group, for the summary
-//   2. floor: the empty workflow          8. reads: the bare floor server, reward-detail, summary
-//   3. end to end at 10/s                 9. notices: the reward notices scan over 10,000 due grants
-//   4. sustained: the real lifecycle,    10. fairness: healthy webhook endpoints beside one that
+// `npm run bench`: DESIGN.md "Quality bars", measured on a throw-away stack, its API and worker
+// at the service's default log level (info) unless BENCH_LOG_LEVEL says otherwise.
+//   1. fixtures through the APIs          8. history: a short and a long group, for the summary
+//   2. floor: the empty workflow          9. reads: the bare floor server, reward-detail, summary
+//   3. end to end at 10/s                10. notices: the reward notices scan over 10,000 due grants
+//   4. sustained: the real lifecycle,    11. fairness: healthy webhook endpoints beside one that
 //      drain check and trial balance         never answers, at 100 webhooks/s, for 5 minutes
-//   5. cost: billable actions per         11. ingestion: the floor server, the API with the worker
-//      purchase, from histories              paused, then running (last: its backlog is thrown away)
-//   6. end to end at half the sustained rate
+//   5. tracing: the lifecycle again with  12. ingestion: the floor server, the API with the worker
+//      the API and worker restarted          paused, then running (last: its backlog is thrown away)
+//      exporting traces over OTLP, then
+//      restarted without
+//   6. cost: billable actions per
+//      purchase, from histories
+//   7. end to end at half the sustained rate
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
+// Tracing follows the sustained phase, whose untraced lifecycle it is measured against, on the
+// same server a few minutes later.
 // Ingestion runs last because 8 clients leave tens of thousands of purchases for the worker,
 // far more than a run can drain; earlier phases would measure that backlog instead. Fairness
 // runs just before it for the same reason (the relay would share the worker with that
 // backlog, and its latencies and memory would measure the backlog), and after the reads and
 // the notices, whose figures its minutes of writes and their vacuum would otherwise disturb.
-// `npm run bench -- --only fairness` runs that phase alone on a fresh stack.
+// `npm run bench -- --only fairness` runs that phase alone on a fresh stack; `--only tracing`
+// too, measuring the untraced lifecycle it is compared with first.
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -32,13 +40,14 @@ import { runReads } from './reads';
 import { runIngestion, type IngestionResult } from './ingestion';
 import { measureNoticeScan, type NoticeResult } from './notices';
 import { measureFairness, type FairnessResult } from './fairness';
+import { measureTracing, type TracingResult } from './tracing';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
 
 const PROCESSES =
   'API (api/server.ts) and worker (worker/main.ts with its webhook relay, metrics ports off) as separate Node processes, ' +
-  'floor worker and bare floor server (bench/floor-server.ts) as further processes during their phases; load generator, webhook receiver, the never-answering endpoint and floor hand-over in the bench process; ' +
+  'floor worker and bare floor server (bench/floor-server.ts) as further processes during their phases; load generator, webhook receiver, the never-answering endpoint, floor hand-over and the OTLP sink of the tracing phase in the bench process; ' +
   'PostgreSQL (embedded) and Temporal dev server (in memory) as their own processes; all on this machine';
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -64,13 +73,20 @@ async function main(): Promise<void> {
   try {
     stack = await startBenchStack(log);
     const run: PhaseContext = { stack, receiver, config, runId, phases: {}, loads: {} };
-    const rows = args.only === 'fairness' ? fairnessRows(await fairnessPhase(run)) : await everyPhase(run);
-    const table = printReport(machine, PROCESSES, rows);
+    const rows =
+      args.only === 'fairness'
+        ? fairnessRows(await fairnessPhase(run))
+        : args.only === 'tracing'
+          ? tracingRows(await tracingPhase(run))
+          : await everyPhase(run);
+    const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase`;
+    const table = printReport(machine, PROCESSES, services, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
       at: new Date().toISOString(),
       runId,
       machine,
       processes: PROCESSES,
+      logLevel: stack.logLevel,
       config,
       loadAverageAtPhaseStart: run.loads,
       rows: rows.map((r) => ({ ...r, met: met(r) })),
@@ -79,7 +95,15 @@ async function main(): Promise<void> {
     });
     log(`results written to ${file}`);
     if (args.record) {
-      const line = historyLine({ time: startedAt, commit, machine, load: run.loads, config, rows });
+      const line = historyLine({
+        time: startedAt,
+        commit,
+        machine,
+        load: run.loads,
+        logLevel: stack.logLevel,
+        config,
+        rows,
+      });
       log(`run recorded in ${appendHistory(line)}`);
     }
   } finally {
@@ -127,6 +151,7 @@ async function runPhases(run: Run) {
   const floor = await floorPhase(run);
   const e2e = await endToEndPhase(run);
   const { lifecycle, drain, transactions } = await sustainedPhase(run);
+  const tracing = await tracingPhase(run, lifecycle);
   const cost = await costPhase(run);
   const { halfRate, e2eHalf } = await halfRatePhase(run, lifecycle.steadyPerSecond);
   const histories = await historyPhase(run);
@@ -136,7 +161,21 @@ async function runPhases(run: Run) {
   const notices = await noticesPhase(run);
   const fairness = await fairnessPhase(run);
   const ingestion = await ingestionPhase(run, floorServer);
-  return { floor, e2e, lifecycle, drain, cost, halfRate, e2eHalf, histories, notices, reads, fairness, ingestion };
+  return {
+    floor,
+    e2e,
+    lifecycle,
+    drain,
+    tracing,
+    cost,
+    halfRate,
+    e2eHalf,
+    histories,
+    notices,
+    reads,
+    fairness,
+    ingestion,
+  };
 }
 
 async function floorPhase({ stack, config, runId, phases, loads }: Run): Promise<DrainResult> {
@@ -198,6 +237,27 @@ async function sustainedPhase({ stack, fixture, receiver, config, runId, phases,
     `lifecycle: ${lifecycle.steadyPerSecond.toFixed(1)}/s steady; accepted ${drain.accepted}, pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}`,
   );
   return { lifecycle, drain, transactions };
+}
+
+/** With `untraced` (the sustained phase's lifecycle), the whole run's; without, run alone. */
+async function tracingPhase(
+  { stack, receiver, config, runId, phases, loads }: PhaseContext,
+  untraced?: DrainResult,
+): Promise<TracingResult> {
+  const tracing = await measureTracing({
+    stack,
+    receiver,
+    config,
+    runId,
+    log,
+    untraced,
+    restore: untraced !== undefined,
+    onDrainStart: (drain) => {
+      loads[drain === 'traced' ? 'tracing' : 'tracingUntraced'] = load1m();
+    },
+  });
+  phases.tracing = tracing;
+  return tracing;
 }
 
 async function costPhase({ stack, fixture, receiver, config, runId, phases }: Run): Promise<CostResult> {
@@ -373,6 +433,7 @@ function reportRows(config: BenchConfig, results: PhaseResults, loads: Record<st
     ...ingestionRows(results.ingestion),
     ...endToEndRows(config, results),
     ...sustainedRows(results),
+    ...tracingRows(results.tracing),
     ...costRows(results.cost),
     ...noticeRows(results.notices, loads),
     ...fairnessRows(results.fairness),
@@ -551,6 +612,44 @@ function sustainedRows({ lifecycle, floor, drain }: PhaseResults): Row[] {
       unit: 'minor',
       target: { op: '<=', value: 0 },
       note: `${drain.entries} ledger entries`,
+    },
+  ];
+}
+
+function tracingRows(t: TracingResult): Row[] {
+  const { traced, untraced, exported, drain } = t;
+  const purchases = traced.completed;
+  const services = Object.entries(exported.spansByService)
+    .map(([service, n]) => `${service} ${(n / purchases).toFixed(1)}`)
+    .join(', ');
+  const spans =
+    exported.spans === null
+      ? `spans not counted (${t.protocol} is not decoded)`
+      : `${exported.spans} spans${services ? ` (per purchase: ${services})` : ''}${exported.unreadable ? `, ${exported.unreadable} bodies unreadable` : ''}`;
+  return [
+    {
+      figure: 'Tracing: lifecycle, traced (steady 10-90%)',
+      value: traced.steadyPerSecond,
+      unit: 'events/s',
+      note: `backlog ${traced.offered}, ${traced.completed} completed in ${traced.seconds.toFixed(1)} s, exported over OTLP ${t.protocol}; pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}; untraced ${untraced.steadyPerSecond.toFixed(1)}/s (backlog ${untraced.offered}, ${untraced.measuredBy})`,
+    },
+    {
+      figure: 'Tracing: traced / untraced lifecycle',
+      value: (traced.steadyPerSecond / untraced.steadyPerSecond) * 100,
+      unit: '%',
+      target: { op: '>=', value: 95 },
+    },
+    {
+      figure: 'Tracing: spans exported per purchase',
+      value: exported.spans === null ? NaN : exported.spans / purchases,
+      unit: 'spans',
+      note: `${spans}, in ${exported.requests} requests, for ${purchases} purchases`,
+    },
+    {
+      figure: 'Tracing: bytes exported per purchase',
+      value: exported.bytes / purchases,
+      unit: 'bytes',
+      note: `${(exported.bytes / 2 ** 20).toFixed(1)} MiB in ${exported.requests} requests (${t.protocol})`,
     },
   ];
 }

@@ -2,9 +2,22 @@
 // temporary folder and an in-memory Temporal dev server, both on free ports, a freshly
 // migrated database, then the API and the worker as separate Node processes (as in
 // production and `npm start`), so their CPU use is visible and they compete like the
-// real thing on 2 cores. Nothing of .data/ is touched.
+// real thing on 2 cores. Nothing of .data/ is touched. They log at the service's default level
+// (LOG_LEVEL unset: info, an access-log line per request), as `npm start` runs them, unless
+// BENCH_LOG_LEVEL says otherwise; their stdout (pino's JSON, buffered as anywhere but a terminal)
+// goes to a file, as a container runtime keeps it, not to the bench's report.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  createReadStream,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -14,6 +27,7 @@ import { startEmbeddedPostgres } from '../scripts/lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from '../scripts/lib/temporal-dev-server';
 import { freePort } from '../test/helpers/ports';
 import { generateKeyRingEntry, parseKeyRing, type KeyRing } from '../core/crypto/key-ring';
+import { serviceLogLevel } from './config';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -30,6 +44,14 @@ export interface BenchStack {
   worker: ChildProcess;
   /** The API process (api/server.ts); the fault script kills it. */
   api: ChildProcess;
+  /** LOG_LEVEL of the API and the worker (bench/config.ts, serviceLogLevel). */
+  logLevel: string;
+  /**
+   * Stops the API and the worker and starts them again on the same port and database, with
+   * these variables added to their environment (none: as at the start); resolves once the API
+   * answers /readyz and the worker polls. `api` and `worker` then name the new processes.
+   */
+  restartService(extraEnv?: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -41,75 +63,122 @@ const PG_SETTINGS = ['shared_preload_libraries=pg_stat_statements'];
 export async function startBenchStack(log: (line: string) => void): Promise<BenchStack> {
   const tempDir = mkdtempSync(join(tmpdir(), 'rewards-bench-'));
   const stops: Array<() => Promise<void>> = [async () => rmSync(tempDir, { recursive: true, force: true })];
-  const children: ChildProcess[] = [];
+  const processes = childProcesses(tempDir, log);
+  stops.unshift(() => processes.closeLog());
   const stop = async () => {
-    // A paused child (the worker during the ingestion phase) would not act on SIGTERM.
-    for (const c of children) if (c.exitCode === null) c.kill('SIGCONT');
-    // 20 s: the API exits by itself within 17 s (api/shutdown.ts) and writes its profile.
-    await Promise.all(children.map((c) => stopChild(c, 20_000)));
+    await processes.stop(processes.running());
     for (const s of stops) await s().catch((err) => log(`stop failed: ${String(err)}`));
   };
   try {
-    log('starting embedded PostgreSQL');
-    // BENCH_PG_LOG=<file> keeps PostgreSQL's log (e.g. to read a deadlock's details).
-    const pgLog = process.env.BENCH_PG_LOG;
-    const pg = await startEmbeddedPostgres({
-      dataDir: join(tempDir, 'postgres'),
-      port: await freePort(),
-      persistent: false,
-      settings: PG_SETTINGS,
-      log: pgLog ? (line) => appendFileSync(pgLog, line.endsWith('\n') ? line : `${line}\n`) : undefined,
-    });
-    stops.unshift(() => pg.stop());
-    await pg.createDatabase('rewards_bench');
-    const databaseUrl = pg.databaseUrl('rewards_bench');
-    await migrate(databaseUrl);
-    await idleStatementCounting(databaseUrl);
-
-    log('starting the Temporal dev server (in memory)');
-    const temporal = await startTemporalDevServer({ cli: process.env.TEMPORAL_CLI, port: await freePort() });
-    stops.unshift(() => temporal.stop());
-
+    const { databaseUrl, temporalAddress } = await startBackingServices(tempDir, stops, log);
     const operatorToken = `op_bench_${randomBytes(24).toString('hex')}`;
     // A throw-away key: the bench's endpoints live as long as its database.
     const secretKeys = generateKeyRingEntry('bench');
     const port = await freePort();
-    const env = childEnv({ databaseUrl, temporalAddress: temporal.address, operatorToken, secretKeys, port });
-    // BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each child process there at its exit.
-    const profile = process.env.BENCH_PROFILE_DIR
-      ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)]
-      : [];
-    const spawnNode = (entry: string, extraEnv: Record<string, string> = {}) => {
-      const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, entry)], {
-        cwd: ROOT,
-        env: { ...env, ...extraEnv },
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      });
-      children.push(child);
-      return child;
-    };
-    const api = spawnNode('api/server.ts');
-    // The real worker process; its metrics ports are fixed by default, so off here (a second
-    // stack on the machine would collide on them).
-    const worker = spawnNode('worker/main.ts', { WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0' });
+    const logLevel = serviceLogLevel();
+    const env = childEnv({ databaseUrl, temporalAddress, operatorToken, secretKeys, port, logLevel });
+    const spawnNode = (entry: string, extraEnv: Record<string, string> = {}) =>
+      processes.spawn(entry, { ...env, ...extraEnv });
     const apiUrl = `http://127.0.0.1:${port}`;
-    await waitForReady(apiUrl);
-    const webhookSecretKeys = parseKeyRing('WEBHOOK_SECRET_KEYS', secretKeys).ring!;
-    return {
+    const startService = (extraEnv: Record<string, string> = {}) => {
+      const api = spawnNode('api/server.ts', extraEnv);
+      // The real worker process; its metrics ports are fixed by default, so off here (a second
+      // stack on the machine would collide on them).
+      const worker = spawnNode('worker/main.ts', { WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0', ...extraEnv });
+      return { api, worker };
+    };
+    const stack: BenchStack = {
       apiUrl,
       databaseUrl,
-      temporalAddress: temporal.address,
+      temporalAddress,
       operatorToken,
-      webhookSecretKeys,
+      webhookSecretKeys: parseKeyRing('WEBHOOK_SECRET_KEYS', secretKeys).ring!,
       spawnNode,
-      worker,
-      api,
+      ...startService(),
+      logLevel,
+      async restartService(extraEnv = {}) {
+        await processes.stop([stack.api, stack.worker]);
+        const next = startService(extraEnv);
+        Object.assign(stack, next);
+        await Promise.all([waitForReady(apiUrl), childReady(next.worker)]);
+      },
       stop,
     };
+    await waitForReady(apiUrl);
+    return stack;
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/** Embedded PostgreSQL, migrated, and the Temporal dev server; each stopped by `stops`. */
+async function startBackingServices(
+  tempDir: string,
+  stops: Array<() => Promise<void>>,
+  log: (line: string) => void,
+): Promise<{ databaseUrl: string; temporalAddress: string }> {
+  log('starting embedded PostgreSQL');
+  // BENCH_PG_LOG=<file> keeps PostgreSQL's log (e.g. to read a deadlock's details).
+  const pgLog = process.env.BENCH_PG_LOG;
+  const pg = await startEmbeddedPostgres({
+    dataDir: join(tempDir, 'postgres'),
+    port: await freePort(),
+    persistent: false,
+    settings: PG_SETTINGS,
+    log: pgLog ? (line) => appendFileSync(pgLog, line.endsWith('\n') ? line : `${line}\n`) : undefined,
+  });
+  stops.unshift(() => pg.stop());
+  await pg.createDatabase('rewards_bench');
+  const databaseUrl = pg.databaseUrl('rewards_bench');
+  await migrate(databaseUrl);
+  await idleStatementCounting(databaseUrl);
+
+  log('starting the Temporal dev server (in memory)');
+  const temporal = await startTemporalDevServer({ cli: process.env.TEMPORAL_CLI, port: await freePort() });
+  stops.unshift(() => temporal.stop());
+  return { databaseUrl, temporalAddress: temporal.address };
+}
+
+/**
+ * The stack's Node processes: started with their stdout in one file (BENCH_SERVICE_LOG=<file>
+ * keeps it; by default it goes with the stack, once its lines have been counted by level and
+ * its errors shown), and stopped, some or all.
+ */
+function childProcesses(tempDir: string, log: (line: string) => void) {
+  let children: ChildProcess[] = [];
+  const serviceLog = resolve(process.env.BENCH_SERVICE_LOG || join(tempDir, 'services.log'));
+  // Appended to, so that the processes sharing it (the API's two, the worker) never write over
+  // each other's lines.
+  writeFileSync(serviceLog, '');
+  const serviceLogFd = openSync(serviceLog, 'a');
+  // BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each child process there at its exit.
+  const profile = process.env.BENCH_PROFILE_DIR
+    ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)]
+    : [];
+  return {
+    spawn(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+      const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, entry)], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', serviceLogFd, 'inherit', 'ipc'],
+      });
+      children.push(child);
+      return child;
+    },
+    running: () => [...children],
+    async stop(some: ChildProcess[]): Promise<void> {
+      // A paused child (the worker during the ingestion phase) would not act on SIGTERM.
+      for (const c of some) if (c.exitCode === null && c.signalCode === null) c.kill('SIGCONT');
+      // 20 s: the API exits by itself within 17 s (api/shutdown.ts) and writes its profile.
+      await Promise.all(some.map((c) => stopChild(c, 20_000)));
+      children = children.filter((c) => !some.includes(c));
+    },
+    async closeLog(): Promise<void> {
+      closeSync(serviceLogFd);
+      await summarizeServiceLog(serviceLog, log);
+    },
+  };
 }
 
 /** The environment of the API, the worker and the bench's other Node processes. */
@@ -119,14 +188,21 @@ function childEnv(s: {
   operatorToken: string;
   secretKeys: string;
   port: number;
+  logLevel: string;
 }): NodeJS.ProcessEnv {
+  // Where and how traces are exported is the tracing phase's to say (bench/tracing.ts): without
+  // it the services trace nothing, whatever the bench's own environment holds. The sampler and
+  // the batch processor's OTEL_BSP_* settings pass, to measure tracing with them.
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_EXPORTER_OTLP_')),
+  );
   return {
-    ...process.env,
+    ...inherited,
     DATABASE_URL: s.databaseUrl,
     TEMPORAL_ADDRESS: s.temporalAddress,
     OPERATOR_TOKEN: s.operatorToken,
     WEBHOOK_SECRET_KEYS: s.secretKeys,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    LOG_LEVEL: s.logLevel,
     PORT: String(s.port),
     HOST: '127.0.0.1',
     // The bench's webhook receiver listens on loopback.
@@ -154,6 +230,30 @@ async function idleStatementCounting(databaseUrl: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * How much the child processes logged, by level, and their error and fatal lines (the first
+ * 20): the bench's report does not carry their stdout.
+ */
+async function summarizeServiceLog(file: string, log: (line: string) => void): Promise<void> {
+  const byLevel = new Map<string, number>();
+  const errors: string[] = [];
+  let lines = 0;
+  const reader = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const line of reader) {
+    lines++;
+    const level = /"level":(\d+)/.exec(line)?.[1] ?? 'other';
+    byLevel.set(level, (byLevel.get(level) ?? 0) + 1);
+    if (Number(level) >= 50 && errors.length < 20) errors.push(line.length > 600 ? `${line.slice(0, 600)}…` : line);
+  }
+  const names: Record<string, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+  const counts = [...byLevel].map(([level, n]) => `${names[level] ?? level} ${n}`).join(', ');
+  const mib = (statSync(file).size / 2 ** 20).toFixed(1);
+  log(
+    `service logs: ${lines} lines, ${mib} MiB (${counts || 'none'})${process.env.BENCH_SERVICE_LOG ? ` in ${file}` : ''}`,
+  );
+  for (const line of errors) log(`service log: ${line}`);
 }
 
 // /readyz answers 200 once the API reaches PostgreSQL and Temporal; bounded at 60 s.

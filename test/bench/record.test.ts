@@ -31,12 +31,13 @@ describe('bench/record', () => {
     });
   });
 
-  it('writes one line with time, commit, machine, load and every figure', () => {
+  it('writes one line with time, commit, machine, load, log level and every figure', () => {
     const line = historyLine({
       time: new Date('2026-11-25T10:00:00Z'),
       commit: { commit: 'abc', dirty: false },
       machine,
       load: { floor: 1.2 },
+      logLevel: 'info',
       config: { backlog: 5000 },
       rows: [{ figure: 'Sustained: lifecycle / floor', value: 80, unit: '%', target: { op: '>=', value: 75 } }],
     });
@@ -44,6 +45,7 @@ describe('bench/record', () => {
     assert.equal(parsed.time, '2026-11-25T10:00:00.000Z');
     assert.equal(parsed.commit, 'abc');
     assert.deepEqual(parsed.load, { atStart: 0.5, floor: 1.2 });
+    assert.equal(parsed.logLevel, 'info');
     assert.equal(parsed.figures['Sustained: lifecycle / floor'].met, true);
     assert.equal(parsed.source, 'npm run bench -- --record');
   });
@@ -57,9 +59,11 @@ describe('bench/record', () => {
   it('takes --only with a phase that runs alone, and never records such a run', () => {
     assert.deepEqual(parseBenchArgs(['--only', 'fairness']), { record: false, only: 'fairness' });
     assert.deepEqual(parseBenchArgs(['--only=fairness']), { record: false, only: 'fairness' });
-    assert.throws(() => parseBenchArgs(['--only', 'reads']), /--only takes fairness \(got reads\)/);
+    assert.deepEqual(parseBenchArgs(['--only', 'tracing']), { record: false, only: 'tracing' });
+    assert.throws(() => parseBenchArgs(['--only', 'reads']), /--only takes fairness, tracing \(got reads\)/);
     assert.throws(() => parseBenchArgs(['--only']), /got nothing/);
     assert.throws(() => parseBenchArgs(['--record', '--only', 'fairness']), /--record keeps whole runs only/);
+    assert.throws(() => parseBenchArgs(['--record', '--only', 'tracing']), /--record keeps whole runs only/);
   });
 });
 
@@ -73,6 +77,8 @@ describe('bench/history.ndjson', () => {
     assert.ok(lines.length > 0);
     for (const line of lines) {
       assert.equal(line.schema, 1);
+      // Kept since the bench ran at the service's default level; older lines ran at warn.
+      if (line.logLevel !== undefined) assert.match(line.logLevel, /^(fatal|error|warn|info|debug|trace|silent)$/);
       assert.ok(['npm run bench -- --record', 'transcribed from README'].includes(line.source), line.source);
       if (line.source === 'npm run bench -- --record') {
         assert.match(line.time, /^\d{4}-\d\d-\d\dT/);

@@ -1,0 +1,35 @@
+// The bench's knobs (bench/config.ts): the services' log level comes from the service's own
+// default unless BENCH_LOG_LEVEL says otherwise, and the tracing phase's knobs are checked.
+import assert from 'node:assert/strict';
+import { loadBenchConfig, serviceLogLevel } from '../../bench/config';
+import { loadConfig } from '../../core/config';
+
+describe('bench/config', () => {
+  it("runs the services at the service's default log level, as npm start does", () => {
+    assert.equal(serviceLogLevel({}), loadConfig({}).logLevel);
+    assert.equal(serviceLogLevel({}), 'info');
+    // The bench's own environment's LOG_LEVEL is not the services': BENCH_LOG_LEVEL is.
+    assert.equal(serviceLogLevel({ LOG_LEVEL: 'warn' }), 'info');
+  });
+
+  it('takes BENCH_LOG_LEVEL as the override, and refuses a level pino does not know', () => {
+    assert.equal(serviceLogLevel({ BENCH_LOG_LEVEL: 'warn' }), 'warn');
+    assert.equal(serviceLogLevel({ BENCH_LOG_LEVEL: '' }), 'info');
+    assert.throws(() => loadBenchConfig({ BENCH_LOG_LEVEL: 'loud' }), /BENCH_LOG_LEVEL: LOG_LEVEL must be one of/);
+  });
+
+  it("gives the tracing phase the sustained phase's backlog and http/json by default", () => {
+    const config = loadBenchConfig({ BENCH_BACKLOG: '3000' });
+    assert.equal(config.tracingBacklog, 3000);
+    assert.equal(config.tracingProtocol, 'http/json');
+    const set = loadBenchConfig({ BENCH_TRACING_BACKLOG: '1000', BENCH_TRACING_PROTOCOL: 'http/protobuf' });
+    assert.equal(set.tracingBacklog, 1000);
+    assert.equal(set.tracingProtocol, 'http/protobuf');
+    assert.throws(
+      () => loadBenchConfig({ BENCH_TRACING_BACKLOG: '50', BENCH_TRACING_PROTOCOL: 'grpc' }),
+      (err: Error) =>
+        /BENCH_TRACING_BACKLOG must be an integer between 100 and 100000/.test(err.message) &&
+        /BENCH_TRACING_PROTOCOL must be one of http\/json, http\/protobuf \(got "grpc"\)/.test(err.message),
+    );
+  });
+});
