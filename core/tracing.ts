@@ -37,6 +37,7 @@ export interface Tracing {
 }
 
 const DISABLED: Tracing = { enabled: false, shutdown: async () => undefined };
+const NOOP_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 // Whether this process records spans: the hot paths (a webhook attempt, a hand-over) skip even
 // the no-op API's calls without it.
@@ -134,7 +135,7 @@ export async function inSpan<T>(
   options: { kind?: SpanKind; attributes?: Record<string, string | number | boolean>; parent?: Context },
   fn: (span: Span) => Promise<T>,
 ): Promise<T> {
-  if (!active) return fn(trace.wrapSpanContext(INVALID_SPAN_CONTEXT));
+  if (!active) return fn(NOOP_SPAN);
   return tracer().startActiveSpan(
     name,
     { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes },

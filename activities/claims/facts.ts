@@ -12,7 +12,7 @@ import {
 } from '../../core/rules/claims';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
-import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
+import { KEPT_OF_OFFER, merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { fromDbMinor } from '../../core/ledger';
 import type { Tx } from '../../core/domain/ledger';
@@ -152,13 +152,11 @@ async function evaluateAt(
       -- asked what the purchase earns, not what it would earn on top of itself.
       (SELECT coalesce(jsonb_object_agg(x.offer_id, x.net::text), '{}'::jsonb) FROM (
          SELECT offer_id, sum(net) AS net FROM (
-           SELECT offer_id, sum(CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
-                                     WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END) AS net
+           SELECT offer_id, sum(${KEPT_OF_OFFER}) AS net
              FROM reward_total WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId} AND merchant_id = ${merchantId} AND offer_id <> ''
             GROUP BY offer_id
            UNION ALL
-           SELECT offer_id, -sum(CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
-                                      WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END)
+           SELECT offer_id, -sum(${KEPT_OF_OFFER})
              FROM reward_event WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId} AND transaction_id = ${event.id}
               AND merchant_id = ${merchantId} AND offer_id IS NOT NULL
             GROUP BY offer_id) y

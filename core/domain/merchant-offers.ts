@@ -21,6 +21,11 @@ export interface JsonOffer {
   status: CatalogueStatus;
 }
 
+/** A reward event's (or running total's) effect on what the group kept of an offer: earned minus
+ *  clawed back; other types count 0. For per-group caps. */
+export const KEPT_OF_OFFER = Prisma.sql`CASE WHEN type IN ('cashback_earned', 'branded_earned') THEN amount_minor
+  WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END`;
+
 /** Every offer of the merchant, by startsAt then id, as a jsonb array ([] when none). */
 export function merchantOffersJson(merchantId: string): Prisma.Sql {
   return Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'cashbackRateBps', o.cashback_rate_bps, 'brandedRateBps', o.branded_rate_bps,
