@@ -22,7 +22,8 @@
 // backlog, and its latencies and memory would measure the backlog), and after the reads and
 // the notices, whose figures its minutes of writes and their vacuum would otherwise disturb.
 // `npm run bench -- --only fairness` runs that phase alone on a fresh stack; `--only tracing`
-// too, measuring the untraced lifecycle it is compared with first.
+// too, measuring the untraced lifecycle it is compared with first; `--only ingestion` after the
+// fixtures alone.
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -78,7 +79,9 @@ async function main(): Promise<void> {
         ? fairnessRows(await fairnessPhase(run))
         : args.only === 'tracing'
           ? tracingRows(await tracingPhase(run))
-          : await everyPhase(run);
+          : args.only === 'ingestion'
+            ? await ingestionAlone(run)
+            : await everyPhase(run);
     const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase`;
     const table = printReport(machine, PROCESSES, services, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
@@ -142,6 +145,19 @@ async function everyPhase(context: PhaseContext): Promise<Row[]> {
   });
   const run: Run = { ...context, fixture };
   return reportRows(config, await runPhases(run), run.loads);
+}
+
+/** The fixtures and the ingestion phase: the API's intake on a stack nothing else has loaded. */
+async function ingestionAlone(context: PhaseContext): Promise<Row[]> {
+  const { stack, receiver, config } = context;
+  const fixture = await buildFixture({
+    apiUrl: stack.apiUrl,
+    operatorToken: stack.operatorToken,
+    groups: config.groups,
+    webhookUrl: receiver.url,
+  });
+  const run: Run = { ...context, fixture };
+  return ingestionRows(await ingestionPhase(run, await startFloorServer(stack)));
 }
 
 type PhaseResults = Awaited<ReturnType<typeof runPhases>>;

@@ -12,7 +12,6 @@ import { join, relative, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { listMigrations, MIGRATIONS_DIR } from '../prisma/migrate';
 import { TRACED_WORKFLOW_BUNDLE_FILE, WORKFLOW_BUNDLE_FILE } from '../worker/workflow-source';
-import { WORKFLOW_TRACING_MODULE } from '../worker/tracing';
 
 const ROOT = resolve(__dirname, '..');
 const DIST = join(ROOT, 'dist');
@@ -45,7 +44,8 @@ async function main(): Promise<void> {
   // Two bundles: the plain one, and one with the tracing interceptors for a worker started with
   // OTEL_* (worker/tracing.ts), so a worker that does not trace runs none of their code.
   await writeBundle(WORKFLOW_BUNDLE_FILE, []);
-  await writeBundle(TRACED_WORKFLOW_BUNDLE_FILE, [WORKFLOW_TRACING_MODULE]);
+  // The compiled twin of worker/tracing.ts's WORKFLOW_TRACING_MODULE.
+  await writeBundle(TRACED_WORKFLOW_BUNDLE_FILE, [join(DIST, 'workflows', 'tracing-interceptors.js')]);
   check();
 }
 

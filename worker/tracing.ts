@@ -1,18 +1,18 @@
 // The worker's side of tracing with Temporal (core/tracing.ts; the client's interceptor is
-// core/tracing.ts's clientInterceptors): OpenTelemetry's interceptors for the workflows (their spans, exported through a
-// sink) and the activities (a span per execution, the parent taken from the headers). Installed
-// only when the process traces, so a worker without OTEL_* runs the workflow bundle without them.
+// core/tracing.ts's clientInterceptors): our workflow interceptors (workflows/tracing-interceptors.ts,
+// their spans handed over through a sink, worker/workflow-spans.ts) and OpenTelemetry's activity
+// interceptors (a span per execution, the parent taken from the headers). Installed only when the
+// process traces, so a worker without OTEL_* runs the workflow bundle without them.
 import {
-  makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import type { Tracing } from '../core/tracing';
+import { workflowSpanSinks } from './workflow-spans';
 
 /** The workflow interceptors' module, bundled with the workflows when tracing. */
-export const WORKFLOW_TRACING_MODULE =
-  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+export const WORKFLOW_TRACING_MODULE = require.resolve('../workflows/tracing-interceptors');
 
 /** What Worker.create adds for tracing: activity interceptors and the workflow span sink. */
 export function workerTracing(tracing: Tracing): {
@@ -28,7 +28,7 @@ export function workerTracing(tracing: Tracing): {
         outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
       }),
     ],
-    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } as InjectedSinks<never>,
+    sinks: workflowSpanSinks(tracing.spanProcessor, tracing.resource) as InjectedSinks<never>,
     workflowModules: [WORKFLOW_TRACING_MODULE],
   };
 }

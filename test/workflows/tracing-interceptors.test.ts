@@ -1,0 +1,137 @@
+// The workflow side of tracing (workflows/tracing-interceptors.ts) in the real lifecycle workflow,
+// with stub activities on the time-skipping test server: the spans it hands the worker, their
+// parents, and the trace context each activity receives, for a sampled parent, an unsampled one
+// and none. The whole path with the API, PostgreSQL and the exporter is tracing.e2e.test.ts.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Resource } from '@opentelemetry/resources';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { WorkflowClient, type WorkflowClientInterceptor } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { findTestServer } from '../../scripts/lib/temporal-dev-server';
+import { registerSearchAttributes } from '../../worker/register-search-attributes';
+import { WORKFLOW_TRACING_MODULE } from '../../worker/tracing';
+import { workflowSpanSinks } from '../../worker/workflow-spans';
+import { WORKFLOWS_PATH } from '../../worker/worker';
+import { quietTemporalRuntime } from '../helpers/stack';
+import { TRACE_HEADER, parseTraceparent } from '../../workflows/trace-context';
+import { lifecycleInput, settlementSignal } from '../../workflows/lifecycle-signals';
+import { transactionLifecycle } from '../../workflows/transaction-lifecycle';
+import type { LifecycleActivities, StepOutcome } from '../../activities/lifecycle/types';
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT_ID = '00f067aa0ba902b7';
+
+/** A client that sends `traceparent` with the start and the signal, as the API's hand-over does. */
+function clientSending(env: TestWorkflowEnvironment, traceparent: string | undefined): WorkflowClient {
+  const interceptor: WorkflowClientInterceptor = {
+    signalWithStart: (input, next) =>
+      next(
+        traceparent
+          ? { ...input, headers: { ...input.headers, [TRACE_HEADER]: defaultPayloadConverter.toPayload({ traceparent }) } }
+          : input,
+      ),
+  };
+  return new WorkflowClient({ connection: env.connection, interceptors: [interceptor] });
+}
+
+describe('workflow tracing interceptors (time-skipping, stub activities)', function () {
+  this.timeout(120_000);
+  let env: TestWorkflowEnvironment;
+  let bundle: WorkflowBundleWithSourceMap;
+
+  before(async () => {
+    quietTemporalRuntime();
+    env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: findTestServer() } },
+    });
+    await registerSearchAttributes(env.connection);
+    bundle = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      workflowInterceptorModules: [WORKFLOW_TRACING_MODULE],
+    });
+  });
+  after(async () => {
+    await env?.teardown();
+  });
+
+  /** One settled purchase through the lifecycle; the spans handed over and what the activity saw. */
+  async function settle(traceparent: string | undefined) {
+    const exporter = new InMemorySpanExporter();
+    const received: Array<string | undefined> = [];
+    const settled = async (): Promise<StepOutcome> => ({ status: 'matched', merchantId: 'mp_stub' });
+    const taskQueue = `traced-${randomUUID()}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: { settleTransaction: settled } as Partial<LifecycleActivities>,
+      interceptors: {
+        activity: [
+          () => ({
+            inbound: {
+              execute: (input, next) => {
+                const header = input.headers[TRACE_HEADER];
+                received.push(header && defaultPayloadConverter.fromPayload<{ traceparent: string }>(header).traceparent);
+                return next(input);
+              },
+            },
+          }),
+        ],
+      },
+      sinks: workflowSpanSinks(new SimpleSpanProcessor(exporter), new Resource({ 'service.name': 'test' })),
+    });
+    const workflowId = `txn/iss_trace/${randomUUID()}`;
+    await worker.runUntil(async () => {
+      const handle = await clientSending(env, traceparent).signalWithStart(transactionLifecycle, {
+        workflowId,
+        taskQueue,
+        args: [lifecycleInput('iss_trace', 3 * 24 * 3_600_000)],
+        signal: settlementSignal,
+        signalArgs: [{ eventId: 's1' }],
+      });
+      await handle.result();
+    });
+    const spans = exporter.getFinishedSpans();
+    const named = (name: string): ReadableSpan => {
+      const found = spans.find((s) => s.name === name);
+      assert.ok(found, `${name} among ${spans.map((s) => s.name).join(', ')}`);
+      return found;
+    };
+    return { spans, named, received, workflowId };
+  }
+
+  it('records the workflow, its signal and its activity in the sender trace, and hands the activity its parent', async () => {
+    const { spans, named, received, workflowId } = await settle(`00-${TRACE_ID}-${PARENT_ID}-01`);
+    const run = named('RunWorkflow:transactionLifecycle');
+    const signal = named('HandleSignal:settlement');
+    const start = named('StartActivity:settleTransaction');
+    for (const span of spans) assert.equal(span.spanContext().traceId, TRACE_ID, span.name);
+    assert.equal(run.parentSpanId, PARENT_ID);
+    // SignalWithStart carries one header, the start's: the signal's span hangs under the workflow's.
+    assert.equal(signal.parentSpanId, run.spanContext().spanId);
+    assert.equal(start.parentSpanId, run.spanContext().spanId);
+    assert.equal(run.attributes.temporalWorkflowId, workflowId);
+    assert.ok(run.endTime[0] * 1e3 >= run.startTime[0] * 1e3, 'ended after it started');
+    assert.deepEqual(
+      received.map((t) => parseTraceparent(t)),
+      [{ traceId: TRACE_ID, spanId: start.spanContext().spanId, sampled: true }],
+    );
+  });
+
+  it('records nothing for a trace that is not sampled, and passes that decision on to the activity', async () => {
+    const { spans, received } = await settle(`00-${TRACE_ID}-${PARENT_ID}-00`);
+    assert.deepEqual(spans, []);
+    assert.equal(received.length, 1);
+    assert.equal(parseTraceparent(received[0])?.sampled, false);
+    assert.equal(parseTraceparent(received[0])?.traceId, TRACE_ID);
+  });
+
+  it('records nothing for a workflow started without trace context (a schedule), nor hands any on', async () => {
+    const { spans, received } = await settle(undefined);
+    assert.deepEqual(spans, []);
+    assert.deepEqual(received, [undefined]);
+  });
+});

@@ -1,0 +1,150 @@
+// The workflows' side of tracing, bundled only into the traced workflow bundle (worker/tracing.ts).
+// A workflow started or signalled with trace context in its headers (the API's hand-over, the
+// sweeper, the relay: core/tracing.ts) records RunWorkflow, HandleSignal, HandleUpdate and
+// StartActivity spans in that trace and hands its activities their parent in their headers,
+// where the activity interceptor on the worker finds it.
+//
+// Written here rather than taken from @temporalio/interceptors-opentelemetry's workflow module:
+// that one loads OpenTelemetry's SDK into the sandbox, and the sandbox runs a bundle's module
+// initialisers again for every workflow, which made tracing cost a quarter of the lifecycle's
+// throughput. Here a span is a plain object handed, once ended, to the worker through a sink
+// (not called on replay), which turns it into an OpenTelemetry span (worker/workflow-spans.ts).
+// Span ids come from the workflow's seeded Math.random, so a replay names the same spans.
+// A workflow with no trace context (a schedule's) records nothing: its activities start their
+// own traces, as the sampler decides.
+import {
+  ContinueAsNew,
+  defaultPayloadConverter,
+  proxySinks,
+  workflowInfo,
+  type ActivityInput,
+  type ContinueAsNewInput,
+  type Headers,
+  type LocalActivityInput,
+  type Next,
+  type SignalInput,
+  type Sinks,
+  type UpdateInput,
+  type WorkflowExecuteInput,
+  type WorkflowInboundCallsInterceptor,
+  type WorkflowInterceptorsFactory,
+  type WorkflowOutboundCallsInterceptor,
+} from '@temporalio/workflow';
+import { formatTraceparent, newSpanId, parseTraceparent, TRACE_HEADER, type SpanContext } from './trace-context';
+
+/** A workflow span as it crosses to the worker: OpenTelemetry's SpanKind numbers, epoch milliseconds. */
+export interface EndedWorkflowSpan {
+  name: string;
+  /** 0 internal, 1 server, 2 client (OpenTelemetry's SpanKind). */
+  kind: 0 | 1 | 2;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  startMs: number;
+  endMs: number;
+  /** The error's message when the call failed. */
+  error?: string;
+}
+
+export interface WorkflowSpanSinks extends Sinks {
+  workflowSpans: { ended(span: EndedWorkflowSpan): void };
+}
+
+const SERVER = 1;
+const CLIENT = 2;
+
+const sinks = proxySinks<WorkflowSpanSinks>();
+
+// Module state is the workflow's own: the sandbox gives every workflow fresh module instances.
+let workflowSpan: SpanContext | undefined;
+
+function contextIn(headers: Headers): SpanContext | undefined {
+  const payload = headers[TRACE_HEADER];
+  if (!payload) return undefined;
+  try {
+    return parseTraceparent(defaultPayloadConverter.fromPayload<{ traceparent?: unknown }>(payload)?.traceparent);
+  } catch {
+    return undefined;
+  }
+}
+
+function withContext(headers: Headers, context: SpanContext): Headers {
+  return { ...headers, [TRACE_HEADER]: defaultPayloadConverter.toPayload({ traceparent: formatTraceparent(context) }) };
+}
+
+/** Runs `fn` in a child span of `parent` (nothing recorded without one, or when not sampled). */
+async function inSpan<T>(
+  name: string,
+  kind: EndedWorkflowSpan['kind'],
+  parent: SpanContext | undefined,
+  fn: (span: SpanContext | undefined) => Promise<T>,
+): Promise<T> {
+  if (!parent) return fn(undefined);
+  const span: SpanContext = { traceId: parent.traceId, spanId: newSpanId(), sampled: parent.sampled };
+  const startMs = Date.now();
+  let error: string | undefined;
+  try {
+    return await fn(span);
+  } catch (err) {
+    if (!(err instanceof ContinueAsNew)) error = err instanceof Error ? err.message : String(err);
+    throw err;
+  } finally {
+    if (span.sampled)
+      sinks.workflowSpans.ended({
+        name,
+        kind,
+        traceId: span.traceId,
+        spanId: span.spanId,
+        parentSpanId: parent.spanId,
+        startMs,
+        endMs: Date.now(),
+        ...(error === undefined ? {} : { error }),
+      });
+  }
+}
+
+class Inbound implements WorkflowInboundCallsInterceptor {
+  execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    return inSpan(`RunWorkflow:${workflowInfo().workflowType}`, SERVER, contextIn(input.headers), (span) => {
+      workflowSpan = span;
+      return next(input);
+    });
+  }
+
+  handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>): Promise<void> {
+    return inSpan(`HandleSignal:${input.signalName}`, SERVER, contextIn(input.headers) ?? workflowSpan, () =>
+      next(input),
+    );
+  }
+
+  handleUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>): Promise<unknown> {
+    return inSpan(`HandleUpdate:${input.name}`, SERVER, contextIn(input.headers) ?? workflowSpan, () => next(input));
+  }
+}
+
+/** Activities are children of the workflow's span: the purchase's trace, whichever signal led to them. */
+class Outbound implements WorkflowOutboundCallsInterceptor {
+  scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) {
+    return inSpan(`StartActivity:${input.activityType}`, CLIENT, workflowSpan, (span) =>
+      next(span ? { ...input, headers: withContext(input.headers, span) } : input),
+    );
+  }
+
+  scheduleLocalActivity(
+    input: LocalActivityInput,
+    next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>,
+  ) {
+    return inSpan(`StartActivity:${input.activityType}`, CLIENT, workflowSpan, (span) =>
+      next(span ? { ...input, headers: withContext(input.headers, span) } : input),
+    );
+  }
+
+  continueAsNew(input: ContinueAsNewInput, next: Next<WorkflowOutboundCallsInterceptor, 'continueAsNew'>) {
+    return next(workflowSpan ? { ...input, headers: withContext(input.headers, workflowSpan) } : input);
+  }
+}
+
+export const interceptors: WorkflowInterceptorsFactory = () => ({
+  inbound: [new Inbound()],
+  outbound: [new Outbound()],
+});
