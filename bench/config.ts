@@ -29,11 +29,10 @@ export interface BenchConfig {
   fairnessHangingRate: number;
   /** How long after the load the healthy endpoints' webhooks may still arrive. */
   fairnessDrainSeconds: number;
-  /**
-   * Settled events offered at once to the lifecycle with tracing on (and, run alone, without it
-   * first); by default the sustained phase's backlog, so that the two drains compare like with like.
-   */
+  /** Settled events offered at once to each of the tracing phase's drains, traced and untraced. */
   tracingBacklog: number;
+  /** Rounds of the tracing phase, each an untraced drain and a traced one. */
+  tracingRounds: number;
   /**
    * OTEL_EXPORTER_OTLP_PROTOCOL of the traced processes. http/json by default: the bench's sink
    * counts the spans of a JSON body without decoding protobuf; http/protobuf (the service's
@@ -77,7 +76,8 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     fairnessSeconds: int('BENCH_FAIRNESS_SECONDS', 300, 10, 3600),
     fairnessHangingRate: int('BENCH_FAIRNESS_RATE', 100, 0, 1000),
     fairnessDrainSeconds: int('BENCH_FAIRNESS_DRAIN_SECONDS', 60, 5, 600),
-    tracingBacklog: int('BENCH_TRACING_BACKLOG', backlog, 100, 100_000),
+    tracingBacklog: int('BENCH_TRACING_BACKLOG', 2000, 100, 100_000),
+    tracingRounds: int('BENCH_TRACING_ROUNDS', 2, 1, 10),
     tracingProtocol: tracingProtocol as TracingProtocol,
     drainTimeoutSeconds: int('BENCH_DRAIN_TIMEOUT_SECONDS', 400, 10, 1800),
     groups: int('BENCH_GROUPS', 50, 1, 1000),

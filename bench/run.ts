@@ -5,25 +5,24 @@
 //   3. end to end at 10/s                10. notices: the reward notices scan over 10,000 due grants
 //   4. sustained: the real lifecycle,    11. fairness: healthy webhook endpoints beside one that
 //      drain check and trial balance         never answers, at 100 webhooks/s, for 5 minutes
-//   5. tracing: the lifecycle again with  12. ingestion: the floor server, the API with the worker
-//      the API and worker restarted          paused, then running (last: its backlog is thrown away)
-//      exporting traces over OTLP, then
-//      restarted without
+//   5. tracing: the lifecycle untraced    12. ingestion: the floor server, the API with the worker
+//      and exporting traces over OTLP,           paused, then running (last: its backlog is thrown away)
+//      in alternated rounds on restarted
+//      processes
 //   6. cost: billable actions per
 //      purchase, from histories
 //   7. end to end at half the sustained rate
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
-// Tracing follows the sustained phase, whose untraced lifecycle it is measured against, on the
-// same server a few minutes later.
+// Tracing follows the sustained phase: alternated rounds, untraced then traced, each on restarted
+// processes (bench/tracing.ts).
 // Ingestion runs last because 8 clients leave tens of thousands of purchases for the worker,
 // far more than a run can drain; earlier phases would measure that backlog instead. Fairness
 // runs just before it for the same reason (the relay would share the worker with that
 // backlog, and its latencies and memory would measure the backlog), and after the reads and
 // the notices, whose figures its minutes of writes and their vacuum would otherwise disturb.
-// `npm run bench -- --only fairness` runs that phase alone on a fresh stack; `--only tracing`
-// too, measuring the untraced lifecycle it is compared with first; `--only ingestion` after the
-// fixtures alone.
+// `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing` too,
+// and `--only ingestion` after the fixtures.
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -41,7 +40,7 @@ import { runReads } from './reads';
 import { runIngestion, type IngestionResult } from './ingestion';
 import { measureNoticeScan, type NoticeResult } from './notices';
 import { measureFairness, type FairnessResult } from './fairness';
-import { measureTracing, type TracingResult } from './tracing';
+import { measureTracing, tracingShares, type TracingResult } from './tracing';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
@@ -167,7 +166,7 @@ async function runPhases(run: Run) {
   const floor = await floorPhase(run);
   const e2e = await endToEndPhase(run);
   const { lifecycle, drain, transactions } = await sustainedPhase(run);
-  const tracing = await tracingPhase(run, lifecycle);
+  const tracing = await tracingPhase(run);
   const cost = await costPhase(run);
   const { halfRate, e2eHalf } = await halfRatePhase(run, lifecycle.steadyPerSecond);
   const histories = await historyPhase(run);
@@ -255,21 +254,16 @@ async function sustainedPhase({ stack, fixture, receiver, config, runId, phases,
   return { lifecycle, drain, transactions };
 }
 
-/** With `untraced` (the sustained phase's lifecycle), the whole run's; without, run alone. */
-async function tracingPhase(
-  { stack, receiver, config, runId, phases, loads }: PhaseContext,
-  untraced?: DrainResult,
-): Promise<TracingResult> {
+async function tracingPhase({ stack, receiver, config, runId, phases, loads }: PhaseContext): Promise<TracingResult> {
   const tracing = await measureTracing({
     stack,
     receiver,
     config,
     runId,
     log,
-    untraced,
-    restore: untraced !== undefined,
-    onDrainStart: (drain) => {
-      loads[drain === 'traced' ? 'tracing' : 'tracingUntraced'] = load1m();
+    onDrainStart: (drain, round) => {
+      // The first round's, under the names earlier history lines used.
+      if (round === 1) loads[drain === 'traced' ? 'tracing' : 'tracingUntraced'] = load1m();
     },
   });
   phases.tracing = tracing;
@@ -633,8 +627,8 @@ function sustainedRows({ lifecycle, floor, drain }: PhaseResults): Row[] {
 }
 
 function tracingRows(t: TracingResult): Row[] {
-  const { traced, untraced, exported, drain } = t;
-  const purchases = traced.completed;
+  const { rounds, exported, drain } = t;
+  const purchases = rounds.reduce((n, r) => n + r.traced.completed, 0);
   const services = Object.entries(exported.spansByService)
     .map(([service, n]) => `${service} ${(n / purchases).toFixed(1)}`)
     .join(', ');
@@ -642,18 +636,33 @@ function tracingRows(t: TracingResult): Row[] {
     exported.spans === null
       ? `spans not counted (${t.protocol} is not decoded)`
       : `${exported.spans} spans${services ? ` (per purchase: ${services})` : ''}${exported.unreadable ? `, ${exported.unreadable} bodies unreadable` : ''}`;
+  const perRound = rounds
+    .map((r) => `${r.untraced.steadyPerSecond.toFixed(1)} → ${r.traced.steadyPerSecond.toFixed(1)}`)
+    .join(', ');
+  const cpuPerPurchase = (side: 'untraced' | 'traced') =>
+    (rounds.reduce((s, r) => s + r[side].serviceCpuSeconds, 0) / rounds.reduce((n, r) => n + r[side].completed, 0)) *
+    1000;
+  const shares = tracingShares(rounds);
+  const mean = (side: 'untraced' | 'traced') => rounds.reduce((s, r) => s + r[side].steadyPerSecond, 0) / rounds.length;
   return [
     {
       figure: 'Tracing: lifecycle, traced (steady 10-90%)',
-      value: traced.steadyPerSecond,
+      value: mean('traced'),
+      floor: mean('untraced'),
       unit: 'events/s',
-      note: `backlog ${traced.offered}, ${traced.completed} completed in ${traced.seconds.toFixed(1)} s, exported over OTLP ${t.protocol}; pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}; untraced ${untraced.steadyPerSecond.toFixed(1)}/s (backlog ${untraced.offered}, ${untraced.measuredBy})`,
+      note: `mean of ${rounds.length} rounds of ${t.rounds[0].traced.offered}, each untraced then traced on restarted processes (events/s: ${perRound}), exported over OTLP ${t.protocol}; pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}`,
     },
     {
       figure: 'Tracing: traced / untraced lifecycle',
-      value: (traced.steadyPerSecond / untraced.steadyPerSecond) * 100,
+      value: shares.throughputPct,
       unit: '%',
       target: { op: '>=', value: 95 },
+    },
+    {
+      figure: 'Tracing: service CPU per purchase, traced / untraced',
+      value: shares.cpuPct,
+      unit: '%',
+      note: `API and worker processes: ${cpuPerPurchase('traced').toFixed(1)} ms traced, ${cpuPerPurchase('untraced').toFixed(1)} ms untraced`,
     },
     {
       figure: 'Tracing: spans exported per purchase',

@@ -1,12 +1,14 @@
-// Phase: tracing. The sustained lifecycle (bench/sustained.ts) again, with the API and the
-// worker exporting traces over OTLP as the standard variables ask (OTEL_EXPORTER_OTLP_ENDPOINT,
+// Phase: tracing. The sustained lifecycle (bench/sustained.ts) with the API and the worker
+// exporting traces over OTLP as the standard variables ask (OTEL_EXPORTER_OTLP_ENDPOINT,
 // OTEL_EXPORTER_OTLP_PROTOCOL; core/tracing.ts) to a sink in the bench process
-// (bench/otlp-sink.ts), as a share of the lifecycle without tracing measured in the same run:
-// the sustained phase's, or, run alone (`--only tracing`), one measured first on the same stack
-// the same way. The API and the worker are restarted with the variables (startTracing runs at
-// process start), and again without them afterwards when later phases follow. Each drain runs
-// on restarted processes after a warm-up of 200 purchases, on a bench issuer of its own, so the
-// later phases' fixture groups keep the purchases they had.
+// (bench/otlp-sink.ts), against the same lifecycle without tracing, in alternated rounds:
+// untraced, traced, untraced, traced... each on freshly restarted processes after a warm-up of
+// 200 purchases, all on a bench issuer of the phase's own (the later phases' fixture groups keep
+// the purchases they had). Alternating spreads the shared machine's drift over both sides; the
+// figure is the traced drains' mean rate as a share of the untraced ones'. Each drain also
+// counts the CPU seconds the API's and the worker's processes spent, per purchase: steadier
+// than a rate when neighbours come and go. The API and the worker are left untraced at the end.
+import { readdirSync, readFileSync } from 'node:fs';
 import type { BenchConfig, TracingProtocol } from './config';
 import type { BenchStack } from './stack';
 import type { Receiver } from './receiver';
@@ -19,16 +21,18 @@ const WARM_UP = 200;
 /** The batch span processors export every 5 s (OTEL_BSP_SCHEDULE_DELAY): quiet for longer means flushed. */
 const EXPORT_QUIET_MS = 6_000;
 
+/** A measured drain and the CPU the service's processes spent on it. */
+export type TracingDrain = DrainResult & { serviceCpuSeconds: number };
+
 export interface TracingResult {
   protocol: TracingProtocol;
-  /** The lifecycle without tracing it is compared with. */
-  untraced: DrainResult & { measuredBy: 'sustained phase' | 'this phase' };
-  traced: DrainResult;
-  /** The traced backlog's drain check. */
+  /** Each round's untraced drain, then its traced one. */
+  rounds: Array<{ untraced: TracingDrain; traced: TracingDrain }>;
+  /** The drain check after the last traced drain, over every purchase of the phase (all through, trial balance 0). */
   drain: Awaited<ReturnType<typeof pendingAfterDrain>>;
-  /** What reached the sink from the traced drain's first offer until the exporters went quiet. */
+  /** What reached the sink from each traced drain's first offer until the exporters went quiet, summed. */
   exported: OtlpCounts;
-  /** Seconds the restart with tracing took, until the API was ready and the worker polling. */
+  /** Seconds the restart with tracing took, until the API was ready and the worker polling (the last one). */
   restartSeconds: number;
 }
 
@@ -38,65 +42,84 @@ interface Options {
   config: BenchConfig;
   runId: string;
   log: (line: string) => void;
-  /** The sustained phase's lifecycle; without it, this phase measures its own first. */
-  untraced?: DrainResult;
-  /** Restart the API and the worker without tracing at the end (later phases follow). */
-  restore: boolean;
   /** The 1-minute load average, taken as each drain begins. */
-  onDrainStart(drain: 'untraced' | 'traced'): void;
+  onDrainStart(drain: 'untraced' | 'traced', round: number): void;
 }
 
 export async function measureTracing(options: Options): Promise<TracingResult> {
   const { stack, config, log } = options;
   const sink = await startOtlpSink();
   try {
-    let untraced: TracingResult['untraced'];
-    if (options.untraced) untraced = { ...options.untraced, measuredBy: 'sustained phase' };
-    else {
-      log(`tracing: the lifecycle without tracing first, a backlog of ${config.tracingBacklog}`);
-      const fixture = await ownFixture(options);
-      await drain(options, fixture, WARM_UP, 'warm');
-      options.onDrainStart('untraced');
-      untraced = { ...(await drain(options, fixture, config.tracingBacklog, 'base')), measuredBy: 'this phase' };
-      log(`tracing: untraced lifecycle ${untraced.steadyPerSecond.toFixed(1)}/s steady`);
-    }
-    log(
-      `tracing: restarting the API and the worker exporting over OTLP (${config.tracingProtocol}) to ${sink.endpoint}`,
-    );
-    const restartStarted = performance.now();
-    await stack.restartService({
-      OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: config.tracingProtocol,
-    });
-    const restartSeconds = (performance.now() - restartStarted) / 1000;
     const fixture = await ownFixture(options);
-    await drain(options, fixture, WARM_UP, 'trcwarm');
-    await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
-    log(`tracing: a backlog of ${config.tracingBacklog} settled events through the traced lifecycle`);
-    const before = sink.counts();
-    options.onDrainStart('traced');
-    const traced = await drain(options, fixture, config.tracingBacklog, 'trc');
-    const drained = await pendingAfterDrain(stack.databaseUrl, fixture.issuerId, `sus-${options.runId}-trc-`, 30_000);
-    await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
-    const exported = countsBetween(before, sink.counts());
-    log(
-      `tracing: traced lifecycle ${traced.steadyPerSecond.toFixed(1)}/s steady (${((traced.steadyPerSecond / untraced.steadyPerSecond) * 100).toFixed(1)} % of untraced); sink received ${exported.requests} requests, ${exported.bytes} bytes, ${exported.spans ?? 'uncounted'} spans`,
-    );
-    if (options.restore) {
-      log('tracing: restarting the API and the worker without tracing');
-      await restore(options, sink, fixture);
+    const rounds: TracingResult['rounds'] = [];
+    let exported: OtlpCounts | undefined;
+    let drained: TracingResult['drain'] | undefined;
+    let restartSeconds = 0;
+    for (let round = 1; round <= config.tracingRounds; round++) {
+      log(`tracing: round ${round} of ${config.tracingRounds}, a backlog of ${config.tracingBacklog} untraced`);
+      await stack.restartService();
+      await drain(options, fixture, WARM_UP, `u${round}warm`);
+      options.onDrainStart('untraced', round);
+      const untraced = await measured(options, fixture, `u${round}`);
+      log(
+        `tracing: restarting the API and the worker exporting over OTLP (${config.tracingProtocol}) to ${sink.endpoint}`,
+      );
+      const restartStarted = performance.now();
+      await stack.restartService({
+        OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: config.tracingProtocol,
+      });
+      restartSeconds = (performance.now() - restartStarted) / 1000;
+      await drain(options, fixture, WARM_UP, `t${round}warm`);
+      await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
+      const before = sink.counts();
+      options.onDrainStart('traced', round);
+      const traced = await measured(options, fixture, `t${round}`);
+      drained = await pendingAfterDrain(stack.databaseUrl, fixture.issuerId, `sus-${options.runId}-`, 30_000);
+      await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
+      exported = sum(exported, countsBetween(before, sink.counts()));
+      rounds.push({ untraced, traced });
+      log(
+        `tracing: round ${round}: untraced ${untraced.steadyPerSecond.toFixed(1)}/s, traced ${traced.steadyPerSecond.toFixed(1)}/s (${((traced.steadyPerSecond / untraced.steadyPerSecond) * 100).toFixed(1)} %)`,
+      );
     }
-    return {
-      protocol: config.tracingProtocol,
-      untraced,
-      traced,
-      drain: drained,
-      exported,
-      restartSeconds,
-    };
+    log('tracing: restarting the API and the worker without tracing');
+    await restore(options, sink, fixture);
+    return { protocol: config.tracingProtocol, rounds, drain: drained!, exported: exported!, restartSeconds };
   } finally {
     await sink.close();
   }
+}
+
+/** The traced drains' mean rate as a share of the untraced ones', and the same for CPU per purchase. */
+export function tracingShares(rounds: TracingResult['rounds']): { throughputPct: number; cpuPct: number } {
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const rate = (side: 'untraced' | 'traced') => mean(rounds.map((r) => r[side].steadyPerSecond));
+  const cpu = (side: 'untraced' | 'traced') =>
+    rounds.reduce((a, r) => a + r[side].serviceCpuSeconds, 0) / rounds.reduce((a, r) => a + r[side].completed, 0);
+  return { throughputPct: (rate('traced') / rate('untraced')) * 100, cpuPct: (cpu('traced') / cpu('untraced')) * 100 };
+}
+
+async function measured(options: Options, fixture: Fixture, tag: string): Promise<TracingDrain> {
+  const pids = [options.stack.api.pid!, options.stack.worker.pid!];
+  const cpuBefore = processTreeCpuSeconds(pids);
+  const result = await drain(options, fixture, options.config.tracingBacklog, tag);
+  return { ...result, serviceCpuSeconds: processTreeCpuSeconds(pids) - cpuBefore };
+}
+
+function sum(a: OtlpCounts | undefined, b: OtlpCounts): OtlpCounts {
+  if (!a) return b;
+  const spansByService = { ...a.spansByService };
+  for (const [service, n] of Object.entries(b.spansByService))
+    spansByService[service] = (spansByService[service] ?? 0) + n;
+  return {
+    requests: a.requests + b.requests,
+    bytes: a.bytes + b.bytes,
+    spans: a.spans === null || b.spans === null ? null : a.spans + b.spans,
+    spansByService,
+    unreadable: a.unreadable + b.unreadable,
+    other: a.other + b.other,
+  };
 }
 
 /** Back to the stack the other phases measure, warmed up as the traced processes were. */
@@ -106,6 +129,36 @@ async function restore(options: Options, sink: OtlpSink, fixture: Fixture): Prom
   await drain(options, fixture, WARM_UP, 'rstwarm');
   // Exports still queued in the stopped processes were flushed at their exit; none may come now.
   if (sink.counts().requests !== before) throw new Error('tracing: the restarted processes still export traces');
+}
+
+/**
+ * User and system CPU seconds of these processes and every descendant (the API's cluster
+ * workers), from /proc: cumulative, so a difference over a drain is what the drain cost.
+ */
+export function processTreeCpuSeconds(roots: number[], proc = '/proc'): number {
+  const parentOf = new Map<number, number>();
+  const cpuOf = new Map<number, number>();
+  const ticksPerSecond = 100;
+  for (const entry of readdirSync(proc)) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`${proc}/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // The command name is in parentheses and may hold spaces: fields are counted after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    parentOf.set(Number(entry), Number(fields[1]));
+    cpuOf.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / ticksPerSecond);
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p: number | undefined = pid; p && p > 1; p = parentOf.get(p)) if (roots.includes(p)) return true;
+    return false;
+  };
+  let seconds = 0;
+  for (const [pid, cpu] of cpuOf) if (inTree(pid)) seconds += cpu;
+  return seconds;
 }
 
 /** An issuer of the phase's own, with the bench's fixture shape, through the API as it runs now. */

@@ -36,6 +36,9 @@ export function formatTraceparent(context: SpanContext): string {
  */
 export function newSpanId(random: () => number = Math.random): string {
   let id = '';
-  while (id.length < 16) id += Math.floor(random() * 0x100000000).toString(16).padStart(8, '0');
+  while (id.length < 16)
+    id += Math.floor(random() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0');
   return ALL_ZEROS.test(id) ? '0000000000000001' : id;
 }

@@ -32,11 +32,14 @@ describe('trace context in workflow headers', () => {
 
   it('makes 16-hex-digit span ids from the random source it is given, never all zeros', () => {
     let seed = 1;
-    const seeded = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+    const seeded = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
     const first = newSpanId(seeded);
     seed = 1;
     assert.equal(newSpanId(seeded), first, 'the same source gives the same id (a replay)');
     assert.match(first, /^[0-9a-f]{16}$/);
-    assert.equal(newSpanId(() => 0), '0000000000000001');
+    assert.equal(
+      newSpanId(() => 0),
+      '0000000000000001',
+    );
   });
 });

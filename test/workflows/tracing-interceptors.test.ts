@@ -30,7 +30,10 @@ function clientSending(env: TestWorkflowEnvironment, traceparent: string | undef
     signalWithStart: (input, next) =>
       next(
         traceparent
-          ? { ...input, headers: { ...input.headers, [TRACE_HEADER]: defaultPayloadConverter.toPayload({ traceparent }) } }
+          ? {
+              ...input,
+              headers: { ...input.headers, [TRACE_HEADER]: defaultPayloadConverter.toPayload({ traceparent }) },
+            }
           : input,
       ),
   };
@@ -74,7 +77,9 @@ describe('workflow tracing interceptors (time-skipping, stub activities)', funct
             inbound: {
               execute: (input, next) => {
                 const header = input.headers[TRACE_HEADER];
-                received.push(header && defaultPayloadConverter.fromPayload<{ traceparent: string }>(header).traceparent);
+                received.push(
+                  header && defaultPayloadConverter.fromPayload<{ traceparent: string }>(header).traceparent,
+                );
                 return next(input);
               },
             },
