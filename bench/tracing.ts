@@ -21,8 +21,12 @@ const WARM_UP = 200;
 /** The batch span processors export every 5 s (OTEL_BSP_SCHEDULE_DELAY): quiet for longer means flushed. */
 const EXPORT_QUIET_MS = 6_000;
 
-/** A measured drain and the CPU the service's processes spent on it. */
-export type TracingDrain = DrainResult & { serviceCpuSeconds: number };
+/** A measured drain and the CPU the API's processes, the worker's, and the whole machine spent on it. */
+export type TracingDrain = DrainResult & {
+  serviceCpuSeconds: number;
+  apiCpuSeconds: number;
+  machineCpuSeconds: number;
+};
 
 export interface TracingResult {
   protocol: TracingProtocol;
@@ -92,19 +96,47 @@ export async function measureTracing(options: Options): Promise<TracingResult> {
 }
 
 /** The traced drains' mean rate as a share of the untraced ones', and the same for CPU per purchase. */
-export function tracingShares(rounds: TracingResult['rounds']): { throughputPct: number; cpuPct: number } {
+export function tracingShares(rounds: TracingResult['rounds']): {
+  throughputPct: number;
+  cpuPct: number;
+  machineCpuPct: number;
+} {
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   const rate = (side: 'untraced' | 'traced') => mean(rounds.map((r) => r[side].steadyPerSecond));
-  const cpu = (side: 'untraced' | 'traced') =>
-    rounds.reduce((a, r) => a + r[side].serviceCpuSeconds, 0) / rounds.reduce((a, r) => a + r[side].completed, 0);
-  return { throughputPct: (rate('traced') / rate('untraced')) * 100, cpuPct: (cpu('traced') / cpu('untraced')) * 100 };
+  const perPurchase = (side: 'untraced' | 'traced', of: 'serviceCpuSeconds' | 'machineCpuSeconds') =>
+    rounds.reduce((a, r) => a + r[side][of], 0) / rounds.reduce((a, r) => a + r[side].completed, 0);
+  const share = (of: 'serviceCpuSeconds' | 'machineCpuSeconds') =>
+    (perPurchase('traced', of) / perPurchase('untraced', of)) * 100;
+  return {
+    throughputPct: (rate('traced') / rate('untraced')) * 100,
+    cpuPct: share('serviceCpuSeconds'),
+    machineCpuPct: share('machineCpuSeconds'),
+  };
 }
 
 async function measured(options: Options, fixture: Fixture, tag: string): Promise<TracingDrain> {
-  const pids = [options.stack.api.pid!, options.stack.worker.pid!];
-  const cpuBefore = processTreeCpuSeconds(pids);
+  const cpu = () => ({
+    api: processTreeCpuSeconds([options.stack.api.pid!]),
+    worker: processTreeCpuSeconds([options.stack.worker.pid!]),
+    machine: machineCpuSeconds(),
+  });
+  const before = cpu();
   const result = await drain(options, fixture, options.config.tracingBacklog, tag);
-  return { ...result, serviceCpuSeconds: processTreeCpuSeconds(pids) - cpuBefore };
+  const after = cpu();
+  return {
+    ...result,
+    serviceCpuSeconds: after.api + after.worker - before.api - before.worker,
+    apiCpuSeconds: after.api - before.api,
+    machineCpuSeconds: after.machine - before.machine,
+  };
+}
+
+/** CPU seconds the whole machine has spent not idle since boot (/proc/stat): every process, the bench's too. */
+export function machineCpuSeconds(procStat = '/proc/stat'): number {
+  const fields = readFileSync(procStat, 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal ...: idle and iowait are not work.
+  const busy = fields.slice(0, 8).reduce((a, b) => a + b, 0) - fields[3] - fields[4];
+  return busy / 100;
 }
 
 function sum(a: OtlpCounts | undefined, b: OtlpCounts): OtlpCounts {

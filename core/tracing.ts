@@ -19,10 +19,9 @@ import {
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import type { ClientOptions } from '@temporalio/client';
+import { traceSql } from './sql-spans';
 
 export const TRACER_NAME = 'issuer-rewards-service';
 
@@ -70,7 +69,8 @@ export function otlpExporter(env: NodeJS.ProcessEnv = process.env): SpanExporter
 
 /**
  * Starts tracing for this process when the environment asks for it, or with `processor` (tests:
- * an in-memory exporter). Call it before anything runs SQL: PostgreSQL's client is patched here.
+ * an in-memory exporter). PostgreSQL's client is wrapped here (core/sql-spans.ts), on the
+ * prototype every client shares, so clients made before are traced too.
  */
 export function startTracing(
   serviceName: string,
@@ -84,21 +84,7 @@ export function startTracing(
   const provider = new NodeTracerProvider({ resource });
   provider.addSpanProcessor(spanProcessor);
   provider.register();
-  const pg = new PgInstrumentation({
-    enhancedDatabaseReporting: false,
-    requireParentSpan: true,
-    requestHook: (span, { query }) => {
-      span.updateName(sqlSpanName(query));
-      // The settlement's one statement is kilobytes of SQL: exported in full with every purchase
-      // it was most of a trace's bytes. Its start, and a prepared statement's name, say which it is.
-      if (query.text.length > MAX_STATEMENT_CHARS)
-        span.setAttribute('db.statement', `${query.text.slice(0, MAX_STATEMENT_CHARS)}…`);
-    },
-  });
-  const unregister = registerInstrumentations({ instrumentations: [pg], tracerProvider: provider });
-  // The instrumentation patches the pg module when it is required next; a process that has
-  // loaded it already (tests) gets the patch now, on the prototypes every client shares.
-  require('pg');
+  const untraceSql = traceSql(provider.getTracer(TRACER_NAME));
   active = true;
   return {
     enabled: true,
@@ -106,7 +92,7 @@ export function startTracing(
     resource,
     async shutdown() {
       active = false;
-      unregister();
+      untraceSql();
       await provider.shutdown();
       trace.disable();
       context.disable();
@@ -116,18 +102,6 @@ export function startTracing(
 }
 
 export const tracer = () => trace.getTracer(TRACER_NAME);
-
-/** How much of a statement a SQL span keeps (db.statement). */
-export const MAX_STATEMENT_CHARS = 300;
-
-/**
- * A query's span name: its prepared statement's name, else its first SQL word. The
- * instrumentation's own takes the text up to the first space, which for a statement written on
- * its own lines (most of ours) is a line break.
- */
-export function sqlSpanName(query: { text: string; name?: string }): string {
-  return `pg.query:${query.name ?? /[A-Za-z]+/.exec(query.text)?.[0]?.toUpperCase() ?? 'SQL'}`;
-}
 
 /** Runs `fn` in a span of its own (ended, and marked failed when it throws), as a child of the active one. */
 export async function inSpan<T>(

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processTreeCpuSeconds, tracingShares, type TracingDrain } from '../../bench/tracing';
+import { machineCpuSeconds, processTreeCpuSeconds, tracingShares, type TracingDrain } from '../../bench/tracing';
 
 /** A /proc stat line: pid, (comm), state, ppid, then fields up to utime (14th) and stime (15th). */
 function stat(pid: number, comm: string, ppid: number, utime: number, stime: number): string {
@@ -28,6 +28,12 @@ describe('bench tracing phase figures', () => {
     assert.equal(processTreeCpuSeconds([20], proc).toFixed(2), '12.00');
   });
 
+  it("reads the machine's busy CPU seconds from /proc/stat, idle and iowait left out", () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'stat-')), 'stat');
+    writeFileSync(file, 'cpu  1000 10 300 9000 500 20 30 40 0 0\ncpu0 500 5 150 4500 250 10 15 20 0 0\n');
+    assert.equal(machineCpuSeconds(file), 14);
+  });
+
   it('compares the mean rates and the CPU per purchase of the traced and the untraced drains', () => {
     const drain = (steadyPerSecond: number, completed: number, serviceCpuSeconds: number): TracingDrain => ({
       offered: completed,
@@ -36,6 +42,8 @@ describe('bench tracing phase figures', () => {
       overallPerSecond: steadyPerSecond,
       seconds: completed / steadyPerSecond,
       serviceCpuSeconds,
+      apiCpuSeconds: serviceCpuSeconds / 4,
+      machineCpuSeconds: serviceCpuSeconds * 2 + 10,
     });
     const shares = tracingShares([
       { untraced: drain(40, 1000, 20), traced: drain(38, 1000, 22) },
@@ -43,5 +51,6 @@ describe('bench tracing phase figures', () => {
     ]);
     assert.equal(shares.throughputPct.toFixed(1), '100.0');
     assert.equal(shares.cpuPct.toFixed(1), '110.0');
+    assert.equal(shares.machineCpuPct.toFixed(1), '108.0');
   });
 });
