@@ -22,7 +22,9 @@
 // backlog, and its latencies and memory would measure the backlog), and after the reads and
 // the notices, whose figures its minutes of writes and their vacuum would otherwise disturb.
 // `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing` too,
-// and `--only ingestion` after the fixtures.
+// `--only ingestion` after the fixtures, and `--only reads` after the fixtures, the sustained
+// and the history phases (whose purchases it reads; BENCH_BACKLOG and BENCH_HISTORY_PURCHASES
+// smaller for a quicker run).
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -80,7 +82,9 @@ async function main(): Promise<void> {
           ? tracingRows(await tracingPhase(run))
           : args.only === 'ingestion'
             ? await ingestionAlone(run)
-            : await everyPhase(run);
+            : args.only === 'reads'
+              ? await readsAlone(run)
+              : await everyPhase(run);
     const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase`;
     const table = printReport(machine, PROCESSES, services, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
@@ -148,6 +152,21 @@ async function everyPhase(context: PhaseContext): Promise<Row[]> {
 
 /** The fixtures and the ingestion phase: the API's intake on a stack nothing else has loaded. */
 async function ingestionAlone(context: PhaseContext): Promise<Row[]> {
+  const run = await withFixture(context);
+  return ingestionRows(await ingestionPhase(run, await startFloorServer(context.stack)));
+}
+
+/** The fixtures, the purchases the reads read (sustained and history phases), and the reads. */
+async function readsAlone(context: PhaseContext): Promise<Row[]> {
+  const run = await withFixture(context);
+  const { transactions } = await sustainedPhase(run);
+  const histories = await historyPhase(run);
+  const { floorServer, ...reads } = await readsPhase(run, transactions, histories);
+  await floorServer.stop();
+  return readRows({ reads, histories });
+}
+
+async function withFixture(context: PhaseContext): Promise<Run> {
   const { stack, receiver, config } = context;
   const fixture = await buildFixture({
     apiUrl: stack.apiUrl,
@@ -155,8 +174,7 @@ async function ingestionAlone(context: PhaseContext): Promise<Row[]> {
     groups: config.groups,
     webhookUrl: receiver.url,
   });
-  const run: Run = { ...context, fixture };
-  return ingestionRows(await ingestionPhase(run, await startFloorServer(stack)));
+  return { ...context, fixture };
 }
 
 type PhaseResults = Awaited<ReturnType<typeof runPhases>>;
@@ -726,7 +744,7 @@ function costRows(cost: CostResult): Row[] {
   ];
 }
 
-function readRows({ reads, histories }: PhaseResults): Row[] {
+function readRows({ reads, histories }: Pick<PhaseResults, 'reads' | 'histories'>): Row[] {
   const { readFloor, detail, summary, summaryShort, summaryLong } = reads;
   return [
     {
