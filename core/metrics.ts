@@ -85,6 +85,12 @@ export const lifecycleOutcomes = counter(
   ['step', 'status'] as const,
 );
 
+export const ledgerTrialBalance = gauge(
+  'rewards_ledger_trial_balance_minor',
+  "The ledger's trial balance in minor units: every account's balance signed by its normal side (debits positive), summed; 0 in a healthy ledger. Set by the worker's ledger watch.",
+  [] as const,
+);
+
 export const handoverOldestSeconds = gauge(
   'rewards_handover_oldest_seconds',
   'Age in seconds of the oldest event waiting for its hand-over to Temporal (0 when none), as the hand-over watch last read it.',

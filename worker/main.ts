@@ -17,6 +17,7 @@ import { createWorker } from './worker';
 import { clientInterceptors, startTracing } from '../core/tracing';
 import { startWebhookRelay } from './webhook-relay';
 import { startHandoverWatch } from './handover-watch';
+import { startLedgerWatch } from './ledger-watch';
 import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
 import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
 
@@ -76,14 +77,12 @@ async function main(): Promise<void> {
     shutdownGraceMs: config.workerShutdownGraceMs,
     tracing,
   });
-  const handoverWatch = startHandoverWatch({ db, clock, temporal, logger });
-  // The SDK shuts the worker down on these signals by itself; the relay and the hand-over
-  // watch stop beside it.
+  const watches = startWatches({ db, clock, temporal, logger });
+  // The SDK shuts the worker down on these signals by itself; the relay and the watches stop
+  // beside it.
   let relayStopped: Promise<void> | undefined;
   const stopRelay = () =>
-    (relayStopped ??= Promise.all([stopWithin(relay, RELAY_STOP_MS, logger), handoverWatch.stop()]).then(
-      () => undefined,
-    ));
+    (relayStopped ??= Promise.all([stopWithin(relay, RELAY_STOP_MS, logger), watches.stop()]).then(() => undefined));
   const onSignal = () => {
     void stopRelay();
     setTimeout(
@@ -115,6 +114,12 @@ async function main(): Promise<void> {
  * port: /metrics on WORKER_METRICS_PORT serves them after ours (worker/metrics-server.ts). Port
  * 0: off. Returns that address.
  */
+/** The watches beside the SDK's worker: the hand-over queue, and the ledger's trial balance. */
+function startWatches(deps: Parameters<typeof startHandoverWatch>[0]): { stop(): Promise<void> } {
+  const watches = [startHandoverWatch(deps), startLedgerWatch(deps)];
+  return { stop: () => Promise.all(watches.map((w) => w.stop())).then(() => undefined) };
+}
+
 function installRuntime(config: ReturnType<typeof loadConfig>): string | undefined {
   const temporalMetrics = config.temporalMetricsPort ? `127.0.0.1:${config.temporalMetricsPort}` : undefined;
   Runtime.install({
