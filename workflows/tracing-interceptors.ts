@@ -81,7 +81,7 @@ async function inSpan<T>(
 ): Promise<T> {
   if (!parent) return fn(undefined);
   const span: SpanContext = { traceId: parent.traceId, spanId: newSpanId(), sampled: parent.sampled };
-  const startMs = Date.now();
+  const startMs = Date.now(); // workflow time: the same on replay
   let error: string | undefined;
   try {
     return await fn(span);
@@ -97,7 +97,7 @@ async function inSpan<T>(
         spanId: span.spanId,
         parentSpanId: parent.spanId,
         startMs,
-        endMs: Date.now(),
+        endMs: Date.now(), // workflow time
         ...(error === undefined ? {} : { error }),
       });
   }

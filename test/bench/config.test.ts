@@ -18,18 +18,18 @@ describe('bench/config', () => {
     assert.throws(() => loadBenchConfig({ BENCH_LOG_LEVEL: 'loud' }), /BENCH_LOG_LEVEL: LOG_LEVEL must be one of/);
   });
 
-  it('gives the tracing phase two rounds of 2,000 purchases and http/json by default', () => {
+  it('gives the tracing phase three rounds of 1,500 purchases and http/json by default', () => {
     const config = loadBenchConfig({ BENCH_BACKLOG: '3000' });
-    assert.equal(config.tracingBacklog, 2000);
-    assert.equal(config.tracingRounds, 2);
+    assert.equal(config.tracingBacklog, 1500);
+    assert.equal(config.tracingRounds, 3);
     assert.equal(config.tracingProtocol, 'http/json');
     const set = loadBenchConfig({
       BENCH_TRACING_BACKLOG: '1000',
-      BENCH_TRACING_ROUNDS: '3',
+      BENCH_TRACING_ROUNDS: '2',
       BENCH_TRACING_PROTOCOL: 'http/protobuf',
     });
     assert.equal(set.tracingBacklog, 1000);
-    assert.equal(set.tracingRounds, 3);
+    assert.equal(set.tracingRounds, 2);
     assert.equal(set.tracingProtocol, 'http/protobuf');
     assert.throws(
       () => loadBenchConfig({ BENCH_TRACING_BACKLOG: '50', BENCH_TRACING_PROTOCOL: 'grpc' }),
