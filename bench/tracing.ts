@@ -1,11 +1,12 @@
 // Phase: tracing. The sustained lifecycle (bench/sustained.ts) with the API and the worker
 // exporting traces over OTLP as the standard variables ask (OTEL_EXPORTER_OTLP_ENDPOINT,
 // OTEL_EXPORTER_OTLP_PROTOCOL; core/tracing.ts) to a sink in the bench process
-// (bench/otlp-sink.ts), against the same lifecycle without tracing, in alternated rounds:
-// untraced, traced, untraced, traced... each on freshly restarted processes after a warm-up of
-// 200 purchases, all on a bench issuer of the phase's own (the later phases' fixture groups keep
-// the purchases they had). Alternating spreads the shared machine's drift over both sides; the
-// figure is the traced drains' mean rate as a share of the untraced ones'. Each drain also
+// (bench/otlp-sink.ts), against the same lifecycle without tracing, in rounds whose order
+// alternates: untraced then traced, traced then untraced, ... each drain on freshly restarted
+// processes after a warm-up of 200 purchases, all on a bench issuer of the phase's own (the later
+// phases' fixture groups keep the purchases they had). Alternating the order spreads over both
+// sides what drifts during the phase: the shared machine, and the rows each drain adds for the
+// next; the figure is the traced drains' mean rate as a share of the untraced ones'. Each drain also
 // counts the CPU seconds the API's and the worker's processes spent, per purchase: steadier
 // than a rate when neighbours come and go. The API and the worker are left untraced at the end.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -50,38 +51,35 @@ interface Options {
   onDrainStart(drain: 'untraced' | 'traced', round: number): void;
 }
 
+/** Which side of a round drains first: untraced in odd rounds, traced in even ones (U T, T U, U T...). */
+export function roundOrder(round: number): Array<'untraced' | 'traced'> {
+  return round % 2 === 1 ? ['untraced', 'traced'] : ['traced', 'untraced'];
+}
+
 export async function measureTracing(options: Options): Promise<TracingResult> {
-  const { stack, config, log } = options;
+  const { config, log } = options;
   const sink = await startOtlpSink();
   try {
     const fixture = await ownFixture(options);
     const rounds: TracingResult['rounds'] = [];
-    let exported: OtlpCounts | undefined;
+    const totals = { exported: undefined as OtlpCounts | undefined, restartSeconds: 0 };
     let drained: TracingResult['drain'] | undefined;
-    let restartSeconds = 0;
     for (let round = 1; round <= config.tracingRounds; round++) {
-      log(`tracing: round ${round} of ${config.tracingRounds}, a backlog of ${config.tracingBacklog} untraced`);
-      await stack.restartService();
-      await drain(options, fixture, WARM_UP, `u${round}warm`);
-      options.onDrainStart('untraced', round);
-      const untraced = await measured(options, fixture, `u${round}`);
       log(
-        `tracing: restarting the API and the worker exporting over OTLP (${config.tracingProtocol}) to ${sink.endpoint}`,
+        `tracing: round ${round} of ${config.tracingRounds}, ${roundOrder(round).join(' then ')}, ${config.tracingBacklog} each`,
       );
-      const restartStarted = performance.now();
-      await stack.restartService({
-        OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
-        OTEL_EXPORTER_OTLP_PROTOCOL: config.tracingProtocol,
-      });
-      restartSeconds = (performance.now() - restartStarted) / 1000;
-      await drain(options, fixture, WARM_UP, `t${round}warm`);
-      await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
-      const before = sink.counts();
-      options.onDrainStart('traced', round);
-      const traced = await measured(options, fixture, `t${round}`);
-      drained = await pendingAfterDrain(stack.databaseUrl, fixture.issuerId, `sus-${options.runId}-`, 30_000);
-      await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
-      exported = sum(exported, countsBetween(before, sink.counts()));
+      const result: Partial<TracingResult['rounds'][number]> = {};
+      for (const side of roundOrder(round)) {
+        result[side] = await drainSide(options, sink, fixture, side, round, totals);
+        if (side === 'traced')
+          drained = await pendingAfterDrain(
+            options.stack.databaseUrl,
+            fixture.issuerId,
+            `sus-${options.runId}-`,
+            30_000,
+          );
+      }
+      const { untraced, traced } = result as TracingResult['rounds'][number];
       rounds.push({ untraced, traced });
       log(
         `tracing: round ${round}: untraced ${untraced.steadyPerSecond.toFixed(1)}/s, traced ${traced.steadyPerSecond.toFixed(1)}/s (${((traced.steadyPerSecond / untraced.steadyPerSecond) * 100).toFixed(1)} %)`,
@@ -89,10 +87,53 @@ export async function measureTracing(options: Options): Promise<TracingResult> {
     }
     log('tracing: restarting the API and the worker without tracing');
     await restore(options, sink, fixture);
-    return { protocol: config.tracingProtocol, rounds, drain: drained!, exported: exported!, restartSeconds };
+    return {
+      protocol: config.tracingProtocol,
+      rounds,
+      drain: drained!,
+      exported: totals.exported!,
+      restartSeconds: totals.restartSeconds,
+    };
   } finally {
     await sink.close();
   }
+}
+
+/** One side of a round: restart (exporting to the sink when traced), warm up, drain, measure. */
+async function drainSide(
+  options: Options,
+  sink: OtlpSink,
+  fixture: Fixture,
+  side: 'untraced' | 'traced',
+  round: number,
+  totals: { exported: OtlpCounts | undefined; restartSeconds: number },
+): Promise<TracingDrain> {
+  const { stack, config } = options;
+  const tag = `${side === 'traced' ? 't' : 'u'}${round}`;
+  if (side === 'untraced') await stack.restartService();
+  else {
+    options.log(
+      `tracing: restarting the API and the worker exporting over OTLP (${config.tracingProtocol}) to ${sink.endpoint}`,
+    );
+    const restartStarted = performance.now();
+    await stack.restartService({
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: config.tracingProtocol,
+    });
+    totals.restartSeconds = (performance.now() - restartStarted) / 1000;
+  }
+  await drain(options, fixture, WARM_UP, `${tag}warm`);
+  if (side === 'untraced') {
+    options.onDrainStart(side, round);
+    return measured(options, fixture, tag);
+  }
+  await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
+  const before = sink.counts();
+  options.onDrainStart(side, round);
+  const result = await measured(options, fixture, tag);
+  await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
+  totals.exported = sum(totals.exported, countsBetween(before, sink.counts()));
+  return result;
 }
 
 /** The traced drains' mean rate as a share of the untraced ones', and the same for CPU per purchase. */

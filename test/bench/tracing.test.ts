@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machineCpuSeconds, processTreeCpuSeconds, tracingShares, type TracingDrain } from '../../bench/tracing';
+import {
+  machineCpuSeconds,
+  processTreeCpuSeconds,
+  roundOrder,
+  tracingShares,
+  type TracingDrain,
+} from '../../bench/tracing';
 
 /** A /proc stat line: pid, (comm), state, ppid, then fields up to utime (14th) and stime (15th). */
 function stat(pid: number, comm: string, ppid: number, utime: number, stime: number): string {
@@ -26,6 +32,14 @@ describe('bench tracing phase figures', () => {
     mkdirSync(join(proc, 'self'));
     assert.equal(processTreeCpuSeconds([10, 20], proc).toFixed(2), '17.70');
     assert.equal(processTreeCpuSeconds([20], proc).toFixed(2), '12.00');
+  });
+
+  it('alternates which side drains first, round after round', () => {
+    assert.deepEqual([1, 2, 3].map(roundOrder), [
+      ['untraced', 'traced'],
+      ['traced', 'untraced'],
+      ['untraced', 'traced'],
+    ]);
   });
 
   it("reads the machine's busy CPU seconds from /proc/stat, idle and iowait left out", () => {
