@@ -123,7 +123,9 @@ describe('webhook relay', function () {
       // rewards_webhook_attempts_total counts each recorded attempt once, by type and outcome (docs/operating/runbook.md, "Health, metrics, logs").
       const countedAfter = await counted();
       const delta = (outcome: string) => (countedAfter[outcome] ?? 0) - (countedBefore[outcome] ?? 0);
-      assert.deepEqual([delta('failed'), delta('succeeded'), delta('undeliverable')], [1, 1, 0]);
+      // The counter is the process's: other deliveries of the suite may be counted meanwhile, so
+      // this webhook's two attempts are a lower bound (its rows above are exact).
+      assert.ok(delta('failed') >= 1 && delta('succeeded') >= 1, JSON.stringify(countedAfter));
     } finally {
       await receiver.close();
     }
