@@ -18,10 +18,10 @@ describe('bench/config', () => {
     assert.throws(() => loadBenchConfig({ BENCH_LOG_LEVEL: 'loud' }), /BENCH_LOG_LEVEL: LOG_LEVEL must be one of/);
   });
 
-  it('gives the tracing phase three rounds of 1,500 purchases and http/json by default', () => {
+  it('gives the tracing phase four rounds of 1,500 purchases and http/json by default', () => {
     const config = loadBenchConfig({ BENCH_BACKLOG: '3000' });
     assert.equal(config.tracingBacklog, 1500);
-    assert.equal(config.tracingRounds, 3);
+    assert.equal(config.tracingRounds, 4);
     assert.equal(config.tracingProtocol, 'http/json');
     const set = loadBenchConfig({
       BENCH_TRACING_BACKLOG: '1000',
