@@ -6,12 +6,12 @@
 // processes after a warm-up of 200 purchases, all on a bench issuer of the phase's own (the later
 // phases' fixture groups keep the purchases they had). Alternating the order spreads over both
 // sides what drifts during the phase: the shared machine, and what each drain leaves for the
-// next (in a run of two rounds, the drain second in its round ran ~7 % slower, whichever side: the Temporal
-// dev server spent more CPU per purchase as its in-memory store grew), so the rounds are even
-// by default and each side drains first as often as second; the figure is the traced drains'
-// mean rate as a share of the untraced ones'. Each drain also counts the CPU seconds the API's
-// and the worker's processes spent, per purchase: steadier than a rate when neighbours come
-// and go. The API and the worker are left untraced at the end.
+// next (in a run of two rounds, the drain second in its round ran ~7 % slower, whichever side:
+// the Temporal dev server spent more CPU per purchase as its in-memory store grew), so the
+// rounds are even by default and each side drains first as often as second. The figure is the
+// traced drains' mean rate as a share of the untraced ones'. Each drain also counts the CPU
+// seconds the API's and the worker's processes spent, per purchase: steadier than a rate when
+// neighbours come and go. The API and the worker are left untraced at the end.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { BenchConfig, TracingProtocol } from './config';
 import type { BenchStack } from './stack';
