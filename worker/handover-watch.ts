@@ -11,6 +11,7 @@
 import type { Logger } from '../core/logger';
 import { createSweepActivities, type SweepDeps } from '../activities/sweeper';
 import { handoverOldestSeconds } from '../core/metrics';
+import { runPeriodically, throttled, type Periodic } from './periodic';
 
 export interface HandoverWatchOptions {
   /** How often the queue is probed. */
@@ -34,9 +35,7 @@ const STOP_WAIT_MS = 5_000;
 /** A failing hand-over (Temporal down) is logged at most this often. */
 const WARN_EVERY_MS = 30_000;
 
-export interface HandoverWatch {
-  stop(): Promise<void>;
-}
+export type HandoverWatch = Periodic;
 
 export function startHandoverWatch(
   deps: SweepDeps & { logger: Logger },
@@ -44,11 +43,6 @@ export function startHandoverWatch(
 ): HandoverWatch {
   const options = { ...DEFAULT_HANDOVER_WATCH, ...overrides };
   const { sweepHandovers } = createSweepActivities(deps);
-  let stopped = false;
-  let lastWarnMs = -Infinity;
-  let timer: NodeJS.Timeout | undefined;
-  let turn: Promise<void> = Promise.resolve();
-
   // One index step (handover_pending's index on (queued_at, event_id)): the oldest queued event,
   // whose age is also the gauge rewards_handover_oldest_seconds (0 when the queue is empty).
   const waiting = async (): Promise<boolean> => {
@@ -59,6 +53,9 @@ export function startHandoverWatch(
     return oldest !== null && oldest.getTime() < nowMs - options.graceMs;
   };
 
+  const warn = throttled(WARN_EVERY_MS, (details: object) =>
+    deps.logger.warn(details, 'hand-over watch could not hand over; retrying'),
+  );
   const sweep = async () => {
     try {
       if (!(await waiting())) return;
@@ -70,26 +67,5 @@ export function startHandoverWatch(
       warn({ err });
     }
   };
-  const warn = (details: object) => {
-    if (performance.now() - lastWarnMs < WARN_EVERY_MS) return;
-    lastWarnMs = performance.now();
-    deps.logger.warn(details, 'hand-over watch could not hand over; retrying');
-  };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      turn = sweep().finally(schedule);
-    }, options.intervalMs);
-  };
-  schedule();
-
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      let bound: NodeJS.Timeout | undefined;
-      await Promise.race([turn, new Promise((resolve) => (bound = setTimeout(resolve, STOP_WAIT_MS)))]);
-      clearTimeout(bound);
-    },
-  };
+  return runPeriodically(sweep, { intervalMs: options.intervalMs, stopWaitMs: STOP_WAIT_MS });
 }

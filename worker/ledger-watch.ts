@@ -8,6 +8,7 @@ import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
 import { fromDbMinor } from '../core/money';
 import { ledgerTrialBalance } from '../core/metrics';
+import { runPeriodically, throttled, type Periodic } from './periodic';
 
 export const TRIAL_BALANCE_INTERVAL_MS = 60_000;
 
@@ -22,42 +23,25 @@ export async function ledgerTrialBalanceMinor(db: Pick<Db, '$queryRaw'>): Promis
   return fromDbMinor(total);
 }
 
-export interface LedgerWatch {
-  stop(): Promise<void>;
-}
+export type LedgerWatch = Periodic;
 
 export function startLedgerWatch(
   deps: { db: Pick<Db, '$queryRaw'>; logger: Logger },
   intervalMs = TRIAL_BALANCE_INTERVAL_MS,
 ): LedgerWatch {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let turn: Promise<void> = Promise.resolve();
-  let lastWarnMs = -Infinity;
+  // The gauge keeps its last reading while the database is away: an outage is the database's
+  // alerts' to report.
+  const warn = throttled(WARN_EVERY_MS, (err: unknown) =>
+    deps.logger.warn({ err }, 'ledger watch could not read the trial balance; retrying'),
+  );
   const read = async () => {
     try {
       const total = await ledgerTrialBalanceMinor(deps.db);
       ledgerTrialBalance.set(total);
       if (total !== 0) deps.logger.error({ trialBalanceMinor: total }, 'the ledger does not balance');
     } catch (err) {
-      // The gauge keeps its last reading: an outage is the database's alerts' to report.
-      if (performance.now() - lastWarnMs < WARN_EVERY_MS) return;
-      lastWarnMs = performance.now();
-      deps.logger.warn({ err }, 'ledger watch could not read the trial balance; retrying');
+      warn(err);
     }
   };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      turn = read().finally(schedule);
-    }, intervalMs);
-  };
-  turn = read().finally(schedule);
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await turn;
-    },
-  };
+  return runPeriodically(read, { intervalMs, runAtStart: true });
 }
