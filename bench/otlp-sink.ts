@@ -1,8 +1,10 @@
 // The tracing phase's collector: a local HTTP server that takes what the service processes
 // export over OTLP (POST /v1/traces, where OTEL_EXPORTER_OTLP_ENDPOINT sends traces) and answers
-// 200 at once, storing nothing. It counts requests and bytes as they arrive; for a JSON body
-// (http/json) also the spans, by service. A protobuf body (http/protobuf) is not decoded: its
-// spans stay uncounted. Runs in the bench process, beside the load generator.
+// 200 at once. It counts requests and bytes as they arrive; for a JSON body (http/json) also the
+// spans, by service, decoded only when the counts are read (the phase reads them between drains),
+// so the sink's parsing, which a real collector does on another machine, does not compete with
+// the drain it measures. A protobuf body (http/protobuf) is not decoded: its spans stay
+// uncounted. Runs in the bench process, beside the load generator.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
@@ -69,6 +71,20 @@ export function countsBetween(before: OtlpCounts, after: OtlpCounts): OtlpCounts
 export async function startOtlpSink(): Promise<OtlpSink> {
   const counts: OtlpCounts = { requests: 0, bytes: 0, spans: 0, spansByService: {}, unreadable: 0, other: 0 };
   let lastRequestAt = -Infinity;
+  const undecoded: Array<{ body: Buffer; gzip: boolean }> = [];
+  const decode = () => {
+    for (const { body, gzip } of undecoded.splice(0)) {
+      try {
+        const text = (gzip ? gunzipSync(body) : body).toString('utf8');
+        for (const [service, n] of Object.entries(countSpans(JSON.parse(text)))) {
+          counts.spansByService[service] = (counts.spansByService[service] ?? 0) + n;
+          if (counts.spans !== null) counts.spans += n;
+        }
+      } catch {
+        counts.unreadable++;
+      }
+    }
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -92,15 +108,8 @@ export async function startOtlpSink(): Promise<OtlpSink> {
         counts.spans = null;
         return;
       }
-      try {
-        const text = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body).toString('utf8');
-        for (const [service, n] of Object.entries(countSpans(JSON.parse(text)))) {
-          counts.spansByService[service] = (counts.spansByService[service] ?? 0) + n;
-          if (counts.spans !== null) counts.spans += n;
-        }
-      } catch {
-        counts.unreadable++;
-      }
+      // Decoded when the counts are read, after a drain, not while the drain is measured.
+      undecoded.push({ body, gzip: req.headers['content-encoding'] === 'gzip' });
     });
   });
   server.keepAliveTimeout = 30_000;
@@ -108,7 +117,10 @@ export async function startOtlpSink(): Promise<OtlpSink> {
   await new Promise((resolve) => server.once('listening', resolve));
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    counts: () => ({ ...counts, spansByService: { ...counts.spansByService } }),
+    counts: () => {
+      decode();
+      return { ...counts, spansByService: { ...counts.spansByService } };
+    },
     lastRequestAtMs: () => lastRequestAt,
     close: async () => {
       server.closeAllConnections();

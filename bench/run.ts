@@ -42,6 +42,7 @@ import { runReads } from './reads';
 import { runIngestion, type IngestionResult } from './ingestion';
 import { measureNoticeScan, type NoticeResult } from './notices';
 import { measureFairness, type FairnessResult } from './fairness';
+import { CPU_GROUPS, type CpuGroup } from './cpu';
 import { measureTracing, tracingShares, type TracingResult } from './tracing';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
@@ -644,6 +645,16 @@ function sustainedRows({ lifecycle, floor, drain }: PhaseResults): Row[] {
   ];
 }
 
+/** Each CPU group's milliseconds per purchase, untraced → traced, over every round. */
+function cpuGroupsNote(rounds: TracingResult['rounds']): string {
+  const ms = (side: 'untraced' | 'traced', group: CpuGroup) =>
+    (
+      (rounds.reduce((s, r) => s + r[side].cpuSeconds[group], 0) / rounds.reduce((n, r) => n + r[side].completed, 0)) *
+      1000
+    ).toFixed(1);
+  return CPU_GROUPS.map((group) => `${group} ${ms('untraced', group)} → ${ms('traced', group)}`).join(', ');
+}
+
 function tracingRows(t: TracingResult): Row[] {
   const { rounds, exported, drain } = t;
   const purchases = rounds.reduce((n, r) => n + r.traced.completed, 0);
@@ -690,7 +701,7 @@ function tracingRows(t: TracingResult): Row[] {
       figure: 'Tracing: machine CPU per purchase, traced / untraced',
       value: shares.machineCpuPct,
       unit: '%',
-      note: `every process on the machine (PostgreSQL, Temporal, the bench and its sink too): ${msPerPurchase('traced', 'machineCpuSeconds')} ms traced, ${msPerPurchase('untraced', 'machineCpuSeconds')} ms untraced`,
+      note: `every process on the machine: ${msPerPurchase('traced', 'machineCpuSeconds')} ms traced, ${msPerPurchase('untraced', 'machineCpuSeconds')} ms untraced; by group, untraced → traced ms: ${cpuGroupsNote(rounds)}`,
     },
     {
       figure: 'Tracing: spans exported per purchase',

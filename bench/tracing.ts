@@ -9,19 +9,29 @@
 // next (in a run of two rounds, the drain second in its round ran ~7 % slower, whichever side:
 // the Temporal dev server spent more CPU per purchase as its in-memory store grew), so the
 // rounds are even by default and each side drains first as often as second. The figure is the
-// traced drains' mean rate as a share of the untraced ones'. Each drain also counts the CPU
-// seconds the API's and the worker's processes spent, per purchase: steadier than a rate when
-// neighbours come and go. The API and the worker are left untraced at the end.
-import { readdirSync, readFileSync } from 'node:fs';
+// traced drains' mean rate as a share of the untraced ones'. Each measured drain, either side,
+// starts once the machine is quiet (bench/cpu.ts), so neither pays for what the warm-up or an
+// earlier phase left running, and counts the CPU seconds per purchase of the API, the worker,
+// the Temporal server, PostgreSQL and the bench: the services' share is steadier than a rate
+// when neighbours come and go, and the groups say where a difference went. The API and the
+// worker are left untraced at the end.
 import type { BenchConfig, TracingProtocol } from './config';
 import type { BenchStack } from './stack';
 import type { Receiver } from './receiver';
 import { buildFixture, type Fixture } from './fixtures';
 import { countsBetween, sinkQuiet, startOtlpSink, type OtlpCounts, type OtlpSink } from './otlp-sink';
+import { CPU_GROUPS, cpuByGroup, machineCpuSeconds, machineQuiet, type CpuGroup } from './cpu';
 import { pendingAfterDrain, runLifecycleDrain, type DrainResult } from './sustained';
 
 /** Purchases through freshly started processes before a measured drain: JIT, pools, caches. */
 const WARM_UP = 200;
+/**
+ * A measured drain starts once the machine is this quiet (busy cores over a window, every
+ * process counted; an idle stack polls at a few hundredths of a core), or after the bound.
+ */
+const QUIET_BUSY_CORES = 0.2;
+const QUIET_WINDOW_MS = 2_000;
+const QUIET_MAX_MS = 180_000;
 /** The batch span processors export every 5 s (OTEL_BSP_SCHEDULE_DELAY): quiet for longer means flushed. */
 const EXPORT_QUIET_MS = 6_000;
 
@@ -30,6 +40,8 @@ export type TracingDrain = DrainResult & {
   serviceCpuSeconds: number;
   apiCpuSeconds: number;
   machineCpuSeconds: number;
+  /** The same drain's CPU by group (cpuByGroup). */
+  cpuSeconds: Record<CpuGroup, number>;
 };
 
 export interface TracingResult {
@@ -127,16 +139,36 @@ async function drainSide(
   }
   await drain(options, fixture, WARM_UP, `${tag}warm`);
   if (side === 'untraced') {
+    await quietMachine(options, tag);
     options.onDrainStart(side, round);
     return measured(options, fixture, tag);
   }
   await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
+  await quietMachine(options, tag);
   const before = sink.counts();
   options.onDrainStart(side, round);
   const result = await measured(options, fixture, tag);
   await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
   totals.exported = sum(totals.exported, countsBetween(before, sink.counts()));
   return result;
+}
+
+/**
+ * Waits, before a measured drain, for what the warm-up and earlier phases left (deliveries,
+ * timers, vacuum) to finish, so neither side pays for it; says what was still busy when it waited.
+ */
+async function quietMachine(options: Options, tag: string): Promise<void> {
+  const quiet = await machineQuiet({
+    busyCores: QUIET_BUSY_CORES,
+    windowMs: QUIET_WINDOW_MS,
+    maxMs: QUIET_MAX_MS,
+    roots: { api: options.stack.api.pid!, worker: options.stack.worker.pid!, bench: process.pid },
+  });
+  if (quiet.quiet && quiet.waitedSeconds < (QUIET_WINDOW_MS * 1.5) / 1000) return;
+  const groups = CPU_GROUPS.map((group) => `${group} ${quiet.byGroup![group].toFixed(2)}`).join(', ');
+  options.log(
+    `tracing: ${tag}: ${quiet.quiet ? 'quiet' : 'still busy'} after ${quiet.waitedSeconds.toFixed(0)} s (${quiet.busyCores.toFixed(2)} cores busy: ${groups})`,
+  );
 }
 
 /** The traced drains' mean rate as a share of the untraced ones', and the same for CPU per purchase. */
@@ -160,27 +192,32 @@ export function tracingShares(rounds: TracingResult['rounds']): {
 
 async function measured(options: Options, fixture: Fixture, tag: string): Promise<TracingDrain> {
   const cpu = () => ({
-    api: processTreeCpuSeconds([options.stack.api.pid!]),
-    worker: processTreeCpuSeconds([options.stack.worker.pid!]),
+    groups: cpuByGroup({ api: options.stack.api.pid!, worker: options.stack.worker.pid!, bench: process.pid }),
     machine: machineCpuSeconds(),
   });
   const before = cpu();
   const result = await drain(options, fixture, options.config.tracingBacklog, tag);
   const after = cpu();
-  return {
+  const cpuSeconds = Object.fromEntries(
+    CPU_GROUPS.map((group) => [group, after.groups[group] - before.groups[group]]),
+  ) as Record<CpuGroup, number>;
+  const drained: TracingDrain = {
     ...result,
-    serviceCpuSeconds: after.api + after.worker - before.api - before.worker,
-    apiCpuSeconds: after.api - before.api,
+    serviceCpuSeconds: cpuSeconds.api + cpuSeconds.worker,
+    apiCpuSeconds: cpuSeconds.api,
     machineCpuSeconds: after.machine - before.machine,
+    cpuSeconds,
   };
+  options.log(`tracing: ${tag}: ${result.steadyPerSecond.toFixed(1)}/s; ${cpuPerPurchase(drained)}`);
+  return drained;
 }
 
-/** CPU seconds the whole machine has spent not idle since boot (/proc/stat): every process, the bench's too. */
-export function machineCpuSeconds(procStat = '/proc/stat'): number {
-  const fields = readFileSync(procStat, 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  // user nice system idle iowait irq softirq steal ...: idle and iowait are not work.
-  const busy = fields.slice(0, 8).reduce((a, b) => a + b, 0) - fields[3] - fields[4];
-  return busy / 100;
+/** A drain's CPU milliseconds per purchase, by group and for the whole machine. */
+export function cpuPerPurchase(drain: TracingDrain): string {
+  const ms = (seconds: number) => ((seconds / drain.completed) * 1000).toFixed(1);
+  const groups = CPU_GROUPS.map((group) => `${group} ${ms(drain.cpuSeconds[group])}`).join(', ');
+  const rest = drain.machineCpuSeconds - CPU_GROUPS.reduce((s, group) => s + drain.cpuSeconds[group], 0);
+  return `CPU ms per purchase: ${groups}, rest ${ms(rest)}, machine ${ms(drain.machineCpuSeconds)}`;
 }
 
 function sum(a: OtlpCounts | undefined, b: OtlpCounts): OtlpCounts {
@@ -205,36 +242,6 @@ async function restore(options: Options, sink: OtlpSink, fixture: Fixture): Prom
   await drain(options, fixture, WARM_UP, 'rstwarm');
   // Exports still queued in the stopped processes were flushed at their exit; none may come now.
   if (sink.counts().requests !== before) throw new Error('tracing: the restarted processes still export traces');
-}
-
-/**
- * User and system CPU seconds of these processes and every descendant (the API's cluster
- * workers), from /proc: cumulative, so a difference over a drain is what the drain cost.
- */
-export function processTreeCpuSeconds(roots: number[], proc = '/proc'): number {
-  const parentOf = new Map<number, number>();
-  const cpuOf = new Map<number, number>();
-  const ticksPerSecond = 100;
-  for (const entry of readdirSync(proc)) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`${proc}/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // The command name is in parentheses and may hold spaces: fields are counted after it.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    parentOf.set(Number(entry), Number(fields[1]));
-    cpuOf.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / ticksPerSecond);
-  }
-  const inTree = (pid: number): boolean => {
-    for (let p: number | undefined = pid; p && p > 1; p = parentOf.get(p)) if (roots.includes(p)) return true;
-    return false;
-  };
-  let seconds = 0;
-  for (const [pid, cpu] of cpuOf) if (inTree(pid)) seconds += cpu;
-  return seconds;
 }
 
 /** An issuer of the phase's own, with the bench's fixture shape, through the API as it runs now. */
