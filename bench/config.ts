@@ -33,7 +33,8 @@ export interface BenchConfig {
   tracingBacklog: number;
   /**
    * Rounds of the tracing phase, each an untraced drain and a traced one. Even, so that each side
-   * drains first as often as second: every drain is slower than the one before (bench/tracing.ts).
+   * drains first as often as second: every drain is slower than the one before (bench/tracing.ts);
+   * six, because one drain's rate swings by several per cent on its own.
    */
   tracingRounds: number;
   /**
@@ -42,6 +43,12 @@ export interface BenchConfig {
    * default) is counted in requests and bytes only.
    */
   tracingProtocol: TracingProtocol;
+  /**
+   * A calibration of the tracing phase (BENCH_TRACING_CALIBRATION=1): the "traced" drains run
+   * with OTEL_SDK_DISABLED=true, so both sides run the same code and the figure shows what the
+   * procedure and the machine alone make of two equal sides.
+   */
+  tracingCalibration: boolean;
   drainTimeoutSeconds: number;
   groups: number;
   ingestClients: number;
@@ -63,6 +70,12 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     }
     return value;
   };
+  const flag = (name: string) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '' || raw === '0') return false;
+    if (raw !== '1') problems.push(`${name} must be 1 or 0 (got "${raw}")`);
+    return raw === '1';
+  };
   const seconds = int('BENCH_SECONDS', 15, 1, 600);
   const backlog = int('BENCH_BACKLOG', 5000, 100, 100_000);
   const tracingProtocol = env.BENCH_TRACING_PROTOCOL || 'http/json';
@@ -80,8 +93,9 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     fairnessHangingRate: int('BENCH_FAIRNESS_RATE', 100, 0, 1000),
     fairnessDrainSeconds: int('BENCH_FAIRNESS_DRAIN_SECONDS', 60, 5, 600),
     tracingBacklog: int('BENCH_TRACING_BACKLOG', 1500, 100, 100_000),
-    tracingRounds: int('BENCH_TRACING_ROUNDS', 4, 1, 10),
+    tracingRounds: int('BENCH_TRACING_ROUNDS', 6, 1, 10),
     tracingProtocol: tracingProtocol as TracingProtocol,
+    tracingCalibration: flag('BENCH_TRACING_CALIBRATION'),
     drainTimeoutSeconds: int('BENCH_DRAIN_TIMEOUT_SECONDS', 400, 10, 1800),
     groups: int('BENCH_GROUPS', 50, 1, 1000),
     ingestClients: int('BENCH_INGEST_CLIENTS', 8, 1, 64),

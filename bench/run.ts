@@ -683,7 +683,7 @@ function tracingRows(t: TracingResult): Row[] {
       value: mean('traced'),
       floor: mean('untraced'),
       unit: 'events/s',
-      note: `mean of ${rounds.length} rounds of ${t.rounds[0].traced.offered}, untraced and traced in alternating order on restarted processes (untraced → traced events/s: ${perRound}), exported over OTLP ${t.protocol}; pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}`,
+      note: `mean of ${rounds.length} rounds of ${t.rounds[0].traced.offered}, untraced and traced in alternating order on restarted processes (untraced → traced events/s: ${perRound}), exported over OTLP ${t.protocol}${t.calibration ? ' (CALIBRATION: the traced side ran with OTEL_SDK_DISABLED=true, tracing off on both sides)' : ''}; pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}`,
     },
     {
       figure: 'Tracing: traced / untraced lifecycle',

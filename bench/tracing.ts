@@ -34,6 +34,8 @@ const QUIET_WINDOW_MS = 2_000;
 const QUIET_MAX_MS = 180_000;
 /** The batch span processors export every 5 s (OTEL_BSP_SCHEDULE_DELAY): quiet for longer means flushed. */
 const EXPORT_QUIET_MS = 6_000;
+/** The pause after every warm-up, either side: the traced one's last export, then quiet. */
+const SETTLE_MS = 5_000 + EXPORT_QUIET_MS;
 
 /** A measured drain and the CPU the API's processes, the worker's, and the whole machine spent on it. */
 export type TracingDrain = DrainResult & {
@@ -46,9 +48,11 @@ export type TracingDrain = DrainResult & {
 
 export interface TracingResult {
   protocol: TracingProtocol;
+  /** A calibration run: the "traced" side ran with OTEL_SDK_DISABLED=true (BenchConfig.tracingCalibration). */
+  calibration: boolean;
   /** Each round's untraced drain, then its traced one. */
   rounds: Array<{ untraced: TracingDrain; traced: TracingDrain }>;
-  /** The drain check after the last traced drain, over every purchase of the phase (all through, trial balance 0). */
+  /** The drain check after the last drain, over every purchase of the phase (all through, trial balance 0). */
   drain: Awaited<ReturnType<typeof pendingAfterDrain>>;
   /** What reached the sink from each traced drain's first offer until the exporters went quiet, summed. */
   exported: OtlpCounts;
@@ -86,13 +90,8 @@ export async function measureTracing(options: Options): Promise<TracingResult> {
       const result: Partial<TracingResult['rounds'][number]> = {};
       for (const side of roundOrder(round)) {
         result[side] = await drainSide(options, sink, fixture, side, round, totals);
-        if (side === 'traced')
-          drained = await pendingAfterDrain(
-            options.stack.databaseUrl,
-            fixture.issuerId,
-            `sus-${options.runId}-`,
-            30_000,
-          );
+        // After either side, so that the next drain starts from the same state whichever it follows.
+        drained = await pendingAfterDrain(options.stack.databaseUrl, fixture.issuerId, `sus-${options.runId}-`, 30_000);
       }
       const { untraced, traced } = result as TracingResult['rounds'][number];
       rounds.push({ untraced, traced });
@@ -104,6 +103,7 @@ export async function measureTracing(options: Options): Promise<TracingResult> {
     await restore(options, sink, fixture);
     return {
       protocol: config.tracingProtocol,
+      calibration: config.tracingCalibration,
       rounds,
       drain: drained!,
       exported: totals.exported!,
@@ -128,16 +128,20 @@ async function drainSide(
   if (side === 'untraced') await stack.restartService();
   else {
     options.log(
-      `tracing: restarting the API and the worker exporting over OTLP (${config.tracingProtocol}) to ${sink.endpoint}`,
+      `tracing: restarting the API and the worker exporting over OTLP (${config.tracingProtocol}) to ${sink.endpoint}${config.tracingCalibration ? ', calibrating: with OTEL_SDK_DISABLED=true' : ''}`,
     );
     const restartStarted = performance.now();
     await stack.restartService({
       OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
       OTEL_EXPORTER_OTLP_PROTOCOL: config.tracingProtocol,
+      ...(config.tracingCalibration ? { OTEL_SDK_DISABLED: 'true' } : {}),
     });
     totals.restartSeconds = (performance.now() - restartStarted) / 1000;
   }
   await drain(options, fixture, WARM_UP, `${tag}warm`);
+  // Both sides wait as long after the warm-up: the traced processes export what it made within
+  // one schedule delay, and the sink must then stay quiet (below) before the measured drain.
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   if (side === 'untraced') {
     await quietMachine(options, tag);
     options.onDrainStart(side, round);

@@ -18,23 +18,32 @@ describe('bench/config', () => {
     assert.throws(() => loadBenchConfig({ BENCH_LOG_LEVEL: 'loud' }), /BENCH_LOG_LEVEL: LOG_LEVEL must be one of/);
   });
 
-  it('gives the tracing phase four rounds of 1,500 purchases and http/json by default', () => {
+  it('gives the tracing phase six rounds of 1,500 purchases, http/json and no calibration by default', () => {
     const config = loadBenchConfig({ BENCH_BACKLOG: '3000' });
     assert.equal(config.tracingBacklog, 1500);
-    assert.equal(config.tracingRounds, 4);
+    assert.equal(config.tracingRounds, 6);
     assert.equal(config.tracingProtocol, 'http/json');
+    assert.equal(config.tracingCalibration, false);
     const set = loadBenchConfig({
       BENCH_TRACING_BACKLOG: '1000',
       BENCH_TRACING_ROUNDS: '2',
       BENCH_TRACING_PROTOCOL: 'http/protobuf',
+      BENCH_TRACING_CALIBRATION: '1',
     });
+    assert.equal(set.tracingCalibration, true);
     assert.equal(set.tracingBacklog, 1000);
     assert.equal(set.tracingRounds, 2);
     assert.equal(set.tracingProtocol, 'http/protobuf');
     assert.throws(
-      () => loadBenchConfig({ BENCH_TRACING_BACKLOG: '50', BENCH_TRACING_PROTOCOL: 'grpc' }),
+      () =>
+        loadBenchConfig({
+          BENCH_TRACING_BACKLOG: '50',
+          BENCH_TRACING_PROTOCOL: 'grpc',
+          BENCH_TRACING_CALIBRATION: 'yes',
+        }),
       (err: Error) =>
         /BENCH_TRACING_BACKLOG must be an integer between 100 and 100000/.test(err.message) &&
+        /BENCH_TRACING_CALIBRATION must be 1 or 0 \(got "yes"\)/.test(err.message) &&
         /BENCH_TRACING_PROTOCOL must be one of http\/json, http\/protobuf \(got "grpc"\)/.test(err.message),
     );
   });
