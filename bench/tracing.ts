@@ -9,12 +9,16 @@
 // next (in a run of two rounds, the drain second in its round ran ~7 % slower, whichever side:
 // the Temporal dev server spent more CPU per purchase as its in-memory store grew), so the
 // rounds are even by default and each side drains first as often as second. The figure is the
-// traced drains' mean rate as a share of the untraced ones'. Each measured drain, either side,
-// starts once the machine is quiet (bench/cpu.ts), so neither pays for what the warm-up or an
-// earlier phase left running, and counts the CPU seconds per purchase of the API, the worker,
-// the Temporal server, PostgreSQL and the bench: the services' share is steadier than a rate
-// when neighbours come and go, and the groups say where a difference went. The API and the
-// worker are left untraced at the end.
+// traced drains' mean rate as a share of the untraced ones'. Both sides take the same steps:
+// restart, warm-up, a pause as long as the traced exporters need to go quiet, a wait for a
+// quiet machine (bench/cpu.ts), the measured drain, the drain check; so neither pays for what
+// the warm-up or an earlier phase left running, and a drain starts from the same state
+// whichever side came before. Each measured drain counts the CPU seconds per purchase of the
+// API, the worker, the Temporal server, PostgreSQL and the bench: the services' share is
+// steadier than a rate when neighbours come and go, and the groups say where a difference
+// went. A calibration run (BENCH_TRACING_CALIBRATION=1) disables the SDK on the traced side,
+// to see what the procedure makes of two equal sides. The API and the worker are left
+// untraced at the end.
 import type { BenchConfig, TracingProtocol } from './config';
 import type { BenchStack } from './stack';
 import type { Receiver } from './receiver';
