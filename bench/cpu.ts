@@ -55,20 +55,20 @@ function inTreeOf(processes: Map<number, ProcessCpu>, roots: number[]): (pid: nu
 export const CPU_GROUPS = ['api', 'worker', 'temporal', 'postgres', 'bench'] as const;
 export type CpuGroup = (typeof CPU_GROUPS)[number];
 
+/** The processes of the groups as /proc shows them at one moment: each one's group and CPU seconds so far. */
+export type CpuSnapshot = Map<number, { group: CpuGroup; seconds: number }>;
+
 /**
- * Cumulative CPU seconds by group: the API's and the worker's process trees, the Temporal
+ * The processes of each group now: the API's and the worker's process trees, the Temporal
  * server and PostgreSQL (by command name: every backend is a `postgres` process), and the
  * bench's own process (load generator, receiver, OTLP sink). What the machine spent beyond
- * these is other tenants' and the kernel's.
+ * these is other tenants', the kernel's, and that of processes that exited meanwhile.
  */
-export function cpuByGroup(
-  roots: { api: number; worker: number; bench: number },
-  proc = '/proc',
-): Record<CpuGroup, number> {
+export function cpuSnapshot(roots: { api: number; worker: number; bench: number }, proc = '/proc'): CpuSnapshot {
   const processes = readProcesses(proc);
   const inApi = inTreeOf(processes, [roots.api]);
   const inWorker = inTreeOf(processes, [roots.worker]);
-  const groups: Record<CpuGroup, number> = { api: 0, worker: 0, temporal: 0, postgres: 0, bench: 0 };
+  const snapshot: CpuSnapshot = new Map();
   for (const [pid, { comm, seconds }] of processes) {
     const group: CpuGroup | undefined =
       pid === roots.bench
@@ -82,8 +82,20 @@ export function cpuByGroup(
               : comm === 'postgres'
                 ? 'postgres'
                 : undefined;
-    if (group) groups[group] += seconds;
+    if (group) snapshot.set(pid, { group, seconds });
   }
+  return snapshot;
+}
+
+/**
+ * CPU seconds each group spent between two snapshots, process by process: one that started
+ * meanwhile counts whole, one that exited meanwhile not at all (subtracting its lifetime's CPU,
+ * as a difference of sums would, charged a group with minus what a closed connection's backend
+ * had spent since it opened).
+ */
+export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): Record<CpuGroup, number> {
+  const groups: Record<CpuGroup, number> = { api: 0, worker: 0, temporal: 0, postgres: 0, bench: 0 };
+  for (const [pid, { group, seconds }] of after) groups[group] += seconds - (before.get(pid)?.seconds ?? 0);
   return groups;
 }
 
@@ -93,7 +105,7 @@ export interface Quiet {
   waitedSeconds: number;
   /** Cores busy over the last window, every process counted. */
   busyCores: number;
-  /** The same by group (cpuByGroup), when the wait was given the roots. */
+  /** The same by group (cpuSnapshot), when the wait was given the roots. */
   byGroup?: Record<CpuGroup, number>;
 }
 
@@ -111,7 +123,7 @@ export async function machineQuiet(options: {
   proc?: string;
 }): Promise<Quiet> {
   const started = performance.now();
-  const groups = () => (options.roots ? cpuByGroup(options.roots, options.proc) : undefined);
+  const groups = () => (options.roots ? cpuSnapshot(options.roots, options.proc) : undefined);
   for (;;) {
     const before = { machine: machineCpuSeconds(options.procStat), groups: groups() };
     const windowStarted = performance.now();
@@ -119,12 +131,10 @@ export async function machineQuiet(options: {
     const seconds = (performance.now() - windowStarted) / 1000;
     const after = { machine: machineCpuSeconds(options.procStat), groups: groups() };
     const busyCores = (after.machine - before.machine) / seconds;
-    const byGroup =
-      before.groups && after.groups
-        ? (Object.fromEntries(
-            CPU_GROUPS.map((group) => [group, (after.groups![group] - before.groups![group]) / seconds]),
-          ) as Record<CpuGroup, number>)
-        : undefined;
+    const spent = before.groups && after.groups ? cpuBetween(before.groups, after.groups) : undefined;
+    const byGroup = spent
+      ? (Object.fromEntries(CPU_GROUPS.map((group) => [group, spent[group] / seconds])) as Record<CpuGroup, number>)
+      : undefined;
     const waitedSeconds = (performance.now() - started) / 1000;
     const quiet = busyCores < options.busyCores;
     if (quiet || waitedSeconds * 1000 >= options.maxMs) return { quiet, waitedSeconds, busyCores, byGroup };

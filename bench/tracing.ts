@@ -24,7 +24,7 @@ import type { BenchStack } from './stack';
 import type { Receiver } from './receiver';
 import { buildFixture, type Fixture } from './fixtures';
 import { countsBetween, sinkQuiet, startOtlpSink, type OtlpCounts, type OtlpSink } from './otlp-sink';
-import { CPU_GROUPS, cpuByGroup, machineCpuSeconds, machineQuiet, type CpuGroup } from './cpu';
+import { CPU_GROUPS, cpuBetween, cpuSnapshot, machineCpuSeconds, machineQuiet, type CpuGroup } from './cpu';
 import { pendingAfterDrain, runLifecycleDrain, type DrainResult } from './sustained';
 
 /** Purchases through freshly started processes before a measured drain: JIT, pools, caches. */
@@ -46,7 +46,7 @@ export type TracingDrain = DrainResult & {
   serviceCpuSeconds: number;
   apiCpuSeconds: number;
   machineCpuSeconds: number;
-  /** The same drain's CPU by group (cpuByGroup). */
+  /** The same drain's CPU by group (bench/cpu.ts). */
   cpuSeconds: Record<CpuGroup, number>;
 };
 
@@ -199,16 +199,12 @@ export function tracingShares(rounds: TracingResult['rounds']): {
 }
 
 async function measured(options: Options, fixture: Fixture, tag: string): Promise<TracingDrain> {
-  const cpu = () => ({
-    groups: cpuByGroup({ api: options.stack.api.pid!, worker: options.stack.worker.pid!, bench: process.pid }),
-    machine: machineCpuSeconds(),
-  });
+  const roots = { api: options.stack.api.pid!, worker: options.stack.worker.pid!, bench: process.pid };
+  const cpu = () => ({ groups: cpuSnapshot(roots), machine: machineCpuSeconds() });
   const before = cpu();
   const result = await drain(options, fixture, options.config.tracingBacklog, tag);
   const after = cpu();
-  const cpuSeconds = Object.fromEntries(
-    CPU_GROUPS.map((group) => [group, after.groups[group] - before.groups[group]]),
-  ) as Record<CpuGroup, number>;
+  const cpuSeconds = cpuBetween(before.groups, after.groups);
   const drained: TracingDrain = {
     ...result,
     serviceCpuSeconds: cpuSeconds.api + cpuSeconds.worker,

@@ -1,10 +1,10 @@
 // Where the machine's CPU goes (bench/cpu.ts), read from a /proc written here: busy seconds of
 // the machine, the same by group of processes, and the wait for a quiet machine.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuByGroup, machineCpuSeconds, machineQuiet } from '../../bench/cpu';
+import { cpuBetween, cpuSnapshot, machineCpuSeconds, machineQuiet } from '../../bench/cpu';
 
 /** A /proc stat line: pid, (comm), state, ppid, then fields up to utime (14th) and stime (15th). */
 function stat(pid: number, comm: string, ppid: number, utime: number, stime: number): string {
@@ -23,7 +23,7 @@ describe('bench CPU accounting', () => {
     assert.equal(machineCpuSeconds(file), 14);
   });
 
-  it("groups the machine's CPU into the services' process trees, the Temporal server, PostgreSQL and the bench", () => {
+  it("groups the machine's CPU into the services' process trees, the Temporal server, PostgreSQL and the bench, process by process", () => {
     const proc = mkdtempSync(join(tmpdir(), 'proc-'));
     const write = (pid: number, line: string) => {
       mkdirSync(join(proc, String(pid)));
@@ -39,11 +39,30 @@ describe('bench CPU accounting', () => {
     write(50, stat(50, 'node', 1, 300, 0)); // the bench: 3 s
     write(60, stat(60, 'sshd', 1, 900, 0)); // someone else's
     mkdirSync(join(proc, 'self'));
-    const groups = cpuByGroup({ api: 10, worker: 20, bench: 50 }, proc);
-    assert.deepEqual(
-      Object.fromEntries(Object.entries(groups).map(([group, seconds]) => [group, seconds.toFixed(2)])),
-      { api: '5.70', worker: '12.00', temporal: '8.00', postgres: '102.00', bench: '3.00' },
-    );
+    const roots = { api: 10, worker: 20, bench: 50 };
+    const before = cpuSnapshot(roots, proc);
+    assert.deepEqual([...before].map(([pid, { group, seconds }]) => `${pid} ${group} ${seconds.toFixed(2)}`).sort(), [
+      '10 api 1.50',
+      '11 api 4.00',
+      '12 api 0.20',
+      '20 worker 12.00',
+      '30 postgres 100.00',
+      '31 postgres 2.00',
+      '40 temporal 8.00',
+      '50 bench 3.00',
+    ]);
+    // A second later: the backend that had spent 2 s closed, a new one spent 0.5 s, the worker 1 s more.
+    rmSync(join(proc, '31'), { recursive: true });
+    write(32, stat(32, 'postgres', 30, 50, 0));
+    writeFileSync(join(proc, '20', 'stat'), stat(20, 'node', 1, 1100, 200));
+    const spent = cpuBetween(before, cpuSnapshot(roots, proc));
+    assert.deepEqual(Object.fromEntries(Object.entries(spent).map(([group, seconds]) => [group, seconds.toFixed(2)])), {
+      api: '0.00',
+      worker: '1.00',
+      temporal: '0.00',
+      postgres: '0.50',
+      bench: '0.00',
+    });
   });
 
   it('waits for the machine to go quiet, and gives up after its bound', async () => {
