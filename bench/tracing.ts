@@ -170,13 +170,18 @@ async function quietMachine(options: Options, tag: string): Promise<void> {
     busyCores: QUIET_BUSY_CORES,
     windowMs: QUIET_WINDOW_MS,
     maxMs: QUIET_MAX_MS,
-    roots: { api: options.stack.api.pid!, worker: options.stack.worker.pid!, bench: process.pid },
+    roots: processRoots(options),
   });
   if (quiet.quiet && quiet.waitedSeconds < (QUIET_WINDOW_MS * 1.5) / 1000) return;
   const groups = CPU_GROUPS.map((group) => `${group} ${quiet.byGroup![group].toFixed(2)}`).join(', ');
   options.log(
     `tracing: ${tag}: ${quiet.quiet ? 'quiet' : 'still busy'} after ${quiet.waitedSeconds.toFixed(0)} s (${quiet.busyCores.toFixed(2)} cores busy: ${groups})`,
   );
+}
+
+/** The processes whose trees are the API's, the worker's and the bench's CPU groups, as they run now. */
+function processRoots({ stack }: Options): { api: number; worker: number; bench: number } {
+  return { api: stack.api.pid!, worker: stack.worker.pid!, bench: process.pid };
 }
 
 /** The traced drains' mean rate as a share of the untraced ones', and the same for CPU per purchase. */
@@ -199,7 +204,7 @@ export function tracingShares(rounds: TracingResult['rounds']): {
 }
 
 async function measured(options: Options, fixture: Fixture, tag: string): Promise<TracingDrain> {
-  const roots = { api: options.stack.api.pid!, worker: options.stack.worker.pid!, bench: process.pid };
+  const roots = processRoots(options);
   const cpu = () => ({ groups: cpuSnapshot(roots), machine: machineCpuSeconds() });
   const before = cpu();
   const result = await drain(options, fixture, options.config.tracingBacklog, tag);
