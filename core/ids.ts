@@ -65,7 +65,6 @@ export function uuidV7(nowMs: number = Date.now()): string {
   return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`;
 }
 
-/** The JSON-schema pattern of one id kind, shared by validation and the OpenAPI document. */
 /** The pattern of ids of one prefix, or of any of several (`^(auth|txn)_...$`). */
 export function idPattern(prefix: IdPrefix | readonly IdPrefix[]): string {
   return typeof prefix === 'string' ? `^${prefix}_${UUID}$` : `^(${prefix.join('|')})_${UUID}$`;

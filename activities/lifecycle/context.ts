@@ -18,6 +18,7 @@ import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { fromDbMinor, purchaseLockOrder } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { EVENT_NOT_FOUND } from '../../core/failure-types';
+import { idPattern } from '../../core/ids';
 import type { SqlTx } from '../../prisma/sql-transaction';
 import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
 import { lockPurchaseAccounts, type LockedAccount } from '../../core/domain/ledger/accounts';
@@ -34,6 +35,8 @@ const EVENT_COLUMNS = Prisma.sql`e.id, e.issuer_id AS "issuerId", e.kind, e.exte
   e.related_event_id AS "relatedEventId", e.workflow_id AS "workflowId", e.received_at AS "receivedAt", e.state_changed_at AS "stateChangedAt",
   e.handed_over_at AS "handedOverAt", e.handover_attempts AS "handoverAttempts", e.reward_status AS "rewardStatus", e.merchant_id AS "merchantId",
   e.match_trace AS "matchTrace", e.processed_at AS "processedAt", e.failure_reason AS "failureReason"`;
+
+const MP_ID_PATTERN = idPattern('mp');
 
 const notFound = (eventId: string) => ApplicationFailure.nonRetryable(`No stored event ${eventId}`, EVENT_NOT_FOUND);
 
@@ -65,6 +68,12 @@ export interface ContextGrant extends SpendGrant {
 export interface DecisionContext {
   event: IngestedEvent;
   payload: EventPayload;
+  /**
+   * The instant the purchase is decided as of: its own date (`createdAt`, on the issuer's clock),
+   * never the time it is processed, so that a late, retried or reprocessed step decides the same
+   * (docs/decisions/0034-a-purchase-decided-as-of-its-date.md).
+   */
+  asOf: Date;
   /** clockOffsetMs: the sandbox test clock's offset the decision was taken at (0 in production). */
   issuer: {
     id: string;
@@ -118,8 +127,9 @@ export interface SettledPurchase {
  * with `settledPurchase` instead of a context when it is an authorization whose purchase has
  * already been settled (it arrived late: there is nothing left to preview).
  * `at` is the workflow's clock; the answer's `at` is the issuer's: the same, moved by a sandbox
- * issuer's test clock (read in the same statement, so production pays no query for it). Every
- * date the step decides by or writes (availability, expiry, offer windows) is the answer's.
+ * issuer's test clock (read in the same statement, so production pays no query for it). It dates
+ * what the step records (processed_at, reward events, the webhook); what the purchase earns and
+ * spends, and its grant's dates, are decided as of the purchase's own date (`asOf`).
  */
 export async function lockEventWithContext(
   tx: Tx,
@@ -142,13 +152,14 @@ export async function lockEventWithContext(
              WHERE e.kind = 'auth' AND s.workflow_id = e.workflow_id AND s.issuer_id = e.issuer_id
                AND s.kind = 'settled' AND s.state = 'settled' AND s.reward_status <> 'pending'
              ORDER BY s.processed_at LIMIT 1) AS "settledPurchase",
-           -- Sandbox names its merchant (payload.merchantId); production matches on every
-           -- merchant the issuer may see.
+           -- Every merchant the issuer may see, matched by the rules (core/rules/matching.ts); a
+           -- sandbox event that forces an mp_ id needs that merchant only.
            (SELECT coalesce(jsonb_agg(jsonb_build_object('id', m.id, 'matchDescriptorPatterns', m.match_descriptor_patterns,
                      'matchAcquirerMerchantIds', m.match_acquirer_merchant_ids, 'matchMccs', m.match_mccs)), '[]'::jsonb)
               FROM merchant m
              WHERE (m.issuer_ids IS NULL OR i.id = ANY(m.issuer_ids))
-               AND (i.environment <> 'sandbox' OR m.id = e.payload->>'merchantId')) AS candidates
+               AND (i.environment <> 'sandbox' OR coalesce(e.payload->>'merchantId', '') !~ ${MP_ID_PATTERN}
+                    OR m.id = e.payload->>'merchantId')) AS candidates
       FROM ingested_event e JOIN issuer i ON i.id = e.issuer_id
      WHERE e.id = ${eventId}
        FOR UPDATE OF e`;
@@ -206,6 +217,7 @@ async function loadRest(
   const base = {
     event,
     payload,
+    asOf: event.eventCreatedAt,
     match,
     issuer: {
       id: head.issuerId,
@@ -243,7 +255,7 @@ async function loadRest(
     issuerId: event.issuerId,
     chgId: event.chgId,
     merchantId: match.merchantId,
-    at,
+    asOf: event.eventCreatedAt,
   });
   return {
     ...base,
@@ -260,7 +272,7 @@ async function loadRest(
   };
 }
 
-async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string; merchantId: string; at: Date }) {
+async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string; merchantId: string; asOf: Date }) {
   const [row] = await tx.$queryRaw<
     Array<{
       merchant: (Omit<ContextMerchant, 'brandedSpendMinimumMinor'> & { brandedSpendMinimumMinor: string }) | null;
@@ -285,12 +297,13 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
                                    WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END) AS net
            FROM reward_total WHERE issuer_id = ${p.issuerId} AND chg_id = ${p.chgId} AND merchant_id = ${p.merchantId} AND offer_id <> ''
           GROUP BY offer_id) x) AS earned,
-      -- Pending or available grants that still hold value: what a purchase here may spend.
+      -- Grants that still hold value and had not expired at the purchase's date: what it may spend
+      -- (those not yet available then are read too, for the spend decision's pending balance).
       (SELECT coalesce(jsonb_agg(jsonb_build_object('id', g.id, 'remainingMinor', g.remaining_minor::text, 'availableAt', g.available_at,
               'expiresAt', g.expires_at, 'createdAt', g.created_at)), '[]'::jsonb)
          FROM reward_grant g
         WHERE g.issuer_id = ${p.issuerId} AND g.chg_id = ${p.chgId} AND g.merchant_id = ${p.merchantId}
-          AND g.remaining_minor > 0 AND g.expires_at > ${p.at}) AS grants`;
+          AND g.remaining_minor > 0 AND g.expires_at > ${p.asOf}) AS grants`;
   const offers: EarnOffer[] = row.offers.map(toEarnOffer);
   return {
     merchant: row.merchant && {

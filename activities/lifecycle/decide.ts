@@ -17,7 +17,11 @@ export interface RewardDecision {
   trace: Record<string, unknown>;
 }
 
-export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
+/**
+ * Decides as of the purchase's own date (`ctx.asOf`): its offers, and the branded balance it may
+ * spend. `processedAt` only dates the trace.
+ */
+export function decideReward(ctx: DecisionContext, processedAt: Date): RewardDecision {
   const amountMinor = fromDbMinor(ctx.event.amountMinor);
   const currencyOk = ctx.event.currency === REWARD_CURRENCY;
   const merchant = ctx.merchant;
@@ -37,10 +41,10 @@ export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
             amountMinor,
             mcc: ctx.payload.mcc,
             currency: ctx.event.currency,
-            at: ctx.event.eventCreatedAt,
+            at: ctx.asOf,
           },
           earnedSoFarByOffer: ctx.earnedSoFarByOffer,
-          now: at,
+          now: ctx.asOf,
         })
       : null;
   const spend =
@@ -56,7 +60,7 @@ export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
           grants: ctx.grants,
           issuerDelayDays: ctx.issuer.brandedAvailabilityDelayDays,
           amountMinor,
-          at,
+          at: ctx.asOf,
         })
       : null;
   const settlement = decideSettlement({
@@ -68,20 +72,21 @@ export function decideReward(ctx: DecisionContext, at: Date): RewardDecision {
   });
   const rewarded = settlement.spentMinor > 0 || settlement.cashbackMinor + settlement.brandedMinor > 0;
   const status = rewarded ? 'matched' : 'not_matched';
-  const trace = decisionTrace(ctx, at, { amountMinor, currencyOk, earn, spend, settlement, status });
+  const trace = decisionTrace(ctx, processedAt, { amountMinor, currencyOk, earn, spend, settlement, status });
   return { status, merchantId: merchant?.id ?? ctx.match.merchantId ?? null, earn, spend, settlement, trace };
 }
 
 /** The match trace the issuer reads back: every check, the arithmetic and the outcome. */
 function decisionTrace(
   ctx: DecisionContext,
-  at: Date,
+  processedAt: Date,
   d: Pick<RewardDecision, 'earn' | 'spend' | 'settlement' | 'status'> & { amountMinor: number; currencyOk: boolean },
 ): Record<string, unknown> {
   const { amountMinor, currencyOk, earn, spend, settlement, status } = d;
   const winning = ctx.offers.find((o) => o.id === settlement.winningOfferId);
   return {
-    evaluatedAt: at.toISOString(),
+    evaluatedAt: processedAt.toISOString(),
+    decidedAsOf: ctx.asOf.toISOString(),
     transaction: {
       amountMinor,
       currency: ctx.event.currency,

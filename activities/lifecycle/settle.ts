@@ -29,7 +29,8 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
   let lockedAccountIds: string[] = [];
   let written: OutboxRow[] = [];
   const outcome = await sqlTransaction(deps.db, async (tx) => {
-    // `at` is the issuer's clock: a sandbox issuer's grants become available and expire on it.
+    // `at` is the issuer's clock (a sandbox issuer's test clock moves it): it dates what the step records;
+    // what the purchase earns and spends is decided as of its own date (ctx.asOf).
     const {
       event,
       at,
@@ -113,7 +114,7 @@ function planSettlement(ctx: DecisionContext, at: Date) {
 
   if (decision.settlement.spentMinor > 0) {
     // Branded balance first, FIFO by expiry, from grants read under the branded account's lock.
-    const allocations = drawAvailable(ctx, at, decision.settlement.spentMinor);
+    const allocations = drawAvailable(ctx, decision.settlement.spentMinor);
     const drawnMinor = sumMinor(allocations.map((a) => a.amountMinor));
     if (drawnMinor !== decision.settlement.spentMinor) decision = redecide(ctx, decision, drawnMinor);
     if (drawnMinor > 0) {
@@ -171,17 +172,19 @@ function planSettlement(ctx: DecisionContext, at: Date) {
       earnTransferId: transfer.id,
       sourceTransactionId: event.id,
       amountMinor: brandedMinor,
-      availableAt: new Date(at.getTime() + delayDays * DAY_MS),
-      expiresAt: new Date(at.getTime() + merchant.brandedExpiryDays * DAY_MS),
+      // Dated from the purchase, not from its processing: a late step gives the same dates.
+      availableAt: new Date(ctx.asOf.getTime() + delayDays * DAY_MS),
+      expiresAt: new Date(ctx.asOf.getTime() + merchant.brandedExpiryDays * DAY_MS),
     });
     rewardGrantIds.push(grantId);
   }
   return { decision, batch, rewardEventIds, rewardGrantIds };
 }
 
-/** Up to `amountMinor` from the grants available now, the one expiring first first. */
-function drawAvailable(ctx: DecisionContext, at: Date, amountMinor: number): Allocation[] {
-  const available = ctx.grants.filter((g) => g.availableAt <= at && g.expiresAt > at).sort(compareFifo);
+/** Up to `amountMinor` from the grants available at the purchase's date, the one expiring first first. */
+function drawAvailable(ctx: DecisionContext, amountMinor: number): Allocation[] {
+  const { asOf } = ctx;
+  const available = ctx.grants.filter((g) => g.availableAt <= asOf && g.expiresAt > asOf).sort(compareFifo);
   return allocateDraw(
     available.map((g) => ({ grantId: g.id, remainingMinor: g.remainingMinor })),
     amountMinor,

@@ -49,7 +49,8 @@ const matchRulesInput = {
   type: 'object',
   additionalProperties: false,
   description:
-    'Production matching: acquirer merchant ids (exact) first, then descriptor patterns (optionally limited to these MCCs).',
+    'How card events are matched to the merchant, in production and in sandbox (unless a sandbox event forces an mp_ id): ' +
+    'acquirer merchant ids (exact) first, then descriptor patterns (optionally limited to these MCCs).',
   properties: {
     descriptorPatterns: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 2, maxLength: 100 } },
     acquirerMerchantIds: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 64 } },

@@ -58,7 +58,8 @@ const baseProperties = {
     type: 'string',
     minLength: 1,
     maxLength: 128,
-    description: 'Production: merchant id of the ISO 8583 message. Sandbox: an mp_ id forces a match to that merchant.',
+    description:
+      'Merchant id of the ISO 8583 message, matched against the catalogue with the descriptor and MCC. Sandbox only: an mp_ id forces a match to that merchant.',
   },
 } as const;
 

@@ -1,6 +1,7 @@
 // Which catalogue merchant a card event belongs to (API.md, Ingestion: merchantId).
-// Sandbox issuers name the merchant directly with an mp_ id; production events carry
-// ISO 8583 merchant data, matched against each merchant's match rules.
+// Production events carry ISO 8583 merchant data, matched against each merchant's match rules.
+// A sandbox event may force its merchant with an mp_ id; without one it is matched by the same
+// rules, so an issuer can try its processor's real descriptors before going live.
 import { isId } from '../ids';
 import { descriptorTokens, patternMatchLength } from './descriptor';
 
@@ -31,21 +32,19 @@ export function matchMerchant(
   merchants: MatchableMerchant[],
   environment: 'sandbox' | 'production',
 ): MerchantMatch {
-  return environment === 'sandbox' ? matchSandbox(event, merchants) : matchProduction(event, merchants);
+  return environment === 'sandbox' && isId('mp', event.merchantId)
+    ? forcedMatch(event.merchantId, merchants)
+    : matchByRules(event, merchants);
 }
 
-// No brand matching in sandbox: test traffic must say which merchant it means, so that
-// tests are deterministic and never depend on catalogue patterns.
-function matchSandbox(event: MatchEvent, merchants: MatchableMerchant[]): MerchantMatch {
-  const id = event.merchantId;
-  if (!isId('mp', id))
-    return { merchantId: null, rule: 'none', detail: 'sandbox events match only through an mp_ id in merchantId' };
+/** A sandbox event that names an mp_ id means that merchant, whatever its descriptor says. */
+function forcedMatch(id: string, merchants: MatchableMerchant[]): MerchantMatch {
   if (!merchants.some((m) => m.id === id))
     return { merchantId: null, rule: 'none', detail: `${id} is not in the catalogue` };
   return { merchantId: id, rule: 'sandbox_merchant_id', detail: `merchantId ${id}` };
 }
 
-function matchProduction(event: MatchEvent, merchants: MatchableMerchant[]): MerchantMatch {
+function matchByRules(event: MatchEvent, merchants: MatchableMerchant[]): MerchantMatch {
   // The acquirer's merchant id is exact and assigned by the acquirer: it wins over names.
   if (event.merchantId) {
     const byAcquirerId = sortedById(merchants).find((m) => m.matchAcquirerMerchantIds.includes(event.merchantId!));

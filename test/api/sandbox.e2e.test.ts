@@ -4,9 +4,11 @@
 // a minute of the move; forced outcomes go through ingestion and the real lifecycle; production
 // issuers are refused with 403 sandbox_only.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../helpers/stack';
 import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
+import { cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 
@@ -212,6 +214,42 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
       () => status(purchase.authorizationId),
       (s) => s === 'lapsed',
     );
+    await assertBalanced(issuer);
+  });
+
+  it('matches an event without an mp_ id by the catalogue rules, as production does, and still forces an mp_ id', async () => {
+    const brand = `ACME${randomUUID().slice(0, 8).toUpperCase()}`;
+    const ruled = await createMerchant(stack.app, {
+      brandedBalance: { enabled: false },
+      matchRules: { descriptorPatterns: [`${brand} ROASTERS`], acquirerMerchantIds: [`${brand}-MID`] },
+    });
+    await createOffer(stack.app, ruled.id, { cashbackRateBps: 500, startsAt: daysFromNow(-5) });
+    const { issuer, group } = await issuerWithGroup();
+    const activated = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${ruled.id}/activation`, {});
+    assert.equal(activated.status, 201, activated.text);
+    const card = cardOf(group);
+    const send = async (overrides: Record<string, unknown>) => {
+      const event = settledEvent(card, { amount: 2_000, ...overrides });
+      assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
+      const row = await stack.db.ingestedEvent.findUniqueOrThrow({
+        where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
+      });
+      await stack.waitForStatus(row.id, ['matched', 'not_matched']);
+      return (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${row.id}/match-trace`)).body;
+    };
+    const byDescriptor = await send({ merchantDescriptor: `SQ *${brand} ROASTERS 12` });
+    assert.deepEqual(
+      [byDescriptor.status, byDescriptor.merchantId, byDescriptor.trace.merchantMatch.rule],
+      ['matched', ruled.id, 'descriptor_pattern'],
+    );
+    const byAcquirerId = await send({ merchantId: `${brand}-MID`, merchantDescriptor: 'SOMETHING ELSE' });
+    assert.deepEqual(
+      [byAcquirerId.status, byAcquirerId.merchantId, byAcquirerId.trace.merchantMatch.rule],
+      ['matched', ruled.id, 'acquirer_merchant_id'],
+    );
+    // An mp_ id still wins over the descriptor.
+    const forced = await send({ merchantId: merchant.id, merchantDescriptor: `SQ *${brand} ROASTERS 12` });
+    assert.deepEqual([forced.merchantId, forced.trace.merchantMatch.rule], [merchant.id, 'sandbox_merchant_id']);
     await assertBalanced(issuer);
   });
 

@@ -126,13 +126,16 @@ describe('matchMerchant (sandbox)', () => {
     );
     assert.equal(result.merchantId, null);
   });
-  it('does no brand matching', () => {
-    assert.equal(matchMerchant({ merchantDescriptor: 'SQ *BLUE BOTTLE' }, CATALOGUE, 'sandbox').merchantId, null);
-    assert.equal(
-      matchMerchant({ merchantId: '445566778899001', merchantDescriptor: 'STARBUCKS' }, CATALOGUE, 'sandbox')
-        .merchantId,
-      null,
+  it('matches an event without an mp_ id by the rules, as in production', () => {
+    const byDescriptor = matchMerchant({ merchantDescriptor: 'SQ *BLUE BOTTLE' }, CATALOGUE, 'sandbox');
+    assert.deepEqual([byDescriptor.merchantId, byDescriptor.rule], [BLUE_BOTTLE, 'descriptor_pattern']);
+    const byAcquirerId = matchMerchant(
+      { merchantId: '445566778899001', merchantDescriptor: 'UNKNOWN' },
+      CATALOGUE,
+      'sandbox',
     );
+    assert.deepEqual([byAcquirerId.merchantId, byAcquirerId.rule], [BLUE_BOTTLE, 'acquirer_merchant_id']);
+    assert.equal(matchMerchant({ merchantDescriptor: 'NOTHING LIKE IT' }, CATALOGUE, 'sandbox').merchantId, null);
   });
 });
 
