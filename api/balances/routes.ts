@@ -10,6 +10,7 @@ import { groupNotFound } from '../catalogue/scope';
 import { loadGroupMerchant } from '../catalogue/group-merchant';
 import { fromDbMinor } from '../../core/ledger';
 import { rewardsSummary } from './summary';
+import { BRANDED_IDENTITIES, CASHBACK_IDENTITIES, identityText } from './identities';
 import { activityPage } from './activity';
 import {
   activityPageSchema,
@@ -46,7 +47,7 @@ function getRewardsSummaryRoute(deps: AppDeps): RouteSpec {
     description:
       'Flows (earned, spent, expired, clawed back) are sums of the ledger transfers (one reward event each); balanceMinor is the ' +
       'chg_cashback account; availableMinor + notYetAvailableMinor is the chg_branded accounts split by grant availability. ' +
-      'earned = spent + expired + clawedBack + available + notYetAvailable for branded balance; cashback balance = earned - clawedBack. ' +
+      `Cashback: ${CASHBACK_IDENTITIES.map(identityText).join('; ')}. Branded balance: ${BRANDED_IDENTITIES.map(identityText).join('; ')}. ` +
       'cashback.pendingMinor is the cashback previewed on authorizations that have not settled yet (not reversed, not lapsed): ' +
       'expected, not owed, not in the ledger and not in balanceMinor. expiredMinor includes value past its expiry that the hourly ' +
       'expiry job has not yet moved to breakage.',

@@ -5,6 +5,7 @@ import { REWARD_EVENT_TYPES } from '../../core/ledger';
 import { named } from '../schemas/named';
 import { EXAMPLE_EXPIRY, EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import type { Validated } from '../../core/validated';
+import { BRANDED_IDENTITIES, CASHBACK_IDENTITIES, identityText } from './identities';
 
 const minor = { type: 'integer', minimum: 0 } as const;
 const usd = { type: 'string', enum: ['usd'] } as const;
@@ -32,7 +33,7 @@ const cashbackSummarySchema = {
     },
     balanceMinor: {
       ...minor,
-      description: 'The chg_cashback ledger account: earnedMinor - clawedBackMinor + adjustedMinor.',
+      description: `The chg_cashback ledger account: ${CASHBACK_IDENTITIES.map(identityText).join('; ')}.`,
     },
   },
 } as const;
@@ -49,8 +50,7 @@ const brandedSummarySchema = {
     'expiredMinor',
     'clawedBackMinor',
   ],
-  description:
-    'earnedMinor + adjustedMinor = availableMinor + notYetAvailableMinor + spentMinor + expiredMinor + clawedBackMinor.',
+  description: `${BRANDED_IDENTITIES.map(identityText).join('; ')}.`,
   properties: {
     earnedMinor: minor,
     adjustedMinor: adjusted,

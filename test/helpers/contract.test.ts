@@ -72,4 +72,28 @@ describe('the response contract check of the test helpers', () => {
       /documented application\/x-ndjson or text\/csv/,
     );
   });
+
+  it('fails a rewards summary that breaks an identity its description states', () => {
+    const summary = {
+      chgId: 'chg_00000000-0000-0000-0000-000000000000',
+      currency: 'usd',
+      cashback: { earnedMinor: 500, clawedBackMinor: 100, adjustedMinor: 50, pendingMinor: 0, balanceMinor: 450 },
+      brandedBalance: {
+        earnedMinor: 300,
+        adjustedMinor: 0,
+        availableMinor: 100,
+        notYetAvailableMinor: 100,
+        spentMinor: 50,
+        expiredMinor: 25,
+        clawedBackMinor: 25,
+      },
+    };
+    const path = `${CHG}/rewards/summary`;
+    assert.equal(contractViolation('GET', path, 200, 'application/json', summary), undefined);
+    const off = { ...summary, cashback: { ...summary.cashback, balanceMinor: 400 } };
+    assert.match(
+      contractViolation('GET', path, 200, 'application/json', off) ?? '',
+      /breaks cashback: balanceMinor = earnedMinor - clawedBackMinor \+ adjustedMinor \(400 != 450\)/,
+    );
+  });
 });

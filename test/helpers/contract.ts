@@ -5,6 +5,8 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { buildOpenApi } from '../../api/openapi';
 import { declaredRoutes } from './routes';
+import { brokenIdentities } from '../../api/balances/identities';
+import type { RewardsSummary } from '../../api/balances/summary';
 
 interface Operation {
   method: string;
@@ -98,6 +100,11 @@ export function contractViolation(
   for (const document of documents) {
     if (!validate!(document))
       return `${key}: ${ajv.errorsText(validate!.errors, { separator: '; ' })} in ${JSON.stringify(document).slice(0, 300)}`;
+  }
+  // The summary's identities, which its description states (api/balances/identities.ts).
+  if (key === 'get /api/v2/chg/{chgId}/rewards/summary 200') {
+    const broken = brokenIdentities(body as RewardsSummary);
+    if (broken.length > 0) return `${key}: breaks ${broken.join('; ')}`;
   }
   return undefined;
 }
