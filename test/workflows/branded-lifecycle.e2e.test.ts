@@ -93,7 +93,10 @@ describe('branded balance lifecycle (time-skipping)', function () {
   }
 
   async function settle(issuer: TestIssuer, card: CardRef, merchantId: string, amount: number): Promise<string> {
-    const event = settledEvent(card, { amount, merchantId });
+    // Dated on the clock the service runs on here (the test server's skipped time): a purchase
+    // is decided as of its own date.
+    const createdAt = new Date(nowMs).toISOString();
+    const event = settledEvent(card, { amount, merchantId, createdAt, settledAt: createdAt });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
     const row = await db.ingestedEvent.findUniqueOrThrow({
       where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
