@@ -504,7 +504,7 @@ export interface paths {
         };
         /**
          * Cashback and branded balance totals of a group, from the ledger
-         * @description Flows (earned, spent, expired, clawed back) are sums of the ledger transfers (one reward event each); balanceMinor is the chg_cashback account; availableMinor + notYetAvailableMinor is the chg_branded accounts split by grant availability. earned = spent + expired + clawedBack + available + notYetAvailable for branded balance; cashback balance = earned - clawedBack. cashback.pendingMinor is the cashback previewed on authorizations that have not settled yet (not reversed, not lapsed): expected, not owed, not in the ledger and not in balanceMinor. expiredMinor includes value past its expiry that the hourly expiry job has not yet moved to breakage.
+         * @description Flows (earned, spent, expired, clawed back) are sums of the ledger transfers (one reward event each); balanceMinor is the chg_cashback account; availableMinor + notYetAvailableMinor is the chg_branded accounts split by grant availability. Cashback: balanceMinor = earnedMinor - clawedBackMinor + adjustedMinor. Branded balance: earnedMinor + adjustedMinor = availableMinor + notYetAvailableMinor + spentMinor + expiredMinor + clawedBackMinor. cashback.pendingMinor is the cashback previewed on authorizations that have not settled yet (not reversed, not lapsed): expected, not owed, not in the ledger and not in balanceMinor. expiredMinor includes value past its expiry that the hourly expiry job has not yet moved to breakage.
          */
         get: operations["getRewardsSummary"];
         put?: never;
@@ -2399,7 +2399,7 @@ export interface components {
             cardId: string;
             /** @enum {string} */
             authMethod: "chip" | "contactless" | "swipe" | "manual_entry" | "ecommerce" | "recurring" | "other";
-            /** @description Production: merchant id of the ISO 8583 message. Sandbox: an mp_ id forces a match to that merchant. */
+            /** @description Merchant id of the ISO 8583 message, matched against the catalogue with the descriptor and MCC. Sandbox only: an mp_ id forces a match to that merchant. */
             merchantId?: string;
             /**
              * @description Send the same id again with reversed to reverse the authorization.
@@ -2515,7 +2515,7 @@ export interface components {
             cardId: string;
             /** @enum {string} */
             authMethod: "chip" | "contactless" | "swipe" | "manual_entry" | "ecommerce" | "recurring" | "other";
-            /** @description Production: merchant id of the ISO 8583 message. Sandbox: an mp_ id forces a match to that merchant. */
+            /** @description Merchant id of the ISO 8583 message, matched against the catalogue with the descriptor and MCC. Sandbox only: an mp_ id forces a match to that merchant. */
             merchantId?: string;
             /** @enum {string} */
             state: "settled" | "refunded";
@@ -2835,7 +2835,7 @@ export interface components {
                 adjustedMinor: number;
                 /** @description Previewed on authorizations not yet settled; not in the ledger, not in balanceMinor. */
                 pendingMinor: number;
-                /** @description The chg_cashback ledger account: earnedMinor - clawedBackMinor + adjustedMinor. */
+                /** @description The chg_cashback ledger account: balanceMinor = earnedMinor - clawedBackMinor + adjustedMinor. */
                 balanceMinor: number;
             };
             /** @description earnedMinor + adjustedMinor = availableMinor + notYetAvailableMinor + spentMinor + expiredMinor + clawedBackMinor. */
@@ -4145,7 +4145,7 @@ export interface components {
                 /** @description Days after earning that a grant expires. */
                 expiryDays?: number;
             };
-            /** @description Production matching: acquirer merchant ids (exact) first, then descriptor patterns (optionally limited to these MCCs). */
+            /** @description How card events are matched to the merchant, in production and in sandbox (unless a sandbox event forces an mp_ id): acquirer merchant ids (exact) first, then descriptor patterns (optionally limited to these MCCs). */
             matchRules?: {
                 descriptorPatterns?: string[];
                 acquirerMerchantIds?: string[];
@@ -4277,7 +4277,7 @@ export interface components {
                 /** @description Days after earning that a grant expires. */
                 expiryDays?: number;
             };
-            /** @description Production matching: acquirer merchant ids (exact) first, then descriptor patterns (optionally limited to these MCCs). */
+            /** @description How card events are matched to the merchant, in production and in sandbox (unless a sandbox event forces an mp_ id): acquirer merchant ids (exact) first, then descriptor patterns (optionally limited to these MCCs). */
             matchRules?: {
                 descriptorPatterns?: string[];
                 acquirerMerchantIds?: string[];
