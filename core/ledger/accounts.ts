@@ -8,6 +8,8 @@ export const ACCOUNT_KINDS = [
   'chg_branded',
   'breakage',
   'issuer_adjustments',
+  'chg_cashback_owed',
+  'issuer_payable',
 ] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 export type NormalSide = 'debit' | 'credit';
@@ -22,13 +24,18 @@ export interface AccountRef {
 }
 
 /** merchant_receivable is an asset (the merchant owes us); issuer_adjustments too (the issuer
- *  owes us what its customer service credited, and is owed what it debited); the group
- *  accounts are liabilities (we owe the group); breakage is income. */
+ *  owes us what its customer service credited, and is owed what it debited); chg_cashback_owed
+ *  too (a group owes back cashback a refund reversed after it was paid out). The group accounts
+ *  are liabilities (we owe the group), issuer_payable too (we owe the issuer the cashback it paid
+ *  out for the programme); breakage is income. */
+const DEBIT_NORMAL: readonly AccountKind[] = ['merchant_receivable', 'issuer_adjustments', 'chg_cashback_owed'];
+
 export function normalSideOf(kind: AccountKind): NormalSide {
-  return kind === 'merchant_receivable' || kind === 'issuer_adjustments' ? 'debit' : 'credit';
+  return DEBIT_NORMAL.includes(kind) ? 'debit' : 'credit';
 }
 
-/** Liability accounts may never hold a negative balance (a CHECK enforces it too). */
+/** The group's liability accounts may never hold a negative balance (a CHECK enforces it too).
+ *  issuer_payable, a liability of the programme as a whole, is only ever credited. */
 export function isLiability(kind: AccountKind): boolean {
   return kind === 'chg_cashback' || kind === 'chg_branded';
 }
@@ -46,6 +53,8 @@ export const accounts = {
   chgBranded: (issuerId: string, chgId: string, merchantId: string) => ref(issuerId, 'chg_branded', chgId, merchantId),
   breakage: (issuerId: string, merchantId: string) => ref(issuerId, 'breakage', null, merchantId),
   issuerAdjustments: (issuerId: string) => ref(issuerId, 'issuer_adjustments', null, null),
+  chgCashbackOwed: (issuerId: string, chgId: string) => ref(issuerId, 'chg_cashback_owed', chgId, null),
+  issuerPayable: (issuerId: string) => ref(issuerId, 'issuer_payable', null, null),
 };
 
 /**

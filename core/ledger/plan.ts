@@ -14,6 +14,10 @@ export const TRANSFER_KINDS = [
   'adjust_credit_branded',
   'adjust_debit_cashback',
   'adjust_debit_branded',
+  'payout_cashback',
+  'clawback_cashback_owed',
+  'repay_cashback_owed',
+  'write_off_cashback_owed',
 ] as const;
 export type TransferKind = (typeof TRANSFER_KINDS)[number];
 
@@ -26,16 +30,24 @@ export const REWARD_EVENT_TYPES = [
   'branded_clawed_back',
   'cashback_adjusted',
   'branded_adjusted',
+  'cashback_paid_out',
+  'cashback_owed_repaid',
 ] as const;
 export type RewardEventType = (typeof REWARD_EVENT_TYPES)[number];
 
 /** Types whose reward events carry a signed amount (a debit adjustment is negative). */
 export const SIGNED_REWARD_EVENT_TYPES: readonly RewardEventType[] = ['cashback_adjusted', 'branded_adjusted'];
 
+/**
+ * Types whose reward events are always negative: cashback leaving the group's balance (paid out,
+ * or applied to what the group owes), shown as the cardholder sees it in the activity feed.
+ */
+export const NEGATIVE_REWARD_EVENT_TYPES: readonly RewardEventType[] = ['cashback_paid_out', 'cashback_owed_repaid'];
+
 export interface TransferParties {
   issuerId: string;
   chgId: string;
-  /** Unused by cashback adjustments, which involve no merchant. */
+  /** Unused by transfers that involve no merchant (cashback adjustments, payouts, repayments). */
   merchantId: string;
 }
 
@@ -50,6 +62,7 @@ export function planTransfer(kind: TransferKind, p: TransferParties): TransferPl
   const cashback = () => accounts.chgCashback(p.issuerId, p.chgId);
   const branded = () => accounts.chgBranded(p.issuerId, p.chgId, p.merchantId);
   const issuer = () => accounts.issuerAdjustments(p.issuerId);
+  const owed = () => accounts.chgCashbackOwed(p.issuerId, p.chgId);
   switch (kind) {
     // The merchant funds the reward: we are owed by it and owe the group.
     case 'earn_cashback':
@@ -77,6 +90,20 @@ export function planTransfer(kind: TransferKind, p: TransferParties): TransferPl
       return { debit: cashback(), credit: issuer() };
     case 'adjust_debit_branded':
       return { debit: branded(), credit: issuer() };
+    // The issuer paid the group's cashback out (a statement credit, a transfer): we owe the
+    // group nothing more of it, and owe the issuer what it paid for the programme.
+    case 'payout_cashback':
+      return { debit: cashback(), credit: accounts.issuerPayable(p.issuerId) };
+    // A refund reverses more cashback than the group holds (it was paid out): the merchant is
+    // credited in full and the group owes the rest, never lost.
+    case 'clawback_cashback_owed':
+      return { debit: owed(), credit: receivable() };
+    // Cashback the group earns later repays what it owes first.
+    case 'repay_cashback_owed':
+      return { debit: cashback(), credit: owed() };
+    // The issuer forgives what the group owes (an adjustment with reasonCode write_off).
+    case 'write_off_cashback_owed':
+      return { debit: issuer(), credit: owed() };
   }
 }
 
@@ -91,6 +118,10 @@ const EVENT_TYPE: Record<TransferKind, RewardEventType> = {
   adjust_credit_branded: 'branded_adjusted',
   adjust_debit_cashback: 'cashback_adjusted',
   adjust_debit_branded: 'branded_adjusted',
+  payout_cashback: 'cashback_paid_out',
+  clawback_cashback_owed: 'cashback_clawed_back',
+  repay_cashback_owed: 'cashback_owed_repaid',
+  write_off_cashback_owed: 'cashback_adjusted',
 };
 
 export function rewardEventTypeFor(kind: TransferKind): RewardEventType {

@@ -31,7 +31,7 @@ import {
 import type { LockedAccount } from './accounts';
 import { isCheckViolation } from './tx';
 import type { SqlTx } from '../../../prisma/sql-transaction';
-import { totalsUpsert } from './reward-events';
+import { requireEventAmount, totalsUpsert } from './reward-events';
 import { uuidV7 } from '../../ids';
 
 export interface BatchTransfer {
@@ -169,7 +169,7 @@ function planBatch(batch: PostingBatch, locked: ReadonlyMap<string, LockedAccoun
     }
   }
   for (const e of batch.rewardEvents) {
-    requirePositiveMinor(e.amountMinor);
+    requireEventAmount(e.type, e.amountMinor);
     if (!(REWARD_EVENT_TYPES as readonly string[]).includes(e.type))
       throw new LedgerError(LEDGER_INVALID_INPUT, `unknown reward event type ${e.type}`);
   }

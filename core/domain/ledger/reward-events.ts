@@ -6,6 +6,7 @@ import {
   LEDGER_IDEMPOTENCY_CONFLICT,
   LEDGER_INVALID_INPUT,
   REWARD_EVENT_TYPES,
+  NEGATIVE_REWARD_EVENT_TYPES,
   SIGNED_REWARD_EVENT_TYPES,
   fromDbMinor,
   requirePositiveMinor,
@@ -57,10 +58,7 @@ export async function recordRewardEvent(
   tx: Tx,
   input: RecordRewardEventInput,
 ): Promise<{ event: RewardEvent; created: boolean }> {
-  if (SIGNED_REWARD_EVENT_TYPES.includes(input.type)) {
-    if (!Number.isSafeInteger(input.amountMinor) || input.amountMinor === 0)
-      throw new LedgerError(LEDGER_INVALID_INPUT, `${input.type} needs a non-zero integer amount`);
-  } else requirePositiveMinor(input.amountMinor);
+  requireEventAmount(input.type, input.amountMinor);
   if (!(REWARD_EVENT_TYPES as readonly string[]).includes(input.type))
     throw new LedgerError(LEDGER_INVALID_INPUT, `unknown reward event type ${input.type}`);
   if (!input.idempotencyKey) throw new LedgerError(LEDGER_INVALID_INPUT, 'idempotencyKey is required');
@@ -119,6 +117,15 @@ export async function recordRewardEvent(
     );
   }
   return { event: stored, created: false };
+}
+
+/** A reward event's amount has the sign its type shows in the activity feed. */
+export function requireEventAmount(type: RewardEventType, amountMinor: number): void {
+  if (SIGNED_REWARD_EVENT_TYPES.includes(type)) {
+    if (!Number.isSafeInteger(amountMinor) || amountMinor === 0)
+      throw new LedgerError(LEDGER_INVALID_INPUT, `${type} needs a non-zero integer amount`);
+  } else if (NEGATIVE_REWARD_EVENT_TYPES.includes(type)) requirePositiveMinor(-amountMinor);
+  else requirePositiveMinor(amountMinor);
 }
 
 export interface TotalDelta {
