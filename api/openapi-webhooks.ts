@@ -57,6 +57,7 @@ const REWARD_EVENT_EXAMPLES = {
     currency: 'usd',
     cashbackAmountMinor: 50,
     brandedAmountMinor: 30,
+    owedMinor: 0,
     rewardEventIds: [exampleId('brevt', 3), exampleId('brevt', 4)],
   }),
   authorization_lapsed: envelope('authorization_lapsed', 7, EXAMPLE_LATER, {

@@ -79,6 +79,8 @@ export interface DecisionContext {
     id: string;
     environment: 'sandbox' | 'production';
     brandedAvailabilityDelayDays: number;
+    /** The return window of cashback an offer does not set its own for. */
+    cashbackHoldDays: number;
     clockOffsetMs: number;
   };
   groupStatus: 'active' | 'inactive';
@@ -92,8 +94,10 @@ export interface DecisionContext {
   earnOffers: EarnOffer[];
   activation: { status: CatalogueStatus; activatedAt: Date } | null;
   earnedSoFarByOffer: Record<string, number>;
+  /** Each offer's own return window for cashback holds (null: the issuer's). */
+  returnPeriodDaysByOffer: Record<string, number | null>;
   grants: ContextGrant[];
-  /** Settlement: the purchase's accounts, locked. Empty otherwise. */
+  /** Settlement: the purchase's accounts, locked (with what the group owes, if it has that account). Empty otherwise. */
   accounts: Map<string, LockedAccount>;
   /** A settlement's authorization (`auth_`), when the issuer named one that was ingested. */
   authorizationId: string | null;
@@ -106,6 +110,7 @@ interface Head {
   issuerId: string;
   environment: 'sandbox' | 'production';
   issuerDelayDays: number;
+  cashbackHoldDays: number;
   clockOffsetMs: number;
   groupStatus: 'active' | 'inactive';
   cardholderStatus: 'active' | 'inactive';
@@ -140,7 +145,7 @@ export async function lockEventWithContext(
   const [row] = await tx.$queryRaw<
     Array<IngestedEvent & Omit<Head, 'event' | 'issuerId'> & { settledPurchase: SettledPurchase | null }>
   >`
-    SELECT ${EVENT_COLUMNS}, i.environment, i.branded_availability_delay_days AS "issuerDelayDays",
+    SELECT ${EVENT_COLUMNS}, i.environment, i.branded_availability_delay_days AS "issuerDelayDays", i.cashback_hold_days AS "cashbackHoldDays",
            i.clock_offset_ms::float8 AS "clockOffsetMs",
            (SELECT status FROM cardholder_group WHERE id = e.chg_id) AS "groupStatus",
            (SELECT status FROM cardholder WHERE id = e.cardholder_id) AS "cardholderStatus",
@@ -167,6 +172,7 @@ export async function lockEventWithContext(
   const {
     environment,
     issuerDelayDays,
+    cashbackHoldDays,
     clockOffsetMs,
     groupStatus,
     cardholderStatus,
@@ -185,6 +191,7 @@ export async function lockEventWithContext(
     issuerId: event.issuerId,
     environment,
     issuerDelayDays,
+    cashbackHoldDays,
     clockOffsetMs,
     groupStatus,
     cardholderStatus,
@@ -223,6 +230,7 @@ async function loadRest(
       id: head.issuerId,
       environment: head.environment,
       brandedAvailabilityDelayDays: head.issuerDelayDays,
+      cashbackHoldDays: head.cashbackHoldDays,
       clockOffsetMs: head.clockOffsetMs,
     },
     groupStatus: head.groupStatus,
@@ -239,6 +247,7 @@ async function loadRest(
       earnOffers: [],
       activation: null,
       earnedSoFarByOffer: {},
+      returnPeriodDaysByOffer: {},
       grants: [],
       accounts: new Map(),
     };
@@ -312,6 +321,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
     },
     offers,
     activation: row.activation && { status: row.activation.status, activatedAt: new Date(row.activation.activatedAt) },
+    returnPeriodDaysByOffer: Object.fromEntries(row.offers.map((o) => [o.id, o.returnPeriodDays])),
     earnedSoFarByOffer: Object.fromEntries(
       Object.entries(row.earned).map(([offerId, net]) => [offerId, fromDbMinor(net)]),
     ),

@@ -1,18 +1,20 @@
 // Refunds claw back what the purchase earned, in proportion to the refunded amount and
 // never more than was earned (core/rules/settlement.ts, clawbackDue). Branded balance comes
 // back from the grants the purchase created first. What those grants no longer hold (already
-// spent or expired) is the shortfall: it is clawed back from the group's cashback balance as
-// far as that balance reaches, and only the rest is recorded in the trace as unrecoverable (the
-// merchant bears it). Cashback comes back as far as the cashback balance reaches too (a
-// customer-service debit may have taken it); the rest is unrecoverable in the same way. No
-// balance ever goes negative. See docs/decisions/0012-clawback-after-spend.md.
+// spent or expired) is the shortfall: it is clawed back from the group's cashback balance
+// (docs/decisions/0012-clawback-after-spend.md). Cashback comes back from the cashback balance.
+// Whatever the balance cannot give (it was paid out, or a customer-service debit took it) is
+// owed by the group (chg_cashback_owed): the merchant is credited in full, nothing is lost, and
+// the group's later cashback repays it (docs/decisions/0038-cashback-paid-out.md). No balance
+// ever goes negative. The purchase's cashback on hold shrinks by what is clawed back of it.
 // One database transaction per refund, with its reward_clawed_back webhook record.
 import { newId } from '../../core/ids';
 import { clawBackBranded, recordRewardEvent } from '../../core/domain/ledger';
 import { postNow } from './reward-posting';
 import { clawbackDue } from '../../core/rules/settlement';
 import { accounts, fromDbMinor } from '../../core/ledger';
-import { lockAccounts } from '../../core/domain/ledger/accounts';
+import { ensureAndLockAccounts, lockAccounts } from '../../core/domain/ledger/accounts';
+import { splitClawback, type ClawbackSplit } from '../../core/rules/cashback';
 import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
 import { lockEvent } from './context';
 import { issuerClockAt } from '../issuer-clock';
@@ -56,62 +58,121 @@ interface RefundCase {
 
 interface Clawed {
   cashbackDue: number;
-  /** At most the group's cashback balance: cashback already spent by an adjustment is not owed back. */
+  /** Taken from the group's cashback balance. */
   cashbackClawed: number;
+  /** What the balance could not give: owed by the group. */
+  cashbackOwed: number;
   brandedDue: number;
   brandedClawed: number;
   shortfallFromCashback: number;
+  shortfallOwed: number;
   rewardEventIds: string[];
 }
 
 /** Posts what the refund takes back: cashback, then branded balance, then the shortfall from cashback. */
 async function postClawbacks(tx: Tx, rc: RefundCase): Promise<Clawed> {
-  const { refund, purchase, history } = rc;
+  const { purchase, history } = rc;
   const due = (earned: number, clawed: number) =>
     clawbackDue({
       earnedMinor: earned,
       purchaseAmountMinor: fromDbMinor(purchase.amountMinor),
       refundedBeforeMinor: history.refundedBeforeMinor,
-      refundMinor: fromDbMinor(refund.amountMinor),
+      refundMinor: fromDbMinor(rc.refund.amountMinor),
       clawedBackBeforeMinor: clawed,
     });
   const cashbackDue = due(history.cashback.earned, history.cashback.clawed);
   const brandedDue = due(history.branded.earned, history.branded.clawed);
   const posting = postingOf(rc);
   const rewardEventIds: string[] = [];
-  // The shortfall may touch the cashback account after the branded one: take every lock now,
-  // in the id order every poster uses, so this cannot deadlock with a settlement.
-  const locked =
-    cashbackDue > 0 || brandedDue > 0
-      ? await lockAccounts(tx, [
-          ...(brandedDue > 0 ? [accounts.chgBranded(purchase.issuerId, purchase.chgId, posting.merchantId).id] : []),
-          posting.cashbackAccountId,
-          accounts.merchantReceivable(purchase.issuerId, posting.merchantId).id,
-        ])
-      : undefined;
-  // As far as the balance reaches (a customer-service debit may have taken the rest); what it
-  // cannot take is recorded as unrecoverable, as for spent branded balance (decision 0012).
-  const cashbackClawed = Math.min(cashbackDue, locked?.get(posting.cashbackAccountId)?.balanceMinor ?? 0);
-  if (cashbackClawed > 0) {
-    await postNow(tx, rewardEventIds, posting.base, {
-      common: posting.common,
-      amountMinor: cashbackClawed,
-      event: {
-        idempotencyKey: posting.key('cashback_clawed_back'),
-        type: 'cashback_clawed_back',
-        offerId: history.cashback.offerId,
-        sourceEventId: refund.id,
-        description: 'Cashback reversed by a refund',
-      },
-      transfer: { idempotencyKey: posting.key('clawback_cashback'), kind: 'clawback_cashback' },
-    });
-  }
+  // Every account a clawback may touch, created if missing and locked now, in the id order every
+  // poster uses, so this cannot deadlock with a settlement or a payout.
+  if (cashbackDue > 0 || brandedDue > 0)
+    await ensureAndLockAccounts(
+      tx,
+      [
+        ...(brandedDue > 0 ? [accounts.chgBranded(purchase.issuerId, purchase.chgId, posting.merchantId)] : []),
+        accounts.chgCashback(purchase.issuerId, purchase.chgId),
+        accounts.chgCashbackOwed(purchase.issuerId, purchase.chgId),
+        accounts.merchantReceivable(purchase.issuerId, posting.merchantId),
+      ],
+      rc.at,
+    );
+  const cashback = await clawBackCashback(tx, rc, posting, cashbackDue, rewardEventIds, 'cashback');
+  if (cashbackDue > 0) await releaseHold(tx, purchase.id, cashbackDue, rc.at);
   const brandedClawed = brandedDue > 0 ? await clawBackGrants(tx, rc, posting, brandedDue, rewardEventIds) : 0;
-  const shortfallFromCashback =
-    brandedDue > brandedClawed
-      ? await takeShortfallFromCashback(tx, rc, posting, brandedDue - brandedClawed, rewardEventIds)
-      : 0;
-  return { cashbackDue, cashbackClawed, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds };
+  const shortfall = await clawBackCashback(tx, rc, posting, brandedDue - brandedClawed, rewardEventIds, 'shortfall');
+  return {
+    cashbackDue,
+    cashbackClawed: cashback.fromBalanceMinor,
+    cashbackOwed: cashback.owedMinor,
+    brandedDue,
+    brandedClawed,
+    shortfallFromCashback: shortfall.fromBalanceMinor,
+    shortfallOwed: shortfall.owedMinor,
+    rewardEventIds,
+  };
+}
+
+/**
+ * Cashback back from the group's balance as far as it reaches, the rest owed by the group; for
+ * the purchase's own cashback, or for the branded value its grants no longer held (the shortfall,
+ * marked so that the purchase's history counts it as branded value clawed back).
+ */
+async function clawBackCashback(
+  tx: Tx,
+  { refund, history }: RefundCase,
+  posting: Posting,
+  dueMinor: number,
+  rewardEventIds: string[],
+  what: 'cashback' | 'shortfall',
+): Promise<ClawbackSplit> {
+  if (dueMinor <= 0) return { fromBalanceMinor: 0, owedMinor: 0 };
+  const balance = (await lockAccounts(tx, [posting.cashbackAccountId])).get(posting.cashbackAccountId)!.balanceMinor;
+  const split = splitClawback(dueMinor, balance);
+  const shortfall = what === 'shortfall';
+  const parts = [
+    { amountMinor: split.fromBalanceMinor, kind: 'clawback_cashback', suffix: '' },
+    { amountMinor: split.owedMinor, kind: 'clawback_cashback_owed', suffix: '_owed' },
+  ] as const;
+  for (const part of parts) {
+    if (part.amountMinor <= 0) continue;
+    // The keys of the parts taken from the balance are those of the releases before money could be owed.
+    const [eventKey, transferKey] = shortfall
+      ? [`branded_shortfall_from_cashback${part.suffix}`, `clawback_cashback_for_branded${part.suffix}`]
+      : [`cashback_clawed_back${part.suffix}`, `${part.kind}`];
+    await postNow(
+      tx,
+      rewardEventIds,
+      posting.base,
+      {
+        common: posting.common,
+        amountMinor: part.amountMinor,
+        event: {
+          idempotencyKey: posting.key(eventKey),
+          type: 'cashback_clawed_back',
+          offerId: shortfall ? history.branded.offerId : history.cashback.offerId,
+          sourceEventId: refund.id,
+          description: describeClawback(shortfall, part.suffix !== ''),
+        },
+        transfer: { idempotencyKey: posting.key(transferKey), kind: part.kind },
+      },
+      shortfall ? { coversBrandedShortfall: true } : {},
+    );
+  }
+  return split;
+}
+
+function describeClawback(shortfall: boolean, owed: boolean): string {
+  const what = shortfall ? 'Spent or expired balance reversed by a refund' : 'Cashback reversed by a refund';
+  if (owed) return `${what}, owed: it was already paid out`;
+  return shortfall ? `${what}, taken from cashback` : what;
+}
+
+/** The purchase's cashback on hold shrinks by what the refund takes back of it. */
+async function releaseHold(tx: Tx, purchaseId: string, clawedMinor: number, at: Date): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE cashback_hold SET remaining_minor = remaining_minor - LEAST(remaining_minor, ${clawedMinor}), updated_at = ${at}
+     WHERE transaction_id = ${purchaseId}`;
 }
 
 /** The reward_clawed_back event, in the refund's transaction, when it took anything back. */
@@ -131,9 +192,11 @@ async function recordClawbackWebhook(tx: Tx, { refund, purchase, at }: RefundCas
         refundTransactionId: refund.id,
         currency: 'usd',
         // By the balance each came from: the shortfall of spent branded balance was taken
-        // from cashback, and reward-detail lists it as cashback clawed back.
-        cashbackAmountMinor: clawed.cashbackClawed + clawed.shortfallFromCashback,
+        // from cashback, and reward-detail lists it as cashback clawed back; what the group
+        // could not give back is part of it, and owed.
+        cashbackAmountMinor: clawed.cashbackClawed + clawed.cashbackOwed + clawed.shortfallFromCashback + clawed.shortfallOwed,
         brandedAmountMinor: clawed.brandedClawed,
+        owedMinor: clawed.cashbackOwed + clawed.shortfallOwed,
         rewardEventIds: clawed.rewardEventIds,
       },
     },
@@ -190,50 +253,22 @@ async function clawBackGrants(
   return draw.drawnMinor;
 }
 
-/** What the grants no longer held, from the group's cashback as far as it reaches. */
-async function takeShortfallFromCashback(
-  tx: Tx,
-  { refund, history }: RefundCase,
-  posting: Posting,
-  missingMinor: number,
-  rewardEventIds: string[],
-): Promise<number> {
-  const cashbackBalance =
-    (await lockAccounts(tx, [posting.cashbackAccountId])).get(posting.cashbackAccountId)?.balanceMinor ?? 0;
-  const shortfallMinor = Math.min(missingMinor, cashbackBalance);
-  if (shortfallMinor <= 0) return 0;
-  // Marked as covering the branded shortfall: the purchase's history counts it as branded
-  // value clawed back, not as its cashback (purchaseHistory).
-  await postNow(
-    tx,
-    rewardEventIds,
-    posting.base,
-    {
-      common: posting.common,
-      amountMinor: shortfallMinor,
-      event: {
-        idempotencyKey: posting.key('branded_shortfall_from_cashback'),
-        type: 'cashback_clawed_back',
-        offerId: history.branded.offerId,
-        sourceEventId: refund.id,
-        description: 'Spent or expired balance reversed by a refund, taken from cashback',
-      },
-      transfer: { idempotencyKey: posting.key('clawback_cashback_for_branded'), kind: 'clawback_cashback' },
-    },
-    { coversBrandedShortfall: true },
-  );
-  return shortfallMinor;
-}
-
 /** The refund's outcome and trace; the purchase reads `reversed` once all it earned is back. */
 async function recordRefundOutcome(
   tx: Tx,
   { refund, purchase, at, history }: RefundCase,
   clawed: Clawed,
 ): Promise<StepOutcome> {
-  const { cashbackDue, cashbackClawed, brandedDue, brandedClawed, shortfallFromCashback, rewardEventIds } = clawed;
+  const { cashbackDue, cashbackClawed, cashbackOwed, brandedDue, brandedClawed, rewardEventIds } = clawed;
+  const { shortfallFromCashback, shortfallOwed } = clawed;
   const clawedTotal =
-    history.cashback.clawed + history.branded.clawed + cashbackClawed + brandedClawed + shortfallFromCashback;
+    history.cashback.clawed +
+    history.branded.clawed +
+    cashbackClawed +
+    cashbackOwed +
+    brandedClawed +
+    shortfallFromCashback +
+    shortfallOwed;
   const earnedTotal = history.cashback.earned + history.branded.earned;
   const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
   const trace = {
@@ -248,16 +283,16 @@ async function recordRefundOutcome(
       earnedMinor: history.cashback.earned,
       clawedBeforeMinor: history.cashback.clawed,
       dueMinor: cashbackDue,
-      clawedNowMinor: cashbackClawed,
-      unrecoverableMinor: cashbackDue - cashbackClawed,
+      clawedNowMinor: cashbackClawed + cashbackOwed,
+      owedMinor: cashbackOwed,
     },
     branded: {
       earnedMinor: history.branded.earned,
       clawedBeforeMinor: history.branded.clawed,
       dueMinor: brandedDue,
       clawedNowMinor: brandedClawed,
-      shortfallFromCashbackMinor: shortfallFromCashback,
-      unrecoverableMinor: brandedDue - brandedClawed - shortfallFromCashback,
+      shortfallFromCashbackMinor: shortfallFromCashback + shortfallOwed,
+      shortfallOwedMinor: shortfallOwed,
     },
     formula: 'due = floor(earned x min(purchase, refunded so far) / purchase) - clawed before',
     outcome: status,

@@ -7,7 +7,7 @@
 //     transaction: refunds are rare, and that path checks each transfer on its own.
 // The idempotency keys are the caller's: they are derived from the step's event and never change.
 import { newId } from '../../core/ids';
-import type { RewardEventType, TransferKind } from '../../core/ledger';
+import { NEGATIVE_REWARD_EVENT_TYPES, type RewardEventType, type TransferKind } from '../../core/ledger';
 import {
   newTransferId,
   type BatchRewardEvent,
@@ -37,12 +37,16 @@ export interface LinkedPosting {
   transfer: BatchTransfer;
 }
 
-/** The two rows of a posting with fresh ids, the transfer pointing at its event. */
+/**
+ * The two rows of a posting with fresh ids, the transfer pointing at its event. The event shows
+ * the amount as the cardholder sees it: negative for cashback leaving the balance.
+ */
 export function linkPosting(p: RewardPosting): LinkedPosting {
   const rewardEventId = newId('brevt');
   const { rewardGrantId = null, sourceEventId = null, ...event } = p.event;
+  const eventAmountMinor = NEGATIVE_REWARD_EVENT_TYPES.includes(event.type) ? -p.amountMinor : p.amountMinor;
   return {
-    rewardEvent: { id: rewardEventId, ...event, rewardGrantId, sourceEventId, amountMinor: p.amountMinor, ...p.common },
+    rewardEvent: { id: rewardEventId, ...event, rewardGrantId, sourceEventId, amountMinor: eventAmountMinor, ...p.common },
     transfer: { id: newTransferId(), ...p.transfer, amountMinor: p.amountMinor, rewardEventId, ...p.common },
   };
 }
@@ -77,7 +81,7 @@ export async function postNow(
     kind: transfer.kind,
     issuerId: base.issuerId,
     chgId: transfer.chgId,
-    merchantId: transfer.merchantId,
+    merchantId: p.common.merchantId,
     amountMinor: transfer.amountMinor,
     rewardEventId: transfer.rewardEventId,
     transactionId: transfer.transactionId,

@@ -7,10 +7,11 @@
 // terms and the group's balances, write every effect.
 import { newId } from '../../core/ids';
 import { decideSettlement } from '../../core/rules/settlement';
+import { holdDays, payableAt, repaymentOf } from '../../core/rules/cashback';
 import { accounts, allocateDraw, compareFifo, sumMinor, fromDbMinor, type Allocation } from '../../core/ledger';
 import { Prisma } from '../../prisma/generated/client';
 import { sqlTransaction } from '../../prisma/sql-transaction';
-import { writeBatch, type PostingBatch } from '../../core/domain/ledger/batch';
+import { emptyBatch, writeBatch } from '../../core/domain/ledger/batch';
 import { addPosting } from './reward-posting';
 import { webhookWrite } from '../../core/domain/webhook-records';
 import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
@@ -105,7 +106,7 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
 function planSettlement(ctx: DecisionContext, at: Date) {
   let decision = decideReward(ctx, at);
   const { event, merchant } = ctx;
-  const batch: PostingBatch = { issuerId: event.issuerId, at, transfers: [], rewardEvents: [], grants: [], draws: [] };
+  const batch = emptyBatch(event.issuerId, at);
   const rewardEventIds: string[] = [];
   const rewardGrantIds: string[] = [];
   if (!merchant) return { decision, batch, rewardEventIds, rewardGrantIds };
@@ -137,7 +138,7 @@ function planSettlement(ctx: DecisionContext, at: Date) {
   }
   const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;
   if (cashbackMinor > 0) {
-    addPosting(batch, rewardEventIds, {
+    const { transfer } = addPosting(batch, rewardEventIds, {
       common,
       amountMinor: cashbackMinor,
       event: {
@@ -148,6 +149,30 @@ function planSettlement(ctx: DecisionContext, at: Date) {
       },
       transfer: { idempotencyKey: key('earn_cashback'), kind: 'earn_cashback' },
     });
+    // On hold for the return window, counted from the purchase's own date.
+    const days = holdDays(ctx.returnPeriodDaysByOffer[winningOfferId!], ctx.issuer.cashbackHoldDays);
+    batch.holds.push({
+      transactionId: event.id,
+      chgId: event.chgId,
+      earnTransferId: transfer.id,
+      amountMinor: cashbackMinor,
+      payableAt: payableAt(ctx.asOf, days),
+    });
+    const owedMinor = ctx.accounts.get(accounts.chgCashbackOwed(event.issuerId, event.chgId).id)?.balanceMinor ?? 0;
+    const repaidMinor = repaymentOf(cashbackMinor, owedMinor);
+    if (repaidMinor > 0) {
+      addPosting(batch, rewardEventIds, {
+        common,
+        amountMinor: repaidMinor,
+        event: {
+          idempotencyKey: key('cashback_owed_repaid'),
+          type: 'cashback_owed_repaid',
+          offerId: null,
+          description: 'Cashback applied to what a refund left owing',
+        },
+        transfer: { idempotencyKey: key('repay_cashback_owed'), kind: 'repay_cashback_owed' },
+      });
+    }
   }
   if (brandedMinor > 0) {
     const delayDays = Math.max(ctx.issuer.brandedAvailabilityDelayDays, merchant.brandedAvailabilityDelayDays);

@@ -7,7 +7,7 @@ import { issuerOf } from '../middleware/auth';
 import { issuerNow } from '../sandbox/issuer-clock';
 import { pageSchema } from '../pagination';
 import type { AppDeps } from '../deps';
-import { adjustmentBodySchema, adjustmentListQuerySchema, adjustmentSchema, merchantRuleViolation } from './schemas';
+import { adjustmentBodySchema, adjustmentListQuerySchema, adjustmentSchema, crossFieldViolation } from './schemas';
 import { createAdjustment, findAdjustment, listAdjustments } from './store';
 import { presentAdjustment } from './present';
 
@@ -22,7 +22,9 @@ const MONEY_RULES =
   'A credit (amountMinor > 0) is funded by the issuer (ledger account issuer_adjustments:<issuer>), never by a merchant; ' +
   "a branded credit opens a grant at the merchant, available at once and expiring after the merchant's expiryDays. " +
   'A debit (amountMinor < 0) never takes a balance below zero (409 insufficient_balance, nothing posted) and draws branded ' +
-  'grants soonest-expiring first. Each adjustment is one balanced ledger transfer with its reward event ' +
+  'grants soonest-expiring first. A write-off (reasonCode write_off, cashback, amountMinor > 0) forgives cashback the group owes ' +
+  '(a refund after payout; summary owedMinor), at most what it owes (409 insufficient_balance otherwise), funded by the issuer. ' +
+  'Each adjustment is one balanced ledger transfer with its reward event ' +
   '(cashback_adjusted or branded_adjusted, signed), in the summary, activity, merchant balance, ledger entries and export, ' +
   'and a reward_adjusted webhook. The Idempotency-Key is required and never posts twice (the same key and body answer the ' +
   'same adjustment, even after the 24 h replay window).';
@@ -62,7 +64,8 @@ function createAdjustmentRoute(deps: AppDeps): RouteSpec {
         transaction_not_found: 'transactionId is not a txn_ of this group',
       },
       409: {
-        insufficient_balance: 'a debit beyond what the group holds (details.availableMinor)',
+        insufficient_balance:
+          'a debit beyond what the group holds, or a write-off beyond what it owes (details.availableMinor)',
         branded_not_enabled: 'a branded credit at a merchant without branded balance',
       },
     },
@@ -72,8 +75,8 @@ function createAdjustmentRoute(deps: AppDeps): RouteSpec {
         throw errors.validation('idempotency_key_required', 'Posting an adjustment needs an Idempotency-Key header.', [
           { path: '/headers/Idempotency-Key', message: 'is required' },
         ]);
-      const misplaced = merchantRuleViolation(body);
-      if (misplaced) throw errors.validation('invalid_body', `merchantId ${misplaced.message}.`, [misplaced]);
+      const misplaced = crossFieldViolation(body);
+      if (misplaced) throw errors.validation('invalid_body', `${misplaced.message}.`, [misplaced]);
       const issuer = issuerOf(ctx);
       const { adjustment } = await createAdjustment(
         db,

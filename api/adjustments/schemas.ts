@@ -4,7 +4,7 @@ import { idSchema, timestampSchema } from '../schemas/common';
 import { paginationQueryProperties } from '../pagination';
 import { named } from '../schemas/named';
 import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
-import { ADJUSTMENT_REASON_CODES, BALANCE_TYPES } from '../../core/rules/adjustments';
+import { ADJUSTMENT_REASON_CODES, BALANCE_TYPES, reasonCodeViolation } from '../../core/rules/adjustments';
 import type { Validated } from '../../core/validated';
 
 export const MAX_NOTE_LENGTH = 500;
@@ -35,7 +35,13 @@ export const adjustmentBodySchema = named(
       balanceType: { type: 'string', enum: BALANCE_TYPES },
       amountMinor: signedAmount,
       merchantId: idSchema('mp', 'Required for branded: the merchant whose balance it is.'),
-      reasonCode: { type: 'string', enum: ADJUSTMENT_REASON_CODES },
+      reasonCode: {
+        type: 'string',
+        enum: ADJUSTMENT_REASON_CODES,
+        description:
+          'write_off forgives cashback the group owes (a refund after payout, summary owedMinor): balanceType cashback, ' +
+          'a positive amountMinor of at most what it owes; the issuer funds it.',
+      },
       note: noteSchema,
       transactionId: idSchema('txn', 'The purchase (a txn_ of this group) it corrects, if any.'),
     },
@@ -68,7 +74,8 @@ export const adjustmentSchema = named(
       transferId: {
         type: 'string',
         format: 'uuid',
-        description: 'Its ledger transfer (adjust_credit_* or adjust_debit_*); the reward-events export names it too.',
+        description:
+          'Its ledger transfer (adjust_credit_*, adjust_debit_*, or write_off_cashback_owed for a write-off); the reward-events export names it too.',
       },
       createdAt: timestampSchema,
     },
@@ -96,11 +103,16 @@ export const adjustmentListQuerySchema = {
 export type AdjustmentInput = Validated<typeof adjustmentBodySchema>;
 export type AdjustmentListQuery = Validated<typeof adjustmentListQuerySchema>;
 
-/** The cross-field rule the schema leaves to the route: a branded adjustment names its merchant, a cashback one none. */
-export function merchantRuleViolation(input: AdjustmentInput): { path: string; message: string } | null {
+/**
+ * The cross-field rules the schema leaves to the route: a branded adjustment names its merchant, a
+ * cashback one none; a write-off forgives owed cashback (a positive cashback amount).
+ */
+export function crossFieldViolation(input: AdjustmentInput): { path: string; message: string } | null {
   if (input.balanceType === 'branded' && !input.merchantId)
-    return { path: '/merchantId', message: 'is required for a branded adjustment' };
+    return { path: '/merchantId', message: 'merchantId is required for a branded adjustment' };
   if (input.balanceType === 'cashback' && input.merchantId)
-    return { path: '/merchantId', message: 'must be absent for a cashback adjustment' };
+    return { path: '/merchantId', message: 'merchantId must be absent for a cashback adjustment' };
+  const reason = reasonCodeViolation(input.balanceType, input.amountMinor, input.reasonCode);
+  if (reason) return { path: '/reasonCode', message: reason };
   return null;
 }

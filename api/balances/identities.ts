@@ -18,9 +18,20 @@ export const CASHBACK_IDENTITIES: Identity<RewardsSummary['cashback']>[] = [
   {
     left: [['+', 'balanceMinor']],
     right: [
+      ['+', 'onHoldMinor'],
+      ['+', 'payableMinor'],
+    ],
+  },
+  {
+    left: [
       ['+', 'earnedMinor'],
       ['-', 'clawedBackMinor'],
       ['+', 'adjustedMinor'],
+      ['-', 'paidOutMinor'],
+    ],
+    right: [
+      ['+', 'balanceMinor'],
+      ['-', 'owedMinor'],
     ],
   },
 ];

@@ -19,21 +19,44 @@ const adjusted = {
 const cashbackSummarySchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['earnedMinor', 'clawedBackMinor', 'adjustedMinor', 'pendingMinor', 'balanceMinor'],
+  required: [
+    'earnedMinor',
+    'clawedBackMinor',
+    'adjustedMinor',
+    'paidOutMinor',
+    'pendingMinor',
+    'onHoldMinor',
+    'payableMinor',
+    'balanceMinor',
+    'owedMinor',
+  ],
+  description: `${CASHBACK_IDENTITIES.map(identityText).join('; ')}.`,
   properties: {
     earnedMinor: minor,
     clawedBackMinor: {
       ...minor,
-      description: 'Includes spent or expired branded balance a refund took back from cashback.',
+      description:
+        'Includes spent or expired branded balance a refund took back from cashback, and what a refund reversed after payout (owed).',
     },
     adjustedMinor: adjusted,
+    paidOutMinor: { ...minor, description: 'Paid out by the issuer (payout runs and single payouts).' },
     pendingMinor: {
       ...minor,
       description: 'Previewed on authorizations not yet settled; not in the ledger, not in balanceMinor.',
     },
-    balanceMinor: {
+    onHoldMinor: {
       ...minor,
-      description: `The chg_cashback ledger account: ${CASHBACK_IDENTITIES.map(identityText).join('; ')}.`,
+      description:
+        "Earned by purchases still in their return window (the offer's returnPeriodDays, else the issuer's cashbackHoldDays, " +
+        "from the purchase's createdAt): never paid out; a refund inside the window takes it back from here.",
+    },
+    payableMinor: { ...minor, description: 'What a payout would pay now.' },
+    balanceMinor: { ...minor, description: 'The chg_cashback ledger account.' },
+    owedMinor: {
+      ...minor,
+      description:
+        "What a refund reversed after it was paid out (the chg_cashback_owed account): the group's next cashback repays it first; " +
+        'an adjustment with reasonCode write_off forgives it.',
     },
   },
 } as const;
@@ -81,7 +104,17 @@ export const summarySchema = named(
   {
     chgId: exampleId('chg'),
     currency: 'usd',
-    cashback: { earnedMinor: 1250, clawedBackMinor: 125, adjustedMinor: 500, pendingMinor: 300, balanceMinor: 1625 },
+    cashback: {
+      earnedMinor: 1250,
+      clawedBackMinor: 125,
+      adjustedMinor: 500,
+      paidOutMinor: 1000,
+      pendingMinor: 300,
+      onHoldMinor: 500,
+      payableMinor: 125,
+      balanceMinor: 625,
+      owedMinor: 0,
+    },
     brandedBalance: {
       earnedMinor: 750,
       adjustedMinor: 0,

@@ -10,13 +10,15 @@
 //     past expiry but not yet swept by the hourly job (worth nothing to the cardholder, so
 //     reported in expiredMinor); the rest is available. Both exceptions are recent grants,
 //     found through partial indexes on open grants.
-// Adjustments (customer service) are flows too, signed: net credits minus debits. Hence, for
-// cashback: balance = earned - clawedBack + adjusted; for branded balance:
-// earned + adjusted = spent + expired + clawedBack + available + notYetAvailable.
+// Adjustments (customer service) are flows too, signed: net credits minus debits; so are payouts.
+// Cashback is split into what is on hold (purchases still in their return window, cashback_hold)
+// and what is payable; what a refund reversed after payout is owed (chg_cashback_owed). The
+// identities both sides keep are written once, in identities.ts.
 // Resolves to undefined when the group is not the issuer's (the caller answers 404).
 import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
 import { accounts, fromDbMinor } from '../../core/ledger';
+import { splitCashback } from '../../core/rules/cashback';
 
 export interface RewardsSummary {
   chgId: string;
@@ -25,8 +27,12 @@ export interface RewardsSummary {
     earnedMinor: number;
     clawedBackMinor: number;
     adjustedMinor: number;
+    paidOutMinor: number;
     pendingMinor: number;
+    onHoldMinor: number;
+    payableMinor: number;
     balanceMinor: number;
+    owedMinor: number;
   };
   brandedBalance: {
     earnedMinor: number;
@@ -42,6 +48,8 @@ export interface RewardsSummary {
 interface SummaryRow {
   flows: Record<string, string>;
   cashback_balance: string | null;
+  cashback_owed: string | null;
+  cashback_held: string;
   branded_balance: string;
   not_yet: string;
   awaiting: string;
@@ -61,14 +69,17 @@ const PENDING_CASHBACK = `
      AND NOT EXISTS (SELECT 1 FROM ingested_event s
                       WHERE s.workflow_id = a.workflow_id AND s.issuer_id = a.issuer_id AND s.kind = 'settled' AND s.state = 'settled')`;
 
-// $1 issuer, $2 group, $3 the group's cashback account, $4 the instant.
+// $1 issuer, $2 group, $3 the group's cashback account, $4 the instant, $5 what the group owes.
 const SUMMARY: HotStatement = {
-  name: 'rewards_summary_v1',
+  name: 'rewards_summary_v2',
   text: `
     SELECT
       (SELECT coalesce(jsonb_object_agg(x.type, x.amount::text), '{}'::jsonb)
          FROM (SELECT type, sum(amount_minor) AS amount FROM reward_total WHERE issuer_id = g.issuer_id AND chg_id = g.id GROUP BY type) x) AS flows,
       (SELECT balance_minor::text FROM ledger_account WHERE id = $3) AS cashback_balance,
+      (SELECT balance_minor::text FROM ledger_account WHERE id = $5) AS cashback_owed,
+      (SELECT coalesce(sum(remaining_minor), 0)::text FROM cashback_hold
+        WHERE issuer_id = g.issuer_id AND chg_id = g.id AND payable_at > $4) AS cashback_held,
       (SELECT coalesce(sum(balance_minor), 0)::text FROM ledger_account
         WHERE issuer_id = g.issuer_id AND chg_id = g.id AND kind = 'chg_branded') AS branded_balance,
       (SELECT coalesce(sum(remaining_minor), 0)::text FROM reward_grant
@@ -90,11 +101,14 @@ export async function rewardsSummary(
     chgId,
     accounts.chgCashback(issuerId, chgId).id,
     at,
+    accounts.chgCashbackOwed(issuerId, chgId).id,
   ]);
   if (!row) return undefined;
   const flow = (type: string) => fromDbMinor(row.flows[type] ?? 0);
   const notYet = fromDbMinor(row.not_yet);
   const awaiting = fromDbMinor(row.awaiting);
+  const balanceMinor = fromDbMinor(row.cashback_balance ?? 0);
+  const { onHoldMinor, payableMinor } = splitCashback(balanceMinor, fromDbMinor(row.cashback_held));
   return {
     chgId,
     currency: 'usd',
@@ -102,8 +116,13 @@ export async function rewardsSummary(
       earnedMinor: flow('cashback_earned'),
       clawedBackMinor: flow('cashback_clawed_back'),
       adjustedMinor: flow('cashback_adjusted'),
+      // Stored negative, as the activity feed shows it; a total here.
+      paidOutMinor: -flow('cashback_paid_out'),
       pendingMinor: fromDbMinor(row.pending),
-      balanceMinor: fromDbMinor(row.cashback_balance ?? 0),
+      onHoldMinor,
+      payableMinor,
+      balanceMinor,
+      owedMinor: fromDbMinor(row.cashback_owed ?? 0),
     },
     brandedBalance: {
       earnedMinor: flow('branded_earned'),

@@ -83,6 +83,7 @@ export function presentOffer(o: Offer, now: Date) {
     mccs: nullableList(o.mccs),
     startsAt: o.startsAt.toISOString(),
     endsAt: iso(o.endsAt),
+    returnPeriodDays: o.returnPeriodDays,
     status: offerStatusAt(toWindow(o), now),
   };
 }

@@ -3,6 +3,7 @@ import { idSchema, nullableTimestampSchema, statusSchema, timestampSchema } from
 import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import type { Validated } from '../../core/validated';
+import { MAX_CASHBACK_HOLD_DAYS } from '../../core/rules/cashback';
 
 export const minorSchema = {
   type: 'integer',
@@ -99,6 +100,7 @@ const exampleOfferFields = {
   mccs: null,
   startsAt: EXAMPLE_TIME,
   endsAt: null,
+  returnPeriodDays: null,
 } as const;
 const exampleOffer = {
   id: exampleId('ofr'),
@@ -124,6 +126,12 @@ export const merchantPatchSchema = named(
   { status: 'inactive' },
 );
 
+const returnPeriodDaysSchema = orNull(
+  { type: 'integer', minimum: 0, maximum: MAX_CASHBACK_HOLD_DAYS },
+  "Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, " +
+    "before it is payable; null means the issuer's cashbackHoldDays.",
+);
+
 const offerFields = {
   title: { type: 'string', minLength: 1, maxLength: 200 },
   description: orNull({ type: 'string', maxLength: 2000 }),
@@ -138,6 +146,7 @@ const offerFields = {
   ),
   startsAt: timestampSchema,
   endsAt: orNull(timestampSchema, 'Exclusive end; null means open-ended. Set it to now to end the offer.'),
+  returnPeriodDays: returnPeriodDaysSchema,
 } as const;
 
 export const offerCreateSchema = named(
@@ -272,6 +281,7 @@ export const offerSchema = named(
       'mccs',
       'startsAt',
       'endsAt',
+      'returnPeriodDays',
       'status',
     ],
     properties: {
@@ -287,6 +297,7 @@ export const offerSchema = named(
       mccs: { type: ['array', 'null'], items: { type: 'string' } },
       startsAt: timestampSchema,
       endsAt: nullableTimestampSchema,
+      returnPeriodDays: returnPeriodDaysSchema,
       status: {
         type: 'string',
         enum: ['scheduled', 'active', 'ended'],

@@ -114,6 +114,7 @@ function offerData(input: OfferInput) {
     mccs: input.mccs ?? undefined,
     startsAt: input.startsAt === undefined ? undefined : toInstant(input.startsAt),
     endsAt: input.endsAt === undefined ? undefined : input.endsAt === null ? null : toInstant(input.endsAt),
+    returnPeriodDays: input.returnPeriodDays,
     status: input.status,
   };
 }

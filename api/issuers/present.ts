@@ -16,6 +16,7 @@ export function presentIssuer(issuer: Issuer) {
     // Null means the deployment's WEBHOOK_ENDPOINT_DISABLE_AFTER.
     webhookEndpointDisableAfter: issuer.webhookEndpointDisableAfter,
     adjustmentLimitMinor: Number(issuer.adjustmentLimitMinor),
+    cashbackHoldDays: issuer.cashbackHoldDays,
     createdAt: issuer.createdAt.toISOString(),
     updatedAt: issuer.updatedAt.toISOString(),
   };

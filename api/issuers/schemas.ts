@@ -3,6 +3,7 @@ import { idSchema, timestampSchema } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import type { Validated } from '../../core/validated';
+import { DEFAULT_CASHBACK_HOLD_DAYS, MAX_CASHBACK_HOLD_DAYS } from '../../core/rules/cashback';
 
 const issuerNameSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const delaySchema = {
@@ -52,6 +53,15 @@ const disableAfterChangeSchema = {
     `${DISABLE_AFTER_BOUNDS.max} (e.g. 5d); never; or null for the deployment's WEBHOOK_ENDPOINT_DISABLE_AFTER.`,
 } as const;
 
+const cashbackHoldDaysSchema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: MAX_CASHBACK_HOLD_DAYS,
+  description:
+    "The return window: days a purchase's cashback stays on hold, from its createdAt, before it is payable (unless its " +
+    `offer sets returnPeriodDays); ${DEFAULT_CASHBACK_HOLD_DAYS} by default, 0 allowed.`,
+} as const;
+
 export const issuerSchema = named(
   'Issuer',
   {
@@ -87,6 +97,7 @@ export const issuerSchema = named(
         description:
           'The largest single adjustment (credit or debit) its tokens may post; 400 adjustment_too_large above.',
       },
+      cashbackHoldDays: cashbackHoldDaysSchema,
       createdAt: timestampSchema,
       updatedAt: timestampSchema,
     },
@@ -100,6 +111,7 @@ export const issuerSchema = named(
     rateLimit: { requestsPerSecond: null, eventsPerSecond: 5000 },
     webhookEndpointDisableAfter: null,
     adjustmentLimitMinor: 10000,
+    cashbackHoldDays: 30,
     createdAt: EXAMPLE_TIME,
     updatedAt: EXAMPLE_TIME,
   },
@@ -155,6 +167,7 @@ export const issuerChangesSchema = {
       maximum: 100_000_000,
       description: 'The largest single adjustment its tokens may post (minor units); 10000 by default.',
     },
+    cashbackHoldDays: cashbackHoldDaysSchema,
   },
 } as const;
 

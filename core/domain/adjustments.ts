@@ -186,9 +186,12 @@ async function moveMoney(
   refs: { id: string; rewardEventId: string; merchant: { brandedExpiryDays: number } | null },
 ): Promise<{ transferId: string; rewardGrantId: string | null }> {
   const cashback = input.balanceType === 'cashback';
-  const group = cashback
-    ? accounts.chgCashback(input.issuerId, input.chgId)
-    : accounts.chgBranded(input.issuerId, input.chgId, input.merchantId!);
+  const writeOff = input.reasonCode === 'write_off';
+  const group = writeOff
+    ? accounts.chgCashbackOwed(input.issuerId, input.chgId)
+    : cashback
+      ? accounts.chgCashback(input.issuerId, input.chgId)
+      : accounts.chgBranded(input.issuerId, input.chgId, input.merchantId!);
   // Both accounts in id order before anything reads a balance (core/domain/ledger/accounts.ts).
   const locked = await ensureAndLockAccounts(tx, [group, accounts.issuerAdjustments(input.issuerId)], input.at);
   const common = {
@@ -201,6 +204,14 @@ async function moveMoney(
     at: input.at,
   };
   const magnitude = Math.abs(input.amountMinor);
+  if (writeOff) {
+    // Forgives at most what the group owes: the owed account never goes below zero.
+    const owed = locked.get(group.id)!.balanceMinor;
+    if (owed < magnitude) throw insufficient(input, owed);
+    const kind = adjustmentTransferKind(input.balanceType, input.amountMinor, input.reasonCode);
+    const { transfer } = await postTransfer(tx, { ...common, kind, amountMinor: magnitude });
+    return { transferId: transfer.id, rewardGrantId: null };
+  }
   if (input.amountMinor > 0) {
     const kind = adjustmentTransferKind(input.balanceType, input.amountMinor);
     const { transfer } = await postTransfer(tx, { ...common, kind, amountMinor: magnitude });
@@ -242,6 +253,12 @@ function adjustmentData(a: Adjustment) {
 }
 
 function insufficient(input: PostAdjustmentInput, availableMinor: number) {
+  if (input.reasonCode === 'write_off')
+    return errors.conflict(
+      'insufficient_balance',
+      `The group owes ${availableMinor} minor units of cashback; a write-off of ${input.amountMinor} would forgive more than it owes.`,
+      { balanceType: input.balanceType, merchantId: null, availableMinor },
+    );
   const what = input.balanceType === 'cashback' ? 'cashback' : `branded balance at ${input.merchantId}`;
   return errors.conflict(
     'insufficient_balance',

@@ -19,6 +19,8 @@ export interface JsonOffer {
   startsAt: string;
   endsAt: string | null;
   status: CatalogueStatus;
+  /** The offer's own return window for cashback holds; null: the issuer's. Not an earn rule. */
+  returnPeriodDays: number | null;
 }
 
 /** A reward event's (or running total's) effect on what the group kept of an offer: earned minus
@@ -30,7 +32,8 @@ export const KEPT_OF_OFFER = Prisma.sql`CASE WHEN type IN ('cashback_earned', 'b
 export function merchantOffersJson(merchantId: string): Prisma.Sql {
   return Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'cashbackRateBps', o.cashback_rate_bps, 'brandedRateBps', o.branded_rate_bps,
               'minSpendMinor', o.min_spend_minor::text, 'maxRewardMinor', o.max_reward_minor::text, 'maxRewardPerChgMinor', o.max_reward_per_chg_minor::text,
-              'mccs', o.mccs, 'startsAt', o.starts_at, 'endsAt', o.ends_at, 'status', o.status) ORDER BY o.starts_at, o.id), '[]'::jsonb)
+              'mccs', o.mccs, 'startsAt', o.starts_at, 'endsAt', o.ends_at, 'status', o.status, 'returnPeriodDays', o.return_period_days)
+              ORDER BY o.starts_at, o.id), '[]'::jsonb)
          FROM offer o WHERE o.merchant_id = ${merchantId})`;
 }
 

@@ -68,6 +68,8 @@ export function balanceDelta(normalSide: NormalSide, signedEntryMinor: number): 
 export interface PurchaseLockOrder {
   /** Locked before anything ledger-derived is read, in id order. */
   lockedFirst: AccountRef[];
+  /** Locked with lockedFirst when they exist (never created for this): what the group owes. */
+  lockedIfPresent: AccountRef[];
   /** Locked by the write statement, after (in id order) every account of lockedFirst. */
   lockedAtWrite: AccountRef[];
 }
@@ -76,12 +78,13 @@ export interface PurchaseLockOrder {
  * The accounts a purchase's settlement may touch, split by when each is locked. Every poster
  * takes row locks in account id order, which is what keeps two postings from deadlocking.
  * The group's liability accounts are locked up front, because the posting checks their
- * balances. The merchant's receivable is shared by every group buying there: locking it up
- * front would queue all of a merchant's settlements behind each other for their whole
- * transaction, so it is locked by the write statement's balance update and held only until
- * commit. That is still in id order because its id sorts after the group's accounts
- * ("merchant_receivable" > "chg_*" after the same issuer prefix), which this checks; as an
- * asset it has no balance to check.
+ * balances; so is what the group owes, if it ever owed anything (new cashback repays it first),
+ * which sorts right after its cashback account ("chg_cashback:" < "chg_cashback_owed"). The
+ * merchant's receivable is shared by every group buying there: locking it up front would queue
+ * all of a merchant's settlements behind each other for their whole transaction, so it is
+ * locked by the write statement's balance update and held only until commit. That is still in
+ * id order because its id sorts after the group's accounts ("merchant_receivable" > "chg_*"
+ * after the same issuer prefix), which this checks; as an asset it has no balance to check.
  */
 export function purchaseLockOrder(issuerId: string, chgId: string, merchantId: string): PurchaseLockOrder {
   const all = [
@@ -90,9 +93,10 @@ export function purchaseLockOrder(issuerId: string, chgId: string, merchantId: s
     accounts.chgBranded(issuerId, chgId, merchantId),
   ];
   const lockedFirst = all.filter((r) => isLiability(r.kind)).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const lockedIfPresent = [accounts.chgCashbackOwed(issuerId, chgId)];
   const lockedAtWrite = all.filter((r) => !isLiability(r.kind));
-  const last = lockedFirst[lockedFirst.length - 1].id;
+  const last = [...lockedFirst, ...lockedIfPresent].map((r) => r.id).sort()[lockedFirst.length + lockedIfPresent.length - 1];
   for (const r of lockedAtWrite)
     if (!(r.id > last)) throw new Error(`ledger invariant violated: ${r.id} must sort after the group's accounts`);
-  return { lockedFirst, lockedAtWrite };
+  return { lockedFirst, lockedIfPresent, lockedAtWrite };
 }

@@ -5,16 +5,39 @@ import { formatMinor } from '../money';
 
 export const BALANCE_TYPES = ['cashback', 'branded'] as const;
 export type BalanceType = (typeof BALANCE_TYPES)[number];
-export const ADJUSTMENT_REASON_CODES = ['goodwill', 'missing_reward', 'correction', 'fraud'] as const;
+export const ADJUSTMENT_REASON_CODES = ['goodwill', 'missing_reward', 'correction', 'fraud', 'write_off'] as const;
 export type AdjustmentReasonCode = (typeof ADJUSTMENT_REASON_CODES)[number];
 export const DEFAULT_ADJUSTMENT_LIMIT_MINOR = 10_000;
 
-/** A credit (amount > 0) is funded by the issuer; a debit (amount < 0) goes back to it. */
-export function adjustmentTransferKind(balanceType: BalanceType, amountMinor: number): TransferKind {
+/**
+ * A credit (amount > 0) is funded by the issuer; a debit (amount < 0) goes back to it. A write-off
+ * is the issuer forgiving cashback the group owes (a refund after payout): a credit of what it owes,
+ * not of its balance.
+ */
+export function adjustmentTransferKind(
+  balanceType: BalanceType,
+  amountMinor: number,
+  reasonCode?: AdjustmentReasonCode,
+): TransferKind {
   if (!Number.isSafeInteger(amountMinor) || amountMinor === 0)
     throw new Error(`an adjustment needs a non-zero integer amount, got ${amountMinor}`);
+  if (reasonCode === 'write_off') {
+    if (balanceType !== 'cashback' || amountMinor < 0) throw new Error(writeOffRule);
+    return 'write_off_cashback_owed';
+  }
   const direction = amountMinor > 0 ? 'credit' : 'debit';
   return `adjust_${direction}_${balanceType}`;
+}
+
+const writeOffRule = 'a write_off forgives owed cashback: balanceType cashback and a positive amountMinor';
+
+/** null when the reason code fits the adjustment; else what is wrong (a write-off credits owed cashback only). */
+export function reasonCodeViolation(
+  balanceType: BalanceType,
+  amountMinor: number,
+  reasonCode: AdjustmentReasonCode,
+): string | null {
+  return reasonCode === 'write_off' && (balanceType !== 'cashback' || amountMinor < 0) ? writeOffRule : null;
 }
 
 export function adjustmentEventType(balanceType: BalanceType): RewardEventType {
@@ -27,9 +50,14 @@ export function adjustmentDescription(
   amountMinor: number,
   reason: AdjustmentReasonCode,
 ): string {
-  const label = { goodwill: 'Goodwill', missing_reward: 'Missing reward', correction: 'Correction', fraud: 'Fraud' }[
-    reason
-  ];
+  const label = {
+    goodwill: 'Goodwill',
+    missing_reward: 'Missing reward',
+    correction: 'Correction',
+    fraud: 'Fraud',
+    write_off: 'Write-off',
+  }[reason];
+  if (reason === 'write_off') return `${label}: ${formatMinor(amountMinor)} of cashback owed forgiven`;
   const what = balanceType === 'cashback' ? 'cashback' : 'branded balance';
   return `${label} ${amountMinor > 0 ? 'credit' : 'debit'}: ${formatMinor(Math.abs(amountMinor))} ${what}`;
 }

@@ -3,6 +3,7 @@
 // (factKey below), so no crash, retry, replay or clock move sends a fact twice. The `data`
 // of each type is published in /openapi.json `webhooks` from the schemas here.
 import { idPattern } from '../ids';
+import { ADJUSTMENT_REASON_CODES } from '../rules/adjustments';
 
 /**
  * Every type beyond the purchase's two, recorded the same way (core/domain/webhook-records.ts).
@@ -68,6 +69,8 @@ export interface RewardClawedBackData {
   currency: 'usd';
   cashbackAmountMinor: number;
   brandedAmountMinor: number;
+  /** The part of cashbackAmountMinor the group could not give back (it was paid out): it owes it. */
+  owedMinor: number;
   rewardEventIds: string[];
 }
 
@@ -198,8 +201,11 @@ export const REWARD_EVENT_DATA_SCHEMAS: Record<RewardEventType, object> = {
     transactionId: id('txn', 'The purchase the refund names.'),
     refundTransactionId: id('txn', 'The refund.'),
     currency,
-    cashbackAmountMinor: minor('Cashback taken back.'),
+    cashbackAmountMinor: minor('Cashback taken back (with branded balance already spent, taken from cashback).'),
     brandedAmountMinor: minor('Branded balance taken back.'),
+    owedMinor: minor(
+      'The part of cashbackAmountMinor the group no longer held (it was paid out): it owes it, and its next cashback repays it.',
+    ),
     rewardEventIds: {
       type: 'array',
       items: id('brevt'),
@@ -230,7 +236,7 @@ export const REWARD_EVENT_DATA_SCHEMAS: Record<RewardEventType, object> = {
       pattern: idPattern('mp'),
       description: 'The merchant of a branded adjustment.',
     },
-    reasonCode: { type: 'string', enum: ['goodwill', 'missing_reward', 'correction', 'fraud'] },
+    reasonCode: { type: 'string', enum: [...ADJUSTMENT_REASON_CODES] },
     transactionId: {
       type: ['string', 'null'],
       pattern: idPattern('txn'),

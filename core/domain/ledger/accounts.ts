@@ -70,8 +70,9 @@ export async function lockAccounts(tx: SqlTx, ids: readonly string[]): Promise<M
 /**
  * A purchase's accounts for its settlement (purchaseLockOrder in core/ledger/accounts.ts):
  * creates those this process has not seen yet (in id order), then locks the group's
- * liability accounts. The merchant's receivable is returned unlocked with no balance read:
- * the write statement adds to it, and a missing row fails that statement's balance count.
+ * liability accounts, and what the group owes when it has such an account. The merchant's
+ * receivable is returned unlocked with no balance read: the write statement adds to it, and a
+ * missing row fails that statement's balance count.
  */
 export async function lockPurchaseAccounts(
   tx: SqlTx,
@@ -82,10 +83,7 @@ export async function lockPurchaseAccounts(
   const refs = [...order.lockedFirst, ...order.lockedAtWrite];
   const missing = known ? refs.filter((r) => !known.has(r.id)) : refs;
   if (missing.length > 0) await ensureAccounts(tx, missing, at);
-  const locked = await lockAccounts(
-    tx,
-    order.lockedFirst.map((r) => r.id),
-  );
+  const locked = await lockAccounts(tx, [...order.lockedFirst, ...order.lockedIfPresent].map((r) => r.id));
   // A known account missing here was never created: forget it and fail this attempt (its
   // retry creates it). Callers add accounts to `known` only after their commit.
   const lost = order.lockedFirst.filter((r) => !locked.has(r.id));

@@ -39,7 +39,8 @@ export interface BatchTransfer {
   idempotencyKey: string;
   kind: TransferKind;
   chgId: string;
-  merchantId: string;
+  /** null for transfers that involve no merchant (a payout, a repayment of what is owed). */
+  merchantId: string | null;
   amountMinor: number;
   rewardEventId: string | null;
   transactionId: string | null;
@@ -51,7 +52,7 @@ export interface BatchRewardEvent {
   chgId: string;
   type: RewardEventType;
   amountMinor: number;
-  merchantId: string;
+  merchantId: string | null;
   transactionId: string | null;
   rewardGrantId: string | null;
   offerId: string | null;
@@ -77,6 +78,16 @@ export interface BatchDraw {
   amountMinor: number;
 }
 
+/** The cashback a purchase earned, on hold until payableAt (core/rules/cashback.ts). */
+export interface BatchHold {
+  transactionId: string;
+  chgId: string;
+  /** The earn_cashback transfer of the same batch that credits it. */
+  earnTransferId: string;
+  amountMinor: number;
+  payableAt: Date;
+}
+
 export interface PostingBatch {
   issuerId: string;
   at: Date;
@@ -84,7 +95,18 @@ export interface PostingBatch {
   rewardEvents: BatchRewardEvent[];
   grants: BatchGrant[];
   draws: BatchDraw[];
+  holds: BatchHold[];
 }
+
+export const emptyBatch = (issuerId: string, at: Date): PostingBatch => ({
+  issuerId,
+  at,
+  transfers: [],
+  rewardEvents: [],
+  grants: [],
+  draws: [],
+  holds: [],
+});
 
 // Time-ordered, like every other key (core/ids.ts): a posting appends to the key's index.
 export const newTransferId = (): string => uuidV7();
@@ -145,7 +167,7 @@ function planBatch(batch: PostingBatch, locked: ReadonlyMap<string, LockedAccoun
     if (!t.idempotencyKey || t.idempotencyKey.length > 500)
       throw new LedgerError(LEDGER_INVALID_INPUT, 'idempotencyKey must be 1 to 500 characters');
     requirePositiveMinor(t.amountMinor);
-    const parties = planTransfer(t.kind, { issuerId: batch.issuerId, chgId: t.chgId, merchantId: t.merchantId });
+    const parties = planTransfer(t.kind, { issuerId: batch.issuerId, chgId: t.chgId, merchantId: t.merchantId ?? '' });
     plan.debits.set(t.id, parties.debit.id);
     plan.credits.set(t.id, parties.credit.id);
     for (const entry of entriesOf(parties, t.amountMinor)) {
@@ -184,6 +206,14 @@ function planBatch(batch: PostingBatch, locked: ReadonlyMap<string, LockedAccoun
     );
   }
   for (const d of batch.draws) requirePositiveMinor(d.amountMinor);
+  for (const h of batch.holds) {
+    requirePositiveMinor(h.amountMinor);
+    const earn = batch.transfers.find((t) => t.id === h.earnTransferId);
+    assert(
+      earn?.kind === 'earn_cashback' && earn.amountMinor === h.amountMinor && earn.transactionId === h.transactionId,
+      `the hold of ${h.transactionId} is not the cashback its earn credits`,
+    );
+  }
   return plan;
 }
 
@@ -198,6 +228,7 @@ function ledgerCtes(batch: PostingBatch, plan: BatchPlan): Prisma.Sql[] {
   const e = batch.rewardEvents;
   const g = batch.grants;
   const d = batch.draws;
+  const h = batch.holds;
   return [
     Prisma.sql`transfers AS (
       INSERT INTO ledger_transfer (id, issuer_id, idempotency_key, kind, debit_account_id, credit_account_id, amount_minor, reward_event_id, transaction_id, created_at)
@@ -243,6 +274,12 @@ function ledgerCtes(batch: PostingBatch, plan: BatchPlan): Prisma.Sql[] {
         FROM unnest(${text(d.map((r) => r.grantId))}, ${bigints(d.map((r) => r.amountMinor))}) AS x(id, amount)
        WHERE rg.id = x.id
       RETURNING rg.id)`,
+    Prisma.sql`holds AS (
+      INSERT INTO cashback_hold (transaction_id, issuer_id, chg_id, amount_minor, remaining_minor, payable_at, created_at, updated_at)
+      SELECT x.txn, ${issuerId}, x.chg, x.amount, x.amount, x.payable, ${at}, ${at}
+        FROM unnest(${text(h.map((r) => r.transactionId))}, ${text(h.map((r) => r.chgId))}, ${bigints(h.map((r) => r.amountMinor))},
+                    ${times(h.map((r) => r.payableAt))}, ${text(h.map((r) => r.earnTransferId))}) AS x(txn, chg, amount, payable, earn)
+        JOIN transfers ON transfers.id = x.earn)`,
     Prisma.sql`draws AS (
       INSERT INTO reward_grant_draw (issuer_id, grant_id, transfer_id, amount_minor, created_at)
       SELECT ${issuerId}, x.grant_id, x.transfer, x.amount, ${at}
