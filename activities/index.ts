@@ -11,6 +11,7 @@ import { createExpiryActivities } from './expiry';
 import { createNoticeActivities } from './notices';
 import { createWebhookActivities } from './webhooks';
 import { createClaimActivities } from './claims';
+import { createPayoutActivities } from './payouts';
 import { createDeliveryStarter } from './webhooks/start-delivery';
 import type { LifecycleDeps } from './lifecycle/deps';
 import { KnownAccounts } from '../core/domain/ledger/known-accounts';
@@ -42,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createNoticeActivities(deps),
     ...createWebhookActivities(deps),
     ...createClaimActivities(deps),
+    ...createPayoutActivities(deps),
     ...createDeliveryStarter(),
   };
 }

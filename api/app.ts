@@ -36,6 +36,7 @@ import { webhookEndpointRoutes } from './webhook-endpoints/routes';
 import { adjustmentRoutes } from './adjustments/routes';
 import { claimRoutes } from './claims/routes';
 import { claimAdminRoutes } from './claims/admin-routes';
+import { payoutRoutes } from './payouts/routes';
 import { webhookAdminRoutes } from './webhooks/admin-routes';
 import { sandboxRoutes } from './sandbox/routes';
 import { docsRoutes } from './docs/routes';
@@ -64,6 +65,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...exportRoutes(deps),
     ...adjustmentRoutes(deps),
     ...claimRoutes(deps),
+    ...payoutRoutes(deps),
     ...webhookEndpointRoutes(deps),
     ...webhookRoutes(deps),
     ...sandboxRoutes(deps),

@@ -94,6 +94,20 @@ const REWARD_EVENT_EXAMPLES = {
     adjustmentId: exampleId('adj'),
     adjustmentIds: [exampleId('adj')],
   }),
+  // Thirty days on, the purchase's $1.25 of cashback is payable, and the issuer's payout run pays it.
+  cashback_paid_out: envelope('cashback_paid_out', 11, EXAMPLE_EXPIRY, {
+    chgId: exampleId('chg'),
+    payoutId: exampleId('po'),
+    currency: 'usd',
+    amountMinor: 125,
+    rewardEventId: exampleId('brevt', 7),
+  }),
+  payout_completed: envelope('payout_completed', 12, EXAMPLE_EXPIRY, {
+    payoutId: exampleId('po'),
+    groupCount: 1840,
+    currency: 'usd',
+    totalMinor: 412_650,
+  }),
 };
 
 const EXAMPLES: Record<WebhookType, object> = {

@@ -33,6 +33,8 @@ export const INVARIANT_BROKEN = 'INVARIANT_BROKEN';
 export const CLAIM_NOT_FOUND = 'CLAIM_NOT_FOUND';
 /** An operator's decision on a claim the service refuses (e.g. a balance the merchant cannot hold): the claim stays in review. */
 export const CLAIM_DECISION_REFUSED = 'CLAIM_DECISION_REFUSED';
+/** A payout run started for a payout that is not stored, or no longer processing (activities/payouts). */
+export const PAYOUT_NOT_PROCESSING = 'PAYOUT_NOT_PROCESSING';
 /** A WebhookDelivery run started with a schedule or resume point out of bounds (workflows/webhook-delivery.ts). */
 export const INVALID_WEBHOOK_SCHEDULE = 'INVALID_WEBHOOK_SCHEDULE';
 

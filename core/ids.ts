@@ -27,6 +27,7 @@ export const ID_PREFIXES = [
   'aud',
   'adj',
   'clm',
+  'po',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

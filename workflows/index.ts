@@ -5,3 +5,4 @@ export { handoverSweeper } from './handover-sweeper';
 export { expireGrants } from './expire-grants';
 export { webhookDelivery } from './webhook-delivery';
 export { claimResolution } from './claim-resolution';
+export { payoutRun } from './payout-run';

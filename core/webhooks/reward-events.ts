@@ -19,6 +19,8 @@ export const REWARD_EVENT_TYPES = [
   'endpoint_disabled',
   'reward_adjusted',
   'claim_resolved',
+  'cashback_paid_out',
+  'payout_completed',
 ] as const;
 export type RewardEventType = (typeof REWARD_EVENT_TYPES)[number];
 
@@ -121,6 +123,24 @@ export interface ClaimResolvedData {
   adjustmentIds: string[];
 }
 
+/** A group's payable cashback was paid out (a payout run's line, or a single group's payout). */
+export interface CashbackPaidOutData {
+  chgId: string;
+  payoutId: string;
+  currency: 'usd';
+  amountMinor: number;
+  /** The cashback_paid_out reward event (GET .../rewards/activity). */
+  rewardEventId: string;
+}
+
+/** A payout run finished: every group it pays is paid. */
+export interface PayoutCompletedData {
+  payoutId: string;
+  groupCount: number;
+  currency: 'usd';
+  totalMinor: number;
+}
+
 export type RewardEventData =
   | RewardAvailableData
   | RewardExpiringData
@@ -129,7 +149,9 @@ export type RewardEventData =
   | AuthorizationLapsedData
   | EndpointDisabledData
   | RewardAdjustedData
-  | ClaimResolvedData;
+  | ClaimResolvedData
+  | CashbackPaidOutData
+  | PayoutCompletedData;
 
 /**
  * The idempotency key of a fact: at most one webhook record has it. Each names what happened
@@ -147,6 +169,8 @@ export const factKey = {
     `endpoint_disabled:${endpointId}:${failingSince.toISOString()}`,
   rewardAdjusted: (adjustmentId: string) => `reward_adjusted:${adjustmentId}`,
   claimResolved: (claimId: string) => `claim_resolved:${claimId}`,
+  cashbackPaidOut: (payoutId: string, chgId: string) => `cashback_paid_out:${payoutId}:${chgId}`,
+  payoutCompleted: (payoutId: string) => `payout_completed:${payoutId}`,
 };
 
 const minor = (description: string) => ({ type: 'integer', minimum: 0, description });
@@ -258,6 +282,19 @@ export const REWARD_EVENT_DATA_SCHEMAS: Record<RewardEventType, object> = {
     },
     adjustmentIds: { type: 'array', items: id('adj'), description: 'Every adjustment the approval posted.' },
   }),
+  cashback_paid_out: object({
+    chgId: id('chg'),
+    payoutId: id('po', 'The payout (GET /api/v2/payouts/{payoutId}).'),
+    currency,
+    amountMinor: { type: 'integer', minimum: 1, description: 'Paid out: the issuer credits it to the cardholder.' },
+    rewardEventId: id('brevt', 'The cashback_paid_out reward event (GET .../rewards/activity).'),
+  }),
+  payout_completed: object({
+    payoutId: id('po', 'The payout run (GET /api/v2/payouts/{payoutId}; its items file lists every group paid).'),
+    groupCount: { type: 'integer', minimum: 0, description: 'Groups paid.' },
+    currency,
+    totalMinor: minor('Paid in all.'),
+  }),
 };
 
 export const REWARD_EVENT_DESCRIPTIONS: Record<RewardEventType, string> = {
@@ -277,4 +314,8 @@ export const REWARD_EVENT_DESCRIPTIONS: Record<RewardEventType, string> = {
     "Customer service credited or debited the group's cashback or branded balance (an adjustment), funded by the issuer.",
   claim_resolved:
     'A claim (missing or wrong reward) ended: rejected with the reason its evidence proves, or approved with the adjustments it posted.',
+  cashback_paid_out:
+    "A group's payable cashback was paid out, by a payout run (POST /api/v2/payouts) or a single group's payout: credit it to the cardholder.",
+  payout_completed:
+    'A payout run finished: every group it pays is paid, and its items file (GET /api/v2/payouts/{payoutId}/items) is final.',
 };

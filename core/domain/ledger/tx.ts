@@ -2,6 +2,7 @@
 // with its own in ONE database transaction. Wrappers open one when the caller has none.
 import type { Prisma } from '../../../prisma/generated/client';
 import type { Db } from '../../../prisma/client';
+import type { SqlTx } from '../../../prisma/sql-transaction';
 import { classifyFailure } from '../../failures';
 
 export type Tx = Prisma.TransactionClient;
@@ -21,7 +22,7 @@ export async function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Prom
 
 /** Serialises operations that share an idempotency key but cannot claim it with a single
  *  insert (a draw decides its amount before the transfer exists). Released at commit. */
-export async function lockIdempotencyKey(tx: Tx, key: string): Promise<void> {
+export async function lockIdempotencyKey(tx: Pick<SqlTx, '$queryRaw'>, key: string): Promise<void> {
   await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))::text AS locked`;
 }
 
