@@ -152,6 +152,40 @@ describe('claims (end to end, production issuer)', function () {
     assert.equal(done.evidence.postedCashbackMinor, 125);
   });
 
+  it('rejects already_rewarded for a purchase that spent branded balance: the rules earn on what is left', async () => {
+    const grocer = await createMerchant(stack.app, {
+      matchRules: { descriptorPatterns: [`${brand} GROCER`] },
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
+    await createOffer(stack.app, grocer.id, { cashbackRateBps: 500, brandedRateBps: 200, startsAt: daysFromNow(-10) });
+    assert.equal((await issuer.call('PUT', `/api/v2/chg/${chgId}/merchant/${grocer.id}/activation`, {})).status, 201);
+    // $2 of branded balance at the merchant, available at once (an adjustment's grant is).
+    const credit = await stack.app.request('POST', `/api/v2/chg/${chgId}/adjustments`, {
+      token: issuer.token,
+      headers: { 'Idempotency-Key': `grocer-credit-${word()}` },
+      body: { balanceType: 'branded', amountMinor: 200, merchantId: grocer.id, reasonCode: 'goodwill' },
+    });
+    assert.equal(credit.status, 201, credit.text);
+
+    // $100 that spends the $2 and earns on $98: 490 cashback and 196 branded.
+    const txnId = await purchase(`${brand} GROCER SF`, { amount: 10_000 });
+    const trace = (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: txnId } })).matchTrace as any;
+    assert.deepEqual(
+      [trace.arithmetic.spentMinor, trace.arithmetic.eligibleAmountMinor],
+      [200, 9_800],
+      JSON.stringify(trace.arithmetic),
+    );
+    const detail = (await issuer.call('GET', `/api/v2/chg/${chgId}/transaction/${txnId}/reward-detail`)).body;
+    assert.deepEqual([detail.spentAmountMinor, detail.earnedAmountMinor], [200, 686]);
+
+    for (const reason of ['missing_reward', 'wrong_amount']) {
+      const done = await rejectedWith(await fileClaim({ transactionId: txnId, reason }), 'already_rewarded');
+      assert.deepEqual([done.evidence.postedCashbackMinor, done.evidence.postedBrandedMinor], [490, 196]);
+      assert.equal(done.evidence.rules.eligibleAmountMinor, 9_800);
+    }
+    assert.equal(await stack.db.adjustment.count({ where: { transactionId: txnId } }), 0);
+  });
+
   it('rejects below the minimum spend and a merchant not activated, each reason from the match trace', async () => {
     const small = await purchase(`${brand} BAKERY`, { amount: 1000 });
     const belowMin = await rejectedWith(await fileClaim({ transactionId: small }), 'below_min_spend');
