@@ -33,6 +33,10 @@ export const INVARIANT_BROKEN = 'INVARIANT_BROKEN';
 export const CLAIM_NOT_FOUND = 'CLAIM_NOT_FOUND';
 /** An operator's decision on a claim the service refuses (e.g. a balance the merchant cannot hold): the claim stays in review. */
 export const CLAIM_DECISION_REFUSED = 'CLAIM_DECISION_REFUSED';
+/** An operator's decision on a claim that another decision resolved first: it answers 409 claim_not_in_review. */
+export const CLAIM_NOT_IN_REVIEW = 'CLAIM_NOT_IN_REVIEW';
+/** An operator's decision that reached the claim after the API stopped waiting for it: nothing is done. */
+export const CLAIM_DECISION_EXPIRED = 'CLAIM_DECISION_EXPIRED';
 /** A WebhookDelivery run started with a schedule or resume point out of bounds (workflows/webhook-delivery.ts). */
 export const INVALID_WEBHOOK_SCHEDULE = 'INVALID_WEBHOOK_SCHEDULE';
 
