@@ -34,15 +34,26 @@ export interface ClaimEvidence {
   postedCashbackMinor: number;
   postedBrandedMinor: number;
   /** The rules of the merchant in question at the purchase's time. */
-  rules: { merchantId: string; eligible: boolean; reasons: EarnReason[]; winningOfferId: string | null } | null;
+  rules: {
+    merchantId: string;
+    eligible: boolean;
+    reasons: EarnReason[];
+    winningOfferId: string | null;
+    /** The amount the reward was computed on: the purchase less the branded balance it spent. */
+    eligibleAmountMinor: number;
+  } | null;
+}
+
+/** What a claim reads of the match trace the settlement recorded (activities/lifecycle/decide.ts). */
+interface RecordedTrace {
+  merchantMatch?: { merchantId?: string | null };
+  earn?: { eligible: boolean; reasons: EarnReason[] } | null;
+  arithmetic?: { amountMinor?: number; spentMinor?: number; eligibleAmountMinor?: number };
 }
 
 export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: ClaimFacts; evidence: ClaimEvidence }> {
   const event = await findClaimedEvent(tx, claim);
-  const trace = (event?.matchTrace ?? null) as {
-    merchantMatch?: { merchantId?: string | null };
-    earn?: { eligible: boolean; reasons: EarnReason[] } | null;
-  } | null;
+  const trace = (event?.matchTrace ?? null) as RecordedTrace | null;
   const posted = event ? await keptReward(tx, event) : { cashback: 0, branded: 0 };
   const transaction: ClaimedTransaction | null = event && {
     kind: event.kind as 'auth' | 'settled',
@@ -59,7 +70,9 @@ export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: Cla
   // The recorded trace proves the group, cardholder and card were active when it was eligible
   // at the matched merchant; their states now may have changed since.
   const activeThen = merchantId === transaction?.matchedMerchantId && transaction?.recordedEarn?.eligible === true;
-  const evaluation = event && merchantId ? await evaluateAt(tx, event, merchantId, activeThen) : null;
+  const eligibleAmountMinor = event ? earnedOnMinor(event, trace) : 0;
+  const evaluation =
+    event && merchantId ? await evaluateAt(tx, event, merchantId, { activeThen, eligibleAmountMinor }) : null;
   return {
     facts: { ...partial, evaluation },
     evidence: {
@@ -83,6 +96,7 @@ export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: Cla
               eligible: evaluation.eligible,
               reasons: evaluation.reasons,
               winningOfferId: evaluation.winningOfferId ?? null,
+              eligibleAmountMinor,
             }
           : null,
     },
@@ -100,6 +114,20 @@ export async function findClaimedEvent(tx: Tx, claim: Claim): Promise<IngestedEv
   );
 }
 
+/**
+ * The amount the settlement computed the reward on: what branded balance did not pay, as its
+ * trace recorded it. Read, never decided again: the balance the purchase could spend then is
+ * not the balance now, and the reward to compare with is the one the rules gave on that amount.
+ * Without a recorded figure (no trace yet) the whole amount counts.
+ */
+function earnedOnMinor(event: IngestedEvent, trace: RecordedTrace | null): number {
+  const amountMinor = fromDbMinor(event.amountMinor);
+  const recorded = trace?.arithmetic?.eligibleAmountMinor;
+  return typeof recorded === 'number' && Number.isSafeInteger(recorded) && recorded >= 0 && recorded <= amountMinor
+    ? recorded
+    : amountMinor;
+}
+
 /** What the purchase was given: earned, plus adjustments that name it. A refund's clawback is
  *  not subtracted (it follows the refund; a claim compares with what the purchase itself earns). */
 async function keptReward(tx: Tx, event: IngestedEvent): Promise<{ cashback: number; branded: number }> {
@@ -115,13 +143,14 @@ async function keptReward(tx: Tx, event: IngestedEvent): Promise<{ cashback: num
 /**
  * The merchant's rules for this purchase at its createdAt: its offers, the group's activation
  * and the group, cardholder and card as they are now (their history is not kept), with what
- * the group earned per offer so far (per-group caps).
+ * the group earned per offer so far (per-group caps). The offers qualify on the whole amount
+ * and reward the amount left after branded spend, as at settlement.
  */
 async function evaluateAt(
   tx: Tx,
   event: IngestedEvent,
   merchantId: string,
-  activeThen: boolean,
+  { activeThen, eligibleAmountMinor }: { activeThen: boolean; eligibleAmountMinor: number },
 ): Promise<EarnDecision | null> {
   const [row] = await tx.$queryRaw<
     Array<{
@@ -179,6 +208,7 @@ async function evaluateAt(
     cardStatus: activeThen ? 'active' : (row.card_status ?? undefined),
     transaction: {
       amountMinor: fromDbMinor(event.amountMinor),
+      eligibleAmountMinor,
       mcc: payload.mcc,
       currency: event.currency,
       at: event.eventCreatedAt,

@@ -22,7 +22,7 @@ import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
 import { factKey } from '../../core/webhooks/reward-events';
 import { fromDbMinor } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
-import { CLAIM_DECISION_REFUSED, CLAIM_NOT_FOUND } from '../../core/failure-types';
+import { CLAIM_DECISION_EXPIRED, CLAIM_DECISION_REFUSED, CLAIM_NOT_FOUND } from '../../core/failure-types';
 import { ApiError } from '../../core/errors';
 import type { Db } from '../../prisma/client';
 import { findClaimedEvent, loadClaimFacts } from './facts';
@@ -42,7 +42,19 @@ const outcomeOf = (c: Claim): ClaimOutcome => ({
   status: c.status as ClaimStatus,
   reasonCode: c.reasonCode,
   adjustmentIds: c.adjustmentIds,
+  decisionId: c.decisionId,
 });
+
+/**
+ * Whether the database's clock has passed the decision's acceptBy. Asked under the claim's row
+ * lock, on the clock the API also reads under that lock once it stops waiting: a decision that
+ * finds the lock after the API has answered "nothing done" finds the instant passed too.
+ */
+async function tooLate(tx: Tx, op: OperatorDecision): Promise<boolean> {
+  if (op.acceptBy === undefined) return false;
+  const [row] = await tx.$queryRaw<{ late: boolean }[]>`SELECT clock_timestamp() > ${new Date(op.acceptBy)} AS late`;
+  return row.late;
+}
 
 async function lockClaim(tx: Tx, claimId: string): Promise<Claim> {
   const [row] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM claim WHERE id = ${claimId} FOR UPDATE`;
@@ -97,12 +109,21 @@ export function createClaimActivities(deps: ClaimActivityDeps) {
       return outcome;
     },
 
-    /** Applies an operator's decision to a claim in review; a claim already resolved answers as it stands. */
+    /**
+     * Applies an operator's decision to a claim in review. A claim already resolved answers as it
+     * stands (its decisionId says whether by this decision, retried after its commit); a decision
+     * the API has stopped waiting for is refused, and does nothing.
+     */
     async resolveClaim(input: { claimId: string; operator: OperatorDecision }): Promise<ClaimOutcome> {
       const outcome = await refusalsAsFailures(() =>
         inTransaction(db, async (tx) => {
           const claim = await lockClaim(tx, input.claimId);
           if (claim.status !== 'needs_review') return outcomeOf(claim);
+          if (await tooLate(tx, input.operator))
+            throw ApplicationFailure.nonRetryable(
+              `the decision on ${claim.id} came after ${input.operator.acceptBy}, when its caller was answered that nothing was done`,
+              CLAIM_DECISION_EXPIRED,
+            );
           const at = clock.now();
           const op = input.operator;
           const resolved =
@@ -189,6 +210,7 @@ async function approve(
     data: {
       status: 'approved',
       reasonCode: OPERATOR_APPROVED,
+      decisionId: op.decisionId ?? null,
       adjustmentIds,
       resolutionNote: op.note ?? null,
       resolvedBy: op.actor,
@@ -219,6 +241,7 @@ async function reject(
     data: {
       status: 'rejected',
       reasonCode: op.reasonCode,
+      decisionId: op.decisionId ?? null,
       resolutionNote: op.note ?? null,
       resolvedBy: op.actor,
       resolvedAt: at,

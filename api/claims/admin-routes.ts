@@ -6,7 +6,7 @@ import { pageSchema } from '../pagination';
 import type { AppDeps } from '../deps';
 import { exampleOf, named } from '../schemas/named';
 import { adminClaimListQuerySchema, approveBodySchema, claimSchema, rejectBodySchema } from './schemas';
-import { decideClaimAsOperator, findClaimAsOperator, listClaimsAsOperator } from './store';
+import { DECISION_WAIT_MS, decideClaimAsOperator, findClaimAsOperator, listClaimsAsOperator } from './store';
 import { presentClaimForOperator } from './present';
 import { exampleId } from '../schemas/examples';
 
@@ -32,8 +32,20 @@ export function claimAdminRoutes(deps: AppDeps): RouteSpec[] {
 }
 
 const DECIDED = {
-  claim_not_in_review: 'the claim is open (being decided), approved or rejected: only claims in review are decided',
+  claim_not_in_review:
+    'the claim is open (being decided), approved or rejected, or another decision racing with this one resolved it first: ' +
+    'only claims in review are decided, and of decisions racing on one claim exactly one succeeds',
 };
+const NOT_APPLIED = {
+  workflow_engine_unavailable:
+    `no worker applied the decision within ${DECISION_WAIT_MS / 1000} s (or Temporal is unreachable): nothing was done, the ` +
+    'claim is still in review, and the decision will not be applied later; retry after Retry-After',
+};
+const BOUNDED =
+  `Answers within about ${DECISION_WAIT_MS / 1000} s whatever the workers do: the outcome once the claim's workflow has applied ` +
+  'the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and ' +
+  'never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. ' +
+  'With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again.';
 
 function listRoute(deps: AppDeps): RouteSpec {
   const { db } = deps;
@@ -88,14 +100,18 @@ function approveRoute(deps: AppDeps): RouteSpec {
       'Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as ' +
       "missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. " +
       "learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). " +
-      'Answers once the claim is approved and claim_resolved is recorded.',
+      'A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. ' +
+      BOUNDED,
     tag,
     auth: 'operator',
     params,
     body: approveBodySchema,
     responses: { 200: { description: 'The approved claim.', schema: operatorClaimSchema } },
     errorStatuses: [404, 409, 503],
-    reasonCodes: { 409: { ...DECIDED, branded_not_enabled: 'a branded amount at a merchant without branded balance' } },
+    reasonCodes: {
+      409: { ...DECIDED, branded_not_enabled: 'a branded amount at a merchant without branded balance' },
+      503: NOT_APPLIED,
+    },
     async handle(ctx, { params, body }) {
       const claim = await decideClaimAsOperator(db, deps.temporal, params.claimId, {
         decision: 'approve',
@@ -114,13 +130,14 @@ function rejectRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/claims/{claimId}/reject',
     operationId: 'rejectClaim',
     summary: 'Reject a claim in review',
+    description: `A 200 means the claim is rejected and claim_resolved recorded. ${BOUNDED}`,
     tag,
     auth: 'operator',
     params,
     body: rejectBodySchema,
     responses: { 200: { description: 'The rejected claim.', schema: operatorClaimSchema } },
     errorStatuses: [404, 409, 503],
-    reasonCodes: { 409: DECIDED },
+    reasonCodes: { 409: DECIDED, 503: NOT_APPLIED },
     async handle(ctx, { params, body }) {
       const claim = await decideClaimAsOperator(db, deps.temporal, params.claimId, {
         decision: 'reject',

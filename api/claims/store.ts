@@ -1,13 +1,14 @@
 // Claims for the routes: filing one (its row, then its workflow), reading them, and handing an
 // operator's decision to the claim's workflow as its `resolve` update. The deciding is the
 // workflow's (workflows/claim-resolution.ts, activities/claims).
+import { randomUUID } from 'node:crypto';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { errors, ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { classifyFailure } from '../../core/failures';
-import { CLAIM_DECISION_REFUSED } from '../../core/failure-types';
-import type { OperatorDecision } from '../../core/rules/claims';
+import { CLAIM_DECISION_EXPIRED, CLAIM_DECISION_REFUSED } from '../../core/failure-types';
+import type { OperatorChoice, OperatorDecision } from '../../core/rules/claims';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import type { Db } from '../../prisma/client';
 import type { Claim, Prisma } from '../../prisma/generated/client';
@@ -172,25 +173,92 @@ async function pageOf(
 }
 
 /**
- * Hands the operator's decision to the claim's workflow and waits for its outcome: the
- * adjustment posted, the claim resolved, claim_resolved recorded. 409 claim_not_in_review when
- * the claim is not waiting for one; the service's refusal (e.g. insufficient_balance) as its own 409.
+ * How long an operator's decision waits for the claim's workflow to apply it. Past it, the
+ * answer is 503 and the decision can no longer be applied: a worker that comes back later
+ * refuses it (docs/decisions/0035-claim-decisions-answer-in-bounded-time.md). Long enough for a
+ * busy worker to post an adjustment, short enough for an operator's client not to time out first.
+ */
+export const DECISION_WAIT_MS = 5_000;
+// The workflow's answer may still be on its way at acceptBy; the final read waits for the
+// database's clock to pass acceptBy whatever this process's clock says.
+const ANSWER_MARGIN_MS = 500;
+/** Bounds the final read's waits for the database's clock (each sleeps what is left of the wait). */
+const MAX_CLOCK_WAITS = 20;
+
+/**
+ * Hands the operator's decision to the claim's workflow and waits, at most DECISION_WAIT_MS, for
+ * its outcome: the adjustment posted, the claim resolved, claim_resolved recorded. 409
+ * claim_not_in_review when the claim is not waiting for one or another decision resolved it
+ * first; the service's refusal (e.g. branded_not_enabled) as its own 409; 503 with Retry-After
+ * when no worker applied it in time, and then nothing was done.
  */
 export async function decideClaimAsOperator(
   db: Db,
   temporal: WorkflowEngine | undefined,
   claimId: string,
-  decision: OperatorDecision,
+  choice: OperatorChoice,
 ): Promise<Claim> {
   if (!temporal) throw engineMissing();
   const claim = await findClaimAsOperator(db, claimId);
   if (claim.status !== 'needs_review') throw notInReview(claim);
+  const decisionId = randomUUID();
+  const acceptBy = await databaseClockIn(db, DECISION_WAIT_MS);
+  const decision: OperatorDecision = { ...choice, decisionId, acceptBy: acceptBy.toISOString() };
   try {
-    await temporal.client.workflow.getHandle(claim.workflowId).executeUpdate(resolveClaimUpdate, { args: [decision] });
+    await temporal.client.withAbortSignal(AbortSignal.timeout(DECISION_WAIT_MS + ANSWER_MARGIN_MS), () =>
+      temporal.client.workflow
+        .getHandle(claim.workflowId)
+        .executeUpdate(resolveClaimUpdate, { args: [decision], updateId: decisionId }),
+    );
+    return await findClaimAsOperator(db, claimId);
   } catch (err) {
-    throw await decisionError(db, claimId, err);
+    const answer = await definiteAnswer(db, claimId, err);
+    if (answer) throw answer;
   }
-  return findClaimAsOperator(db, claimId);
+  // No answer from the workflow (no worker, a worker that died, Temporal unreachable, or our
+  // wait ran out): the claim's row says what happened once no decision can be applied any more.
+  return settledAfter(db, claimId, decisionId, acceptBy);
+}
+
+async function databaseClockIn(db: Db, ms: number): Promise<Date> {
+  const [row] = await db.$queryRaw<
+    { at: Date }[]
+  >`SELECT clock_timestamp() + make_interval(secs => ${ms / 1000}) AS at`;
+  return row.at;
+}
+
+/**
+ * The claim as the decision left it, read under the claim's row lock once the database's clock
+ * has passed acceptBy. resolveClaim checks the same clock under the same lock before it applies
+ * anything, so from this read on the decision can never be applied: it either resolved the
+ * claim already (its decisionId is recorded) or it never will.
+ */
+async function settledAfter(db: Db, claimId: string, decisionId: string, acceptBy: Date): Promise<Claim> {
+  for (let wait = 0; wait < MAX_CLOCK_WAITS; wait++) {
+    const read = await db.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM claim WHERE id = ${claimId} FOR UPDATE`;
+      const [clock] = await tx.$queryRaw<{ left_ms: number }[]>`
+        SELECT ceil(extract(epoch FROM (${acceptBy}::timestamptz - clock_timestamp())) * 1000)::int AS left_ms`;
+      if (clock.left_ms >= 0) return { leftMs: clock.left_ms, claim: null };
+      return { leftMs: 0, claim: await tx.claim.findUniqueOrThrow({ where: { id: claimId } }) };
+    });
+    if (read.claim) {
+      if (read.claim.decisionId === decisionId) return read.claim;
+      if (read.claim.status !== 'needs_review') throw notInReview(read.claim);
+      throw nothingDone(read.claim);
+    }
+    await new Promise((resolve) => setTimeout(resolve, read.leftMs + 1));
+  }
+  throw new Error(`the database's clock did not pass ${acceptBy.toISOString()}`);
+}
+
+function nothingDone(claim: Claim): ApiError {
+  return errors.unavailable(
+    'workflow_engine_unavailable',
+    `No worker applied the decision on claim ${claim.id} within ${DECISION_WAIT_MS / 1000} s; nothing was done and ` +
+      'the claim is still in review. Retry later (the same Idempotency-Key may be sent again).',
+    { status: claim.status },
+  );
 }
 
 function notInReview(claim: Claim): ApiError {
@@ -203,24 +271,36 @@ function notInReview(claim: Claim): ApiError {
   );
 }
 
-async function decisionError(db: Db, claimId: string, err: unknown): Promise<ApiError | unknown> {
+/**
+ * The answer a failed update gives for sure, or undefined when it says nothing about whether
+ * the decision will still be applied (a timeout, a lost connection: the update may have been
+ * admitted and a worker may still run it).
+ */
+async function definiteAnswer(db: Db, claimId: string, err: unknown): Promise<ApiError | undefined> {
   if (err instanceof WorkflowUpdateFailedError) {
-    const cause = err.cause as { type?: string; details?: unknown[]; message?: string } | undefined;
-    const refused =
-      cause?.type === CLAIM_DECISION_REFUSED
-        ? (cause.details?.[0] as { reasonCode?: string; details?: Record<string, unknown> })
-        : undefined;
-    if (refused)
+    const failure = typedFailure(err.cause);
+    if (failure?.type === CLAIM_DECISION_REFUSED) {
+      const refused = failure.details?.[0] as { reasonCode?: string; details?: Record<string, unknown> } | undefined;
       return errors.conflict(
-        refused.reasonCode ?? 'claim_decision_refused',
-        cause?.message ?? 'The decision was refused.',
-        refused.details,
+        refused?.reasonCode ?? 'claim_decision_refused',
+        failure.message ?? 'The decision was refused.',
+        refused?.details,
       );
-    // The validator refused it: decided meanwhile, or another decision under way.
-    return notInReview(await findClaimAsOperator(db, claimId));
+    }
+    const claim = await findClaimAsOperator(db, claimId);
+    if (failure?.type === CLAIM_DECISION_EXPIRED) return nothingDone(claim);
+    // Another decision resolved it, or the validator refused it: decided meanwhile.
+    return notInReview(claim);
   }
   if (err instanceof WorkflowNotFoundError) return notInReview(await findClaimAsOperator(db, claimId));
-  if (classifyFailure(err) === 'workflow_engine_unavailable')
-    return errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable; decide later.');
-  return err;
+  return undefined;
+}
+
+/** The first failure with a type in an update's cause chain: an activity's failure arrives wrapped in an ActivityFailure. */
+function typedFailure(cause: unknown): { type: string; message?: string; details?: unknown[] } | undefined {
+  let current = cause as { type?: unknown; message?: string; details?: unknown[]; cause?: unknown } | undefined;
+  for (let depth = 0; current && depth < 8; depth++, current = current.cause as typeof current) {
+    if (typeof current.type === 'string') return current as { type: string; message?: string; details?: unknown[] };
+  }
+  return undefined;
 }

@@ -1237,7 +1237,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a claim in review: post its missing_reward adjustment (and learn the descriptor)
-         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). Answers once the claim is approved and claim_resolved is recorded.
+         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again.
          */
         post: operations["approveClaim"];
         delete?: never;
@@ -1255,7 +1255,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reject a claim in review */
+        /**
+         * Reject a claim in review
+         * @description A 200 means the claim is rejected and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again.
+         */
         post: operations["rejectClaim"];
         delete?: never;
         options?: never;
@@ -9913,7 +9916,7 @@ export interface operations {
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
-            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected: only claims in review are decided; `branded_not_enabled`: a branded amount at a merchant without branded balance. */
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected, or another decision racing with this one resolved it first: only claims in review are decided, and of decisions racing on one claim exactly one succeeds; `branded_not_enabled`: a branded amount at a merchant without branded balance. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9938,7 +9941,27 @@ export interface operations {
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
-            503: components["responses"]["UnavailableKeyed"];
+            /** @description Database or workflow engine unreachable (`Retry-After` is set). Also on this operation: `workflow_engine_unavailable`: no worker applied the decision within 5 s (or Temporal is unreachable): nothing was done, the claim is still in review, and the decision will not be applied later; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 50300,
+                     *       "httpStatusCode": 503,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "unavailable",
+                     *       "reasonCode": "database_unavailable",
+                     *       "message": "The database is unreachable; retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     rejectClaim: {
@@ -9982,7 +10005,7 @@ export interface operations {
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
-            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected: only claims in review are decided. */
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected, or another decision racing with this one resolved it first: only claims in review are decided, and of decisions racing on one claim exactly one succeeds. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10007,7 +10030,27 @@ export interface operations {
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
-            503: components["responses"]["UnavailableKeyed"];
+            /** @description Database or workflow engine unreachable (`Retry-After` is set). Also on this operation: `workflow_engine_unavailable`: no worker applied the decision within 5 s (or Temporal is unreachable): nothing was done, the claim is still in review, and the decision will not be applied later; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 50300,
+                     *       "httpStatusCode": 503,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "unavailable",
+                     *       "reasonCode": "database_unavailable",
+                     *       "message": "The database is unreachable; retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     qualified_authWebhook: {

@@ -152,10 +152,12 @@ export interface ClaimOutcome {
   status: ClaimStatus;
   reasonCode: string | null;
   adjustmentIds: string[];
+  /** The operator's decision that resolved it (OperatorDecision.decisionId); absent before one did. */
+  decisionId?: string | null;
 }
 
-/** An operator's decision on a claim in review (POST /admin/v1/claims/{id}/approve or reject). */
-export type OperatorDecision =
+/** An operator's choice on a claim in review (POST /admin/v1/claims/{id}/approve or reject). */
+export type OperatorChoice =
   | {
       decision: 'approve';
       actor: string;
@@ -166,3 +168,12 @@ export type OperatorDecision =
       note?: string;
     }
   | { decision: 'reject'; actor: string; reasonCode: string; note?: string };
+
+/** The choice as the API hands it to the claim's workflow: one attempt, bounded in time. */
+export type OperatorDecision = OperatorChoice & {
+  /** Names this attempt: the claim records the one that resolved it, so each caller learns whether it won. */
+  decisionId?: string;
+  /** ISO instant on the database's clock after which the decision must not be applied: the API
+   *  has answered by then that nothing was done (docs/decisions/0035-claim-decisions-answer-in-bounded-time.md). */
+  acceptBy?: string;
+};

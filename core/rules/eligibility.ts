@@ -30,6 +30,10 @@ export interface EarnOffer extends RewardTerms {
 
 export interface EarnTransaction {
   amountMinor: number;
+  /** What the reward is computed on: the amount left after branded spend (API.md, Reward rules),
+   *  as the settlement recorded it. The whole amount when absent. The offer still qualifies
+   *  (min spend) on the whole amount: however it was paid, the purchase was made. */
+  eligibleAmountMinor?: number;
   /** Absent in an eligibility preview without an MCC; then MCC rules are not checked. */
   mcc?: string;
   currency: string;
@@ -90,6 +94,11 @@ const REASON_OF: Record<string, EarnReason | undefined> = {
 export function evaluateEarn(input: EarnInput): EarnDecision {
   const tx = input.transaction;
   if (tx) assertMinor(tx.amountMinor, 'transaction.amountMinor');
+  if (tx?.eligibleAmountMinor !== undefined) {
+    assertMinor(tx.eligibleAmountMinor, 'transaction.eligibleAmountMinor');
+    if (tx.eligibleAmountMinor > tx.amountMinor)
+      throw new RangeError('transaction.eligibleAmountMinor exceeds transaction.amountMinor');
+  }
   const at = tx?.at ?? input.now;
   const shared = sharedConditions(input, at);
   const offers = input.offers.map((offer) => evaluateOffer(offer, shared, input, at));
@@ -190,7 +199,8 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
   });
   const eligible = conditions.every((c) => c.passed);
   const evaluation: OfferEvaluation = { offerId: offer.id, eligible, conditions };
-  if (eligible && tx) evaluation.reward = computeOfferReward(offer, tx.amountMinor, earnedSoFar);
+  if (eligible && tx)
+    evaluation.reward = computeOfferReward(offer, tx.eligibleAmountMinor ?? tx.amountMinor, earnedSoFar);
   return evaluation;
 }
 

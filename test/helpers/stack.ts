@@ -39,7 +39,12 @@ export interface Stack {
   taskQueue: string;
   /** The client, task queue and settings every starter of this stack uses. */
   engine: WorkflowEngine;
+  /** The running worker; replaced by startWorker(). */
   worker: Worker;
+  /** Shuts the worker down (its polls end; workflows wait for the next one). */
+  stopWorker(): Promise<void>;
+  /** Starts a new worker on the same task queue, with the same dependencies, after stopWorker(). */
+  startWorker(): Promise<void>;
   /** Polls the stored event until its reward status is one of `statuses`. */
   waitForStatus(eventId: string, statuses: string[], timeoutMs?: number): Promise<string>;
   stop(): Promise<void>;
@@ -83,23 +88,31 @@ export async function startStack(
     { db, logger, clock, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations, webhookSecretKeys },
     options.relay,
   );
-  const worker = await createWorker({
-    connection: workerConnection,
-    namespace: 'default',
-    taskQueue,
-    deps: {
-      db,
-      logger,
-      clock,
-      temporal: engine,
-      faults: options.faults,
-      relay,
-      webhookDestinations,
-      webhookSecretKeys,
-    },
-    tracing: options.tracing,
-  });
-  const running = worker.run();
+  const newWorker = () =>
+    createWorker({
+      connection: workerConnection,
+      namespace: 'default',
+      taskQueue,
+      deps: {
+        db,
+        logger,
+        clock,
+        temporal: engine,
+        faults: options.faults,
+        relay,
+        webhookDestinations,
+        webhookSecretKeys,
+      },
+      tracing: options.tracing,
+    });
+  let worker = await newWorker();
+  let running: Promise<void> | undefined = worker.run();
+  async function stopWorker() {
+    if (!running) return;
+    worker.shutdown();
+    await running;
+    running = undefined;
+  }
   const handoverWatch: HandoverWatch | undefined =
     options.handoverWatch && startHandoverWatch({ db, clock, temporal: engine, logger }, options.handoverWatch);
   const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
@@ -110,7 +123,15 @@ export async function startStack(
     client,
     taskQueue,
     engine,
-    worker,
+    get worker() {
+      return worker;
+    },
+    stopWorker,
+    async startWorker() {
+      assert.equal(running, undefined, 'stopWorker() first');
+      worker = await newWorker();
+      running = worker.run();
+    },
     async waitForStatus(eventId, statuses, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -128,8 +149,7 @@ export async function startStack(
       await app.close();
       await relay.stop();
       await handoverWatch?.stop();
-      worker.shutdown();
-      await running;
+      await stopWorker();
       await workerConnection.close();
       await clientConnection.close();
       await db.$disconnect();

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, assertError, type TestIssuer } from '../helpers/app';
+import { newIssuer, assertError, OPERATOR_TOKEN, type TestIssuer, type TestResponse } from '../helpers/app';
+import { DECISION_WAIT_MS } from '../../api/claims/store';
 import { groupBody } from '../helpers/groups';
 import { cardOf, authEvent, settledEvent, type CardRef } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
@@ -152,6 +153,40 @@ describe('claims (end to end, production issuer)', function () {
     assert.equal(done.evidence.postedCashbackMinor, 125);
   });
 
+  it('rejects already_rewarded for a purchase that spent branded balance: the rules earn on what is left', async () => {
+    const grocer = await createMerchant(stack.app, {
+      matchRules: { descriptorPatterns: [`${brand} GROCER`] },
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    });
+    await createOffer(stack.app, grocer.id, { cashbackRateBps: 500, brandedRateBps: 200, startsAt: daysFromNow(-10) });
+    assert.equal((await issuer.call('PUT', `/api/v2/chg/${chgId}/merchant/${grocer.id}/activation`, {})).status, 201);
+    // $2 of branded balance at the merchant, available at once (an adjustment's grant is).
+    const credit = await stack.app.request('POST', `/api/v2/chg/${chgId}/adjustments`, {
+      token: issuer.token,
+      headers: { 'Idempotency-Key': `grocer-credit-${word()}` },
+      body: { balanceType: 'branded', amountMinor: 200, merchantId: grocer.id, reasonCode: 'goodwill' },
+    });
+    assert.equal(credit.status, 201, credit.text);
+
+    // $100 that spends the $2 and earns on $98: 490 cashback and 196 branded.
+    const txnId = await purchase(`${brand} GROCER SF`, { amount: 10_000 });
+    const trace = (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: txnId } })).matchTrace as any;
+    assert.deepEqual(
+      [trace.arithmetic.spentMinor, trace.arithmetic.eligibleAmountMinor],
+      [200, 9_800],
+      JSON.stringify(trace.arithmetic),
+    );
+    const detail = (await issuer.call('GET', `/api/v2/chg/${chgId}/transaction/${txnId}/reward-detail`)).body;
+    assert.deepEqual([detail.spentAmountMinor, detail.earnedAmountMinor], [200, 686]);
+
+    for (const reason of ['missing_reward', 'wrong_amount']) {
+      const done = await rejectedWith(await fileClaim({ transactionId: txnId, reason }), 'already_rewarded');
+      assert.deepEqual([done.evidence.postedCashbackMinor, done.evidence.postedBrandedMinor], [490, 196]);
+      assert.equal(done.evidence.rules.eligibleAmountMinor, 9_800);
+    }
+    assert.equal(await stack.db.adjustment.count({ where: { transactionId: txnId } }), 0);
+  });
+
   it('rejects below the minimum spend and a merchant not activated, each reason from the match trace', async () => {
     const small = await purchase(`${brand} BAKERY`, { amount: 1000 });
     const belowMin = await rejectedWith(await fileClaim({ transactionId: small }), 'below_min_spend');
@@ -267,6 +302,128 @@ describe('claims (end to end, production issuer)', function () {
     await waitFor('claim_resolved', async () => (resolvedEvents(claim.id).length > 0 ? true : undefined));
     assert.equal(await stack.db.webhook.count({ where: { idempotencyKey: `claim_resolved:${claim.id}` } }), 1);
     assert.equal(resolvedEvents(claim.id).length, 1);
+  });
+
+  /** Purchases with descriptors no rule matches, each claimed at `merchant`: claims in review. */
+  async function claimsInReview(count: number): Promise<any[]> {
+    const events = Array.from({ length: count }, () =>
+      settledEvent(card, { merchantDescriptor: `${word()} STALL`, amount: 2500 }),
+    );
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', events)).status, 204);
+    const rows = await stack.db.ingestedEvent.findMany({
+      where: { issuerId: issuer.id, kind: 'settled', externalId: { in: events.map((e) => e.id) } },
+    });
+    for (const row of rows) await stack.waitForStatus(row.id, FINAL);
+    const claims = [];
+    for (const row of rows) claims.push(await fileClaim({ transactionId: row.id, merchantId: merchant.id }));
+    for (const claim of claims) assert.equal((await decided(claim.id)).status, 'needs_review');
+    return claims;
+  }
+
+  /** An operator's decision sent with an Idempotency-Key. */
+  const decide = (claimId: string, action: 'approve' | 'reject', body: object, key = `decide-${word()}`) =>
+    stack.app.request('POST', `/admin/v1/claims/${claimId}/${action}`, {
+      token: OPERATOR_TOKEN,
+      body,
+      headers: { 'Idempotency-Key': key },
+    });
+
+  it('lets exactly one of racing approve and reject calls decide; every other gets 409 claim_not_in_review', async () => {
+    const claims = await claimsInReview(12);
+    const races = await Promise.all(
+      claims.map((claim) =>
+        Promise.all([
+          decide(claim.id, 'approve', {}),
+          decide(claim.id, 'reject', { reasonCode: 'duplicate' }),
+          decide(claim.id, 'approve', { amountMinor: 50 }),
+        ]),
+      ),
+    );
+    for (const [i, answers] of races.entries()) {
+      const claim = claims[i];
+      const won = answers.filter((a) => a.status === 200);
+      assert.equal(won.length, 1, `claim ${claim.id}: ${answers.map((a) => `${a.status} ${a.text}`).join(' | ')}`);
+      for (const lost of answers.filter((a) => a.status !== 200)) assertError(lost, 409, 'claim_not_in_review');
+      const winner = won[0].body;
+      const stored = (await stack.app.operator('GET', `/admin/v1/claims/${claim.id}`)).body;
+      assert.deepEqual([stored.status, stored.reasonCode], [winner.status, winner.reasonCode]);
+      const adjustments = await stack.db.adjustment.findMany({ where: { claimId: claim.id } });
+      if (winner.status === 'approved') {
+        const paid = answers.indexOf(won[0]) === 0 ? 125 : 50;
+        assert.deepEqual(
+          adjustments.map((a) => Number(a.amountMinor)),
+          [paid],
+        );
+        assert.deepEqual(winner.adjustmentIds, [adjustments[0].id]);
+      } else {
+        assert.deepEqual([winner.status, winner.reasonCode, adjustments.length], ['rejected', 'duplicate', 0]);
+      }
+      assert.equal(await stack.db.webhook.count({ where: { idempotencyKey: `claim_resolved:${claim.id}` } }), 1);
+      assert.equal((await stack.client.workflow.getHandle(claim.workflowId).result()).status, winner.status);
+    }
+  });
+
+  it('refuses an approval the ledger cannot post with its own reason, the claim still in review', async () => {
+    const [claim] = await claimsInReview(1);
+    const refused = await decide(claim.id, 'approve', { amountMinor: 50, balanceType: 'branded' });
+    assertError(refused, 409, 'branded_not_enabled');
+    assert.equal((await stack.app.operator('GET', `/admin/v1/claims/${claim.id}`)).body.status, 'needs_review');
+    const approved = await decide(claim.id, 'approve', {});
+    assert.equal(approved.status, 200, approved.text);
+  });
+
+  it('answers a decision within a bounded time while no worker runs: 503, nothing done; its key then applies it once', async () => {
+    const [toApprove, toReject] = await claimsInReview(2);
+    const approveKey = `approve-${word()}`;
+    // Far more than the API's wait: an answer that takes longer counts as none.
+    const bound = DECISION_WAIT_MS + 10_000;
+    const within = (answer: Promise<TestResponse>) =>
+      Promise.race([answer, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), bound).unref())]);
+    await stack.stopWorker();
+    let answers: Array<TestResponse | undefined>;
+    const startedAt = performance.now();
+    try {
+      answers = await Promise.all([
+        within(decide(toApprove.id, 'approve', {}, approveKey)),
+        within(decide(toReject.id, 'reject', { reasonCode: 'other' })),
+      ]);
+    } finally {
+      await stack.startWorker();
+    }
+    const tookMs = performance.now() - startedAt;
+    for (const answer of answers) {
+      assert.ok(answer, `no answer within ${bound} ms while no worker ran`);
+      assertError(answer, 503, 'workflow_engine_unavailable');
+      assert.ok(Number(answer.headers.get('retry-after')) > 0, 'Retry-After');
+    }
+    assert.ok(tookMs >= DECISION_WAIT_MS, `answered after ${Math.round(tookMs)} ms, before the wait was over`);
+    for (const claim of [toApprove, toReject]) {
+      assert.equal((await stack.db.claim.findUniqueOrThrow({ where: { id: claim.id } })).status, 'needs_review');
+      assert.equal(await stack.db.adjustment.count({ where: { claimId: claim.id } }), 0);
+    }
+
+    // A worker is back: the retry under the same key decides (a 503 releases its key), once.
+    let approved: TestResponse | undefined;
+    for (let attempt = 0; attempt < 6 && approved?.status !== 200; attempt++) {
+      approved = await decide(toApprove.id, 'approve', {}, approveKey);
+      if (approved.status !== 200) assertError(approved, 503, 'workflow_engine_unavailable');
+    }
+    assert.equal(approved!.status, 200, approved!.text);
+    assert.equal(approved!.body.status, 'approved');
+    const replayed = await decide(toApprove.id, 'approve', {}, approveKey);
+    assert.deepEqual([replayed.status, replayed.headers.get('idempotent-replayed')], [200, 'true']);
+    assert.deepEqual(replayed.body, approved!.body);
+    assert.equal(await stack.db.adjustment.count({ where: { claimId: toApprove.id } }), 1);
+
+    // The rejection answered 503 was never applied, not even once a worker came back: the claim
+    // is still in review, and a new decision decides it.
+    let later: TestResponse | undefined;
+    for (let attempt = 0; attempt < 6 && later?.status !== 200; attempt++) {
+      later = await decide(toReject.id, 'approve', {});
+      if (later.status !== 200) assertError(later, 503, 'workflow_engine_unavailable');
+    }
+    assert.deepEqual([later!.status, later!.body.status], [200, 'approved'], later!.text);
+    assert.equal(await stack.db.webhook.count({ where: { idempotencyKey: `claim_resolved:${toReject.id}` } }), 1);
   });
 
   it("answers 404 for another issuer's claims and transactions, exactly like missing ones", async () => {

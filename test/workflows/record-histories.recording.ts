@@ -29,6 +29,8 @@ import { createWorker } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
 import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { testEngine } from '../helpers/engine';
+import { newId } from '../../core/ids';
+import { CLAIM_WORKFLOW_TYPE, claimWorkflowId, resolveClaimUpdate } from '../../workflows/claim-resolution';
 
 const DIR = join(__dirname, 'histories');
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown', 'voided', 'previewed'];
@@ -215,6 +217,77 @@ describe('record workflow histories', function () {
         join(DIR, 'v1-lifecycle-auth-then-settle-after-upgrade.json'),
         `${historyToJSON(await handle.fetchHistory())}\n`,
       );
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('records a claim on the code before decisions took turns, where an approve and a reject arrived together', async () => {
+    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+    const merchant = await createMerchant(stack.app);
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-3) });
+    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    const missed = settledEvent(cardOf(group), { merchantId: 'mp_00000000-0000-7000-8000-000000000000' });
+    await issuer.call('POST', '/api/v1/incoming-txn', missed);
+    const missedRow = await row('settled', missed.id);
+    await stack.waitForStatus(missedRow.id, FINAL);
+    // The claim as the API files it, its run on a task queue that only the old code serves.
+    const claimId = newId('clm');
+    const workflowId = claimWorkflowId(issuer.id, claimId);
+    await stack.db.claim.create({
+      data: {
+        id: claimId,
+        issuerId: issuer.id,
+        chgId: group.id,
+        transactionId: missedRow.id,
+        reason: 'missing_reward',
+        merchantId: merchant.id,
+        workflowId,
+      },
+    });
+    const taskQueue = `record-pre-one-decision-${Date.now()}`;
+    const connection = await NativeConnection.connect({ address: testTemporalAddress() });
+    const deps = recordingDeps(stack, taskQueue);
+    const oldWorker = () =>
+      Worker.create({
+        connection,
+        taskQueue,
+        workflowsPath: require.resolve('./fixtures/pre-one-decision'),
+        activities: createActivities(deps),
+      });
+    try {
+      const handle = await (
+        await oldWorker()
+      ).runUntil(async () => {
+        const h = await stack.client.workflow.start(CLAIM_WORKFLOW_TYPE, {
+          workflowId,
+          taskQueue,
+          args: [{ issuerId: issuer.id, claimId }],
+        });
+        for (let i = 0; i < 600; i++) {
+          if ((await stack.db.claim.findUniqueOrThrow({ where: { id: claimId } })).status === 'needs_review') break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return h;
+      });
+      // No worker polls: both decisions wait in Temporal and reach the run in one workflow task.
+      const decisions = [
+        { decision: 'approve' as const, actor: 'operator' },
+        { decision: 'reject' as const, actor: 'operator', reasonCode: 'duplicate' },
+      ].map((d) => handle.executeUpdate(resolveClaimUpdate, { args: [d] }));
+      await new Promise((r) => setTimeout(r, 1_000));
+      await (
+        await oldWorker()
+      ).runUntil(async () => {
+        await Promise.allSettled(decisions);
+        await handle.result();
+      });
+      const history = await handle.fetchHistory();
+      const resolving = (history.events ?? []).filter(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'resolveClaim',
+      );
+      assert.equal(resolving.length, 2, 'both decisions ran resolveClaim, as the old code let them');
+      writeFileSync(join(DIR, 'pre-one-decision-claim-race.json'), `${historyToJSON(history)}\n`);
     } finally {
       await connection.close();
     }

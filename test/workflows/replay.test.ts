@@ -60,6 +60,27 @@ function unguardedClockCopy(): { entry: string; cleanup(): void } {
   return { entry: join(dir, 'workflows', 'index.ts'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * A copy of workflows/ whose claim decisions take turns without asking patched(): what the claim
+ * workflow would be without its guard. A run on the code before it, where two decisions arrived
+ * together, scheduled resolveClaim twice; this copy schedules it once.
+ */
+function unguardedClaimCopy(): { entry: string; cleanup(): void } {
+  const dir = mkdtempSync(join(ROOT, '.replay-candidate-'));
+  cpSync(join(ROOT, 'workflows'), join(dir, 'workflows'), { recursive: true });
+  cpSync(join(ROOT, 'activities'), join(dir, 'activities'), { recursive: true });
+  cpSync(join(ROOT, 'core'), join(dir, 'core'), { recursive: true }); // core/failure-types.ts
+  const file = join(dir, 'workflows', 'claim-resolution.ts');
+  const original = readFileSync(file, 'utf8');
+  const changed = original.replace(
+    'const inTurn = patched(ONE_DECISION_AT_A_TIME_PATCH);',
+    'const inTurn = Boolean(ONE_DECISION_AT_A_TIME_PATCH && patched);',
+  );
+  assert.notEqual(changed, original, 'the guard is removed');
+  writeFileSync(file, changed);
+  return { entry: join(dir, 'workflows', 'index.ts'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 describe('workflow replay of recorded histories', function () {
   this.timeout(180_000);
   const histories = loadHistoryDir(HISTORIES);
@@ -135,6 +156,22 @@ describe('workflow replay of recorded histories', function () {
       const broken = await replayAgainst(candidate.entry);
       assert.equal(broken.code, 1);
       assert.match(broken.stdout, /DIVERGED {2}pre-sandbox-clock-signal-then-settle-after-upgrade/);
+    } finally {
+      candidate.cleanup();
+    }
+  });
+
+  it('keeps a claim run where two decisions arrived together on the code before turns replaying (patched), and would not without it', async () => {
+    assert.ok(
+      histories.some((h) => h.workflowId === 'pre-one-decision-claim-race'),
+      'the run from before decisions took turns is recorded',
+    );
+    const candidate = unguardedClaimCopy();
+    try {
+      const broken = await replayAgainst(candidate.entry);
+      assert.equal(broken.code, 1);
+      assert.match(broken.stdout, /DIVERGED {2}pre-one-decision-claim-race/);
+      assert.doesNotMatch(broken.stdout, /DIVERGED {2}claim-approved/);
     } finally {
       candidate.cleanup();
     }

@@ -314,6 +314,18 @@ describe('decideClaim', () => {
       assert.deepEqual(d.missing, { cashbackMinor: 125, brandedMinor: 0 });
     });
 
+    it('rejects already_rewarded when the reward was computed on the amount left after branded spend', () => {
+      // $100 at 500 + 200 bps, $2 paid with branded balance: 9800 earns 490 + 196, not 500 + 200.
+      const terms = [offer('ofr_a', { cashbackRateBps: 500, brandedRateBps: 200, minSpendMinor: 10_000 })];
+      const evaluation = rules({ offers: terms, transaction: { ...tx(10_000), eligibleAmountMinor: 9_800 } });
+      assert.equal(evaluation.eligible, true, 'the offer qualifies on the whole amount');
+      const d = decideClaim(
+        facts({ transaction: txn({ postedCashbackMinor: 490, postedBrandedMinor: 196 }), evaluation }),
+      );
+      assert.equal(rejected(d), 'already_rewarded');
+      assert.match(d.detail, /490 and 196/);
+    });
+
     it('never reports a negative missing amount when one type was over-posted', () => {
       const evaluation = rules({ offers: [offer('ofr_a', { cashbackRateBps: 500, brandedRateBps: 200 })] });
       const d = review(

@@ -132,6 +132,20 @@ describe('evaluateEarn', () => {
     assert.deepEqual([d.winningOfferId, d.estimatedRewardMinor], ['ofr_small', 200]);
   });
 
+  it('qualifies on the whole amount and rewards the amount left after branded spend', () => {
+    const offers = [offer('ofr_a', { cashbackRateBps: 500, brandedRateBps: 200, minSpendMinor: 10_000 })];
+    const d = evaluateEarn(input({ offers, transaction: { ...tx(10_000), eligibleAmountMinor: 9_800 } }));
+    assert.equal(d.eligible, true);
+    assert.deepEqual(
+      [d.offers[0].reward?.cashbackMinor, d.offers[0].reward?.brandedMinor, d.estimatedRewardMinor],
+      [490, 196, 686],
+    );
+    assert.throws(
+      () => evaluateEarn(input({ offers, transaction: { ...tx(10_000), eligibleAmountMinor: 10_001 } })),
+      RangeError,
+    );
+  });
+
   it('writes every condition of every offer into the trace', () => {
     const d = evaluateEarn(
       input({ cardholderStatus: 'active', cardStatus: 'active', transaction: tx(1000, { mcc: '5812' }) }),
