@@ -8,7 +8,13 @@
 // payout failed: what was paid stays paid, and a new run pays the rest. Nothing is compensated:
 // a payout is the issuer's instruction to credit cardholders, which the items file carries.
 // The history stays bounded: after CHUNKS_PER_RUN chunks the run continues as new where it stopped.
-import { ApplicationFailure, continueAsNew, isCancellation, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  continueAsNew,
+  isCancellation,
+  proxyActivities,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { ChunkOutcome, PayoutActivities, PayoutOutcome } from '../activities/payouts';
 import { PAYOUT_NOT_PROCESSING } from '../core/failure-types';
 import { postingOptions } from './activity-options';

@@ -63,6 +63,38 @@ export function decideReward(ctx: DecisionContext, processedAt: Date): RewardDec
           at: ctx.asOf,
         })
       : null;
+  return concluded(ctx, processedAt, earn, spend);
+}
+
+/**
+ * The grants held less than the decision counted on (a purchase settled meanwhile drew from
+ * them): the same decision with what was really drawn, earn applying to the rest, and its trace
+ * saying so.
+ */
+export function redecideAfterDraw(
+  ctx: DecisionContext,
+  decision: RewardDecision,
+  drawnMinor: number,
+  processedAt: Date,
+): RewardDecision {
+  const spend: SpendDecision | null = decision.spend && {
+    ...decision.spend,
+    eligible: drawnMinor > 0,
+    availableBalanceMinor: drawnMinor,
+    spendRestrictionReasons: drawnMinor > 0 ? [] : ['no_available_balance'],
+  };
+  return concluded(ctx, processedAt, decision.earn, spend);
+}
+
+/** The settlement the earn and spend decisions give, its status and its trace. */
+function concluded(
+  ctx: DecisionContext,
+  processedAt: Date,
+  earn: EarnDecision | null,
+  spend: SpendDecision | null,
+): RewardDecision {
+  const amountMinor = fromDbMinor(ctx.event.amountMinor);
+  const currencyOk = ctx.event.currency === REWARD_CURRENCY;
   const settlement = decideSettlement({
     amountMinor,
     earn,
@@ -73,7 +105,8 @@ export function decideReward(ctx: DecisionContext, processedAt: Date): RewardDec
   const rewarded = settlement.spentMinor > 0 || settlement.cashbackMinor + settlement.brandedMinor > 0;
   const status = rewarded ? 'matched' : 'not_matched';
   const trace = decisionTrace(ctx, processedAt, { amountMinor, currencyOk, earn, spend, settlement, status });
-  return { status, merchantId: merchant?.id ?? ctx.match.merchantId ?? null, earn, spend, settlement, trace };
+  const merchantId = ctx.merchant?.id ?? ctx.match.merchantId ?? null;
+  return { status, merchantId, earn, spend, settlement, trace };
 }
 
 /** The match trace the issuer reads back: every check, the arithmetic and the outcome. */

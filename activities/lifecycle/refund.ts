@@ -194,7 +194,8 @@ async function recordClawbackWebhook(tx: Tx, { refund, purchase, at }: RefundCas
         // By the balance each came from: the shortfall of spent branded balance was taken
         // from cashback, and reward-detail lists it as cashback clawed back; what the group
         // could not give back is part of it, and owed.
-        cashbackAmountMinor: clawed.cashbackClawed + clawed.cashbackOwed + clawed.shortfallFromCashback + clawed.shortfallOwed,
+        cashbackAmountMinor:
+          clawed.cashbackClawed + clawed.cashbackOwed + clawed.shortfallFromCashback + clawed.shortfallOwed,
         brandedAmountMinor: clawed.brandedClawed,
         owedMinor: clawed.cashbackOwed + clawed.shortfallOwed,
         rewardEventIds: clawed.rewardEventIds,

@@ -46,7 +46,14 @@ export function linkPosting(p: RewardPosting): LinkedPosting {
   const { rewardGrantId = null, sourceEventId = null, ...event } = p.event;
   const eventAmountMinor = NEGATIVE_REWARD_EVENT_TYPES.includes(event.type) ? -p.amountMinor : p.amountMinor;
   return {
-    rewardEvent: { id: rewardEventId, ...event, rewardGrantId, sourceEventId, amountMinor: eventAmountMinor, ...p.common },
+    rewardEvent: {
+      id: rewardEventId,
+      ...event,
+      rewardGrantId,
+      sourceEventId,
+      amountMinor: eventAmountMinor,
+      ...p.common,
+    },
     transfer: { id: newTransferId(), ...p.transfer, amountMinor: p.amountMinor, rewardEventId, ...p.common },
   };
 }

@@ -6,9 +6,8 @@
 // lock the event and read its context, lock the purchase's accounts, read the merchant's
 // terms and the group's balances, write every effect.
 import { newId } from '../../core/ids';
-import { decideSettlement } from '../../core/rules/settlement';
 import { holdDays, payableAt, repaymentOf } from '../../core/rules/cashback';
-import { accounts, allocateDraw, compareFifo, sumMinor, fromDbMinor, type Allocation } from '../../core/ledger';
+import { accounts, allocateDraw, compareFifo, sumMinor, type Allocation } from '../../core/ledger';
 import { Prisma } from '../../prisma/generated/client';
 import { sqlTransaction } from '../../prisma/sql-transaction';
 import { emptyBatch, writeBatch } from '../../core/domain/ledger/batch';
@@ -17,7 +16,7 @@ import { webhookWrite } from '../../core/domain/webhook-records';
 import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
 import { lockEventWithContext, type DecisionContext } from './context';
 import type { QualifiedSettlementData } from '../../core/webhooks/payloads';
-import { decideReward, type RewardDecision } from './decide';
+import { decideReward, redecideAfterDraw } from './decide';
 import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
@@ -117,7 +116,7 @@ function planSettlement(ctx: DecisionContext, at: Date) {
     // Branded balance first, FIFO by expiry, from grants read under the branded account's lock.
     const allocations = drawAvailable(ctx, decision.settlement.spentMinor);
     const drawnMinor = sumMinor(allocations.map((a) => a.amountMinor));
-    if (drawnMinor !== decision.settlement.spentMinor) decision = redecide(ctx, decision, drawnMinor);
+    if (drawnMinor !== decision.settlement.spentMinor) decision = redecideAfterDraw(ctx, decision, drawnMinor, at);
     if (drawnMinor > 0) {
       const { transfer } = addPosting(batch, rewardEventIds, {
         common,
@@ -214,22 +213,4 @@ function drawAvailable(ctx: DecisionContext, amountMinor: number): Allocation[] 
     available.map((g) => ({ grantId: g.id, remainingMinor: g.remainingMinor })),
     amountMinor,
   );
-}
-
-/** The grants held less than the decision counted on: earn applies to what was really spent. */
-function redecide(ctx: DecisionContext, decision: RewardDecision, drawnMinor: number): RewardDecision {
-  const spend = {
-    eligible: drawnMinor > 0,
-    availableBalanceMinor: drawnMinor,
-    pendingBalanceMinor: 0,
-    spendRestrictionReasons: [],
-  };
-  const settlement = decideSettlement({
-    amountMinor: fromDbMinor(ctx.event.amountMinor),
-    earn: decision.earn,
-    spend,
-    offers: ctx.earnOffers,
-    earnedSoFarByOffer: ctx.earnedSoFarByOffer,
-  });
-  return { ...decision, settlement };
 }

@@ -70,7 +70,7 @@ async function* itemLines(
   let total = 0n;
   if (format === 'csv') yield emit(CSV_COLUMNS.join(',') + CSV_EOL);
   // Bounded by the payout's lines: each page starts after the last group of the one before.
-  for (let after = ''; ; ) {
+  for (let after = ''; ;) {
     const items = await page(db, payout.id, after, pageSize);
     if (items.length > 0) {
       count += items.length;

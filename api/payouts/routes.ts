@@ -39,7 +39,7 @@ const HOLD =
   "the issuer's cashbackHoldDays, 30 days unless the operator set another) from its createdAt on the issuer's clock. " +
   'Each group paid gets a cashback_paid_out reward event (activity, negative amount), a ledger transfer chg_cashback -> ' +
   'issuer_payable and a cashback_paid_out webhook. A refund after payout claws back what the group no longer holds as owed ' +
-  "(summary owedMinor), which its next cashback repays; the issuer may forgive it with a write_off adjustment.";
+  '(summary owedMinor), which its next cashback repays; the issuer may forgive it with a write_off adjustment.';
 
 function idempotencyKeyOf(ctx: Context, what: string): string {
   const key = ctx.get('idempotency-key');

@@ -95,7 +95,11 @@ export const payoutSchema = named(
           'failed: a chunk failed past its retries; the groups it paid stay paid (items), a new run pays the rest.',
       },
       minimumMinor: { type: 'integer', minimum: 1 },
-      chgIds: { type: ['array', 'null'], items: idSchema('chg'), description: 'The groups it was limited to, or null.' },
+      chgIds: {
+        type: ['array', 'null'],
+        items: idSchema('chg'),
+        description: 'The groups it was limited to, or null.',
+      },
       description: { type: ['string', 'null'] },
       asOf: {
         ...timestampSchema,
@@ -186,7 +190,11 @@ export const PayoutItemsChecksum = named(
         required: ['algorithm', 'value'],
         properties: {
           algorithm: { type: 'string', const: 'sha256' },
-          value: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of every byte before this line.' },
+          value: {
+            type: 'string',
+            pattern: '^[0-9a-f]{64}$',
+            description: 'Hex SHA-256 of every byte before this line.',
+          },
         },
       },
     },

@@ -97,7 +97,10 @@ async function startRun(db: Db, temporal: WorkflowEngine, payout: Payout, create
     // Not started and nothing paid: the payout is withdrawn, so the issuer may ask again.
     if (created) await db.payout.deleteMany({ where: { id: payout.id, status: 'processing', groupCount: 0 } });
     if (classifyFailure(err) === 'workflow_engine_unavailable')
-      throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable; start the payout later.');
+      throw errors.unavailable(
+        'workflow_engine_unavailable',
+        'The workflow engine is unreachable; start the payout later.',
+      );
     throw err;
   }
 }
@@ -157,7 +160,6 @@ async function findByKeyRaw(tx: Reader, caller: Caller, requestHash: string): Pr
   if (row && row.requestHash !== requestHash) throw errors.idempotencyKeyReused({ payoutId: row.id });
   return row;
 }
-
 
 function inProgress(payoutId: string) {
   return errors.conflict(

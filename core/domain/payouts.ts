@@ -55,9 +55,7 @@ interface HeldGroup {
  */
 export async function payGroups(tx: SqlTx, input: PayGroupsInput): Promise<PaidGroup[]> {
   const groups = await lockUnpaidGroups(tx, input);
-  const paying = groups
-    .map((g) => ({ ...g, amountMinor: amountToPay(g, input) }))
-    .filter((g) => g.amountMinor > 0);
+  const paying = groups.map((g) => ({ ...g, amountMinor: amountToPay(g, input) })).filter((g) => g.amountMinor > 0);
   if (paying.length === 0) return [];
   const payable = accounts.issuerPayable(input.issuerId);
   const locked = await ensureAndLockAccounts(tx, [payable], input.at);
@@ -69,7 +67,14 @@ export async function payGroups(tx: SqlTx, input: PayGroupsInput): Promise<PaidG
     const transferId = newTransferId();
     const key = `payout:${input.payoutId}:${g.account.chgId}`;
     const common = { chgId: g.account.chgId, merchantId: null, transactionId: null };
-    batch.transfers.push({ id: transferId, idempotencyKey: key, kind: 'payout_cashback', amountMinor: g.amountMinor, rewardEventId, ...common });
+    batch.transfers.push({
+      id: transferId,
+      idempotencyKey: key,
+      kind: 'payout_cashback',
+      amountMinor: g.amountMinor,
+      rewardEventId,
+      ...common,
+    });
     batch.rewardEvents.push({
       id: rewardEventId,
       idempotencyKey: `${key}:cashback_paid_out`,

@@ -95,7 +95,9 @@ export function purchaseLockOrder(issuerId: string, chgId: string, merchantId: s
   const lockedFirst = all.filter((r) => isLiability(r.kind)).sort((a, b) => (a.id < b.id ? -1 : 1));
   const lockedIfPresent = [accounts.chgCashbackOwed(issuerId, chgId)];
   const lockedAtWrite = all.filter((r) => !isLiability(r.kind));
-  const last = [...lockedFirst, ...lockedIfPresent].map((r) => r.id).sort()[lockedFirst.length + lockedIfPresent.length - 1];
+  const last = [...lockedFirst, ...lockedIfPresent].map((r) => r.id).sort()[
+    lockedFirst.length + lockedIfPresent.length - 1
+  ];
   for (const r of lockedAtWrite)
     if (!(r.id > last)) throw new Error(`ledger invariant violated: ${r.id} must sort after the group's accounts`);
   return { lockedFirst, lockedIfPresent, lockedAtWrite };

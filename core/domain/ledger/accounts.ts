@@ -83,7 +83,10 @@ export async function lockPurchaseAccounts(
   const refs = [...order.lockedFirst, ...order.lockedAtWrite];
   const missing = known ? refs.filter((r) => !known.has(r.id)) : refs;
   if (missing.length > 0) await ensureAccounts(tx, missing, at);
-  const locked = await lockAccounts(tx, [...order.lockedFirst, ...order.lockedIfPresent].map((r) => r.id));
+  const locked = await lockAccounts(
+    tx,
+    [...order.lockedFirst, ...order.lockedIfPresent].map((r) => r.id),
+  );
   // A known account missing here was never created: forget it and fail this attempt (its
   // retry creates it). Callers add accounts to `known` only after their commit.
   const lost = order.lockedFirst.filter((r) => !locked.has(r.id));
