@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import type { KeyRing } from '../core/crypto/key-ring';
 import { sealSecrets } from '../core/webhooks/secret-sealing';
+import { cashbackPayoutsDataStep } from './data-step-cashback-payouts';
 
 export interface DataStepContext {
   client: pg.ClientBase;
@@ -98,4 +99,5 @@ async function reportCurrencyMismatches({ client }: DataStepContext): Promise<st
 export const DATA_STEPS: Readonly<Record<string, DataStep>> = {
   '20261123060100_webhook_secret_plaintext_removal': sealPlaintextWebhookSecrets,
   '20261125000000_currency_mismatch': reportCurrencyMismatches,
+  '20261128100100_cashback_existing_data': cashbackPayoutsDataStep,
 };

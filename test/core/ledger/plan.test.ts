@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  ACCOUNT_KINDS,
   TRANSFER_KINDS,
   accounts,
   allocateDraw,
@@ -25,12 +26,11 @@ describe('core/ledger account plan', () => {
   });
 
   it('gives each account kind its normal side and marks the liabilities', () => {
-    assert.equal(normalSideOf('merchant_receivable'), 'debit');
-    for (const k of ['chg_cashback', 'chg_branded', 'breakage'] as const) assert.equal(normalSideOf(k), 'credit');
-    assert.deepEqual(
-      (['merchant_receivable', 'chg_cashback', 'chg_branded', 'breakage'] as const).filter(isLiability),
-      ['chg_cashback', 'chg_branded'],
-    );
+    for (const k of ['merchant_receivable', 'issuer_adjustments', 'chg_cashback_owed'] as const)
+      assert.equal(normalSideOf(k), 'debit', k);
+    for (const k of ['chg_cashback', 'chg_branded', 'breakage', 'issuer_payable'] as const)
+      assert.equal(normalSideOf(k), 'credit', k);
+    assert.deepEqual(ACCOUNT_KINDS.filter(isLiability), ['chg_cashback', 'chg_branded']);
     assert.equal(balanceDelta('debit', 5), 5);
     assert.equal(balanceDelta('credit', 5), -5);
   });
@@ -54,6 +54,11 @@ describe('core/ledger account plan', () => {
       adjust_credit_branded: ['issuer_adjustments', 'chg_branded'],
       adjust_debit_cashback: ['chg_cashback', 'issuer_adjustments'],
       adjust_debit_branded: ['chg_branded', 'issuer_adjustments'],
+      // Paid-out cashback: the issuer paid it; a refund after payout is owed, repaid, or written off.
+      payout_cashback: ['chg_cashback', 'issuer_payable'],
+      clawback_cashback_owed: ['chg_cashback_owed', 'merchant_receivable'],
+      repay_cashback_owed: ['chg_cashback', 'chg_cashback_owed'],
+      write_off_cashback_owed: ['issuer_adjustments', 'chg_cashback_owed'],
     });
     for (const k of TRANSFER_KINDS) {
       const plan = planTransfer(k, p);
@@ -73,6 +78,10 @@ describe('core/ledger account plan', () => {
       'branded_adjusted',
       'cashback_adjusted',
       'branded_adjusted',
+      'cashback_paid_out',
+      'cashback_clawed_back',
+      'cashback_owed_repaid',
+      'cashback_adjusted',
     ]);
   });
 
@@ -92,17 +101,21 @@ describe('core/ledger account plan', () => {
 });
 
 describe('core/ledger purchase lock order', () => {
-  it('locks the group liabilities first, in id order, and the receivable after them', () => {
+  it('locks the group liabilities first, in id order, then what it owes, and the receivable after them', () => {
     const order = purchaseLockOrder('iss_1', 'chg_1', 'mp_1');
     assert.deepEqual(
       order.lockedFirst.map((a) => a.kind),
       ['chg_branded', 'chg_cashback'],
     );
     assert.deepEqual(
+      order.lockedIfPresent.map((a) => a.kind),
+      ['chg_cashback_owed'],
+    );
+    assert.deepEqual(
       order.lockedAtWrite.map((a) => a.kind),
       ['merchant_receivable'],
     );
-    const ids = [...order.lockedFirst, ...order.lockedAtWrite].map((a) => a.id);
+    const ids = [...order.lockedFirst, ...order.lockedIfPresent, ...order.lockedAtWrite].map((a) => a.id);
     assert.deepEqual(ids, [...ids].sort(), 'every account in the order every poster locks in');
   });
 });
