@@ -14,7 +14,7 @@ import type pg from 'pg';
 import { newId } from '../core/ids';
 import type { DataStepContext } from './data-steps';
 
-export async function putExistingCashbackOnHold(client: pg.ClientBase): Promise<string> {
+export async function putExistingCashbackOnHold(client: pg.ClientBase): Promise<string | undefined> {
   const {
     rows: [held],
   } = await client.query<{ purchases: number; amount: string; on_hold: number }>(`
@@ -38,6 +38,7 @@ export async function putExistingCashbackOnHold(client: pg.ClientBase): Promise<
     SELECT count(*)::int AS purchases, coalesce(sum(w.remaining_minor), 0)::text AS amount,
            count(*) FILTER (WHERE w.payable_at > now() + make_interval(secs => i.clock_offset_ms / 1000.0))::int AS on_hold
       FROM written w JOIN issuer i ON i.id = w.issuer_id`);
+  if (held.purchases === 0) return undefined;
   return (
     `${held.purchases} purchase(s) that earned cashback got a hold (${held.amount} minor units kept): ` +
     `${held.on_hold} still in their return window, ${held.purchases - held.on_hold} payable`
@@ -133,8 +134,9 @@ async function postOwed(
   return eventId;
 }
 
-export async function turnUnrecoverableIntoOwed(client: pg.ClientBase): Promise<string> {
+export async function turnUnrecoverableIntoOwed(client: pg.ClientBase): Promise<string | undefined> {
   const refunds = await unrecoverableRefunds(client);
+  if (refunds.length === 0) return undefined;
   let total = 0n;
   for (const r of refunds) {
     const eventIds: string[] = [];
@@ -173,7 +175,8 @@ export async function turnUnrecoverableIntoOwed(client: pg.ClientBase): Promise<
   );
 }
 
-/** Both, in order, as one report. */
-export async function cashbackPayoutsDataStep({ client }: DataStepContext): Promise<string> {
-  return `${await putExistingCashbackOnHold(client)}. ${await turnUnrecoverableIntoOwed(client)}.`;
+/** Both, in order, as one report; none on a database that had nothing of either. */
+export async function cashbackPayoutsDataStep({ client }: DataStepContext): Promise<string | void> {
+  const parts = [await putExistingCashbackOnHold(client), await turnUnrecoverableIntoOwed(client)].filter(Boolean);
+  if (parts.length > 0) return `${parts.join('. ')}.`;
 }

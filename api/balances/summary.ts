@@ -117,7 +117,7 @@ export async function rewardsSummary(
       clawedBackMinor: flow('cashback_clawed_back'),
       adjustedMinor: flow('cashback_adjusted'),
       // Stored negative, as the activity feed shows it; a total here.
-      paidOutMinor: -flow('cashback_paid_out'),
+      paidOutMinor: 0 - flow('cashback_paid_out'),
       pendingMinor: fromDbMinor(row.pending),
       onHoldMinor,
       payableMinor,

@@ -11,6 +11,7 @@ import {
   adjustmentDescription,
   adjustmentEventType,
   adjustmentTransferKind,
+  reasonCodeViolation,
   type AdjustmentReasonCode,
   type BalanceType,
 } from '../rules/adjustments';
@@ -117,6 +118,8 @@ export async function postAdjustment(
       throw errors.idempotencyKeyReused({ adjustmentId: previous.id, chgId: previous.chgId });
     return { adjustment: toAdjustment(previous), created: false };
   }
+  const misfit = reasonCodeViolation(input.balanceType, input.amountMinor, input.reasonCode);
+  if (misfit) throw errors.validation('invalid_body', `${misfit}.`, [{ path: '/reasonCode', message: misfit }]);
   const merchant = await requireParties(tx, input);
   const id = newId('adj');
   const rewardEventId = newId('brevt');

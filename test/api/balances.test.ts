@@ -113,7 +113,18 @@ describe('rewards summary, activity, expiring and merchant balance routes', () =
     assert.deepEqual(res.body, {
       chgId,
       currency: 'usd',
-      cashback: { earnedMinor: 120, clawedBackMinor: 0, adjustedMinor: 0, pendingMinor: 0, balanceMinor: 120 },
+      // Posted by the fixtures straight to the ledger, without a purchase's hold: all payable.
+      cashback: {
+        earnedMinor: 120,
+        clawedBackMinor: 0,
+        adjustedMinor: 0,
+        paidOutMinor: 0,
+        pendingMinor: 0,
+        onHoldMinor: 0,
+        payableMinor: 120,
+        balanceMinor: 120,
+        owedMinor: 0,
+      },
       brandedBalance: {
         earnedMinor: 1450,
         adjustedMinor: 0,

@@ -1,13 +1,17 @@
-// Property: whatever sequence of purchases, refunds, customer-service adjustments, time jumps
-// and expiry runs a group goes through, the ledger stays healthy and the rewards summary is
-// exactly what the ledger says.
+// Property: whatever sequence of purchases, refunds, customer-service adjustments, payouts,
+// write-offs, time jumps (across the cashback return window) and expiry runs a group goes through,
+// the ledger stays healthy, the rewards summary is exactly what the ledger says, no cashback on hold
+// is ever paid out, and the group keeps exactly what the rules give for its purchases net of
+// refunds, plus its adjustments: a refund after payout is owed, never a free reward.
 // Some purchases are in euros (they earn nothing) and some refunds in yen: ingestion refuses a
 // refund in another currency than its purchase, and one stored before that rule (made here by
 // changing a stored refund's currency) claws back nothing.
 // Events are ingested over HTTP (stored, not handed to Temporal); the real settlement, refund
 // and expiry activities then run directly with a controlled clock (`atMs`), for speed.
 // Adjustments (credits and debits of cashback or branded balance, some debits beyond what the
-// group holds, some replays of an earlier key) are posted through postAdjustment at that clock.
+// group holds, some replays of an earlier key) are posted through postAdjustment at that clock;
+// write-offs forgive part, all or more than what the group owes. Payouts are a single group's
+// (payGroupNow) or a run limited to the group (its activities, a chunk of one group at a time).
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
@@ -24,6 +28,9 @@ import { fromDbMinor } from '../../../core/ledger';
 import { ApiError } from '../../../core/errors';
 import { inTransaction } from '../../../core/domain/ledger';
 import { postAdjustment, type Adjustment, type AdjustmentRequest } from '../../../core/domain/adjustments';
+import { payGroupNow } from '../../../api/payouts/store';
+import { createPayoutActivities } from '../../../activities/payouts';
+import { newId } from '../../../core/ids';
 import { ADJUSTMENT_REASON_CODES, type AdjustmentReasonCode, type BalanceType } from '../../../core/rules/adjustments';
 import type { LifecycleDeps } from '../../../activities/lifecycle/deps';
 
@@ -36,6 +43,9 @@ type Step =
   | { kind: 'refund'; purchase: number; percent: number; currency: RefundCurrency }
   | { kind: 'jump'; days: number }
   | { kind: 'expire' }
+  | { kind: 'payout'; mode: 'run' | 'group'; minimum: number }
+  // A write-off of `percent` of what the group owes (over 100: more than it owes).
+  | { kind: 'writeoff'; percent: number }
   // A credit of `amount`, or a debit of `percent` of what the group can be debited (over 100:
   // beyond it); `replay` (when earlier adjustments succeeded) sends one of them again instead.
   | {
@@ -69,6 +79,21 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('jump' as const), days: fc.integer({ min: 1, max: 10 }) }) },
   { weight: 2, arbitrary: fc.constant({ kind: 'expire' as const }) },
   {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('payout' as const),
+      mode: fc.constantFrom<'run' | 'group'>('run', 'group'),
+      minimum: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 2_000 })),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('writeoff' as const),
+      percent: fc.oneof(fc.integer({ min: 1, max: 99 }), fc.constant(100), fc.integer({ min: 101, max: 150 })),
+    }),
+  },
+  {
     weight: 3,
     arbitrary: fc.record({
       kind: fc.constant('adjust' as const),
@@ -77,19 +102,21 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       amount: fc.integer({ min: 1, max: 3_000 }),
       // A share of the balance, all of it, or more than it holds.
       percent: fc.oneof(fc.integer({ min: 1, max: 99 }), fc.constant(100), fc.integer({ min: 101, max: 150 })),
-      reasonCode: fc.constantFrom(...ADJUSTMENT_REASON_CODES),
+      reasonCode: fc.constantFrom(...ADJUSTMENT_REASON_CODES.filter((r) => r !== 'write_off')),
       replay: fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.nat({ max: 20 }) }),
     }),
   },
 );
 
-describe('branded balance under random purchases, refunds, adjustments, time jumps and expiry (property)', function () {
+describe('rewards under random purchases, refunds, adjustments, payouts, time jumps and expiry (property)', function () {
   this.timeout(300_000);
   let app: TestApp;
   let issuer: TestIssuer;
   let merchantId: string;
+  let clockMs = Date.now();
   before(async () => {
-    app = await startTestApp();
+    // The API's clock is the sequence's: events are dated at it and ingestion checks them against it.
+    app = await startTestApp({ clock: { now: () => new Date(clockMs) } });
     issuer = await newIssuer(app);
     // Short delays and expiry so a sequence crosses both; a spend minimum so some purchases cannot spend.
     // Branded enabled: branded adjustments are posted at this merchant too.
@@ -97,7 +124,13 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
       brandedBalance: { enabled: true, spendMinimumMinor: 300, availabilityDelayDays: 2, expiryDays: 12 },
     });
     merchantId = merchant.id;
-    await createOffer(app, merchantId, { cashbackRateBps: 300, brandedRateBps: 1000, startsAt: daysFromNow(-10) });
+    // A return window shorter than the issuer's 30 days, so a sequence's jumps cross it.
+    await createOffer(app, merchantId, {
+      cashbackRateBps: 300,
+      brandedRateBps: 1000,
+      startsAt: daysFromNow(-10),
+      returnPeriodDays: 5,
+    });
   });
   after(() => app.close());
 
@@ -113,18 +146,22 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
         );
         const card = cardOf(group);
         let atMs = Date.now();
-        const purchases: { externalId: string; amount: number; currency: string }[] = [];
+        clockMs = atMs;
+        const purchases: { externalId: string; amount: number; currency: string; refunded: number }[] = [];
         const adjustments: Posted[] = [];
         for (const [index, step] of steps.entries()) {
           if (step.kind === 'purchase') {
-            const event = settledEvent(card, { amount: step.amount, currency: step.currency, merchantId });
+            const dated = { createdAt: new Date(atMs).toISOString(), settledAt: new Date(atMs).toISOString() };
+            const event = settledEvent(card, { amount: step.amount, currency: step.currency, merchantId, ...dated });
             const eventId = await ingest(event);
             await settleTransaction(deps, { eventId, atMs });
-            purchases.push({ externalId: event.id, amount: step.amount, currency: step.currency });
+            purchases.push({ externalId: event.id, amount: step.amount, currency: step.currency, refunded: 0 });
           } else if (step.kind === 'refund' && purchases.length > 0) {
             const purchase = purchases[step.purchase % purchases.length];
             const amount = Math.max(1, Math.floor((purchase.amount * step.percent) / 100));
             const refund = settledEvent(card, {
+              createdAt: new Date(atMs).toISOString(),
+              settledAt: new Date(atMs).toISOString(),
               state: 'refunded',
               amount,
               currency: step.currency === 'jpy' ? 'jpy' : purchase.currency,
@@ -132,7 +169,7 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
               merchantId,
             });
             if (step.currency === 'jpy') await refuseMismatch(refund);
-            else await refundStored(refund, step.currency === 'stored_jpy', atMs);
+            else if (await refundStored(refund, step.currency === 'stored_jpy', atMs)) purchase.refunded += amount;
           } else if (step.kind === 'adjust') {
             if (step.replay !== null && adjustments.length > 0)
               await replayAdjustment(adjustments[step.replay % adjustments.length], group.id, atMs);
@@ -140,8 +177,13 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
               const posted = await adjust(step, group.id, `${group.id}:${index}`, atMs);
               if (posted) adjustments.push(posted);
             }
+          } else if (step.kind === 'payout') {
+            await payOut(step, group.id, `${group.id}:${index}`, atMs);
+          } else if (step.kind === 'writeoff') {
+            await writeOff(step, group.id, `${group.id}:${index}`, atMs);
           } else if (step.kind === 'jump') {
             atMs += step.days * DAY_MS;
+            clockMs = atMs;
           } else if (step.kind === 'expire') {
             // Small batches, so runs with several expired grants need more than one.
             for (let batch = 0; batch < 50; batch++) {
@@ -154,10 +196,11 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
             }
           }
           await checkLedgerAgrees(group.id, atMs);
+          await checkKeptByTheRules(group.id, purchases, atMs);
         }
       }),
       {
-        numRuns: 20,
+        numRuns: 40,
         seed: 20261122,
         endOnFailure: true,
         // Refunds owed more cashback than the group holds: once because a refund's branded
@@ -188,6 +231,22 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
               { kind: 'refund', purchase: 0, percent: 69, currency: 'same' },
             ],
           ],
+          // The double dip: cashback paid out after its window, then the purchase refunded; the group
+          // owes it, its next purchase repays part, and the issuer forgives the rest.
+          [
+            [
+              { kind: 'purchase', amount: 10_000, currency: 'usd' },
+              { kind: 'payout', mode: 'run', minimum: 1 },
+              { kind: 'jump', days: 6 },
+              { kind: 'payout', mode: 'run', minimum: 1 },
+              { kind: 'refund', purchase: 0, percent: 100, currency: 'same' },
+              { kind: 'purchase', amount: 5_000, currency: 'usd' },
+              { kind: 'writeoff', percent: 150 },
+              { kind: 'writeoff', percent: 100 },
+              { kind: 'jump', days: 6 },
+              { kind: 'payout', mode: 'group', minimum: 1 },
+            ],
+          ],
         ],
       },
     );
@@ -211,9 +270,17 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
     assert.ok(adjusted.drainedToZero > 0, 'no sequence debited a whole balance');
     assert.ok(adjusted.notYetDrawn > 0, 'no branded debit drew a grant not yet available');
     assert.ok(adjusted.replayed > 0, 'no sequence replayed an adjustment key');
+    assert.ok(paidOut.groups > 0, 'no sequence paid cashback out');
+    assert.ok(paidOut.writtenOff > 0, 'no sequence wrote off what a group owed');
+    assert.ok((await reached({ type: 'cashback_owed_repaid' })) > 0, 'no sequence repaid owed cashback');
+    const owedClawbacks = await app.db.ledgerTransfer.count({
+      where: { issuerId: issuer.id, kind: 'clawback_cashback_owed' },
+    });
+    assert.ok(owedClawbacks > 0, 'no sequence refunded cashback that was paid out');
   });
 
   const mismatches = { refused: 0, stored: 0 };
+  const paidOut = { groups: 0, writtenOff: 0 };
   const adjusted = { refusedCashback: 0, refusedBranded: 0, drainedToZero: 0, notYetDrawn: 0, replayed: 0 };
 
   /** An adjustment posted, with what was asked: a replay sends the same key and request. */
@@ -345,20 +412,128 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
     mismatches.refused++;
   }
 
-  /** A refund stored and clawed back; `otherCurrency` makes it one stored before ingestion refused the mismatch. */
-  async function refundStored(refund: Record<string, unknown>, otherCurrency: boolean, atMs: number): Promise<void> {
+  /**
+   * A refund stored and clawed back; `otherCurrency` makes it one stored before ingestion refused the
+   * mismatch. True when it counts against its purchase (same currency).
+   */
+  async function refundStored(refund: Record<string, unknown>, otherCurrency: boolean, atMs: number): Promise<boolean> {
     const eventId = await ingest(refund);
     if (otherCurrency) await app.db.ingestedEvent.update({ where: { id: eventId }, data: { currency: 'jpy' } });
     await clawBackRefund(
       { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() } },
       { eventId, atMs },
     );
-    if (!otherCurrency) return;
+    if (!otherCurrency) return true;
     const clawed = await app.db.rewardEvent.count({ where: { sourceEventId: eventId } });
     assert.equal(clawed, 0, 'a refund in another currency claws back nothing');
     const row = await app.db.ingestedEvent.findUniqueOrThrow({ where: { id: eventId } });
     assert.equal(row.rewardStatus, 'not_matched');
     mismatches.stored++;
+    return false;
+  }
+
+  /**
+   * Pays the group's payable cashback out: a single group's payout, or a run limited to the group
+   * (its activities, chunk by chunk, then completed). Never more than was payable, never any of
+   * what is on hold; a group with nothing payable (or less than the run's minimum) is not paid.
+   */
+  async function payOut(step: Extract<Step, { kind: 'payout' }>, chgId: string, key: string, atMs: number) {
+    const before = (await rewardsSummary(app.db, issuer.id, chgId, new Date(atMs)))!.cashback;
+    const at = new Date(atMs);
+    let paid = 0;
+    if (step.mode === 'group') {
+      const caller = { issuerId: issuer.id, idempotencyKey: key, at };
+      if (before.payableMinor === 0) {
+        await assert.rejects(payGroupNow(app.db, caller, chgId, {}), /no payable cashback/);
+      } else paid = fromDbMinor((await payGroupNow(app.db, caller, chgId, {})).payout.totalMinor);
+    } else {
+      const payoutId = newId('po');
+      await app.db.payout.create({
+        data: {
+          ...{ id: payoutId, issuerId: issuer.id, kind: 'run', status: 'processing', idempotencyKey: key },
+          ...{ requestHash: key, minimumMinor: BigInt(step.minimum), chgIds: [chgId], asOf: at, createdAt: at },
+        },
+      });
+      const activities = createPayoutActivities({ db: app.db, clock: { now: () => at } });
+      for (let after: string | null = ''; after !== null;) {
+        const chunk = await activities.payOutChunk({ payoutId, afterAccountId: after, chunkSize: 1 });
+        // A retried chunk pays nobody twice.
+        assert.equal((await activities.payOutChunk({ payoutId, afterAccountId: after, chunkSize: 1 })).groupsPaid, 0);
+        after = chunk.nextAfterAccountId;
+      }
+      paid = (await activities.completePayout({ payoutId })).totalMinor;
+      assert.equal(paid, before.payableMinor >= step.minimum ? before.payableMinor : 0);
+    }
+    const after = (await rewardsSummary(app.db, issuer.id, chgId, new Date(atMs)))!.cashback;
+    assert.ok(paid <= before.payableMinor, 'never more than is payable');
+    assert.equal(after.onHoldMinor, before.onHoldMinor, 'nothing on hold is paid out');
+    assert.equal(after.paidOutMinor, before.paidOutMinor + paid);
+    if (paid > 0) paidOut.groups++;
+  }
+
+  /** Forgives a share of what the group owes; more than it owes is refused and posts nothing. */
+  async function writeOff(step: Extract<Step, { kind: 'writeoff' }>, chgId: string, key: string, atMs: number) {
+    const before = await footprint(chgId, atMs);
+    const owed = before.summary.cashback.owedMinor;
+    if (owed === 0) return;
+    const amountMinor = Math.max(1, Math.floor((owed * step.percent) / 100));
+    const request: AdjustmentRequest = { balanceType: 'cashback', amountMinor, reasonCode: 'write_off' };
+    if (amountMinor > owed) {
+      await assert.rejects(post(chgId, key, request, atMs), (err: unknown) => {
+        assert.ok(err instanceof ApiError && err.status === 409 && err.reasonCode === 'insufficient_balance');
+        return true;
+      });
+      assert.deepEqual(await footprint(chgId, atMs), before, 'a refused write-off posts nothing');
+      return;
+    }
+    await post(chgId, key, request, atMs);
+    const after = (await rewardsSummary(app.db, issuer.id, chgId, new Date(atMs)))!.cashback;
+    assert.equal(after.owedMinor, owed - amountMinor);
+    assert.equal(after.balanceMinor, before.summary.cashback.balanceMinor, 'a write-off pays nothing to the balance');
+    paidOut.writtenOff++;
+  }
+
+  /**
+   * The double-dip invariant: what the group keeps of each purchase (earned, less what refunds took
+   * back, owed included) is what the rules give net of its refunds, and its whole position (balance,
+   * paid out, less owed, and its branded balance however used) is that plus its adjustments.
+   */
+  async function checkKeptByTheRules(
+    chgId: string,
+    purchases: Array<{ externalId: string; amount: number; refunded: number }>,
+    atMs: number,
+  ): Promise<void> {
+    let rules = 0;
+    for (const p of purchases) {
+      const txn = await app.db.ingestedEvent.findUniqueOrThrow({
+        where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: p.externalId } },
+      });
+      const earned = await app.db.rewardEvent.groupBy({
+        by: ['type'],
+        where: { transactionId: txn.id, type: { in: ['cashback_earned', 'branded_earned'] } },
+        _sum: { amountMinor: true },
+      });
+      const refunded = Math.min(p.amount, p.refunded);
+      for (const e of earned) {
+        const amount = fromDbMinor(e._sum.amountMinor ?? 0n);
+        rules += amount - Math.floor((amount * refunded) / p.amount);
+      }
+    }
+    const { cashback: c, brandedBalance: b } = (await rewardsSummary(app.db, issuer.id, chgId, new Date(atMs)))!;
+    assert.equal(
+      c.earnedMinor - c.clawedBackMinor + b.earnedMinor - b.clawedBackMinor,
+      rules,
+      'kept as the rules give',
+    );
+    const position =
+      c.balanceMinor +
+      c.paidOutMinor -
+      c.owedMinor +
+      b.availableMinor +
+      b.notYetAvailableMinor +
+      b.spentMinor +
+      b.expiredMinor;
+    assert.equal(position, rules + c.adjustedMinor + b.adjustedMinor, 'the group holds, was paid or owes nothing else');
   }
 
   async function ingest(event: Record<string, unknown>): Promise<string> {
@@ -382,14 +557,24 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
       if (name !== 'adjustedMinor') assert.ok(value >= 0, `${name} = ${value}`);
     }
     assert.equal(c.balanceMinor, ledger.cashbackBalance, 'cashback balance is the chg_cashback account');
+    assert.equal(c.owedMinor, ledger.owedBalance, 'owed is the chg_cashback_owed account');
     assert.equal(c.earnedMinor, ledger.byKind('earn_cashback'));
-    assert.equal(c.clawedBackMinor, ledger.byKind('clawback_cashback'));
+    assert.equal(c.clawedBackMinor, ledger.byKind('clawback_cashback') + ledger.byKind('clawback_cashback_owed'));
+    assert.equal(c.paidOutMinor, ledger.byKind('payout_cashback'));
     assert.equal(
       c.adjustedMinor,
-      ledger.byKind('adjust_credit_cashback') - ledger.byKind('adjust_debit_cashback'),
-      'cashback adjusted is the net of the cashback adjustment transfers',
+      ledger.byKind('adjust_credit_cashback') -
+        ledger.byKind('adjust_debit_cashback') +
+        ledger.byKind('write_off_cashback_owed'),
+      'cashback adjusted is the net of the cashback adjustment transfers, write-offs included',
     );
-    assert.equal(c.earnedMinor - c.clawedBackMinor + c.adjustedMinor, c.balanceMinor);
+    assert.equal(c.earnedMinor - c.clawedBackMinor + c.adjustedMinor - c.paidOutMinor, c.balanceMinor - c.owedMinor);
+    assert.equal(c.onHoldMinor + c.payableMinor, c.balanceMinor);
+    const held = await app.db.cashbackHold.aggregate({
+      where: { issuerId: issuer.id, chgId, payableAt: { gt: new Date(atMs) } },
+      _sum: { remainingMinor: true },
+    });
+    assert.equal(c.onHoldMinor, Math.min(c.balanceMinor, fromDbMinor(held._sum.remainingMinor ?? 0n)));
     assert.equal(b.earnedMinor, ledger.byKind('earn_branded'));
     assert.equal(
       b.adjustedMinor,
@@ -426,6 +611,7 @@ describe('branded balance under random purchases, refunds, adjustments, time jum
     return {
       byKind: (kind: string) => kinds.get(kind) ?? 0,
       cashbackBalance: balanceOf('chg_cashback'),
+      owedBalance: balanceOf('chg_cashback_owed'),
       brandedBalance: balanceOf('chg_branded'),
     };
   }

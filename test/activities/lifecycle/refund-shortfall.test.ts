@@ -1,6 +1,6 @@
 // Clawback after spend (docs/decisions/0012-clawback-after-spend.md): a refund of a purchase whose grant
 // was already spent takes the shortfall from the group's cashback balance as far as it
-// reaches, never below zero; the rest is written off and traced as unrecoverable.
+// reaches, never below zero; the rest is owed by the group (docs/decisions/0038-cashback-paid-out.md).
 import assert from 'node:assert/strict';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
 import { createMerchant, createOffer, daysFromNow } from '../../helpers/catalogue';
@@ -21,7 +21,7 @@ describe('clawBackRefund of spent branded balance', () => {
   });
   after(() => app.close());
 
-  it('takes the shortfall from cashback up to its balance and writes off the rest', async () => {
+  it('takes the shortfall from cashback up to its balance, and the group owes the rest', async () => {
     const deps = { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() } };
     const merchant = await createMerchant(app, {
       brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
@@ -69,9 +69,9 @@ describe('clawBackRefund of spent branded balance', () => {
         trace.branded.dueMinor,
         trace.branded.clawedNowMinor,
         trace.branded.shortfallFromCashbackMinor,
-        trace.branded.unrecoverableMinor,
+        trace.branded.shortfallOwedMinor,
       ],
-      [500, 1000, 0, 200, 800],
+      [500, 1000, 0, 1000, 800],
     );
     // The shortfall's clawback says what it covers; the purchase's history reads that, not its key.
     const clawbacks = await app.db.rewardEvent.findMany({
@@ -83,15 +83,20 @@ describe('clawBackRefund of spent branded balance', () => {
       [
         ['cashback_clawed_back', 200, true],
         ['cashback_clawed_back', 500, false],
+        ['cashback_clawed_back', 800, true],
       ],
     );
     const summary = (await rewardsSummary(app.db, issuer.id, group.id, new Date(t + 3000)))!;
     assert.deepEqual(summary.cashback, {
       earnedMinor: 700,
-      clawedBackMinor: 700,
+      clawedBackMinor: 1500,
       adjustedMinor: 0,
+      paidOutMinor: 0,
       pendingMinor: 0,
+      onHoldMinor: 0,
+      payableMinor: 0,
       balanceMinor: 0,
+      owedMinor: 800,
     });
     // The other purchase's grant is not touched: a clawback only draws on the refunded purchase's grants.
     assert.deepEqual([summary.brandedBalance.availableMinor, summary.brandedBalance.spentMinor], [400, 1000]);
