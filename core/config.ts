@@ -51,6 +51,8 @@ export interface Config {
   settlementTimeoutMs: number;
   /** Waits between webhook delivery attempts; new deliveries and replays only. */
   webhookRetryScheduleMs: number[];
+  /** Groups a payout run pays per chunk (one transaction, one activity); new runs only. */
+  payoutChunkGroups: number;
   /**
    * Webhook endpoints may point at loopback and private addresses (local receivers). Off by
    * default, forbidden with NODE_ENV=production; the embedded dev stack turns it on (devStackEnv).
@@ -85,6 +87,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 // A minute is the least a card network settles in; beyond 90 days an authorization has long
 // expired at every scheme, so a larger value is a typo that would keep runs open for months.
 const MIN_SETTLEMENT_TIMEOUT_MS = 60_000;
+/** Groups per chunk of a payout run: one transaction and one Temporal activity each. */
+export const DEFAULT_PAYOUT_CHUNK_GROUPS = 1000;
 const MAX_SETTLEMENT_TIMEOUT_MS = 90 * 86_400_000;
 
 /** Typed readers of the environment; each bad value adds a problem and yields the fallback. */
@@ -225,6 +229,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       MAX_SETTLEMENT_TIMEOUT_MS,
     ),
     webhookRetryScheduleMs: read.schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
+    // A chunk holds its groups' cashback accounts locked until it commits (core/domain/payouts.ts).
+    payoutChunkGroups: read.int('PAYOUT_CHUNK_GROUPS', DEFAULT_PAYOUT_CHUNK_GROUPS, 1, 10_000),
     webhookAllowPrivateDestinations: checked.webhookAllowPrivateDestinations,
     // An endpoint whose attempts have all failed for this long is disabled; null: never.
     webhookEndpointDisableAfterMs: read.durationOrNever(
