@@ -1,6 +1,9 @@
-// `npm start` with the standard OpenTelemetry variables (http/json to a collector): a settled
-// purchase is one trace holding the API's and the worker's spans, from its request to its webhook
-// attempt, each span's parent in the trace. The spans are read once the stack has stopped: every process
+// `npm start` with the standard OpenTelemetry variables (http/json to a collector): each request
+// that takes part in a purchase is one trace holding the API's and the worker's spans, each span's
+// parent in the trace. A settled purchase is one trace, from its request to its webhook attempt;
+// a purchase that began with an authorization is two, the authorization's (the workflow, the
+// preview, its webhook) and the settlement's (the signal's handling, the settle step and its SQL,
+// its webhook), linked both ways. The spans are read once the stack has stopped: every process
 // flushes its exporter as it stops, so what the collector holds then is all the processes ever
 // ended, and a span missing then was lost, not late. The worker's /metrics still serves the
 // Temporal SDK's metrics beside ours. The collector here is a stand-in that keeps what it is sent.
@@ -15,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { devStackTestEnv, freeDevStackPorts, stopDevStack } from '../helpers/dev-stack';
 import { freePort } from '../helpers/ports';
 import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent } from '../helpers/events';
+import { authEvent, cardOf, settledEvent } from '../helpers/events';
 
 const ROOT = join(__dirname, '..', '..');
 const OPERATOR_TOKEN = 'op_start_tracing_test_0123456789abcdef0123456789';
@@ -27,6 +30,7 @@ interface ExportedSpan {
   parentSpanId?: string;
   name: string;
   requestId?: string;
+  links: Array<{ traceId: string; spanId: string }>;
 }
 
 /** An OTLP/HTTP collector stand-in: takes JSON trace exports, keeps their spans. */
@@ -48,6 +52,7 @@ function startCollector(): Promise<{ server: Server; url: string; spans: Exporte
                 parentSpanId: s.parentSpanId || undefined,
                 name: s.name,
                 requestId: s.attributes?.find((a: any) => a.key === 'rewards.request_id')?.value?.stringValue,
+                links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId })),
               });
         }
       }
@@ -100,6 +105,17 @@ function has(trace: ExportedSpan[], service: string, name: string | RegExp): Exp
   return found;
 }
 
+/** Whether `child` descends from `ancestor` in `trace`. */
+function descends(trace: ExportedSpan[], child: ExportedSpan, ancestor: ExportedSpan): boolean {
+  const byId = new Map(trace.map((s) => [s.spanId, s]));
+  for (let s: ExportedSpan | undefined = child; s; s = s.parentSpanId ? byId.get(s.parentSpanId) : undefined)
+    if (s === ancestor) return true;
+  return false;
+}
+
+const linksTo = (span: ExportedSpan, target: ExportedSpan) =>
+  span.links.some((l) => l.traceId === target.traceId && l.spanId === target.spanId);
+
 describe('npm start with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)', function () {
   this.timeout(300_000);
   let dataDir: string | undefined;
@@ -111,7 +127,7 @@ describe('npm start with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)', function () {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('exports one whole trace per settled purchase, from its request to its webhook attempt', async () => {
+  it('exports one whole trace per request of a purchase, the settlement after an authorization linked to it', async () => {
     collector = await startCollector();
     receiver = await startReceiver();
     dataDir = mkdtempSync(join(tmpdir(), 'rewards-start-tracing-'));
@@ -191,9 +207,18 @@ describe('npm start with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)', function () {
       const card = cardOf(group);
       const merchantId = merchant.id;
 
+      // A settled purchase, then one that begins with an authorization.
       const settled = settledEvent(card, { merchantId });
       assert.equal((await call('POST', '/api/v1/incoming-txn', token, settled, 'trace-settled')).status, 204);
-      await until('the qualified_settlement webhook', () => receiver!.types.includes('qualified_settlement'));
+      const auth = authEvent(card, { merchantId });
+      assert.equal((await call('POST', '/api/v1/incoming-auth', token, auth, 'trace-auth')).status, 204);
+      await until('the qualified_auth webhook', () => receiver!.types.includes('qualified_auth'));
+      const settlement = settledEvent(card, { merchantId, authorizationId: auth.id });
+      assert.equal((await call('POST', '/api/v1/incoming-txn', token, settlement, 'trace-settlement')).status, 204);
+      await until(
+        'both qualified_settlement webhooks',
+        () => receiver!.types.filter((t) => t === 'qualified_settlement').length === 2,
+      );
 
       // Tracing changes nothing of the worker's metrics: ours, then the Temporal SDK's.
       const metrics = await (await fetch(`http://127.0.0.1:${workerMetricsPort}/metrics`)).text();
@@ -217,5 +242,26 @@ describe('npm start with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)', function () {
     has(settledTrace, 'rewards-worker', 'RunActivity:settleTransaction');
     has(settledTrace, 'rewards-worker', /^pg\.query/);
     has(settledTrace, 'rewards-worker', 'webhook qualified_settlement');
+
+    const authTrace = traceOf('trace-auth');
+    assertWhole(authTrace, 'the authorization');
+    const workflow = has(authTrace, 'rewards-worker', 'RunWorkflow:transactionLifecycle');
+    has(authTrace, 'rewards-worker', 'RunActivity:previewAuthorization');
+    has(authTrace, 'rewards-worker', 'webhook qualified_auth');
+
+    const settlementTrace = traceOf('trace-settlement');
+    assertWhole(settlementTrace, 'the settlement after its authorization');
+    const handled = has(settlementTrace, 'rewards-worker', 'HandleSignal:settlement');
+    const settle = has(settlementTrace, 'rewards-worker', 'RunActivity:settleTransaction');
+    assert.ok(descends(settlementTrace, settle, handled), 'the settle step follows its signal');
+    assert.ok(
+      settlementTrace.some(
+        (s) => s.service === 'rewards-worker' && s.name.startsWith('pg.query') && descends(settlementTrace, s, settle),
+      ),
+      'the settle step SQL',
+    );
+    has(settlementTrace, 'rewards-worker', 'webhook qualified_settlement');
+    assert.ok(linksTo(handled, workflow), 'the settlement links to the purchase workflow');
+    assert.ok(linksTo(workflow, handled), 'the purchase workflow links to the settlement');
   });
 });
