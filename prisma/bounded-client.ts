@@ -2,7 +2,8 @@
 // connections): each wait on the database server has a bound, so a host that stops answering,
 // rather than refusing, fails the work on it within seconds instead of holding it for as long as
 // TCP keeps retrying (many minutes). The bounds:
-//   - opening a connection (TCP, TLS, start-up, authentication): connectTimeoutMs;
+//   - opening a connection (TCP, TLS, start-up, authentication): connectTimeoutMs, which a pool
+//     also puts on waiting for a free connection (prisma/client.ts);
 //   - a statement: PostgreSQL's own statement_timeout ends it at statementTimeoutMs and answers
 //     with an error; a connection that has said nothing at all ANSWER_MARGIN_MS after that is
 //     taken for dead and dropped (its statements fail with DatabaseNotAnswering, which
@@ -15,7 +16,7 @@
 import pg from 'pg';
 
 export interface DatabaseTimeouts {
-  /** Opening a connection, from the TCP connect to the first ready-for-query. */
+  /** Opening a connection, from the TCP connect to the first ready-for-query; in a pool, waiting for a free one too. */
   connectTimeoutMs: number;
   /** PostgreSQL's statement_timeout; the client waits ANSWER_MARGIN_MS more before it drops a silent connection. */
   statementTimeoutMs: number;

@@ -40,7 +40,8 @@ export function listen(
       handlers.onListening?.(false);
       if (client !== next) return;
       client = undefined;
-      // A connection dropped for its silence is still open at the socket: end it for good.
+      // Whatever failed (the connect, LISTEN, the heartbeat), this client is done with: a client
+      // still connected, one whose LISTEN failed, would otherwise keep its server connection.
       next.end().catch(() => undefined);
       if (!closed) {
         logger.warn({ err, channel }, 'LISTEN connection lost; reconnecting');
