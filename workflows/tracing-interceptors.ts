@@ -74,7 +74,7 @@ const sinks = proxySinks<WorkflowSpanSinks>();
 let workflowSpan: SpanContext | undefined;
 /** The span that handled the signal bringing each event, for signals from another trace than the workflow's. */
 const eventSpans = new Map<string, SpanContext>();
-/** Those signals' spans, which the workflow's span links to; bounded like OpenTelemetry's own link limit. */
+/** Those signals' spans, which the workflow's span links to: at most MAX_LINKS (a purchase has a few). */
 const signalLinks: SpanLink[] = [];
 const MAX_LINKS = 32;
 
