@@ -61,11 +61,14 @@ export async function startStack(
     webhookSecretKeys?: ActivityDeps['webhookSecretKeys'];
     /** Tracing started by the test (core/tracing.ts): the clients' and the worker's interceptors. */
     tracing?: Tracing;
+    /** A migrated database of the test's own (test/helpers/databases.ts) instead of the run's. */
+    databaseUrl?: string;
   } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
   const taskQueue = `test-${randomUUID()}`;
-  const db = createDb(testDatabaseUrl(), 10);
+  const databaseUrl = options.databaseUrl ?? testDatabaseUrl();
+  const db = createDb(databaseUrl, 10);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const clientConnection = await Connection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const client = new Client({
@@ -80,7 +83,7 @@ export async function startStack(
   const webhookDestinations = options.webhookDestinations ?? testWebhookDestinations;
   const webhookSecretKeys = options.webhookSecretKeys ?? testWebhookSecretKeys;
   const relay: WebhookRelay = startWebhookRelay(
-    { db, logger, clock, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations, webhookSecretKeys },
+    { db, logger, clock, temporal: engine, databaseUrl, webhookDestinations, webhookSecretKeys },
     options.relay,
   );
   const worker = await createWorker({
