@@ -1,6 +1,6 @@
 // After PostgreSQL was restored from a backup, or Temporal lost its state: the restored database
-// says which purchases are in flight, and Temporal may not know them (docs/operating/
-// backup-and-restore.md, "After a restore: what is in flight"; decision 0041). This hands each of
+// says which purchases are in flight, and Temporal may not know them
+// (docs/operating/backup-and-restore.md, "After a restore: what is in flight"; decision 0041). This hands each of
 // them over again, as the API does after its commit, and restarts the retries of the webhook
 // deliveries that were retrying:
 // - events waiting to be processed (pending, or a reversal whose preview is still open): a run
@@ -127,7 +127,8 @@ export const recoveryCommands: Command[] = [
       await recordAudit(ctx.db, { actor: ctx.actor, action: 'recovery.in_flight', details }, ctx.now);
       ctx.print({ ...details, failures: result.failed.slice(0, 20) });
       // Temporal refused some: it is down or overloaded; the command is safe to run again.
-      if (result.failed.length > 0) process.exitCode = 1;
+      if (result.failed.length > 0)
+        throw new Error(`Temporal refused ${result.failed.length} hand-over(s); run recover:in-flight again`);
     },
   },
 ];

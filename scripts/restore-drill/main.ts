@@ -16,8 +16,8 @@
 //     settlements of the authorizations it left open.
 //  5. Checked: every event the issuer sent is stored and has its outcome, each purchase in flight at
 //     the backup finished, nothing was posted twice, every qualified_settlement delivered, the
-//     trial balance 0 and the invariants holding. A table of it is printed (runbook.md, "Restore
-//     drill"); the exit code is 1 if any check failed.
+//     trial balance 0 and the invariants holding. A table of it is printed
+//     (docs/operating/runbook.md, "Restore drill"); the exit code is 1 if any check failed.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
