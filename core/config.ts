@@ -14,6 +14,7 @@ import {
 } from './webhooks/endpoint-health';
 import { readTemporalSettings, type TemporalSettings } from './temporal-config';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from '../prisma/bounded-client';
+import { DEFAULT_MIGRATION_LOCK_TIMEOUT_MS } from '../prisma/migration-sql';
 
 // The one place that reads the environment. Every variable is validated up front and
 // all problems are reported together, so a bad deployment fails at start, not at 3 a.m.
@@ -83,6 +84,8 @@ export interface Config {
   apiShutdownGraceMs: number;
   /** The worker's running activities have this long to finish on SIGTERM before they are cancelled. */
   workerShutdownGraceMs: number;
+  /** How long a migration waits for each lock before it fails (prisma/migrate.ts); 0: no limit. */
+  migrationLockTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -291,6 +294,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownDrainDelayMs: read.duration('SHUTDOWN_DRAIN_DELAY', 5_000, 0, 300_000),
     apiShutdownGraceMs: read.duration('API_SHUTDOWN_GRACE', 10_000, 1_000, 600_000),
     workerShutdownGraceMs: read.duration('WORKER_SHUTDOWN_GRACE', 30_000, 1_000, 3_600_000),
+    // npm run migrate (docs/operating/upgrading.md, "Migrations that cannot lock a busy table"); 0s: no limit.
+    migrationLockTimeoutMs: read.duration('MIGRATION_LOCK_TIMEOUT', DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, 0, 600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -31,12 +31,21 @@ const OPENAPI_TYPESCRIPT_CLI = path.join(OPENAPI_TYPESCRIPT_DIR, 'node_modules',
 const LINT_DIR = path.join(TOOLS, 'lint');
 const LINT_PACKAGES = ['eslint@10.15.0', 'typescript-eslint@8.73.0', 'typescript@5.9.3'];
 const ESLINT_CLI = path.join(LINT_DIR, 'node_modules', 'eslint', 'bin', 'eslint.js');
-// promtool, for the unit tests of the alert rules (test/operations/alert-rules.test.ts), built from
-// the Prometheus module by `go install` with the machine's Go. Pinned: Prometheus v3.16.0, which
-// the Go module proxy serves as v0.316.0 (v3.N.M is published as v0.3NN.M).
+// promtool, for the unit tests of the alert rules (test/operations/alert-rules.test.ts), in
+// .tools/promtool. First from Debian's `prometheus` package (seconds): the package is downloaded
+// and only its promtool unpacked, not installed, since installing it would also install and, on a
+// host run by systemd, start a Prometheus server. Else built from the Prometheus module by
+// `go install` with the machine's Go (about 9 minutes on 2 cores). Pinned: Prometheus v3.16.0,
+// which the Go module proxy serves as v0.316.0 (v3.N.M is published as v0.3NN.M); its version is
+// linked into the binary, which `go install` would leave empty.
 const PROMTOOL_PACKAGE = 'github.com/prometheus/prometheus/cmd/promtool@v0.316.0';
+const PROMTOOL_GO_VERSION = '3.16.0';
+const PROMTOOL_DEBIAN_PACKAGE = 'prometheus';
 const PROMTOOL_DIR = path.join(TOOLS, 'promtool');
 const PROMTOOL = path.join(PROMTOOL_DIR, 'promtool');
+// The versions whose promtool passes scripts/monitoring's rules and their unit tests: 2.42.0 is the
+// oldest tried (Debian 12's), 3.16.0 the Go pin; a major version after 3 may read the files otherwise.
+const PROMTOOL_ACCEPTED = { from: [2, 42, 0], beforeMajor: 4, text: '2.42.0 or later, before 4.0' };
 
 function log(message) {
   process.stderr.write(`[bootstrap] ${message}\n`);
@@ -169,29 +178,123 @@ function goCommand() {
   return onPath || !fs.existsSync('/usr/local/go/bin/go') ? 'go' : '/usr/local/go/bin/go';
 }
 
+/** The version `promtool --version` prints ("promtool, version 2.42.0+ds (branch: ...)"), or undefined. */
+function promtoolVersion(binary) {
+  try {
+    const out = execFileSync(binary, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return /version (\d+\.\d+\.\d+)/.exec(out)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a promtool of this version runs the alert rules' tests (PROMTOOL_ACCEPTED). */
+function promtoolAccepted(version) {
+  const parts = /^(\d+)\.(\d+)\.(\d+)/
+    .exec(version ?? '')
+    ?.slice(1)
+    .map(Number);
+  if (!parts || parts[0] >= PROMTOOL_ACCEPTED.beforeMajor) return false;
+  for (let i = 0; i < 3; i++) if (parts[i] !== PROMTOOL_ACCEPTED.from[i]) return parts[i] > PROMTOOL_ACCEPTED.from[i];
+  return true;
+}
+
+/** Puts `binary` at .tools/promtool/promtool by a rename, so a test running meanwhile sees the old one or the new one. */
+function placePromtool(binary) {
+  fs.mkdirSync(PROMTOOL_DIR, { recursive: true });
+  const next = `${PROMTOOL}.next`;
+  fs.copyFileSync(binary, next);
+  fs.chmodSync(next, 0o755);
+  fs.renameSync(next, PROMTOOL);
+}
+
 /**
- * promtool into .tools/promtool (GOBIN). Without Go, or when the build fails, the rest of the
- * suite still runs and the alert-rules test fails naming the cause.
+ * Debian's promtool, unpacked from the downloaded `prometheus` package into .tools/promtool.
+ * `apt-get download` needs the package lists; root refreshes them when the download fails.
+ * Returns what went wrong, or undefined once it is in place.
  */
-function ensurePromtool() {
-  const stamp = path.join(PROMTOOL_DIR, '.bootstrap-stamp');
-  if (stamped(stamp, PROMTOOL_PACKAGE) && fs.existsSync(PROMTOOL)) return;
+function promtoolFromDebian() {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'promtool-deb-'));
+  // apt downloads as its own user (_apt), which must be able to write there.
+  fs.chmodSync(work, 0o777);
+  const logFile = path.join(os.tmpdir(), 'promtool-deb.log');
+  const out = fs.openSync(logFile, 'w');
+  const options = {
+    cwd: work,
+    stdio: ['ignore', out, out],
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  };
+  try {
+    const download = () => run('apt-get', ['download', PROMTOOL_DEBIAN_PACKAGE], options);
+    try {
+      download();
+    } catch (err) {
+      if (!(typeof process.getuid === 'function' && process.getuid() === 0)) throw err;
+      run('apt-get', ['update'], options);
+      download();
+    }
+    const deb = fs.readdirSync(work).find((name) => name.endsWith('.deb'));
+    if (!deb) return `apt-get download ${PROMTOOL_DEBIAN_PACKAGE} left no package (${logFile})`;
+    run('dpkg-deb', ['-x', deb, 'unpacked'], options);
+    const binary = path.join(work, 'unpacked', 'usr', 'bin', 'promtool');
+    const version = promtoolVersion(binary);
+    if (!promtoolAccepted(version))
+      return `Debian's promtool is ${version ?? 'unusable'}, not ${PROMTOOL_ACCEPTED.text}`;
+    placePromtool(binary);
+    return undefined;
+  } catch (err) {
+    return err.code === 'ENOENT'
+      ? `no ${err.path} (not a Debian machine)`
+      : `${err.message.split('\n')[0]} (${logFile})`;
+  } finally {
+    fs.closeSync(out);
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** promtool built by `go install` into .tools/promtool, its version linked in. Returns what went wrong, or undefined. */
+function promtoolFromGo() {
   const go = goCommand();
   log(`building ${PROMTOOL_PACKAGE} into .tools/promtool with go install (minutes the first time)`);
   fs.mkdirSync(PROMTOOL_DIR, { recursive: true });
   const started = Date.now();
   try {
     // The machine's own Go, never a toolchain fetched on the fly; no VCS stamping (a module cache build).
-    run(go, ['install', PROMTOOL_PACKAGE], {
-      env: { ...process.env, GOBIN: PROMTOOL_DIR, GOTOOLCHAIN: 'local', GOFLAGS: '-buildvcs=false' },
-    });
+    run(
+      go,
+      ['install', `-ldflags=-X github.com/prometheus/common/version.Version=${PROMTOOL_GO_VERSION}`, PROMTOOL_PACKAGE],
+      {
+        env: { ...process.env, GOBIN: PROMTOOL_DIR, GOTOOLCHAIN: 'local', GOFLAGS: '-buildvcs=false' },
+      },
+    );
   } catch (err) {
-    const cause = err.code === 'ENOENT' ? `no go command (${go}): install Go` : err.message;
-    log(`promtool build failed (${cause}); the alert-rules test will fail until it is built`);
+    return err.code === 'ENOENT' ? `no go command (${go}): install Go` : err.message;
+  }
+  log(`built promtool in ${Math.round((Date.now() - started) / 1000)} s`);
+  return undefined;
+}
+
+/**
+ * promtool at .tools/promtool/promtool in an accepted version: the one there, else Debian's, else
+ * one built with Go. Without either, the rest of the suite still runs and the alert-rules test
+ * fails naming the cause.
+ */
+function ensurePromtool() {
+  if (promtoolAccepted(promtoolVersion(PROMTOOL))) return;
+  log(`fetching promtool from Debian's ${PROMTOOL_DEBIAN_PACKAGE} package into .tools/promtool`);
+  const fromDebian = promtoolFromDebian();
+  if (!fromDebian) {
+    log(`promtool ${promtoolVersion(PROMTOOL)} from Debian's packages`);
     return;
   }
-  fs.writeFileSync(stamp, PROMTOOL_PACKAGE);
-  log(`built promtool in ${Math.round((Date.now() - started) / 1000)} s`);
+  log(`no promtool from Debian's packages: ${fromDebian}; falling back to go install`);
+  const fromGo = promtoolFromGo();
+  const version = promtoolVersion(PROMTOOL);
+  if (fromGo) log(`promtool build failed (${fromGo}); the alert-rules test will fail until there is one`);
+  else if (!promtoolAccepted(version))
+    log(
+      `the promtool built is ${version ?? 'unusable'}, not ${PROMTOOL_ACCEPTED.text}; the alert-rules test will fail`,
+    );
 }
 
 // `npm run build` (scripts/build.ts) generates the Prisma client the same way; `npm run openapi`
@@ -216,6 +319,9 @@ module.exports = {
   CHROMIUM_COMMAND,
   PROMTOOL,
   PROMTOOL_PACKAGE,
+  PROMTOOL_ACCEPTED,
+  promtoolVersion,
+  promtoolAccepted,
 };
 
 if (require.main === module) {

@@ -59,7 +59,10 @@ async function main(): Promise<void> {
     ? { keys: config.webhookSecretKeys, value: stackEnv.WEBHOOK_SECRET_KEYS!, source: 'from WEBHOOK_SECRET_KEYS' }
     : ensureDevWebhookSecretKeys(dataDir);
   logger.info({ source: secretKeys.source, keyIds: secretKeys.keys.keyIds }, 'webhook secret keys');
-  const migrations = await migrate(databaseUrl, { webhookSecretKeys: secretKeys.keys });
+  const migrations = await migrate(databaseUrl, {
+    webhookSecretKeys: secretKeys.keys,
+    lockTimeoutMs: config.migrationLockTimeoutMs,
+  });
   logger.info({ applied: migrations.applied }, 'migrations up to date');
   for (const { migration, report } of migrations.reports) logger.warn({ migration }, report);
   const operatorToken = ensureOperatorToken(config.operatorToken, dataDir);

@@ -72,11 +72,17 @@ export async function startEmbeddedPostgres(options: {
   detached?: boolean;
   /** More server settings (`name=value`, as `-c` takes them), e.g. a library to preload. */
   settings?: readonly string[];
+  /**
+   * The bin folder of another installed PostgreSQL (Debian's `/usr/lib/postgresql/15/bin`), used
+   * as it is instead of the npm package's: the restore drill runs the server whose own pg_dump
+   * and pg_restore it has.
+   */
+  binDir?: string;
 }): Promise<EmbeddedPostgresHandle> {
   const log = options.log ?? (() => undefined);
   const notice = options.notice ?? ((line: string) => console.warn(line));
   const user = process.getuid?.() === 0 ? postgresUser() : undefined;
-  const bin = join(await distribution(user, notice), 'bin');
+  const bin = options.binDir ?? join(await distribution(user, notice), 'bin');
   const dataDir = user ? rootDataDir(options.dataDir, user, notice) : resolve(options.dataDir);
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await initdb(bin, dataDir, user, log);
   let server = await startServer(bin, dataDir, options, user, log);

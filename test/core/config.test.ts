@@ -215,6 +215,22 @@ describe('core/config', () => {
     });
   });
 
+  describe('MIGRATION_LOCK_TIMEOUT (docs/operating/upgrading.md, "Migrations that cannot lock a busy table")', () => {
+    it('defaults to 5 s, as documented, and reads a duration from 0s (no limit) to 10m', () => {
+      assert.equal(loadConfig({}).migrationLockTimeoutMs, 5_000);
+      const documented = /^\| `MIGRATION_LOCK_TIMEOUT` \| `([^`]+)`/m.exec(
+        readFileSync(CONFIGURATION_DOC, 'utf8'),
+      )?.[1];
+      assert.equal(loadConfig({ MIGRATION_LOCK_TIMEOUT: documented }).migrationLockTimeoutMs, 5_000);
+      assert.equal(loadConfig({ MIGRATION_LOCK_TIMEOUT: '0s' }).migrationLockTimeoutMs, 0);
+      assert.equal(loadConfig({ MIGRATION_LOCK_TIMEOUT: '750ms' }).migrationLockTimeoutMs, 750);
+      assert.throws(
+        () => loadConfig({ MIGRATION_LOCK_TIMEOUT: '1h' }),
+        (err) => err instanceof ConfigError && /MIGRATION_LOCK_TIMEOUT .* from 0s to 10m/.test(err.problems[0]),
+      );
+    });
+  });
+
   it('requires the connections and the webhook secret keys where a process cannot run without them', () => {
     assert.throws(
       () => requireConnections(loadConfig({})),

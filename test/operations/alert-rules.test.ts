@@ -1,8 +1,9 @@
 // The alert rules and the dashboard of scripts/monitoring/ (docs/operating/runbook.md, "Alerts and
 // dashboard"): promtool checks the rules and runs their unit tests on synthetic series, every
 // alert has a firing and a quiet case there and a line in the runbook, and the rules and the
-// dashboard query only metrics docs/operating/metrics.md lists. promtool is built by `npm test`'s
-// bootstrap (scripts/bootstrap.js: `go install` into .tools/promtool).
+// dashboard query only metrics docs/operating/metrics.md lists. promtool is put in .tools/promtool
+// by `npm test`'s bootstrap (scripts/bootstrap.js: Debian's, else built with `go install`), in a
+// version it accepts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,15 +13,19 @@ const ROOT = join(__dirname, '..', '..');
 const MONITORING = join(ROOT, 'scripts', 'monitoring');
 const RULES = 'alert-rules.yml';
 const RULE_TESTS = 'alert-rules.test.yml';
-const { PROMTOOL, PROMTOOL_PACKAGE } = require('../../scripts/bootstrap.js') as {
-  PROMTOOL: string;
-  PROMTOOL_PACKAGE: string;
-};
+const { PROMTOOL, PROMTOOL_PACKAGE, PROMTOOL_ACCEPTED, promtoolVersion, promtoolAccepted } =
+  require('../../scripts/bootstrap.js') as {
+    PROMTOOL: string;
+    PROMTOOL_PACKAGE: string;
+    PROMTOOL_ACCEPTED: { text: string };
+    promtoolVersion(binary: string): string | undefined;
+    promtoolAccepted(version: string | undefined): boolean;
+  };
 
 const read = (path: string) => readFileSync(path, 'utf8');
 const rulesText = () => read(join(MONITORING, RULES));
 
-/** Runs promtool in scripts/monitoring; fails naming the cause when it was never built. */
+/** Runs promtool in scripts/monitoring; fails naming the cause when there is none, or not one that reads our files. */
 function promtool(...args: string[]) {
   if (!existsSync(PROMTOOL)) {
     // Where the bootstrap looks for Go: GO, else `go` on PATH, else the official archive's place.
@@ -28,12 +33,18 @@ function promtool(...args: string[]) {
     const go = candidates.map((cmd) => spawnSync(cmd, ['version'], { encoding: 'utf8' })).find((r) => !r.error);
     const cause = go
       ? `Go is there (${go.stdout.trim()}): the bootstrap's output shows why the build failed`
-      : 'no go command was found: install Go (CI has it; the Go module proxy provides the rest)';
+      : 'no go command was found: install Go (the Go module proxy provides the rest)';
     assert.fail(
-      `promtool is missing at ${PROMTOOL} (npm test's bootstrap builds it with \`go install ${PROMTOOL_PACKAGE}\`): ` +
-        `${cause}; then run \`node scripts/bootstrap.js test\`.`,
+      `promtool is missing at ${PROMTOOL}: npm test's bootstrap unpacks Debian's (\`apt-get download prometheus\`; ` +
+        `as root it runs \`apt-get update\` first) or builds it with \`go install ${PROMTOOL_PACKAGE}\`: ${cause}; ` +
+        'then run `node scripts/bootstrap.js test`.',
     );
   }
+  const version = promtoolVersion(PROMTOOL);
+  assert.ok(
+    promtoolAccepted(version),
+    `${PROMTOOL} is promtool ${version ?? 'of no version'}, not ${PROMTOOL_ACCEPTED.text}: delete it and run \`node scripts/bootstrap.js test\``,
+  );
   const run = spawnSync(PROMTOOL, args, { cwd: MONITORING, encoding: 'utf8' });
   assert.equal(run.error, undefined, String(run.error));
   return run;

@@ -3,11 +3,16 @@
 // the lint. Read from its table here, so that `npm start` cannot quietly grow a tool chain.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
-const { EXTRAS } = require('../../scripts/bootstrap.js') as { EXTRAS: Record<string, { name: string }[]> };
+const { EXTRAS, promtoolVersion, promtoolAccepted } = require('../../scripts/bootstrap.js') as {
+  EXTRAS: Record<string, { name: string }[]>;
+  promtoolVersion(binary: string): string | undefined;
+  promtoolAccepted(version: string | undefined): boolean;
+};
 const extras = (purpose: string) => EXTRAS[purpose].map((step) => step.name).sort();
 
 describe('scripts/bootstrap.js', () => {
@@ -31,5 +36,40 @@ describe('scripts/bootstrap.js', () => {
     const run = spawnSync(process.execPath, [join(ROOT, 'scripts', 'bootstrap.js'), 'deploy'], { encoding: 'utf8' });
     assert.equal(run.status, 2);
     assert.match(run.stderr, /unknown purpose deploy; one of start, test, lint, openapi, all/);
+  });
+
+  describe('promtool for the alert rules (any source, the version checked)', () => {
+    /** An executable that prints what a promtool of that build prints for --version. */
+    function fakePromtool(firstLine: string): string {
+      const file = join(mkdtempSync(join(tmpdir(), 'promtool-')), 'promtool');
+      writeFileSync(file, `#!/bin/sh\necho '${firstLine}'\necho '  go version:       go1.19.8'\n`, { mode: 0o755 });
+      return file;
+    }
+
+    it("reads the version of Debian's build, of a Go build with its version linked in, and of none", () => {
+      assert.equal(
+        promtoolVersion(
+          fakePromtool('promtool, version 2.42.0+ds (branch: debian/sid, revision: 2.42.0+ds-5+deb12u1)'),
+        ),
+        '2.42.0',
+      );
+      assert.equal(promtoolVersion(fakePromtool('promtool, version 3.16.0 (branch: , revision: unknown)')), '3.16.0');
+      // What `go install` builds unless told the version.
+      assert.equal(promtoolVersion(fakePromtool('promtool, version  (branch: , revision: unknown)')), undefined);
+      assert.equal(promtoolVersion(join(tmpdir(), 'no-such-promtool')), undefined);
+    });
+
+    it('accepts 2.42.0 (Debian 12) up to any 3.x, nothing older, nothing from 4 on', () => {
+      const accepted = ['2.42.0', '2.53.4', '3.0.0', '3.16.0', '3.99.1'];
+      const refused = ['2.41.9', '2.9.0', '1.8.2', '4.0.0', '', undefined];
+      assert.deepEqual(
+        accepted.filter((v) => !promtoolAccepted(v)),
+        [],
+      );
+      assert.deepEqual(
+        refused.filter((v) => promtoolAccepted(v)),
+        [],
+      );
+    });
   });
 });
