@@ -79,6 +79,27 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
     });
 }
 
+/** How often a second runner asks for the migration lock while another holds it, and for how long. */
+const MIGRATION_LOCK_POLL_MS = 200;
+const MIGRATION_LOCK_WAIT_MS = 60 * 60_000;
+
+/**
+ * Waits for the migration lock by asking again and again rather than in one blocking
+ * `pg_advisory_lock`: a session blocked in a statement keeps a transaction open, and a
+ * `CREATE INDEX CONCURRENTLY` of the runner holding the lock waits for every such transaction to
+ * end, which would be a deadlock. Between two asks this session holds no transaction.
+ */
+async function takeMigrationLock(client: pg.Client): Promise<void> {
+  for (let waited = 0; waited < MIGRATION_LOCK_WAIT_MS; waited += MIGRATION_LOCK_POLL_MS) {
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+      MIGRATION_LOCK_KEY,
+    ]);
+    if (rows[0].locked) return;
+    await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
+  }
+  throw new Error(`another migration run has held the migration lock for ${MIGRATION_LOCK_WAIT_MS / 60_000} minutes`);
+}
+
 export async function migrate(databaseUrl: string, options: MigrateOptions = {}): Promise<MigrationResult> {
   const { dir = MIGRATIONS_DIR, dataSteps = DATA_STEPS, lockTimeoutMs = DEFAULT_MIGRATION_LOCK_TIMEOUT_MS } = options;
   if (!Number.isSafeInteger(lockTimeoutMs) || lockTimeoutMs < 0)
@@ -93,7 +114,7 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
   try {
     // A lock held by this connection across transactions, so that two processes starting together
     // apply each migration once.
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await takeMigrationLock(client);
     await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
       "id" VARCHAR(36) PRIMARY KEY NOT NULL,
       "checksum" VARCHAR(64) NOT NULL,

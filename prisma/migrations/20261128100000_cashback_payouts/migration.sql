@@ -1,7 +1,10 @@
 -- Cashback that is paid out: a hold for the return window, payout runs, and what a group owes when
 -- a refund reverses cashback already paid out. Additive: the previous release neither reads nor
 -- writes any of it (its refunds keep recording what they cannot take back as unrecoverable, which
--- the next migration turns into owed).
+-- a later migration turns into owed). The CHECKs of busy tables are widened NOT VALID (an instant,
+-- under the runner's lock time-out: every stored row passes a wider CHECK by construction) and
+-- validated by 20261128100200_cashback_checks_validated, which lets writes go on meanwhile; the
+-- index of ledger_account is built concurrently by 20261128100050.
 
 -- The return window: the issuer's default, an offer's own when it sets one.
 ALTER TABLE "issuer" ADD COLUMN "cashback_hold_days" INTEGER NOT NULL DEFAULT 30
@@ -13,56 +16,54 @@ ALTER TABLE "offer" ADD COLUMN "return_period_days" INTEGER
 -- issuer the cashback it paid out for the programme).
 ALTER TABLE "ledger_account" DROP CONSTRAINT "ledger_account_kind_check";
 ALTER TABLE "ledger_account" ADD CONSTRAINT "ledger_account_kind_check" CHECK ("kind" IN (
-  'merchant_receivable', 'chg_cashback', 'chg_branded', 'breakage', 'issuer_adjustments', 'chg_cashback_owed', 'issuer_payable'));
+  'merchant_receivable', 'chg_cashback', 'chg_branded', 'breakage', 'issuer_adjustments', 'chg_cashback_owed', 'issuer_payable')) NOT VALID;
 ALTER TABLE "ledger_account" DROP CONSTRAINT "ledger_account_normal_side_check";
 ALTER TABLE "ledger_account" ADD CONSTRAINT "ledger_account_normal_side_check" CHECK (
   ("kind" IN ('merchant_receivable', 'issuer_adjustments', 'chg_cashback_owed') AND "normal_side" = 'debit') OR
-  ("kind" IN ('chg_cashback', 'chg_branded', 'breakage', 'issuer_payable') AND "normal_side" = 'credit'));
+  ("kind" IN ('chg_cashback', 'chg_branded', 'breakage', 'issuer_payable') AND "normal_side" = 'credit')) NOT VALID;
 ALTER TABLE "ledger_account" DROP CONSTRAINT "ledger_account_shape_check";
 ALTER TABLE "ledger_account" ADD CONSTRAINT "ledger_account_shape_check" CHECK (
   ("kind" IN ('chg_cashback', 'chg_cashback_owed') AND "chg_id" IS NOT NULL AND "merchant_id" IS NULL) OR
   ("kind" = 'chg_branded' AND "chg_id" IS NOT NULL AND "merchant_id" IS NOT NULL) OR
   ("kind" IN ('merchant_receivable', 'breakage') AND "chg_id" IS NULL AND "merchant_id" IS NOT NULL) OR
-  ("kind" IN ('issuer_adjustments', 'issuer_payable') AND "chg_id" IS NULL AND "merchant_id" IS NULL));
+  ("kind" IN ('issuer_adjustments', 'issuer_payable') AND "chg_id" IS NULL AND "merchant_id" IS NULL)) NOT VALID;
 -- A group owes at most what refunds reversed: never below zero either.
 ALTER TABLE "ledger_account" ADD CONSTRAINT "ledger_account_owed_nonnegative_check"
-  CHECK ("kind" <> 'chg_cashback_owed' OR "balance_minor" >= 0);
--- A payout run walks the issuer's cashback accounts in id order.
-CREATE INDEX "ledger_account_issuer_id_kind_id_idx" ON "ledger_account"("issuer_id", "kind", "id");
+  CHECK ("kind" <> 'chg_cashback_owed' OR "balance_minor" >= 0) NOT VALID;
 
 ALTER TABLE "ledger_transfer" DROP CONSTRAINT "ledger_transfer_kind_check";
 ALTER TABLE "ledger_transfer" ADD CONSTRAINT "ledger_transfer_kind_check" CHECK ("kind" IN (
   'earn_cashback', 'earn_branded', 'spend_branded', 'expire_branded', 'clawback_cashback', 'clawback_branded',
   'adjust_credit_cashback', 'adjust_credit_branded', 'adjust_debit_cashback', 'adjust_debit_branded',
-  'payout_cashback', 'clawback_cashback_owed', 'repay_cashback_owed', 'write_off_cashback_owed'));
+  'payout_cashback', 'clawback_cashback_owed', 'repay_cashback_owed', 'write_off_cashback_owed')) NOT VALID;
 
 -- Cashback leaving the balance (paid out, or applied to what the group owes) is negative, as the
 -- activity feed shows it.
 ALTER TABLE "reward_event" DROP CONSTRAINT "reward_event_type_check";
 ALTER TABLE "reward_event" ADD CONSTRAINT "reward_event_type_check" CHECK ("type" IN (
   'cashback_earned', 'branded_earned', 'branded_spent', 'branded_expired', 'cashback_clawed_back', 'branded_clawed_back',
-  'cashback_adjusted', 'branded_adjusted', 'cashback_paid_out', 'cashback_owed_repaid'));
+  'cashback_adjusted', 'branded_adjusted', 'cashback_paid_out', 'cashback_owed_repaid')) NOT VALID;
 ALTER TABLE "reward_event" DROP CONSTRAINT "reward_event_amount_minor_check";
 ALTER TABLE "reward_event" ADD CONSTRAINT "reward_event_amount_minor_check" CHECK (CASE
   WHEN "type" IN ('cashback_adjusted', 'branded_adjusted') THEN "amount_minor" <> 0
   WHEN "type" IN ('cashback_paid_out', 'cashback_owed_repaid') THEN "amount_minor" < 0
-  ELSE "amount_minor" > 0 END);
+  ELSE "amount_minor" > 0 END) NOT VALID;
 ALTER TABLE "reward_total" DROP CONSTRAINT "reward_total_amount_minor_check";
 ALTER TABLE "reward_total" ADD CONSTRAINT "reward_total_amount_minor_check" CHECK (CASE
   WHEN "type" IN ('cashback_adjusted', 'branded_adjusted') THEN true
   WHEN "type" IN ('cashback_paid_out', 'cashback_owed_repaid') THEN "amount_minor" <= 0
-  ELSE "amount_minor" >= 0 END);
+  ELSE "amount_minor" >= 0 END) NOT VALID;
 
 ALTER TABLE "webhook" DROP CONSTRAINT "webhook_type_check";
 ALTER TABLE "webhook" ADD CONSTRAINT "webhook_type_check" CHECK ("type" IN (
   'qualified_auth', 'qualified_settlement',
   'reward_available', 'reward_expiring', 'reward_expired', 'reward_clawed_back', 'authorization_lapsed',
-  'endpoint_disabled', 'reward_adjusted', 'claim_resolved', 'cashback_paid_out', 'payout_completed'));
+  'endpoint_disabled', 'reward_adjusted', 'claim_resolved', 'cashback_paid_out', 'payout_completed')) NOT VALID;
 
 -- write_off: the issuer forgives what a group owes (credits chg_cashback_owed).
 ALTER TABLE "adjustment" DROP CONSTRAINT "adjustment_reason_code_check";
 ALTER TABLE "adjustment" ADD CONSTRAINT "adjustment_reason_code_check"
-  CHECK ("reason_code" IN ('goodwill', 'missing_reward', 'correction', 'fraud', 'write_off'));
+  CHECK ("reason_code" IN ('goodwill', 'missing_reward', 'correction', 'fraud', 'write_off')) NOT VALID;
 
 -- The cashback one purchase earned, on hold until payable_at (its date plus the return window, on
 -- the issuer's clock); remaining is what of it the group still keeps (a refund inside the window
