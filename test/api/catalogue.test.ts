@@ -262,6 +262,7 @@ describe('issuer catalogue routes', () => {
         'mccs',
         'merchantId',
         'minSpendMinor',
+        'returnPeriodDays',
         'startsAt',
         'status',
         'title',

@@ -475,8 +475,8 @@ describe('Idempotency-Key', () => {
             continue;
           }
           keyedOperations++;
-          // Posting an adjustment must never run twice: there the key is required.
-          const required = op.operationId === 'createAdjustment';
+          // Posting an adjustment or a payout must never run twice: there the key is required.
+          const required = ['createAdjustment', 'createPayoutRun', 'payOutGroup'].includes(op.operationId);
           assert.deepEqual(
             parameter && { in: parameter.in, required: parameter.required, pattern: parameter.schema.pattern },
             { in: 'header', required, pattern: '^[!-~]{1,255}$' },

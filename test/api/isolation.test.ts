@@ -29,6 +29,7 @@ describe('issuer isolation', () => {
       getTransactionRewardOverviews: { transactionIds: ['txn_00000000-0000-0000-0000-000000000000'] },
       createAdjustment: { balanceType: 'cashback', amountMinor: 100, reasonCode: 'goodwill' },
       fileClaim: { externalId: 'purchase-1', reason: 'missing_reward' },
+      payOutGroup: { amountMinor: 100 },
     };
     for (const route of routes) {
       assert.ok(

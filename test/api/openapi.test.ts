@@ -77,8 +77,10 @@ describe('GET /openapi.json', () => {
   it('publishes the webhook contract: a webhooks entry per type with its body, signature headers and retry schedule', () => {
     assert.deepEqual(Object.keys(doc.webhooks).sort(), [
       'authorization_lapsed',
+      'cashback_paid_out',
       'claim_resolved',
       'endpoint_disabled',
+      'payout_completed',
       'qualified_auth',
       'qualified_settlement',
       'reward_adjusted',

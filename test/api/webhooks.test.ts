@@ -61,6 +61,8 @@ describe('webhook API', function () {
           'endpoint_disabled',
           'reward_adjusted',
           'claim_resolved',
+          'cashback_paid_out',
+          'payout_completed',
         ],
         'a new endpoint without enabledTypes gets every type',
       );

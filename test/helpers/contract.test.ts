@@ -77,7 +77,17 @@ describe('the response contract check of the test helpers', () => {
     const summary = {
       chgId: 'chg_00000000-0000-0000-0000-000000000000',
       currency: 'usd',
-      cashback: { earnedMinor: 500, clawedBackMinor: 100, adjustedMinor: 50, pendingMinor: 0, balanceMinor: 450 },
+      cashback: {
+        earnedMinor: 500,
+        clawedBackMinor: 100,
+        adjustedMinor: 50,
+        paidOutMinor: 0,
+        pendingMinor: 0,
+        onHoldMinor: 200,
+        payableMinor: 250,
+        balanceMinor: 450,
+        owedMinor: 0,
+      },
       brandedBalance: {
         earnedMinor: 300,
         adjustedMinor: 0,
@@ -90,10 +100,10 @@ describe('the response contract check of the test helpers', () => {
     };
     const path = `${CHG}/rewards/summary`;
     assert.equal(contractViolation('GET', path, 200, 'application/json', summary), undefined);
-    const off = { ...summary, cashback: { ...summary.cashback, balanceMinor: 400 } };
+    const off = { ...summary, cashback: { ...summary.cashback, payableMinor: 200 } };
     assert.match(
       contractViolation('GET', path, 200, 'application/json', off) ?? '',
-      /breaks cashback: balanceMinor = earnedMinor - clawedBackMinor \+ adjustedMinor \(400 != 450\)/,
+      /breaks cashback: balanceMinor = onHoldMinor \+ payableMinor \(450 != 400\)/,
     );
   });
 });

@@ -327,6 +327,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
       currency: 'usd',
       cashbackAmountMinor: 0,
       brandedAmountMinor: 400,
+      owedMinor: 0,
       rewardEventIds: events.map((e) => e.id),
     });
     const detail = (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${txn.id}/reward-detail`)).body;

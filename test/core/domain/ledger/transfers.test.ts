@@ -42,9 +42,16 @@ describe('core/domain/ledger postTransfer', () => {
         async (tx) => {
           const post = (kind: TransferKind, amountMinor: number) =>
             postTransfer(tx, { ...base, kind, amountMinor, idempotencyKey: key(kind), transactionId: 'txn_x' });
-          // Fund the liabilities first so every kind can be posted.
+          // Fund the liabilities (and what the group owes) first so every kind can be posted.
           await post('earn_cashback', 1000);
           await post('earn_branded', 1000);
+          await postTransfer(tx, {
+            ...base,
+            kind: 'clawback_cashback_owed',
+            amountMinor: 1000,
+            idempotencyKey: key('owed-funding'),
+            transactionId: 'txn_x',
+          });
           for (const kind of TRANSFER_KINDS) {
             const { transfer, created } = await post(kind, 100);
             assert.ok(created);
@@ -67,14 +74,18 @@ describe('core/domain/ledger postTransfer', () => {
           const tb = await trialBalance(tx, { issuerId });
           assert.equal(tb.totalMinor, 0);
           const byKind = Object.fromEntries(tb.accounts.map((a) => [a.kind, a.balanceMinor]));
-          // cashback: +1000 +100 -100, then an adjustment credit and debit of 100 each; branded: +1000 +100
-          // -100 (spend) -100 (expire) -100 (clawback), adjusted +100 -100; the issuer funds and takes back alike.
+          // cashback: +1000 +100 -100, then an adjustment credit and debit of 100 each, -100 paid out, -100
+          // repaying what is owed; branded: +1000 +100 -100 (spend) -100 (expire) -100 (clawback), adjusted
+          // +100 -100; owed: +1000 +100 (a clawback after payout) -100 (repaid) -100 (written off); the issuer
+          // funds and takes back adjustments alike, and funds the write-off.
           assert.deepEqual(byKind, {
-            chg_cashback: 1000,
+            chg_cashback: 800,
             chg_branded: 800,
             breakage: 100,
-            merchant_receivable: 1900,
-            issuer_adjustments: 0,
+            merchant_receivable: 800,
+            issuer_adjustments: 100,
+            chg_cashback_owed: 900,
+            issuer_payable: 100,
           });
           // The invariant check notices exactly the missing grants and draws, nothing else.
           const violations = await ledgerInvariants(tx, { issuerId });
