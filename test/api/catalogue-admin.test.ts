@@ -25,11 +25,16 @@ describe('operator catalogue API', () => {
       websiteUrl: 'https://example.com',
       issuerIds: null,
       brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 3, expiryDays: 180 },
-      matchRules: { descriptorPatterns: ['BLUE BOTTLE'], acquirerMerchantIds: ['123'], mccs: ['5814'] },
+      // Rules no other test's events meet: the merchant is every issuer's, sandbox ones included.
+      matchRules: {
+        descriptorPatterns: ['CATALOGUE ADMIN CAFE'],
+        acquirerMerchantIds: ['catalogue-admin-1'],
+        mccs: ['5814'],
+      },
     });
     assert.deepEqual(full.matchRules, {
-      descriptorPatterns: ['BLUE BOTTLE'],
-      acquirerMerchantIds: ['123'],
+      descriptorPatterns: ['CATALOGUE ADMIN CAFE'],
+      acquirerMerchantIds: ['catalogue-admin-1'],
       mccs: ['5814'],
     });
     const audit = await app.db.operatorAuditLog.findMany({ where: { targetId: full.id } });

@@ -239,7 +239,8 @@ describe('TransactionLifecycle guarantees', function () {
     });
 
     it('names the missing merchant match', async () => {
-      const trace = await traceOf(group.id, card, { merchantId: undefined });
+      // A descriptor no catalogue rule matches: sandbox events without an mp_ id are matched by the rules.
+      const trace = await traceOf(group.id, card, { merchantId: undefined, merchantDescriptor: 'NO SUCH SHOP 4711' });
       assert.equal(trace.merchantMatch.rule, 'none');
       assert.equal(trace.earn, null);
     });
