@@ -5,7 +5,7 @@
 // counters kept by the primary (api/middleware/rate-limit.ts); it passes SIGINT and SIGTERM on
 // to them and exits when they have.
 import cluster from 'node:cluster';
-import { loadConfig, requireConnections } from '../core/config';
+import { databaseTimeouts, loadConfig, requireConnections } from '../core/config';
 import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
 import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
@@ -33,7 +33,8 @@ async function main(): Promise<void> {
   const tracing = startTracing('rewards-api');
   collectProcessMetrics();
   if (!config.operatorToken) throw new Error('OPERATOR_TOKEN is required for the API process');
-  const db = createDb(config.databaseUrl, config.databasePoolSize);
+  const timeouts = databaseTimeouts(config, 'api');
+  const db = createDb(config.databaseUrl, config.databasePoolSize, timeouts);
   await assertStoredSecretsOpen(db, config.webhookSecretKeys);
   const temporal = await connectTemporal(config);
   const client = new Client({
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
   const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
   const tokenCache = new TokenCache();
   const draining = createDraining();
-  const authListener = listenForAuthChanges(config.databaseUrl, tokenCache, logger);
+  const authListener = listenForAuthChanges(config.databaseUrl, tokenCache, logger, timeouts);
   const app = createApp({
     tokenCache,
     rateLimiter: createRateLimiter(config.rateLimits, { shared: cluster.isWorker }),

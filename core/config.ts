@@ -13,6 +13,7 @@ import {
   MIN_ENDPOINT_DISABLE_AFTER_MS,
 } from './webhooks/endpoint-health';
 import { readTemporalSettings, type TemporalSettings } from './temporal-config';
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from '../prisma/bounded-client';
 
 // The one place that reads the environment. Every variable is validated up front and
 // all problems are reported together, so a bad deployment fails at start, not at 3 a.m.
@@ -24,6 +25,14 @@ export interface Config {
   apiProcesses: number;
   databaseUrl?: string;
   databasePoolSize: number;
+  /** Opening a database connection (prisma/bounded-client.ts). */
+  databaseConnectTimeoutMs: number;
+  /** A statement of the API's; a request whose database stops answering gets its 503 about a second after. */
+  apiDatabaseStatementTimeoutMs: number;
+  /** A statement of the worker's (its steps wait on hot rows' locks under load). */
+  workerDatabaseStatementTimeoutMs: number;
+  /** A transaction: Prisma's interactive transaction time-out, and the server's idle-in-transaction one. */
+  databaseTransactionTimeoutMs: number;
   temporalAddress?: string;
   temporalNamespace: string;
   temporalTaskQueue: string;
@@ -51,6 +60,8 @@ export interface Config {
   settlementTimeoutMs: number;
   /** Waits between webhook delivery attempts; new deliveries and replays only. */
   webhookRetryScheduleMs: number[];
+  /** Groups a payout run pays per chunk (one transaction, one activity); new runs only. */
+  payoutChunkGroups: number;
   /**
    * Webhook endpoints may point at loopback and private addresses (local receivers). Off by
    * default, forbidden with NODE_ENV=production; the embedded dev stack turns it on (devStackEnv).
@@ -85,6 +96,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 // A minute is the least a card network settles in; beyond 90 days an authorization has long
 // expired at every scheme, so a larger value is a typo that would keep runs open for months.
 const MIN_SETTLEMENT_TIMEOUT_MS = 60_000;
+/** Groups per chunk of a payout run: one transaction and one Temporal activity each. */
+export const DEFAULT_PAYOUT_CHUNK_GROUPS = 1000;
 const MAX_SETTLEMENT_TIMEOUT_MS = 90 * 86_400_000;
 
 /** Typed readers of the environment; each bad value adds a problem and yields the fallback. */
@@ -188,6 +201,35 @@ function checkedSettings(env: NodeJS.ProcessEnv, { str, bool }: EnvReader, probl
   };
 }
 
+/**
+ * A host that stops answering must cost a request seconds, not TCP's minutes
+ * (prisma/bounded-client.ts). The API's statements take milliseconds: a few seconds is already a
+ * fault. The worker's default is the bound its steps always had (they may wait on a hot row's lock).
+ */
+function databaseBounds({ int }: EnvReader) {
+  return {
+    databaseConnectTimeoutMs: int(
+      'DATABASE_CONNECT_TIMEOUT_MS',
+      DEFAULT_DATABASE_TIMEOUTS.connectTimeoutMs,
+      100,
+      600_000,
+    ),
+    apiDatabaseStatementTimeoutMs: int('API_DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 3_600_000),
+    workerDatabaseStatementTimeoutMs: int(
+      'WORKER_DATABASE_STATEMENT_TIMEOUT_MS',
+      DEFAULT_DATABASE_TIMEOUTS.statementTimeoutMs,
+      100,
+      3_600_000,
+    ),
+    databaseTransactionTimeoutMs: int(
+      'DATABASE_TRANSACTION_TIMEOUT_MS',
+      DEFAULT_DATABASE_TIMEOUTS.transactionTimeoutMs,
+      100,
+      3_600_000,
+    ),
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const read = envReader(env, problems);
@@ -201,6 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: read.str('HOST') ?? '0.0.0.0',
     databaseUrl: checked.databaseUrl,
     databasePoolSize: read.int('DATABASE_POOL_SIZE', 10, 1, 500),
+    ...databaseBounds(read),
     temporalAddress: temporal.profile.address,
     temporalNamespace: temporal.profile.namespace ?? 'default',
     temporalTaskQueue: read.str('TEMPORAL_TASK_QUEUE') ?? 'rewards',
@@ -225,6 +268,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       MAX_SETTLEMENT_TIMEOUT_MS,
     ),
     webhookRetryScheduleMs: read.schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
+    // A chunk holds its groups' cashback accounts locked until it commits (core/domain/payouts.ts).
+    payoutChunkGroups: read.int('PAYOUT_CHUNK_GROUPS', DEFAULT_PAYOUT_CHUNK_GROUPS, 1, 10_000),
     webhookAllowPrivateDestinations: checked.webhookAllowPrivateDestinations,
     // An endpoint whose attempts have all failed for this long is disabled; null: never.
     webhookEndpointDisableAfterMs: read.durationOrNever(
@@ -262,6 +307,16 @@ export function devStackEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proces
   for (const [name, value] of Object.entries(defaults))
     if (stack[name] === undefined || stack[name] === '') stack[name] = value;
   return stack;
+}
+
+/** The bounds of every database connection of the API or the worker process. */
+export function databaseTimeouts(config: Config, process: 'api' | 'worker'): DatabaseTimeouts {
+  return {
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    statementTimeoutMs:
+      process === 'api' ? config.apiDatabaseStatementTimeoutMs : config.workerDatabaseStatementTimeoutMs,
+    transactionTimeoutMs: config.databaseTransactionTimeoutMs,
+  };
 }
 
 export type ServiceConfig = Config & { databaseUrl: string; temporalAddress: string; webhookSecretKeys: KeyRing };

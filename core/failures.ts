@@ -6,6 +6,22 @@ export type FailureKind = 'database_unavailable' | 'workflow_engine_unavailable'
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
 // PostgreSQL SQLSTATEs of a server that is starting, stopping or out of connections.
 const PG_UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
+// What the drivers say when they could not get an answer in time: the pool found no connection
+// within its bound (pg-pool), Prisma could not start a transaction or its transaction expired
+// while statements waited (P2028), a connection stayed silent (prisma/bounded-client.ts).
+const DATABASE_UNAVAILABLE_TEXT = new RegExp(
+  [
+    'DatabaseNotReachable',
+    'DatabaseNotAnswering',
+    'Connection terminated',
+    'connect ECONNREFUSED',
+    'timeout exceeded when trying to connect',
+    'Unable to start a transaction in the given time',
+    'cannot be executed on an expired transaction',
+    'P1001',
+    'P1017',
+  ].join('|'),
+);
 
 export function classifyFailure(err: unknown): FailureKind | undefined {
   for (const e of causeChain(err)) {
@@ -18,7 +34,7 @@ export function classifyFailure(err: unknown): FailureKind | undefined {
     }
     if (
       (code && (NETWORK_CODES.has(code) || PG_UNAVAILABLE.has(code))) ||
-      /DatabaseNotReachable|Connection terminated|connect ECONNREFUSED|P1001|P1017/.test(message + name + (code ?? ''))
+      DATABASE_UNAVAILABLE_TEXT.test(message + name + (code ?? ''))
     ) {
       return 'database_unavailable';
     }

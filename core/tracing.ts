@@ -1,6 +1,8 @@
 // OpenTelemetry traces (DESIGN.md, Observability): one trace per purchase, from the HTTP request
 // that stored it through the hand-over, the workflow, its activities and their SQL, to each
-// webhook attempt. Exported over OTLP when the standard variables ask for it
+// webhook attempt; a later request that moves the purchase (a settlement after its authorization)
+// has the work it brings in its own trace, linked both ways with the workflow's
+// (workflows/tracing-interceptors.ts). Exported over OTLP when the standard variables ask for it
 // (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; OTEL_EXPORTER_OTLP_PROTOCOL
 // http/protobuf by default or http/json; OTEL_TRACES_SAMPLER and its argument; OTEL_SERVICE_NAME;
 // OTEL_SDK_DISABLED). Otherwise nothing is started: the API's spans are the no-op ones of

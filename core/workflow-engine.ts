@@ -10,7 +10,7 @@ import type { Config } from './config';
  * its history): a changed setting applies to runs started after the change, never to one
  * already waiting.
  */
-export type WorkflowSettings = Pick<Config, 'settlementTimeoutMs' | 'webhookRetryScheduleMs'>;
+export type WorkflowSettings = Pick<Config, 'settlementTimeoutMs' | 'webhookRetryScheduleMs' | 'payoutChunkGroups'>;
 
 export interface WorkflowEngine {
   client: Client;
@@ -22,5 +22,6 @@ export function workflowSettings(config: Config): WorkflowSettings {
   return {
     settlementTimeoutMs: config.settlementTimeoutMs,
     webhookRetryScheduleMs: [...config.webhookRetryScheduleMs],
+    payoutChunkGroups: config.payoutChunkGroups,
   };
 }

@@ -32,16 +32,14 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
-/** Prisma's own bound on a transaction (prisma/client.ts), kept here per statement. */
-const STATEMENT_TIMEOUT_MS = 20_000;
-
 export async function sqlTransaction<T>(db: Db, fn: (tx: SqlTx) => Promise<T>): Promise<T> {
   // Held, not merely checked out: a connection the server ends mid-transaction fails this
   // transaction with DatabaseConnectionLost (retryable) rather than the process.
   const connection = await HeldConnection.checkOut(poolOf(db));
   let broken: Error | undefined;
   try {
-    await connection.query(`BEGIN; SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
+    // Each statement is bound by the pool's statement time-out (prisma/bounded-client.ts).
+    await connection.query('BEGIN');
     const result = await fn(handle(connection));
     await connection.query('COMMIT');
     return result;

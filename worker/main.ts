@@ -2,7 +2,7 @@
 // stops, running activities get WORKER_SHUTDOWN_GRACE to finish (then they are cancelled, and
 // abandoned 5 s later) while the webhook relay finishes its first attempts in flight; then the
 // connections close.
-import { ConfigError, loadConfig, requireConnections } from '../core/config';
+import { ConfigError, databaseTimeouts, loadConfig, requireConnections } from '../core/config';
 import { workflowSettings, type WorkflowEngine } from '../core/workflow-engine';
 import { createWebhookDestinations } from '../core/webhooks/destination-guard';
 import { createLogger, type Logger } from '../core/logger';
@@ -46,7 +46,8 @@ async function main(): Promise<void> {
         temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined,
       )
     : undefined;
-  const db = createDb(config.databaseUrl, config.databasePoolSize);
+  const database = { databaseUrl: config.databaseUrl, databaseTimeouts: databaseTimeouts(config, 'worker') };
+  const db = createDb(database.databaseUrl, config.databasePoolSize, database.databaseTimeouts);
   await assertStoredSecretsOpen(db, config.webhookSecretKeys);
   const connection = await connectWorker(config);
   const clientConnection = await connectTemporal(config);
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
     webhookSecretKeys,
     webhookEndpointDisableAfterMs: config.webhookEndpointDisableAfterMs,
   };
-  const relay = startWebhookRelay({ db, logger, clock, temporal, databaseUrl: config.databaseUrl, ...webhooks });
+  const relay = startWebhookRelay({ db, logger, clock, temporal, ...database, ...webhooks });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,

@@ -31,6 +31,7 @@ import type { WorkflowEngine } from '../core/workflow-engine';
 import type { WebhookDestinations } from '../core/webhooks/destination-guard';
 import type { KeyRing } from '../core/crypto/key-ring';
 import { listen, type Listener } from '../prisma/listen';
+import type { DatabaseTimeouts } from '../prisma/bounded-client';
 import { webhookFirstAttemptsResent } from '../core/metrics';
 import {
   claimOutbox,
@@ -77,6 +78,8 @@ export interface RelayDeps {
   logger: Logger;
   clock: { now(): Date };
   databaseUrl: string;
+  /** The bounds of the LISTEN connection, as of the pool's (prisma/bounded-client.ts); defaults without. */
+  databaseTimeouts?: DatabaseTimeouts;
   /** Where failing deliveries' workflows start, with the configured retry schedule. */
   temporal: WorkflowEngine;
   /** Where webhooks may go, checked before every attempt (core/webhooks/destination-guard.ts). */
@@ -136,7 +139,13 @@ class OutboxRelay {
     private readonly deps: RelayDeps,
     readonly options: RelayOptions,
   ) {
-    this.listener = listen(deps.databaseUrl, OUTBOX_CHANNEL, { onNotify: () => this.nudge() }, deps.logger);
+    this.listener = listen(
+      deps.databaseUrl,
+      OUTBOX_CHANNEL,
+      { onNotify: () => this.nudge() },
+      deps.logger,
+      deps.databaseTimeouts,
+    );
     // Every delivery held (waiting for a slot or in flight) keeps its claim while this process lives.
     this.renewal = setInterval(() => this.renew(), options.renewMs);
     this.renewal.unref();

@@ -44,7 +44,9 @@ export function readableSpan(info: WorkflowInfo, span: EndedWorkflowSpan, resour
       [RUN_ID_ATTRIBUTE]: info.runId,
       'temporal.workflow.type': info.workflowType,
     },
-    links: [],
+    links: (span.links ?? []).map((link) => ({
+      context: { traceId: link.traceId, spanId: link.spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true },
+    })),
     events: [],
     ended: true,
     resource,

@@ -12,6 +12,14 @@
 // Span ids come from the workflow's seeded Math.random, so a replay names the same spans.
 // A workflow with no trace context (a schedule's) records nothing: its activities start their
 // own traces, as the sampler decides.
+//
+// A purchase is often more than one request: an authorization starts its workflow, and its
+// settlement (or reversal, refund, an operator's reprocess) arrives later as a signal from another
+// request, in another trace. The steps a signal brings (the activities whose input names the
+// signal's `eventId`) go in that request's trace, under the span that handled the signal, so the
+// operator following the settlement's request finds its posting, its SQL and its webhook; the
+// signal's span and the workflow's span link to each other, so either trace leads to the other
+// (docs/decisions/0036-a-signal-s-work-in-its-request-s-trace.md).
 import {
   ContinueAsNew,
   defaultPayloadConverter,
@@ -44,6 +52,13 @@ export interface EndedWorkflowSpan {
   endMs: number;
   /** The error's message when the call failed. */
   error?: string;
+  /** Spans of other traces this one is related to (the workflow's and the signals' of other requests). */
+  links?: SpanLink[];
+}
+
+export interface SpanLink {
+  traceId: string;
+  spanId: string;
 }
 
 export interface WorkflowSpanSinks extends Sinks {
@@ -57,6 +72,30 @@ const sinks = proxySinks<WorkflowSpanSinks>();
 
 // Module state is the workflow's own: the sandbox gives every workflow fresh module instances.
 let workflowSpan: SpanContext | undefined;
+/** The span that handled the signal bringing each event, for signals from another trace than the workflow's. */
+const eventSpans = new Map<string, SpanContext>();
+/** Those signals' spans, which the workflow's span links to: at most MAX_LINKS (a purchase has a few). */
+const signalLinks: SpanLink[] = [];
+const MAX_LINKS = 32;
+
+/** The event a signal carries or a step works on: the lifecycle's signals and steps name it `eventId`. */
+function eventIdOf(args: unknown[]): string | undefined {
+  const first = args[0];
+  if (typeof first !== 'object' || first === null) return undefined;
+  const eventId = (first as { eventId?: unknown }).eventId;
+  return typeof eventId === 'string' ? eventId : undefined;
+}
+
+/** Whether `span` belongs to another trace than the workflow's (or the workflow has none). */
+function otherTrace(span: SpanContext | undefined): span is SpanContext {
+  return span !== undefined && span.traceId !== workflowSpan?.traceId;
+}
+
+/** Where a step starts: under the span of the signal that brought its event from another request, else the workflow's. */
+function stepParent(args: unknown[]): SpanContext | undefined {
+  const eventId = eventIdOf(args);
+  return (eventId === undefined ? undefined : eventSpans.get(eventId)) ?? workflowSpan;
+}
 
 function contextIn(headers: Headers): SpanContext | undefined {
   const payload = headers[TRACE_HEADER];
@@ -72,12 +111,16 @@ function withContext(headers: Headers, context: SpanContext): Headers {
   return { ...headers, [TRACE_HEADER]: defaultPayloadConverter.toPayload({ traceparent: formatTraceparent(context) }) };
 }
 
-/** Runs `fn` in a child span of `parent` (nothing recorded without one, or when not sampled). */
+/**
+ * Runs `fn` in a child span of `parent` (nothing recorded without one, or when not sampled). The
+ * span's links are read when it ends, so `fn` may add to them.
+ */
 async function inSpan<T>(
   name: string,
   kind: EndedWorkflowSpan['kind'],
   parent: SpanContext | undefined,
   fn: (span: SpanContext | undefined) => Promise<T>,
+  links: readonly SpanLink[] = [],
 ): Promise<T> {
   if (!parent) return fn(undefined);
   const span: SpanContext = { traceId: parent.traceId, spanId: newSpanId(), sampled: parent.sampled };
@@ -99,21 +142,45 @@ async function inSpan<T>(
         startMs,
         endMs: Date.now(), // workflow time
         ...(error === undefined ? {} : { error }),
+        ...(links.length === 0 ? {} : { links: links.map(({ traceId, spanId }) => ({ traceId, spanId })) }),
       });
   }
 }
 
 class Inbound implements WorkflowInboundCallsInterceptor {
   execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>): Promise<unknown> {
-    return inSpan(`RunWorkflow:${workflowInfo().workflowType}`, SERVER, contextIn(input.headers), (span) => {
-      workflowSpan = span;
-      return next(input);
-    });
+    return inSpan(
+      `RunWorkflow:${workflowInfo().workflowType}`,
+      SERVER,
+      contextIn(input.headers),
+      (span) => {
+        workflowSpan = span;
+        return next(input);
+      },
+      signalLinks,
+    );
   }
 
+  /**
+   * A signal sent from another request's trace is handled in that trace (the span links to the
+   * workflow's), and the steps of the event it brings follow it there.
+   */
   handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>): Promise<void> {
-    return inSpan(`HandleSignal:${input.signalName}`, SERVER, contextIn(input.headers) ?? workflowSpan, () =>
-      next(input),
+    const sent = contextIn(input.headers);
+    const fromOtherTrace = otherTrace(sent);
+    return inSpan(
+      `HandleSignal:${input.signalName}`,
+      SERVER,
+      sent ?? workflowSpan,
+      (span) => {
+        const eventId = eventIdOf(input.args);
+        if (fromOtherTrace && span) {
+          if (eventId !== undefined) eventSpans.set(eventId, span);
+          if (span.sampled && signalLinks.length < MAX_LINKS) signalLinks.push(span);
+        }
+        return next(input);
+      },
+      fromOtherTrace && workflowSpan?.sampled ? [workflowSpan] : [],
     );
   }
 
@@ -122,10 +189,13 @@ class Inbound implements WorkflowInboundCallsInterceptor {
   }
 }
 
-/** Activities are children of the workflow's span: the purchase's trace, whichever signal led to them. */
+/**
+ * Activities are children of the workflow's span, but a step of an event that a signal brought from
+ * another request's trace is a child of that signal's span (stepParent).
+ */
 class Outbound implements WorkflowOutboundCallsInterceptor {
   scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) {
-    return inSpan(`StartActivity:${input.activityType}`, CLIENT, workflowSpan, (span) =>
+    return inSpan(`StartActivity:${input.activityType}`, CLIENT, stepParent(input.args), (span) =>
       next(span ? { ...input, headers: withContext(input.headers, span) } : input),
     );
   }
@@ -134,7 +204,7 @@ class Outbound implements WorkflowOutboundCallsInterceptor {
     input: LocalActivityInput,
     next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>,
   ) {
-    return inSpan(`StartActivity:${input.activityType}`, CLIENT, workflowSpan, (span) =>
+    return inSpan(`StartActivity:${input.activityType}`, CLIENT, stepParent(input.args), (span) =>
       next(span ? { ...input, headers: withContext(input.headers, span) } : input),
     );
   }

@@ -12,10 +12,13 @@ import { factKey } from '../../core/webhooks/reward-events';
 import { fromDbMinor } from '../../core/ledger';
 import { PAYOUT_NOT_PROCESSING } from '../../core/failure-types';
 import { issuerClockAt } from '../issuer-clock';
+import type { LifecycleDeps } from '../lifecycle/deps';
 
 export interface PayoutActivityDeps {
   db: Db;
   clock: { now(): Date };
+  /** Fault injection for crash-safety tests (the lifecycle's hooks); never set in production. */
+  faults?: LifecycleDeps['faults'];
 }
 
 export interface ChunkInput {
@@ -73,7 +76,7 @@ export function createPayoutActivities(deps: PayoutActivityDeps) {
   return {
     /** Pays the next chunk of the run's groups; the run's row lock keeps two attempts of one run apart. */
     async payOutChunk(input: ChunkInput): Promise<ChunkOutcome> {
-      return sqlTransaction(db, async (tx) => {
+      const outcome = await sqlTransaction(db, async (tx): Promise<ChunkOutcome> => {
         const run = await lockRun(tx, input.payoutId);
         if (run.status !== 'processing')
           throw ApplicationFailure.nonRetryable(`Payout ${input.payoutId} is ${run.status}`, PAYOUT_NOT_PROCESSING);
@@ -96,6 +99,9 @@ export function createPayoutActivities(deps: PayoutActivityDeps) {
           paidMinor: paid.reduce((sum, p) => sum + p.amountMinor, 0),
         };
       });
+      // Test seam for crash safety: lets a test fail the activity after its commit.
+      await deps.faults?.afterCommit?.('payOutChunk', input.payoutId);
+      return outcome;
     },
 
     /** Marks the run completed, with its payout_completed webhook, once. */

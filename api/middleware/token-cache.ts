@@ -5,6 +5,7 @@
 // issuer's entries at once. While the listening connection is down the cache is off, so
 // a revocation can never be missed; entries also expire after a minute regardless.
 import { listen, type Listener } from '../../prisma/listen';
+import type { DatabaseTimeouts } from '../../prisma/bounded-client';
 import type { Logger } from '../../core/logger';
 import type { AuthenticatedIssuer } from './auth';
 
@@ -48,11 +49,17 @@ export class TokenCache {
 }
 
 /** Keeps a LISTEN connection open and feeds the cache; the cache is off while it is down. */
-export function listenForAuthChanges(databaseUrl: string, cache: TokenCache, logger: Logger): Listener {
+export function listenForAuthChanges(
+  databaseUrl: string,
+  cache: TokenCache,
+  logger: Logger,
+  timeouts?: DatabaseTimeouts,
+): Listener {
   return listen(
     databaseUrl,
     AUTH_CHANGED_CHANNEL,
     { onNotify: (issuerId) => issuerId && cache.evictIssuer(issuerId), onListening: (on) => cache.setListening(on) },
     logger,
+    timeouts,
   );
 }

@@ -80,7 +80,11 @@ export async function createPayoutRun(
 }
 
 async function startRun(db: Db, temporal: WorkflowEngine, payout: Payout, created: boolean): Promise<void> {
-  const args: RunArgs = { issuerId: payout.issuerId, payoutId: payout.id };
+  const args: RunArgs = {
+    issuerId: payout.issuerId,
+    payoutId: payout.id,
+    chunkSize: temporal.settings.payoutChunkGroups,
+  };
   try {
     await temporal.client.workflow.start(PAYOUT_WORKFLOW_TYPE, {
       workflowId: payoutWorkflowId(payout.issuerId, payout.id),

@@ -504,7 +504,7 @@ export interface paths {
         };
         /**
          * Cashback and branded balance totals of a group, from the ledger
-         * @description Flows (earned, spent, expired, clawed back) are sums of the ledger transfers (one reward event each); balanceMinor is the chg_cashback account; availableMinor + notYetAvailableMinor is the chg_branded accounts split by grant availability. Cashback: balanceMinor = earnedMinor - clawedBackMinor + adjustedMinor. Branded balance: earnedMinor + adjustedMinor = availableMinor + notYetAvailableMinor + spentMinor + expiredMinor + clawedBackMinor. cashback.pendingMinor is the cashback previewed on authorizations that have not settled yet (not reversed, not lapsed): expected, not owed, not in the ledger and not in balanceMinor. expiredMinor includes value past its expiry that the hourly expiry job has not yet moved to breakage.
+         * @description Flows (earned, spent, expired, clawed back) are sums of the ledger transfers (one reward event each); balanceMinor is the chg_cashback account; availableMinor + notYetAvailableMinor is the chg_branded accounts split by grant availability. Cashback: balanceMinor = onHoldMinor + payableMinor; earnedMinor - clawedBackMinor + adjustedMinor - paidOutMinor = balanceMinor - owedMinor. Branded balance: earnedMinor + adjustedMinor = availableMinor + notYetAvailableMinor + spentMinor + expiredMinor + clawedBackMinor. cashback.pendingMinor is the cashback previewed on authorizations that have not settled yet (not reversed, not lapsed): expected, not owed, not in the ledger and not in balanceMinor. expiredMinor includes value past its expiry that the hourly expiry job has not yet moved to breakage.
          */
         get: operations["getRewardsSummary"];
         put?: never;
@@ -610,7 +610,7 @@ export interface paths {
         put?: never;
         /**
          * Credit or debit the group's cashback or branded balance (customer service)
-         * @description A credit (amountMinor > 0) is funded by the issuer (ledger account issuer_adjustments:<issuer>), never by a merchant; a branded credit opens a grant at the merchant, available at once and expiring after the merchant's expiryDays. A debit (amountMinor < 0) never takes a balance below zero (409 insufficient_balance, nothing posted) and draws branded grants soonest-expiring first. Each adjustment is one balanced ledger transfer with its reward event (cashback_adjusted or branded_adjusted, signed), in the summary, activity, merchant balance, ledger entries and export, and a reward_adjusted webhook. The Idempotency-Key is required and never posts twice (the same key and body answer the same adjustment, even after the 24 h replay window). 400 invalid_body also when a branded adjustment has no merchantId or a cashback one has one. 400 adjustment_too_large: |amountMinor| above the issuer's adjustmentLimitMinor (10000 unless the operator set another).
+         * @description A credit (amountMinor > 0) is funded by the issuer (ledger account issuer_adjustments:<issuer>), never by a merchant; a branded credit opens a grant at the merchant, available at once and expiring after the merchant's expiryDays. A debit (amountMinor < 0) never takes a balance below zero (409 insufficient_balance, nothing posted) and draws branded grants soonest-expiring first. A write-off (reasonCode write_off, cashback, amountMinor > 0) forgives cashback the group owes (a refund after payout; summary owedMinor), at most what it owes (409 insufficient_balance otherwise), funded by the issuer. Each adjustment is one balanced ledger transfer with its reward event (cashback_adjusted or branded_adjusted, signed), in the summary, activity, merchant balance, ledger entries and export, and a reward_adjusted webhook. The Idempotency-Key is required and never posts twice (the same key and body answer the same adjustment, even after the 24 h replay window). 400 invalid_body also when a branded adjustment has no merchantId or a cashback one has one. 400 adjustment_too_large: |amountMinor| above the issuer's adjustmentLimitMinor (10000 unless the operator set another).
          */
         post: operations["createAdjustment"];
         delete?: never;
@@ -671,6 +671,87 @@ export interface paths {
         get: operations["getClaim"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The issuer's payouts, newest first
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
+        get: operations["listPayouts"];
+        put?: never;
+        /**
+         * Pay out the payable cashback of every group (or the listed ones) at or above a minimum
+         * @description Starts a payout run: one Temporal workflow (payout/<issuer>/<payout id>, searchable by RewardsIssuerId) that pays every active group of the issuer (or those in chgIds) whose payable cashback, as of the run’s creation on the issuer’s clock, is at least minimumMinor: all of it, each group at most once whatever fails. One run at a time per issuer (409 payout_in_progress). The same Idempotency-Key answers the same run. Follow it with GET /api/v2/payouts/{payoutId} or the payout_completed webhook, then read its items file. Only payable cashback is paid: what a purchase earns is on hold for its return window (the offer's returnPeriodDays, else the issuer's cashbackHoldDays, 30 days unless the operator set another) from its createdAt on the issuer's clock. Each group paid gets a cashback_paid_out reward event (activity, negative amount), a ledger transfer chg_cashback -> issuer_payable and a cashback_paid_out webhook. A refund after payout claws back what the group no longer holds as owed (summary owedMinor), which its next cashback repays; the issuer may forgive it with a write_off adjustment.
+         */
+        post: operations["createPayoutRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/payouts/{payoutId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One payout: its status, how many groups it paid and how much */
+        get: operations["getPayout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/payouts/{payoutId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The groups a payout paid, streamed as NDJSON or CSV, ending with a checksum line
+         * @description One line per group paid ({ chgId, externalId, amountMinor, currency, rewardEventId }), in chg id order, and a last line with the count, the total and the SHA-256 of every byte before it: the file a core banking system credits accounts from. It is final once the payout is completed (the checksum line names the status it was read at).
+         */
+        get: operations["getPayoutItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/chg/{chgId}/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay out one group's payable cashback now (an instant cash-out)
+         * @description Pays the group now, in one transaction: all of its payable cashback, or amountMinor of it (409 insufficient_balance beyond what is payable, or when nothing is; nothing is posted). Answers the completed payout (kind group). Only payable cashback is paid: what a purchase earns is on hold for its return window (the offer's returnPeriodDays, else the issuer's cashbackHoldDays, 30 days unless the operator set another) from its createdAt on the issuer's clock. Each group paid gets a cashback_paid_out reward event (activity, negative amount), a ledger transfer chg_cashback -> issuer_payable and a cashback_paid_out webhook. A refund after payout claws back what the group no longer holds as owed (summary owedMinor), which its next cashback repays; the issuer may forgive it with a write_off adjustment.
+         */
+        post: operations["payOutGroup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1468,6 +1549,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    cashback_paid_out: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * cashback_paid_out (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["cashback_paid_outWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    payout_completed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout_completed (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["payout_completedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1670,10 +1791,12 @@ export interface components {
                 refundTransactionId: string;
                 /** @enum {string} */
                 currency: "usd";
-                /** @description Cashback taken back. */
+                /** @description Cashback taken back (with branded balance already spent, taken from cashback). */
                 cashbackAmountMinor: number;
                 /** @description Branded balance taken back. */
                 brandedAmountMinor: number;
+                /** @description The part of cashbackAmountMinor the group no longer held (it was paid out): it owes it, and its next cashback repays it. */
+                owedMinor: number;
                 /** @description The clawback reward events (GET .../transaction/{txnId}/reward-detail of the purchase). */
                 rewardEventIds: string[];
             };
@@ -1766,7 +1889,7 @@ export interface components {
                 /** @description The merchant of a branded adjustment. */
                 merchantId: string | null;
                 /** @enum {string} */
-                reasonCode: "goodwill" | "missing_reward" | "correction" | "fraud";
+                reasonCode: "goodwill" | "missing_reward" | "correction" | "fraud" | "write_off";
                 /** @description The purchase it corrects, when it names one. */
                 transactionId: string | null;
                 /** @enum {string} */
@@ -1805,6 +1928,61 @@ export interface components {
                 adjustmentId: string | null;
                 /** @description Every adjustment the approval posted. */
                 adjustmentIds: string[];
+            };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
+        };
+        /** @description A group's payable cashback was paid out, by a payout run (POST /api/v2/payouts) or a single group's payout: credit it to the cardholder. */
+        CashbackPaidOutWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "cashback_paid_out";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                chgId: string;
+                /** @description The payout (GET /api/v2/payouts/{payoutId}). */
+                payoutId: string;
+                /** @enum {string} */
+                currency: "usd";
+                /** @description Paid out: the issuer credits it to the cardholder. */
+                amountMinor: number;
+                /** @description The cashback_paid_out reward event (GET .../rewards/activity). */
+                rewardEventId: string;
+            };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
+        };
+        /** @description A payout run finished: every group it pays is paid, and its items file (GET /api/v2/payouts/{payoutId}/items) is final. */
+        PayoutCompletedWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "payout_completed";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                /** @description The payout run (GET /api/v2/payouts/{payoutId}; its items file lists every group paid). */
+                payoutId: string;
+                /** @description Groups paid. */
+                groupCount: number;
+                /** @enum {string} */
+                currency: "usd";
+                /** @description Paid in all. */
+                totalMinor: number;
             };
             /**
              * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
@@ -2217,6 +2395,7 @@ export interface components {
          *       "mccs": null,
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
+         *       "returnPeriodDays": null,
          *       "status": "active"
          *     }
          */
@@ -2238,6 +2417,8 @@ export interface components {
             startsAt: string;
             /** Format: date-time */
             endsAt: string | null;
+            /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
+            returnPeriodDays: number | null;
             /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
@@ -2261,6 +2442,7 @@ export interface components {
          *           "mccs": null,
          *           "startsAt": "2026-03-14T15:09:26.000Z",
          *           "endsAt": null,
+         *           "returnPeriodDays": null,
          *           "status": "active"
          *         }
          *       ],
@@ -2689,7 +2871,7 @@ export interface components {
              * @description merchant_receivable (asset, debit-normal: what the merchant owes for rewards it funds), chg_cashback and chg_branded (liabilities, credit-normal: what the group holds), breakage (income, credit-normal: expired branded balance).
              * @enum {string}
              */
-            accountKind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments";
+            accountKind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable";
             /** @description The group that owns the account (chg_cashback, chg_branded); null otherwise. */
             chgId: string | null;
             /** @description The merchant of the account (merchant_receivable, chg_branded, breakage); null otherwise. */
@@ -2740,7 +2922,7 @@ export interface components {
              * @description The transfer's id; the reward-events export names it too.
              */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed. Clients must tolerate new values. */
             kind: string;
             /** @description The reward event this transfer books (one transfer per reward event). */
             rewardEventId: string;
@@ -2812,8 +2994,12 @@ export interface components {
          *         "earnedMinor": 1250,
          *         "clawedBackMinor": 125,
          *         "adjustedMinor": 500,
+         *         "paidOutMinor": 1000,
          *         "pendingMinor": 300,
-         *         "balanceMinor": 1625
+         *         "onHoldMinor": 500,
+         *         "payableMinor": 125,
+         *         "balanceMinor": 625,
+         *         "owedMinor": 0
          *       },
          *       "brandedBalance": {
          *         "earnedMinor": 750,
@@ -2830,16 +3016,25 @@ export interface components {
             chgId: string;
             /** @enum {string} */
             currency: "usd";
+            /** @description balanceMinor = onHoldMinor + payableMinor; earnedMinor - clawedBackMinor + adjustedMinor - paidOutMinor = balanceMinor - owedMinor. */
             cashback: {
                 earnedMinor: number;
-                /** @description Includes spent or expired branded balance a refund took back from cashback. */
+                /** @description Includes spent or expired branded balance a refund took back from cashback, and what a refund reversed after payout (owed). */
                 clawedBackMinor: number;
                 /** @description Net of customer-service adjustments (credits minus debits; POST .../adjustments), funded by the issuer. */
                 adjustedMinor: number;
+                /** @description Paid out by the issuer (payout runs and single payouts). */
+                paidOutMinor: number;
                 /** @description Previewed on authorizations not yet settled; not in the ledger, not in balanceMinor. */
                 pendingMinor: number;
-                /** @description The chg_cashback ledger account: balanceMinor = earnedMinor - clawedBackMinor + adjustedMinor. */
+                /** @description Earned by purchases still in their return window (the offer's returnPeriodDays, else the issuer's cashbackHoldDays, from the purchase's createdAt): never paid out; a refund inside the window takes it back from here. */
+                onHoldMinor: number;
+                /** @description What a payout would pay now. */
+                payableMinor: number;
+                /** @description The chg_cashback ledger account. */
                 balanceMinor: number;
+                /** @description What a refund reversed after it was paid out (the chg_cashback_owed account): the group's next cashback repays it first; an adjustment with reasonCode write_off forgives it. */
+                owedMinor: number;
             };
             /** @description earnedMinor + adjustedMinor = availableMinor + notYetAvailableMinor + spentMinor + expiredMinor + clawedBackMinor. */
             brandedBalance: {
@@ -2871,7 +3066,7 @@ export interface components {
         RewardActivity: {
             id: string;
             /** @enum {string} */
-            type: "cashback_earned" | "branded_earned" | "branded_spent" | "branded_expired" | "cashback_clawed_back" | "branded_clawed_back" | "cashback_adjusted" | "branded_adjusted";
+            type: "cashback_earned" | "branded_earned" | "branded_spent" | "branded_expired" | "cashback_clawed_back" | "branded_clawed_back" | "cashback_adjusted" | "branded_adjusted" | "cashback_paid_out" | "cashback_owed_repaid";
             /** @description Minor units; positive, except cashback_adjusted and branded_adjusted: signed (a customer-service debit is negative). */
             amountMinor: number;
             /** @enum {string} */
@@ -3003,7 +3198,7 @@ export interface components {
             transactionId: string | null;
             /** @description The refund (txn_) that caused a clawback; null otherwise. */
             sourceTransactionId: string | null;
-            /** @description cashback_earned, branded_earned, branded_spent, branded_expired, cashback_clawed_back, branded_clawed_back, cashback_adjusted, branded_adjusted; clients must tolerate new values. */
+            /** @description cashback_earned, branded_earned, branded_spent, branded_expired, cashback_clawed_back, branded_clawed_back, cashback_adjusted, branded_adjusted, cashback_paid_out, cashback_owed_repaid; clients must tolerate new values. */
             type: string;
             /** @description Minor units; positive, the type saying which way it moved, except cashback_adjusted and branded_adjusted: signed (a debit is negative). */
             amountMinor: number;
@@ -3121,8 +3316,11 @@ export interface components {
             amountMinor: number;
             /** @description Required for branded: the merchant whose balance it is. */
             merchantId?: string;
-            /** @enum {string} */
-            reasonCode: "goodwill" | "missing_reward" | "correction" | "fraud";
+            /**
+             * @description write_off forgives cashback the group owes (a refund after payout, summary owedMinor): balanceType cashback, a positive amountMinor of at most what it owes; the issuer funds it.
+             * @enum {string}
+             */
+            reasonCode: "goodwill" | "missing_reward" | "correction" | "fraud" | "write_off";
             /** @description Free text for the issuer’s own records (never shown to the cardholder by us). */
             note?: string;
             /** @description The purchase (a txn_ of this group) it corrects, if any. */
@@ -3154,7 +3352,7 @@ export interface components {
             currency?: "usd";
             merchantId?: string;
             /** @enum {string} */
-            reasonCode: "goodwill" | "missing_reward" | "correction" | "fraud";
+            reasonCode: "goodwill" | "missing_reward" | "correction" | "fraud" | "write_off";
             /** @description Free text for the issuer’s own records (never shown to the cardholder by us). */
             note?: string;
             transactionId?: string;
@@ -3166,7 +3364,7 @@ export interface components {
             rewardGrantId?: string;
             /**
              * Format: uuid
-             * @description Its ledger transfer (adjust_credit_* or adjust_debit_*); the reward-events export names it too.
+             * @description Its ledger transfer (adjust_credit_*, adjust_debit_*, or write_off_cashback_owed for a write-off); the reward-events export names it too.
              */
             transferId: string;
             /**
@@ -3319,6 +3517,196 @@ export interface components {
             nextCursor: string | null;
         };
         /**
+         * PayoutRunInput
+         * @example {
+         *       "minimumMinor": 500,
+         *       "description": "November statement cycle"
+         *     }
+         */
+        PayoutRunInput: {
+            /**
+             * @description Pay only groups whose payable cashback is at least this much (all of it); 1 by default.
+             * @default 1
+             */
+            minimumMinor?: number;
+            /** @description Only these groups (each must be the issuer’s: 404 chg_not_found names those that are not). */
+            chgIds?: string[];
+            /** @description For the issuer’s own records (e.g. the statement cycle it pays). */
+            description?: string;
+        };
+        /**
+         * Payout
+         * @example {
+         *       "id": "po_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "kind": "run",
+         *       "status": "completed",
+         *       "minimumMinor": 500,
+         *       "chgIds": null,
+         *       "description": "November statement cycle",
+         *       "asOf": "2026-03-14T15:09:26.000Z",
+         *       "groupCount": 1840,
+         *       "currency": "usd",
+         *       "totalMinor": 412650,
+         *       "createdAt": "2026-03-14T15:09:26.000Z",
+         *       "completedAt": "2026-03-17T15:09:26.000Z"
+         *     }
+         */
+        Payout: {
+            id: string;
+            /**
+             * @description run: POST /api/v2/payouts; group: POST /api/v2/chg/{chgId}/payouts.
+             * @enum {string}
+             */
+            kind: "run" | "group";
+            /**
+             * @description failed: a chunk failed past its retries; the groups it paid stay paid (items), a new run pays the rest.
+             * @enum {string}
+             */
+            status: "processing" | "completed" | "failed";
+            minimumMinor: number;
+            /** @description The groups it was limited to, or null. */
+            chgIds: string[] | null;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description The issuer's clock when it was created: cashback on hold at that instant is not paid.
+             */
+            asOf: string;
+            /** @description Groups paid so far. */
+            groupCount: number;
+            /** @enum {string} */
+            currency: "usd";
+            /** @description Paid so far. */
+            totalMinor: number;
+            /** @description Why a failed run stopped. */
+            failureReason?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /** Format: date-time */
+            completedAt: string | null;
+        };
+        /**
+         * PayoutPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "po_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "kind": "run",
+         *           "status": "completed",
+         *           "minimumMinor": 500,
+         *           "chgIds": null,
+         *           "description": "November statement cycle",
+         *           "asOf": "2026-03-14T15:09:26.000Z",
+         *           "groupCount": 1840,
+         *           "currency": "usd",
+         *           "totalMinor": 412650,
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "completedAt": "2026-03-17T15:09:26.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        PayoutPage: {
+            data: components["schemas"]["Payout"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /**
+         * PayoutItemLine
+         * @example {
+         *       "record": "payout_item",
+         *       "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "externalId": "household-42",
+         *       "amountMinor": 1250,
+         *       "currency": "usd",
+         *       "rewardEventId": "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *     }
+         */
+        PayoutItemLine: {
+            /** @constant */
+            record: "payout_item";
+            chgId: string;
+            /** @description The group's id in the issuer's systems. */
+            externalId: string;
+            /** @description To credit to the group. */
+            amountMinor: number;
+            /** @enum {string} */
+            currency: "usd";
+            /** @description The cashback_paid_out reward event. */
+            rewardEventId: string;
+        };
+        /**
+         * PayoutItemsChecksum
+         * @example {
+         *       "record": "checksum",
+         *       "payoutId": "po_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "status": "completed",
+         *       "count": 1,
+         *       "totalMinor": 1250,
+         *       "digest": {
+         *         "algorithm": "sha256",
+         *         "value": "5f0c7d0d7d6b3f0e8a1f0a2e6c3b1d9e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c"
+         *       }
+         *     }
+         */
+        PayoutItemsChecksum: {
+            /** @constant */
+            record: "checksum";
+            payoutId: string;
+            /**
+             * @description The payout when the file was read: only a completed payout’s file is final.
+             * @enum {string}
+             */
+            status: "processing" | "completed" | "failed";
+            /** @description Lines before this one (groups). */
+            count: number;
+            /** @description The sum of their amountMinor. */
+            totalMinor: number;
+            digest: {
+                /** @constant */
+                algorithm: "sha256";
+                /** @description Hex SHA-256 of every byte before this line. */
+                value: string;
+            };
+        };
+        /**
+         * PayoutItemsNdjsonLine
+         * @description One line of the NDJSON items file: a group paid, or the checksum record that ends it.
+         * @example {
+         *       "record": "payout_item",
+         *       "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "externalId": "household-42",
+         *       "amountMinor": 1250,
+         *       "currency": "usd",
+         *       "rewardEventId": "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *     }
+         */
+        PayoutItemsNdjsonLine: components["schemas"]["PayoutItemLine"] | components["schemas"]["PayoutItemsChecksum"];
+        /**
+         * PayoutItemsCsv
+         * @description A header line `chgId,externalId,amountMinor,currency,rewardEventId`, one line per group paid, and a last line `#checksum payoutId=… status=… count=… totalMinor=… sha256=…` (the SHA-256 of every byte before it).
+         * @example chgId,externalId,amountMinor,currency,rewardEventId
+         *     chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001,household-42,1250,usd,brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000001
+         *     #checksum payoutId=po_6f1c2a9e-4b7d-4e21-9c3a-000000000001 status=completed count=1 totalMinor=1250 sha256=5f0c7d0d7d6b3f0e8a1f0a2e6c3b1d9e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c
+         */
+        PayoutItemsCsv: string;
+        /**
+         * GroupPayoutInput
+         * @example {
+         *       "amountMinor": 1250
+         *     }
+         */
+        GroupPayoutInput: {
+            /** @description How much to pay; all of the group’s payable cashback when absent. */
+            amountMinor?: number;
+            /** @description For the issuer’s own records (e.g. the statement cycle it pays). */
+            description?: string;
+        };
+        /**
          * WebhookEndpointInput
          * @example {
          *       "url": "https://rewards-hooks.example-issuer.com/webhooks",
@@ -3334,7 +3722,7 @@ export interface components {
              */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed")[];
         };
         /**
          * WebhookEndpoint
@@ -3363,7 +3751,7 @@ export interface components {
         WebhookEndpoint: {
             id: string;
             url: string;
-            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved")[];
+            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed")[];
             description: string;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -3435,7 +3823,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /** @description First delivery attempts per second sent to this endpoint at most; null (the default): bounded by concurrency only. */
@@ -3486,7 +3874,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url?: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /**
@@ -3508,7 +3896,7 @@ export interface components {
              * @description The type whose published example (the webhooks section of /openapi.json) is sent; any type, enabled or not.
              * @enum {string}
              */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed";
         };
         /**
          * WebhookEndpointTestEvent
@@ -3584,7 +3972,7 @@ export interface components {
         Webhook: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
@@ -3817,7 +4205,7 @@ export interface components {
         WebhookDetail: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
@@ -3994,6 +4382,7 @@ export interface components {
          *       },
          *       "webhookEndpointDisableAfter": null,
          *       "adjustmentLimitMinor": 10000,
+         *       "cashbackHoldDays": 30,
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-14T15:09:26.000Z"
          *     }
@@ -4015,6 +4404,8 @@ export interface components {
             webhookEndpointDisableAfter?: string | null;
             /** @description The largest single adjustment (credit or debit) its tokens may post; 400 adjustment_too_large above. */
             adjustmentLimitMinor?: number;
+            /** @description The return window: days a purchase's cashback stays on hold, from its createdAt, before it is payable (unless its offer sets returnPeriodDays); 30 by default, 0 allowed. */
+            cashbackHoldDays?: number;
             /**
              * Format: date-time
              * @description ISO 8601, UTC.
@@ -4299,7 +4690,8 @@ export interface components {
          *       "maxRewardPerChgMinor": null,
          *       "mccs": null,
          *       "startsAt": "2026-03-14T15:09:26.000Z",
-         *       "endsAt": null
+         *       "endsAt": null,
+         *       "returnPeriodDays": null
          *     }
          */
         OfferInput: {
@@ -4324,6 +4716,8 @@ export interface components {
             startsAt: string;
             /** @description Exclusive end; null means open-ended. Set it to now to end the offer. */
             endsAt?: string | null;
+            /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
+            returnPeriodDays?: number | null;
         };
         /**
          * AdminOffer
@@ -4340,6 +4734,7 @@ export interface components {
          *       "mccs": null,
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
+         *       "returnPeriodDays": null,
          *       "status": "active",
          *       "catalogueStatus": "active",
          *       "createdAt": "2026-03-14T15:09:26.000Z",
@@ -4364,6 +4759,8 @@ export interface components {
             startsAt: string;
             /** Format: date-time */
             endsAt: string | null;
+            /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
+            returnPeriodDays: number | null;
             /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
@@ -4410,6 +4807,8 @@ export interface components {
             startsAt?: string;
             /** @description Exclusive end; null means open-ended. Set it to now to end the offer. */
             endsAt?: string | null;
+            /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
+            returnPeriodDays?: number | null;
             /**
              * @description Catalogue status; inactive ends the offer for good.
              * @enum {string}
@@ -4454,7 +4853,7 @@ export interface components {
                 /** @description Deterministic account key: <issuerId>:<kind>[:<chgId>][:<merchantId>]. */
                 id: string;
                 /** @enum {string} */
-                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments";
+                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable";
                 issuerId: string;
                 chgId: string | null;
                 merchantId: string | null;
@@ -4491,7 +4890,7 @@ export interface components {
             entryId: string;
             /** Format: uuid */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed. Clients must tolerate new values. */
             transferKind: string;
             /** @description The transfer's idempotency key: which effect of which purchase, refund or grant posted it. */
             idempotencyKey: string;
@@ -4553,7 +4952,7 @@ export interface components {
                  * @description merchant_receivable (asset, debit-normal: what the merchant owes for rewards it funds), chg_cashback and chg_branded (liabilities, credit-normal: what the group holds), breakage (income, credit-normal: expired branded balance).
                  * @enum {string}
                  */
-                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments";
+                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable";
                 issuerId: string;
                 chgId: string | null;
                 merchantId: string | null;
@@ -6982,7 +7381,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                type?: "cashback_earned" | "branded_earned" | "branded_spent" | "branded_expired" | "cashback_clawed_back" | "branded_clawed_back" | "cashback_adjusted" | "branded_adjusted";
+                type?: "cashback_earned" | "branded_earned" | "branded_spent" | "branded_expired" | "cashback_clawed_back" | "branded_clawed_back" | "cashback_adjusted" | "branded_adjusted" | "cashback_paid_out" | "cashback_owed_repaid";
             };
             header?: {
                 /**
@@ -7361,7 +7760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `insufficient_balance`: a debit beyond what the group holds (details.availableMinor); `branded_not_enabled`: a branded credit at a merchant without branded balance. */
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `insufficient_balance`: a debit beyond what the group holds, or a write-off beyond what it owes (details.availableMinor); `branded_not_enabled`: a branded credit at a merchant without branded balance. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7637,6 +8036,464 @@ export interface operations {
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    listPayouts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payouts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuer"];
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    createPayoutRun: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PayoutRunInput"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the run is processing. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `idempotency_key_required`: the request has no Idempotency-Key header. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `chg_not_found`: a listed group is not the issuer’s. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `payout_in_progress`: another run of the issuer is processing (details.payoutId). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            /** @description Database or workflow engine unreachable (`Retry-After` is set). Also on this operation: `workflow_engine_unavailable`: the run could not be started: nothing was paid, ask again later. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 50300,
+                     *       "httpStatusCode": 503,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "unavailable",
+                     *       "reasonCode": "database_unavailable",
+                     *       "message": "The database is unreachable; retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPayout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example po_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                payoutId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            400: components["responses"]["BadRequestIssuer"];
+            401: components["responses"]["UnauthorizedIssuer"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `payout_not_found`: the payout is not the issuer’s. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    getPayoutItems: {
+        parameters: {
+            query?: {
+                format?: "ndjson" | "csv";
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example po_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                payoutId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The items file, streamed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["PayoutItemsNdjsonLine"];
+                    "text/csv": components["schemas"]["PayoutItemsCsv"];
+                };
+            };
+            400: components["responses"]["BadRequestIssuer"];
+            401: components["responses"]["UnauthorizedIssuer"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `payout_not_found`: the payout is not the issuer’s. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    payOutGroup: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key": string;
+            };
+            path: {
+                /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                chgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["GroupPayoutInput"];
+            };
+        };
+        responses: {
+            /** @description Paid. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `idempotency_key_required`: the request has no Idempotency-Key header. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `chg_not_found`: the group is not the issuer’s. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `insufficient_balance`: more than the group’s payable cashback (details.availableMinor). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
         };
     };
     getWebhookEndpoint: {
@@ -8383,7 +9240,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "delivering" | "delivered" | "failed" | "skipped";
-                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved";
+                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed";
                 limit?: number;
                 cursor?: string;
             };
@@ -8954,6 +9811,8 @@ export interface operations {
                     webhookEndpointDisableAfter?: string | null;
                     /** @description The largest single adjustment its tokens may post (minor units); 10000 by default. */
                     adjustmentLimitMinor?: number;
+                    /** @description The return window: days a purchase's cashback stays on hold, from its createdAt, before it is payable (unless its offer sets returnPeriodDays); 30 by default, 0 allowed. */
+                    cashbackHoldDays?: number;
                 };
             };
         };
@@ -10358,6 +11217,7 @@ export interface operations {
                  *         "currency": "usd",
                  *         "cashbackAmountMinor": 50,
                  *         "brandedAmountMinor": 30,
+                 *         "owedMinor": 0,
                  *         "rewardEventIds": [
                  *           "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000003",
                  *           "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000004"
@@ -10574,6 +11434,105 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["ClaimResolvedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cashback_paid_outWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000011",
+                 *       "type": "cashback_paid_out",
+                 *       "createdAt": "2027-03-14T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "payoutId": "po_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "currency": "usd",
+                 *         "amountMinor": 125,
+                 *         "rewardEventId": "brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000007"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CashbackPaidOutWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    payout_completedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000012",
+                 *       "type": "payout_completed",
+                 *       "createdAt": "2027-03-14T15:09:26.000Z",
+                 *       "data": {
+                 *         "payoutId": "po_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "groupCount": 1840,
+                 *         "currency": "usd",
+                 *         "totalMinor": 412650
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PayoutCompletedWebhook"];
             };
         };
         responses: {

@@ -9,6 +9,7 @@
 // chunk skips the groups that have their line.
 import { Prisma } from '../../prisma/generated/client';
 import type { SqlTx } from '../../prisma/sql-transaction';
+import { DEFAULT_PAYOUT_CHUNK_GROUPS } from '../config';
 import { errors } from '../errors';
 import { newId } from '../ids';
 import { accounts, fromDbMinor } from '../ledger';
@@ -18,8 +19,7 @@ import { ensureAndLockAccounts, type LockedAccount } from './ledger/accounts';
 import { emptyBatch, newTransferId, writeBatch } from './ledger/batch';
 import { recordRewardEventWebhooks } from './webhook-records';
 
-/** Groups per chunk of a run: one transaction each, and one Temporal activity. */
-export const PAYOUT_CHUNK_SIZE = 1000;
+export const PAYOUT_CHUNK_SIZE = DEFAULT_PAYOUT_CHUNK_GROUPS;
 
 export interface PayGroupsInput {
   issuerId: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { devStackEnv, loadConfig, requireConnections, ConfigError } from '../../core/config';
+import { databaseTimeouts, devStackEnv, loadConfig, requireConnections, ConfigError } from '../../core/config';
 import { generateKeyRingEntry } from '../../core/crypto/key-ring';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../../workflows/webhook-delivery-contract';
 
@@ -118,6 +118,55 @@ describe('core/config', () => {
           err instanceof ConfigError &&
           err.problems.length === 3 &&
           ['PORT', 'SETTLEMENT_TIMEOUT', 'WEBHOOK_RETRY_SCHEDULE'].every((n) => err.message.includes(n)),
+      );
+    });
+  });
+
+  describe('database bounds (prisma/bounded-client.ts)', () => {
+    const NAMES = [
+      'DATABASE_CONNECT_TIMEOUT_MS',
+      'API_DATABASE_STATEMENT_TIMEOUT_MS',
+      'WORKER_DATABASE_STATEMENT_TIMEOUT_MS',
+      'DATABASE_TRANSACTION_TIMEOUT_MS',
+    ];
+
+    it('defaults to what docs/operating/configuration.md says, the API bound shorter than the worker one', () => {
+      const doc = readFileSync(CONFIGURATION_DOC, 'utf8');
+      const documented = NAMES.map((name) => [
+        name,
+        new RegExp(`^\\| \`${name}\` \\| \`([^\`]+)\``, 'm').exec(doc)?.[1] ??
+          assert.fail(`${name} is not in docs/operating/configuration.md`),
+      ]);
+      const defaults = loadConfig({});
+      assert.deepEqual(loadConfig(Object.fromEntries(documented)), defaults);
+      assert.deepEqual(databaseTimeouts(defaults, 'api'), {
+        connectTimeoutMs: 5_000,
+        statementTimeoutMs: 5_000,
+        transactionTimeoutMs: 20_000,
+      });
+      assert.deepEqual(databaseTimeouts(defaults, 'worker'), {
+        connectTimeoutMs: 5_000,
+        statementTimeoutMs: 20_000,
+        transactionTimeoutMs: 20_000,
+      });
+    });
+
+    it('takes each process its own statement bound, and refuses what is out of range, naming each', () => {
+      const config = loadConfig({
+        DATABASE_CONNECT_TIMEOUT_MS: '2000',
+        API_DATABASE_STATEMENT_TIMEOUT_MS: '3000',
+        WORKER_DATABASE_STATEMENT_TIMEOUT_MS: '60000',
+        DATABASE_TRANSACTION_TIMEOUT_MS: '30000',
+      });
+      assert.deepEqual(databaseTimeouts(config, 'api'), {
+        connectTimeoutMs: 2_000,
+        statementTimeoutMs: 3_000,
+        transactionTimeoutMs: 30_000,
+      });
+      assert.equal(databaseTimeouts(config, 'worker').statementTimeoutMs, 60_000);
+      assert.throws(
+        () => loadConfig(Object.fromEntries(NAMES.map((name) => [name, name.startsWith('API') ? '5s' : '0']))),
+        (err) => err instanceof ConfigError && NAMES.every((name, i) => err.problems[i]?.startsWith(name)),
       );
     });
   });

@@ -10,6 +10,7 @@ import { startWebhookRelay, type RelayOptions, type WebhookRelay } from '../../w
 import { startHandoverWatch, type HandoverWatch, type HandoverWatchOptions } from '../../worker/handover-watch';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
+import type { DatabaseTimeouts } from '../../prisma/bounded-client';
 import { handOver } from '../../core/domain/handover';
 import { createHandoverQueue } from '../../api/ingestion/handover-queue';
 import type { ActivityDeps } from '../../activities';
@@ -66,11 +67,15 @@ export async function startStack(
     webhookSecretKeys?: ActivityDeps['webhookSecretKeys'];
     /** Tracing started by the test (core/tracing.ts): the clients' and the worker's interceptors. */
     tracing?: Tracing;
+    /** The database of the API, the worker and the relay (the run's by default) and their connections' bounds. */
+    database?: { url: string; timeouts?: DatabaseTimeouts };
   } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
   const taskQueue = `test-${randomUUID()}`;
-  const db = createDb(testDatabaseUrl(), 10);
+  const databaseUrl = options.database?.url ?? testDatabaseUrl();
+  const databaseTimeouts = options.database?.timeouts;
+  const db = createDb(databaseUrl, 10, databaseTimeouts);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const clientConnection = await Connection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const client = new Client({
@@ -85,7 +90,7 @@ export async function startStack(
   const webhookDestinations = options.webhookDestinations ?? testWebhookDestinations;
   const webhookSecretKeys = options.webhookSecretKeys ?? testWebhookSecretKeys;
   const relay: WebhookRelay = startWebhookRelay(
-    { db, logger, clock, temporal: engine, databaseUrl: testDatabaseUrl(), webhookDestinations, webhookSecretKeys },
+    { db, logger, clock, temporal: engine, databaseUrl, databaseTimeouts, webhookDestinations, webhookSecretKeys },
     options.relay,
   );
   const newWorker = () =>

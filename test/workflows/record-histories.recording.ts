@@ -31,6 +31,7 @@ import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } f
 import { testEngine } from '../helpers/engine';
 import { newId } from '../../core/ids';
 import { CLAIM_WORKFLOW_TYPE, claimWorkflowId, resolveClaimUpdate } from '../../workflows/claim-resolution';
+import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId } from '../../workflows/payout-run';
 
 const DIR = join(__dirname, 'histories');
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown', 'voided', 'previewed'];
@@ -171,6 +172,38 @@ describe('record workflow histories', function () {
     const approved = await stack.app.operator('POST', `/admin/v1/claims/${claim.id}/approve`, {});
     assert.equal(approved.status, 200, approved.text);
     await save('claim-approved', claim.workflowId);
+  });
+
+  it('records a payout run over three groups in chunks of two', async () => {
+    const payer = await newIssuer(stack.app);
+    await stack.app.operator('PATCH', `/admin/v1/issuers/${payer.id}`, { cashbackHoldDays: 0 });
+    const merchant = await createMerchant(stack.app, { brandedBalance: { enabled: false } });
+    await createOffer(stack.app, merchant.id, { cashbackRateBps: 1000, startsAt: daysFromNow(-3) });
+    for (const amount of [1000, 2000, 3000]) {
+      const group = (await payer.call('POST', '/api/v2/chg', groupBody())).body;
+      await payer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+      const event = settledEvent(cardOf(group), { amount, merchantId: merchant.id });
+      await payer.call('POST', '/api/v1/incoming-txn', event);
+      const stored = await stack.db.ingestedEvent.findFirstOrThrow({
+        where: { issuerId: payer.id, kind: 'settled', externalId: event.id },
+      });
+      await stack.waitForStatus(stored.id, FINAL);
+    }
+    const payoutId = newId('po');
+    const at = new Date();
+    await stack.db.payout.create({
+      data: {
+        ...{ id: payoutId, issuerId: payer.id, kind: 'run', status: 'processing', idempotencyKey: payoutId },
+        ...{ requestHash: payoutId, minimumMinor: 1n, chgIds: [], asOf: at, createdAt: at },
+      },
+    });
+    const workflowId = payoutWorkflowId(payer.id, payoutId);
+    await stack.client.workflow.start(PAYOUT_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: stack.taskQueue,
+      args: [{ issuerId: payer.id, payoutId, chunkSize: 2 }],
+    });
+    await save('payout-run', workflowId);
   });
 
   it('records a v1 run that previewed on the v1 code and settled after the upgrade', async () => {

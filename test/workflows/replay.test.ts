@@ -94,6 +94,7 @@ describe('workflow replay of recorded histories', function () {
       'claimResolution',
       'expireGrants',
       'handoverSweeper',
+      'payoutRun',
       'transactionLifecycle',
       'webhookDelivery',
     ]);
