@@ -10,11 +10,11 @@ import { holdDays, payableAt, repaymentOf } from '../../core/rules/cashback';
 import { accounts, allocateDraw, compareFifo, sumMinor, type Allocation } from '../../core/ledger';
 import { Prisma } from '../../prisma/generated/client';
 import { sqlTransaction } from '../../prisma/sql-transaction';
-import { emptyBatch, writeBatch } from '../../core/domain/ledger/batch';
+import { emptyBatch, writeBatch, type PostingBatch } from '../../core/domain/ledger/batch';
 import { addPosting } from './reward-posting';
 import { webhookWrite } from '../../core/domain/webhook-records';
 import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
-import { lockEventWithContext, type DecisionContext } from './context';
+import { lockEventWithContext, type ContextMerchant, type DecisionContext } from './context';
 import type { QualifiedSettlementData } from '../../core/webhooks/payloads';
 import { decideReward, redecideAfterDraw } from './decide';
 import { storedOutcome } from './stored-outcome';
@@ -136,43 +136,8 @@ function planSettlement(ctx: DecisionContext, at: Date) {
     }
   }
   const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;
-  if (cashbackMinor > 0) {
-    const { transfer } = addPosting(batch, rewardEventIds, {
-      common,
-      amountMinor: cashbackMinor,
-      event: {
-        idempotencyKey: key('cashback_earned'),
-        type: 'cashback_earned',
-        offerId: winningOfferId,
-        description: `Cashback at ${merchant.name}`,
-      },
-      transfer: { idempotencyKey: key('earn_cashback'), kind: 'earn_cashback' },
-    });
-    // On hold for the return window, counted from the purchase's own date.
-    const days = holdDays(ctx.returnPeriodDaysByOffer[winningOfferId!], ctx.issuer.cashbackHoldDays);
-    batch.holds.push({
-      transactionId: event.id,
-      chgId: event.chgId,
-      earnTransferId: transfer.id,
-      amountMinor: cashbackMinor,
-      payableAt: payableAt(ctx.asOf, days),
-    });
-    const owedMinor = ctx.accounts.get(accounts.chgCashbackOwed(event.issuerId, event.chgId).id)?.balanceMinor ?? 0;
-    const repaidMinor = repaymentOf(cashbackMinor, owedMinor);
-    if (repaidMinor > 0) {
-      addPosting(batch, rewardEventIds, {
-        common,
-        amountMinor: repaidMinor,
-        event: {
-          idempotencyKey: key('cashback_owed_repaid'),
-          type: 'cashback_owed_repaid',
-          offerId: null,
-          description: 'Cashback applied to what a refund left owing',
-        },
-        transfer: { idempotencyKey: key('repay_cashback_owed'), kind: 'repay_cashback_owed' },
-      });
-    }
-  }
+  if (cashbackMinor > 0)
+    planCashback(ctx, { batch, rewardEventIds, merchant, amountMinor: cashbackMinor, offerId: winningOfferId! });
   if (brandedMinor > 0) {
     const delayDays = Math.max(ctx.issuer.brandedAvailabilityDelayDays, merchant.brandedAvailabilityDelayDays);
     const grantId = newId('rg');
@@ -203,6 +168,60 @@ function planSettlement(ctx: DecisionContext, at: Date) {
     rewardGrantIds.push(grantId);
   }
   return { decision, batch, rewardEventIds, rewardGrantIds };
+}
+
+/**
+ * The purchase's cashback: earned, on hold for the return window counted from the purchase's own
+ * date, and applied first to what the group owes.
+ */
+function planCashback(
+  ctx: DecisionContext,
+  cashback: {
+    batch: PostingBatch;
+    rewardEventIds: string[];
+    merchant: ContextMerchant;
+    amountMinor: number;
+    offerId: string;
+  },
+): void {
+  const { event } = ctx;
+  const { batch, rewardEventIds, merchant, amountMinor, offerId } = cashback;
+  const common = { chgId: event.chgId, merchantId: merchant.id, transactionId: event.id };
+  const key = (what: string) => `settle:${event.id}:${what}`;
+  const { transfer } = addPosting(batch, rewardEventIds, {
+    common,
+    amountMinor,
+    event: {
+      idempotencyKey: key('cashback_earned'),
+      type: 'cashback_earned',
+      offerId,
+      description: `Cashback at ${merchant.name}`,
+    },
+    transfer: { idempotencyKey: key('earn_cashback'), kind: 'earn_cashback' },
+  });
+  const days = holdDays(ctx.returnPeriodDaysByOffer[offerId], ctx.issuer.cashbackHoldDays);
+  batch.holds.push({
+    transactionId: event.id,
+    chgId: event.chgId,
+    earnTransferId: transfer.id,
+    amountMinor,
+    payableAt: payableAt(ctx.asOf, days),
+  });
+  const owedMinor = ctx.accounts.get(accounts.chgCashbackOwed(event.issuerId, event.chgId).id)?.balanceMinor ?? 0;
+  const repaidMinor = repaymentOf(amountMinor, owedMinor);
+  if (repaidMinor > 0) {
+    addPosting(batch, rewardEventIds, {
+      common,
+      amountMinor: repaidMinor,
+      event: {
+        idempotencyKey: key('cashback_owed_repaid'),
+        type: 'cashback_owed_repaid',
+        offerId: null,
+        description: 'Cashback applied to what a refund left owing',
+      },
+      transfer: { idempotencyKey: key('repay_cashback_owed'), kind: 'repay_cashback_owed' },
+    });
+  }
 }
 
 /** Up to `amountMinor` from the grants available at the purchase's date, the one expiring first first. */

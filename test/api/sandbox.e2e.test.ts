@@ -1,8 +1,9 @@
 // The sandbox simulation routes end to end, on the real API, worker,
 // PostgreSQL and Temporal dev server: a sandbox issuer's test clock moves grant availability,
 // branded balance expiry and the settlement time-out for that issuer only, each observed within
-// a minute of the move; forced outcomes go through ingestion and the real lifecycle; production
-// issuers are refused with 403 sandbox_only.
+// a minute of the move, and cashback from on hold to payable past its return window; forced
+// outcomes go through ingestion and the real lifecycle; production issuers are refused with 403
+// sandbox_only.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../helpers/stack';
@@ -168,6 +169,51 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
       (await stack.db.rewardGrant.findFirstOrThrow({ where: { issuerId: other.issuer.id } })).remainingMinor,
       300n,
     );
+    await assertBalanced(issuer);
+    await assertBalanced(other.issuer);
+  });
+
+  it('moves cashback from on hold to payable when the issuer clock passes its return window, for that issuer only', async () => {
+    const { issuer, group, cardId } = await issuerWithGroup();
+    const other = await issuerWithGroup();
+    const purchase = await simulate(issuer, { cardId, outcome: 'settled' });
+    const theirs = await simulate(other.issuer, { cardId: other.cardId, outcome: 'settled' });
+    await stack.waitForStatus(purchase.transactionId, ['matched']);
+    await stack.waitForStatus(theirs.transactionId, ['matched']);
+    const cashback = async (who: TestIssuer, chgId: string) => {
+      const c = (await summary(who, chgId)).cashback;
+      return { onHold: c.onHoldMinor, payable: c.payableMinor, paidOut: c.paidOutMinor };
+    };
+    assert.deepEqual(await cashback(issuer, group.id), { onHold: 500, payable: 0, paidOut: 0 });
+
+    // 29 days on the issuer's clock: still inside the issuer's default 30-day window.
+    assert.equal((await advance(issuer, { days: 29 })).clockOffsetMs, 29 * DAY_MS);
+    assert.deepEqual(await cashback(issuer, group.id), { onHold: 500, payable: 0, paidOut: 0 });
+    const early = await stack.app.request('POST', `/api/v2/chg/${group.id}/payouts`, {
+      token: issuer.token,
+      body: {},
+      headers: { 'Idempotency-Key': `early-${randomUUID()}` },
+    });
+    assertError(early, 409, 'insufficient_balance');
+
+    // Past it, the cashback is payable, and paid.
+    await advance(issuer, { days: 1, hours: 1 });
+    await eventually(
+      'payable after the advance',
+      () => cashback(issuer, group.id),
+      (c) => c.onHold === 0 && c.payable === 500,
+    );
+    const paid = await stack.app.request('POST', `/api/v2/chg/${group.id}/payouts`, {
+      token: issuer.token,
+      body: {},
+      headers: { 'Idempotency-Key': `paid-${randomUUID()}` },
+    });
+    assert.equal(paid.status, 201, paid.text);
+    assert.deepEqual([paid.body.groupCount, paid.body.totalMinor], [1, 500]);
+    assert.deepEqual(await cashback(issuer, group.id), { onHold: 0, payable: 0, paidOut: 500 });
+
+    // The other sandbox issuer's clock did not move: its cashback is still on hold.
+    assert.deepEqual(await cashback(other.issuer, other.group.id), { onHold: 500, payable: 0, paidOut: 0 });
     await assertBalanced(issuer);
     await assertBalanced(other.issuer);
   });
