@@ -52,6 +52,8 @@ export interface BenchStack {
    * answers /readyz and the worker polls. `api` and `worker` then name the new processes.
    */
   restartService(extraEnv?: Record<string, string>): Promise<void>;
+  /** Kills the worker at once (SIGKILL: no shutdown, activities cut mid-way), then starts another. */
+  killWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -80,12 +82,13 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     const spawnNode = (entry: string, extraEnv: Record<string, string> = {}) =>
       processes.spawn(entry, { ...env, ...extraEnv });
     const apiUrl = `http://127.0.0.1:${port}`;
+    // The real worker process; its metrics ports are fixed by default, so off here (a second
+    // stack on the machine would collide on them).
+    const startWorker = (extraEnv: Record<string, string> = {}) =>
+      spawnNode('worker/main.ts', { WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0', ...extraEnv });
     const startService = (extraEnv: Record<string, string> = {}) => {
       const api = spawnNode('api/server.ts', extraEnv);
-      // The real worker process; its metrics ports are fixed by default, so off here (a second
-      // stack on the machine would collide on them).
-      const worker = spawnNode('worker/main.ts', { WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0', ...extraEnv });
-      return { api, worker };
+      return { api, worker: startWorker(extraEnv) };
     };
     const stack: BenchStack = {
       apiUrl,
@@ -101,6 +104,15 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
         const next = startService(extraEnv);
         Object.assign(stack, next);
         await Promise.all([waitForReady(apiUrl), childReady(next.worker)]);
+      },
+      async killWorker() {
+        const killed = stack.worker;
+        const exited = new Promise((resolve) => killed.once('exit', resolve));
+        killed.kill('SIGKILL');
+        await exited;
+        await processes.stop([killed]);
+        stack.worker = startWorker();
+        await childReady(stack.worker);
       },
       stop,
     };
