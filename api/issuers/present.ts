@@ -16,6 +16,8 @@ export function presentIssuer(issuer: Issuer) {
     // Null means the deployment's WEBHOOK_ENDPOINT_DISABLE_AFTER.
     webhookEndpointDisableAfter: issuer.webhookEndpointDisableAfter,
     adjustmentLimitMinor: Number(issuer.adjustmentLimitMinor),
+    // Null means the deployment's INGESTION_BACKLOG_LIMIT.
+    ingestionBacklogLimit: issuer.ingestionBacklogLimit,
     createdAt: issuer.createdAt.toISOString(),
     updatedAt: issuer.updatedAt.toISOString(),
   };

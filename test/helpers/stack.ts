@@ -10,13 +10,20 @@ import { startWebhookRelay, type RelayOptions, type WebhookRelay } from '../../w
 import { startHandoverWatch, type HandoverWatch, type HandoverWatchOptions } from '../../worker/handover-watch';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
-import { handOver } from '../../core/domain/handover';
-import { createHandoverQueue } from '../../api/ingestion/handover-queue';
+import { createApiHandover } from '../../api/ingestion/handover-queue';
 import type { ActivityDeps } from '../../activities';
 import type { WorkflowEngine, WorkflowSettings } from '../../core/workflow-engine';
 import { testEngine } from './engine';
 import { startTestApp, type TestApp } from './app';
 import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from './env';
+
+/**
+ * HANDOVER_MAX_IN_FLIGHT of a test stack unless the test sets its own: the suite's files share one
+ * database, where events that other files stored and never handed over wait; under the
+ * deployment's bound a stack would hand those over a hundred at a time before its own. The tests
+ * of admission itself pass a small bound (test/workflows/admission.e2e.test.ts).
+ */
+export const TEST_HANDOVER_MAX_IN_FLIGHT = 10_000;
 
 let runtimeQuiet = false;
 
@@ -61,6 +68,8 @@ export async function startStack(
     webhookSecretKeys?: ActivityDeps['webhookSecretKeys'];
     /** Tracing started by the test (core/tracing.ts): the clients' and the worker's interceptors. */
     tracing?: Tracing;
+    /** HANDOVER_MAX_IN_FLIGHT of the API's hand-over, the sweeper and the watch; TEST_HANDOVER_MAX_IN_FLIGHT when not given. */
+    handoverMaxInFlight?: number;
   } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
@@ -76,6 +85,7 @@ export async function startStack(
     address: options.temporalAddress ?? testTemporalAddress(),
   });
   const clock = options.clock ?? { now: () => new Date() };
+  const handoverMaxInFlight = options.handoverMaxInFlight ?? TEST_HANDOVER_MAX_IN_FLIGHT;
   const engine = testEngine(client, taskQueue, options.settings);
   const webhookDestinations = options.webhookDestinations ?? testWebhookDestinations;
   const webhookSecretKeys = options.webhookSecretKeys ?? testWebhookSecretKeys;
@@ -96,13 +106,15 @@ export async function startStack(
       relay,
       webhookDestinations,
       webhookSecretKeys,
+      handoverMaxInFlight,
     },
     tracing: options.tracing,
   });
   const running = worker.run();
   const handoverWatch: HandoverWatch | undefined =
-    options.handoverWatch && startHandoverWatch({ db, clock, temporal: engine, logger }, options.handoverWatch);
-  const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
+    options.handoverWatch &&
+    startHandoverWatch({ db, clock, temporal: engine, logger, handoverMaxInFlight }, options.handoverWatch);
+  const handover = createApiHandover({ temporal: engine, db, clock }, logger, handoverMaxInFlight);
   const app = await startTestApp({ db, handover, temporal: engine, webhookDestinations, webhookSecretKeys });
   return {
     app,
