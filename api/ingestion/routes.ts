@@ -46,12 +46,15 @@ function batchOf(body: unknown): unknown[] {
 }
 
 export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
-  const defaultBacklogLimit = deps.config.ingestionBacklogLimit ?? DEFAULT_INGESTION_BACKLOG_LIMIT;
-  const backlog = createBacklogGate(deps.db, defaultBacklogLimit);
-  return [...eventRoutes(deps, backlog), lagRoute(deps, defaultBacklogLimit)];
+  // Built at the first request: declaring the routes (for /openapi.json) needs no deps.
+  let gate: BacklogGate | undefined;
+  const backlog = () => (gate ??= createBacklogGate(deps.db, defaultBacklogLimit(deps)));
+  return [...eventRoutes(deps, backlog), lagRoute(deps)];
 }
 
-function eventRoutes(deps: AppDeps, backlog: BacklogGate): RouteSpec[] {
+const defaultBacklogLimit = (deps: AppDeps) => deps.config.ingestionBacklogLimit ?? DEFAULT_INGESTION_BACKLOG_LIMIT;
+
+function eventRoutes(deps: AppDeps, backlog: () => BacklogGate): RouteSpec[] {
   const route = (kind: EventKind, path: string, operationId: string, summary: string, schema: object) =>
     defineRoute({
       method: 'post',
@@ -100,7 +103,7 @@ function eventRoutes(deps: AppDeps, backlog: BacklogGate): RouteSpec[] {
         if (body === undefined) throw errors.validation('invalid_body', 'A JSON request body is required.');
         const events = batchOf(body);
         const issuer = issuerOf(ctx);
-        await backlog.check(issuer);
+        await backlog().check(issuer);
         const outcome = await ingestBatch(
           deps.db,
           issuer.id,
@@ -110,7 +113,7 @@ function eventRoutes(deps: AppDeps, backlog: BacklogGate): RouteSpec[] {
           issuerNow(ctx, deps.clock),
           unsafeItemsOf(ctx),
         );
-        backlog.queued(issuer.id, outcome.handovers.length);
+        backlog().queued(issuer.id, outcome.handovers.length);
         if (outcome.handovers.length > 0) deps.handover?.enqueue(outcome.handovers);
         eventsIngested.inc({ kind, outcome: 'accepted' }, outcome.acceptedCount);
         eventsIngested.inc({ kind, outcome: 'failed' }, outcome.failures.length);
@@ -134,7 +137,7 @@ function eventRoutes(deps: AppDeps, backlog: BacklogGate): RouteSpec[] {
   ];
 }
 
-function lagRoute(deps: AppDeps, defaultBacklogLimit: number): RouteSpec {
+function lagRoute(deps: AppDeps): RouteSpec {
   return defineRoute({
     method: 'get',
     path: '/api/v2/ingestion/lag',
@@ -151,7 +154,7 @@ function lagRoute(deps: AppDeps, defaultBacklogLimit: number): RouteSpec {
     responses: { 200: { description: "The issuer's lag.", schema: lagSchema } },
     async handle(ctx) {
       const issuer = issuerOf(ctx);
-      const limit = issuer.ingestionBacklogLimit ?? defaultBacklogLimit;
+      const limit = issuer.ingestionBacklogLimit ?? defaultBacklogLimit(deps);
       ctx.body = presentLag(await readBacklog(deps.db, issuer.id), limit, deps.clock.now());
     },
   });

@@ -110,8 +110,9 @@ export async function admitStored(
 
 /**
  * Admits up to `limit` waiting events (and the room left), issuers in turn: each issuer's
- * waiting events oldest first, and among issuers the one with the fewest in flight first (ties:
- * the older event). Returns them with what their hand-over needs.
+ * waiting events oldest first; among issuers, the one with the fewest in flight first, and
+ * between equals the next after the issuer served last (handover_turn), round the issuers in id
+ * order. Returns them with what their hand-over needs.
  */
 export async function admitWaiting(
   db: Db,
@@ -129,9 +130,11 @@ export async function admitWaiting(
           FROM issuers i WHERE i.issuer_id IS NOT NULL
       ), ${inFlightCtes(limits.maxInFlight, limits.now)},
       busy AS (SELECT issuer_id, count(*)::int AS n FROM in_flight GROUP BY issuer_id),
+      last_served AS (SELECT coalesce(last_issuer_id, '') AS issuer_id FROM handover_turn WHERE id = 1),
       candidates AS (
-        SELECT w.event_id, w.queued_at,
-               coalesce(b.n, 0) + row_number() OVER (PARTITION BY i.issuer_id ORDER BY w.queued_at, w.event_id) AS turn
+        SELECT w.event_id, w.queued_at, i.issuer_id,
+               coalesce(b.n, 0) + row_number() OVER (PARTITION BY i.issuer_id ORDER BY w.queued_at, w.event_id) AS turn,
+               i.issuer_id <= (SELECT issuer_id FROM last_served) AS next_round
           FROM issuers i
           LEFT JOIN busy b ON b.issuer_id = i.issuer_id
           CROSS JOIN LATERAL (
@@ -141,8 +144,12 @@ export async function admitWaiting(
              LIMIT least((SELECT n FROM room), ${limits.limit}::int)) w
          WHERE i.issuer_id IS NOT NULL
       ), chosen AS (
-        SELECT event_id FROM candidates ORDER BY turn, queued_at, event_id
+        SELECT event_id, issuer_id, row_number() OVER (ORDER BY turn, next_round, issuer_id) AS position
+          FROM candidates ORDER BY turn, next_round, issuer_id
          LIMIT least((SELECT n FROM room), ${limits.limit}::int)
+      ), turned AS (
+        UPDATE handover_turn SET last_issuer_id = (SELECT issuer_id FROM chosen ORDER BY position DESC LIMIT 1)
+         WHERE id = 1 AND EXISTS (SELECT 1 FROM chosen)
       ), admitted AS (
         UPDATE handover_pending p SET admitted_at = ${limits.now} FROM chosen c WHERE p.event_id = c.event_id
         RETURNING p.event_id, p.traceparent, p.queued_at

@@ -16,6 +16,16 @@ CREATE INDEX "handover_pending_waiting_idx" ON "handover_pending"("issuer_id", "
 -- The events handed over and not yet finished: at most the bound of them, read at every admission.
 CREATE INDEX "handover_pending_admitted_idx" ON "handover_pending"("admitted_at") WHERE "admitted_at" IS NOT NULL;
 
+-- Whose turn it is: the issuer the last admission took an event from last. The next one starts
+-- with the issuers after it, so issuers with as many purchases in flight take turns (one row).
+CREATE TABLE "handover_turn" (
+    "id" SMALLINT NOT NULL,
+    "last_issuer_id" TEXT,
+    CONSTRAINT "handover_turn_pkey" PRIMARY KEY ("id"),
+    CONSTRAINT "handover_turn_one_row" CHECK ("id" = 1)
+);
+INSERT INTO "handover_turn" ("id", "last_issuer_id") VALUES (1, NULL);
+
 -- The operator's override of INGESTION_BACKLOG_LIMIT for this issuer; NULL = the deployment's.
 ALTER TABLE "issuer" ADD COLUMN "ingestion_backlog_limit" INTEGER;
 ALTER TABLE "issuer" ADD CONSTRAINT "issuer_ingestion_backlog_limit_check"
