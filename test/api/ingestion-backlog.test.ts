@@ -113,8 +113,10 @@ describe('ingestion backlog (lag route, backlog_full)', function () {
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', settledEvent(card))).status, 204);
   });
 
-  it('refuses a limit out of bounds', async () => {
+  it('takes a limit from 1 to 100,000,000 and refuses one out of bounds', async () => {
     const { issuer } = await issuerWithCard();
+    await limitOf(issuer, 100_000_000);
+    await limitOf(issuer, 1);
     for (const ingestionBacklogLimit of [0, 100_000_001, 'many'])
       assertError(
         await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { ingestionBacklogLimit }),
