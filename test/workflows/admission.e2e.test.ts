@@ -16,6 +16,7 @@ import { testEngine } from '../helpers/engine';
 import { createLogger } from '../../core/logger';
 import { startHandoverWatch } from '../../worker/handover-watch';
 import { handoverOldestSeconds, handoverWaitingEvents } from '../../core/metrics';
+import { maxOverlap } from '../../bench/intervals';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
@@ -182,20 +183,6 @@ describe('admission at the hand-over', function () {
     }
   });
 });
-
-/** The most intervals [start, end) that share an instant. */
-function maxOverlap(intervals: Array<[number, number]>): number {
-  const edges = intervals.flatMap(([start, end]) => [
-    [start, 1],
-    [end, -1],
-  ]);
-  // An end at the same instant as a start frees its place first.
-  edges.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
-  let open = 0;
-  let most = 0;
-  for (const [, step] of edges) most = Math.max(most, (open += step));
-  return most;
-}
 
 async function waitForGauge(issuerId: string): Promise<{ waiting: number; oldestSeconds: number }> {
   const deadline = Date.now() + 20_000;
