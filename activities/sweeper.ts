@@ -34,13 +34,35 @@ export interface SweepResult {
   alreadyProcessed: number;
 }
 
-export function createSweepActivities(deps: SweepDeps) {
+/** The sweep, and its admission part alone (which the hand-over watch runs between whole sweeps). */
+export function createHandoverSweep(deps: SweepDeps) {
   const maxInFlight = deps.handoverMaxInFlight ?? DEFAULT_HANDOVER_MAX_IN_FLIGHT;
+  /** Admits waiting events while there is room and hands them over, page by page. */
+  const handOverWaiting = async (input: { limit: number }, result = emptyResult()): Promise<SweepResult> => {
+    const startedMs = performance.now();
+    const done = () => result.handedOver + result.failed + result.alreadyProcessed;
+    while (done() < input.limit && performance.now() - startedMs < SWEEP_BUDGET_MS) {
+      const page = await admitWaiting(deps.db, {
+        maxInFlight,
+        now: deps.clock.now(),
+        limit: Math.min(SWEEP_PAGE_SIZE, input.limit - done()),
+      });
+      if (page.length === 0) break;
+      const before = result.handedOver;
+      await handOverPage(deps, page, result);
+      heartbeat(result);
+      // Temporal refused the whole page: it is down; the next turn tries again.
+      if (result.handedOver === before && page.some(awaitsProcessing)) break;
+    }
+    return result;
+  };
   return {
+    /**
+     * The whole sweep: events of the previous release's APIs adopted, admitted events never
+     * processed handed over again, then waiting events admitted while there is room.
+     */
     async sweepHandovers(input: { olderThanMs: number; limit: number }): Promise<SweepResult> {
-      const startedMs = performance.now();
-      const result: SweepResult = { handedOver: 0, failed: 0, alreadyProcessed: 0 };
-      const done = () => result.handedOver + result.failed + result.alreadyProcessed;
+      const result = emptyResult();
       await adoptPreviousReleaseEvents(deps.db, new Date(deps.clock.now().getTime() - input.olderThanMs));
       const stale = await resignalStale(deps.db, {
         baseMs: input.olderThanMs,
@@ -48,22 +70,18 @@ export function createSweepActivities(deps: SweepDeps) {
         limit: Math.min(SWEEP_PAGE_SIZE * 10, input.limit),
       });
       if (stale.length > 0) await handOverPage(deps, stale, result);
-      while (done() < input.limit && performance.now() - startedMs < SWEEP_BUDGET_MS) {
-        const page = await admitWaiting(deps.db, {
-          maxInFlight,
-          now: deps.clock.now(),
-          limit: Math.min(SWEEP_PAGE_SIZE, input.limit - done()),
-        });
-        if (page.length === 0) break;
-        const before = result.handedOver;
-        await handOverPage(deps, page, result);
-        heartbeat(result);
-        // Temporal refused the whole page: it is down; the next turn tries again.
-        if (result.handedOver === before && page.some(awaitsProcessing)) break;
-      }
-      return result;
+      return handOverWaiting({ limit: input.limit }, result);
     },
+    /** Only the admission of waiting events: what the hand-over watch does between whole sweeps. */
+    handOverWaiting: (input: { limit: number }) => handOverWaiting(input),
   };
+}
+
+const emptyResult = (): SweepResult => ({ handedOver: 0, failed: 0, alreadyProcessed: 0 });
+
+/** The handoverSweeper schedule's activity. */
+export function createSweepActivities(deps: SweepDeps) {
+  return { sweepHandovers: createHandoverSweep(deps).sweepHandovers };
 }
 
 async function handOverPage(deps: SweepDeps, rows: AdmittedEvent[], result: SweepResult): Promise<void> {

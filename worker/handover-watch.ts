@@ -10,7 +10,7 @@
 // handoverSweeper schedule stays as the net. The probe also reports the queue by issuer
 // (rewards_handover_oldest_seconds, rewards_handover_waiting_events) every `metricsIntervalMs`.
 import type { Logger } from '../core/logger';
-import { createSweepActivities, type SweepDeps } from '../activities/sweeper';
+import { createHandoverSweep, type SweepDeps } from '../activities/sweeper';
 import { ADMISSION_HOLD_MS } from '../core/domain/handover-admission';
 import { handoverInFlight, handoverOldestSeconds, handoverWaitingEvents } from '../core/metrics';
 import { runPeriodically, throttled, type Periodic } from './periodic';
@@ -54,8 +54,9 @@ export function startHandoverWatch(
   overrides: Partial<HandoverWatchOptions> = {},
 ): HandoverWatch {
   const options = { ...DEFAULT_HANDOVER_WATCH, ...overrides };
-  const { sweepHandovers } = createSweepActivities(deps);
+  const { sweepHandovers, handOverWaiting } = createHandoverSweep(deps);
   let metricsReadAtMs = -Infinity;
+  let sweptAtMs = -Infinity;
 
   // Two index steps: the oldest waiting event, and the oldest admission.
   const probe = async (): Promise<{ waiting: boolean; staleSince: boolean }> => {
@@ -80,7 +81,12 @@ export function startHandoverWatch(
       }
       const { waiting, staleSince } = await probe();
       if (!waiting && !staleSince) return options.intervalMs;
-      const result = await sweepHandovers({ olderThanMs: options.graceMs, limit: options.limit });
+      // The whole sweep once an interval; between, while events wait, only their admission.
+      const whole = performance.now() - sweptAtMs >= options.intervalMs;
+      if (whole) sweptAtMs = performance.now();
+      const result = whole
+        ? await sweepHandovers({ olderThanMs: options.graceMs, limit: options.limit })
+        : await handOverWaiting({ limit: options.limit });
       if (result.failed > 0) warn(result);
       return waiting ? options.busyIntervalMs : options.intervalMs;
     } catch (err) {

@@ -81,6 +81,8 @@ export async function admitStored(
   limits: { maxInFlight: number; now: Date },
 ): Promise<Set<string>> {
   if (eventIds.length === 0) return new Set();
+  // Full (the usual state of an overload): the watch admits them as places free up; no lock taken.
+  if ((await countInFlight(db, limits.now)) >= limits.maxInFlight) return new Set();
   const ids = [...eventIds];
   const rows = await underAdmissionLock(db, (tx) =>
     tx.$queryRaw<Array<{ event_id: string }>>(Prisma.sql`
