@@ -88,7 +88,7 @@ export class ConfigError extends Error {
 }
 
 /** HANDOVER_MAX_IN_FLIGHT's default (docs/decisions/0037-admission-at-the-hand-over.md). */
-export const DEFAULT_HANDOVER_MAX_IN_FLIGHT = 100;
+export const DEFAULT_HANDOVER_MAX_IN_FLIGHT = 32;
 /** INGESTION_BACKLOG_LIMIT's default: some half an hour of one machine's sustained lifecycle rate. */
 export const DEFAULT_INGESTION_BACKLOG_LIMIT = 100_000;
 

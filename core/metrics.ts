@@ -109,8 +109,8 @@ export const handoverInFlight = gauge(
   [] as const,
 );
 
-export const handoverAdmitted = counter(
-  'rewards_handover_admitted_total',
-  'Events admitted for their hand-over to Temporal by this process: by the API that stored them, or by the hand-over watch.',
+export const handovers = counter(
+  'rewards_handovers_total',
+  'Events handed over to Temporal (signalled, and taken) by this process: by the API that stored them, or by the hand-over watch.',
   [] as const,
 );

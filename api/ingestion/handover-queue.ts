@@ -52,9 +52,7 @@ export function createHandoverQueue(
   let admitting = false;
   let running = 0;
   let idle: Array<() => void> = [];
-  // A full backlog drops events on every request: one warning per 10 s, with the count.
-  let dropped = 0;
-  let lastWarnMs = -Infinity;
+  const dropped = droppedWarning(logger);
 
   const settle = () => {
     if (running > 0 || admitting || backlog.length > 0 || admitted.length > 0) return;
@@ -106,17 +104,7 @@ export function createHandoverQueue(
   return {
     enqueue(items) {
       const room = maxBacklog - backlog.length - admitted.length;
-      if (items.length > room) {
-        dropped += items.length - Math.max(room, 0);
-        if (performance.now() - lastWarnMs >= 10_000) {
-          logger.warn(
-            { dropped, backlog: backlog.length },
-            'hand-over backlog full; the hand-over watch will pick these up',
-          );
-          lastWarnMs = performance.now();
-          dropped = 0;
-        }
-      }
+      if (items.length > room) dropped(items.length - Math.max(room, 0), backlog.length);
       backlog.push(...items.slice(0, Math.max(room, 0)));
       pump();
     },
@@ -124,5 +112,18 @@ export function createHandoverQueue(
       if (running === 0 && !admitting && backlog.length === 0 && admitted.length === 0) return Promise.resolve();
       return new Promise((resolve) => idle.push(resolve));
     },
+  };
+}
+
+/** A full backlog drops events on every request: one warning per 10 s, with the count. */
+function droppedWarning(logger: Logger): (events: number, backlog: number) => void {
+  let dropped = 0;
+  let lastWarnMs = -Infinity;
+  return (events, backlog) => {
+    dropped += events;
+    if (performance.now() - lastWarnMs < 10_000) return;
+    logger.warn({ dropped, backlog }, 'hand-over backlog full; the hand-over watch will pick these up');
+    lastWarnMs = performance.now();
+    dropped = 0;
   };
 }

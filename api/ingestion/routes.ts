@@ -45,6 +45,25 @@ function batchOf(body: unknown): unknown[] {
   ]);
 }
 
+/** The ingestion routes' description in /openapi.json. */
+const EVENTS_DESCRIPTION =
+  `Accepts one event or an array of 1 to ${MAX_EVENTS_PER_BATCH}. Accepted means stored durably before the response; ` +
+  'processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is ' +
+  `a failure with reasonCode id_conflict. Failure reasons: ${eventFailureReasonList}. Whatever is wrong inside one event ` +
+  '(a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone ' +
+  '(invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with ' +
+  'currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. ' +
+  'An event whose cardLast4 or network ' +
+  "is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; " +
+  'an event already stored under that id is still answered as a re-submission. ' +
+  'Rate limited in events per second, not only requests: every event of the body counts against the token\'s "events" ' +
+  'policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the ' +
+  "remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's " +
+  'quota with reasonCode batch_exceeds_event_limit. ' +
+  "While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), " +
+  `a request is refused whole with 429 reasonCode backlog_full and Retry-After: ${BACKLOG_RETRY_AFTER_SECONDS}; ` +
+  "other issuers' requests are not affected.";
+
 export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
   // Built at the first request: declaring the routes (for /openapi.json) needs no deps.
   let gate: BacklogGate | undefined;
@@ -61,23 +80,7 @@ function eventRoutes(deps: AppDeps, backlog: () => BacklogGate): RouteSpec[] {
       path,
       operationId,
       summary,
-      description:
-        `Accepts one event or an array of 1 to ${MAX_EVENTS_PER_BATCH}. Accepted means stored durably before the response; ` +
-        'processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is ' +
-        `a failure with reasonCode id_conflict. Failure reasons: ${eventFailureReasonList}. Whatever is wrong inside one event ` +
-        '(a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone ' +
-        '(invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with ' +
-        'currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. ' +
-        'An event whose cardLast4 or network ' +
-        "is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; " +
-        'an event already stored under that id is still answered as a re-submission. ' +
-        'Rate limited in events per second, not only requests: every event of the body counts against the token\'s "events" ' +
-        'policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the ' +
-        "remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's " +
-        'quota with reasonCode batch_exceeds_event_limit. ' +
-        "While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), " +
-        `a request is refused whole with 429 reasonCode backlog_full and Retry-After: ${BACKLOG_RETRY_AFTER_SECONDS}; ` +
-        "other issuers' requests are not affected.",
+      description: EVENTS_DESCRIPTION,
       tag: 'Ingestion',
       auth: 'issuer',
       // Counted from the parsed body before validation: an array counts its items, anything else one.

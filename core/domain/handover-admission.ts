@@ -14,7 +14,6 @@
 import { Prisma } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
 import { sqlQuery, sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
-import { handoverAdmitted } from '../metrics';
 
 /**
  * An admitted purchase that has not finished this long after its hand-over stops counting
@@ -106,7 +105,6 @@ export async function admitStored(
       UPDATE handover_pending p SET admitted_at = ${limits.now} FROM chosen c WHERE p.event_id = c.event_id
       RETURNING p.event_id`),
   );
-  handoverAdmitted.inc(rows.length);
   return new Set(rows.map((r) => r.event_id));
 }
 
@@ -160,7 +158,6 @@ export async function admitWaiting(
         FROM admitted a JOIN ingested_event e ON e.id = a.event_id
        ORDER BY a.queued_at, a.event_id`),
   );
-  handoverAdmitted.inc(admitted.length);
   return admitted;
 }
 

@@ -11,6 +11,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdReusePolicy } from '@temporalio/common';
 import { mapLimited } from '../concurrency';
 import { withTraceparent } from '../tracing';
+import { handovers } from '../metrics';
 import type { WorkflowEngine } from '../workflow-engine';
 import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
@@ -77,6 +78,7 @@ export async function handOver(
       failed.push({ eventId: item.eventId, error: err instanceof Error ? err.message : String(err) });
     }
   });
+  handovers.inc(handedOver.length);
   if (failed.length > 0)
     await readmitRefused(
       deps.db,
