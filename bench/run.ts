@@ -38,6 +38,7 @@ import { freePort } from '../test/helpers/ports';
 import { startReceiver, type Receiver } from './receiver';
 import { buildFixture, type Fixture } from './fixtures';
 import { runEndToEnd, type EndToEndResult } from './end-to-end';
+import { describeStages } from './e2e-stages';
 import { pendingAfterDrain, runFloorDrain, runLifecycleDrain, type DrainResult } from './sustained';
 import { measureCost, type CostResult, type PurchaseCost } from './cost';
 import { buildHistories, type HistoryGroup } from './history';
@@ -262,6 +263,7 @@ function endToEnd({ stack, fixture, receiver, config }: Run, rate: number, runId
     rate,
     runId,
     drainTimeoutMs: config.drainTimeoutSeconds * 1000,
+    databaseUrl: stack.databaseUrl,
   });
 }
 
@@ -739,7 +741,7 @@ function endToEndRows(config: BenchConfig, { e2e, e2eHalf, halfRate }: PhaseResu
       value: p99(e2e),
       unit: 'ms',
       target: { op: '<=', value: 1000 },
-      note: `max ${Math.round(e2e.maxMs)} ms`,
+      note: `max ${Math.round(e2e.maxMs)} ms${e2e.stages ? `; by stage, p50/p99 ms: ${describeStages(e2e.stages)}` : ''}`,
     },
     {
       figure: `End to end at ${halfRate}/s (half sustained): p99`,
