@@ -118,6 +118,8 @@ export async function admitWaiting(
   db: Db,
   limits: { maxInFlight: number; now: Date; limit: number },
 ): Promise<AdmittedEvent[]> {
+  // Full: nothing to admit until a step commits; no lock taken (the watch looks again soon).
+  if ((await countInFlight(db, limits.now)) >= limits.maxInFlight) return [];
   const admitted = await underAdmissionLock(db, (tx) =>
     tx.$queryRaw<AdmittedEvent[]>(Prisma.sql`
       WITH RECURSIVE issuers AS (
