@@ -19,7 +19,7 @@ CREATE INDEX "handover_pending_admitted_idx" ON "handover_pending"("admitted_at"
 -- Whose turn it is: the issuer the last admission took an event from last. The next one starts
 -- with the issuers after it, so issuers with as many purchases in flight take turns (one row).
 CREATE TABLE "handover_turn" (
-    "id" SMALLINT NOT NULL,
+    "id" INTEGER NOT NULL,
     "last_issuer_id" TEXT,
     CONSTRAINT "handover_turn_pkey" PRIMARY KEY ("id"),
     CONSTRAINT "handover_turn_one_row" CHECK ("id" = 1)
