@@ -33,6 +33,8 @@ export interface ActivityDeps {
   webhookEndpointDisableAfterMs?: number | null;
   /** Tests only: a shorter webhook HTTP time-out than the contract's 10 s. */
   webhookAttemptTimeoutMs?: number;
+  /** HANDOVER_MAX_IN_FLIGHT, under which the sweeper admits waiting events; the default when not given. */
+  handoverMaxInFlight?: number;
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -21,7 +21,8 @@ export interface AppDeps {
   db: Db;
   logger: Logger;
   clock: Clock;
-  config: Pick<Config, 'operatorToken' | 'metricsToken'> & { operatorToken: string };
+  config: Pick<Config, 'operatorToken' | 'metricsToken'> &
+    Partial<Pick<Config, 'ingestionBacklogLimit'>> & { operatorToken: string };
   /** Where webhook endpoints may point, checked when one is saved (core/webhooks/destination-guard.ts). */
   webhookDestinations: WebhookDestinations;
   /** WEBHOOK_SECRET_KEYS: seals webhook signing secrets when they are made (core/webhooks/secret-sealing.ts). */

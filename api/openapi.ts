@@ -395,7 +395,8 @@ const RESPONSE_HEADERS = {
   },
   'Retry-After': {
     description:
-      'Seconds to wait before retrying: on a 429, the `t` of the exceeded policy; on a 503, a short pause; on a 409 ' +
+      'Seconds to wait before retrying: on a 429, the `t` of the exceeded policy (for `backlog_full`, a fixed half minute); ' +
+      'on a 503, a short pause; on a 409 ' +
       '`idempotency_key_in_use`, until the first request under the key has likely finished.',
     schema: { type: 'integer', minimum: 1 },
     example: 1,

@@ -11,8 +11,7 @@ import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
 import { Client } from '@temporalio/client';
 import { connectTemporal } from '../core/temporal-connection';
-import { handOver } from '../core/domain/handover';
-import { createHandoverQueue } from './ingestion/handover-queue';
+import { createApiHandover } from './ingestion/handover-queue';
 import { createApp } from './app';
 import { clientInterceptors, startTracing } from '../core/tracing';
 import { answerClientErrors } from './client-errors';
@@ -43,7 +42,7 @@ async function main(): Promise<void> {
     ...clientInterceptors(tracing),
   });
   const engine: WorkflowEngine = { client, taskQueue: config.temporalTaskQueue, settings: workflowSettings(config) };
-  const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
+  const handover = createApiHandover({ temporal: engine, db }, logger, config.handoverMaxInFlight);
   const tokenCache = new TokenCache();
   const draining = createDraining();
   const authListener = listenForAuthChanges(config.databaseUrl, tokenCache, logger, timeouts);
@@ -55,7 +54,11 @@ async function main(): Promise<void> {
     db,
     logger,
     clock: systemClock,
-    config: { operatorToken: config.operatorToken, metricsToken: config.metricsToken },
+    config: {
+      operatorToken: config.operatorToken,
+      metricsToken: config.metricsToken,
+      ingestionBacklogLimit: config.ingestionBacklogLimit,
+    },
     webhookDestinations: createWebhookDestinations({ allowPrivate: config.webhookAllowPrivateDestinations }),
     webhookSecretKeys: config.webhookSecretKeys,
     temporalHealth: temporalProbe(temporal),

@@ -1,6 +1,7 @@
 // The benchmark's knobs, read once from the environment and validated (every problem
-// listed). Defaults keep `npm run bench` around 30 minutes on 2 cores, 6 of them the fairness
-// phase's load (BENCH_FAIRNESS_SECONDS=30 for a quick look).
+// listed). Defaults keep `npm run bench` around 45 minutes on 2 cores, 6 of them the fairness
+// phase's load (BENCH_FAIRNESS_SECONDS=30 for a quick look), 5 to 9 the overload's and 3 to 8 the
+// issuer fairness phase's.
 import { ConfigError, loadConfig } from '../core/config';
 
 /** OTLP encodings the tracing phase can export with (core/tracing.ts supports both). */
@@ -29,6 +30,16 @@ export interface BenchConfig {
   fairnessHangingRate: number;
   /** How long after the load the healthy endpoints' webhooks may still arrive. */
   fairnessDrainSeconds: number;
+  /** The overload phase: how long purchases are offered above the sustained rate. */
+  overloadSeconds: number;
+  /** ... at this share of the same run's sustained lifecycle rate, in per cent (200: twice). */
+  overloadPercent: number;
+  /** The issuer fairness phase: the big issuer's backlog, in settled events. */
+  dumpEvents: number;
+  /** ... the window over which the small issuer sends and its latency is measured. */
+  issuerFairnessSeconds: number;
+  /** ... the small issuer's events per second. */
+  smallIssuerRate: number;
   /** Settled events offered at once to each of the tracing phase's drains, traced and untraced. */
   tracingBacklog: number;
   /**
@@ -92,6 +103,11 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     fairnessSeconds: int('BENCH_FAIRNESS_SECONDS', 300, 10, 3600),
     fairnessHangingRate: int('BENCH_FAIRNESS_RATE', 100, 0, 1000),
     fairnessDrainSeconds: int('BENCH_FAIRNESS_DRAIN_SECONDS', 60, 5, 600),
+    overloadSeconds: int('BENCH_OVERLOAD_SECONDS', 180, 10, 3600),
+    overloadPercent: int('BENCH_OVERLOAD_PERCENT', 200, 100, 1000),
+    dumpEvents: int('BENCH_DUMP_EVENTS', 50_000, 1000, 1_000_000),
+    issuerFairnessSeconds: int('BENCH_ISSUER_FAIRNESS_SECONDS', 120, 10, 3600),
+    smallIssuerRate: int('BENCH_SMALL_ISSUER_RATE', 2, 1, 100),
     tracingBacklog: int('BENCH_TRACING_BACKLOG', 1500, 100, 100_000),
     tracingRounds: int('BENCH_TRACING_ROUNDS', 6, 1, 10),
     tracingProtocol: tracingProtocol as TracingProtocol,
@@ -101,7 +117,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     ingestClients: int('BENCH_INGEST_CLIENTS', 8, 1, 64),
     batchSize: int('BENCH_BATCH_SIZE', 100, 1, 1000),
     readConnections: int('BENCH_READ_CONNECTIONS', 32, 1, 256),
-    maxSeconds: int('BENCH_MAX_SECONDS', 3000, 60, 7200),
+    maxSeconds: int('BENCH_MAX_SECONDS', 4500, 60, 7200),
   };
   try {
     serviceLogLevel(env);

@@ -6,6 +6,7 @@ import { send } from './load';
 import { purchase, type Fixture } from './fixtures';
 import { percentile } from './load';
 import type { Receiver } from './receiver';
+import { stageLatencies, type Stage, type StageLatency } from './e2e-stages';
 
 export interface EndToEndResult {
   sent: number;
@@ -14,6 +15,8 @@ export interface EndToEndResult {
   p99Ms: number;
   maxMs: number;
   errors: number;
+  /** Where the time went, p50 and p99 of each stage (bench/e2e-stages.ts); with a database only. */
+  stages?: Record<Stage, StageLatency>;
 }
 
 export async function runEndToEnd(options: {
@@ -24,13 +27,19 @@ export async function runEndToEnd(options: {
   rate: number;
   runId: string;
   drainTimeoutMs: number;
+  /** The stack's database: the stages of each purchase are read from its rows. */
+  databaseUrl?: string;
 }): Promise<EndToEndResult> {
   const url = new URL(options.apiUrl);
   const sentAt = new Map<string, number>();
+  const sentAtEpoch = new Map<string, number>();
+  const arrivedAtEpoch = new Map<string, number>();
   const latencies: number[] = [];
   options.receiver.onWebhook = (a) => {
     const t0 = sentAt.get(a.externalId);
-    if (t0 !== undefined) latencies.push(a.atMs - t0);
+    if (t0 === undefined) return;
+    latencies.push(a.atMs - t0);
+    arrivedAtEpoch.set(a.externalId, a.atEpochMs);
   };
   const total = Math.round(options.seconds * options.rate);
   const intervalMs = 1000 / options.rate;
@@ -43,6 +52,7 @@ export async function runEndToEnd(options: {
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const externalId = `e2e-${options.runId}-${n}`;
     sentAt.set(externalId, performance.now());
+    sentAtEpoch.set(externalId, Date.now());
     const body = JSON.stringify(purchase(options.fixture, externalId, n));
     posts.push(
       send(undefined, url, { method: 'POST', path: '/api/v1/incoming-txn', headers, body }).then(
@@ -58,7 +68,12 @@ export async function runEndToEnd(options: {
   while (latencies.length < total - errors && performance.now() < deadline)
     await new Promise((r) => setTimeout(r, 100));
   options.receiver.onWebhook = () => undefined;
+  const prefix = `e2e-${options.runId}-`;
+  const stages = options.databaseUrl
+    ? await stageLatencies(options.databaseUrl, options.fixture.issuerId, prefix, sentAtEpoch, arrivedAtEpoch)
+    : undefined;
   return {
+    stages,
     sent: total,
     received: latencies.length,
     p50Ms: percentile(latencies, 50),

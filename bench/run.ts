@@ -5,12 +5,12 @@
 //   3. end to end at 10/s                10. notices: the reward notices scan over 10,000 due grants
 //   4. sustained: the real lifecycle,    11. fairness: healthy webhook endpoints beside one that
 //      drain check and trial balance         never answers, at 100 webhooks/s, for 5 minutes
-//   5. tracing: the lifecycle untraced    12. ingestion: the floor server, the API with the worker
-//      and exporting traces over OTLP,           paused, then running (last: its backlog is thrown away)
-//      in alternated rounds on restarted
-//      processes
-//   6. cost: billable actions per
-//      purchase, from histories
+//   5. tracing: the lifecycle untraced    12. overload: purchases offered at twice the sustained
+//      and exporting traces over OTLP,           rate for 3 minutes, then the drain
+//      in alternated rounds on restarted    13. issuer fairness: a small issuer's latency while a big
+//      processes                                 one dumps 50,000 events (the rest of the dump cleared)
+//   6. cost: billable actions per           14. ingestion: the floor server, the API with the worker
+//      purchase, from histories                  paused, then running (last: its backlog is thrown away)
 //   7. end to end at half the sustained rate
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
@@ -21,10 +21,13 @@
 // runs just before it for the same reason (the relay would share the worker with that
 // backlog, and its latencies and memory would measure the backlog), and after the reads and
 // the notices, whose figures its minutes of writes and their vacuum would otherwise disturb.
+// Overload and issuer fairness run after it too, and before the ingestion: each leaves the worker a
+// backlog (the overload drains its own; the issuer fairness phase clears what its dump left).
 // `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing` too,
-// `--only ingestion` after the fixtures, and `--only reads` after the fixtures, the sustained
-// and the history phases (whose purchases it reads; BENCH_BACKLOG and BENCH_HISTORY_PURCHASES
-// smaller for a quicker run).
+// `--only ingestion` and `--only issuer-fairness` after the fixtures, `--only overload` after the
+// fixtures and the sustained phase (whose rate it doubles), and `--only reads` after the
+// fixtures, the sustained and the history phases (whose purchases it reads; BENCH_BACKLOG and
+// BENCH_HISTORY_PURCHASES smaller for a quicker run).
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -35,6 +38,7 @@ import { freePort } from '../test/helpers/ports';
 import { startReceiver, type Receiver } from './receiver';
 import { buildFixture, type Fixture } from './fixtures';
 import { runEndToEnd, type EndToEndResult } from './end-to-end';
+import { describeStages } from './e2e-stages';
 import { pendingAfterDrain, runFloorDrain, runLifecycleDrain, type DrainResult } from './sustained';
 import { measureCost, type CostResult, type PurchaseCost } from './cost';
 import { buildHistories, type HistoryGroup } from './history';
@@ -44,6 +48,9 @@ import { measureNoticeScan, type NoticeResult } from './notices';
 import { measureFairness, type FairnessResult } from './fairness';
 import { CPU_GROUPS, type CpuGroup } from './cpu';
 import { measureTracing, tracingShares, type TracingResult } from './tracing';
+import { runOverload, type OverloadResult } from './overload';
+import { runIssuerFairness, STRAGGLERS_MS, type IssuerFairnessResult } from './issuer-fairness';
+import { loadConfig } from '../core/config';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
@@ -85,7 +92,11 @@ async function main(): Promise<void> {
             ? await ingestionAlone(run)
             : args.only === 'reads'
               ? await readsAlone(run)
-              : await everyPhase(run);
+              : args.only === 'overload'
+                ? await overloadAlone(run)
+                : args.only === 'issuer-fairness'
+                  ? issuerFairnessRows(await issuerFairnessPhase(await withFixture(run)))
+                  : await everyPhase(run);
     const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase`;
     const table = printReport(machine, PROCESSES, services, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
@@ -167,6 +178,13 @@ async function readsAlone(context: PhaseContext): Promise<Row[]> {
   return readRows({ reads, histories });
 }
 
+/** The fixtures, the sustained phase (whose rate the overload doubles) and the overload. */
+async function overloadAlone(context: PhaseContext): Promise<Row[]> {
+  const run = await withFixture(context);
+  const { lifecycle } = await sustainedPhase(run);
+  return overloadRows(await overloadPhase(run, lifecycle.steadyPerSecond), lifecycle.steadyPerSecond);
+}
+
 async function withFixture(context: PhaseContext): Promise<Run> {
   const { stack, receiver, config } = context;
   const fixture = await buildFixture({
@@ -194,6 +212,8 @@ async function runPhases(run: Run) {
   // them; before the ingestion, which leaves the worker a backlog the scan would queue behind.
   const notices = await noticesPhase(run);
   const fairness = await fairnessPhase(run);
+  const overload = await overloadPhase(run, lifecycle.steadyPerSecond);
+  const issuerFairness = await issuerFairnessPhase(run);
   const ingestion = await ingestionPhase(run, floorServer);
   return {
     floor,
@@ -208,6 +228,8 @@ async function runPhases(run: Run) {
     notices,
     reads,
     fairness,
+    overload,
+    issuerFairness,
     ingestion,
   };
 }
@@ -241,6 +263,7 @@ function endToEnd({ stack, fixture, receiver, config }: Run, rate: number, runId
     rate,
     runId,
     drainTimeoutMs: config.drainTimeoutSeconds * 1000,
+    databaseUrl: stack.databaseUrl,
   });
 }
 
@@ -378,6 +401,64 @@ async function fairnessPhase({ stack, receiver, config, phases, loads }: PhaseCo
   return fairness;
 }
 
+async function overloadPhase(
+  { stack, fixture, receiver, config, runId, phases, loads }: Run,
+  sustainedPerSecond: number,
+): Promise<OverloadResult> {
+  const rate = Math.max(1, Math.round((sustainedPerSecond * config.overloadPercent) / 100));
+  log(
+    `overload: ${rate} events/s (${config.overloadPercent} % of the sustained ${sustainedPerSecond.toFixed(1)}/s) for ${config.overloadSeconds} s, then the drain`,
+  );
+  loads.overload = load1m();
+  const overload = await runOverload({
+    apiUrl: stack.apiUrl,
+    databaseUrl: stack.databaseUrl,
+    temporalAddress: stack.temporalAddress,
+    fixture,
+    receiver,
+    ratePerSecond: rate,
+    seconds: config.overloadSeconds,
+    drainTimeoutMs: config.drainTimeoutSeconds * 1000,
+    runId,
+    log,
+  });
+  phases.overload = { sustainedPerSecond, handoverMaxInFlight: handoverBound() ?? null, ...overload };
+  log(
+    `overload: ${overload.duringPerSecond.toFixed(1)}/s during, drain ${overload.drainPerSecond.toFixed(1)}/s; at most ${overload.inFlightMax} in flight, ${overload.runningMax} workflows running`,
+  );
+  return overload;
+}
+
+async function issuerFairnessPhase({ stack, fixture, receiver, config, runId, phases, loads }: Run) {
+  log(
+    `issuer fairness: one issuer dumps ${config.dumpEvents} events while another sends ${config.smallIssuerRate}/s, for ${config.issuerFairnessSeconds} s`,
+  );
+  loads.issuerFairness = load1m();
+  const result = await runIssuerFairness({
+    stack,
+    big: fixture,
+    receiver,
+    dumpEvents: config.dumpEvents,
+    smallRatePerSecond: config.smallIssuerRate,
+    seconds: config.issuerFairnessSeconds,
+    runId,
+    log,
+  });
+  phases.issuerFairness = result;
+  log(
+    `issuer fairness: small issuer p99 ${Math.round(result.small.p99Ms)} ms, ${result.small.lost} lost; cleared ${result.cleared.queued} queued, ${result.cleared.terminated} runs`,
+  );
+  return result;
+}
+
+/**
+ * HANDOVER_MAX_IN_FLIGHT of the services (the bench's environment reaches them), as their own
+ * configuration reads it; undefined for code without admission at the hand-over (a "before" run).
+ */
+function handoverBound(): number | undefined {
+  return (loadConfig(process.env) as { handoverMaxInFlight?: number }).handoverMaxInFlight;
+}
+
 /** Returns the bare floor server it started, still running: the ingestion phase uses it too. */
 async function readsPhase(
   { stack, fixture, config, phases, loads }: Run,
@@ -466,7 +547,68 @@ function reportRows(config: BenchConfig, results: PhaseResults, loads: Record<st
     ...costRows(results.cost),
     ...noticeRows(results.notices, loads),
     ...fairnessRows(results.fairness),
+    ...overloadRows(results.overload, results.lifecycle.steadyPerSecond),
+    ...issuerFairnessRows(results.issuerFairness),
     ...readRows(results),
+  ];
+}
+
+function overloadRows(o: OverloadResult, sustainedPerSecond: number): Row[] {
+  const bound = handoverBound();
+  return [
+    {
+      figure: 'Overload: lifecycle during overload',
+      value: o.duringPerSecond,
+      floor: sustainedPerSecond,
+      unit: 'events/s',
+      note: `${o.offered} offered at ${o.offeredPerSecond}/s for ${o.seconds.toFixed(0)} s (${o.errors} requests refused); completed from the end of the first fifth to the end of the load; floor: the sustained lifecycle`,
+    },
+    {
+      figure: 'Overload: lifecycle during overload / sustained',
+      value: (o.duringPerSecond / sustainedPerSecond) * 100,
+      unit: '%',
+      target: { op: '>=', value: 90 },
+    },
+    {
+      figure: 'Overload: backlog drain / sustained',
+      value: (o.drainPerSecond / sustainedPerSecond) * 100,
+      unit: '%',
+      target: { op: '>=', value: 90 },
+      note: `${o.backlog} left at the end of the load, 90 % of it drained in ${o.drainSeconds.toFixed(1)} s (${o.drainPerSecond.toFixed(1)}/s); ${o.completed} completed in all`,
+    },
+    {
+      figure: 'Overload: purchases in flight, max',
+      value: o.inFlightMax,
+      unit: 'purchases',
+      ...(bound === undefined ? {} : { target: { op: '<=' as const, value: bound } }),
+      note: `from each workflow's start to its step's processing, ${o.workflows} workflows; ${bound === undefined ? 'no bound in this code' : `HANDOVER_MAX_IN_FLIGHT ${bound}`}`,
+    },
+    {
+      figure: 'Overload: lifecycle workflows running, max',
+      value: o.runningMax,
+      unit: 'workflows',
+      note: `from each workflow's start to its close (a few ms after its step commits); ingestion to webhook p50 ${Math.round(o.latencyP50Ms)} / p99 ${Math.round(o.latencyP99Ms)} ms`,
+    },
+  ];
+}
+
+function issuerFairnessRows(f: IssuerFairnessResult): Row[] {
+  const { small } = f;
+  return [
+    {
+      figure: 'Issuer fairness: small issuer p99',
+      value: small.lost > 0 ? Infinity : small.p99Ms,
+      unit: 'ms',
+      target: { op: '<=', value: 5000 },
+      note: `ingestion to webhook, p50 ${Math.round(small.p50Ms)} / max ${Math.round(small.maxMs)} ms; ${small.received}/${small.sent} received (${small.errors} refused) beside a dump of ${f.dumped} events accepted in ${f.dumpSeconds.toFixed(0)} s (${f.dumpErrors} batches refused), ${f.dumpCompleted} of them completed in the window`,
+    },
+    {
+      figure: 'Issuer fairness: small issuer webhooks lost',
+      value: small.lost,
+      unit: 'webhooks',
+      target: { op: '<=', value: 0 },
+      note: `not received ${STRAGGLERS_MS / 1000} s after the window; then cleared: ${f.cleared.queued} queued events of the dump, ${f.cleared.terminated} runs terminated, in ${f.cleared.seconds.toFixed(0)} s`,
+    },
   ];
 }
 
@@ -599,7 +741,7 @@ function endToEndRows(config: BenchConfig, { e2e, e2eHalf, halfRate }: PhaseResu
       value: p99(e2e),
       unit: 'ms',
       target: { op: '<=', value: 1000 },
-      note: `max ${Math.round(e2e.maxMs)} ms`,
+      note: `max ${Math.round(e2e.maxMs)} ms${e2e.stages ? `; by stage, p50/p99 ms: ${describeStages(e2e.stages)}` : ''}`,
     },
     {
       figure: `End to end at ${halfRate}/s (half sustained): p99`,
@@ -819,9 +961,10 @@ async function countHandedOver(databaseUrl: string, issuerId: string, prefix: st
   await client.connect();
   try {
     const { rows } = await client.query<{ n: string }>(
+      // Handed over: out of the queue, or admitted (to_jsonb: code without admission has no such column).
       `SELECT count(*) AS n FROM ingested_event e
         WHERE e.issuer_id = $1 AND e.external_id LIKE $2
-          AND NOT EXISTS (SELECT 1 FROM handover_pending p WHERE p.event_id = e.id)`,
+          AND NOT EXISTS (SELECT 1 FROM handover_pending p WHERE p.event_id = e.id AND to_jsonb(p)->>'admitted_at' IS NULL)`,
       [issuerId, `${prefix}%`],
     );
     return Number(rows[0].n);

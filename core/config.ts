@@ -76,6 +76,13 @@ export interface Config {
    * .data/webhook-secret-key.
    */
   webhookSecretKeys?: KeyRing;
+  /**
+   * Purchases handed over to Temporal and not yet finished, across the deployment: the rest wait
+   * in PostgreSQL (core/domain/handover-admission.ts, docs/decisions/0037-admission-at-the-hand-over.md).
+   */
+  handoverMaxInFlight: number;
+  /** Events of one issuer waiting for admission past which its ingestion answers 429 backlog_full; per-issuer override. */
+  ingestionBacklogLimit: number;
   /** Default rate limits per issuer token; an issuer's override replaces them (api/middleware/rate-limit.ts). */
   rateLimits: { requestsPerSecond: number; eventsPerSecond: number; windowSeconds: number };
   /** On SIGTERM the API answers /readyz 503 this long before it closes its port (api/shutdown.ts). */
@@ -93,6 +100,11 @@ export class ConfigError extends Error {
     super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
 }
+
+/** HANDOVER_MAX_IN_FLIGHT's default (docs/decisions/0037-admission-at-the-hand-over.md). */
+export const DEFAULT_HANDOVER_MAX_IN_FLIGHT = 32;
+/** INGESTION_BACKLOG_LIMIT's default: some half an hour of one machine's sustained lifecycle rate. */
+export const DEFAULT_INGESTION_BACKLOG_LIMIT = 100_000;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -282,6 +294,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       MAX_ENDPOINT_DISABLE_AFTER_MS,
     ),
     webhookSecretKeys: checked.webhookSecretKeys,
+    // Measured (docs/decisions/0037-admission-at-the-hand-over.md): enough purchases in flight to keep a
+    // worker's slots busy, few enough that none waits long inside Temporal. Raise it with the workers.
+    handoverMaxInFlight: read.int('HANDOVER_MAX_IN_FLIGHT', DEFAULT_HANDOVER_MAX_IN_FLIGHT, 1, 100_000),
+    ingestionBacklogLimit: read.int('INGESTION_BACKLOG_LIMIT', DEFAULT_INGESTION_BACKLOG_LIMIT, 1, 100_000_000),
     // Published defaults (docs/operating/security.md, "Rate limits"): well above what one issuer's integration needs,
     // low enough that one token cannot take a host's capacity. npm run bench raises them.
     rateLimits: {

@@ -93,6 +93,24 @@ export const ledgerTrialBalance = gauge(
 
 export const handoverOldestSeconds = gauge(
   'rewards_handover_oldest_seconds',
-  'Age in seconds of the oldest event waiting for its hand-over to Temporal (0 when none), as the hand-over watch last read it.',
+  "Age in seconds of the issuer's oldest event waiting for its hand-over to Temporal, as the hand-over watch last read it; no series for an issuer with none waiting.",
+  ['issuer'] as const,
+);
+
+export const handoverWaitingEvents = gauge(
+  'rewards_handover_waiting_events',
+  "The issuer's events waiting for their hand-over to Temporal (not yet admitted), as the hand-over watch last read them.",
+  ['issuer'] as const,
+);
+
+export const handoverInFlight = gauge(
+  'rewards_handover_in_flight',
+  'Purchases handed over to Temporal and not yet finished, across the deployment, as the hand-over watch last read them; at most HANDOVER_MAX_IN_FLIGHT.',
+  [] as const,
+);
+
+export const handovers = counter(
+  'rewards_handovers_total',
+  'Events handed over to Temporal (signalled, and taken) by this process: by the API that stored them, or by the hand-over watch.',
   [] as const,
 );

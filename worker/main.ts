@@ -73,12 +73,12 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    deps: { db, logger, clock, temporal, relay, ...webhooks },
+    deps: { db, logger, clock, temporal, relay, handoverMaxInFlight: config.handoverMaxInFlight, ...webhooks },
     maxConcurrentActivities: config.databasePoolSize,
     shutdownGraceMs: config.workerShutdownGraceMs,
     tracing,
   });
-  const watches = startWatches({ db, clock, temporal, logger });
+  const watches = startWatches({ db, clock, temporal, logger, handoverMaxInFlight: config.handoverMaxInFlight });
   // The SDK shuts the worker down on these signals by itself; the relay and the watches stop
   // beside it.
   let relayStopped: Promise<void> | undefined;

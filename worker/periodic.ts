@@ -18,21 +18,22 @@ export interface PeriodicOptions {
 }
 
 /**
- * Runs `task` every `intervalMs` until stopped. The task reports its own errors (each watch
- * knows what a failure means); one that escapes is dropped, so it neither stops the loop nor
- * becomes an unhandled rejection that ends the process.
+ * Runs `task` every `intervalMs` until stopped; a task that returns a number waits that many
+ * milliseconds instead before its next turn (a watch with work waiting comes back sooner). The
+ * task reports its own errors (each watch knows what a failure means); one that escapes is
+ * dropped, so it neither stops the loop nor becomes an unhandled rejection that ends the process.
  */
-export function runPeriodically(task: () => Promise<void>, options: PeriodicOptions): Periodic {
+export function runPeriodically(task: () => Promise<void | number>, options: PeriodicOptions): Periodic {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let turn: Promise<void> = Promise.resolve();
   const run = () => {
     turn = task()
       .catch(() => undefined)
-      .finally(schedule);
+      .then(schedule);
   };
-  const schedule = () => {
-    if (!stopped) timer = setTimeout(run, options.intervalMs);
+  const schedule = (nextInMs?: number | void) => {
+    if (!stopped) timer = setTimeout(run, typeof nextInMs === 'number' ? nextInMs : options.intervalMs);
   };
   if (options.runAtStart) run();
   else schedule();

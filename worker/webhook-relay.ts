@@ -21,7 +21,11 @@
 // work waiting, so an endpoint that hangs holds its own slots and its backlog waits in the
 // table, while every other endpoint's deliveries go out beside it. An endpoint whose last five
 // attempts failed is tripped (core/webhooks/endpoint-health.ts): one probe at a time, one per
-// 30 s, until one succeeds, so a dead receiver does not start a retry run per webhook. Bounded everywhere:
+// 30 s, until one succeeds, so a dead receiver does not start a retry run per webhook. The relay
+// learns it from the record of its own failed attempt and at once gives back the deliveries it
+// holds for the endpoint, and sends none of those its steps write for it meanwhile: they wait in
+// the table until a probe succeeds, and a hanging receiver gets no new first attempts from what
+// the relay held in memory. Bounded everywhere:
 // attempts in flight per process and per endpoint, deliveries per claim, and the wait between
 // polls when no notification arrives.
 import { withTraceparent } from '../core/tracing';
@@ -45,7 +49,14 @@ import {
   type LocalRelay,
   type OutboxRow,
 } from '../activities/webhooks/outbox';
-import { attemptAndRecord, isSkipped, resultOf, skipDelivery } from '../activities/webhooks/attempt';
+import {
+  attemptAndRecord,
+  isSkipped,
+  resultOf,
+  skipDelivery,
+  type RecordedResult,
+} from '../activities/webhooks/attempt';
+import { TRIP_AFTER_FAILURES } from '../core/webhooks/endpoint-health';
 import { startDeliveryRetries } from '../activities/webhooks/start-delivery';
 import { RateGate } from './rate-gate';
 
@@ -155,6 +166,11 @@ class OutboxRelay {
   take(row: OutboxRow): void {
     // A stopping relay leaves the delivery to its claim's expiry and the next relay.
     if (this.stopping) return;
+    // Written by a step that read the endpoint before this relay saw it trip: to the table.
+    if (this.tripped.has(row.endpointId)) {
+      this.giveBack([keyOf(row)]);
+      return;
+    }
     this.enqueue(row);
     this.dispatch();
   }
@@ -179,10 +195,33 @@ class OutboxRelay {
   }
 
   private enqueue(row: OutboxRow): void {
-    if (isTripped(row.state.endpoint)) this.tripped.add(row.endpointId);
-    else this.tripped.delete(row.endpointId);
     const rows = this.queued.get(row.endpointId) ?? [];
     this.queued.set(row.endpointId, [...rows, { ...row, claimedAtMs: performance.now() }]);
+  }
+
+  /**
+   * What an attempt's record says of its endpoint: a success ends a trip; a failure that made
+   * the endpoint tripped (core/webhooks/endpoint-health.ts) gives back every delivery held for it
+   * and not yet started, so that the endpoint gets nothing but probes until one succeeds.
+   */
+  private learn(endpointId: string, result: RecordedResult | undefined): void {
+    if (result?.outcome === 'succeeded') {
+      this.tripped.delete(endpointId);
+      return;
+    }
+    if ((result?.endpointFailures ?? 0) < TRIP_AFTER_FAILURES) return;
+    this.tripped.add(endpointId);
+    const held = this.queued.get(endpointId) ?? [];
+    this.queued.delete(endpointId);
+    this.giveBack(held.map(keyOf));
+  }
+
+  /** Deliveries back to the table, free for any relay's claim at once (its probe rule included). */
+  private giveBack(keys: DeliveryKey[]): void {
+    if (keys.length === 0) return;
+    unclaim(this.deps.db, keys).catch((err: unknown) =>
+      this.deps.logger.warn({ err }, 'webhook relay could not give back deliveries; their claims expire instead'),
+    );
   }
 
   private queuedKeys(): DeliveryKey[] {
@@ -237,7 +276,13 @@ class OutboxRelay {
       (endpointId) => this.held(endpointId) >= this.slotsOf(endpointId),
     );
     const rows = await claimOutbox(this.deps.db, { limit: room, perEndpoint, claimMs, skipEndpoints: busy });
-    for (const row of rows) this.enqueue(row);
+    for (const row of rows) {
+      // A claim reads the endpoint's health as it is now: one probe of a tripped one, or a
+      // recovered one (another relay's probe succeeded) at its full share again.
+      if (isTripped(row.state.endpoint)) this.tripped.add(row.endpointId);
+      else this.tripped.delete(row.endpointId);
+      this.enqueue(row);
+    }
     // A full claim means more may be waiting: look again without waiting for a notification.
     if (rows.length === room) this.dirty = true;
   }
@@ -280,7 +325,8 @@ class OutboxRelay {
     this.total++;
     this.inFlight.set(endpointId, (this.inFlight.get(endpointId) ?? 0) + 1);
     this.inFlightRows.set(id, keyOf(row));
-    const done = relayOne(this.deps, row, this.options.retryInMs).finally(() => {
+    const done = relayOne(this.deps, row, this.options.retryInMs).then((result) => {
+      this.learn(endpointId, result);
       this.total--;
       this.inFlightRows.delete(id);
       this.inFlight.set(endpointId, this.inFlight.get(endpointId)! - 1);
@@ -302,10 +348,11 @@ class OutboxRelay {
 }
 
 /**
- * One delivery's attempt; a failed one is handed to its WebhookDelivery workflow. Never
- * throws: a relay that fails mid-way (Temporal down) gives the delivery back to be tried again.
+ * One delivery's attempt; a failed one is handed to its WebhookDelivery workflow. Returns the
+ * attempt's result when one was made. Never throws: a relay that fails mid-way (Temporal down)
+ * gives the delivery back to be tried again.
  */
-async function relayOne(deps: RelayDeps, row: OutboxRow, retryInMs: number): Promise<void> {
+async function relayOne(deps: RelayDeps, row: OutboxRow, retryInMs: number): Promise<RecordedResult | undefined> {
   const nextAttemptInMs = deps.temporal.settings.webhookRetryScheduleMs[0] ?? null;
   const input = {
     webhookId: row.webhookId,
@@ -317,7 +364,7 @@ async function relayOne(deps: RelayDeps, row: OutboxRow, retryInMs: number): Pro
   try {
     if (isSkipped(row.state)) {
       await skipDelivery(deps.db, input, deps.clock.now());
-      return;
+      return undefined;
     }
     // The usual path is one statement after the claim: the attempt's record marks the delivery
     // relayed when no workflow is needed. An attempt made before (its relay died) is taken as
@@ -341,11 +388,13 @@ async function relayOne(deps: RelayDeps, row: OutboxRow, retryInMs: number): Pro
     } else if (recorded) {
       await markRelayed(deps.db, row, deps.clock.now());
     }
+    return result;
   } catch (err) {
     deps.logger.warn(
       { err, webhookId: row.webhookId, endpointId: row.endpointId },
       'webhook relay failed; the delivery is tried again',
     );
     await releaseClaim(deps.db, [keyOf(row)], retryInMs).catch(() => undefined);
+    return undefined;
   }
 }

@@ -65,6 +65,15 @@ export function isSkipped(state: AttemptState): boolean {
 }
 
 /**
+ * An attempt's result as its record left the endpoint: its failures in a row after it, when the
+ * record changed them (for the relay, which stops sending a tripped endpoint new deliveries).
+ */
+export type RecordedResult = AttemptResult & { endpointFailures?: number };
+
+/** The result as the workflow's activities return it (and its history keeps it). */
+export const withoutHealth = ({ endpointFailures: _, ...result }: RecordedResult): AttemptResult => result;
+
+/**
  * Sends the attempt described by `state` (not recorded yet) and records it. `relayed` marks
  * the outbox entry done in the same statement when the outcome needs no delivery workflow.
  */
@@ -73,7 +82,7 @@ export async function attemptAndRecord(
   state: AttemptState,
   input: AttemptInput,
   relayed = false,
-): Promise<AttemptResult> {
+): Promise<RecordedResult> {
   const startedAt = deps.clock.now();
   const { webhook, endpoint } = state;
   const reason = undeliverableReason(endpoint, webhook);
@@ -172,10 +181,12 @@ export async function recordAttempt(
   input: AttemptInput,
   attempt: AttemptRecord,
   relayed = false,
-): Promise<AttemptResult> {
+): Promise<RecordedResult> {
   const result = resultOf(attempt);
   const endpointId = state.endpoint?.id ?? input.endpointId ?? null;
-  const [written] = await sqlQuery<Array<{ recorded: number; disabled: DisabledEndpoint | null }>>(
+  const [written] = await sqlQuery<
+    Array<{ recorded: number; disabled: DisabledEndpoint | null; failures: number | null }>
+  >(
     deps.db,
     Prisma.sql`
     WITH recorded AS (
@@ -186,7 +197,7 @@ export async function recordAttempt(
       RETURNING 1),
     delivery_state AS (${deliveryUpdate(input, endpointId, attempt, relayed)}),
     health AS (${healthUpdate(deps, state, endpointId, attempt)})
-    SELECT (SELECT count(*)::int FROM recorded) AS recorded,
+    SELECT (SELECT count(*)::int FROM recorded) AS recorded, (SELECT h.consecutive_failures FROM health h) AS failures,
            (SELECT jsonb_build_object('id', h.id, 'issuerId', h.issuer_id, 'url', h.url, 'failingSince', h.failing_since,
                                       'disabledAt', h.disabled_at)
               FROM health h WHERE h.status = 'disabled' AND h.disabled_at = ${attempt.startedAt}) AS disabled`,
@@ -197,7 +208,7 @@ export async function recordAttempt(
   }
   webhookAttempts.inc({ type: state.webhook.type, outcome: result.outcome });
   if (written.disabled) await announceDisabled(deps, written.disabled);
-  return result;
+  return written.failures === null ? result : { ...result, endpointFailures: written.failures };
 }
 
 /**

@@ -1,7 +1,15 @@
 // The webhook activities the WebhookDelivery workflow runs. Each is idempotent per
 // (webhookId, endpointId, attemptNumber): an attempt already recorded is returned as it was.
 import { MAX_ATTEMPT_ERROR_LENGTH } from './send';
-import { attemptAndRecord, isSkipped, recordAttempt, resultOf, skipDelivery, type WebhookDeps } from './attempt';
+import {
+  attemptAndRecord,
+  isSkipped,
+  recordAttempt,
+  resultOf,
+  skipDelivery,
+  withoutHealth,
+  type WebhookDeps,
+} from './attempt';
 import { loadAttemptState } from './attempt-state';
 import type { WebhookActivities } from './types';
 
@@ -25,21 +33,23 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
           data: { status: 'delivering', updatedAt: deps.clock.now() },
         });
       }
-      return attemptAndRecord(deps, state, input);
+      return withoutHealth(await attemptAndRecord(deps, state, input));
     },
 
     async recordLostWebhookAttempt(input) {
       const state = await loadAttemptState(db, input);
       if (!state) return { outcome: 'not_found' };
       const error = `attempt_lost: ${input.error}`.slice(0, MAX_ATTEMPT_ERROR_LENGTH);
-      return recordAttempt(deps, state, input, {
-        startedAt: deps.clock.now(),
-        statusCode: null,
-        latencyMs: 0,
-        outcome: 'failed',
-        errorClass: 'attempt_lost',
-        error,
-      });
+      return withoutHealth(
+        await recordAttempt(deps, state, input, {
+          startedAt: deps.clock.now(),
+          statusCode: null,
+          latencyMs: 0,
+          outcome: 'failed',
+          errorClass: 'attempt_lost',
+          error,
+        }),
+      );
     },
   };
 }

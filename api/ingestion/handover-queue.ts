@@ -1,71 +1,129 @@
 // Runs hand-overs after the response, so accepting events costs one database commit and
-// never waits on Temporal (DESIGN.md, quality bars). Bounded: a fixed number of chunks in
-// flight (each signals its events a few at a time, then marks them in one statement) and a
-// capped backlog; whatever is dropped or fails stays un-handed in the database, where the
-// sweeper finds it. Small chunks keep the work lost to a crash small: at most the chunks in
-// flight are signalled but not marked, and the sweeper skips those already processed.
+// never waits on Temporal (DESIGN.md, quality bars). First the events just stored are admitted
+// (core/domain/handover-admission.ts): those there is room for, and whose issuer has nothing
+// older waiting, in one short transaction for everything the process has queued meanwhile; the
+// others wait in the database for the workers' hand-over watch. Then the admitted are signalled
+// in chunks, a bounded number in flight. Bounded memory: a capped backlog; whatever is dropped
+// or fails stays in the database, where the watch and the sweeper find it. Small chunks keep the
+// work lost to a crash small: at most the chunks in flight are admitted but not signalled, and
+// the watch hands those over again.
 import type { Logger } from '../../core/logger';
-import type { HandoverItem } from '../../core/domain/handover';
+import { handOver, type HandoverItem } from '../../core/domain/handover';
+import { admitStored } from '../../core/domain/handover-admission';
+import type { WorkflowEngine } from '../../core/workflow-engine';
+import type { Db } from '../../prisma/client';
 
 export interface Handover {
   enqueue(items: HandoverItem[]): void;
   drain(): Promise<void>;
 }
 
-export function createHandoverQueue(
-  handOver: (items: HandoverItem[]) => Promise<{ failed: Array<{ eventId: string; error: string }> }>,
+/** Signals items; returns those Temporal refused. */
+export type HandOverFn = (items: HandoverItem[]) => Promise<{ failed: Array<{ eventId: string; error: string }> }>;
+/** Admits what may be handed over now, of the given event ids; absent, everything is. */
+export type AdmitFn = (eventIds: string[]) => Promise<Set<string>>;
+
+/** Events admitted by one transaction at most: one statement's arrays stay small. */
+const ADMIT_BATCH = 500;
+
+/** The API's hand-over: admitted under HANDOVER_MAX_IN_FLIGHT, then signalled. */
+export function createApiHandover(
+  deps: { db: Db; temporal: WorkflowEngine; clock?: { now(): Date } },
   logger: Logger,
-  options: { concurrency?: number; maxBacklog?: number; chunkSize?: number } = {},
+  maxInFlight: number,
+): Handover {
+  const clock = deps.clock ?? { now: () => new Date() };
+  return createHandoverQueue((items) => handOver(deps, items), logger, {
+    admit: (eventIds) => admitStored(deps.db, eventIds, { maxInFlight, now: clock.now() }),
+  });
+}
+
+export function createHandoverQueue(
+  signal: HandOverFn,
+  logger: Logger,
+  options: { admit?: AdmitFn; concurrency?: number; maxBacklog?: number; chunkSize?: number } = {},
 ): Handover {
   const concurrency = options.concurrency ?? 4;
   const maxBacklog = options.maxBacklog ?? 50_000;
   const chunkSize = options.chunkSize ?? 16;
+  // Stored here, not yet through admission; then admitted, waiting for a signalling slot.
   const backlog: HandoverItem[] = [];
+  const admitted: HandoverItem[] = [];
+  let admitting = false;
   let running = 0;
   let idle: Array<() => void> = [];
-  // A full backlog drops events on every request: one warning per 10 s, with the count.
-  let dropped = 0;
-  let lastWarnMs = -Infinity;
+  const dropped = droppedWarning(logger);
+
+  const settle = () => {
+    if (running > 0 || admitting || backlog.length > 0 || admitted.length > 0) return;
+    const waiting = idle;
+    idle = [];
+    waiting.forEach((resolve) => resolve());
+  };
+
+  const admitNext = () => {
+    if (admitting || backlog.length === 0) return;
+    const batch = backlog.splice(0, ADMIT_BATCH);
+    if (!options.admit) {
+      admitted.push(...batch);
+      return;
+    }
+    admitting = true;
+    options
+      .admit(batch.map((item) => item.eventId))
+      .then((ids) => admitted.push(...batch.filter((item) => ids.has(item.eventId))))
+      .catch((err) => logger.warn({ err, events: batch.length }, 'admission failed; the hand-over watch will retry'))
+      .finally(() => {
+        admitting = false;
+        pump();
+      });
+  };
 
   const pump = () => {
-    while (running < concurrency && backlog.length > 0) {
-      const chunk = backlog.splice(0, chunkSize);
+    admitNext();
+    while (running < concurrency && admitted.length > 0) {
+      const chunk = admitted.splice(0, chunkSize);
       running++;
-      handOver(chunk)
+      signal(chunk)
         .then(({ failed }) => {
           if (failed.length > 0)
-            logger.warn({ failed: failed.length, first: failed[0] }, 'hand-over failed; the sweeper will retry');
+            logger.warn(
+              { failed: failed.length, first: failed[0] },
+              'hand-over failed; the hand-over watch will retry',
+            );
         })
-        .catch((err) => logger.warn({ err, events: chunk.length }, 'hand-over failed; the sweeper will retry'))
+        .catch((err) => logger.warn({ err, events: chunk.length }, 'hand-over failed; the hand-over watch will retry'))
         .finally(() => {
           running--;
           pump();
-          if (running === 0 && backlog.length === 0) {
-            const waiting = idle;
-            idle = [];
-            waiting.forEach((resolve) => resolve());
-          }
         });
     }
+    settle();
   };
 
   return {
     enqueue(items) {
-      const room = maxBacklog - backlog.length;
-      if (items.length > room) {
-        dropped += items.length - Math.max(room, 0);
-        if (performance.now() - lastWarnMs >= 10_000) {
-          logger.warn({ dropped, backlog: backlog.length }, 'hand-over backlog full; the sweeper will pick these up');
-          lastWarnMs = performance.now();
-          dropped = 0;
-        }
-      }
+      const room = maxBacklog - backlog.length - admitted.length;
+      if (items.length > room) dropped(items.length - Math.max(room, 0), backlog.length);
       backlog.push(...items.slice(0, Math.max(room, 0)));
       pump();
     },
     drain() {
-      if (running === 0 && backlog.length === 0) return Promise.resolve();
+      if (running === 0 && !admitting && backlog.length === 0 && admitted.length === 0) return Promise.resolve();
       return new Promise((resolve) => idle.push(resolve));
     },
+  };
+}
+
+/** A full backlog drops events on every request: one warning per 10 s, with the count. */
+function droppedWarning(logger: Logger): (events: number, backlog: number) => void {
+  let dropped = 0;
+  let lastWarnMs = -Infinity;
+  return (events, backlog) => {
+    dropped += events;
+    if (performance.now() - lastWarnMs < 10_000) return;
+    logger.warn({ dropped, backlog }, 'hand-over backlog full; the hand-over watch will pick these up');
+    lastWarnMs = performance.now();
+    dropped = 0;
   };
 }

@@ -22,7 +22,7 @@ const iso = (d: Date | string | null | undefined) => (d === null || d === undefi
 // the receipt time: the pending-hand-over index then holds only events that APIs of the
 // previous release stored (the sweeper adopts those into the queue).
 const INSERT_NEW_EVENTS: HotStatement = {
-  name: 'ingestion_insert_new_events_v4',
+  name: 'ingestion_insert_new_events_v5',
   text: `WITH inserted AS (
            INSERT INTO ingested_event (id, issuer_id, kind, external_id, fingerprint, state, payload, chg_id, cardholder_id,
              card_id, amount_minor, currency, event_created_at, authorization_external_id, related_external_id,
@@ -40,8 +40,8 @@ const INSERT_NEW_EVENTS: HotStatement = {
            ON CONFLICT (issuer_id, kind, external_id) DO NOTHING
            RETURNING id, external_id, reward_status
          ), queued AS (
-           INSERT INTO handover_pending (event_id, queued_at, traceparent)
-           SELECT id, $3::timestamptz, $20::text FROM inserted WHERE reward_status = 'pending'
+           INSERT INTO handover_pending (event_id, queued_at, traceparent, issuer_id)
+           SELECT id, $3::timestamptz, $20::text, $1::text FROM inserted WHERE reward_status = 'pending'
          )
          SELECT external_id FROM inserted`,
 };
@@ -91,16 +91,18 @@ export async function insertNewEvents(db: Db, header: BatchHeader, rows: EventRo
 
 // A reversal is handed over again: the state change and its place in the queue are one
 // statement, so no crash can record one without the other. Conditional, so two concurrent
-// reversals record one state change.
+// reversals record one state change. It waits for admission again, even when its authorization
+// is still in flight: the reversal is a new hand-over (core/domain/handover-admission.ts).
 const REVERSE_AUTHORIZATION: HotStatement = {
-  name: 'ingestion_reverse_authorization_v1',
+  name: 'ingestion_reverse_authorization_v2',
   text: `WITH changed AS (
            UPDATE ingested_event SET state = 'reversed', state_changed_at = $2
             WHERE id = $1 AND state = 'approved'
-           RETURNING id
+           RETURNING id, issuer_id
          ), queued AS (
-           INSERT INTO handover_pending (event_id, queued_at) SELECT id, $2 FROM changed
-           ON CONFLICT (event_id) DO UPDATE SET queued_at = EXCLUDED.queued_at
+           INSERT INTO handover_pending (event_id, queued_at, issuer_id) SELECT id, $2, issuer_id FROM changed
+           ON CONFLICT (event_id) DO UPDATE SET queued_at = EXCLUDED.queued_at, issuer_id = EXCLUDED.issuer_id,
+             admitted_at = NULL
          )
          SELECT id FROM changed`,
 };

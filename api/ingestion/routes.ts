@@ -19,6 +19,11 @@ import {
 } from './schemas';
 import { issuerNow } from '../sandbox/issuer-clock';
 import { unsafeItemsOf } from '../middleware/json-body';
+import { BACKLOG_RETRY_AFTER_SECONDS, createBacklogGate, type BacklogGate } from './backlog';
+import { readBacklog } from './store';
+import { presentLag } from './present';
+import { lagSchema } from './schemas';
+import { DEFAULT_INGESTION_BACKLOG_LIMIT } from '../../core/config';
 
 const validators = {
   auth: compileBody<IngestedEvent>(authEventSchema),
@@ -40,27 +45,42 @@ function batchOf(body: unknown): unknown[] {
   ]);
 }
 
+/** The ingestion routes' description in /openapi.json. */
+const EVENTS_DESCRIPTION =
+  `Accepts one event or an array of 1 to ${MAX_EVENTS_PER_BATCH}. Accepted means stored durably before the response; ` +
+  'processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is ' +
+  `a failure with reasonCode id_conflict. Failure reasons: ${eventFailureReasonList}. Whatever is wrong inside one event ` +
+  '(a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone ' +
+  '(invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with ' +
+  'currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. ' +
+  'An event whose cardLast4 or network ' +
+  "is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; " +
+  'an event already stored under that id is still answered as a re-submission. ' +
+  'Rate limited in events per second, not only requests: every event of the body counts against the token\'s "events" ' +
+  'policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the ' +
+  "remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's " +
+  'quota with reasonCode batch_exceeds_event_limit. ' +
+  "While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), " +
+  `a request is refused whole with 429 reasonCode backlog_full and Retry-After: ${BACKLOG_RETRY_AFTER_SECONDS}; ` +
+  "other issuers' requests are not affected.";
+
 export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
+  // Built at the first request: declaring the routes (for /openapi.json) needs no deps.
+  let gate: BacklogGate | undefined;
+  const backlog = () => (gate ??= createBacklogGate(deps.db, defaultBacklogLimit(deps)));
+  return [...eventRoutes(deps, backlog), lagRoute(deps)];
+}
+
+const defaultBacklogLimit = (deps: AppDeps) => deps.config.ingestionBacklogLimit ?? DEFAULT_INGESTION_BACKLOG_LIMIT;
+
+function eventRoutes(deps: AppDeps, backlog: () => BacklogGate): RouteSpec[] {
   const route = (kind: EventKind, path: string, operationId: string, summary: string, schema: object) =>
     defineRoute({
       method: 'post',
       path,
       operationId,
       summary,
-      description:
-        `Accepts one event or an array of 1 to ${MAX_EVENTS_PER_BATCH}. Accepted means stored durably before the response; ` +
-        'processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is ' +
-        `a failure with reasonCode id_conflict. Failure reasons: ${eventFailureReasonList}. Whatever is wrong inside one event ` +
-        '(a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone ' +
-        '(invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with ' +
-        'currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. ' +
-        'An event whose cardLast4 or network ' +
-        "is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; " +
-        'an event already stored under that id is still answered as a re-submission. ' +
-        'Rate limited in events per second, not only requests: every event of the body counts against the token\'s "events" ' +
-        'policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the ' +
-        "remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's " +
-        'quota with reasonCode batch_exceeds_event_limit.',
+      description: EVENTS_DESCRIPTION,
       tag: 'Ingestion',
       auth: 'issuer',
       // Counted from the parsed body before validation: an array counts its items, anything else one.
@@ -78,19 +98,25 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
           schema: { oneOf: [failuresSchema, { $ref: '#/components/schemas/Error' }] },
         },
       },
+      reasonCodes: {
+        429: { backlog_full: "the issuer's events waiting to be processed have reached its backlog limit" },
+      },
       async handle(ctx: Context) {
         const body = (ctx.request as { body?: unknown }).body;
         if (body === undefined) throw errors.validation('invalid_body', 'A JSON request body is required.');
         const events = batchOf(body);
+        const issuer = issuerOf(ctx);
+        await backlog().check(issuer);
         const outcome = await ingestBatch(
           deps.db,
-          issuerOf(ctx).id,
+          issuer.id,
           kind,
           events,
           validators[kind],
           issuerNow(ctx, deps.clock),
           unsafeItemsOf(ctx),
         );
+        backlog().queued(issuer.id, outcome.handovers.length);
         if (outcome.handovers.length > 0) deps.handover?.enqueue(outcome.handovers);
         eventsIngested.inc({ kind, outcome: 'accepted' }, outcome.acceptedCount);
         eventsIngested.inc({ kind, outcome: 'failed' }, outcome.failures.length);
@@ -112,4 +138,27 @@ export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
       settledEventSchema,
     ),
   ];
+}
+
+function lagRoute(deps: AppDeps): RouteSpec {
+  return defineRoute({
+    method: 'get',
+    path: '/api/v2/ingestion/lag',
+    operationId: 'getIngestionLag',
+    summary: "The calling issuer's events accepted and not yet processed",
+    description:
+      'Processing follows acceptance asynchronously and may lag under load: the service hands a bounded number of purchases ' +
+      "to its workflow engine at once, and the rest wait, oldest first per issuer, issuers taken in turn. pendingEvents counts the issuer's " +
+      'events accepted and not yet processed (waiting, or being processed); oldestPendingAgeSeconds is how long the oldest of them ' +
+      'has waited (0 when none). When waitingEvents reaches waitingEventsLimit, ingestion answers 429 backlog_full until it ' +
+      'falls below. An authorization waiting for its settlement is processed (previewed), not pending.',
+    tag: 'Ingestion',
+    auth: 'issuer',
+    responses: { 200: { description: "The issuer's lag.", schema: lagSchema } },
+    async handle(ctx) {
+      const issuer = issuerOf(ctx);
+      const limit = issuer.ingestionBacklogLimit ?? defaultBacklogLimit(deps);
+      ctx.body = presentLag(await readBacklog(deps.db, issuer.id), limit, deps.clock.now());
+    },
+  });
 }

@@ -103,3 +103,35 @@ export const failuresSchema = named('EventFailures', { type: 'array', items: fai
     },
   },
 ]);
+
+export const lagSchema = named(
+  'IngestionLag',
+  {
+    type: 'object',
+    required: ['pendingEvents', 'oldestPendingAgeSeconds', 'waitingEvents', 'waitingEventsLimit'],
+    properties: {
+      pendingEvents: {
+        type: 'integer',
+        minimum: 0,
+        description: "The issuer's events accepted and not yet processed: waitingEvents and those being processed.",
+      },
+      oldestPendingAgeSeconds: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          'Whole seconds since the oldest pending event was accepted (or its authorization reversed); 0 when none.',
+      },
+      waitingEvents: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Of those, the events not yet handed to processing: what the backlog limit counts.',
+      },
+      waitingEventsLimit: {
+        type: 'integer',
+        minimum: 1,
+        description: 'The backlog limit: with this many events waiting, ingestion answers 429 backlog_full.',
+      },
+    },
+  },
+  { pendingEvents: 1250, oldestPendingAgeSeconds: 42, waitingEvents: 1150, waitingEventsLimit: 100000 },
+);

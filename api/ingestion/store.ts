@@ -346,3 +346,29 @@ function counterpart(
 function idConflict(id: string): ApiError {
   return errors.conflict('id_conflict', `Event ${id} was already received with other content.`);
 }
+
+/** An issuer's events accepted and not yet processed: waiting for their hand-over, and in flight. */
+export interface IssuerBacklog {
+  waiting: number;
+  inFlight: number;
+  /** When the oldest of them was accepted (or reversed); null when there is none. */
+  oldestQueuedAt: Date | null;
+}
+
+/**
+ * The issuer's backlog as GET /api/v2/ingestion/lag reports it: its rows of the hand-over queue,
+ * waiting or admitted (a processed event's row is deleted by the step that processes it), counted
+ * in full through their indexes.
+ */
+export async function readBacklog(db: Db, issuerId: string): Promise<IssuerBacklog> {
+  const [row] = await db.$queryRaw<Array<{ waiting: number; in_flight: number; oldest: Date | null }>>`
+    WITH waiting AS (
+      SELECT count(*)::int AS n, min(queued_at) AS oldest FROM handover_pending
+       WHERE issuer_id = ${issuerId} AND admitted_at IS NULL
+    ), in_flight AS (
+      SELECT count(*)::int AS n, min(queued_at) AS oldest FROM handover_pending
+       WHERE admitted_at IS NOT NULL AND issuer_id = ${issuerId}
+    )
+    SELECT w.n AS waiting, f.n AS in_flight, least(w.oldest, f.oldest) AS oldest FROM waiting w, in_flight f`;
+  return { waiting: row.waiting, inFlight: row.in_flight, oldestQueuedAt: row.oldest };
+}

@@ -98,6 +98,11 @@ export const issuerSchema = named(
           'The largest single adjustment (credit or debit) its tokens may post; 400 adjustment_too_large above.',
       },
       cashbackHoldDays: cashbackHoldDaysSchema,
+      ingestionBacklogLimit: {
+        type: ['integer', 'null'],
+        description:
+          "Override of INGESTION_BACKLOG_LIMIT for this issuer: with this many of its events waiting to be processed, ingestion answers 429 backlog_full; null means the deployment's setting.",
+      },
       createdAt: timestampSchema,
       updatedAt: timestampSchema,
     },
@@ -112,6 +117,7 @@ export const issuerSchema = named(
     webhookEndpointDisableAfter: null,
     adjustmentLimitMinor: 10000,
     cashbackHoldDays: 30,
+    ingestionBacklogLimit: null,
     createdAt: EXAMPLE_TIME,
     updatedAt: EXAMPLE_TIME,
   },
@@ -168,6 +174,13 @@ export const issuerChangesSchema = {
       description: 'The largest single adjustment its tokens may post (minor units); 10000 by default.',
     },
     cashbackHoldDays: cashbackHoldDaysSchema,
+    ingestionBacklogLimit: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      maximum: 100_000_000,
+      description:
+        "Events of this issuer waiting to be processed past which ingestion answers 429 backlog_full (other issuers unaffected); null for the deployment's INGESTION_BACKLOG_LIMIT. Takes effect within a second.",
+    },
   },
 } as const;
 

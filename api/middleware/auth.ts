@@ -25,6 +25,11 @@ export interface AuthenticatedIssuer {
    * without a query (api/sandbox/issuer-clock.ts).
    */
   clockOffsetMs: number;
+  /**
+   * The operator's override of INGESTION_BACKLOG_LIMIT (null: the deployment's), carried with the
+   * token so that ingestion checks the issuer's backlog without reading the issuer.
+   */
+  ingestionBacklogLimit: number | null;
 }
 
 function bearer(ctx: Context): string {
@@ -85,6 +90,7 @@ export function createGuards(deps: {
           eventsPerSecond: row.issuer.rateLimitEventsPerSecond,
         },
         clockOffsetMs: Number(row.issuer.clockOffsetMs),
+        ingestionBacklogLimit: row.issuer.ingestionBacklogLimit,
       };
       deps.tokenCache?.set(tokenHash, issuer, Date.now());
       authenticate(ctx, issuer);

@@ -386,7 +386,7 @@ export interface paths {
         put?: never;
         /**
          * Submit card authorization events
-         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit.
+         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
          */
         post: operations["ingestAuthorizations"];
         delete?: never;
@@ -406,9 +406,29 @@ export interface paths {
         put?: never;
         /**
          * Submit settled transaction events
-         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit.
+         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
          */
         post: operations["ingestSettledTransactions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/ingestion/lag": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling issuer's events accepted and not yet processed
+         * @description Processing follows acceptance asynchronously and may lag under load: the service hands a bounded number of purchases to its workflow engine at once, and the rest wait, oldest first per issuer, issuers taken in turn. pendingEvents counts the issuer's events accepted and not yet processed (waiting, or being processed); oldestPendingAgeSeconds is how long the oldest of them has waited (0 when none). When waitingEvents reaches waitingEventsLimit, ingestion answers 429 backlog_full until it falls below. An authorization waiting for its settlement is processed (previewed), not pending.
+         */
+        get: operations["getIngestionLag"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1050,7 +1070,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change an issuer name, availability delay, rate limits or when its failing webhook endpoints are disabled */
+        /** Change an issuer name, availability delay, rate limits, ingestion backlog limit or when its failing webhook endpoints are disabled */
         patch: operations["updateIssuer"];
         trace?: never;
     };
@@ -2712,6 +2732,25 @@ export interface components {
             authorizationId?: string;
             /** @description Refunds only: the issuer's id of the settled purchase, required when state is refunded. On a settled purchase the event is refused (invalid_event): the field would mean nothing there. */
             relatedTransactionId?: string;
+        };
+        /**
+         * IngestionLag
+         * @example {
+         *       "pendingEvents": 1250,
+         *       "oldestPendingAgeSeconds": 42,
+         *       "waitingEvents": 1150,
+         *       "waitingEventsLimit": 100000
+         *     }
+         */
+        IngestionLag: {
+            /** @description The issuer's events accepted and not yet processed: waitingEvents and those being processed. */
+            pendingEvents: number;
+            /** @description Whole seconds since the oldest pending event was accepted (or its authorization reversed); 0 when none. */
+            oldestPendingAgeSeconds: number;
+            /** @description Of those, the events not yet handed to processing: what the backlog limit counts. */
+            waitingEvents: number;
+            /** @description The backlog limit: with this many events waiting, ingestion answers 429 backlog_full. */
+            waitingEventsLimit: number;
         };
         /**
          * RewardDetail
@@ -4383,6 +4422,7 @@ export interface components {
          *       "webhookEndpointDisableAfter": null,
          *       "adjustmentLimitMinor": 10000,
          *       "cashbackHoldDays": 30,
+         *       "ingestionBacklogLimit": null,
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-14T15:09:26.000Z"
          *     }
@@ -4406,6 +4446,8 @@ export interface components {
             adjustmentLimitMinor?: number;
             /** @description The return window: days a purchase's cashback stays on hold, from its createdAt, before it is payable (unless its offer sets returnPeriodDays); 30 by default, 0 allowed. */
             cashbackHoldDays?: number;
+            /** @description Override of INGESTION_BACKLOG_LIMIT for this issuer: with this many of its events waiting to be processed, ingestion answers 429 backlog_full; null means the deployment's setting. */
+            ingestionBacklogLimit?: number | null;
             /**
              * Format: date-time
              * @description ISO 8601, UTC.
@@ -5628,35 +5670,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` and `retryAfterSeconds`. Nothing was done; retry after Retry-After seconds. On this route every event of the body also counts against the "events" policy (events per second): reasonCode event_rate_exceeded, or batch_exceeds_event_limit when the batch alone is larger than a window's quota (send smaller batches). */
-        RateLimitedIssuerKeyedEvents: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": 42900,
-                 *       "httpStatusCode": 429,
-                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-                 *       "name": "rate_limited",
-                 *       "reasonCode": "request_rate_exceeded",
-                 *       "message": "Rate limit of 100 requests per 1 s exceeded for this token; retry after 1 s.",
-                 *       "details": {
-                 *         "policy": "default",
-                 *         "limit": 100,
-                 *         "windowSeconds": 1,
-                 *         "retryAfterSeconds": 1
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Unexpected failure; the body says nothing internal. Quote `uuid` to support. */
         InternalErrorIssuerKeyedEvents: {
             headers: {
@@ -5954,7 +5967,7 @@ export interface components {
          */
         RateLimit: string;
         /**
-         * @description Seconds to wait before retrying: on a 429, the `t` of the exceeded policy; on a 503, a short pause; on a 409 `idempotency_key_in_use`, until the first request under the key has likely finished.
+         * @description Seconds to wait before retrying: on a 429, the `t` of the exceeded policy (for `backlog_full`, a fixed half minute); on a 503, a short pause; on a 409 `idempotency_key_in_use`, until the first request under the key has likely finished.
          * @example 1
          */
         "Retry-After": number;
@@ -7092,7 +7105,35 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyedEvents"];
             413: components["responses"]["PayloadTooLargeIssuerKeyedEvents"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyedEvents"];
-            429: components["responses"]["RateLimitedIssuerKeyedEvents"];
+            /** @description Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` and `retryAfterSeconds`. Nothing was done; retry after Retry-After seconds. On this route every event of the body also counts against the "events" policy (events per second): reasonCode event_rate_exceeded, or batch_exceeds_event_limit when the batch alone is larger than a window's quota (send smaller batches). Also on this operation: `backlog_full`: the issuer's events waiting to be processed have reached its backlog limit. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 42900,
+                     *       "httpStatusCode": 429,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "rate_limited",
+                     *       "reasonCode": "request_rate_exceeded",
+                     *       "message": "Rate limit of 100 requests per 1 s exceeded for this token; retry after 1 s.",
+                     *       "details": {
+                     *         "policy": "default",
+                     *         "limit": 100,
+                     *         "windowSeconds": 1,
+                     *         "retryAfterSeconds": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalErrorIssuerKeyedEvents"];
             503: components["responses"]["UnavailableIssuerKeyedEvents"];
         };
@@ -7162,9 +7203,70 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyedEvents"];
             413: components["responses"]["PayloadTooLargeIssuerKeyedEvents"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyedEvents"];
-            429: components["responses"]["RateLimitedIssuerKeyedEvents"];
+            /** @description Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` and `retryAfterSeconds`. Nothing was done; retry after Retry-After seconds. On this route every event of the body also counts against the "events" policy (events per second): reasonCode event_rate_exceeded, or batch_exceeds_event_limit when the batch alone is larger than a window's quota (send smaller batches). Also on this operation: `backlog_full`: the issuer's events waiting to be processed have reached its backlog limit. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 42900,
+                     *       "httpStatusCode": 429,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "rate_limited",
+                     *       "reasonCode": "request_rate_exceeded",
+                     *       "message": "Rate limit of 100 requests per 1 s exceeded for this token; retry after 1 s.",
+                     *       "details": {
+                     *         "policy": "default",
+                     *         "limit": 100,
+                     *         "windowSeconds": 1,
+                     *         "retryAfterSeconds": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalErrorIssuerKeyedEvents"];
             503: components["responses"]["UnavailableIssuerKeyedEvents"];
+        };
+    };
+    getIngestionLag: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The issuer's lag. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestionLag"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuer"];
+            429: components["responses"]["RateLimitedIssuer"];
+            500: components["responses"]["InternalErrorIssuer"];
+            503: components["responses"]["UnavailableIssuer"];
         };
     };
     getTransactionRewardDetail: {
@@ -9813,6 +9915,8 @@ export interface operations {
                     adjustmentLimitMinor?: number;
                     /** @description The return window: days a purchase's cashback stays on hold, from its createdAt, before it is payable (unless its offer sets returnPeriodDays); 30 by default, 0 allowed. */
                     cashbackHoldDays?: number;
+                    /** @description Events of this issuer waiting to be processed past which ingestion answers 429 backlog_full (other issuers unaffected); null for the deployment's INGESTION_BACKLOG_LIMIT. Takes effect within a second. */
+                    ingestionBacklogLimit?: number | null;
                 };
             };
         };

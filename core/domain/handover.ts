@@ -1,19 +1,22 @@
-// Hands stored events to Temporal: one signalWithStart per event, starting the purchase's
-// TransactionLifecycle workflow if it is not running. Used right after the commit (in the
-// API process, asynchronously) and by the sweeper for anything that was not handed over.
-// Signals are idempotent for a running workflow (it ignores an event id it has seen). A
-// closed workflow is started again only for an event still waiting to be processed (a refund
-// after the purchase finished, a settlement after its authorization lapsed): an event its
-// closed run already processed was handed over before, and its repeated hand-over (the API
-// died before recording the first) must not start a second run of a finished purchase.
+// Hands admitted events to Temporal (core/domain/handover-admission.ts decides which, and when):
+// one signalWithStart per event, starting the purchase's TransactionLifecycle workflow if it is
+// not running. An event's queue row stays, admitted, until its step has processed it; one whose
+// signal Temporal refused waits again. Signals are idempotent for a running workflow (it ignores
+// an event id it has seen). A closed workflow is started again only for an event still waiting
+// to be processed (a refund after the purchase finished, a settlement after its authorization
+// lapsed): an event its closed run already processed was handed over before, and its repeated
+// hand-over (the process that admitted it died before it knew) must not start a second run of a
+// finished purchase.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdReusePolicy } from '@temporalio/common';
 import { mapLimited } from '../concurrency';
 import { withTraceparent } from '../tracing';
+import { handovers } from '../metrics';
 import type { WorkflowEngine } from '../workflow-engine';
 import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
 import type { EventKind, IngestedEvent } from './events';
+import { readmitRefused } from './handover-admission';
 import { LIFECYCLE_WORKFLOW_TYPE, lifecycleInput, type LifecycleSignalName } from '../../workflows/lifecycle-signals';
 import { RewardsChgId, RewardsIssuerId, RewardsStatus, RewardsTransactionId } from '../../workflows/search-attributes';
 
@@ -56,7 +59,10 @@ export function startAttributes(item: Pick<HandoverItem, 'issuerId' | 'chgId' | 
 /** signalWithStarts in flight per call: a few round trips at once keep up with any worker. */
 export const HANDOVER_CONCURRENCY = 8;
 
-/** Signals every item (bounded concurrency), then takes the ones Temporal has out of the queue in one statement. */
+/**
+ * Signals every item (bounded concurrency); the events Temporal refused wait to be admitted again
+ * (one statement). Those it took stay admitted until processed.
+ */
 export async function handOver(
   deps: { temporal: WorkflowEngine; db: Db },
   items: HandoverItem[],
@@ -72,22 +78,19 @@ export async function handOver(
       failed.push({ eventId: item.eventId, error: err instanceof Error ? err.message : String(err) });
     }
   });
-  if (handedOver.length > 0) await dequeue(deps.db, handedOver);
-  if (failed.length > 0) {
-    await hotQuery(deps.db, COUNT_REFUSED, [failed.map((f) => f.eventId)]);
-  }
+  handovers.inc(handedOver.length);
+  if (failed.length > 0)
+    await readmitRefused(
+      deps.db,
+      failed.map((f) => f.eventId),
+    );
   return { handedOver, failed };
 }
 
-// One statement per chunk on our pool, prepared once per connection (prisma/hot.ts): the API
-// runs one for every 16 events it accepts, and through Prisma it cost as much CPU as the insert.
+// On our pool, prepared once per connection (prisma/hot.ts).
 const DEQUEUE: HotStatement = {
   name: 'handover_dequeue_v1',
   text: 'DELETE FROM handover_pending WHERE event_id = ANY($1::text[])',
-};
-const COUNT_REFUSED: HotStatement = {
-  name: 'handover_count_refused_v1',
-  text: 'UPDATE handover_pending SET attempts = attempts + 1 WHERE event_id = ANY($1::text[])',
 };
 
 /** Takes events out of the hand-over queue: Temporal has them, or they need nothing more. */

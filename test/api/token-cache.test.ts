@@ -85,6 +85,7 @@ describe('api/middleware/token-cache', () => {
       tokenId: 'tok_x',
       rateLimits: { requestsPerSecond: null, eventsPerSecond: null },
       clockOffsetMs: 0,
+      ingestionBacklogLimit: null,
     };
     cache.set('h', issuer, 0);
     assert.equal(cache.get('h', 0), undefined);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
-import { startStack, type Stack } from '../helpers/stack';
+import { startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
 import { newIssuer, OPERATOR_TOKEN, startTestApp, type TestIssuer } from '../helpers/app';
 import { spawnApi, waitForReady } from '../helpers/api-process';
 import { freePort } from '../helpers/ports';
@@ -129,6 +129,7 @@ describe('configured workflow settings reach the runs the API starts', function 
       db: stack.db,
       clock: { now: () => new Date(Date.now() + 60_000) },
       temporal: stack.engine,
+      handoverMaxInFlight: TEST_HANDOVER_MAX_IN_FLIGHT,
     });
     assert.ok((await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 5000 })).handedOver >= 1);
     assert.equal(

@@ -141,11 +141,11 @@ async function sigkill(service: ServiceChild, started: number): Promise<string> 
   return `${service.name} (pid ${service.child.pid}) SIGKILLed at ${((performance.now() - started) / 1000).toFixed(1)} s`;
 }
 
-/** How many of these events the API that stored them had not handed over to Temporal. */
+/** How many of these events the API that stored them had not handed over to Temporal (still waiting in the queue). */
 async function notHandedOver(sql: pg.Pool, issuerId: string, externalIds: string[]): Promise<number> {
   const { rows } = await sql.query<{ n: string }>(
     `SELECT count(*) AS n FROM ingested_event e JOIN handover_pending p ON p.event_id = e.id
-      WHERE e.issuer_id = $1 AND e.kind = 'settled' AND e.external_id = ANY($2)`,
+      WHERE e.issuer_id = $1 AND e.kind = 'settled' AND e.external_id = ANY($2) AND p.admitted_at IS NULL`,
     [issuerId, externalIds],
   );
   return Number(rows[0].n);

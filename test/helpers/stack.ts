@@ -11,13 +11,20 @@ import { startHandoverWatch, type HandoverWatch, type HandoverWatchOptions } fro
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
 import type { DatabaseTimeouts } from '../../prisma/bounded-client';
-import { handOver } from '../../core/domain/handover';
-import { createHandoverQueue } from '../../api/ingestion/handover-queue';
+import { createApiHandover } from '../../api/ingestion/handover-queue';
 import type { ActivityDeps } from '../../activities';
 import type { WorkflowEngine, WorkflowSettings } from '../../core/workflow-engine';
 import { testEngine } from './engine';
 import { startTestApp, type TestApp } from './app';
 import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from './env';
+
+/**
+ * HANDOVER_MAX_IN_FLIGHT of a test stack unless the test sets its own: the suite's files share one
+ * database, where events that other files stored and never handed over wait; under the
+ * deployment's bound a stack would hand those over a hundred at a time before its own. The tests
+ * of admission itself pass a small bound (test/workflows/admission.e2e.test.ts).
+ */
+export const TEST_HANDOVER_MAX_IN_FLIGHT = 10_000;
 
 let runtimeQuiet = false;
 
@@ -69,6 +76,8 @@ export async function startStack(
     tracing?: Tracing;
     /** The database of the API, the worker and the relay (the run's by default) and their connections' bounds. */
     database?: { url: string; timeouts?: DatabaseTimeouts };
+    /** HANDOVER_MAX_IN_FLIGHT of the API's hand-over, the sweeper and the watch; TEST_HANDOVER_MAX_IN_FLIGHT when not given. */
+    handoverMaxInFlight?: number;
   } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
@@ -86,6 +95,7 @@ export async function startStack(
     address: options.temporalAddress ?? testTemporalAddress(),
   });
   const clock = options.clock ?? { now: () => new Date() };
+  const handoverMaxInFlight = options.handoverMaxInFlight ?? TEST_HANDOVER_MAX_IN_FLIGHT;
   const engine = testEngine(client, taskQueue, options.settings);
   const webhookDestinations = options.webhookDestinations ?? testWebhookDestinations;
   const webhookSecretKeys = options.webhookSecretKeys ?? testWebhookSecretKeys;
@@ -107,6 +117,7 @@ export async function startStack(
         relay,
         webhookDestinations,
         webhookSecretKeys,
+        handoverMaxInFlight,
       },
       tracing: options.tracing,
     });
@@ -119,8 +130,9 @@ export async function startStack(
     running = undefined;
   }
   const handoverWatch: HandoverWatch | undefined =
-    options.handoverWatch && startHandoverWatch({ db, clock, temporal: engine, logger }, options.handoverWatch);
-  const handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
+    options.handoverWatch &&
+    startHandoverWatch({ db, clock, temporal: engine, logger, handoverMaxInFlight }, options.handoverWatch);
+  const handover = createApiHandover({ temporal: engine, db, clock }, logger, handoverMaxInFlight);
   const app = await startTestApp({ db, handover, temporal: engine, webhookDestinations, webhookSecretKeys });
   return {
     app,

@@ -11,8 +11,8 @@ import { Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import { createWorker } from '../../worker/worker';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
-import { handOver } from '../../core/domain/handover';
-import { createHandoverQueue } from '../../api/ingestion/handover-queue';
+import { createApiHandover } from '../../api/ingestion/handover-queue';
+import { TEST_HANDOVER_MAX_IN_FLIGHT } from '../helpers/stack';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import { SEARCH_ATTRIBUTE_DECLARATIONS } from '../../workflows/search-attributes';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../helpers/app';
@@ -33,7 +33,7 @@ describe('branded balance lifecycle (time-skipping)', function () {
   let worker: Worker;
   let running: Promise<void>;
   let app: TestApp;
-  let handover: ReturnType<typeof createHandoverQueue>;
+  let handover: ReturnType<typeof createApiHandover>;
   let nowMs = Date.now();
   const taskQueue = `test-${randomUUID()}`;
 
@@ -74,7 +74,7 @@ describe('branded balance lifecycle (time-skipping)', function () {
       },
     });
     running = worker.run();
-    handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
+    handover = createApiHandover({ temporal: engine, db }, logger, TEST_HANDOVER_MAX_IN_FLIGHT);
     app = await startTestApp({ db, handover, clock: { now: () => new Date(nowMs) } });
     nowMs = await env.currentTimeMs();
   });

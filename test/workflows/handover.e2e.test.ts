@@ -2,7 +2,7 @@
 // after answering 204 to 1,000 settled events, then the sweeper; and a repeated hand-over of
 // a purchase whose workflow has finished. Every purchase must end with exactly one run.
 import assert from 'node:assert/strict';
-import { startStack, type Stack } from '../helpers/stack';
+import { startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
@@ -14,8 +14,7 @@ import { createSweepActivities } from '../../activities/sweeper';
 import { Client, Connection } from '@temporalio/client';
 import { startTestApp } from '../helpers/app';
 import { testEngine } from '../helpers/engine';
-import { createHandoverQueue } from '../../api/ingestion/handover-queue';
-import { handOver } from '../../core/domain/handover';
+import { createApiHandover } from '../../api/ingestion/handover-queue';
 import { createLogger } from '../../core/logger';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
@@ -48,6 +47,7 @@ describe('hand-over under faults', function () {
       db: stack.db,
       clock: { now: () => new Date(Date.now() + 60_000) },
       temporal: stack.engine,
+      handoverMaxInFlight: TEST_HANDOVER_MAX_IN_FLIGHT,
     }).sweepHandovers({ olderThanMs: 30_000, limit: 5000 });
   const queued = (eventId: string) => stack.db.handoverPending.findUnique({ where: { eventId } });
   /** Runs of workflows whose id starts with the prefix, once visibility has caught up. */
@@ -142,7 +142,7 @@ describe('hand-over under faults', function () {
       ...createLogger('silent'),
       warn: (...args: unknown[]) => failures.push(args),
     } as unknown as ReturnType<typeof createLogger>;
-    const queue = createHandoverQueue((items) => handOver({ temporal: deadTemporal, db: stack.db }, items), logger);
+    const queue = createApiHandover({ temporal: deadTemporal, db: stack.db }, logger, TEST_HANDOVER_MAX_IN_FLIGHT);
     const cut = await startTestApp({ db: stack.db, handover: queue });
     const events = Array.from({ length: 3 }, () => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
     try {

@@ -3,6 +3,7 @@
 // no wait for a settlement that already happened, and the ledger untouched.
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
+import { handovers } from '../../core/metrics';
 import { newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
@@ -110,10 +111,13 @@ describe('late authorizations', function () {
       // The authorization is stored and signalled to the running workflow before the
       // settlement's step starts, so the run takes it after the settlement.
       run: async () => {
+        // Handed over: Temporal took the signal (its queue row stays until the event is processed,
+        // and the history shows the signal only once the running workflow task completes).
+        const handedOver = async () => (await handovers.get()).values[0]?.value ?? 0;
+        const before = await handedOver();
         assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
         for (let i = 0; i < 100 && !authHandedOver; i++) {
-          const authId = (await stored('auth', auth.id)).id;
-          authHandedOver = (await stack.db.handoverPending.count({ where: { eventId: authId } })) === 0;
+          authHandedOver = (await handedOver()) > before;
           if (!authHandedOver) await new Promise((r) => setTimeout(r, 50));
         }
       },

@@ -1,7 +1,7 @@
 // Guarantees of the lifecycle beyond the happy path: crash safety, concurrency, the
 // sweeper, and a match trace that names the condition that failed.
 import assert from 'node:assert/strict';
-import { startStack, type Stack } from '../helpers/stack';
+import { startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
 import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent, type CardRef } from '../helpers/events';
@@ -122,6 +122,7 @@ describe('TransactionLifecycle guarantees', function () {
       db: stack.db,
       clock: { now: () => new Date(Date.now() + 60_000) },
       temporal: stack.engine,
+      handoverMaxInFlight: TEST_HANDOVER_MAX_IN_FLIGHT,
     });
     const swept = await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
     assert.ok(swept.handedOver >= 1);

@@ -1,7 +1,7 @@
 // Purchases that do not follow authorize → settle → refund in order, end to end over HTTP
 // with the real hand-over, Temporal and PostgreSQL, each checked by the money it moved.
 import assert from 'node:assert/strict';
-import { startStack, type Stack } from '../helpers/stack';
+import { startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
 import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
@@ -119,6 +119,7 @@ describe('purchases out of the usual order', function () {
       db: stack.db,
       clock: { now: () => new Date(Date.now() + 60_000) },
       temporal: stack.engine,
+      handoverMaxInFlight: TEST_HANDOVER_MAX_IN_FLIGHT,
     });
     await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
     assert.equal(await stack.waitForStatus(purchaseRow.id, FINAL), 'matched');

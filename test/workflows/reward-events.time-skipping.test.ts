@@ -15,9 +15,9 @@ import { createWorker } from '../../worker/worker';
 import { startWebhookRelay, type WebhookRelay } from '../../worker/webhook-relay';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
-import { handOver } from '../../core/domain/handover';
 import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
-import { createHandoverQueue } from '../../api/ingestion/handover-queue';
+import { createApiHandover } from '../../api/ingestion/handover-queue';
+import { TEST_HANDOVER_MAX_IN_FLIGHT } from '../helpers/stack';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
 import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../../workflows/lifecycle-signals';
@@ -43,7 +43,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
   let running: Promise<void>;
   let relay: WebhookRelay;
   let app: TestApp;
-  let handover: ReturnType<typeof createHandoverQueue>;
+  let handover: ReturnType<typeof createApiHandover>;
   let receiver: Receiver;
   let issuer: TestIssuer;
   let secret: string;
@@ -89,7 +89,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
       webhookDestinations: testWebhookDestinations,
       webhookSecretKeys: testWebhookSecretKeys,
     });
-    handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
+    handover = createApiHandover({ temporal: engine, db }, logger, TEST_HANDOVER_MAX_IN_FLIGHT);
     app = await startTestApp({ db, handover, clock: skipped });
     nowMs = await env.currentTimeMs();
 

@@ -22,6 +22,8 @@ import { createLogger } from '../../core/logger';
 import { webhookAttempts } from '../../core/metrics';
 import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
+import { loadAttemptState } from '../../activities/webhooks/attempt-state';
+import { PROBE_INTERVAL_MS, TRIP_AFTER_FAILURES } from '../../core/webhooks/endpoint-health';
 
 const SCHEDULE = [200, 200];
 
@@ -214,6 +216,73 @@ describe('webhook relay', function () {
       assert.deepEqual([...webhookIdsAt(receiver)].sort(), [...ids].sort());
     } finally {
       await Promise.all(others.map((r) => r.stop()));
+      await receiver.close();
+    }
+  });
+
+  it('sends a tripped endpoint no new first attempt until an attempt to it succeeds', async () => {
+    const { issuer, endpointId, receiver } = await issuerWithReceiver(() => 'hang');
+    const relay = startWebhookRelay(
+      {
+        db: stack.db,
+        logger: createLogger('silent'),
+        clock: { now: () => new Date() },
+        temporal: stack.engine,
+        databaseUrl: testDatabaseUrl(),
+        webhookDestinations: testWebhookDestinations,
+        webhookSecretKeys: testWebhookSecretKeys,
+        webhookAttemptTimeoutMs: 300,
+      },
+      { perEndpoint: 2, concurrency: 8 },
+    );
+    const ids: string[] = [];
+    /** Webhooks as a lifecycle step writes them: claimed for its relay, handed to it after the commit. */
+    const written = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const webhookId = await outboxWebhook(issuer.id);
+        await stack.db.webhookDelivery.update({
+          where: { webhookId_endpointId: { webhookId, endpointId } },
+          data: { relayClaimedUntil: new Date(Date.now() + relay.claimMs), status: 'delivering' },
+        });
+        const state = (await loadAttemptState(stack.db, { webhookId, endpointId, attemptNumber: 1 }))!;
+        relay.take({
+          webhookId,
+          endpointId,
+          issuerId: issuer.id,
+          sourceEventId: webhookId,
+          type: 'qualified_settlement',
+          attemptNumber: 1,
+          state,
+        });
+        ids.push(webhookId);
+      }
+    };
+    const firstAttempts = () => new Set(webhookIdsAt(receiver)).size;
+    const failures = async () =>
+      (await stack.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } })).consecutiveFailures;
+    try {
+      // Two at a time into the hang, the rest held by the relay behind them.
+      await written(20);
+      await waitFor('the endpoint tripped', async () => ((await failures()) >= TRIP_AFTER_FAILURES ? true : undefined));
+      // Attempts that were out when it tripped have ended (each within its 300 ms time-out).
+      await new Promise((r) => setTimeout(r, 600));
+      const atTrip = firstAttempts();
+      // Deliveries held before the trip, and new ones, wait in the table: nothing new is sent.
+      await written(5);
+      await new Promise((r) => setTimeout(r, 2_000));
+      assert.equal(firstAttempts(), atTrip, 'no new first attempt to a tripped endpoint');
+      assert.ok(atTrip < 20, `the relay held deliveries back: ${atTrip} of 20 were sent`);
+
+      // The receiver is back; the next probe (due once the last failure is 30 s old) succeeds.
+      receiver.answer = () => 204;
+      await stack.db.webhookEndpoint.update({
+        where: { id: endpointId },
+        data: { lastFailureAt: new Date(Date.now() - PROBE_INTERVAL_MS - 1_000) },
+      });
+      for (const id of ids) await waitForWebhookStatus(stack.db, id, ['delivered']);
+      assert.equal(firstAttempts(), ids.length, 'every held delivery went out once the endpoint answered');
+    } finally {
+      await relay.stop();
       await receiver.close();
     }
   });

@@ -1,0 +1,213 @@
+// Admission control at the hand-over (docs/decisions/0037-admission-at-the-hand-over.md). Temporal
+// finishes fewer purchases, not more, when thousands are handed to it at once, so only a bounded
+// number are in flight: handed over (admitted) and their step not yet committed. Every other
+// accepted event waits in handover_pending, where it was stored with the event, and the step that
+// processes an event deletes its row (a trigger). Admitting is one short transaction under one
+// advisory lock, so that no two processes (APIs, workers) can both see a free place and take it:
+// it counts what is in flight, then marks the next events admitted. Their signals follow the
+// commit (core/domain/handover.ts); a refused signal puts its event back to wait.
+//
+// Which events: an API admits the events it has just stored, when their issuer has nothing older
+// waiting (oldest first per issuer); the workers' hand-over watch admits the waiting ones, from
+// issuers in turn: an issuer's next event goes before those of issuers with more in flight, so
+// one issuer's backlog of 50,000 takes its share of the places and no more.
+import { Prisma } from '../../prisma/generated/client';
+import type { Db } from '../../prisma/client';
+import { sqlQuery, sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
+
+/**
+ * An admitted purchase that has not finished this long after its hand-over stops counting
+ * against the bound: its workflow is stuck (no worker polls its queue) or waits on purpose (a
+ * refund for a purchase not yet settled), and holds no worker while it does. It is still handed
+ * over again now and then (resignalStale), and removed once processed.
+ */
+export const ADMISSION_HOLD_MS = 5 * 60_000;
+
+/** What an admission sees of an event it admits or hands over again. */
+export interface AdmittedEvent {
+  id: string;
+  issuerId: string;
+  chgId: string;
+  externalId: string;
+  workflowId: string;
+  kind: string;
+  state: string;
+  rewardStatus: string;
+  traceparent: string | null;
+}
+
+// One key for every process of the deployment (hashtextextended is stable across servers).
+const ADMISSION_LOCK = Prisma.sql`SELECT pg_advisory_xact_lock(hashtextextended('rewards.handover_admission', 0))`;
+
+/** SQL of core/domain/handover.ts's awaitsProcessing, on the event aliased `e`. */
+export const AWAITS_PROCESSING = Prisma.sql`(e.reward_status = 'pending'
+  OR (e.kind = 'auth' AND e.state = 'reversed' AND e.reward_status IN ('previewed', 'not_matched')))`;
+
+const ADMITTED_EVENT_COLUMNS = Prisma.sql`e.id, e.issuer_id AS "issuerId", e.chg_id AS "chgId",
+  e.external_id AS "externalId", e.workflow_id AS "workflowId", e.kind, e.state, e.reward_status AS "rewardStatus"`;
+
+/**
+ * The CTEs every admission starts with: `in_flight` is what is admitted within the hold, `room`
+ * the places left. A processed event's row is gone (the trigger of migration
+ * 20261128100000_handover_admission deletes it in the step's own transaction), so the admitted
+ * rows are exactly the purchases in flight.
+ */
+function inFlightCtes(maxInFlight: number, now: Date): Prisma.Sql {
+  const holdSince = new Date(now.getTime() - ADMISSION_HOLD_MS);
+  return Prisma.sql`in_flight AS (
+      SELECT p.event_id, p.issuer_id FROM handover_pending p WHERE p.admitted_at > ${holdSince}
+    ), room AS (
+      SELECT greatest(${maxInFlight}::int - count(*)::int, 0) AS n FROM in_flight
+    )`;
+}
+
+async function underAdmissionLock<T>(db: Db, fn: (tx: SqlTx) => PromiseLike<T>): Promise<T> {
+  return sqlTransaction(db, async (tx) => {
+    // A new snapshot after the lock: the statement that follows sees every earlier admission.
+    await tx.$queryRaw(ADMISSION_LOCK);
+    return fn(tx);
+  });
+}
+
+/**
+ * Admits those of `eventIds` (just stored by this API) that may go now: still waiting, with
+ * nothing older of their issuer waiting, oldest first, as many as there is room for. Returns
+ * the ids admitted; the rest wait for the hand-over watch.
+ */
+export async function admitStored(
+  db: Db,
+  eventIds: readonly string[],
+  limits: { maxInFlight: number; now: Date },
+): Promise<Set<string>> {
+  if (eventIds.length === 0) return new Set();
+  // Full (the usual state of an overload): the watch admits them as places free up; no lock taken.
+  if ((await countInFlight(db, limits.now)) >= limits.maxInFlight) return new Set();
+  const ids = [...eventIds];
+  const rows = await underAdmissionLock(db, (tx) =>
+    tx.$queryRaw<Array<{ event_id: string }>>(Prisma.sql`
+      WITH ${inFlightCtes(limits.maxInFlight, limits.now)},
+      mine AS (
+        SELECT p.event_id, p.issuer_id, p.queued_at FROM handover_pending p
+         WHERE p.event_id = ANY(${ids}::text[]) AND p.admitted_at IS NULL
+      ), heads AS (
+        -- The oldest event of each issuer waiting besides these: these go only if older.
+        SELECT i.issuer_id, o.queued_at, o.event_id FROM (SELECT DISTINCT issuer_id FROM mine) i
+          LEFT JOIN LATERAL (
+            SELECT o.queued_at, o.event_id FROM handover_pending o
+             WHERE o.issuer_id = i.issuer_id AND o.admitted_at IS NULL AND o.event_id <> ALL(${ids}::text[])
+             ORDER BY o.queued_at, o.event_id LIMIT 1) o ON true
+      ), chosen AS (
+        SELECT m.event_id FROM mine m JOIN heads h ON h.issuer_id IS NOT DISTINCT FROM m.issuer_id
+         WHERE h.event_id IS NULL OR (m.queued_at, m.event_id) < (h.queued_at, h.event_id)
+         ORDER BY m.queued_at, m.event_id
+         LIMIT (SELECT n FROM room)
+      )
+      UPDATE handover_pending p SET admitted_at = ${limits.now} FROM chosen c WHERE p.event_id = c.event_id
+      RETURNING p.event_id`),
+  );
+  return new Set(rows.map((r) => r.event_id));
+}
+
+/**
+ * Admits up to `limit` waiting events (and the room left), issuers in turn: each issuer's
+ * waiting events oldest first; among issuers, the one with the fewest in flight first, and
+ * between equals the next after the issuer served last (handover_turn), round the issuers in id
+ * order. Returns them with what their hand-over needs.
+ */
+export async function admitWaiting(
+  db: Db,
+  limits: { maxInFlight: number; now: Date; limit: number },
+): Promise<AdmittedEvent[]> {
+  // Full: nothing to admit until a step commits; no lock taken (the watch looks again soon).
+  if ((await countInFlight(db, limits.now)) >= limits.maxInFlight) return [];
+  const admitted = await underAdmissionLock(db, (tx) =>
+    tx.$queryRaw<AdmittedEvent[]>(Prisma.sql`
+      WITH RECURSIVE issuers AS (
+        -- Every issuer with an event waiting, one index step each (a skip scan).
+        (SELECT issuer_id FROM handover_pending WHERE admitted_at IS NULL AND issuer_id IS NOT NULL
+          ORDER BY issuer_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT p.issuer_id FROM handover_pending p
+                 WHERE p.admitted_at IS NULL AND p.issuer_id > i.issuer_id ORDER BY p.issuer_id LIMIT 1)
+          FROM issuers i WHERE i.issuer_id IS NOT NULL
+      ), ${inFlightCtes(limits.maxInFlight, limits.now)},
+      busy AS (SELECT issuer_id, count(*)::int AS n FROM in_flight GROUP BY issuer_id),
+      last_served AS (SELECT coalesce(last_issuer_id, '') AS issuer_id FROM handover_turn WHERE id = 1),
+      candidates AS (
+        SELECT w.event_id, w.queued_at, i.issuer_id,
+               coalesce(b.n, 0) + row_number() OVER (PARTITION BY i.issuer_id ORDER BY w.queued_at, w.event_id) AS turn,
+               i.issuer_id <= (SELECT issuer_id FROM last_served) AS next_round
+          FROM issuers i
+          LEFT JOIN busy b ON b.issuer_id = i.issuer_id
+          CROSS JOIN LATERAL (
+            SELECT p.event_id, p.queued_at FROM handover_pending p
+             WHERE p.issuer_id = i.issuer_id AND p.admitted_at IS NULL
+             ORDER BY p.queued_at, p.event_id
+             LIMIT least((SELECT n FROM room), ${limits.limit}::int)) w
+         WHERE i.issuer_id IS NOT NULL
+      ), chosen AS (
+        SELECT event_id, issuer_id, row_number() OVER (ORDER BY turn, next_round, issuer_id) AS position
+          FROM candidates ORDER BY turn, next_round, issuer_id
+         LIMIT least((SELECT n FROM room), ${limits.limit}::int)
+      ), turned AS (
+        UPDATE handover_turn SET last_issuer_id = (SELECT issuer_id FROM chosen ORDER BY position DESC LIMIT 1)
+         WHERE id = 1 AND EXISTS (SELECT 1 FROM chosen)
+      ), admitted AS (
+        UPDATE handover_pending p SET admitted_at = ${limits.now} FROM chosen c WHERE p.event_id = c.event_id
+        RETURNING p.event_id, p.traceparent, p.queued_at
+      )
+      SELECT ${ADMITTED_EVENT_COLUMNS}, a.traceparent
+        FROM admitted a JOIN ingested_event e ON e.id = a.event_id
+       ORDER BY a.queued_at, a.event_id`),
+  );
+  return admitted;
+}
+
+/**
+ * Admitted events still waiting for their step `baseMs` × 2^attempts after their admission:
+ * handed over again, in case their hand-over never happened (the process that admitted them
+ * died before its signals). A repeated hand-over is harmless (core/domain/handover.ts); the
+ * growing interval keeps a stuck workflow from being signalled every few seconds. Their
+ * admission time is kept, so the hold still ends when it would have.
+ */
+export async function resignalStale(
+  db: Db,
+  input: { baseMs: number; now: Date; limit: number },
+): Promise<AdmittedEvent[]> {
+  return sqlQuery<AdmittedEvent[]>(
+    db,
+    Prisma.sql`
+    WITH stale AS (
+      SELECT p.event_id FROM handover_pending p JOIN ingested_event e ON e.id = p.event_id
+       WHERE p.admitted_at IS NOT NULL
+         AND p.admitted_at < ${input.now}::timestamptz - ${input.baseMs} * power(2, least(p.attempts, 10)) * interval '1 millisecond'
+         AND ${AWAITS_PROCESSING}
+       ORDER BY p.admitted_at LIMIT ${input.limit}
+       FOR UPDATE OF p SKIP LOCKED
+    ), counted AS (
+      UPDATE handover_pending p SET attempts = p.attempts + 1 FROM stale s WHERE p.event_id = s.event_id
+      RETURNING p.event_id, p.traceparent
+    )
+    SELECT ${ADMITTED_EVENT_COLUMNS}, c.traceparent FROM counted c JOIN ingested_event e ON e.id = c.event_id`,
+  );
+}
+
+/** Admitted events whose hand-over Temporal refused wait again (behind their issuer's older ones). */
+export async function readmitRefused(db: Db, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await sqlQuery(
+    db,
+    Prisma.sql`UPDATE handover_pending SET admitted_at = NULL, attempts = attempts + 1
+                WHERE event_id = ANY(${[...eventIds]}::text[])`,
+  );
+}
+
+/** Purchases in flight now, as the next admission counts them. */
+export async function countInFlight(db: Db, now: Date): Promise<number> {
+  const holdSince = new Date(now.getTime() - ADMISSION_HOLD_MS);
+  const [{ n }] = await sqlQuery<Array<{ n: number }>>(
+    db,
+    Prisma.sql`SELECT count(*)::int AS n FROM handover_pending WHERE admitted_at > ${holdSince}`,
+  );
+  return n;
+}
