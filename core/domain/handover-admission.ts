@@ -49,7 +49,7 @@ const ADMITTED_EVENT_COLUMNS = Prisma.sql`e.id, e.issuer_id AS "issuerId", e.chg
 /**
  * The CTEs every admission starts with: `in_flight` is what is admitted within the hold, `room`
  * the places left. A processed event's row is gone (the trigger of migration
- * 20261128100000_handover_admission deletes it in the step's own transaction), so the admitted
+ * 20261128110000_handover_admission deletes it in the step's own transaction), so the admitted
  * rows are exactly the purchases in flight.
  */
 function inFlightCtes(maxInFlight: number, now: Date): Prisma.Sql {
