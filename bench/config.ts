@@ -34,6 +34,10 @@ export interface BenchConfig {
   overloadSeconds: number;
   /** ... at this share of the same run's sustained lifecycle rate, in per cent (200: twice). */
   overloadPercent: number;
+  /** The payout phase: groups with payable cashback each run pays. */
+  payoutGroups: number;
+  /** ... and how long pgbench runs beside it, on the same PostgreSQL. */
+  pgbenchSeconds: number;
   /** The issuer fairness phase: the big issuer's backlog, in settled events. */
   dumpEvents: number;
   /** ... the window over which the small issuer sends and its latency is measured. */
@@ -105,6 +109,8 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     fairnessDrainSeconds: int('BENCH_FAIRNESS_DRAIN_SECONDS', 60, 5, 600),
     overloadSeconds: int('BENCH_OVERLOAD_SECONDS', 180, 10, 3600),
     overloadPercent: int('BENCH_OVERLOAD_PERCENT', 200, 100, 1000),
+    payoutGroups: int('BENCH_PAYOUT_GROUPS', 100_000, 100, 1_000_000),
+    pgbenchSeconds: int('BENCH_PGBENCH_SECONDS', 30, 5, 600),
     dumpEvents: int('BENCH_DUMP_EVENTS', 50_000, 1000, 1_000_000),
     issuerFairnessSeconds: int('BENCH_ISSUER_FAIRNESS_SECONDS', 120, 10, 3600),
     smallIssuerRate: int('BENCH_SMALL_ISSUER_RATE', 2, 1, 100),

@@ -97,7 +97,15 @@ export function appendHistory(line: HistoryLine, file = HISTORY_FILE): string {
 }
 
 /** Phases that can run alone (`--only <phase>`), on a fresh stack without the others. */
-export const SOLO_PHASES = ['fairness', 'tracing', 'ingestion', 'reads', 'overload', 'issuer-fairness'] as const;
+export const SOLO_PHASES = [
+  'fairness',
+  'tracing',
+  'ingestion',
+  'reads',
+  'overload',
+  'issuer-fairness',
+  'payouts',
+] as const;
 export type SoloPhase = (typeof SOLO_PHASES)[number];
 
 export interface BenchArgs {

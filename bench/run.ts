@@ -1,17 +1,19 @@
 // `npm run bench`: DESIGN.md "Quality bars", measured on a throw-away stack, its API and worker
 // at the service's default log level (info) unless BENCH_LOG_LEVEL says otherwise.
-//   1. fixtures through the APIs          8. history: a short and a long group, for the summary
-//   2. floor: the empty workflow          9. reads: the bare floor server, reward-detail, summary
-//   3. end to end at 10/s                10. notices: the reward notices scan over 10,000 due grants
-//   4. sustained: the real lifecycle,    11. fairness: healthy webhook endpoints beside one that
-//      drain check and trial balance         never answers, at 100 webhooks/s, for 5 minutes
-//   5. tracing: the lifecycle untraced    12. overload: purchases offered at twice the sustained
-//      and exporting traces over OTLP,           rate for 3 minutes, then the drain
-//      in alternated rounds on restarted    13. issuer fairness: a small issuer's latency while a big
-//      processes                                 one dumps 50,000 events (the rest of the dump cleared)
-//   6. cost: billable actions per           14. ingestion: the floor server, the API with the worker
-//      purchase, from histories                  paused, then running (last: its backlog is thrown away)
-//   7. end to end at half the sustained rate
+//   1. fixtures through the APIs          9. reads: the bare floor server, reward-detail, summary
+//   2. floor: the empty workflow         10. notices: the reward notices scan over 10,000 due grants
+//   3. end to end at 10/s                11. payouts: a run over 100,000 groups beside pgbench on the
+//   4. sustained: the real lifecycle,         same PostgreSQL, then one with the worker killed twice
+//      drain check and trial balance    12. fairness: healthy webhook endpoints beside one that
+//   5. tracing: the lifecycle untraced        never answers, at 100 webhooks/s, for 5 minutes
+//      and exporting traces over OTLP,  13. overload: purchases offered at twice the sustained
+//      in alternated rounds on restarted      rate for 3 minutes, then the drain
+//      processes                        14. issuer fairness: a small issuer's latency while a big
+//   6. cost: billable actions per             one dumps 50,000 events (the rest of the dump cleared)
+//      purchase, from histories         15. ingestion: the floor server, the API with the worker
+//   7. end to end at half the sustained       paused, then running (last: its backlog is thrown away)
+//      rate
+//   8. history: a short and a long group, for the summary
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
 // Tracing follows the sustained phase: alternated rounds, untraced then traced, each on restarted
@@ -21,13 +23,15 @@
 // runs just before it for the same reason (the relay would share the worker with that
 // backlog, and its latencies and memory would measure the backlog), and after the reads and
 // the notices, whose figures its minutes of writes and their vacuum would otherwise disturb.
-// Overload and issuer fairness run after it too, and before the ingestion: each leaves the worker a
+// Payouts run after the phases that measure purchases (their 100,000 groups grow the tables
+// those read) and before the ones that leave work behind.
+// Overload and issuer fairness run after fairness, and before the ingestion: each leaves the worker a
 // backlog (the overload drains its own; the issuer fairness phase clears what its dump left).
-// `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing` too,
-// `--only ingestion` and `--only issuer-fairness` after the fixtures, `--only overload` after the
-// fixtures and the sustained phase (whose rate it doubles), and `--only reads` after the
-// fixtures, the sustained and the history phases (whose purchases it reads; BENCH_BACKLOG and
-// BENCH_HISTORY_PURCHASES smaller for a quicker run).
+// `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing` and
+// `--only payouts` too, `--only ingestion` and `--only issuer-fairness` after the fixtures,
+// `--only overload` after the fixtures and the sustained phase (whose rate it doubles), and
+// `--only reads` after the fixtures, the sustained and the history phases (whose purchases it
+// reads; BENCH_BACKLOG and BENCH_HISTORY_PURCHASES smaller for a quicker run).
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -52,6 +56,7 @@ import { runOverload, type OverloadResult } from './overload';
 import { runIssuerFairness, STRAGGLERS_MS, type IssuerFairnessResult } from './issuer-fairness';
 import { loadConfig } from '../core/config';
 import { describeMachine } from './machine';
+import { measurePayouts, type PayoutResult } from './payouts';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
 
@@ -96,7 +101,9 @@ async function main(): Promise<void> {
                 ? await overloadAlone(run)
                 : args.only === 'issuer-fairness'
                   ? issuerFairnessRows(await issuerFairnessPhase(await withFixture(run)))
-                  : await everyPhase(run);
+                  : args.only === 'payouts'
+                    ? payoutRows(await payoutPhase(run))
+                    : await everyPhase(run);
     const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase`;
     const table = printReport(machine, PROCESSES, services, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
@@ -211,6 +218,9 @@ async function runPhases(run: Run) {
   // After the reads, whose summary its 10,000 grants and records slowed when it came before
   // them; before the ingestion, which leaves the worker a backlog the scan would queue behind.
   const notices = await noticesPhase(run);
+  // After the phases that measure purchases, whose tables its 100,000 groups would grow first;
+  // before the fairness phases and the ingestion, which leave work behind them.
+  const payouts = await payoutPhase(run);
   const fairness = await fairnessPhase(run);
   const overload = await overloadPhase(run, lifecycle.steadyPerSecond);
   const issuerFairness = await issuerFairnessPhase(run);
@@ -227,6 +237,7 @@ async function runPhases(run: Run) {
     histories,
     notices,
     reads,
+    payouts,
     fairness,
     overload,
     issuerFairness,
@@ -546,10 +557,57 @@ function reportRows(config: BenchConfig, results: PhaseResults, loads: Record<st
     ...tracingRows(results.tracing),
     ...costRows(results.cost),
     ...noticeRows(results.notices, loads),
+    ...payoutRows(results.payouts),
     ...fairnessRows(results.fairness),
     ...overloadRows(results.overload, results.lifecycle.steadyPerSecond),
     ...issuerFairnessRows(results.issuerFairness),
     ...readRows(results),
+  ];
+}
+
+async function payoutPhase({ stack, config, phases, loads }: PhaseContext): Promise<PayoutResult> {
+  log(
+    `payouts: ${config.payoutGroups} groups, pgbench ${config.pgbenchSeconds} s, then a run with the worker killed twice`,
+  );
+  loads.payouts = load1m();
+  const payouts = await measurePayouts(stack, {
+    groups: config.payoutGroups,
+    pgbenchSeconds: config.pgbenchSeconds,
+    log,
+  });
+  phases.payouts = payouts;
+  return payouts;
+}
+
+function payoutRows(p: PayoutResult): Row[] {
+  return [
+    {
+      figure: 'Payouts: groups paid per second (one run)',
+      value: p.groupsPerSecond,
+      floor: p.pgbenchTps,
+      unit: 'groups/s',
+      note: `${p.groups} groups in ${p.seconds.toFixed(1)} s; floor: pgbench -b tpcb-like, 8 clients, same PostgreSQL`,
+    },
+    { figure: 'Payouts: floor (pgbench tpcb-like, 8 clients)', value: p.pgbenchTps, unit: 'tx/s' },
+    {
+      figure: 'Payouts / pgbench',
+      value: (p.groupsPerSecond / p.pgbenchTps) * 100,
+      unit: '%',
+      target: { op: '>=', value: 100 },
+    },
+    {
+      figure: 'Payouts: Temporal actions per 1,000 groups',
+      value: p.actionsPerThousandGroups,
+      unit: 'actions',
+      target: { op: '<=', value: 10 },
+    },
+    {
+      figure: 'Payouts: groups paid twice, worker killed twice',
+      value: p.killed.paidTwice,
+      unit: 'groups',
+      target: { op: '<=', value: 0 },
+      note: `${p.killed.groupsPaid} of ${p.groups} groups paid once, worker killed ${p.killed.workerKills} times, ${p.killed.seconds.toFixed(1)} s`,
+    },
   ];
 }
 
