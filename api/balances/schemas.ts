@@ -151,7 +151,8 @@ export const activityRowSchema = named(
         type: 'integer',
         not: { const: 0 },
         description:
-          'Minor units; positive, except cashback_adjusted and branded_adjusted: signed (a customer-service debit is negative).',
+          'Minor units; positive, except cashback_adjusted and branded_adjusted: signed (a customer-service debit is negative), ' +
+          'and cashback_paid_out and cashback_owed_repaid: always negative (cashback leaving the balance).',
       },
       currency: usd,
       merchantId: idSchema('mp'),

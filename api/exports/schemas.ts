@@ -70,7 +70,7 @@ export const RewardEventExportRow = named(
         type: 'integer',
         not: { const: 0 },
         description:
-          'Minor units; positive, the type saying which way it moved, except cashback_adjusted and branded_adjusted: signed (a debit is negative).',
+          'Minor units; positive, the type saying which way it moved, except cashback_adjusted and branded_adjusted: signed (a debit is negative), and cashback_paid_out and cashback_owed_repaid: always negative (cashback leaving the balance).',
       },
       currency: { type: 'string', enum: ['usd'] },
       postedAt: {
@@ -114,7 +114,8 @@ export const RewardEventExportChecksum = named(
             count: { type: 'integer', minimum: 1 },
             amountMinor: {
               type: 'integer',
-              description: 'The sum: may be 0 or negative for the signed adjusted types.',
+              description:
+                'The sum: may be 0 or negative for the signed adjusted types, negative for the paid out and repaid types.',
             },
           },
         },
