@@ -1,5 +1,5 @@
 // Schemas of the reward-events export: its query, each NDJSON line, and the CSV's description.
-import { idSchema, timestampSchema } from '../schemas/common';
+import { idSchema, sha256DigestSchema, timestampSchema } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import { REWARD_EVENT_TYPES } from '../../core/ledger';
@@ -120,19 +120,7 @@ export const RewardEventExportChecksum = named(
           },
         },
       },
-      digest: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['algorithm', 'value'],
-        properties: {
-          algorithm: { type: 'string', const: 'sha256' },
-          value: {
-            type: 'string',
-            pattern: '^[0-9a-f]{64}$',
-            description: 'Hex SHA-256 of every byte before the checksum line (`head -n -1 export | sha256sum`).',
-          },
-        },
-      },
+      digest: sha256DigestSchema,
     },
   },
   checksumExample,

@@ -1,6 +1,6 @@
 // JSON schemas of the payout routes (API.md, "Cashback that is paid out"), validated by ajv and
 // published in /openapi.json unchanged.
-import { idSchema, timestampSchema } from '../schemas/common';
+import { idSchema, sha256DigestSchema, timestampSchema } from '../schemas/common';
 import { paginationQueryProperties } from '../pagination';
 import { exampleOf, named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
@@ -184,19 +184,7 @@ export const PayoutItemsChecksum = named(
       },
       count: { type: 'integer', minimum: 0, description: 'Lines before this one (groups).' },
       totalMinor: { type: 'integer', minimum: 0, description: 'The sum of their amountMinor.' },
-      digest: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['algorithm', 'value'],
-        properties: {
-          algorithm: { type: 'string', const: 'sha256' },
-          value: {
-            type: 'string',
-            pattern: '^[0-9a-f]{64}$',
-            description: 'Hex SHA-256 of every byte before this line.',
-          },
-        },
-      },
+      digest: sha256DigestSchema,
     },
   },
   {

@@ -18,6 +18,21 @@ export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date
 
 export const statusSchema = { type: 'string', enum: ['active', 'inactive'] } as const;
 
+/** The digest of a streamed file's last line: the SHA-256 of every byte before that line. */
+export const sha256DigestSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['algorithm', 'value'],
+  properties: {
+    algorithm: { type: 'string', const: 'sha256' },
+    value: {
+      type: 'string',
+      pattern: '^[0-9a-f]{64}$',
+      description: 'Hex SHA-256 of every byte before the checksum line (`head -n -1 file | sha256sum`).',
+    },
+  },
+} as const;
+
 export const errorObjectSchema = named(
   'Error',
   {
