@@ -66,7 +66,7 @@ describe('bench/record', () => {
     assert.deepEqual(parseBenchArgs(['--only', 'issuer-fairness']), { record: false, only: 'issuer-fairness' });
     assert.throws(
       () => parseBenchArgs(['--only', 'floor']),
-      /--only takes fairness, tracing, ingestion, reads, overload, issuer-fairness \(got floor\)/,
+      /--only takes fairness, tracing, ingestion, reads, overload, issuer-fairness, payouts \(got floor\)/,
     );
     assert.throws(() => parseBenchArgs(['--only']), /got nothing/);
     assert.throws(() => parseBenchArgs(['--record', '--only', 'fairness']), /--record keeps whole runs only/);

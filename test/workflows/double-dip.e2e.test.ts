@@ -12,14 +12,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../helpers/stack';
-import { assertError, newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
+import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow, walkPages } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { configureEndpoint, startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
 import { brokenIdentities } from '../../api/balances/identities';
-import { createSweepActivities } from '../../activities/sweeper';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
@@ -261,51 +260,46 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
 
   it('claws back a refund that arrives before its settlement is processed, once the purchase settles', async () => {
     const c = await newCase();
-    // The purchase is stored while no hand-over runs (as with Temporal down), so it waits for the
-    // sweeper; its refund is handed over at once, reaches the purchase's run first and waits.
-    const quiet = await startTestApp({ db: stack.db });
-    const event = await purchaseEvent(c, both, 8_000);
-    const sent = await quiet.request('POST', '/api/v1/incoming-txn', { token: c.issuer.token, body: event });
-    assert.equal(sent.status, 204, sent.text);
-    await quiet.close();
-    const row = await stored(c, event.id);
-    const p: Purchase = { externalId: event.id, id: row.id, merchantId: both.id, amount: 8_000, refunded: 0 };
-    c.purchases.push(p);
-    const refundBody = await refundEvent(c, p, 2_000);
-    await ingest(c, refundBody);
-    const refundRow = await stored(c, refundBody.id);
-    assert.equal(refundRow.workflowId, row.workflowId);
-    // The refund's step ran and found nothing settled: its run waits (a timer) for the purchase.
-    await waitFor('the refund to wait for its purchase', async () => {
-      const history = await stack.client.workflow
-        .getHandle(row.workflowId)
-        .fetchHistory()
-        .catch(() => undefined);
-      return history?.events?.some((e) => e.timerStartedEventAttributes) ? true : undefined;
-    });
-    assert.equal((await stored(c, refundBody.id)).rewardStatus, 'pending');
-    assert.equal(await stack.db.rewardEvent.count({ where: { issuerId: c.issuer.id } }), 0);
+    // No worker runs: the purchase and its refund are both handed over to the purchase's run, in the
+    // order they arrived, and neither is processed until a worker returns.
+    await stack.stopWorker();
+    let workerBack = false;
+    try {
+      const event = await purchaseEvent(c, both, 8_000);
+      await ingest(c, event);
+      const row = await stored(c, event.id);
+      const p: Purchase = { externalId: event.id, id: row.id, merchantId: both.id, amount: 8_000, refunded: 0 };
+      c.purchases.push(p);
+      const refundBody = await refundEvent(c, p, 2_000);
+      await ingest(c, refundBody);
+      const refundRow = await stored(c, refundBody.id);
+      assert.equal(refundRow.workflowId, row.workflowId);
+      assert.deepEqual([(await stored(c, event.id)).rewardStatus, refundRow.rewardStatus], ['pending', 'pending']);
+      assert.equal(await stack.db.rewardEvent.count({ where: { issuerId: c.issuer.id } }), 0);
+      await stack.startWorker();
+      workerBack = true;
+      assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+      assert.equal(await stack.waitForStatus(refundRow.id, FINAL), 'matched');
+      await afterEarlyRefund(c, p, row.id, refundRow.id);
+    } finally {
+      if (!workerBack) await stack.startWorker();
+    }
+  });
 
-    const sweep = createSweepActivities({
-      db: stack.db,
-      clock: { now: () => new Date(Date.now() + 60_000) },
-      temporal: stack.engine,
-    });
-    await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
-    assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
-    assert.equal(await stack.waitForStatus(refundRow.id, FINAL), 'matched');
+  /** The early refund took back a quarter of what the purchase earned, once it settled. */
+  async function afterEarlyRefund(c: Case, p: Purchase, purchaseId: string, refundId: string): Promise<void> {
     p.refunded += 2_000;
     // 5% and 3% of 8,000 earned; a quarter of each comes back.
-    const clawed = await received(c, 'reward_clawed_back', (d) => d.refundTransactionId === refundRow.id);
+    const clawed = await received(c, 'reward_clawed_back', (d) => d.refundTransactionId === refundId);
     assert.deepEqual(
       [clawed.transactionId, clawed.cashbackAmountMinor, clawed.brandedAmountMinor, clawed.owedMinor],
-      [row.id, 100, 60, 0],
+      [purchaseId, 100, 60, 0],
     );
-    const d = await detail(c, row.id);
+    const d = await detail(c, purchaseId);
     assert.deepEqual([d.status, d.earnedAmountMinor, d.clawedBackAmountMinor], ['matched', 640, 160]);
     assert.deepEqual(await cashback(c), { balance: 300, onHold: 300, payable: 0, paidOut: 0, owed: 0 });
     await assertKeptByTheRules(c);
-  });
+  }
 
   it('claws back everything a purchase earned when it is refunded in full after its settlement', async () => {
     const c = await newCase();
