@@ -82,10 +82,10 @@ describe('recover:in-flight (scripts/admin/recovery-commands.ts)', function () {
     const res = await acceptingOnly.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: settled });
     assert.equal(res.status, 204, res.text);
     const settledId = await storedId(stack, issuer.id, 'settled', settled.id);
-    await waitFor('the hand-over', async () =>
-      (await stack.db.handoverPending.count({ where: { eventId: settledId } })) === 0 ? true : undefined,
-    );
+    // Handed over (its queue row stays until a step processes it, which no worker of that queue will).
     await handover.drain();
+    const { workflowId } = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: settledId } });
+    await stack.client.workflow.getHandle(workflowId).describe();
     await acceptingOnly.close();
     return { authId, settledId, webhookId: webhook.id, endpointId };
   }
