@@ -3106,7 +3106,7 @@ export interface components {
             id: string;
             /** @enum {string} */
             type: "cashback_earned" | "branded_earned" | "branded_spent" | "branded_expired" | "cashback_clawed_back" | "branded_clawed_back" | "cashback_adjusted" | "branded_adjusted" | "cashback_paid_out" | "cashback_owed_repaid";
-            /** @description Minor units; positive, except cashback_adjusted and branded_adjusted: signed (a customer-service debit is negative). */
+            /** @description Minor units; positive, except cashback_adjusted and branded_adjusted: signed (a customer-service debit is negative), and cashback_paid_out and cashback_owed_repaid: always negative (cashback leaving the balance). */
             amountMinor: number;
             /** @enum {string} */
             currency: "usd";
@@ -3239,7 +3239,7 @@ export interface components {
             sourceTransactionId: string | null;
             /** @description cashback_earned, branded_earned, branded_spent, branded_expired, cashback_clawed_back, branded_clawed_back, cashback_adjusted, branded_adjusted, cashback_paid_out, cashback_owed_repaid; clients must tolerate new values. */
             type: string;
-            /** @description Minor units; positive, the type saying which way it moved, except cashback_adjusted and branded_adjusted: signed (a debit is negative). */
+            /** @description Minor units; positive, the type saying which way it moved, except cashback_adjusted and branded_adjusted: signed (a debit is negative), and cashback_paid_out and cashback_owed_repaid: always negative (cashback leaving the balance). */
             amountMinor: number;
             /** @enum {string} */
             currency: "usd";
@@ -3302,13 +3302,13 @@ export interface components {
                 type: string;
                 currency: string;
                 count: number;
-                /** @description The sum: may be 0 or negative for the signed adjusted types. */
+                /** @description The sum: may be 0 or negative for the signed adjusted types, negative for the paid out and repaid types. */
                 amountMinor: number;
             }[];
             digest: {
                 /** @constant */
                 algorithm: "sha256";
-                /** @description Hex SHA-256 of every byte before the checksum line (`head -n -1 export | sha256sum`). */
+                /** @description Hex SHA-256 of every byte before the checksum line (`head -n -1 file | sha256sum`). */
                 value: string;
             };
         };
@@ -3708,7 +3708,7 @@ export interface components {
             digest: {
                 /** @constant */
                 algorithm: "sha256";
-                /** @description Hex SHA-256 of every byte before this line. */
+                /** @description Hex SHA-256 of every byte before the checksum line (`head -n -1 file | sha256sum`). */
                 value: string;
             };
         };
