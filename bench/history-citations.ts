@@ -36,12 +36,12 @@ export function citationsIn(markdown: string): Citation[] {
     const [text, label] = m;
     const title = m[3] ?? m[4];
     if (title === undefined) {
-      found.push({ text, run: label.replace(/^runs? /, '') });
+      found.push({ text, run: label.replace(/^runs? /i, '') });
       continue;
     }
     // The figure's name follows the run's minute ("...Z: name") or its "transcribed" mark.
     const split = /^(.*?(?:\d\dZ|transcribed)): (.+)$/.exec(title);
-    const run = (split?.[1] ?? title).replace(/^runs? /, '');
+    const run = (split?.[1] ?? title).replace(/^runs? /i, '');
     found.push({ text, run, figure: { name: split?.[2] ?? '', shown: label } });
   }
   return found;
