@@ -1,7 +1,7 @@
 // The benchmark's knobs, read once from the environment and validated (every problem
-// listed). Defaults keep `npm run bench` around 45 minutes on 2 cores, 6 of them the fairness
-// phase's load (BENCH_FAIRNESS_SECONDS=30 for a quick look), 5 to 9 the overload's and 3 to 8 the
-// issuer fairness phase's.
+// listed). How long a run takes with the defaults is in docs/benchmarks.md, from the recorded
+// runs; the longest phases have knobs for a quick look (BENCH_FAIRNESS_SECONDS=30,
+// BENCH_OVERLOAD_SECONDS=30, BENCH_DUMP_EVENTS).
 import { ConfigError, loadConfig } from '../core/config';
 
 /** OTLP encodings the tracing phase can export with (core/tracing.ts supports both). */

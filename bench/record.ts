@@ -37,6 +37,14 @@ export interface HistoryLine {
    */
   logLevel?: string;
   config?: Record<string, unknown>;
+  /**
+   * A calibration run (BENCH_TRACING_CALIBRATION=1: the tracing phase with tracing off on both
+   * sides). Its figures measure the procedure, not the code: the report keeps them apart.
+   */
+  calibration?: true;
+  /** How long the whole run took, and each phase (absent from lines recorded before they were kept). */
+  seconds?: number;
+  phaseSeconds?: Record<string, number>;
   figures: Record<string, HistoryFigure>;
   source: 'npm run bench -- --record' | 'transcribed from README';
   note?: string;
@@ -65,6 +73,9 @@ export function historyLine(input: {
   load: Record<string, number>;
   logLevel: string;
   config: object;
+  calibration: boolean;
+  seconds: number;
+  phaseSeconds: Record<string, number>;
   rows: Row[];
 }): HistoryLine {
   return {
@@ -76,6 +87,9 @@ export function historyLine(input: {
     load: { atStart: input.machine.loadAverage1m, ...input.load },
     logLevel: input.logLevel,
     config: { ...input.config },
+    ...(input.calibration ? { calibration: true as const } : {}),
+    seconds: Math.round(input.seconds),
+    phaseSeconds: { ...input.phaseSeconds },
     figures: Object.fromEntries(input.rows.map((row) => [row.figure, historyFigure(row)])),
     source: 'npm run bench -- --record',
   };
@@ -110,7 +124,10 @@ export type SoloPhase = (typeof SOLO_PHASES)[number];
 
 export interface BenchArgs {
   record: boolean;
-  /** Only this phase runs; a partial run is never recorded. */
+  /**
+   * Only this phase runs; a partial run is never recorded (its figures would stand beside whole
+   * runs' without the phases before it). A calibration is recorded as a whole run with its flag.
+   */
   only?: SoloPhase;
 }
 

@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   process.once('SIGTERM', interrupt);
   try {
     stack = await startBenchStack(log);
-    const run: PhaseContext = { stack, receiver, config, runId, phases: {}, loads: {} };
+    const run: PhaseContext = { stack, receiver, config, runId, phases: {}, loads: {}, phaseSeconds: {} };
     const rows =
       args.only === 'fairness'
         ? fairnessRows(await fairnessPhase(run))
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
                   : args.only === 'payouts'
                     ? payoutRows(await payoutPhase(run))
                     : await everyPhase(run);
-    const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase`;
+    const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase${config.tracingCalibration ? '; a CALIBRATION run (BENCH_TRACING_CALIBRATION=1): the traced side runs with tracing off' : ''}`;
     const table = printReport(machine, PROCESSES, services, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
       at: new Date().toISOString(),
@@ -127,6 +127,9 @@ async function main(): Promise<void> {
         load: run.loads,
         logLevel: stack.logLevel,
         config,
+        calibration: config.tracingCalibration,
+        seconds: (Date.now() - startedAt.getTime()) / 1000,
+        phaseSeconds: run.phaseSeconds,
         rows,
       });
       log(`run recorded in ${appendHistory(line)}`);
@@ -148,6 +151,18 @@ interface PhaseContext {
   phases: Record<string, unknown>;
   /** The 1-minute load average as each phase began. */
   loads: Record<string, number>;
+  /** How long each phase took, in seconds (a whole run's phases; the history keeps them). */
+  phaseSeconds: Record<string, number>;
+}
+
+/** Runs a phase and keeps how long it took in `phaseSeconds`. */
+function phaseTimer(context: PhaseContext) {
+  return async <T>(phase: string, measure: () => Promise<T>): Promise<T> => {
+    const started = Date.now();
+    const result = await measure();
+    context.phaseSeconds[phase] = Math.round((Date.now() - started) / 1000);
+    return result;
+  };
 }
 
 /** ... and the fixtures most phases run on. */
@@ -207,24 +222,25 @@ type PhaseResults = Awaited<ReturnType<typeof runPhases>>;
 
 /** The phases in the order of the header comment, each after the one before has finished. */
 async function runPhases(run: Run) {
-  const floor = await floorPhase(run);
-  const e2e = await endToEndPhase(run);
-  const { lifecycle, drain, transactions } = await sustainedPhase(run);
-  const tracing = await tracingPhase(run);
-  const cost = await costPhase(run);
-  const { halfRate, e2eHalf } = await halfRatePhase(run, lifecycle.steadyPerSecond);
-  const histories = await historyPhase(run);
-  const { floorServer, ...reads } = await readsPhase(run, transactions, histories);
+  const timed = phaseTimer(run);
+  const floor = await timed('floor', () => floorPhase(run));
+  const e2e = await timed('endToEnd', () => endToEndPhase(run));
+  const { lifecycle, drain, transactions } = await timed('sustained', () => sustainedPhase(run));
+  const tracing = await timed('tracing', () => tracingPhase(run));
+  const cost = await timed('cost', () => costPhase(run));
+  const { halfRate, e2eHalf } = await timed('endToEndHalf', () => halfRatePhase(run, lifecycle.steadyPerSecond));
+  const histories = await timed('history', () => historyPhase(run));
+  const { floorServer, ...reads } = await timed('reads', () => readsPhase(run, transactions, histories));
   // After the reads, whose summary its 10,000 grants and records slowed when it came before
   // them; before the ingestion, which leaves the worker a backlog the scan would queue behind.
-  const notices = await noticesPhase(run);
+  const notices = await timed('notices', () => noticesPhase(run));
   // After the phases that measure purchases, whose tables its 100,000 groups would grow first;
   // before the fairness phases and the ingestion, which leave work behind them.
-  const payouts = await payoutPhase(run);
-  const fairness = await fairnessPhase(run);
-  const overload = await overloadPhase(run, lifecycle.steadyPerSecond);
-  const issuerFairness = await issuerFairnessPhase(run);
-  const ingestion = await ingestionPhase(run, floorServer);
+  const payouts = await timed('payouts', () => payoutPhase(run));
+  const fairness = await timed('fairness', () => fairnessPhase(run));
+  const overload = await timed('overload', () => overloadPhase(run, lifecycle.steadyPerSecond));
+  const issuerFairness = await timed('issuerFairness', () => issuerFairnessPhase(run));
+  const ingestion = await timed('ingestion', () => ingestionPhase(run, floorServer));
   return {
     floor,
     e2e,

@@ -16,8 +16,12 @@ import { readTemporalSettings, type TemporalSettings } from './temporal-config';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from '../prisma/bounded-client';
 import { DEFAULT_MIGRATION_LOCK_TIMEOUT_MS } from '../prisma/migration-sql';
 
-// The one place that reads the environment. Every variable is validated up front and
-// all problems are reported together, so a bad deployment fails at start, not at 3 a.m.
+// The service's own settings, read from the environment once: every variable is validated up
+// front and all problems are reported together, so a bad deployment fails at start, not at 3 a.m.
+// Two kinds of variable are read elsewhere, as their libraries define them: OpenTelemetry's
+// OTEL_* by core/tracing.ts and the OpenTelemetry SDK, and NODE_ENV by the logger
+// (core/log-format.ts: readable lines in a terminal, never in production). The processes hand
+// LOG_LEVEL from here to the logger. docs/operating/configuration.md lists them all.
 
 export interface Config {
   port: number;
@@ -39,7 +43,7 @@ export interface Config {
   temporalTaskQueue: string;
   temporalApiKey?: string;
   temporalTls: boolean;
-  /** Everything the connection to Temporal needs (core/temporal-config.ts; worker/connection.ts builds it). */
+  /** Everything the connection to Temporal needs (core/temporal-config.ts; core/temporal-connection.ts builds it). */
   temporal: TemporalSettings;
   temporalCli?: string;
   /**
@@ -103,7 +107,7 @@ export class ConfigError extends Error {
 
 /** HANDOVER_MAX_IN_FLIGHT's default (docs/decisions/0037-admission-at-the-hand-over.md). */
 export const DEFAULT_HANDOVER_MAX_IN_FLIGHT = 32;
-/** INGESTION_BACKLOG_LIMIT's default: some half an hour of one machine's sustained lifecycle rate. */
+/** INGESTION_BACKLOG_LIMIT's default: a day of files of a mid-size issuer (docs/decisions/0037-admission-at-the-hand-over.md). */
 export const DEFAULT_INGESTION_BACKLOG_LIMIT = 100_000;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -252,8 +256,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { temporal } = checked;
   const config: Config = {
     port: read.int('PORT', 3000, 0, 65535),
-    // One API process per core (up to 8): on the project machine two processes served 1.2x the
-    // reads and 1.4x the ingestion of one (docs/benchmarks.md).
+    // One API process per core (up to 8): a Node process runs its JavaScript on one core, so it
+    // takes one per core for the API to use them all (docs/operating/deploy.md, "Sizing").
     apiProcesses: read.int('API_PROCESSES', Math.min(os.availableParallelism(), 8), 1, 64),
     host: read.str('HOST') ?? '0.0.0.0',
     databaseUrl: checked.databaseUrl,

@@ -14,7 +14,7 @@ export type Logger = pino.Logger;
  * between bursts) never holds a line back longer than that.
  */
 export function createLogger(
-  level: string = process.env.LOG_LEVEL ?? 'info',
+  level: string,
   name = 'rewards',
   out: NodeJS.WriteStream = process.stdout,
   env: NodeJS.ProcessEnv = process.env,

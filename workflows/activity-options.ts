@@ -10,8 +10,10 @@ export const postingOptions: ActivityOptions = {
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: '1 minute',
-    // About 8 minutes of retries: long enough to ride out a database fail-over, short
-    // enough that a real fault reaches an operator (status `unknown`) the same hour.
+    // About 6 minutes of retries (the waits between the 12 attempts; each attempt's own time
+    // comes on top): long enough to ride out a database fail-over, short enough that a real
+    // fault reaches an operator (status `unknown`) the same hour. test/workflows/activity-options.test.ts
+    // holds this figure and the runbook's to the policy.
     maximumAttempts: 12,
     nonRetryableErrorTypes: [...NON_RETRYABLE_POSTING_FAILURES],
   },

@@ -1,6 +1,6 @@
 // Values the examples of /openapi.json share, so that the ids of one example lead to the others
 // (the group of the Group example is the chgId of the RewardSummary example, and so on).
-// Every example is checked against its schema by test/api/openapi-examples.test.ts.
+// Every example is checked against its schema by test/api/openapi-published.test.ts.
 import type { IdPrefix } from '../../core/ids';
 
 // Fixed, recognisable UUIDs: the first id of each kind ends in ...0001, the second in ...0002.

@@ -14,7 +14,7 @@ export interface NamedSchema {
 
 /**
  * The schema under a component name, with an example when given (`examples`, JSON Schema
- * 2020-12: shown by the reference page and checked against the schema by test/api/openapi-examples.test.ts).
+ * 2020-12: shown by the reference page and checked against the schema by test/api/openapi-published.test.ts).
  * A title copied along with a spread (`{ ...groupSchema }`) is replaced: a copy is another schema.
  * `const T` keeps the schema's literal type, from which core/validated.ts derives its TypeScript type.
  */

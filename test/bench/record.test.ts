@@ -39,6 +39,9 @@ describe('bench/record', () => {
       load: { floor: 1.2 },
       logLevel: 'info',
       config: { backlog: 5000 },
+      calibration: false,
+      seconds: 2700.4,
+      phaseSeconds: { floor: 95 },
       rows: [{ figure: 'Sustained: lifecycle / floor', value: 80, unit: '%', target: { op: '>=', value: 75 } }],
     });
     const parsed = JSON.parse(JSON.stringify(line)) as HistoryLine;
@@ -46,8 +49,27 @@ describe('bench/record', () => {
     assert.equal(parsed.commit, 'abc');
     assert.deepEqual(parsed.load, { atStart: 0.5, floor: 1.2 });
     assert.equal(parsed.logLevel, 'info');
+    assert.equal(parsed.seconds, 2700);
+    assert.deepEqual(parsed.phaseSeconds, { floor: 95 });
+    assert.equal(parsed.calibration, undefined);
     assert.equal(parsed.figures['Sustained: lifecycle / floor'].met, true);
     assert.equal(parsed.source, 'npm run bench -- --record');
+  });
+
+  it('marks a calibration run as such, so that the report keeps it apart', () => {
+    const line = historyLine({
+      time: new Date('2026-11-25T10:00:00Z'),
+      commit: { commit: 'abc', dirty: false },
+      machine,
+      load: {},
+      logLevel: 'info',
+      config: { tracingCalibration: true },
+      calibration: true,
+      seconds: 60,
+      phaseSeconds: {},
+      rows: [],
+    });
+    assert.equal(line.calibration, true);
   });
 
   it('takes --record and refuses anything else', () => {
@@ -64,6 +86,7 @@ describe('bench/record', () => {
     assert.deepEqual(parseBenchArgs(['--only', 'reads']), { record: false, only: 'reads' });
     assert.deepEqual(parseBenchArgs(['--only', 'overload']), { record: false, only: 'overload' });
     assert.deepEqual(parseBenchArgs(['--only', 'issuer-fairness']), { record: false, only: 'issuer-fairness' });
+    assert.deepEqual(parseBenchArgs(['--only', 'payouts']), { record: false, only: 'payouts' });
     assert.throws(
       () => parseBenchArgs(['--only', 'floor']),
       /--only takes fairness, tracing, ingestion, reads, overload, issuer-fairness, payouts \(got floor\)/,
@@ -89,6 +112,8 @@ describe('bench/history.ndjson', () => {
       assert.ok(['npm run bench -- --record', 'transcribed from README'].includes(line.source), line.source);
       if (line.source === 'npm run bench -- --record') {
         assert.match(line.time, /^\d{4}-\d\d-\d\dT/);
+        // The report tells calibration runs apart by this flag (bench/history-report.ts).
+        if (line.config?.tracingCalibration === true) assert.equal(line.calibration, true);
       } else {
         // A transcribed run names the commit whose README recorded it.
         assert.match(line.recordedIn ?? '', /^[0-9a-f]{40}$/);

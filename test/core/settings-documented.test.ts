@@ -1,20 +1,47 @@
 // Every setting the service reads is documented where operators look: .env.example and
 // the table of docs/operating/configuration.md. The names are taken from the code that reads them (the string
-// literals and `env.NAME` reads of core/config.ts, core/temporal-config.ts and core/tracing.ts), so a new setting
-// without its documentation fails here; and the Temporal variables the SDK's envconfig reads
-// are all ones we list, so an SDK upgrade that adds one is noticed.
+// literals and `env.NAME` reads of the modules in ENVIRONMENT_READERS), so a new setting without its
+// documentation fails here; no other module of the service reads the environment, so none can
+// slip past; and the Temporal variables the SDK's envconfig reads are all ones we list, so an SDK
+// upgrade that adds one is noticed.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TEMPORAL_SETTINGS } from '../../core/temporal-config';
 
 const ROOT = join(__dirname, '..', '..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
+/**
+ * The modules that read the environment, as docs/operating/configuration.md says: the service's
+ * settings, Temporal's, OpenTelemetry's, and the logger's NODE_ENV.
+ */
+const ENVIRONMENT_READERS = [
+  'core/config.ts',
+  'core/temporal-config.ts',
+  'core/tracing.ts',
+  'core/logger.ts',
+  'core/log-format.ts',
+];
+
+/** The service's sources: what the API, the worker and the migration job run. */
+const SERVICE_DIRS = ['api', 'core', 'worker', 'activities', 'workflows'];
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    return entry.isDirectory() ? sources(path) : entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Whether a source reads the environment: process.env, or env.NAME / env[...] of an env it was handed. */
+export const readsEnvironment = (source: string): boolean =>
+  /\bprocess\.env\b|\benv\.[A-Z][A-Z0-9_]*\b|\benv\[/.test(source);
+
 /** Names read by the configuration modules: 'NAME' literals and env.NAME. */
 function settingsRead(): Set<string> {
   const names = new Set<string>();
-  for (const file of ['core/config.ts', 'core/temporal-config.ts', 'core/tracing.ts']) {
+  for (const file of ENVIRONMENT_READERS) {
     const source = read(file);
     for (const m of source.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) names.add(m[1]);
     for (const m of source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)) names.add(m[1]);
@@ -41,6 +68,23 @@ function documentedNames(): Set<string> {
 
 describe('settings are documented (.env.example, docs/operating/configuration.md)', () => {
   const names = [...settingsRead()].sort();
+
+  it('finds the environment read only by the modules that the configuration page names', () => {
+    assert.ok(readsEnvironment('const level = process.env.LOG_LEVEL;'));
+    assert.ok(readsEnvironment('return env.NODE_ENV !== "production";'));
+    assert.ok(!readsEnvironment('const config = loadConfig(); // reads the environment'));
+    const service = [
+      ...SERVICE_DIRS.flatMap(sources),
+      ...readdirSync(join(ROOT, 'prisma'))
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => `prisma/${file}`),
+    ];
+    assert.deepEqual(
+      service.filter((file) => readsEnvironment(read(file)) && !ENVIRONMENT_READERS.includes(file)),
+      [],
+    );
+    for (const reader of ENVIRONMENT_READERS) assert.ok(read(CONFIGURATION_DOC).includes(`\`${reader}\``), reader);
+  });
 
   it('finds the settings the configuration reads', () => {
     for (const known of [
