@@ -1160,11 +1160,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * A merchant's offers, by startsAt then id, with what their budgets have given
+         * @description Every offer of the merchant whatever its status, each with its commission and its budget's use in the current period (the current calendar month in UTC of a monthly budget). Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
+        get: operations["listOffersAdmin"];
         put?: never;
         /**
          * Add an offer to a merchant
-         * @description At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. Audited.
+         * @description At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
          */
         post: operations["createOffer"];
         delete?: never;
@@ -1180,7 +1184,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Read an offer with its commission and what its budget has given */
+        get: operations["getOfferAdmin"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1188,7 +1193,7 @@ export interface paths {
         head?: never;
         /**
          * Change an offer; endsAt = now ends it, status inactive withdraws it
-         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Audited.
+         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
          */
         patch: operations["updateOffer"];
         trace?: never;
@@ -2396,6 +2401,11 @@ export interface components {
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
          *       "returnPeriodDays": null,
+         *       "budgetMinor": 5000000,
+         *       "budgetPeriod": "month",
+         *       "funding": {
+         *         "issuerShareBps": 0
+         *       },
          *       "status": "active"
          *     }
          */
@@ -2419,6 +2429,14 @@ export interface components {
             endsAt: string | null;
             /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
             returnPeriodDays: number | null;
+            /** @description Total reward, cashback and branded, the offer may give across every group of every issuer per budgetPeriod; null (the default) means unlimited. A purchase at the edge gets what is left; after that the offer no longer qualifies (eligibility and match-trace reason offer_budget_exhausted). Refunds give their clawback back to the period the purchase used. */
+            budgetMinor: number | null;
+            /** @description month: the budget resets each calendar month (UTC) of the purchase's date (on the issuer's clock); null (the default): one budget for the offer's life. */
+            budgetPeriod: "month" | null;
+            funding: {
+                /** @description The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest. */
+                issuerShareBps: number;
+            };
             /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
@@ -2443,6 +2461,11 @@ export interface components {
          *           "startsAt": "2026-03-14T15:09:26.000Z",
          *           "endsAt": null,
          *           "returnPeriodDays": null,
+         *           "budgetMinor": 5000000,
+         *           "budgetPeriod": "month",
+         *           "funding": {
+         *             "issuerShareBps": 0
+         *           },
          *           "status": "active"
          *         }
          *       ],
@@ -2871,7 +2894,7 @@ export interface components {
              * @description merchant_receivable (asset, debit-normal: what the merchant owes for rewards it funds), chg_cashback and chg_branded (liabilities, credit-normal: what the group holds), breakage (income, credit-normal: expired branded balance).
              * @enum {string}
              */
-            accountKind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable";
+            accountKind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable" | "issuer_funding" | "commission" | "merchant_cash";
             /** @description The group that owns the account (chg_cashback, chg_branded); null otherwise. */
             chgId: string | null;
             /** @description The merchant of the account (merchant_receivable, chg_branded, breakage); null otherwise. */
@@ -2922,7 +2945,7 @@ export interface components {
              * @description The transfer's id; the reward-events export names it too.
              */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed, issuer_share_cashback, issuer_share_branded, issuer_share_returned, commission_charged, commission_returned, merchant_payment. Clients must tolerate new values. */
             kind: string;
             /** @description The reward event this transfer books (one transfer per reward event). */
             rewardEventId: string;
@@ -3457,7 +3480,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
@@ -4691,7 +4714,16 @@ export interface components {
          *       "mccs": null,
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
-         *       "returnPeriodDays": null
+         *       "returnPeriodDays": null,
+         *       "budgetMinor": 5000000,
+         *       "budgetPeriod": "month",
+         *       "funding": {
+         *         "issuerShareBps": 0
+         *       },
+         *       "commission": {
+         *         "rateBps": 100,
+         *         "flatMinor": 0
+         *       }
          *     }
          */
         OfferInput: {
@@ -4718,6 +4750,22 @@ export interface components {
             endsAt?: string | null;
             /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
             returnPeriodDays?: number | null;
+            /** @description Total reward, cashback and branded, the offer may give across every group of every issuer per budgetPeriod; null (the default) means unlimited. A purchase at the edge gets what is left; after that the offer no longer qualifies (eligibility and match-trace reason offer_budget_exhausted). Refunds give their clawback back to the period the purchase used. */
+            budgetMinor?: number | null;
+            /** @description month: the budget resets each calendar month (UTC) of the purchase's date (on the issuer's clock); null (the default): one budget for the offer's life. */
+            budgetPeriod?: "month" | null;
+            /** @description Who funds the rewards: 0 (the default) means the merchant funds all of them. */
+            funding?: {
+                /** @description The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest. */
+                issuerShareBps?: number;
+            };
+            /** @description What the merchant owes the programme per qualifying settled purchase (one that earns a reward), returned in proportion on refunds; billed on its statements. Operators only: issuers do not see it. */
+            commission?: {
+                /** @description Of the amount the reward is computed on (the purchase less its branded spend), per qualifying settled purchase. */
+                rateBps?: number;
+                /** @description Added per qualifying settled purchase. */
+                flatMinor?: number;
+            };
         };
         /**
          * AdminOffer
@@ -4735,7 +4783,22 @@ export interface components {
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
          *       "returnPeriodDays": null,
+         *       "budgetMinor": 5000000,
+         *       "budgetPeriod": "month",
+         *       "funding": {
+         *         "issuerShareBps": 0
+         *       },
          *       "status": "active",
+         *       "commission": {
+         *         "rateBps": 100,
+         *         "flatMinor": 0
+         *       },
+         *       "budget": {
+         *         "limitMinor": 5000000,
+         *         "usedMinor": 1250000,
+         *         "remainingMinor": 3750000,
+         *         "period": "2026-03"
+         *       },
          *       "catalogueStatus": "active",
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-14T15:09:26.000Z"
@@ -4761,11 +4824,36 @@ export interface components {
             endsAt: string | null;
             /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
             returnPeriodDays: number | null;
+            /** @description Total reward, cashback and branded, the offer may give across every group of every issuer per budgetPeriod; null (the default) means unlimited. A purchase at the edge gets what is left; after that the offer no longer qualifies (eligibility and match-trace reason offer_budget_exhausted). Refunds give their clawback back to the period the purchase used. */
+            budgetMinor: number | null;
+            /** @description month: the budget resets each calendar month (UTC) of the purchase's date (on the issuer's clock); null (the default): one budget for the offer's life. */
+            budgetPeriod: "month" | null;
+            funding: {
+                /** @description The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest. */
+                issuerShareBps: number;
+            };
             /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
              */
             status: "scheduled" | "active" | "ended";
+            commission: {
+                /** @description Of the amount the reward is computed on (the purchase less its branded spend), per qualifying settled purchase. */
+                rateBps: number;
+                /** @description Added per qualifying settled purchase. */
+                flatMinor: number;
+            };
+            /** @description What the budget has given, for the current period (null: the offer has no budget). */
+            budget: {
+                /** @description Integer minor units (cents). */
+                limitMinor: number;
+                /** @description Reward given in the period, net of what refunds clawed back. */
+                usedMinor: number;
+                /** @description What is left: never below 0, even after the limit was lowered. */
+                remainingMinor: number;
+                /** @description The period these figures are for: the current calendar month (UTC) of a monthly budget, else 'lifetime'. */
+                period: string;
+            } | null;
             /** @enum {string} */
             catalogueStatus: "active" | "inactive";
             /**
@@ -4778,6 +4866,53 @@ export interface components {
              * @description ISO 8601, UTC.
              */
             updatedAt: string;
+        };
+        /**
+         * AdminOfferPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "title": "5% back, 3% in Blue Bottle balance",
+         *           "description": "On purchases of $10 or more.",
+         *           "cashbackRateBps": 500,
+         *           "brandedRateBps": 300,
+         *           "minSpendMinor": 1000,
+         *           "maxRewardMinor": 2500,
+         *           "maxRewardPerChgMinor": null,
+         *           "mccs": null,
+         *           "startsAt": "2026-03-14T15:09:26.000Z",
+         *           "endsAt": null,
+         *           "returnPeriodDays": null,
+         *           "budgetMinor": 5000000,
+         *           "budgetPeriod": "month",
+         *           "funding": {
+         *             "issuerShareBps": 0
+         *           },
+         *           "status": "active",
+         *           "commission": {
+         *             "rateBps": 100,
+         *             "flatMinor": 0
+         *           },
+         *           "budget": {
+         *             "limitMinor": 5000000,
+         *             "usedMinor": 1250000,
+         *             "remainingMinor": 3750000,
+         *             "period": "2026-03"
+         *           },
+         *           "catalogueStatus": "active",
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "updatedAt": "2026-03-14T15:09:26.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        AdminOfferPage: {
+            data: components["schemas"]["AdminOffer"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
         };
         /**
          * OfferPatch
@@ -4809,6 +4944,22 @@ export interface components {
             endsAt?: string | null;
             /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
             returnPeriodDays?: number | null;
+            /** @description Total reward, cashback and branded, the offer may give across every group of every issuer per budgetPeriod; null (the default) means unlimited. A purchase at the edge gets what is left; after that the offer no longer qualifies (eligibility and match-trace reason offer_budget_exhausted). Refunds give their clawback back to the period the purchase used. */
+            budgetMinor?: number | null;
+            /** @description month: the budget resets each calendar month (UTC) of the purchase's date (on the issuer's clock); null (the default): one budget for the offer's life. */
+            budgetPeriod?: "month" | null;
+            /** @description Who funds the rewards: 0 (the default) means the merchant funds all of them. */
+            funding?: {
+                /** @description The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest. */
+                issuerShareBps?: number;
+            };
+            /** @description What the merchant owes the programme per qualifying settled purchase (one that earns a reward), returned in proportion on refunds; billed on its statements. Operators only: issuers do not see it. */
+            commission?: {
+                /** @description Of the amount the reward is computed on (the purchase less its branded spend), per qualifying settled purchase. */
+                rateBps?: number;
+                /** @description Added per qualifying settled purchase. */
+                flatMinor?: number;
+            };
             /**
              * @description Catalogue status; inactive ends the offer for good.
              * @enum {string}
@@ -4853,7 +5004,7 @@ export interface components {
                 /** @description Deterministic account key: <issuerId>:<kind>[:<chgId>][:<merchantId>]. */
                 id: string;
                 /** @enum {string} */
-                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable";
+                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable" | "issuer_funding" | "commission" | "merchant_cash";
                 issuerId: string;
                 chgId: string | null;
                 merchantId: string | null;
@@ -4890,7 +5041,7 @@ export interface components {
             entryId: string;
             /** Format: uuid */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed, issuer_share_cashback, issuer_share_branded, issuer_share_returned, commission_charged, commission_returned, merchant_payment. Clients must tolerate new values. */
             transferKind: string;
             /** @description The transfer's idempotency key: which effect of which purchase, refund or grant posted it. */
             idempotencyKey: string;
@@ -4952,7 +5103,7 @@ export interface components {
                  * @description merchant_receivable (asset, debit-normal: what the merchant owes for rewards it funds), chg_cashback and chg_branded (liabilities, credit-normal: what the group holds), breakage (income, credit-normal: expired branded balance).
                  * @enum {string}
                  */
-                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable";
+                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable" | "issuer_funding" | "commission" | "merchant_cash";
                 issuerId: string;
                 chgId: string | null;
                 merchantId: string | null;
@@ -5023,7 +5174,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
@@ -10263,6 +10414,71 @@ export interface operations {
             503: components["responses"]["UnavailableKeyed"];
         };
     };
+    listOffersAdmin: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                merchantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of offers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOfferPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     createOffer: {
         parameters: {
             query?: never;
@@ -10290,7 +10506,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The offer (status computed now; catalogueStatus as stored). */
+            /** @description The offer (status computed now; catalogueStatus as stored), with its commission and what its budget has given in the current period. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10339,6 +10555,43 @@ export interface operations {
             503: components["responses"]["UnavailableKeyed"];
         };
     };
+    getOfferAdmin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                merchantId: string;
+                /** @example ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                offerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The offer (status computed now; catalogueStatus as stored), with its commission and what its budget has given in the current period. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOffer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     updateOffer: {
         parameters: {
             query?: never;
@@ -10368,7 +10621,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The offer (status computed now; catalogueStatus as stored). */
+            /** @description The offer (status computed now; catalogueStatus as stored), with its commission and what its budget has given in the current period. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
