@@ -86,6 +86,11 @@ export interface PurchaseLockOrder {
   lockedIfPresent: AccountRef[];
   /** Locked by the write statement, after (in id order) every account of lockedFirst. */
   lockedAtWrite: AccountRef[];
+  /**
+   * Locked by the write statement too, and created only when a posting uses them (a funded
+   * offer's issuer share, a commission): most merchants and issuers never need them.
+   */
+  createdWhenUsed: AccountRef[];
 }
 
 /**
@@ -107,16 +112,15 @@ export function purchaseLockOrder(issuerId: string, chgId: string, merchantId: s
     accounts.merchantReceivable(issuerId, merchantId),
     accounts.chgCashback(issuerId, chgId),
     accounts.chgBranded(issuerId, chgId, merchantId),
-    accounts.commission(issuerId, merchantId),
-    accounts.issuerFunding(issuerId),
   ];
   const lockedFirst = all.filter((r) => isLiability(r.kind)).sort((a, b) => (a.id < b.id ? -1 : 1));
   const lockedIfPresent = [accounts.chgCashbackOwed(issuerId, chgId)];
-  const lockedAtWrite = all.filter((r) => !isLiability(r.kind)).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const lockedAtWrite = all.filter((r) => !isLiability(r.kind));
+  const createdWhenUsed = [accounts.commission(issuerId, merchantId), accounts.issuerFunding(issuerId)];
   const last = [...lockedFirst, ...lockedIfPresent].map((r) => r.id).sort()[
     lockedFirst.length + lockedIfPresent.length - 1
   ];
-  for (const r of lockedAtWrite)
+  for (const r of [...lockedAtWrite, ...createdWhenUsed])
     if (!(r.id > last)) throw new Error(`ledger invariant violated: ${r.id} must sort after the group's accounts`);
-  return { lockedFirst, lockedIfPresent, lockedAtWrite };
+  return { lockedFirst, lockedIfPresent, lockedAtWrite, createdWhenUsed };
 }

@@ -137,9 +137,15 @@ describe('core/ledger purchase lock order', () => {
     );
     assert.deepEqual(
       order.lockedAtWrite.map((a) => a.kind),
-      ['commission', 'issuer_funding', 'merchant_receivable'],
+      ['merchant_receivable'],
     );
-    const ids = [...order.lockedFirst, ...order.lockedIfPresent, ...order.lockedAtWrite].map((a) => a.id);
+    assert.deepEqual(
+      order.createdWhenUsed.map((a) => a.kind),
+      ['commission', 'issuer_funding'],
+    );
+    const ids = [...order.lockedFirst, ...order.lockedIfPresent, ...order.createdWhenUsed, ...order.lockedAtWrite].map(
+      (a) => a.id,
+    );
     assert.deepEqual(ids, [...ids].sort(), 'every account in the order every poster locks in');
   });
 });
