@@ -12,6 +12,7 @@ import { catalogueCommands } from './admin/catalogue-commands';
 import { webhookCommands } from './admin/webhook-commands';
 import { transactionCommands } from './admin/transaction-commands';
 import { claimCommands } from './admin/claim-commands';
+import { statementCommands } from './admin/statement-commands';
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporal } from '../core/temporal-connection';
 import { readDevWebhookSecretKeys } from './lib/webhook-secret-key';
@@ -22,6 +23,7 @@ const COMMANDS: Command[] = [
   ...webhookCommands,
   ...transactionCommands,
   ...claimCommands,
+  ...statementCommands,
 ];
 
 function help(): string {

@@ -111,8 +111,7 @@ export async function loadGroupMerchant(
   return toGroupMerchant(row, row.merchant, chgId, issuer.brandedAvailabilityDelayDays, budgetAtOf(parts));
 }
 
-const budgetAtOf = (parts: Parts): Date | null =>
-  typeof parts.offers === 'object' ? parts.offers.budgetAt : null;
+const budgetAtOf = (parts: Parts): Date | null => (typeof parts.offers === 'object' ? parts.offers.budgetAt : null);
 
 /** The statement's JSON columns as typed values, offers with the branded rate settlement pays. */
 function toGroupMerchant(

@@ -102,3 +102,6 @@ CREATE TABLE "statement_payment" (
 CREATE UNIQUE INDEX "statement_payment_idempotency_key_key" ON "statement_payment"("idempotency_key");
 CREATE UNIQUE INDEX "statement_payment_transfer_id_key" ON "statement_payment"("transfer_id");
 CREATE INDEX "statement_payment_statement_id_idx" ON "statement_payment"("statement_id", "created_at");
+
+-- A statement run walks the merchants' receivables in id order, among every account there is.
+CREATE INDEX "ledger_account_receivable_id_idx" ON "ledger_account"("id") WHERE "kind" = 'merchant_receivable';
