@@ -43,6 +43,8 @@ export interface BillChunkInput {
   limit?: number;
   /** When the statements are issued (the operator's clock). */
   at: Date;
+  /** Only this issuer's merchants: what its statements would be (a run bills every issuer). */
+  issuerId?: string;
 }
 
 /** One statement as billed: its lines, total and the window that fixes its transfers. */
@@ -115,6 +117,7 @@ async function readChunk(
   const accountRows = await tx.$queryRaw<Array<{ id: string }>>`
     SELECT id FROM ledger_account
      WHERE kind = 'merchant_receivable' AND id > ${input.afterAccountId}
+       ${input.issuerId ? Prisma.sql`AND issuer_id = ${input.issuerId}` : Prisma.empty}
      ORDER BY id LIMIT ${limit}`;
   const ids = accountRows.map((r) => r.id);
   if (ids.length === 0) return { ids, rows: [] };
