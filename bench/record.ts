@@ -97,7 +97,7 @@ export function appendHistory(line: HistoryLine, file = HISTORY_FILE): string {
 }
 
 /** Phases that can run alone (`--only <phase>`), on a fresh stack without the others. */
-export const SOLO_PHASES = ['fairness', 'tracing', 'ingestion', 'reads'] as const;
+export const SOLO_PHASES = ['fairness', 'tracing', 'ingestion', 'reads', 'budgets', 'statements'] as const;
 export type SoloPhase = (typeof SOLO_PHASES)[number];
 
 export interface BenchArgs {

@@ -11,7 +11,10 @@
 //      processes
 //   6. cost: billable actions per
 //      purchase, from histories
-//   7. end to end at half the sustained rate
+//   7. budgets: the lifecycle at one budgeted offer beside its unbudgeted twin, a race for a budget
+//      that covers half of it, and where the budget row is locked (settlement-shaped transactions)
+//   8. end to end at half the sustained rate
+//   (before fairness) statements: a month of 1,000,000 seeded transfers billed by the real run
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
 // Tracing follows the sustained phase: alternated rounds, untraced then traced, each on restarted
@@ -24,7 +27,11 @@
 // `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing` too,
 // `--only ingestion` after the fixtures, and `--only reads` after the fixtures, the sustained
 // and the history phases (whose purchases it reads; BENCH_BACKLOG and BENCH_HISTORY_PURCHASES
-// smaller for a quicker run).
+// smaller for a quicker run). `--only budgets` runs the fixtures and the budget phase, `--only
+// statements` the statement phase alone (BENCH_STATEMENT_TRANSFERS smaller for a quick look).
+// The statement phase runs after the notices and before fairness: its million seeded transfers
+// would weigh on the reads measured before it, and the ingestion's backlog would share the worker
+// its run's activities need.
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -44,6 +51,8 @@ import { measureNoticeScan, type NoticeResult } from './notices';
 import { measureFairness, type FairnessResult } from './fairness';
 import { CPU_GROUPS, type CpuGroup } from './cpu';
 import { measureTracing, tracingShares, type TracingResult } from './tracing';
+import { budgetShare, measureBudgets, type BudgetResult } from './budgets';
+import { measureStatements, type StatementResult } from './statements';
 import { describeMachine } from './machine';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
@@ -85,7 +94,11 @@ async function main(): Promise<void> {
             ? await ingestionAlone(run)
             : args.only === 'reads'
               ? await readsAlone(run)
-              : await everyPhase(run);
+              : args.only === 'budgets'
+                ? budgetRows(await budgetPhase(await withFixture(run)))
+                : args.only === 'statements'
+                  ? statementRows(await statementPhase(run))
+                  : await everyPhase(run);
     const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase`;
     const table = printReport(machine, PROCESSES, services, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
@@ -187,12 +200,14 @@ async function runPhases(run: Run) {
   const { lifecycle, drain, transactions } = await sustainedPhase(run);
   const tracing = await tracingPhase(run);
   const cost = await costPhase(run);
+  const budgets = await budgetPhase(run);
   const { halfRate, e2eHalf } = await halfRatePhase(run, lifecycle.steadyPerSecond);
   const histories = await historyPhase(run);
   const { floorServer, ...reads } = await readsPhase(run, transactions, histories);
   // After the reads, whose summary its 10,000 grants and records slowed when it came before
   // them; before the ingestion, which leaves the worker a backlog the scan would queue behind.
   const notices = await noticesPhase(run);
+  const statements = await statementPhase(run);
   const fairness = await fairnessPhase(run);
   const ingestion = await ingestionPhase(run, floorServer);
   return {
@@ -202,6 +217,8 @@ async function runPhases(run: Run) {
     drain,
     tracing,
     cost,
+    budgets,
+    statements,
     halfRate,
     e2eHalf,
     histories,
@@ -287,6 +304,50 @@ async function tracingPhase({ stack, receiver, config, runId, phases, loads }: P
   });
   phases.tracing = tracing;
   return tracing;
+}
+
+async function budgetPhase({ stack, fixture, receiver, config, runId, phases, loads }: Run): Promise<BudgetResult> {
+  log(
+    `budgets: ${config.budgetRounds} rounds of ${config.budgetBacklog} purchases at a budgeted offer and at its unbudgeted twin; a race of ${config.budgetRacePurchases}; where the budget row is locked`,
+  );
+  loads.budgets = load1m();
+  const budgets = await measureBudgets({
+    apiUrl: stack.apiUrl,
+    operatorToken: stack.operatorToken,
+    databaseUrl: stack.databaseUrl,
+    fixture,
+    receiver,
+    backlog: config.budgetBacklog,
+    rounds: config.budgetRounds,
+    racePurchases: config.budgetRacePurchases,
+    lockSeconds: config.budgetLockSeconds,
+    lockRounds: config.budgetLockRounds,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+    runId,
+    log,
+  });
+  phases.budgets = budgets;
+  return budgets;
+}
+
+async function statementPhase({ stack, config, phases, loads }: PhaseContext): Promise<StatementResult> {
+  log(
+    `statements: a month of ${config.statementTransfers} transfers over ${config.statementIssuers} issuers x ${config.statementMerchants} merchants, billed by a statement run`,
+  );
+  loads.statements = load1m();
+  const statements = await measureStatements({
+    apiUrl: stack.apiUrl,
+    operatorToken: stack.operatorToken,
+    databaseUrl: stack.databaseUrl,
+    transfers: config.statementTransfers,
+    issuers: config.statementIssuers,
+    merchants: config.statementMerchants,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+    log,
+  });
+  phases.statements = statements;
+  log(`statements: ${statements.statements} statements in ${statements.seconds.toFixed(1)} s`);
+  return statements;
 }
 
 async function costPhase({ stack, fixture, receiver, config, runId, phases }: Run): Promise<CostResult> {
@@ -464,6 +525,8 @@ function reportRows(config: BenchConfig, results: PhaseResults, loads: Record<st
     ...sustainedRows(results),
     ...tracingRows(results.tracing),
     ...costRows(results.cost),
+    ...budgetRows(results.budgets),
+    ...statementRows(results.statements),
     ...noticeRows(results.notices, loads),
     ...fairnessRows(results.fairness),
     ...readRows(results),
@@ -714,6 +777,70 @@ function tracingRows(t: TracingResult): Row[] {
       value: exported.bytes / purchases,
       unit: 'bytes',
       note: `${(exported.bytes / 2 ** 20).toFixed(1)} MiB in ${exported.requests} requests (${t.protocol})`,
+    },
+  ];
+}
+
+function budgetRows(b: BudgetResult): Row[] {
+  const { rounds, race, locks, drain } = b;
+  const mean = (side: 'budgeted' | 'unbudgeted') =>
+    rounds.reduce((s, r) => s + r[side].steadyPerSecond, 0) / rounds.length;
+  const perRound = rounds
+    .map((r) => `${r.unbudgeted.steadyPerSecond.toFixed(1)} → ${r.budgeted.steadyPerSecond.toFixed(1)}`)
+    .join(', ');
+  const lock = (workload: string, variant: string) =>
+    locks.measurements.find((m) => m.workload === workload && m.variant === variant)!.perSecond;
+  const lockNote = (workload: string) =>
+    locks.measurements
+      .filter((m) => m.workload === workload)
+      .map((m) => `${m.variant} ${Math.round(m.perSecond)}`)
+      .join(', ');
+  return [
+    {
+      figure: 'Budgets: lifecycle at one budgeted offer (steady 10-90%)',
+      value: mean('budgeted'),
+      floor: mean('unbudgeted'),
+      unit: 'events/s',
+      note: `mean of ${rounds.length} rounds of ${rounds[0].budgeted.offered}, unbudgeted twin → budgeted: ${perRound}; pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}`,
+    },
+    {
+      figure: 'Budgets: budgeted / unbudgeted lifecycle',
+      value: budgetShare(rounds),
+      unit: '%',
+      target: { op: '>=', value: 90 },
+    },
+    {
+      figure: 'Budgets: overspent in a race for half as much',
+      value: race.overspentMinor,
+      unit: 'minor',
+      target: { op: '<=', value: 0 },
+      note: `${race.purchases} purchases for a budget of ${race.budgetMinor}: ${race.rewarded} rewarded, ${race.refused} refused, used ${race.usedMinor}, earned ${race.earnedMinor}, in ${race.seconds.toFixed(1)} s`,
+    },
+    {
+      figure: 'Budgets: budget row locked late, one issuer per client',
+      value: lock('issuer per client', 'late'),
+      floor: lock('issuer per client', 'none'),
+      unit: 'tx/s',
+      note: `${locks.clients} clients, ${locks.rounds} rounds of ${locks.seconds} s per variant (bench/budget-locks.ts), tx/s: ${lockNote('issuer per client')}; one issuer (its receivable shared too): ${lockNote('one issuer')}`,
+    },
+  ];
+}
+
+function statementRows(s: StatementResult): Row[] {
+  return [
+    {
+      figure: `Statements: a month of ${s.transfers.toLocaleString('en-US')} transfers billed`,
+      value: s.seconds,
+      unit: 's',
+      target: { op: '<=', value: 60 },
+      note: `${s.statements} statements (${s.issuers} issuers x ${s.merchants} merchants) of ${s.period}, ${s.receivableTransfers} transfers on receivables; seeded in ${s.seedSeconds.toFixed(0)} s`,
+    },
+    {
+      figure: 'Statements: totals off the receivables, transfers off',
+      value: s.differenceMinor + Math.abs(s.transferCountDifference),
+      unit: 'minor',
+      target: { op: '<=', value: 0 },
+      note: `billed ${s.totalDueMinor}; ${s.differenceMinor} minor units and ${s.transferCountDifference} transfers off`,
     },
   ];
 }

@@ -62,9 +62,11 @@ describe('bench/record', () => {
     assert.deepEqual(parseBenchArgs(['--only', 'tracing']), { record: false, only: 'tracing' });
     assert.deepEqual(parseBenchArgs(['--only', 'ingestion']), { record: false, only: 'ingestion' });
     assert.deepEqual(parseBenchArgs(['--only', 'reads']), { record: false, only: 'reads' });
+    assert.deepEqual(parseBenchArgs(['--only', 'budgets']), { record: false, only: 'budgets' });
+    assert.deepEqual(parseBenchArgs(['--only', 'statements']), { record: false, only: 'statements' });
     assert.throws(
       () => parseBenchArgs(['--only', 'floor']),
-      /--only takes fairness, tracing, ingestion, reads \(got floor\)/,
+      /--only takes fairness, tracing, ingestion, reads, budgets, statements \(got floor\)/,
     );
     assert.throws(() => parseBenchArgs(['--only']), /got nothing/);
     assert.throws(() => parseBenchArgs(['--record', '--only', 'fairness']), /--record keeps whole runs only/);
