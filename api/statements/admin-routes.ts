@@ -55,7 +55,8 @@ function createRunRoute(deps: AppDeps): RouteSpec {
     description:
       'Starts a statement run: one Temporal workflow (statements/<period>/<run id>, searchable by RewardsStatus) that bills ' +
       'every merchant receivable in chunks, each statement written once. A merchant already billed for the period (or a ' +
-      'later one) gets no new statement: what reached it since goes on its next. One run at a time (409 ' +
+      'later one) gets no new statement: what reached it since goes on its next. A month may be billed once it has ' +
+      'begun (400 period_not_started before): what is posted for it afterwards goes on the next statement. One run at a time (409 ' +
       'statement_run_in_progress). The same Idempotency-Key answers the same run. Follow it with GET ' +
       '/admin/v1/statement-runs/{runId}, then list the statements. ' +
       WINDOW +
@@ -73,7 +74,10 @@ function createRunRoute(deps: AppDeps): RouteSpec {
     },
     errorStatuses: [409, 503],
     reasonCodes: {
-      400: { idempotency_key_required: 'the request has no Idempotency-Key header' },
+      400: {
+        idempotency_key_required: 'the request has no Idempotency-Key header',
+        period_not_started: 'the period is after the current month (UTC)',
+      },
       409: { statement_run_in_progress: 'another run is processing (details.runId)' },
       503: { workflow_engine_unavailable: 'the run could not be started: nothing was billed, ask again later' },
     },

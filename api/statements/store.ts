@@ -11,7 +11,7 @@ import { recordAudit } from '../../core/domain/audit';
 import { postTransfer, type Tx } from '../../core/domain/ledger';
 import { lockIdempotencyKey } from '../../core/domain/ledger/tx';
 import { fromDbMinor } from '../../core/ledger';
-import { statementStatus } from '../../core/rules/statements';
+import { periodBounds, statementStatus } from '../../core/rules/statements';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import type { Db } from '../../prisma/client';
 import type { Statement, StatementPayment, StatementRun } from '../../prisma/generated/client';
@@ -48,6 +48,12 @@ export async function createStatementRun(
   period: string,
   chunkSize?: number,
 ): Promise<{ run: StatementRun; created: boolean }> {
+  // A month that has not begun would take every account's transfers so far, and no statement of an
+  // earlier month could follow it: a typo an operator could not undo, since statements never change.
+  if (periodBounds(period).start.getTime() > call.at.getTime())
+    throw errors.validation('period_not_started', `The period ${period} has not begun.`, [
+      { path: '/period', message: 'must not be after the current month' },
+    ]);
   if (!temporal)
     throw errors.unavailable('workflow_engine_unavailable', 'The workflow engine is not configured; run it later.');
   const requestHash = hashOf('statement-run', period);

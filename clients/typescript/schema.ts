@@ -1367,7 +1367,7 @@ export interface paths {
         put?: never;
         /**
          * Bill every merchant for a period: one statement per (issuer, merchant) with transfers to bill
-         * @description Starts a statement run: one Temporal workflow (statements/<period>/<run id>, searchable by RewardsStatus) that bills every merchant receivable in chunks, each statement written once. A merchant already billed for the period (or a later one) gets no new statement: what reached it since goes on its next. One run at a time (409 statement_run_in_progress). The same Idempotency-Key answers the same run. Follow it with GET /admin/v1/statement-runs/{runId}, then list the statements. A statement holds every transfer that moved the merchant's receivable (for that issuer) posted before the period's end and not on an earlier statement, up to the moment it was issued: a transfer posted later for the period, or dated in it but committed after its statement, goes on the next one, so an issued statement never changes and every transfer is on exactly one. totalDueMinor is that movement to the cent, payments excluded. Audited.
+         * @description Starts a statement run: one Temporal workflow (statements/<period>/<run id>, searchable by RewardsStatus) that bills every merchant receivable in chunks, each statement written once. A merchant already billed for the period (or a later one) gets no new statement: what reached it since goes on its next. A month may be billed once it has begun (400 period_not_started before): what is posted for it afterwards goes on the next statement. One run at a time (409 statement_run_in_progress). The same Idempotency-Key answers the same run. Follow it with GET /admin/v1/statement-runs/{runId}, then list the statements. A statement holds every transfer that moved the merchant's receivable (for that issuer) posted before the period's end and not on an earlier statement, up to the moment it was issued: a transfer posted later for the period, or dated in it but committed after its statement, goes on the next one, so an issued statement never changes and every transfer is on exactly one. totalDueMinor is that movement to the cent, payments excluded. Audited.
          */
         post: operations["createStatementRun"];
         delete?: never;
@@ -11577,7 +11577,7 @@ export interface operations {
                     "application/json": components["schemas"]["StatementRun"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `idempotency_key_required`: the request has no Idempotency-Key header. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `idempotency_key_required`: the request has no Idempotency-Key header; `period_not_started`: the period is after the current month (UTC). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

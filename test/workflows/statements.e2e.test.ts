@@ -2,7 +2,8 @@
 // and Temporal: a run over a period bills each (issuer, merchant) once, its total equal to the
 // receivable's movement, its csv one line per transfer; a merchant's payments post to the ledger
 // until the statement is paid; an issued statement never changes, what arrives later goes on the
-// next; a chunk lost after its commit issues nothing twice; operator routes refuse issuer tokens.
+// next (billing's own reading shows it, as a month is billed only once it has begun); a chunk lost
+// after its commit issues nothing twice; operator routes refuse issuer tokens.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../helpers/stack';
@@ -14,6 +15,8 @@ import { assertLedgerHealthy } from '../helpers/ledger';
 import { waitFor } from '../helpers/webhooks';
 import { fromDbMinor } from '../../core/ledger';
 import { periodOf } from '../../core/rules/statements';
+import { previewChunk } from '../../core/domain/statements';
+import { sqlTransaction } from '../../prisma/sql-transaction';
 import { runAdminCommand } from '../helpers/admin-cli';
 import { statementCommands } from '../../scripts/admin/statement-commands';
 
@@ -209,19 +212,32 @@ describe('merchant statements', function () {
     const issuedCsv = await csvOf(issued.id);
 
     await send(shop, 10_000, { state: 'refunded', relatedTransactionId: purchase });
-    // Billing the period again issues nothing more for it; the refund waits for the next period.
+    // Billing the period again issues nothing more for it: the refund waits for the next statement.
     await billed(period);
     assert.deepEqual(await statementOf(shop.merchantId, period), issued);
     assert.deepEqual(await csvOf(issued.id), issuedCsv);
-    await billed(nextPeriod);
-    const next = await statementOf(shop.merchantId, nextPeriod);
-    assert.equal(next.lines.cashbackFundedMinor, 0);
-    assert.equal(next.lines.clawedBackMinor, 800 - 160);
-    assert.equal(next.lines.commissionMinor, -110);
-    assert.equal(issued.totalDueMinor + next.totalDueMinor, await receivableOf(shop.issuer.id, shop.merchantId));
-    const nextCsv = await csvOf(next.id);
-    const all = [...issuedCsv.rows, ...nextCsv.rows].map((r) => r[0]);
-    assert.equal(new Set(all).size, all.length, 'no transfer on two statements');
+    // Next month cannot be billed before it begins; what its statement will hold is the refund.
+    assertError(await run({ period: nextPeriod }), 400, 'period_not_started');
+    const next = await sqlTransaction(stack.db, (tx) =>
+      previewChunk(tx, {
+        runId: 'preview',
+        period: nextPeriod,
+        afterAccountId: '',
+        at: new Date(),
+        issuerId: shop.issuer.id,
+      }),
+    );
+    assert.equal(next.statements.length, 1);
+    const [pending] = next.statements;
+    assert.deepEqual(
+      [pending.lines.cashbackFundedMinor, pending.lines.clawedBackMinor, pending.lines.commissionMinor],
+      [0, 800 - 160, -110],
+    );
+    assert.equal(issued.totalDueMinor + pending.totalDueMinor, await receivableOf(shop.issuer.id, shop.merchantId));
+    const entries = await stack.db.ledgerEntry.count({
+      where: { accountId: `${shop.issuer.id}:merchant_receivable:${shop.merchantId}` },
+    });
+    assert.equal(issued.transferCount + pending.transferCount, entries, 'every transfer on one statement');
     await assertLedgerHealthy(stack.db, shop.issuer.id);
   });
 
@@ -229,7 +245,7 @@ describe('merchant statements', function () {
     const shops = [await fundedMerchant(), await fundedMerchant(), await fundedMerchant()];
     for (const shop of shops) await send(shop, 5_000);
     crashAfterChunks.add(chunkCalls + 1).add(chunkCalls + 3);
-    const done = await billed(nextPeriod);
+    const done = await billed(period);
     assert.equal(done.status, 'completed');
     for (const shop of shops) {
       const res = await stack.app.operator('GET', `/admin/v1/statements?merchantId=${shop.merchantId}`);
@@ -263,15 +279,14 @@ describe('merchant statements', function () {
     const command = (name: string) => statementCommands.find((c) => c.name === name)!;
     const shop = await fundedMerchant();
     await send(shop, 8_000);
-    const farPeriod = periodOf(new Date(Date.UTC(new Date().getUTCFullYear() + 1, 0, 15)));
-    const [started] = (await runAdminCommand(stack, command('statement:run'), [farPeriod])) as any[];
+    const [started] = (await runAdminCommand(stack, command('statement:run'), [period])) as any[];
     assert.equal(started.status, 'processing');
     await finished(started.id);
     const [status] = (await runAdminCommand(stack, command('statement:run-status'), [started.id])) as any[];
     assert.equal(status.status, 'completed');
     const [listed] = (await runAdminCommand(stack, command('statement:list'), [
       '--period',
-      farPeriod,
+      period,
       '--merchant',
       shop.merchantId,
     ])) as any[][];
