@@ -53,38 +53,46 @@ describe('budget watch', () => {
       ],
     });
     const ids = [monthly.id, lifetime.id, unlimited.id, ended.id];
-    const readings = (await readBudgets(db, now)).filter((r) => ids.includes(r.offerId));
-    assert.deepEqual(
-      readings.map((r) => [r.offerId, r.merchantId, r.period, r.ratio]).sort(),
-      [
-        [monthly.id, merchant.id, '2026-11', 0.95],
-        [lifetime.id, merchant.id, 'lifetime', 0.25],
-      ].sort(),
-    );
-
-    let clock = now;
-    const watch = startBudgetWatch({ db, logger: createLogger('silent'), clock: { now: () => clock } }, 20);
     try {
-      await waitUntil(async () => (await series(ids)).length === 2);
-      assert.deepEqual(
-        await series(ids),
-        [
-          [monthly.id, '2026-11', 0.95],
-          [lifetime.id, 'lifetime', 0.25],
-        ].sort(),
-      );
-      // December: the monthly offer's November series goes, its December one (nothing used) comes.
-      clock = new Date('2026-12-02T00:00:00Z');
-      await waitUntil(async () => (await series(ids)).some((s) => s[1] === '2026-12'));
-      assert.deepEqual(
-        await series(ids),
-        [
-          [monthly.id, '2026-12', 0],
-          [lifetime.id, 'lifetime', 0.25],
-        ].sort(),
-      );
+      await readAndWatch(ids);
     } finally {
-      await watch.stop();
+      // Used without purchases: gone again, so the ledger invariants of the tests after this one hold.
+      await db.offerBudget.deleteMany({ where: { offerId: { in: ids } } });
+    }
+
+    async function readAndWatch(offerIds: string[]) {
+      const readings = (await readBudgets(db, now)).filter((r) => offerIds.includes(r.offerId));
+      assert.deepEqual(
+        readings.map((r) => [r.offerId, r.merchantId, r.period, r.ratio]).sort(),
+        [
+          [monthly.id, merchant.id, '2026-11', 0.95],
+          [lifetime.id, merchant.id, 'lifetime', 0.25],
+        ].sort(),
+      );
+      let clock = now;
+      const watch = startBudgetWatch({ db, logger: createLogger('silent'), clock: { now: () => clock } }, 20);
+      try {
+        await waitUntil(async () => (await series(offerIds)).length === 2);
+        assert.deepEqual(
+          await series(offerIds),
+          [
+            [monthly.id, '2026-11', 0.95],
+            [lifetime.id, 'lifetime', 0.25],
+          ].sort(),
+        );
+        // December: the monthly offer's November series goes, its December one (nothing used) comes.
+        clock = new Date('2026-12-02T00:00:00Z');
+        await waitUntil(async () => (await series(offerIds)).some((s) => s[1] === '2026-12'));
+        assert.deepEqual(
+          await series(offerIds),
+          [
+            [monthly.id, '2026-12', 0],
+            [lifetime.id, 'lifetime', 0.25],
+          ].sort(),
+        );
+      } finally {
+        await watch.stop();
+      }
     }
   });
 });
