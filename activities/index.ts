@@ -12,6 +12,7 @@ import { createNoticeActivities } from './notices';
 import { createWebhookActivities } from './webhooks';
 import { createClaimActivities } from './claims';
 import { createPayoutActivities } from './payouts';
+import { createStatementActivities } from './statements';
 import { createDeliveryStarter } from './webhooks/start-delivery';
 import type { LifecycleDeps } from './lifecycle/deps';
 import { KnownAccounts } from '../core/domain/ledger/known-accounts';
@@ -46,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createClaimActivities(deps),
     ...createPayoutActivities(deps),
+    ...createStatementActivities(deps),
     ...createDeliveryStarter(),
   };
 }

@@ -36,6 +36,7 @@ import { webhookEndpointRoutes } from './webhook-endpoints/routes';
 import { adjustmentRoutes } from './adjustments/routes';
 import { claimRoutes } from './claims/routes';
 import { claimAdminRoutes } from './claims/admin-routes';
+import { statementAdminRoutes } from './statements/admin-routes';
 import { payoutRoutes } from './payouts/routes';
 import { webhookAdminRoutes } from './webhooks/admin-routes';
 import { sandboxRoutes } from './sandbox/routes';
@@ -76,6 +77,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...operationsAdminRoutes(deps),
     ...webhookAdminRoutes(deps),
     ...claimAdminRoutes(deps),
+    ...statementAdminRoutes(deps),
   );
   return routes;
 }

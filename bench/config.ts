@@ -64,6 +64,19 @@ export interface BenchConfig {
    * procedure and the machine alone make of two equal sides.
    */
   tracingCalibration: boolean;
+  /** Settled events of each drain of the budget phase, budgeted and unbudgeted. */
+  budgetBacklog: number;
+  /** Rounds of the budget phase, each a budgeted and an unbudgeted drain; even, like the tracing phase's. */
+  budgetRounds: number;
+  /** Purchases racing for a budget that covers half of them. */
+  budgetRacePurchases: number;
+  /** Each variant's run in the budget-lock measurement (bench/budget-locks.ts), and its rounds. */
+  budgetLockSeconds: number;
+  budgetLockRounds: number;
+  /** Ledger transfers of the month the statement phase bills, and the issuers and merchants they are spread over. */
+  statementTransfers: number;
+  statementIssuers: number;
+  statementMerchants: number;
   drainTimeoutSeconds: number;
   groups: number;
   ingestClients: number;
@@ -118,6 +131,14 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     tracingRounds: int('BENCH_TRACING_ROUNDS', 6, 1, 10),
     tracingProtocol: tracingProtocol as TracingProtocol,
     tracingCalibration: flag('BENCH_TRACING_CALIBRATION'),
+    budgetBacklog: int('BENCH_BUDGET_BACKLOG', 2000, 100, 100_000),
+    budgetRounds: int('BENCH_BUDGET_ROUNDS', 2, 1, 10),
+    budgetRacePurchases: int('BENCH_BUDGET_RACE', 2000, 10, 100_000),
+    budgetLockSeconds: int('BENCH_BUDGET_LOCK_SECONDS', 8, 1, 600),
+    budgetLockRounds: int('BENCH_BUDGET_LOCK_ROUNDS', 2, 1, 10),
+    statementTransfers: int('BENCH_STATEMENT_TRANSFERS', 1_000_000, 1000, 10_000_000),
+    statementIssuers: int('BENCH_STATEMENT_ISSUERS', 10, 1, 1000),
+    statementMerchants: int('BENCH_STATEMENT_MERCHANTS', 100, 1, 10_000),
     drainTimeoutSeconds: int('BENCH_DRAIN_TIMEOUT_SECONDS', 400, 10, 1800),
     groups: int('BENCH_GROUPS', 50, 1, 1000),
     ingestClients: int('BENCH_INGEST_CLIENTS', 8, 1, 64),

@@ -119,6 +119,8 @@ export const SOLO_PHASES = [
   'overload',
   'issuer-fairness',
   'payouts',
+  'budgets',
+  'statements',
 ] as const;
 export type SoloPhase = (typeof SOLO_PHASES)[number];
 

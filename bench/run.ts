@@ -1,19 +1,23 @@
 // `npm run bench`: DESIGN.md "Quality bars", measured on a throw-away stack, its API and worker
 // at the service's default log level (info) unless BENCH_LOG_LEVEL says otherwise.
-//   1. fixtures through the APIs          9. reads: the bare floor server, reward-detail, summary
-//   2. floor: the empty workflow         10. notices: the reward notices scan over 10,000 due grants
-//   3. end to end at 10/s                11. payouts: a run over 100,000 groups beside pgbench on the
+//   1. fixtures through the APIs         10. reads: the bare floor server, reward-detail, summary
+//   2. floor: the empty workflow         11. notices: the reward notices scan over 10,000 due grants
+//   3. end to end at 10/s                12. payouts: a run over 100,000 groups beside pgbench on the
 //   4. sustained: the real lifecycle,         same PostgreSQL, then one with the worker killed twice
-//      drain check and trial balance    12. fairness: healthy webhook endpoints beside one that
-//   5. tracing: the lifecycle untraced        never answers, at 100 webhooks/s, for 5 minutes
-//      and exporting traces over OTLP,  13. overload: purchases offered at twice the sustained
-//      in alternated rounds on restarted      rate for 3 minutes, then the drain
-//      processes                        14. issuer fairness: a small issuer's latency while a big
-//   6. cost: billable actions per             one dumps 50,000 events (the rest of the dump cleared)
-//      purchase, from histories         15. ingestion: the floor server, the API with the worker
-//   7. end to end at half the sustained       paused, then running (last: its backlog is thrown away)
-//      rate
-//   8. history: a short and a long group, for the summary
+//      drain check and trial balance    13. statements: a month of 1,000,000 seeded transfers billed
+//   5. tracing: the lifecycle untraced        by the real run
+//      and exporting traces over OTLP,  14. fairness: healthy webhook endpoints beside one that
+//      in alternated rounds on restarted      never answers, at 100 webhooks/s, for 5 minutes
+//      processes                        15. overload: purchases offered at twice the sustained
+//   6. cost: billable actions per             rate for 3 minutes, then the drain
+//      purchase, from histories         16. issuer fairness: a small issuer's latency while a big
+//   7. budgets: the lifecycle at one          one dumps 50,000 events (the rest of the dump cleared)
+//      budgeted offer beside its        17. ingestion: the floor server, the API with the worker
+//      unbudgeted twin, a race for a          paused, then running (last: its backlog is thrown away)
+//      budget that covers half of it, and
+//      where the budget row is locked
+//   8. end to end at half the sustained rate
+//   9. history: a short and a long group, for the summary
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
 // Tracing follows the sustained phase: alternated rounds, untraced then traced, each on restarted
@@ -23,12 +27,14 @@
 // runs just before it for the same reason (the relay would share the worker with that
 // backlog, and its latencies and memory would measure the backlog), and after the reads and
 // the notices, whose figures its minutes of writes and their vacuum would otherwise disturb.
-// Payouts run after the phases that measure purchases (their 100,000 groups grow the tables
-// those read) and before the ones that leave work behind.
+// Payouts and statements run after the phases that measure purchases (their 100,000 groups and
+// million seeded transfers grow the tables those read) and before the ones that leave work behind
+// (the ingestion's backlog would share the worker their activities need).
 // Overload and issuer fairness run after fairness, and before the ingestion: each leaves the worker a
 // backlog (the overload drains its own; the issuer fairness phase clears what its dump left).
-// `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing` and
-// `--only payouts` too, `--only ingestion` and `--only issuer-fairness` after the fixtures,
+// `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing`,
+// `--only payouts` and `--only statements` too (BENCH_STATEMENT_TRANSFERS smaller for a quick look),
+// `--only ingestion`, `--only issuer-fairness` and `--only budgets` after the fixtures,
 // `--only overload` after the fixtures and the sustained phase (whose rate it doubles), and
 // `--only reads` after the fixtures, the sustained and the history phases (whose purchases it
 // reads; BENCH_BACKLOG and BENCH_HISTORY_PURCHASES smaller for a quicker run).
@@ -55,6 +61,8 @@ import { measureTracing, tracingShares, type TracingResult } from './tracing';
 import { runOverload, type OverloadResult } from './overload';
 import { runIssuerFairness, STRAGGLERS_MS, type IssuerFairnessResult } from './issuer-fairness';
 import { loadConfig } from '../core/config';
+import { budgetShare, measureBudgets, type BudgetResult } from './budgets';
+import { measureStatements, type StatementResult } from './statements';
 import { describeMachine } from './machine';
 import { measurePayouts, type PayoutResult } from './payouts';
 import { met, printReport, writeResults, type Row } from './report';
@@ -103,7 +111,11 @@ async function main(): Promise<void> {
                   ? issuerFairnessRows(await issuerFairnessPhase(await withFixture(run)))
                   : args.only === 'payouts'
                     ? payoutRows(await payoutPhase(run))
-                    : await everyPhase(run);
+                    : args.only === 'budgets'
+                      ? budgetRows(await budgetPhase(await withFixture(run)))
+                      : args.only === 'statements'
+                        ? statementRows(await statementPhase(run))
+                        : await everyPhase(run);
     const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase${config.tracingCalibration ? '; a CALIBRATION run (BENCH_TRACING_CALIBRATION=1): the traced side runs with tracing off' : ''}`;
     const table = printReport(machine, PROCESSES, services, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
@@ -228,15 +240,17 @@ async function runPhases(run: Run) {
   const { lifecycle, drain, transactions } = await timed('sustained', () => sustainedPhase(run));
   const tracing = await timed('tracing', () => tracingPhase(run));
   const cost = await timed('cost', () => costPhase(run));
+  const budgets = await timed('budgets', () => budgetPhase(run));
   const { halfRate, e2eHalf } = await timed('endToEndHalf', () => halfRatePhase(run, lifecycle.steadyPerSecond));
   const histories = await timed('history', () => historyPhase(run));
   const { floorServer, ...reads } = await timed('reads', () => readsPhase(run, transactions, histories));
   // After the reads, whose summary its 10,000 grants and records slowed when it came before
   // them; before the ingestion, which leaves the worker a backlog the scan would queue behind.
   const notices = await timed('notices', () => noticesPhase(run));
-  // After the phases that measure purchases, whose tables its 100,000 groups would grow first;
-  // before the fairness phases and the ingestion, which leave work behind them.
+  // After the phases that measure purchases, whose tables their 100,000 groups and million
+  // transfers would grow first; before the fairness phases and the ingestion, which leave work behind.
   const payouts = await timed('payouts', () => payoutPhase(run));
+  const statements = await timed('statements', () => statementPhase(run));
   const fairness = await timed('fairness', () => fairnessPhase(run));
   const overload = await timed('overload', () => overloadPhase(run, lifecycle.steadyPerSecond));
   const issuerFairness = await timed('issuerFairness', () => issuerFairnessPhase(run));
@@ -248,6 +262,8 @@ async function runPhases(run: Run) {
     drain,
     tracing,
     cost,
+    budgets,
+    statements,
     halfRate,
     e2eHalf,
     histories,
@@ -337,6 +353,50 @@ async function tracingPhase({ stack, receiver, config, runId, phases, loads }: P
   });
   phases.tracing = tracing;
   return tracing;
+}
+
+async function budgetPhase({ stack, fixture, receiver, config, runId, phases, loads }: Run): Promise<BudgetResult> {
+  log(
+    `budgets: ${config.budgetRounds} rounds of ${config.budgetBacklog} purchases at a budgeted offer and at its unbudgeted twin; a race of ${config.budgetRacePurchases}; where the budget row is locked`,
+  );
+  loads.budgets = load1m();
+  const budgets = await measureBudgets({
+    apiUrl: stack.apiUrl,
+    operatorToken: stack.operatorToken,
+    databaseUrl: stack.databaseUrl,
+    fixture,
+    receiver,
+    backlog: config.budgetBacklog,
+    rounds: config.budgetRounds,
+    racePurchases: config.budgetRacePurchases,
+    lockSeconds: config.budgetLockSeconds,
+    lockRounds: config.budgetLockRounds,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+    runId,
+    log,
+  });
+  phases.budgets = budgets;
+  return budgets;
+}
+
+async function statementPhase({ stack, config, phases, loads }: PhaseContext): Promise<StatementResult> {
+  log(
+    `statements: a month of ${config.statementTransfers} transfers over ${config.statementIssuers} issuers x ${config.statementMerchants} merchants, billed by a statement run`,
+  );
+  loads.statements = load1m();
+  const statements = await measureStatements({
+    apiUrl: stack.apiUrl,
+    operatorToken: stack.operatorToken,
+    databaseUrl: stack.databaseUrl,
+    transfers: config.statementTransfers,
+    issuers: config.statementIssuers,
+    merchants: config.statementMerchants,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+    log,
+  });
+  phases.statements = statements;
+  log(`statements: ${statements.statements} statements in ${statements.seconds.toFixed(1)} s`);
+  return statements;
 }
 
 async function costPhase({ stack, fixture, receiver, config, runId, phases }: Run): Promise<CostResult> {
@@ -572,6 +632,8 @@ function reportRows(config: BenchConfig, results: PhaseResults, loads: Record<st
     ...sustainedRows(results),
     ...tracingRows(results.tracing),
     ...costRows(results.cost),
+    ...budgetRows(results.budgets),
+    ...statementRows(results.statements),
     ...noticeRows(results.notices, loads),
     ...payoutRows(results.payouts),
     ...fairnessRows(results.fairness),
@@ -930,6 +992,70 @@ function tracingRows(t: TracingResult): Row[] {
       value: exported.bytes / purchases,
       unit: 'bytes',
       note: `${(exported.bytes / 2 ** 20).toFixed(1)} MiB in ${exported.requests} requests (${t.protocol})`,
+    },
+  ];
+}
+
+function budgetRows(b: BudgetResult): Row[] {
+  const { rounds, race, locks, drain } = b;
+  const mean = (side: 'budgeted' | 'unbudgeted') =>
+    rounds.reduce((s, r) => s + r[side].steadyPerSecond, 0) / rounds.length;
+  const perRound = rounds
+    .map((r) => `${r.unbudgeted.steadyPerSecond.toFixed(1)} → ${r.budgeted.steadyPerSecond.toFixed(1)}`)
+    .join(', ');
+  const lock = (workload: string, variant: string) =>
+    locks.measurements.find((m) => m.workload === workload && m.variant === variant)!.perSecond;
+  const lockNote = (workload: string) =>
+    locks.measurements
+      .filter((m) => m.workload === workload)
+      .map((m) => `${m.variant} ${Math.round(m.perSecond)}`)
+      .join(', ');
+  return [
+    {
+      figure: 'Budgets: lifecycle at one budgeted offer (steady 10-90%)',
+      value: mean('budgeted'),
+      floor: mean('unbudgeted'),
+      unit: 'events/s',
+      note: `mean of ${rounds.length} rounds of ${rounds[0].budgeted.offered}, unbudgeted twin → budgeted: ${perRound}; pending after drain ${drain.pending}, trial balance ${drain.trialBalanceMinor}`,
+    },
+    {
+      figure: 'Budgets: budgeted / unbudgeted lifecycle',
+      value: budgetShare(rounds),
+      unit: '%',
+      target: { op: '>=', value: 90 },
+    },
+    {
+      figure: 'Budgets: overspent in a race for half as much',
+      value: race.overspentMinor,
+      unit: 'minor',
+      target: { op: '<=', value: 0 },
+      note: `${race.purchases} purchases for a budget of ${race.budgetMinor}: ${race.rewarded} rewarded, ${race.refused} refused, used ${race.usedMinor}, earned ${race.earnedMinor}, in ${race.seconds.toFixed(1)} s`,
+    },
+    {
+      figure: 'Budgets: budget row locked late, one issuer per client',
+      value: lock('issuer per client', 'late'),
+      floor: lock('issuer per client', 'none'),
+      unit: 'tx/s',
+      note: `${locks.clients} clients, ${locks.rounds} rounds of ${locks.seconds} s per variant (bench/budget-locks.ts), tx/s: ${lockNote('issuer per client')}; one issuer (its receivable shared too): ${lockNote('one issuer')}`,
+    },
+  ];
+}
+
+function statementRows(s: StatementResult): Row[] {
+  return [
+    {
+      figure: `Statements: a month of ${s.transfers.toLocaleString('en-US')} transfers billed`,
+      value: s.seconds,
+      unit: 's',
+      target: { op: '<=', value: 60 },
+      note: `${s.statements} statements (${s.issuers} issuers x ${s.merchants} merchants) of ${s.period}, ${s.receivableTransfers} transfers on receivables; seeded in ${s.seedSeconds.toFixed(0)} s`,
+    },
+    {
+      figure: 'Statements: totals off the receivables, transfers off',
+      value: s.differenceMinor + Math.abs(s.transferCountDifference),
+      unit: 'minor',
+      target: { op: '<=', value: 0 },
+      note: `billed ${s.totalDueMinor}; ${s.differenceMinor} minor units and ${s.transferCountDifference} transfers off`,
     },
   ];
 }

@@ -67,6 +67,8 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   /** Groups a payout run pays per chunk (one transaction, one activity); new runs only. */
   payoutChunkGroups: number;
+  /** Merchant receivables a statement run bills per chunk (one transaction, one activity); new runs only. */
+  statementChunkAccounts: number;
   /**
    * Webhook endpoints may point at loopback and private addresses (local receivers). Off by
    * default, forbidden with NODE_ENV=production; the embedded dev stack turns it on (devStackEnv).
@@ -117,6 +119,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const MIN_SETTLEMENT_TIMEOUT_MS = 60_000;
 /** Groups per chunk of a payout run: one transaction and one Temporal activity each. */
 export const DEFAULT_PAYOUT_CHUNK_GROUPS = 1000;
+/** Merchant receivables per chunk of a statement run: one transaction and one Temporal activity each. */
+export const DEFAULT_STATEMENT_CHUNK_ACCOUNTS = 200;
 const MAX_SETTLEMENT_TIMEOUT_MS = 90 * 86_400_000;
 
 /** Typed readers of the environment; each bad value adds a problem and yields the fallback. */
@@ -289,6 +293,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: read.schedule('WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     // A chunk holds its groups' cashback accounts locked until it commits (core/domain/payouts.ts).
     payoutChunkGroups: read.int('PAYOUT_CHUNK_GROUPS', DEFAULT_PAYOUT_CHUNK_GROUPS, 1, 10_000),
+    // A chunk reads its receivables' unbilled transfers in one statement (core/domain/statements.ts).
+    statementChunkAccounts: read.int('STATEMENT_CHUNK_ACCOUNTS', DEFAULT_STATEMENT_CHUNK_ACCOUNTS, 1, 10_000),
     webhookAllowPrivateDestinations: checked.webhookAllowPrivateDestinations,
     // An endpoint whose attempts have all failed for this long is disabled; null: never.
     webhookEndpointDisableAfterMs: read.durationOrNever(

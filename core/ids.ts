@@ -28,6 +28,9 @@ export const ID_PREFIXES = [
   'adj',
   'clm',
   'po',
+  'stm',
+  'stmrun',
+  'stmpay',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -114,3 +114,15 @@ export const handovers = counter(
   'Events handed over to Temporal (signalled, and taken) by this process: by the API that stored them, or by the hand-over watch.',
   [] as const,
 );
+
+export const budgetRetries = counter(
+  'rewards_budget_retries_total',
+  "Settlements decided again because their offer's budget moved between the read and the write (another settlement took what was left).",
+  [] as const,
+);
+
+export const offerBudgetUsedRatio = gauge(
+  'rewards_offer_budget_used_ratio',
+  "Share of an offer's budget used in its current period (the month in UTC of a monthly budget, else its life), net of refunds; 1 or above is spent. Set by the worker's budget watch for every budgeted offer not ended.",
+  ['offer_id', 'merchant_id', 'period'] as const,
+);

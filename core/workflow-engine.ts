@@ -10,7 +10,10 @@ import type { Config } from './config';
  * its history): a changed setting applies to runs started after the change, never to one
  * already waiting.
  */
-export type WorkflowSettings = Pick<Config, 'settlementTimeoutMs' | 'webhookRetryScheduleMs' | 'payoutChunkGroups'>;
+export type WorkflowSettings = Pick<
+  Config,
+  'settlementTimeoutMs' | 'webhookRetryScheduleMs' | 'payoutChunkGroups' | 'statementChunkAccounts'
+>;
 
 export interface WorkflowEngine {
   client: Client;
@@ -23,5 +26,6 @@ export function workflowSettings(config: Config): WorkflowSettings {
     settlementTimeoutMs: config.settlementTimeoutMs,
     webhookRetryScheduleMs: [...config.webhookRetryScheduleMs],
     payoutChunkGroups: config.payoutChunkGroups,
+    statementChunkAccounts: config.statementChunkAccounts,
   };
 }

@@ -13,6 +13,7 @@ import { webhookCommands } from './admin/webhook-commands';
 import { transactionCommands } from './admin/transaction-commands';
 import { claimCommands } from './admin/claim-commands';
 import { recoveryCommands } from './admin/recovery-commands';
+import { statementCommands } from './admin/statement-commands';
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporal } from '../core/temporal-connection';
 import { readDevWebhookSecretKeys } from './lib/webhook-secret-key';
@@ -24,6 +25,7 @@ const COMMANDS: Command[] = [
   ...transactionCommands,
   ...claimCommands,
   ...recoveryCommands,
+  ...statementCommands,
 ];
 
 function help(): string {

@@ -18,6 +18,7 @@ import { clientInterceptors, startTracing } from '../core/tracing';
 import { startWebhookRelay } from './webhook-relay';
 import { startHandoverWatch } from './handover-watch';
 import { startLedgerWatch } from './ledger-watch';
+import { startBudgetWatch } from './budget-watch';
 import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
 import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
 
@@ -115,9 +116,9 @@ async function main(): Promise<void> {
  * port: /metrics on WORKER_METRICS_PORT serves them after ours (worker/metrics-server.ts). Port
  * 0: off. Returns that address.
  */
-/** The watches beside the SDK's worker: the hand-over queue, and the ledger's trial balance. */
+/** The watches beside the SDK's worker: the hand-over queue, the ledger's trial balance, the offers' budgets. */
 function startWatches(deps: Parameters<typeof startHandoverWatch>[0]): { stop(): Promise<void> } {
-  const watches = [startHandoverWatch(deps), startLedgerWatch(deps)];
+  const watches = [startHandoverWatch(deps), startLedgerWatch(deps), startBudgetWatch(deps)];
   return { stop: () => Promise.all(watches.map((w) => w.stop())).then(() => undefined) };
 }
 

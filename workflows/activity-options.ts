@@ -73,3 +73,20 @@ export const sweepOptions: ActivityOptions = {
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 };
+
+/**
+ * A statement run's chunk: one database transaction of three set-based statements over up to 200
+ * merchants' receivables, whose transfers in a busy month number in the hundreds of thousands:
+ * minutes, not seconds, are its bound. Retried as a posting is (a retry after a commit issues
+ * nothing twice).
+ */
+export const billingOptions: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 12,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_POSTING_FAILURES],
+  },
+};

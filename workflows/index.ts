@@ -6,3 +6,4 @@ export { expireGrants } from './expire-grants';
 export { webhookDelivery } from './webhook-delivery';
 export { claimResolution } from './claim-resolution';
 export { payoutRun } from './payout-run';
+export { statementRun } from './statement-run';

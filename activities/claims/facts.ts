@@ -16,6 +16,7 @@ import { KEPT_OF_OFFER, merchantOffersJson, toEarnOffer, type JsonOffer } from '
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { fromDbMinor } from '../../core/ledger';
 import type { Tx } from '../../core/domain/ledger';
+import type { BudgetState } from '../../core/rules/budget';
 
 export interface ClaimEvidence {
   transaction: {
@@ -49,6 +50,8 @@ interface RecordedTrace {
   merchantMatch?: { merchantId?: string | null };
   earn?: { eligible: boolean; reasons: EarnReason[] } | null;
   arithmetic?: { amountMinor?: number; spentMinor?: number; eligibleAmountMinor?: number };
+  /** Each budgeted offer's budget as the settlement read it (activities/lifecycle/decide.ts). */
+  budgets?: Record<string, BudgetState>;
 }
 
 export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: ClaimFacts; evidence: ClaimEvidence }> {
@@ -71,8 +74,13 @@ export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: Cla
   // at the matched merchant; their states now may have changed since.
   const activeThen = merchantId === transaction?.matchedMerchantId && transaction?.recordedEarn?.eligible === true;
   const eligibleAmountMinor = event ? earnedOnMinor(event, trace) : 0;
+  // At the matched merchant, each budget as the settlement found it: what was left then is what the
+  // purchase could get, whatever refunds have given back since.
+  const recordedBudgets = merchantId === transaction?.matchedMerchantId ? (trace?.budgets ?? {}) : {};
   const evaluation =
-    event && merchantId ? await evaluateAt(tx, event, merchantId, { activeThen, eligibleAmountMinor }) : null;
+    event && merchantId
+      ? await evaluateAt(tx, event, merchantId, { activeThen, eligibleAmountMinor, recordedBudgets })
+      : null;
   return {
     facts: { ...partial, evaluation },
     evidence: {
@@ -144,13 +152,18 @@ async function keptReward(tx: Tx, event: IngestedEvent): Promise<{ cashback: num
  * The merchant's rules for this purchase at its createdAt: its offers, the group's activation
  * and the group, cardholder and card as they are now (their history is not kept), with what
  * the group earned per offer so far (per-group caps). The offers qualify on the whole amount
- * and reward the amount left after branded spend, as at settlement.
+ * and reward the amount left after branded spend, as at settlement. Budgets: as the settlement
+ * recorded them where it did, else as the purchase's period stands now.
  */
 async function evaluateAt(
   tx: Tx,
   event: IngestedEvent,
   merchantId: string,
-  { activeThen, eligibleAmountMinor }: { activeThen: boolean; eligibleAmountMinor: number },
+  {
+    activeThen,
+    eligibleAmountMinor,
+    recordedBudgets,
+  }: { activeThen: boolean; eligibleAmountMinor: number; recordedBudgets: Record<string, BudgetState> },
 ): Promise<EarnDecision | null> {
   const [row] = await tx.$queryRaw<
     Array<{
@@ -171,7 +184,7 @@ async function evaluateAt(
       (SELECT jsonb_build_object('brandedEnabled', m.branded_enabled, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days) FROM merchant m WHERE m.id = ${merchantId}) AS branded,
       (SELECT i.branded_availability_delay_days FROM issuer i WHERE i.id = ${event.issuerId}) AS issuer_delay_days,
-      ${merchantOffersJson(merchantId)} AS offers,
+      ${merchantOffersJson(merchantId, event.eventCreatedAt)} AS offers,
       (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
          FROM activation a WHERE a.issuer_id = ${event.issuerId} AND a.chg_id = ${event.chgId} AND a.merchant_id = ${merchantId}) AS activation,
       (SELECT g.status FROM cardholder_group g WHERE g.id = ${event.chgId}) AS group_status,
@@ -195,10 +208,15 @@ async function evaluateAt(
   return evaluateEarn({
     merchant: { id: merchantId, status: row.merchant_status },
     // As at settlement: branded balance the merchant cannot honour is paid as cashback only.
-    offers: row.offers.map(toEarnOffer).map((o) => ({
-      ...o,
-      brandedRateBps: row.branded ? effectiveBrandedRateBps(o.brandedRateBps, row.branded, row.issuer_delay_days) : 0,
-    })),
+    offers: row.offers
+      .map((stored) => {
+        const o = toEarnOffer(stored, event.eventCreatedAt);
+        return { ...o, budget: recordedBudgets[o.id] ?? o.budget };
+      })
+      .map((o) => ({
+        ...o,
+        brandedRateBps: row.branded ? effectiveBrandedRateBps(o.brandedRateBps, row.branded, row.issuer_delay_days) : 0,
+      })),
     activation: row.activation && {
       status: row.activation.status,
       activatedAt: new Date(row.activation.activatedAt),

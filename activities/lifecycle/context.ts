@@ -6,8 +6,9 @@
 //   2. settlement only: the purchase's ledger accounts, created if new and locked in id
 //      order, BEFORE anything ledger-derived is read, so that what follows cannot change
 //      under the decision (statement snapshots are taken when a statement starts);
-//   3. the matched merchant with its offers, the group's activation, what the group already
-//      earned per offer (per-group caps) and its branded grants at the merchant.
+//   3. the matched merchant with its offers (and what each budgeted one has used in the
+//      purchase's period), the group's activation, what the group already earned per offer
+//      (per-group caps) and its branded grants at the merchant.
 import { ApplicationFailure } from '@temporalio/activity';
 import { Prisma, type IngestedEvent } from '../../prisma/generated/client';
 import { matchMerchant, type MatchableMerchant, type MerchantMatch } from '../../core/rules/matching';
@@ -20,7 +21,8 @@ import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { EVENT_NOT_FOUND } from '../../core/failure-types';
 import { idPattern } from '../../core/ids';
 import type { SqlTx } from '../../prisma/sql-transaction';
-import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
+import { fundingTermsOf, merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
+import type { FundingTerms } from '../../core/rules/funding';
 import { lockPurchaseAccounts, type LockedAccount } from '../../core/domain/ledger/accounts';
 import type { KnownAccounts } from '../../core/domain/ledger/known-accounts';
 import { ENDPOINTS_JSON, toEndpoint, type EndpointState, type JsonEndpoint } from '../webhooks/attempt-state';
@@ -96,6 +98,8 @@ export interface DecisionContext {
   earnedSoFarByOffer: Record<string, number>;
   /** Each offer's own return window for cashback holds (null: the issuer's). */
   returnPeriodDaysByOffer: Record<string, number | null>;
+  /** Who funds each offer's rewards and the merchant's commission on them. */
+  fundingByOffer: Record<string, FundingTerms>;
   grants: ContextGrant[];
   /** Settlement: the purchase's accounts, locked (with what the group owes, if it has that account). Empty otherwise. */
   accounts: Map<string, LockedAccount>;
@@ -248,6 +252,7 @@ async function loadRest(
       activation: null,
       earnedSoFarByOffer: {},
       returnPeriodDaysByOffer: {},
+      fundingByOffer: {},
       grants: [],
       accounts: new Map(),
     };
@@ -296,7 +301,8 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days)
          FROM merchant m WHERE m.id = ${p.merchantId}) AS merchant,
-      ${merchantOffersJson(p.merchantId)} AS offers,
+      -- With what each budgeted offer has used in the purchase's period (read, not locked).
+      ${merchantOffersJson(p.merchantId, p.asOf)} AS offers,
       (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
          FROM activation a WHERE a.issuer_id = ${p.issuerId} AND a.chg_id = ${p.chgId} AND a.merchant_id = ${p.merchantId}) AS activation,
       -- Net reward per offer the group has kept (earned minus clawed back), for per-group caps:
@@ -313,7 +319,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
          FROM reward_grant g
         WHERE g.issuer_id = ${p.issuerId} AND g.chg_id = ${p.chgId} AND g.merchant_id = ${p.merchantId}
           AND g.remaining_minor > 0 AND g.expires_at > ${p.asOf}) AS grants`;
-  const offers: EarnOffer[] = row.offers.map(toEarnOffer);
+  const offers: EarnOffer[] = row.offers.map((o) => toEarnOffer(o, p.asOf));
   return {
     merchant: row.merchant && {
       ...row.merchant,
@@ -322,6 +328,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
     offers,
     activation: row.activation && { status: row.activation.status, activatedAt: new Date(row.activation.activatedAt) },
     returnPeriodDaysByOffer: Object.fromEntries(row.offers.map((o) => [o.id, o.returnPeriodDays])),
+    fundingByOffer: Object.fromEntries(row.offers.map((o) => [o.id, fundingTermsOf(o)])),
     earnedSoFarByOffer: Object.fromEntries(
       Object.entries(row.earned).map(([offerId, net]) => [offerId, fromDbMinor(net)]),
     ),

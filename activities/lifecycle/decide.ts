@@ -7,6 +7,7 @@ import { decideSettlement, type SettlementDecision } from '../../core/rules/sett
 import { fromDbMinor } from '../../core/ledger';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import type { DecisionContext } from './context';
+import type { BudgetUse } from '../../core/domain/budgets';
 
 export interface RewardDecision {
   status: 'matched' | 'not_matched';
@@ -109,6 +110,23 @@ function concluded(
   return { status, merchantId, earn, spend, settlement, trace };
 }
 
+/**
+ * What the settlement takes from the winning offer's budget: its whole reward, from the purchase's
+ * period, as the decision read the budget. None when the offer has no budget or nothing is earned.
+ */
+export function budgetUseOf(ctx: DecisionContext, settlement: SettlementDecision): BudgetUse | undefined {
+  const budget = ctx.earnOffers.find((o) => o.id === settlement.winningOfferId)?.budget;
+  const amountMinor = settlement.cashbackMinor + settlement.brandedMinor;
+  if (!budget || amountMinor === 0) return undefined;
+  return {
+    offerId: settlement.winningOfferId!,
+    periodKey: budget.periodKey,
+    amountMinor,
+    usedMinor: budget.usedMinor,
+    cappedByBudget: settlement.reward?.cappedBy === 'budget',
+  };
+}
+
 /** The match trace the issuer reads back: every check, the arithmetic and the outcome. */
 function decisionTrace(
   ctx: DecisionContext,
@@ -147,6 +165,10 @@ function decisionTrace(
       formula: 'floor(eligibleAmountMinor x rateBps / 10000) per component, then caps (branded trimmed first)',
     },
     spend: spend && { ...spend, spentMinor: settlement.spentMinor },
+    // Each budgeted offer's budget as read for the purchase's period, and what the reward takes
+    // from the winner's: a refund gives it back to that period, a claim judges on what was left.
+    budgets: Object.fromEntries(ctx.earnOffers.filter((o) => o.budget).map((o) => [o.id, o.budget])),
+    budgetUse: budgetUseOf(ctx, settlement) ?? null,
     outcome: status,
   };
 }

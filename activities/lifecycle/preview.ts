@@ -30,7 +30,8 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
     const { cashbackMinor, brandedMinor, spentMinor } = decision.settlement;
     const status = decision.status === 'matched' ? 'previewed' : 'not_matched';
     const preview = { cashbackMinor, brandedMinor, spentMinor, earnedAmountMinor: cashbackMinor + brandedMinor };
-    const trace = { ...decision.trace, outcome: status, preview };
+    // A preview takes nothing from a budget: only its settlement will (budgets shows what was left).
+    const trace = { ...decision.trace, budgetUse: null, outcome: status, preview };
     const webhook =
       status === 'previewed'
         ? webhookWrite(

@@ -6,13 +6,16 @@
 // Whatever the balance cannot give (it was paid out, or a customer-service debit took it) is
 // owed by the group (chg_cashback_owed): the merchant is credited in full, nothing is lost, and
 // the group's later cashback repays it (docs/decisions/0038-cashback-paid-out.md). No balance
-// ever goes negative. The purchase's cashback on hold shrinks by what is clawed back of it.
+// ever goes negative. The purchase's cashback on hold shrinks by what is clawed back of it. A
+// funded offer's issuer share and commission come back in proportion with the clawback, and the
+// clawback goes back to the budget the purchase drew on.
 // One database transaction per refund, with its reward_clawed_back webhook record.
 import { newId } from '../../core/ids';
 import { clawBackBranded, recordRewardEvent } from '../../core/domain/ledger';
-import { postNow } from './reward-posting';
+import { postAccompanying, postNow } from './reward-posting';
+import { returnDue } from '../../core/rules/funding';
 import { clawbackDue } from '../../core/rules/settlement';
-import { accounts, fromDbMinor } from '../../core/ledger';
+import { ACCOMPANYING_KINDS, accounts, fromDbMinor, type AccompanyingKind } from '../../core/ledger';
 import { ensureAndLockAccounts, lockAccounts } from '../../core/domain/ledger/accounts';
 import { splitClawback, type ClawbackSplit } from '../../core/rules/cashback';
 import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
@@ -20,6 +23,7 @@ import { lockEvent } from './context';
 import { issuerClockAt } from '../issuer-clock';
 import { storedOutcome } from './stored-outcome';
 import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
+import { returnBudget } from '../../core/domain/budgets';
 import { factKey } from '../../core/webhooks/reward-events';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
@@ -40,8 +44,12 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     // Ingestion refuses such a refund; one stored before that rule claws back nothing rather
     // than read one currency's minor units as another's.
     if (refund.currency !== purchase.currency) return recordCurrencyMismatch(tx, refund, purchase, at);
-    const refundCase: RefundCase = { refund, purchase, at, history: await purchaseHistory(tx, purchase.id, refund.id) };
-    const clawed = await postClawbacks(tx, refundCase);
+    const refundCase: RefundCase = { refund, purchase, at, history: await purchaseHistory(tx, purchase, refund.id) };
+    const returns = returnsDue(refundCase);
+    const clawed = await postClawbacks(tx, refundCase, returns);
+    clawed.returned = await postReturns(tx, refundCase, clawed, returns);
+    // Last, after every account lock, as the settlement's write takes it: the budget row.
+    clawed.budgetReturnedMinor = await giveBudgetBack(tx, refundCase, clawed);
     await recordClawbackWebhook(tx, refundCase, clawed);
     return recordRefundOutcome(tx, refundCase, clawed);
   });
@@ -67,10 +75,66 @@ interface Clawed {
   shortfallFromCashback: number;
   shortfallOwed: number;
   rewardEventIds: string[];
+  /** Given back to the budget the purchase drew on (its offer's, in its period). */
+  budgetReturnedMinor?: number;
+  /** The issuer's share and the commission returned with this refund's clawback. */
+  returned?: Returns;
+}
+
+/** What a refund returns of a funded offer's transfers: the issuer's share and the commission. */
+interface Returns {
+  issuerShareMinor: number;
+  commissionMinor: number;
+}
+
+/**
+ * The issuer's share and the commission the purchase was charged, returned in proportion to the
+ * refunded amount, on cumulative amounts (core/rules/funding.ts): a full refund returns all.
+ */
+function returnsDue({ purchase, refund, history }: RefundCase): Returns {
+  const due = (charged: number, returnedBefore: number) =>
+    returnDue({
+      chargedMinor: charged,
+      purchaseAmountMinor: fromDbMinor(purchase.amountMinor),
+      refundedBeforeMinor: history.refundedBeforeMinor,
+      refundMinor: fromDbMinor(refund.amountMinor),
+      returnedBeforeMinor: returnedBefore,
+    });
+  const f = history.funding;
+  return {
+    issuerShareMinor: due(f.issuerShareCharged, f.issuerShareReturned),
+    commissionMinor: due(f.commissionCharged, f.commissionReturned),
+  };
+}
+
+/**
+ * Posts the returns with the refund's first clawback event, to which they belong. A refund that
+ * clawed nothing back (its share of a small reward rounds to 0) returns nothing now: its amount
+ * counts in the next refund's cumulative figures, and the refund that completes the purchase
+ * always claws something back, so a full refund still returns everything.
+ */
+async function postReturns(tx: Tx, rc: RefundCase, clawed: Clawed, returns: Returns): Promise<Returns> {
+  const rewardEventId = clawed.rewardEventIds[0];
+  if (!rewardEventId) return { issuerShareMinor: 0, commissionMinor: 0 };
+  const posting = postingOf(rc);
+  const parts = [
+    { amountMinor: returns.issuerShareMinor, kind: 'issuer_share_returned' },
+    { amountMinor: returns.commissionMinor, kind: 'commission_returned' },
+  ] as const;
+  for (const part of parts) {
+    if (part.amountMinor <= 0) continue;
+    await postAccompanying(tx, posting.base, {
+      common: posting.common,
+      amountMinor: part.amountMinor,
+      rewardEventId,
+      transfer: { idempotencyKey: posting.key(part.kind), kind: part.kind },
+    });
+  }
+  return returns;
 }
 
 /** Posts what the refund takes back: cashback, then branded balance, then the shortfall from cashback. */
-async function postClawbacks(tx: Tx, rc: RefundCase): Promise<Clawed> {
+async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<Clawed> {
   const { purchase, history } = rc;
   const due = (earned: number, clawed: number) =>
     clawbackDue({
@@ -94,6 +158,8 @@ async function postClawbacks(tx: Tx, rc: RefundCase): Promise<Clawed> {
         accounts.chgCashback(purchase.issuerId, purchase.chgId),
         accounts.chgCashbackOwed(purchase.issuerId, purchase.chgId),
         accounts.merchantReceivable(purchase.issuerId, posting.merchantId),
+        ...(returns.issuerShareMinor > 0 ? [accounts.issuerFunding(purchase.issuerId)] : []),
+        ...(returns.commissionMinor > 0 ? [accounts.commission(purchase.issuerId, posting.merchantId)] : []),
       ],
       rc.at,
     );
@@ -166,6 +232,20 @@ function describeClawback(shortfall: boolean, owed: boolean): string {
   const what = shortfall ? 'Spent or expired balance reversed by a refund' : 'Cashback reversed by a refund';
   if (owed) return `${what}, owed: it was already paid out`;
   return shortfall ? `${what}, taken from cashback` : what;
+}
+
+/**
+ * What the refund clawed back goes back to the budget the purchase's reward was taken from: the
+ * period its settlement recorded in the match trace, whatever the offer's budget period is now.
+ * Every clawback due is taken (from grants, cashback or as owed), and together they never exceed
+ * what the purchase earned, which is what it took from the budget.
+ */
+async function giveBudgetBack(tx: Tx, { purchase, at }: RefundCase, clawed: Clawed): Promise<number> {
+  const use = (purchase.matchTrace as { budgetUse?: { offerId: string; periodKey: string } | null } | null)?.budgetUse;
+  const returned = clawed.cashbackDue + clawed.brandedDue;
+  if (!use || returned === 0) return 0;
+  await returnBudget(tx, { offerId: use.offerId, periodKey: use.periodKey, amountMinor: returned, at });
+  return returned;
 }
 
 /** The purchase's cashback on hold shrinks by what the refund takes back of it. */
@@ -296,6 +376,11 @@ async function recordRefundOutcome(
       shortfallOwedMinor: shortfallOwed,
     },
     formula: 'due = floor(earned x min(purchase, refunded so far) / purchase) - clawed before',
+    budgetReturnedMinor: clawed.budgetReturnedMinor ?? 0,
+    funding: {
+      issuerShareReturnedMinor: clawed.returned?.issuerShareMinor ?? 0,
+      commissionReturnedMinor: clawed.returned?.commissionMinor ?? 0,
+    },
     outcome: status,
     rewardEventIds,
   };
@@ -349,7 +434,8 @@ async function recordCurrencyMismatch(
 
 type PurchaseHistory = Awaited<ReturnType<typeof purchaseHistory>>;
 
-async function purchaseHistory(tx: Tx, purchaseId: string, refundId: string) {
+async function purchaseHistory(tx: Tx, purchase: IngestedEvent, refundId: string) {
+  const purchaseId = purchase.id;
   const events = await tx.rewardEvent.findMany({
     where: { transactionId: purchaseId },
     orderBy: { occurredAt: 'asc' },
@@ -368,7 +454,23 @@ async function purchaseHistory(tx: Tx, purchaseId: string, refundId: string) {
     },
     select: { amountMinor: true },
   });
+  // The funded offer's transfers of the purchase, charged and returned so far.
+  const accompanying = await tx.ledgerTransfer.groupBy({
+    by: ['kind'],
+    where: { issuerId: purchase.issuerId, transactionId: purchaseId, kind: { in: [...ACCOMPANYING_KINDS] } },
+    _sum: { amountMinor: true },
+  });
+  const charged = (...kinds: AccompanyingKind[]) =>
+    accompanying
+      .filter((t) => (kinds as string[]).includes(t.kind))
+      .reduce((s, t) => s + fromDbMinor(t._sum.amountMinor ?? 0n), 0);
   return {
+    funding: {
+      issuerShareCharged: charged('issuer_share_cashback', 'issuer_share_branded'),
+      issuerShareReturned: charged('issuer_share_returned'),
+      commissionCharged: charged('commission_charged'),
+      commissionReturned: charged('commission_returned'),
+    },
     cashback: {
       earned: sum('cashback_earned'),
       clawed: sum('cashback_clawed_back'),

@@ -1,13 +1,19 @@
 // One reward posting: the reward event the cardholder sees and the ledger transfer that moves
 // its money, linked by the event's id, with that id added to the step's list (the outcome,
-// the trace and the webhook name them). Settlements and refunds make their postings through
-// this one place; they differ only in how the rows are written:
+// the trace and the webhook name them); and the transfers that accompany a reward on a funded
+// offer (the issuer's share, the commission), which belong to its event. Settlements and refunds
+// make their postings through this one place; they differ only in how the rows are written:
 //   - a settlement adds them to the batch its one statement writes (core/domain/ledger/batch.ts);
 //   - a refund records the event, then posts the transfer (postTransfer and friends), in its
 //     transaction: refunds are rare, and that path checks each transfer on its own.
 // The idempotency keys are the caller's: they are derived from the step's event and never change.
 import { newId } from '../../core/ids';
-import { NEGATIVE_REWARD_EVENT_TYPES, type RewardEventType, type TransferKind } from '../../core/ledger';
+import {
+  NEGATIVE_REWARD_EVENT_TYPES,
+  type AccompanyingKind,
+  type RewardEventType,
+  type TransferKind,
+} from '../../core/ledger';
 import {
   newTransferId,
   type BatchRewardEvent,
@@ -68,6 +74,46 @@ export function addPosting(batch: PostingBatch, rewardEventIds: string[], p: Rew
   batch.rewardEvents.push(linked.rewardEvent);
   rewardEventIds.push(linked.rewardEvent.id);
   return linked;
+}
+
+/**
+ * A transfer that accompanies a reward and belongs to its reward event (the issuer's share, the
+ * commission, and their returns on a refund): no reward event of its own.
+ */
+export interface AccompanyingPosting {
+  common: RewardPosting['common'];
+  amountMinor: number;
+  rewardEventId: string;
+  transfer: { idempotencyKey: string; kind: AccompanyingKind };
+}
+
+const accompanyingTransfer = (p: AccompanyingPosting): BatchTransfer => ({
+  id: newTransferId(),
+  ...p.transfer,
+  amountMinor: p.amountMinor,
+  rewardEventId: p.rewardEventId,
+  ...p.common,
+});
+
+/** Settlement: adds an accompanying transfer to `batch`. */
+export function addAccompanying(batch: PostingBatch, p: AccompanyingPosting): void {
+  batch.transfers.push(accompanyingTransfer(p));
+}
+
+/** Refund: posts an accompanying transfer in `tx`. */
+export async function postAccompanying(tx: Tx, base: { issuerId: string; at: Date }, p: AccompanyingPosting) {
+  const transfer = accompanyingTransfer(p);
+  await postTransfer(tx, {
+    idempotencyKey: transfer.idempotencyKey,
+    kind: transfer.kind,
+    issuerId: base.issuerId,
+    chgId: transfer.chgId,
+    merchantId: p.common.merchantId,
+    amountMinor: transfer.amountMinor,
+    rewardEventId: transfer.rewardEventId,
+    transactionId: transfer.transactionId,
+    at: base.at,
+  });
 }
 
 /**

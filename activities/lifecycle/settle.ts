@@ -4,28 +4,52 @@
 // retry after a commit finds the event processed and returns what was posted.
 // Four statements on the usual path (context.ts reads, core/domain/ledger/batch.ts writes):
 // lock the event and read its context, lock the purchase's accounts, read the merchant's
-// terms and the group's balances, write every effect.
+// terms, budgets and the group's balances, write every effect (the budget's use last, only if
+// it still fits: else the whole transaction is decided again, docs/decisions/0039-offer-budgets.md).
 import { newId } from '../../core/ids';
 import { holdDays, payableAt, repaymentOf } from '../../core/rules/cashback';
-import { accounts, allocateDraw, compareFifo, sumMinor, type Allocation } from '../../core/ledger';
+import { accounts, allocateDraw, compareFifo, purchaseLockOrder, sumMinor, type Allocation } from '../../core/ledger';
 import { Prisma } from '../../prisma/generated/client';
-import { sqlTransaction } from '../../prisma/sql-transaction';
-import { emptyBatch, writeBatch, type PostingBatch } from '../../core/domain/ledger/batch';
-import { addPosting } from './reward-posting';
+import { sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
+import { accountsOf, emptyBatch, writeBatch, type PostingBatch } from '../../core/domain/ledger/batch';
+import { addAccompanying, addPosting, type RewardPosting } from './reward-posting';
+import { ensureUsedAccounts } from '../../core/domain/ledger/accounts';
+import { commissionOf, issuerShareOf, NO_FUNDING_TERMS } from '../../core/rules/funding';
+import type { SettlementDecision } from '../../core/rules/settlement';
 import { webhookWrite } from '../../core/domain/webhook-records';
 import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
-import { lockEventWithContext, type ContextMerchant, type DecisionContext } from './context';
+import { lockEventWithContext, type DecisionContext } from './context';
 import type { QualifiedSettlementData } from '../../core/webhooks/payloads';
-import { decideReward, redecideAfterDraw } from './decide';
+import { budgetUseOf, decideReward, redecideAfterDraw } from './decide';
+import { BudgetRaceLost } from '../../core/domain/budgets';
+import { budgetRetries } from '../../core/metrics';
 import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Decisions taken again, in this activity, when the budget they drew on moved meanwhile. Each loss
+ * means another settlement of the offer committed (the guard waits for the row's lock), so the
+ * next attempt reads a newer budget; past this many the activity fails and Temporal retries it.
+ */
+export const BUDGET_ATTEMPTS = 20;
+
 export async function settleTransaction(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
-  const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   await deps.faults?.beforeActivity?.('settleTransaction', input.eventId);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await settleOnce(deps, input);
+    } catch (err) {
+      if (!(err instanceof BudgetRaceLost) || attempt >= BUDGET_ATTEMPTS) throw err;
+      budgetRetries.inc();
+    }
+  }
+}
+
+async function settleOnce(deps: LifecycleDeps, input: StepInput): Promise<StepOutcome> {
+  const workflowAt = input.atMs !== undefined ? new Date(input.atMs) : deps.clock.now();
   let lockedAccountIds: string[] = [];
   let written: OutboxRow[] = [];
   const outcome = await sqlTransaction(deps.db, async (tx) => {
@@ -37,8 +61,8 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
       context: ctx,
     } = await lockEventWithContext(tx, input.eventId, workflowAt, { lockAccounts: true, known: deps.knownAccounts });
     if (!ctx) return storedOutcome(tx, event);
-    lockedAccountIds = [...ctx.accounts.keys()];
     const { decision, batch, rewardEventIds, rewardGrantIds } = planSettlement(ctx, at);
+    lockedAccountIds = await accountsToWrite(tx, ctx, batch, at, deps);
     const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
     const { cashbackMinor, brandedMinor, spentMinor } = decision.settlement;
     const trace = { ...decision.trace, outcome: status, rewardEventIds, rewardGrantIds };
@@ -101,6 +125,36 @@ export async function settleTransaction(deps: LifecycleDeps, input: StepInput): 
   return outcome;
 }
 
+/**
+ * The ids of the accounts the settlement holds once it commits: those created and locked up
+ * front, and those created only when a posting uses them (the merchant's commission, the issuer's
+ * funding account), created now if this batch uses them.
+ */
+async function accountsToWrite(
+  tx: SqlTx,
+  ctx: DecisionContext,
+  batch: PostingBatch,
+  at: Date,
+  deps: LifecycleDeps,
+): Promise<string[]> {
+  if (!ctx.merchant) return [];
+  const { createdWhenUsed } = purchaseLockOrder(ctx.event.issuerId, ctx.event.chgId, ctx.merchant.id);
+  const whenUsed = new Set(createdWhenUsed.map((r) => r.id));
+  const used = await ensureUsedAccounts(tx, createdWhenUsed, accountsOf(batch), at, deps.knownAccounts);
+  return [...[...ctx.accounts.keys()].filter((id) => !whenUsed.has(id)), ...used];
+}
+
+/** What the postings of one settlement share while they are planned. */
+interface SettlementPlan {
+  ctx: DecisionContext;
+  merchant: NonNullable<DecisionContext['merchant']>;
+  batch: PostingBatch;
+  rewardEventIds: string[];
+  rewardGrantIds: string[];
+  common: RewardPosting['common'];
+  key: (what: string) => string;
+}
+
 /** The decision and every posting it makes, in the order the money moves. */
 function planSettlement(ctx: DecisionContext, at: Date) {
   let decision = decideReward(ctx, at);
@@ -109,108 +163,80 @@ function planSettlement(ctx: DecisionContext, at: Date) {
   const rewardEventIds: string[] = [];
   const rewardGrantIds: string[] = [];
   if (!merchant) return { decision, batch, rewardEventIds, rewardGrantIds };
-  const common = { chgId: event.chgId, merchantId: merchant.id, transactionId: event.id };
-  const key = (what: string) => `settle:${event.id}:${what}`;
-
+  const plan: SettlementPlan = {
+    ctx,
+    merchant,
+    batch,
+    rewardEventIds,
+    rewardGrantIds,
+    common: { chgId: event.chgId, merchantId: merchant.id, transactionId: event.id },
+    key: (what: string) => `settle:${event.id}:${what}`,
+  };
   if (decision.settlement.spentMinor > 0) {
     // Branded balance first, FIFO by expiry, from grants read under the branded account's lock.
     const allocations = drawAvailable(ctx, decision.settlement.spentMinor);
     const drawnMinor = sumMinor(allocations.map((a) => a.amountMinor));
     if (drawnMinor !== decision.settlement.spentMinor) decision = redecideAfterDraw(ctx, decision, drawnMinor, at);
-    if (drawnMinor > 0) {
-      const { transfer } = addPosting(batch, rewardEventIds, {
-        common,
-        amountMinor: drawnMinor,
-        event: {
-          idempotencyKey: key('branded_spent'),
-          type: 'branded_spent',
-          offerId: null,
-          rewardGrantId: allocations[0].grantId,
-          description: `Spent at ${merchant.name}`,
-        },
-        transfer: { idempotencyKey: key('spend'), kind: 'spend_branded' },
-      });
-      batch.draws.push(
-        ...allocations.map((a) => ({ grantId: a.grantId, transferId: transfer.id, amountMinor: a.amountMinor })),
-      );
-    }
+    if (drawnMinor > 0) addSpend(plan, allocations, drawnMinor);
   }
-  const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;
-  if (cashbackMinor > 0)
-    planCashback(ctx, { batch, rewardEventIds, merchant, amountMinor: cashbackMinor, offerId: winningOfferId! });
-  if (brandedMinor > 0) {
-    const delayDays = Math.max(ctx.issuer.brandedAvailabilityDelayDays, merchant.brandedAvailabilityDelayDays);
-    const grantId = newId('rg');
-    const { transfer } = addPosting(batch, rewardEventIds, {
-      common,
-      amountMinor: brandedMinor,
-      event: {
-        idempotencyKey: key('branded_earned'),
-        type: 'branded_earned',
-        offerId: winningOfferId,
-        rewardGrantId: grantId,
-        description: `${merchant.name} balance earned`,
-      },
-      transfer: { idempotencyKey: key('earn_branded'), kind: 'earn_branded' },
-    });
-    batch.grants.push({
-      id: grantId,
-      chgId: event.chgId,
-      merchantId: merchant.id,
-      accountId: accounts.chgBranded(event.issuerId, event.chgId, merchant.id).id,
-      earnTransferId: transfer.id,
-      sourceTransactionId: event.id,
-      amountMinor: brandedMinor,
-      // Dated from the purchase, not from its processing: a late step gives the same dates.
-      availableAt: new Date(ctx.asOf.getTime() + delayDays * DAY_MS),
-      expiresAt: new Date(ctx.asOf.getTime() + merchant.brandedExpiryDays * DAY_MS),
-    });
-    rewardGrantIds.push(grantId);
-  }
+  const earnEvents = {
+    cashback: addCashback(plan, decision.settlement),
+    branded: addBranded(plan, decision.settlement),
+  };
+  if (decision.settlement.winningOfferId)
+    addFunding(batch, ctx, decision.settlement, { common: plan.common, key: plan.key, earnEvents });
+  batch.budgetUse = budgetUseOf(ctx, decision.settlement);
   return { decision, batch, rewardEventIds, rewardGrantIds };
 }
 
-/**
- * The purchase's cashback: earned, on hold for the return window counted from the purchase's own
- * date, and applied first to what the group owes.
- */
-function planCashback(
-  ctx: DecisionContext,
-  cashback: {
-    batch: PostingBatch;
-    rewardEventIds: string[];
-    merchant: ContextMerchant;
-    amountMinor: number;
-    offerId: string;
-  },
-): void {
+function addSpend(plan: SettlementPlan, allocations: Allocation[], drawnMinor: number): void {
+  const { transfer } = addPosting(plan.batch, plan.rewardEventIds, {
+    common: plan.common,
+    amountMinor: drawnMinor,
+    event: {
+      idempotencyKey: plan.key('branded_spent'),
+      type: 'branded_spent',
+      offerId: null,
+      rewardGrantId: allocations[0].grantId,
+      description: `Spent at ${plan.merchant.name}`,
+    },
+    transfer: { idempotencyKey: plan.key('spend'), kind: 'spend_branded' },
+  });
+  plan.batch.draws.push(
+    ...allocations.map((a) => ({ grantId: a.grantId, transferId: transfer.id, amountMinor: a.amountMinor })),
+  );
+}
+
+/** The cashback earned, on hold for its return window, repaying first what the group owes. Its event id. */
+function addCashback(plan: SettlementPlan, settlement: SettlementDecision): string | undefined {
+  const { ctx, batch, common, key } = plan;
   const { event } = ctx;
-  const { batch, rewardEventIds, merchant, amountMinor, offerId } = cashback;
-  const common = { chgId: event.chgId, merchantId: merchant.id, transactionId: event.id };
-  const key = (what: string) => `settle:${event.id}:${what}`;
-  const { transfer } = addPosting(batch, rewardEventIds, {
+  const { cashbackMinor, winningOfferId } = settlement;
+  if (cashbackMinor <= 0) return undefined;
+  const { transfer, rewardEvent } = addPosting(batch, plan.rewardEventIds, {
     common,
-    amountMinor,
+    amountMinor: cashbackMinor,
     event: {
       idempotencyKey: key('cashback_earned'),
       type: 'cashback_earned',
-      offerId,
-      description: `Cashback at ${merchant.name}`,
+      offerId: winningOfferId,
+      description: `Cashback at ${plan.merchant.name}`,
     },
     transfer: { idempotencyKey: key('earn_cashback'), kind: 'earn_cashback' },
   });
-  const days = holdDays(ctx.returnPeriodDaysByOffer[offerId], ctx.issuer.cashbackHoldDays);
+  // On hold for the return window, counted from the purchase's own date.
+  const days = holdDays(ctx.returnPeriodDaysByOffer[winningOfferId!], ctx.issuer.cashbackHoldDays);
   batch.holds.push({
     transactionId: event.id,
     chgId: event.chgId,
     earnTransferId: transfer.id,
-    amountMinor,
+    amountMinor: cashbackMinor,
     payableAt: payableAt(ctx.asOf, days),
   });
   const owedMinor = ctx.accounts.get(accounts.chgCashbackOwed(event.issuerId, event.chgId).id)?.balanceMinor ?? 0;
-  const repaidMinor = repaymentOf(amountMinor, owedMinor);
+  const repaidMinor = repaymentOf(cashbackMinor, owedMinor);
   if (repaidMinor > 0) {
-    addPosting(batch, rewardEventIds, {
+    addPosting(batch, plan.rewardEventIds, {
       common,
       amountMinor: repaidMinor,
       event: {
@@ -222,6 +248,85 @@ function planCashback(
       transfer: { idempotencyKey: key('repay_cashback_owed'), kind: 'repay_cashback_owed' },
     });
   }
+  return rewardEvent.id;
+}
+
+/** The branded balance earned, as a grant dated from the purchase. Its event id. */
+function addBranded(plan: SettlementPlan, settlement: SettlementDecision): string | undefined {
+  const { ctx, merchant, key } = plan;
+  const { event } = ctx;
+  const { brandedMinor, winningOfferId } = settlement;
+  if (brandedMinor <= 0) return undefined;
+  const delayDays = Math.max(ctx.issuer.brandedAvailabilityDelayDays, merchant.brandedAvailabilityDelayDays);
+  const grantId = newId('rg');
+  const { transfer, rewardEvent } = addPosting(plan.batch, plan.rewardEventIds, {
+    common: plan.common,
+    amountMinor: brandedMinor,
+    event: {
+      idempotencyKey: key('branded_earned'),
+      type: 'branded_earned',
+      offerId: winningOfferId,
+      rewardGrantId: grantId,
+      description: `${merchant.name} balance earned`,
+    },
+    transfer: { idempotencyKey: key('earn_branded'), kind: 'earn_branded' },
+  });
+  plan.batch.grants.push({
+    id: grantId,
+    chgId: event.chgId,
+    merchantId: merchant.id,
+    accountId: accounts.chgBranded(event.issuerId, event.chgId, merchant.id).id,
+    earnTransferId: transfer.id,
+    sourceTransactionId: event.id,
+    amountMinor: brandedMinor,
+    // Dated from the purchase, not from its processing: a late step gives the same dates.
+    availableAt: new Date(ctx.asOf.getTime() + delayDays * DAY_MS),
+    expiresAt: new Date(ctx.asOf.getTime() + merchant.brandedExpiryDays * DAY_MS),
+  });
+  plan.rewardGrantIds.push(grantId);
+  return rewardEvent.id;
+}
+
+/**
+ * A funded offer's transfers beside the reward's own (core/rules/funding.ts): the issuer's share
+ * of each component moved from the merchant's receivable to the issuer's funding account, with
+ * that component's earn event; the merchant's commission on the amount rewarded on, with the
+ * cashback earn event (else the branded one).
+ */
+function addFunding(
+  batch: PostingBatch,
+  ctx: DecisionContext,
+  settlement: SettlementDecision,
+  p: {
+    common: RewardPosting['common'];
+    key: (what: string) => string;
+    earnEvents: { cashback?: string; branded?: string };
+  },
+): void {
+  const terms = ctx.fundingByOffer[settlement.winningOfferId!] ?? NO_FUNDING_TERMS;
+  const shares = [
+    { event: p.earnEvents.cashback, reward: settlement.cashbackMinor, kind: 'issuer_share_cashback' },
+    { event: p.earnEvents.branded, reward: settlement.brandedMinor, kind: 'issuer_share_branded' },
+  ] as const;
+  for (const share of shares) {
+    const amountMinor = share.event ? issuerShareOf(share.reward, terms.issuerShareBps) : 0;
+    if (amountMinor > 0)
+      addAccompanying(batch, {
+        common: p.common,
+        amountMinor,
+        rewardEventId: share.event!,
+        transfer: { idempotencyKey: p.key(share.kind), kind: share.kind },
+      });
+  }
+  const commissionMinor = commissionOf(settlement.eligibleAmountMinor, terms);
+  const commissionEvent = p.earnEvents.cashback ?? p.earnEvents.branded;
+  if (commissionMinor > 0 && commissionEvent)
+    addAccompanying(batch, {
+      common: p.common,
+      amountMinor: commissionMinor,
+      rewardEventId: commissionEvent,
+      transfer: { idempotencyKey: p.key('commission_charged'), kind: 'commission_charged' },
+    });
 }
 
 /** Up to `amountMinor` from the grants available at the purchase's date, the one expiring first first. */

@@ -11,7 +11,16 @@ import {
   offerCreateSchema,
   offerPatchSchema,
 } from './schemas';
-import { getMerchant, saveMerchant, saveOffer, updateMerchant, updateOffer } from './store';
+import {
+  budgetUsedOf,
+  findOfferAdmin,
+  getMerchant,
+  listOffersAdmin,
+  saveMerchant,
+  saveOffer,
+  updateMerchant,
+  updateOffer,
+} from './store';
 import { presentAdminMerchant, presentAdminOffer } from './present';
 
 const tag = 'Operator catalogue';
@@ -24,9 +33,15 @@ const BRANDED_DELAY_REASON = {
 
 const merchantResponse = { description: 'The merchant.', schema: adminMerchantSchema };
 const offerResponse = {
-  description: 'The offer (status computed now; catalogueStatus as stored).',
+  description:
+    'The offer (status computed now; catalogueStatus as stored), with its commission and what its budget has given in the current period.',
   schema: adminOfferSchema,
 };
+const OFFER_FUNDING_RULES =
+  'budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar ' +
+  'month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share ' +
+  'of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the ' +
+  'merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period.';
 
 export function catalogueAdminRoutes(deps: AppDeps): RouteSpec[] {
   return [
@@ -35,6 +50,8 @@ export function catalogueAdminRoutes(deps: AppDeps): RouteSpec[] {
     getMerchantAdminRoute(deps),
     updateMerchantRoute(deps),
     createOfferRoute(deps),
+    listOffersAdminRoute(deps),
+    getOfferAdminRoute(deps),
     updateOfferRoute(deps),
   ];
 }
@@ -145,7 +162,9 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     operationId: 'createOffer',
     summary: 'Add an offer to a merchant',
     description:
-      'At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. Audited.',
+      'At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. ' +
+      OFFER_FUNDING_RULES +
+      ' Audited.',
     tag,
     auth: 'operator',
     params: { merchantId: 'mp' },
@@ -153,7 +172,10 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     responses: {
       201: {
         ...offerResponse,
-        links: linksTo(['updateOffer'], { merchantId: fromPath('merchantId'), offerId: fromBody('/id') }),
+        links: linksTo(['getOfferAdmin', 'updateOffer'], {
+          merchantId: fromPath('merchantId'),
+          offerId: fromBody('/id'),
+        }),
       },
     },
     errorStatuses: [404],
@@ -162,7 +184,7 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
       const now = clock.now();
       const { offer } = await saveOffer(db, params.merchantId, body, ctx.state.actor, now);
       ctx.status = 201;
-      ctx.body = presentAdminOffer(offer, now);
+      ctx.body = presentAdminOffer(offer, now, 0);
     },
   });
 }
@@ -176,7 +198,9 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     summary: 'Change an offer; endsAt = now ends it, status inactive withdraws it',
     description:
       "Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before " +
-      'startsAt, the one given or the one stored. Audited.',
+      'startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. ' +
+      OFFER_FUNDING_RULES +
+      ' Audited.',
     tag,
     auth: 'operator',
     params: { merchantId: 'mp', offerId: 'ofr' },
@@ -186,10 +210,67 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     reasonCodes: { 400: { invalid_body: 'endsAt before startsAt, as given or as stored' } },
     async handle(ctx, { params, body }) {
       const now = clock.now();
-      ctx.body = presentAdminOffer(
-        await updateOffer(db, params.merchantId, params.offerId, body, ctx.state.actor, now),
-        now,
-      );
+      const offer = await updateOffer(db, params.merchantId, params.offerId, body, ctx.state.actor, now);
+      const used = await budgetUsedOf(db, [offer], now);
+      ctx.body = presentAdminOffer(offer, now, used.get(offer.id)!);
+    },
+  });
+}
+
+function listOffersAdminRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute({
+    method: 'get',
+    path: '/admin/v1/merchants/{merchantId}/offers',
+    operationId: 'listOffersAdmin',
+    summary: "A merchant's offers, by startsAt then id, with what their budgets have given",
+    description:
+      "Every offer of the merchant whatever its status, each with its commission and its budget's use in the current period " +
+      '(the current calendar month in UTC of a monthly budget).',
+    tag,
+    auth: 'operator',
+    params: { merchantId: 'mp' },
+    query: { type: 'object', additionalProperties: false, properties: paginationQueryProperties },
+    responses: {
+      200: {
+        description: 'A page of offers.',
+        schema: pageSchema(adminOfferSchema),
+        links: linksTo(['getOfferAdmin', 'updateOffer'], {
+          merchantId: fromPath('merchantId'),
+          offerId: fromBody('/data/0/id'),
+        }),
+      },
+    },
+    errorStatuses: [404],
+    async handle(ctx, { params, query }) {
+      const now = clock.now();
+      const page = await listOffersAdmin(db, params.merchantId, query);
+      const used = await budgetUsedOf(db, page.data, now);
+      ctx.body = {
+        data: page.data.map((o) => presentAdminOffer(o, now, used.get(o.id)!)),
+        nextCursor: page.nextCursor,
+      };
+    },
+  });
+}
+
+function getOfferAdminRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute({
+    method: 'get',
+    path: '/admin/v1/merchants/{merchantId}/offers/{offerId}',
+    operationId: 'getOfferAdmin',
+    summary: 'Read an offer with its commission and what its budget has given',
+    tag,
+    auth: 'operator',
+    params: { merchantId: 'mp', offerId: 'ofr' },
+    responses: { 200: offerResponse },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      const now = clock.now();
+      const offer = await findOfferAdmin(db, params.merchantId, params.offerId);
+      const used = await budgetUsedOf(db, [offer], now);
+      ctx.body = presentAdminOffer(offer, now, used.get(offer.id)!);
     },
   });
 }

@@ -35,7 +35,8 @@ export interface GroupMerchant {
 }
 
 export interface Parts {
-  offers?: boolean;
+  /** The merchant's offers; with `budgetAt`, each budget as it stands for the period of that instant. */
+  offers?: boolean | { budgetAt: Date };
   activation?: boolean;
   earned?: boolean;
   /** Open grants not expired at this instant, at most `limit`, and their totals. */
@@ -69,7 +70,7 @@ export async function loadGroupMerchant(
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days)
          FROM merchant m WHERE m.id = ${merchantId} AND (m.issuer_ids IS NULL OR ${issuerId} = ANY(m.issuer_ids))) AS merchant,
-      ${parts.offers ? merchantOffersJson(merchantId) : none} AS offers,
+      ${parts.offers ? merchantOffersJson(merchantId, budgetAtOf(parts)) : none} AS offers,
       ${
         parts.activation
           ? Prisma.sql`(SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
@@ -107,8 +108,10 @@ export async function loadGroupMerchant(
     FROM cardholder_group g WHERE g.id = ${chgId} AND g.issuer_id = ${issuerId}`;
   if (!row) throw groupNotFound(chgId);
   if (!row.merchant) throw errors.notFound('merchant_not_found', `No merchant ${merchantId}.`);
-  return toGroupMerchant(row, row.merchant, chgId, issuer.brandedAvailabilityDelayDays);
+  return toGroupMerchant(row, row.merchant, chgId, issuer.brandedAvailabilityDelayDays, budgetAtOf(parts));
 }
+
+const budgetAtOf = (parts: Parts): Date | null => (typeof parts.offers === 'object' ? parts.offers.budgetAt : null);
 
 /** The statement's JSON columns as typed values, offers with the branded rate settlement pays. */
 function toGroupMerchant(
@@ -116,13 +119,14 @@ function toGroupMerchant(
   stored: NonNullable<Row['merchant']>,
   chgId: string,
   issuerDelayDays: number,
+  budgetAt: Date | null,
 ): GroupMerchant {
   const merchant = { ...stored, brandedSpendMinimumMinor: fromDbMinor(stored.brandedSpendMinimumMinor) };
   return {
     group: { id: chgId, status: row.group_status },
     merchant,
     offers: (row.offers ?? []).map((o) => ({
-      ...toEarnOffer(o),
+      ...toEarnOffer(o, budgetAt),
       // As settlement pays it.
       brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, merchant, issuerDelayDays),
     })),

@@ -4,6 +4,7 @@ import type { Activation, Merchant, Offer } from '../../prisma/generated/client'
 import { fromDbMinor } from '../../core/ledger';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { offerStatusAt, type CatalogueStatus } from '../../core/rules/offer-status';
+import { budgetState, type BudgetPeriod } from '../../core/rules/budget';
 
 export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 const nullableMinor = (v: bigint | null): number | null => (v === null ? null : fromDbMinor(v));
@@ -84,13 +85,34 @@ export function presentOffer(o: Offer, now: Date) {
     startsAt: o.startsAt.toISOString(),
     endsAt: iso(o.endsAt),
     returnPeriodDays: o.returnPeriodDays,
+    budgetMinor: nullableMinor(o.budgetMinor),
+    budgetPeriod: o.budgetPeriod as BudgetPeriod,
+    funding: { issuerShareBps: o.fundingIssuerShareBps },
     status: offerStatusAt(toWindow(o), now),
   };
 }
 
-export function presentAdminOffer(o: Offer, now: Date) {
+/**
+ * What the offer's budget has given in the period `now` falls in (its current month, or its life):
+ * `usedMinor` as read from offer_budget for that period (api/catalogue/store.ts, budgetUsedOf).
+ */
+export function presentBudgetUse(o: Offer, usedMinor: number, now: Date) {
+  if (o.budgetMinor === null) return null;
+  const state = budgetState(fromDbMinor(o.budgetMinor), usedMinor, o.budgetPeriod as BudgetPeriod, now);
+  return {
+    limitMinor: state.limitMinor,
+    usedMinor: state.usedMinor,
+    remainingMinor: state.remainingMinor,
+    period: state.period === null ? 'lifetime' : state.periodKey,
+  };
+}
+
+/** The offer as the operator manages it, with its commission and what its budget has given. */
+export function presentAdminOffer(o: Offer, now: Date, budgetUsedMinor: number) {
   return {
     ...presentOffer(o, now),
+    commission: { rateBps: o.commissionRateBps, flatMinor: fromDbMinor(o.commissionFlatMinor) },
+    budget: presentBudgetUse(o, budgetUsedMinor, now),
     catalogueStatus: o.status,
     createdAt: o.createdAt.toISOString(),
     updatedAt: o.updatedAt.toISOString(),

@@ -101,7 +101,11 @@ const exampleOfferFields = {
   startsAt: EXAMPLE_TIME,
   endsAt: null,
   returnPeriodDays: null,
+  budgetMinor: 5_000_000,
+  budgetPeriod: 'month',
+  funding: { issuerShareBps: 0 },
 } as const;
+const exampleCommission = { rateBps: 100, flatMinor: 0 } as const;
 const exampleOffer = {
   id: exampleId('ofr'),
   merchantId: exampleId('mp'),
@@ -132,6 +136,44 @@ const returnPeriodDaysSchema = orNull(
     "before it is payable; null means the issuer's cashbackHoldDays.",
 );
 
+const budgetMinorSchema = orNull(
+  minorSchema,
+  'Total reward, cashback and branded, the offer may give across every group of every issuer per budgetPeriod; null ' +
+    '(the default) means unlimited. A purchase at the edge gets what is left; after that the offer no longer qualifies ' +
+    '(eligibility and match-trace reason offer_budget_exhausted). Refunds give their clawback back to the period the ' +
+    'purchase used.',
+);
+const budgetPeriodSchema = orNull(
+  { type: 'string', enum: ['month'] },
+  "month: the budget resets each calendar month (UTC) of the purchase's date (on the issuer's clock); null (the " +
+    "default): one budget for the offer's life.",
+);
+const issuerShareBpsSchema = {
+  ...bpsSchema,
+  description:
+    "The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest.",
+} as const;
+const fundingInput = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'Who funds the rewards: 0 (the default) means the merchant funds all of them.',
+  properties: { issuerShareBps: issuerShareBpsSchema },
+} as const;
+const commissionRateBpsSchema = {
+  ...bpsSchema,
+  description:
+    'Of the amount the reward is computed on (the purchase less its branded spend), per qualifying settled purchase.',
+} as const;
+const commissionFlatMinorSchema = { ...minorSchema, description: 'Added per qualifying settled purchase.' } as const;
+const commissionInput = {
+  type: 'object',
+  additionalProperties: false,
+  description:
+    'What the merchant owes the programme per qualifying settled purchase (one that earns a reward), returned in ' +
+    'proportion on refunds; billed on its statements. Operators only: issuers do not see it.',
+  properties: { rateBps: commissionRateBpsSchema, flatMinor: commissionFlatMinorSchema },
+} as const;
+
 const offerFields = {
   title: { type: 'string', minLength: 1, maxLength: 200 },
   description: orNull({ type: 'string', maxLength: 2000 }),
@@ -147,6 +189,10 @@ const offerFields = {
   startsAt: timestampSchema,
   endsAt: orNull(timestampSchema, 'Exclusive end; null means open-ended. Set it to now to end the offer.'),
   returnPeriodDays: returnPeriodDaysSchema,
+  budgetMinor: budgetMinorSchema,
+  budgetPeriod: budgetPeriodSchema,
+  funding: fundingInput,
+  commission: commissionInput,
 } as const;
 
 export const offerCreateSchema = named(
@@ -157,7 +203,7 @@ export const offerCreateSchema = named(
     required: ['title', 'cashbackRateBps', 'brandedRateBps', 'startsAt'],
     properties: offerFields,
   },
-  exampleOfferFields,
+  { ...exampleOfferFields, commission: exampleCommission },
 );
 
 export const offerPatchSchema = named(
@@ -282,6 +328,9 @@ export const offerSchema = named(
       'startsAt',
       'endsAt',
       'returnPeriodDays',
+      'budgetMinor',
+      'budgetPeriod',
+      'funding',
       'status',
     ],
     properties: {
@@ -298,6 +347,13 @@ export const offerSchema = named(
       startsAt: timestampSchema,
       endsAt: nullableTimestampSchema,
       returnPeriodDays: returnPeriodDaysSchema,
+      budgetMinor: budgetMinorSchema,
+      budgetPeriod: budgetPeriodSchema,
+      funding: {
+        type: 'object',
+        required: ['issuerShareBps'],
+        properties: { issuerShareBps: issuerShareBpsSchema },
+      },
       status: {
         type: 'string',
         enum: ['scheduled', 'active', 'ended'],
@@ -308,17 +364,47 @@ export const offerSchema = named(
   exampleOffer,
 );
 
+const budgetUseSchema = {
+  type: ['object', 'null'],
+  description: 'What the budget has given, for the current period (null: the offer has no budget).',
+  required: ['limitMinor', 'usedMinor', 'remainingMinor', 'period'],
+  properties: {
+    limitMinor: minorSchema,
+    usedMinor: { ...minorSchema, description: 'Reward given in the period, net of what refunds clawed back.' },
+    remainingMinor: { ...minorSchema, description: 'What is left: never below 0, even after the limit was lowered.' },
+    period: {
+      type: 'string',
+      pattern: '^(lifetime|[0-9]{4}-[0-9]{2})$',
+      description:
+        "The period these figures are for: the current calendar month (UTC) of a monthly budget, else 'lifetime'.",
+    },
+  },
+} as const;
+
 export const adminOfferSchema = named(
   'AdminOffer',
   {
     type: 'object',
-    required: [...offerSchema.required, 'catalogueStatus', 'createdAt', 'updatedAt'],
+    required: [...offerSchema.required, 'commission', 'budget', 'catalogueStatus', 'createdAt', 'updatedAt'],
     properties: {
       ...offerSchema.properties,
+      commission: {
+        type: 'object',
+        required: ['rateBps', 'flatMinor'],
+        properties: { rateBps: commissionRateBpsSchema, flatMinor: commissionFlatMinorSchema },
+      },
+      budget: budgetUseSchema,
       catalogueStatus: statusSchema,
       createdAt: timestampSchema,
       updatedAt: timestampSchema,
     },
   },
-  { ...exampleOffer, catalogueStatus: 'active', createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME },
+  {
+    ...exampleOffer,
+    commission: exampleCommission,
+    budget: { limitMinor: 5_000_000, usedMinor: 1_250_000, remainingMinor: 3_750_000, period: '2026-03' },
+    catalogueStatus: 'active',
+    createdAt: EXAMPLE_TIME,
+    updatedAt: EXAMPLE_TIME,
+  },
 );

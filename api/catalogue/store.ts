@@ -3,7 +3,10 @@
 import { errors } from '../../core/errors';
 import { newId } from '../../core/ids';
 import type { Db } from '../../prisma/client';
-import type { Merchant, Offer, Prisma } from '../../prisma/generated/client';
+import { Prisma, type Merchant, type Offer } from '../../prisma/generated/client';
+import { budgetPeriodKey, type BudgetPeriod } from '../../core/rules/budget';
+import { fromDbMinor } from '../../core/ledger';
+import { cursorDate, decodeCursor, toPage } from '../pagination';
 import { recordAudit } from '../audit/store';
 import { toInstant } from '../../core/timestamp';
 import type { MerchantInput, OfferInput } from './schemas';
@@ -115,6 +118,11 @@ function offerData(input: OfferInput) {
     startsAt: input.startsAt === undefined ? undefined : toInstant(input.startsAt),
     endsAt: input.endsAt === undefined ? undefined : input.endsAt === null ? null : toInstant(input.endsAt),
     returnPeriodDays: input.returnPeriodDays,
+    budgetMinor: bigOrNull(input.budgetMinor),
+    budgetPeriod: input.budgetPeriod,
+    fundingIssuerShareBps: input.funding?.issuerShareBps,
+    commissionRateBps: input.commission?.rateBps,
+    commissionFlatMinor: bigOrNull(input.commission?.flatMinor) ?? undefined,
     status: input.status,
   };
 }
@@ -211,4 +219,56 @@ export async function updateOffer(
   const found = await db.offer.findFirst({ where: { id: offerId, merchantId } });
   if (!found) throw errors.notFound('offer_not_found', `No offer ${offerId} for merchant ${merchantId}.`);
   return (await saveOffer(db, merchantId, input, actor, now, offerId)).offer;
+}
+
+/**
+ * What each budgeted offer's budget has given in the period `at` falls in (its month, or its
+ * life), from offer_budget in one statement; offers without a budget, or with nothing used yet, 0.
+ */
+export async function budgetUsedOf(db: Db | Tx, offers: readonly Offer[], at: Date): Promise<Map<string, number>> {
+  const budgeted = offers.filter((o) => o.budgetMinor !== null);
+  const used = new Map<string, number>(offers.map((o) => [o.id, 0]));
+  if (budgeted.length === 0) return used;
+  const ids = budgeted.map((o) => o.id);
+  const periods = budgeted.map((o) => budgetPeriodKey(o.budgetPeriod as BudgetPeriod, at));
+  const rows = await db.$queryRaw<Array<{ offerId: string; used: bigint }>>`
+    SELECT b.offer_id AS "offerId", b.used_minor AS used
+      FROM offer_budget b JOIN unnest(${ids}::text[], ${periods}::text[]) AS x(offer_id, period)
+        ON b.offer_id = x.offer_id AND b.period = x.period`;
+  for (const r of rows) used.set(r.offerId, fromDbMinor(r.used));
+  return used;
+}
+
+/** One offer of the merchant, for the operator (404 offer_not_found for another merchant's). */
+export async function findOfferAdmin(db: Db, merchantId: string, offerId: string): Promise<Offer> {
+  await getMerchant(db, merchantId);
+  const offer = await db.offer.findFirst({ where: { id: offerId, merchantId } });
+  if (!offer) throw errors.notFound('offer_not_found', `No offer ${offerId} for merchant ${merchantId}.`);
+  return offer;
+}
+
+/** A page of the merchant's offers, by startsAt then id, for the operator. */
+export async function listOffersAdmin(
+  db: Db,
+  merchantId: string,
+  query: { limit: number; cursor?: string },
+): Promise<{ data: Offer[]; nextCursor: string | null }> {
+  await getMerchant(db, merchantId);
+  const after = decodeCursor(query.cursor, 2);
+  const rows = await db.offer.findMany({
+    where: {
+      merchantId,
+      ...(after
+        ? {
+            OR: [
+              { startsAt: { gt: cursorDate(after[0]) } },
+              { startsAt: cursorDate(after[0]), id: { gt: String(after[1]) } },
+            ],
+          }
+        : {}),
+    },
+    orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
+    take: query.limit + 1,
+  });
+  return toPage(rows, query.limit, (o) => [o.startsAt.toISOString(), o.id]);
 }

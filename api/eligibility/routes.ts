@@ -30,6 +30,8 @@ function getEarnEligibilityRoute(deps: AppDeps): RouteSpec {
     description:
       'Without a query: evaluated now, on activation, offers, group and merchant state. With amountMinor (and optionally mcc): ' +
       'a previewed transaction, adding min-spend, MCC and cap checks and the estimated reward of the winning offer. ' +
+      'An offer whose budget for the period of `at` is spent does not qualify (offer_budget_exhausted); one with little ' +
+      'left estimates what is left. ' +
       '`at` evaluates at another instant. A deactivated group reports chg_inactive.',
     tag,
     auth: 'issuer',
@@ -38,18 +40,19 @@ function getEarnEligibilityRoute(deps: AppDeps): RouteSpec {
     responses: { 200: { description: 'The decision.', schema: eligibilitySchema } },
     errorStatuses: [404],
     async handle(ctx, { params: p, query }) {
+      const at = query.at ? toInstant(query.at) : issuerNow(ctx, clock);
+      // Budgets as they stand now, for the period `at` falls in: a purchase of that date draws from it.
       const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(
         db,
         issuerOf(ctx),
         p.chgId,
         p.merchantId,
         {
-          offers: true,
+          offers: { budgetAt: at },
           activation: true,
           earned: true,
         },
       );
-      const at = query.at ? toInstant(query.at) : issuerNow(ctx, clock);
       const decision = evaluateEarn({
         merchant: { id: merchant.id, status: merchant.status },
         offers,

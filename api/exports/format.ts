@@ -27,6 +27,13 @@ export interface ExportRow {
   transferId: string | null;
   merchantId: string | null;
   rewardGrantId: string | null;
+  /**
+   * The issuer's share of the amount, on a funded offer (its earn: the share it funds; its
+   * clawback: the share returned to it); 0 when the merchant funds it all.
+   */
+  issuerShareMinor: number;
+  /** Every ledger transfer of the event: its own (transferId) first, then a funded offer's share and commission. */
+  transferIds: string[];
 }
 
 /** The columns of the CSV, in order; the NDJSON objects carry the same fields in the same order. */
@@ -43,15 +50,18 @@ export const CSV_COLUMNS = [
   'transferId',
   'merchantId',
   'rewardGrantId',
+  'issuerShareMinor',
+  'transferIds',
 ] as const;
 
 // CSV lines end in CRLF as RFC 4180 asks; NDJSON lines in LF.
 const CSV_EOL = '\r\n';
 
 /** RFC 4180 quoting, for the day a field can hold a comma, a quote or a line break. */
-function csvField(value: string | number | null): string {
+function csvField(value: string | number | string[] | null): string {
   if (value === null) return '';
-  const text = String(value);
+  // A list (transferIds) is one field, its items separated by spaces.
+  const text = Array.isArray(value) ? value.join(' ') : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

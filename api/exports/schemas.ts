@@ -36,6 +36,8 @@ const rowExample = {
   transferId: '6f1c2a9e-4b7d-4e21-9c3a-0000000000f1',
   merchantId: exampleId('mp'),
   rewardGrantId: null,
+  issuerShareMinor: 0,
+  transferIds: ['6f1c2a9e-4b7d-4e21-9c3a-0000000000f1'],
 } as const;
 const EXAMPLE_DIGEST = '9f2d6c1b0e8a4f3d2c1b0a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c';
 const checksumExample = {
@@ -80,6 +82,20 @@ export const RewardEventExportRow = named(
       transferId: nullableId('The ledger transfer that books the event (ledger-entries lists it with its entries).'),
       merchantId: nullableId('The merchant, when there is one.'),
       rewardGrantId: nullableId('The branded balance grant (rg_) earned, drawn or expired, when there is one.'),
+      issuerShareMinor: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          "On a funded offer, the issuer's share of amountMinor: of an earn, the share the issuer funds (debited to its " +
+          'issuer_funding account); of a clawback, the share returned to it. 0 when the merchant funds the whole reward.',
+      },
+      transferIds: {
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          "Every ledger transfer of the event: its own (transferId) first, then on a funded offer the issuer's share and the " +
+          "merchant's commission (or their returns, with a clawback). In CSV, one field with the ids separated by spaces.",
+      },
     },
   },
   rowExample,

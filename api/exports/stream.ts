@@ -9,7 +9,7 @@ import type { Db } from '../../prisma/client';
 import { poolOf } from '../../prisma/client';
 import { HeldConnection } from '../../prisma/held-connection';
 import type { Logger } from '../../core/logger';
-import { fromDbMinor } from '../../core/ledger';
+import { ACCOMPANYING_KINDS, fromDbMinor } from '../../core/ledger';
 import { ExportChecksum, checksumLine, headerLine, rowLine, type ExportFormat, type ExportRow } from './format';
 
 /** Rows per page: about 350 KB of NDJSON, one index range scan each. */
@@ -47,19 +47,26 @@ interface PageRow {
   transfer_id: string | null;
   merchant_id: string | null;
   reward_grant_id: string | null;
+  issuer_share_minor: string;
+  transfer_ids: string[];
 }
 
 // $1 issuer, $2 and $4 the last row served (from and '' for the first page, which the row
 // comparison then includes from `from` on), $3 the end of the period, $5 the page size. Served
-// by reward_event_export_idx; each event's transfer by ledger_transfer_reward_event_id_idx.
+// by reward_event_export_idx; each event's transfers by ledger_transfer_reward_event_id_idx: the
+// event's own first (a funded offer's share and commission belong to the event too).
+const ACCOMPANYING = `('${ACCOMPANYING_KINDS.join("', '")}')`;
 const PAGE = {
-  name: 'reward_event_export_page_v1',
+  name: 'reward_event_export_page_v2',
   text: `
     SELECT r.id, r.chg_id, r.transaction_id, r.source_event_id, r.type, r.amount_minor::text AS amount_minor, r.currency,
            r.occurred_at, to_char(r.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS posted_at,
-           r.merchant_id, r.reward_grant_id,
-           (SELECT t.id FROM ledger_transfer t WHERE t.reward_event_id = r.id AND t.issuer_id = r.issuer_id ORDER BY t.id LIMIT 1) AS transfer_id
+           r.merchant_id, r.reward_grant_id, t.transfer_ids, t.transfer_ids[1] AS transfer_id, t.issuer_share_minor
       FROM reward_event r
+      CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(t.id ORDER BY t.kind IN ${ACCOMPANYING}, t.id), '{}') AS transfer_ids,
+               coalesce(sum(t.amount_minor) FILTER (WHERE t.kind IN ('issuer_share_cashback', 'issuer_share_branded', 'issuer_share_returned')), 0)::text AS issuer_share_minor
+          FROM ledger_transfer t WHERE t.reward_event_id = r.id AND t.issuer_id = r.issuer_id) t
      WHERE r.issuer_id = $1 AND (r.occurred_at, r.id) > ($2::timestamptz, $4::text) AND r.occurred_at < $3::timestamptz
      ORDER BY r.occurred_at, r.id
      LIMIT $5`,
@@ -92,6 +99,8 @@ function toExportRow(r: PageRow): ExportRow {
     transferId: r.transfer_id,
     merchantId: r.merchant_id,
     rewardGrantId: r.reward_grant_id,
+    issuerShareMinor: fromDbMinor(r.issuer_share_minor),
+    transferIds: r.transfer_ids,
   };
 }
 

@@ -34,6 +34,19 @@ import {
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 export const KEYED_METHODS: ReadonlySet<string> = new Set(['post', 'put', 'patch', 'delete']);
+/**
+ * The Idempotency-Key of a route that requires one (a posting that must never run twice, its key
+ * kept with what it posted): 400 idempotency_key_required without it.
+ */
+export function requiredIdempotencyKey(ctx: Context, what: string): string {
+  const key = ctx.get(IDEMPOTENCY_KEY_HEADER);
+  if (!key)
+    throw errors.validation('idempotency_key_required', `${what} needs an Idempotency-Key header.`, [
+      { path: `/headers/${IDEMPOTENCY_KEY_HEADER}`, message: 'is required' },
+    ]);
+  return key;
+}
+
 /** Expired keys are deleted by the first keyed request of a process, then at most this often. */
 export const CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
 // Koa computes the length of the body it sends; every other header the handler set is replayed.

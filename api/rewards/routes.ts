@@ -139,9 +139,12 @@ function getTransactionLedgerEntriesRoute(deps: AppDeps): RouteSpec {
     operationId: 'getTransactionLedgerEntries',
     summary: "The ledger transfers and entries behind a transaction's reward events (lineage for reconciliation)",
     description:
-      "One transfer per reward event of reward-detail's rewardEventIds, oldest first, each with its two entries: the account " +
+      "The transfers of each reward event of reward-detail's rewardEventIds, oldest first, each with its two entries: the account " +
       "(id, kind, owning group and merchant) and the amount, debits negative and credits positive, so a transfer's entries sum " +
-      'to 0. Read in one snapshot. A pending or not_matched transaction has no transfers (data is empty).',
+      "to 0. One transfer per event, and on a funded offer also the issuer's share of the reward (issuer_share_cashback, " +
+      'issuer_share_branded: the issuer_funding account) and the merchant’s commission (commission_charged) with the earn, ' +
+      'and their returns (issuer_share_returned, commission_returned) with a refund’s clawback. Read in one snapshot. A ' +
+      'pending or not_matched transaction has no transfers (data is empty).',
     tag,
     auth: 'issuer',
     params,

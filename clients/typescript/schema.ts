@@ -344,7 +344,7 @@ export interface paths {
         };
         /**
          * Would a purchase at this merchant earn?
-         * @description Without a query: evaluated now, on activation, offers, group and merchant state. With amountMinor (and optionally mcc): a previewed transaction, adding min-spend, MCC and cap checks and the estimated reward of the winning offer. `at` evaluates at another instant. A deactivated group reports chg_inactive.
+         * @description Without a query: evaluated now, on activation, offers, group and merchant state. With amountMinor (and optionally mcc): a previewed transaction, adding min-spend, MCC and cap checks and the estimated reward of the winning offer. An offer whose budget for the period of `at` is spent does not qualify (offer_budget_exhausted); one with little left estimates what is left. `at` evaluates at another instant. A deactivated group reports chg_inactive.
          */
         get: operations["getEarnEligibility"];
         put?: never;
@@ -504,7 +504,7 @@ export interface paths {
         };
         /**
          * The ledger transfers and entries behind a transaction's reward events (lineage for reconciliation)
-         * @description One transfer per reward event of reward-detail's rewardEventIds, oldest first, each with its two entries: the account (id, kind, owning group and merchant) and the amount, debits negative and credits positive, so a transfer's entries sum to 0. Read in one snapshot. A pending or not_matched transaction has no transfers (data is empty).
+         * @description The transfers of each reward event of reward-detail's rewardEventIds, oldest first, each with its two entries: the account (id, kind, owning group and merchant) and the amount, debits negative and credits positive, so a transfer's entries sum to 0. One transfer per event, and on a funded offer also the issuer's share of the reward (issuer_share_cashback, issuer_share_branded: the issuer_funding account) and the merchant’s commission (commission_charged) with the earn, and their returns (issuer_share_returned, commission_returned) with a refund’s clawback. Read in one snapshot. A pending or not_matched transaction has no transfers (data is empty).
          */
         get: operations["getTransactionLedgerEntries"];
         put?: never;
@@ -1180,11 +1180,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * A merchant's offers, by startsAt then id, with what their budgets have given
+         * @description Every offer of the merchant whatever its status, each with its commission and its budget's use in the current period (the current calendar month in UTC of a monthly budget). Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
+        get: operations["listOffersAdmin"];
         put?: never;
         /**
          * Add an offer to a merchant
-         * @description At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. Audited.
+         * @description At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
          */
         post: operations["createOffer"];
         delete?: never;
@@ -1200,7 +1204,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Read an offer with its commission and what its budget has given */
+        get: operations["getOfferAdmin"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1208,7 +1213,7 @@ export interface paths {
         head?: never;
         /**
          * Change an offer; endsAt = now ends it, status inactive withdraws it
-         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Audited.
+         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
          */
         patch: operations["updateOffer"];
         trace?: never;
@@ -1361,6 +1366,87 @@ export interface paths {
          * @description A 200 means the claim is rejected and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again.
          */
         post: operations["rejectClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/statements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Statements in the order they were issued, by period, merchant and issuer
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         */
+        get: operations["listStatements"];
+        put?: never;
+        /**
+         * Bill every merchant for a period: one statement per (issuer, merchant) with transfers to bill
+         * @description Starts a statement run: one Temporal workflow (statements/<period>/<run id>, searchable by RewardsStatus) that bills every merchant receivable in chunks, each statement written once. A merchant already billed for the period (or a later one) gets no new statement: what reached it since goes on its next. A month may be billed once it has begun (400 period_not_started before): what is posted for it afterwards goes on the next statement. One run at a time (409 statement_run_in_progress). The same Idempotency-Key answers the same run. Follow it with GET /admin/v1/statement-runs/{runId}, then list the statements. A statement holds every transfer that moved the merchant's receivable (for that issuer) posted before the period's end and not on an earlier statement, up to the moment it was issued: a transfer posted later for the period, or dated in it but committed after its statement, goes on the next one, so an issued statement never changes and every transfer is on exactly one. totalDueMinor is that movement to the cent, payments excluded. Audited.
+         */
+        post: operations["createStatementRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/statement-runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One statement run: its status, how many statements it issued and their total */
+        get: operations["getStatementRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/statements/{statementId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One statement; format=csv streams one line per transfer on it
+         * @description A statement holds every transfer that moved the merchant's receivable (for that issuer) posted before the period's end and not on an earlier statement, up to the moment it was issued: a transfer posted later for the period, or dated in it but committed after its statement, goes on the next one, so an issued statement never changes and every transfer is on exactly one. totalDueMinor is that movement to the cent, payments excluded.
+         */
+        get: operations["getStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/statements/{statementId}/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a merchant's payment against a statement
+         * @description One ledger transfer, merchant_cash (debit) to the merchant’s receivable (credit), on the issuer’s clock, with the payment recorded on the statement: paid once payments cover totalDueMinor. At most what is still due (409 payment_exceeds_due, details.outstandingMinor); nothing is posted then. The same Idempotency-Key answers the same payment, even after the 24 h replay window; another request under it is 409 idempotency_key_reused. Audited.
+         */
+        post: operations["payStatement"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2416,6 +2502,11 @@ export interface components {
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
          *       "returnPeriodDays": null,
+         *       "budgetMinor": 5000000,
+         *       "budgetPeriod": "month",
+         *       "funding": {
+         *         "issuerShareBps": 0
+         *       },
          *       "status": "active"
          *     }
          */
@@ -2439,6 +2530,14 @@ export interface components {
             endsAt: string | null;
             /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
             returnPeriodDays: number | null;
+            /** @description Total reward, cashback and branded, the offer may give across every group of every issuer per budgetPeriod; null (the default) means unlimited. A purchase at the edge gets what is left; after that the offer no longer qualifies (eligibility and match-trace reason offer_budget_exhausted). Refunds give their clawback back to the period the purchase used. */
+            budgetMinor: number | null;
+            /** @description month: the budget resets each calendar month (UTC) of the purchase's date (on the issuer's clock); null (the default): one budget for the offer's life. */
+            budgetPeriod: "month" | null;
+            funding: {
+                /** @description The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest. */
+                issuerShareBps: number;
+            };
             /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
@@ -2463,6 +2562,11 @@ export interface components {
          *           "startsAt": "2026-03-14T15:09:26.000Z",
          *           "endsAt": null,
          *           "returnPeriodDays": null,
+         *           "budgetMinor": 5000000,
+         *           "budgetPeriod": "month",
+         *           "funding": {
+         *             "issuerShareBps": 0
+         *           },
          *           "status": "active"
          *         }
          *       ],
@@ -2886,7 +2990,7 @@ export interface components {
             /** Format: date-time */
             processedAt?: string | null;
             failureReason?: string | null;
-            /** @description merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic; spend; outcome; rewardEventIds. */
+            /** @description merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic (cappedBy: transaction, chg or budget); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's budget for the purchase's period as it was read; budgetUse {offerId, periodKey, amountMinor}: what the reward took from it (a refund gives its clawback back there); outcome; rewardEventIds. A refund: what it clawed back, budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}. */
             trace: {
                 [key: string]: unknown;
             } | null;
@@ -2910,7 +3014,7 @@ export interface components {
              * @description merchant_receivable (asset, debit-normal: what the merchant owes for rewards it funds), chg_cashback and chg_branded (liabilities, credit-normal: what the group holds), breakage (income, credit-normal: expired branded balance).
              * @enum {string}
              */
-            accountKind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable";
+            accountKind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable" | "issuer_funding" | "commission" | "merchant_cash";
             /** @description The group that owns the account (chg_cashback, chg_branded); null otherwise. */
             chgId: string | null;
             /** @description The merchant of the account (merchant_receivable, chg_branded, breakage); null otherwise. */
@@ -2961,7 +3065,7 @@ export interface components {
              * @description The transfer's id; the reward-events export names it too.
              */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed, issuer_share_cashback, issuer_share_branded, issuer_share_returned, commission_charged, commission_returned, merchant_payment. Clients must tolerate new values. */
             kind: string;
             /** @description The reward event this transfer books (one transfer per reward event). */
             rewardEventId: string;
@@ -3225,7 +3329,11 @@ export interface components {
          *       "postedAt": "2026-03-14T15:09:26.000Z",
          *       "transferId": "6f1c2a9e-4b7d-4e21-9c3a-0000000000f1",
          *       "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-         *       "rewardGrantId": null
+         *       "rewardGrantId": null,
+         *       "issuerShareMinor": 0,
+         *       "transferIds": [
+         *         "6f1c2a9e-4b7d-4e21-9c3a-0000000000f1"
+         *       ]
          *     }
          */
         RewardEventExportRow: {
@@ -3254,6 +3362,10 @@ export interface components {
             merchantId: string | null;
             /** @description The branded balance grant (rg_) earned, drawn or expired, when there is one. */
             rewardGrantId: string | null;
+            /** @description On a funded offer, the issuer's share of amountMinor: of an earn, the share the issuer funds (debited to its issuer_funding account); of a clawback, the share returned to it. 0 when the merchant funds the whole reward. */
+            issuerShareMinor: number;
+            /** @description Every ledger transfer of the event: its own (transferId) first, then on a funded offer the issuer's share and the merchant's commission (or their returns, with a clawback). In CSV, one field with the ids separated by spaces. */
+            transferIds: string[];
         };
         /**
          * RewardEventExportChecksum
@@ -3327,14 +3439,18 @@ export interface components {
          *       "postedAt": "2026-03-14T15:09:26.000Z",
          *       "transferId": "6f1c2a9e-4b7d-4e21-9c3a-0000000000f1",
          *       "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-         *       "rewardGrantId": null
+         *       "rewardGrantId": null,
+         *       "issuerShareMinor": 0,
+         *       "transferIds": [
+         *         "6f1c2a9e-4b7d-4e21-9c3a-0000000000f1"
+         *       ]
          *     }
          */
         RewardEventExportLine: components["schemas"]["RewardEventExportRow"] | components["schemas"]["RewardEventExportChecksum"];
         /**
          * RewardEventExportCsv
-         * @description RFC 4180 CSV, CRLF line ends. The header line names the columns (record, id, chgId, transactionId, sourceTransactionId, type, amountMinor, currency, postedAt, transferId, merchantId, rewardGrantId), then one row per reward event (record = reward_event, empty fields for nulls), then the checksum line: `#checksum count=<n> sha256=<hex> from=<t> to=<t> generatedAt=<t> totals=<type>:<currency>:<count>:<amountMinor>;...` (no comma, no quote: readers that skip `#` comment lines skip it). The digest covers every byte before that line, the header included.
-         * @example record,id,chgId,transactionId,sourceTransactionId,type,amountMinor,currency,postedAt,transferId,merchantId,rewardGrantId
+         * @description RFC 4180 CSV, CRLF line ends. The header line names the columns (record, id, chgId, transactionId, sourceTransactionId, type, amountMinor, currency, postedAt, transferId, merchantId, rewardGrantId, issuerShareMinor, transferIds), then one row per reward event (record = reward_event, empty fields for nulls), then the checksum line: `#checksum count=<n> sha256=<hex> from=<t> to=<t> generatedAt=<t> totals=<type>:<currency>:<count>:<amountMinor>;...` (no comma, no quote: readers that skip `#` comment lines skip it). The digest covers every byte before that line, the header included.
+         * @example record,id,chgId,transactionId,sourceTransactionId,type,amountMinor,currency,postedAt,transferId,merchantId,rewardGrantId,issuerShareMinor,transferIds
          *     reward_event,brevt_6f1c2a9e-4b7d-4e21-9c3a-000000000001,chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001,txn_6f1c2a9e-4b7d-4e21-9c3a-000000000001,,cashback_earned,125,usd,2026-03-14T15:09:26.000Z,6f1c2a9e-4b7d-4e21-9c3a-0000000000f1,mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001,
          *     #checksum count=1 sha256=9f2d6c1b0e8a4f3d2c1b0a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c from=2026-03-14T15:09:26.000Z to=2026-03-17T15:09:26.000Z generatedAt=2026-03-17T15:09:26.000Z totals=cashback_earned:usd:1:125
          */
@@ -3496,7 +3612,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
@@ -4733,7 +4849,16 @@ export interface components {
          *       "mccs": null,
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
-         *       "returnPeriodDays": null
+         *       "returnPeriodDays": null,
+         *       "budgetMinor": 5000000,
+         *       "budgetPeriod": "month",
+         *       "funding": {
+         *         "issuerShareBps": 0
+         *       },
+         *       "commission": {
+         *         "rateBps": 100,
+         *         "flatMinor": 0
+         *       }
          *     }
          */
         OfferInput: {
@@ -4760,6 +4885,22 @@ export interface components {
             endsAt?: string | null;
             /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
             returnPeriodDays?: number | null;
+            /** @description Total reward, cashback and branded, the offer may give across every group of every issuer per budgetPeriod; null (the default) means unlimited. A purchase at the edge gets what is left; after that the offer no longer qualifies (eligibility and match-trace reason offer_budget_exhausted). Refunds give their clawback back to the period the purchase used. */
+            budgetMinor?: number | null;
+            /** @description month: the budget resets each calendar month (UTC) of the purchase's date (on the issuer's clock); null (the default): one budget for the offer's life. */
+            budgetPeriod?: "month" | null;
+            /** @description Who funds the rewards: 0 (the default) means the merchant funds all of them. */
+            funding?: {
+                /** @description The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest. */
+                issuerShareBps?: number;
+            };
+            /** @description What the merchant owes the programme per qualifying settled purchase (one that earns a reward), returned in proportion on refunds; billed on its statements. Operators only: issuers do not see it. */
+            commission?: {
+                /** @description Of the amount the reward is computed on (the purchase less its branded spend), per qualifying settled purchase. */
+                rateBps?: number;
+                /** @description Added per qualifying settled purchase. */
+                flatMinor?: number;
+            };
         };
         /**
          * AdminOffer
@@ -4777,7 +4918,22 @@ export interface components {
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
          *       "returnPeriodDays": null,
+         *       "budgetMinor": 5000000,
+         *       "budgetPeriod": "month",
+         *       "funding": {
+         *         "issuerShareBps": 0
+         *       },
          *       "status": "active",
+         *       "commission": {
+         *         "rateBps": 100,
+         *         "flatMinor": 0
+         *       },
+         *       "budget": {
+         *         "limitMinor": 5000000,
+         *         "usedMinor": 1250000,
+         *         "remainingMinor": 3750000,
+         *         "period": "2026-03"
+         *       },
          *       "catalogueStatus": "active",
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-14T15:09:26.000Z"
@@ -4803,11 +4959,36 @@ export interface components {
             endsAt: string | null;
             /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
             returnPeriodDays: number | null;
+            /** @description Total reward, cashback and branded, the offer may give across every group of every issuer per budgetPeriod; null (the default) means unlimited. A purchase at the edge gets what is left; after that the offer no longer qualifies (eligibility and match-trace reason offer_budget_exhausted). Refunds give their clawback back to the period the purchase used. */
+            budgetMinor: number | null;
+            /** @description month: the budget resets each calendar month (UTC) of the purchase's date (on the issuer's clock); null (the default): one budget for the offer's life. */
+            budgetPeriod: "month" | null;
+            funding: {
+                /** @description The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest. */
+                issuerShareBps: number;
+            };
             /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
              */
             status: "scheduled" | "active" | "ended";
+            commission: {
+                /** @description Of the amount the reward is computed on (the purchase less its branded spend), per qualifying settled purchase. */
+                rateBps: number;
+                /** @description Added per qualifying settled purchase. */
+                flatMinor: number;
+            };
+            /** @description What the budget has given, for the current period (null: the offer has no budget). */
+            budget: {
+                /** @description Integer minor units (cents). */
+                limitMinor: number;
+                /** @description Reward given in the period, net of what refunds clawed back. */
+                usedMinor: number;
+                /** @description What is left: never below 0, even after the limit was lowered. */
+                remainingMinor: number;
+                /** @description The period these figures are for: the current calendar month (UTC) of a monthly budget, else 'lifetime'. */
+                period: string;
+            } | null;
             /** @enum {string} */
             catalogueStatus: "active" | "inactive";
             /**
@@ -4820,6 +5001,53 @@ export interface components {
              * @description ISO 8601, UTC.
              */
             updatedAt: string;
+        };
+        /**
+         * AdminOfferPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "title": "5% back, 3% in Blue Bottle balance",
+         *           "description": "On purchases of $10 or more.",
+         *           "cashbackRateBps": 500,
+         *           "brandedRateBps": 300,
+         *           "minSpendMinor": 1000,
+         *           "maxRewardMinor": 2500,
+         *           "maxRewardPerChgMinor": null,
+         *           "mccs": null,
+         *           "startsAt": "2026-03-14T15:09:26.000Z",
+         *           "endsAt": null,
+         *           "returnPeriodDays": null,
+         *           "budgetMinor": 5000000,
+         *           "budgetPeriod": "month",
+         *           "funding": {
+         *             "issuerShareBps": 0
+         *           },
+         *           "status": "active",
+         *           "commission": {
+         *             "rateBps": 100,
+         *             "flatMinor": 0
+         *           },
+         *           "budget": {
+         *             "limitMinor": 5000000,
+         *             "usedMinor": 1250000,
+         *             "remainingMinor": 3750000,
+         *             "period": "2026-03"
+         *           },
+         *           "catalogueStatus": "active",
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "updatedAt": "2026-03-14T15:09:26.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        AdminOfferPage: {
+            data: components["schemas"]["AdminOffer"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
         };
         /**
          * OfferPatch
@@ -4851,6 +5079,22 @@ export interface components {
             endsAt?: string | null;
             /** @description Days the cashback of a purchase stays on hold (the merchant's return window), from the purchase's createdAt, before it is payable; null means the issuer's cashbackHoldDays. */
             returnPeriodDays?: number | null;
+            /** @description Total reward, cashback and branded, the offer may give across every group of every issuer per budgetPeriod; null (the default) means unlimited. A purchase at the edge gets what is left; after that the offer no longer qualifies (eligibility and match-trace reason offer_budget_exhausted). Refunds give their clawback back to the period the purchase used. */
+            budgetMinor?: number | null;
+            /** @description month: the budget resets each calendar month (UTC) of the purchase's date (on the issuer's clock); null (the default): one budget for the offer's life. */
+            budgetPeriod?: "month" | null;
+            /** @description Who funds the rewards: 0 (the default) means the merchant funds all of them. */
+            funding?: {
+                /** @description The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest. */
+                issuerShareBps?: number;
+            };
+            /** @description What the merchant owes the programme per qualifying settled purchase (one that earns a reward), returned in proportion on refunds; billed on its statements. Operators only: issuers do not see it. */
+            commission?: {
+                /** @description Of the amount the reward is computed on (the purchase less its branded spend), per qualifying settled purchase. */
+                rateBps?: number;
+                /** @description Added per qualifying settled purchase. */
+                flatMinor?: number;
+            };
             /**
              * @description Catalogue status; inactive ends the offer for good.
              * @enum {string}
@@ -4895,7 +5139,7 @@ export interface components {
                 /** @description Deterministic account key: <issuerId>:<kind>[:<chgId>][:<merchantId>]. */
                 id: string;
                 /** @enum {string} */
-                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable";
+                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable" | "issuer_funding" | "commission" | "merchant_cash";
                 issuerId: string;
                 chgId: string | null;
                 merchantId: string | null;
@@ -4932,7 +5176,7 @@ export interface components {
             entryId: string;
             /** Format: uuid */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed, issuer_share_cashback, issuer_share_branded, issuer_share_returned, commission_charged, commission_returned, merchant_payment. Clients must tolerate new values. */
             transferKind: string;
             /** @description The transfer's idempotency key: which effect of which purchase, refund or grant posted it. */
             idempotencyKey: string;
@@ -4994,7 +5238,7 @@ export interface components {
                  * @description merchant_receivable (asset, debit-normal: what the merchant owes for rewards it funds), chg_cashback and chg_branded (liabilities, credit-normal: what the group holds), breakage (income, credit-normal: expired branded balance).
                  * @enum {string}
                  */
-                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable";
+                kind: "merchant_receivable" | "chg_cashback" | "chg_branded" | "breakage" | "issuer_adjustments" | "chg_cashback_owed" | "issuer_payable" | "issuer_funding" | "commission" | "merchant_cash";
                 issuerId: string;
                 chgId: string | null;
                 merchantId: string | null;
@@ -5065,7 +5309,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
@@ -5161,6 +5405,226 @@ export interface components {
             /** @enum {string} */
             reasonCode: "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other";
             note?: string;
+        };
+        /**
+         * StatementRunInput
+         * @example {
+         *       "period": "2026-11"
+         *     }
+         */
+        StatementRunInput: {
+            /** @description A calendar month in UTC, YYYY-MM. */
+            period: string;
+        };
+        /**
+         * StatementRun
+         * @example {
+         *       "id": "stmrun_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "period": "2026-02",
+         *       "status": "completed",
+         *       "statementCount": 182,
+         *       "currency": "usd",
+         *       "totalDueMinor": 98412650,
+         *       "createdAt": "2026-03-14T15:09:26.000Z",
+         *       "completedAt": "2026-03-17T15:09:26.000Z"
+         *     }
+         */
+        StatementRun: {
+            id: string;
+            /** @description A calendar month in UTC, YYYY-MM. */
+            period: string;
+            /**
+             * @description failed: a chunk failed past its retries; the statements it issued stay issued, another run bills the rest.
+             * @enum {string}
+             */
+            status: "processing" | "completed" | "failed";
+            /** @description Statements issued so far. */
+            statementCount: number;
+            /** @enum {string} */
+            currency: "usd";
+            /** @description The sum of their totalDueMinor so far. */
+            totalDueMinor: number;
+            /** @description Why a failed run stopped. */
+            failureReason?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /** Format: date-time */
+            completedAt: string | null;
+        };
+        /**
+         * Statement
+         * @example {
+         *       "id": "stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "runId": "stmrun_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "issuerId": "iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "period": "2026-02",
+         *       "status": "issued",
+         *       "currency": "usd",
+         *       "lines": {
+         *         "cashbackFundedMinor": 412500,
+         *         "brandedFundedMinor": 96000,
+         *         "brandedSpentMinor": 51200,
+         *         "clawedBackMinor": 12300,
+         *         "breakageMinor": 4100,
+         *         "commissionMinor": 61800
+         *       },
+         *       "totalDueMinor": 506800,
+         *       "paidMinor": 0,
+         *       "transferCount": 9214,
+         *       "createdAt": "2026-03-14T15:09:26.000Z",
+         *       "updatedAt": "2026-03-14T15:09:26.000Z"
+         *     }
+         */
+        Statement: {
+            id: string;
+            runId: string;
+            issuerId: string;
+            merchantId: string;
+            /** @description A calendar month in UTC, YYYY-MM. */
+            period: string;
+            /**
+             * @description paid once the payments cover totalDueMinor; a statement whose total is 0 or below (the merchant owes nothing) is issued paid.
+             * @enum {string}
+             */
+            status: "issued" | "paid";
+            /** @enum {string} */
+            currency: "usd";
+            lines: {
+                /** @description Cashback the merchant funded: the rewards less the issuer's share. */
+                cashbackFundedMinor: number;
+                /** @description Branded balance the merchant funded: the rewards less the issuer's share. */
+                brandedFundedMinor: number;
+                /** @description Branded balance spent at the merchant, which it honoured instead of paying. */
+                brandedSpentMinor: number;
+                /** @description Rewards refunds clawed back, less the issuer's share returned to it. */
+                clawedBackMinor: number;
+                /** @description Information, not in the total: branded balance the merchant funded that expired unspent (the programme keeps it). */
+                breakageMinor: number;
+                /** @description Commission on qualifying purchases, less what refunds returned. */
+                commissionMinor: number;
+            };
+            /** @description cashbackFunded + brandedFunded - brandedSpent - clawedBack + commission: the net movement of the merchant's receivable over the statement’s transfers, payments excluded; negative when the programme owes the merchant. */
+            totalDueMinor: number;
+            paidMinor: number;
+            /** @description Transfers on the statement (its csv lines). */
+            transferCount: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+        };
+        /**
+         * StatementPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "runId": "stmrun_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "issuerId": "iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "period": "2026-02",
+         *           "status": "issued",
+         *           "currency": "usd",
+         *           "lines": {
+         *             "cashbackFundedMinor": 412500,
+         *             "brandedFundedMinor": 96000,
+         *             "brandedSpentMinor": 51200,
+         *             "clawedBackMinor": 12300,
+         *             "breakageMinor": 4100,
+         *             "commissionMinor": 61800
+         *           },
+         *           "totalDueMinor": 506800,
+         *           "paidMinor": 0,
+         *           "transferCount": 9214,
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "updatedAt": "2026-03-14T15:09:26.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        StatementPage: {
+            data: components["schemas"]["Statement"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /**
+         * StatementCsv
+         * @description A header line (transferId,kind,line,postedAt,amountMinor,transactionId,rewardEventId), then one line per transfer in ledger order: amountMinor is what the transfer adds to what the merchant owes (negative when it takes away), so the lines sum to totalDueMinor; line names the statement line it is counted on.
+         */
+        StatementCsv: string;
+        /**
+         * StatementPaymentInput
+         * @example {
+         *       "amountMinor": 506800,
+         *       "reference": "ACH 20260301-000173"
+         *     }
+         */
+        StatementPaymentInput: {
+            /** @description What the merchant paid: at most what is still due (409 payment_exceeds_due). */
+            amountMinor: number;
+            /** @description The payment's reference in the bank's records (a wire or ACH id). */
+            reference: string;
+        };
+        /**
+         * StatementPayment
+         * @example {
+         *       "id": "stmpay_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "statementId": "stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "amountMinor": 506800,
+         *       "currency": "usd",
+         *       "reference": "ACH 20260301-000173",
+         *       "transferId": "6f1c2a9e-4b7d-4e21-9c3a-0000000000f1",
+         *       "createdAt": "2026-03-17T15:09:26.000Z",
+         *       "statement": {
+         *         "id": "stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *         "runId": "stmrun_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *         "issuerId": "iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *         "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *         "period": "2026-02",
+         *         "status": "paid",
+         *         "currency": "usd",
+         *         "lines": {
+         *           "cashbackFundedMinor": 412500,
+         *           "brandedFundedMinor": 96000,
+         *           "brandedSpentMinor": 51200,
+         *           "clawedBackMinor": 12300,
+         *           "breakageMinor": 4100,
+         *           "commissionMinor": 61800
+         *         },
+         *         "totalDueMinor": 506800,
+         *         "paidMinor": 506800,
+         *         "transferCount": 9214,
+         *         "createdAt": "2026-03-14T15:09:26.000Z",
+         *         "updatedAt": "2026-03-17T15:09:26.000Z"
+         *       }
+         *     }
+         */
+        StatementPayment: {
+            id: string;
+            statementId: string;
+            amountMinor: number;
+            /** @enum {string} */
+            currency: "usd";
+            reference: string;
+            /** @description The merchant_payment transfer: merchant_cash (debit) to merchant_receivable (credit). */
+            transferId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            statement: components["schemas"]["Statement"];
         };
     };
     responses: {
@@ -10367,6 +10831,71 @@ export interface operations {
             503: components["responses"]["UnavailableKeyed"];
         };
     };
+    listOffersAdmin: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                merchantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of offers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOfferPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     createOffer: {
         parameters: {
             query?: never;
@@ -10394,7 +10923,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The offer (status computed now; catalogueStatus as stored). */
+            /** @description The offer (status computed now; catalogueStatus as stored), with its commission and what its budget has given in the current period. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10443,6 +10972,43 @@ export interface operations {
             503: components["responses"]["UnavailableKeyed"];
         };
     };
+    getOfferAdmin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                merchantId: string;
+                /** @example ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                offerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The offer (status computed now; catalogueStatus as stored), with its commission and what its budget has given in the current period. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOffer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     updateOffer: {
         parameters: {
             query?: never;
@@ -10472,7 +11038,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The offer (status computed now; catalogueStatus as stored). */
+            /** @description The offer (status computed now; catalogueStatus as stored), with its commission and what its budget has given in the current period. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11014,6 +11580,411 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    listStatements: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                period?: string;
+                merchantId?: string;
+                issuerId?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of statements. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatementPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createStatementRun: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StatementRunInput"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the run is processing. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatementRun"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `idempotency_key_required`: the request has no Idempotency-Key header; `period_not_started`: the period is after the current month (UTC). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `statement_run_in_progress`: another run is processing (details.runId). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            500: components["responses"]["InternalErrorKeyed"];
+            /** @description Database or workflow engine unreachable (`Retry-After` is set). Also on this operation: `workflow_engine_unavailable`: the run could not be started: nothing was billed, ask again later. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 50300,
+                     *       "httpStatusCode": 503,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "unavailable",
+                     *       "reasonCode": "database_unavailable",
+                     *       "message": "The database is unreachable; retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getStatementRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example stmrun_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatementRun"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `statement_run_not_found`: no such run. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getStatement: {
+        parameters: {
+            query?: {
+                format?: "json" | "csv";
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                statementId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement (JSON), or its transfers (csv, streamed). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Statement"];
+                    "text/csv": components["schemas"]["StatementCsv"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `statement_not_found`: no such statement. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    payStatement: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key": string;
+            };
+            path: {
+                /** @example stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                statementId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StatementPaymentInput"];
+            };
+        };
+        responses: {
+            /** @description Posted. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatementPayment"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `idempotency_key_required`: the request has no Idempotency-Key header. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `statement_not_found`: no such statement. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `payment_exceeds_due`: more than is still due (details.outstandingMinor); `idempotency_key_reused`: the Idempotency-Key was used with another payment. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            500: components["responses"]["InternalErrorKeyed"];
+            503: components["responses"]["UnavailableKeyed"];
         };
     };
     qualified_authWebhook: {

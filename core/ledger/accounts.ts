@@ -10,6 +10,9 @@ export const ACCOUNT_KINDS = [
   'issuer_adjustments',
   'chg_cashback_owed',
   'issuer_payable',
+  'issuer_funding',
+  'commission',
+  'merchant_cash',
 ] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 export type NormalSide = 'debit' | 'credit';
@@ -25,10 +28,18 @@ export interface AccountRef {
 
 /** merchant_receivable is an asset (the merchant owes us); issuer_adjustments too (the issuer
  *  owes us what its customer service credited, and is owed what it debited); chg_cashback_owed
- *  too (a group owes back cashback a refund reversed after it was paid out). The group accounts
- *  are liabilities (we owe the group), issuer_payable too (we owe the issuer the cashback it paid
- *  out for the programme); breakage is income. */
-const DEBIT_NORMAL: readonly AccountKind[] = ['merchant_receivable', 'issuer_adjustments', 'chg_cashback_owed'];
+ *  too (a group owes back cashback a refund reversed after it was paid out); issuer_funding too
+ *  (the issuer owes its share of the rewards of funded offers); merchant_cash too (what merchants
+ *  paid on their statements). The group accounts are liabilities (we owe the group),
+ *  issuer_payable too (we owe the issuer the cashback it paid out for the programme); breakage
+ *  and commission are income. */
+const DEBIT_NORMAL: readonly AccountKind[] = [
+  'merchant_receivable',
+  'issuer_adjustments',
+  'chg_cashback_owed',
+  'issuer_funding',
+  'merchant_cash',
+];
 
 export function normalSideOf(kind: AccountKind): NormalSide {
   return DEBIT_NORMAL.includes(kind) ? 'debit' : 'credit';
@@ -55,6 +66,9 @@ export const accounts = {
   issuerAdjustments: (issuerId: string) => ref(issuerId, 'issuer_adjustments', null, null),
   chgCashbackOwed: (issuerId: string, chgId: string) => ref(issuerId, 'chg_cashback_owed', chgId, null),
   issuerPayable: (issuerId: string) => ref(issuerId, 'issuer_payable', null, null),
+  issuerFunding: (issuerId: string) => ref(issuerId, 'issuer_funding', null, null),
+  commission: (issuerId: string, merchantId: string) => ref(issuerId, 'commission', null, merchantId),
+  merchantCash: (issuerId: string) => ref(issuerId, 'merchant_cash', null, null),
 };
 
 /**
@@ -72,6 +86,11 @@ export interface PurchaseLockOrder {
   lockedIfPresent: AccountRef[];
   /** Locked by the write statement, after (in id order) every account of lockedFirst. */
   lockedAtWrite: AccountRef[];
+  /**
+   * Locked by the write statement too, and created only when a posting uses them (a funded
+   * offer's issuer share, a commission): most merchants and issuers never need them.
+   */
+  createdWhenUsed: AccountRef[];
 }
 
 /**
@@ -80,11 +99,13 @@ export interface PurchaseLockOrder {
  * The group's liability accounts are locked up front, because the posting checks their
  * balances; so is what the group owes, if it ever owed anything (new cashback repays it first),
  * which sorts right after its cashback account ("chg_cashback:" < "chg_cashback_owed"). The
- * merchant's receivable is shared by every group buying there: locking it up front would queue
- * all of a merchant's settlements behind each other for their whole transaction, so it is
- * locked by the write statement's balance update and held only until commit. That is still in
- * id order because its id sorts after the group's accounts ("merchant_receivable" > "chg_*"
- * after the same issuer prefix), which this checks; as an asset it has no balance to check.
+ * merchant's receivable is shared by every group buying there, the merchant's commission too,
+ * and the issuer's funding account by every group of the issuer: locking them up front would
+ * queue all those settlements behind each other for their whole transaction, so they are
+ * locked by the write statement (in id order, core/domain/ledger/batch.ts) and held only until
+ * commit. That is still in id order because their ids sort after the group's accounts
+ * ("commission", "issuer_funding", "merchant_receivable" > "chg_*" after the same issuer
+ * prefix), which this checks; as assets and income they have no balance to check.
  */
 export function purchaseLockOrder(issuerId: string, chgId: string, merchantId: string): PurchaseLockOrder {
   const all = [
@@ -95,10 +116,11 @@ export function purchaseLockOrder(issuerId: string, chgId: string, merchantId: s
   const lockedFirst = all.filter((r) => isLiability(r.kind)).sort((a, b) => (a.id < b.id ? -1 : 1));
   const lockedIfPresent = [accounts.chgCashbackOwed(issuerId, chgId)];
   const lockedAtWrite = all.filter((r) => !isLiability(r.kind));
+  const createdWhenUsed = [accounts.commission(issuerId, merchantId), accounts.issuerFunding(issuerId)];
   const last = [...lockedFirst, ...lockedIfPresent].map((r) => r.id).sort()[
     lockedFirst.length + lockedIfPresent.length - 1
   ];
-  for (const r of lockedAtWrite)
+  for (const r of [...lockedAtWrite, ...createdWhenUsed])
     if (!(r.id > last)) throw new Error(`ledger invariant violated: ${r.id} must sort after the group's accounts`);
-  return { lockedFirst, lockedIfPresent, lockedAtWrite };
+  return { lockedFirst, lockedIfPresent, lockedAtWrite, createdWhenUsed };
 }

@@ -18,6 +18,12 @@ export const TRANSFER_KINDS = [
   'clawback_cashback_owed',
   'repay_cashback_owed',
   'write_off_cashback_owed',
+  'issuer_share_cashback',
+  'issuer_share_branded',
+  'issuer_share_returned',
+  'commission_charged',
+  'commission_returned',
+  'merchant_payment',
 ] as const;
 export type TransferKind = (typeof TRANSFER_KINDS)[number];
 
@@ -63,6 +69,8 @@ export function planTransfer(kind: TransferKind, p: TransferParties): TransferPl
   const branded = () => accounts.chgBranded(p.issuerId, p.chgId, p.merchantId);
   const issuer = () => accounts.issuerAdjustments(p.issuerId);
   const owed = () => accounts.chgCashbackOwed(p.issuerId, p.chgId);
+  const funding = () => accounts.issuerFunding(p.issuerId);
+  const commission = () => accounts.commission(p.issuerId, p.merchantId);
   switch (kind) {
     // The merchant funds the reward: we are owed by it and owe the group.
     case 'earn_cashback':
@@ -104,10 +112,31 @@ export function planTransfer(kind: TransferKind, p: TransferParties): TransferPl
     // The issuer forgives what the group owes (an adjustment with reasonCode write_off).
     case 'write_off_cashback_owed':
       return { debit: issuer(), credit: owed() };
+    // A funded offer: the reward's own transfer debits the merchant's receivable in full, and this
+    // moves the issuer's share of it to the issuer (docs/decisions/0040-merchant-statements.md).
+    case 'issuer_share_cashback':
+    case 'issuer_share_branded':
+      return { debit: funding(), credit: receivable() };
+    // A refund's clawback credits the receivable in full; this gives the issuer its share back.
+    case 'issuer_share_returned':
+      return { debit: receivable(), credit: funding() };
+    // What the merchant owes the programme for a qualifying purchase, and its return on a refund.
+    case 'commission_charged':
+      return { debit: receivable(), credit: commission() };
+    case 'commission_returned':
+      return { debit: commission(), credit: receivable() };
+    // The merchant paid (part of) a statement: cash in, receivable down.
+    case 'merchant_payment':
+      return { debit: accounts.merchantCash(p.issuerId), credit: receivable() };
   }
 }
 
-const EVENT_TYPE: Record<TransferKind, RewardEventType> = {
+/**
+ * The reward event each reward transfer reports. The funding and commission transfers report none
+ * of their own: they belong to the reward event of the reward they accompany (its earn, or a
+ * refund's clawback); a merchant's payment belongs to no group's rewards.
+ */
+const EVENT_TYPE: Record<Exclude<TransferKind, AccompanyingKind | 'merchant_payment'>, RewardEventType> = {
   earn_cashback: 'cashback_earned',
   earn_branded: 'branded_earned',
   spend_branded: 'branded_spent',
@@ -124,8 +153,18 @@ const EVENT_TYPE: Record<TransferKind, RewardEventType> = {
   write_off_cashback_owed: 'cashback_adjusted',
 };
 
-export function rewardEventTypeFor(kind: TransferKind): RewardEventType {
-  return EVENT_TYPE[kind];
+/** Transfers that accompany a reward's own transfer and belong to its reward event. */
+export const ACCOMPANYING_KINDS = [
+  'issuer_share_cashback',
+  'issuer_share_branded',
+  'issuer_share_returned',
+  'commission_charged',
+  'commission_returned',
+] as const;
+export type AccompanyingKind = (typeof ACCOMPANYING_KINDS)[number];
+
+export function rewardEventTypeFor(kind: TransferKind): RewardEventType | null {
+  return (EVENT_TYPE as Partial<Record<TransferKind, RewardEventType>>)[kind] ?? null;
 }
 
 export interface PlannedEntry {

@@ -5,6 +5,7 @@
 import { offerStatusAt, type CatalogueStatus } from './offer-status';
 import { computeOfferReward, type OfferReward, type RewardTerms } from './reward';
 import { assertMinor } from '../money';
+import type { BudgetState } from './budget';
 
 export const EARN_REASONS = [
   'merchant_not_activated',
@@ -14,6 +15,7 @@ export const EARN_REASONS = [
   'below_min_spend',
   'mcc_excluded',
   'offer_cap_reached',
+  'offer_budget_exhausted',
 ] as const;
 export type EarnReason = (typeof EARN_REASONS)[number];
 export const REWARD_CURRENCY = 'usd';
@@ -26,6 +28,8 @@ export interface EarnOffer extends RewardTerms {
   minSpendMinor: number;
   /** null: every MCC qualifies. */
   mccs: string[] | null;
+  /** The offer's budget for the period of the instant evaluated; null or absent: no budget. */
+  budget?: BudgetState | null;
 }
 
 export interface EarnTransaction {
@@ -89,6 +93,7 @@ const REASON_OF: Record<string, EarnReason | undefined> = {
   min_spend: 'below_min_spend',
   mcc_allowed: 'mcc_excluded',
   cap_not_exhausted: 'offer_cap_reached',
+  budget_not_exhausted: 'offer_budget_exhausted',
 };
 
 export function evaluateEarn(input: EarnInput): EarnDecision {
@@ -197,11 +202,27 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
         ? 'no per-group cap'
         : `earned ${earnedSoFar} of the per-group cap ${offer.maxRewardPerChgMinor}`,
   });
+  if (offer.budget) conditions.push(budgetCondition(offer.budget));
   const eligible = conditions.every((c) => c.passed);
   const evaluation: OfferEvaluation = { offerId: offer.id, eligible, conditions };
   if (eligible && tx)
-    evaluation.reward = computeOfferReward(offer, tx.eligibleAmountMinor ?? tx.amountMinor, earnedSoFar);
+    evaluation.reward = computeOfferReward(
+      offer,
+      tx.eligibleAmountMinor ?? tx.amountMinor,
+      earnedSoFar,
+      offer.budget?.remainingMinor ?? null,
+    );
   return evaluation;
+}
+
+/** An offer whose budget for the period is spent no longer qualifies (a purchase at the edge gets what is left). */
+function budgetCondition(budget: BudgetState): Condition {
+  const period = budget.period === 'month' ? `the budget of ${budget.periodKey}` : 'the lifetime budget';
+  return {
+    name: 'budget_not_exhausted',
+    passed: budget.remainingMinor > 0,
+    detail: `${budget.usedMinor} of ${period} of ${budget.limitMinor} used, ${budget.remainingMinor} left`,
+  };
 }
 
 function mccCondition(offer: EarnOffer, mcc: string | undefined): Condition {

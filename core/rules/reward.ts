@@ -19,8 +19,8 @@ export interface OfferReward {
   totalMinor: number;
   /** What the rates alone would give, before any cap. */
   uncappedMinor: number;
-  /** The cap that bit, if one did. */
-  cappedBy: 'transaction' | 'chg' | null;
+  /** The cap that bit, if one did: the offer's per-transaction or per-group cap, or what is left of its budget. */
+  cappedBy: 'transaction' | 'chg' | 'budget' | null;
 }
 
 const BPS_DENOMINATOR = 10_000n;
@@ -32,10 +32,15 @@ function component(amountMinor: number, rateBps: number): number {
   return Number((BigInt(amountMinor) * BigInt(rateBps)) / BPS_DENOMINATOR);
 }
 
+/**
+ * `budgetRemainingMinor`: what is left of the offer's budget for the purchase's period (null: no
+ * budget). It caps the reward like the other caps: a purchase at the edge gets what is left.
+ */
 export function computeOfferReward(
   offer: RewardTerms,
   eligibleAmountMinor: number,
   earnedSoFarForChgMinor: number,
+  budgetRemainingMinor: number | null = null,
 ): OfferReward {
   assertMinor(eligibleAmountMinor, 'eligibleAmountMinor');
   assertMinor(earnedSoFarForChgMinor, 'earnedSoFarForChgMinor');
@@ -56,6 +61,13 @@ export function computeOfferReward(
     if (remaining < limit) {
       limit = remaining;
       cappedBy = 'chg';
+    }
+  }
+  if (budgetRemainingMinor !== null) {
+    assertMinor(budgetRemainingMinor, 'budgetRemainingMinor');
+    if (budgetRemainingMinor < limit) {
+      limit = budgetRemainingMinor;
+      cappedBy = 'budget';
     }
   }
   // When a cap bites, the branded component gives way first: cashback is the reward the

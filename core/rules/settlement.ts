@@ -31,7 +31,12 @@ export function decideSettlement(input: {
   // Offers come ordered by start then id, so on equal rewards the earliest wins.
   for (const offer of input.offers) {
     if (!input.earn?.eligibleOfferIds.includes(offer.id)) continue;
-    const reward = computeOfferReward(offer, eligibleAmountMinor, input.earnedSoFarByOffer[offer.id] ?? 0);
+    const reward = computeOfferReward(
+      offer,
+      eligibleAmountMinor,
+      input.earnedSoFarByOffer[offer.id] ?? 0,
+      offer.budget?.remainingMinor ?? null,
+    );
     if (!best || reward.totalMinor > best.reward.totalMinor) best = { offerId: offer.id, reward };
   }
   const decision: SettlementDecision = {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { startTestApp, assertError, type TestApp } from '../helpers/app';
-import { createMerchant, createOffer, daysFromNow, walkPages } from '../helpers/catalogue';
+import { startTestApp, assertError, newIssuer, type TestApp } from '../helpers/app';
+import { createGroup, createMerchant, createOffer, daysFromNow, walkPages } from '../helpers/catalogue';
 import { uniq } from '../helpers/groups';
 
 describe('operator catalogue API', () => {
@@ -164,6 +164,81 @@ describe('operator catalogue API', () => {
     assert.deepEqual(actions, ['offer.create', 'offer.update']);
   });
 
+  it('keeps an offer’s budget, funding and commission; operators read the budget’s use, issuers the public terms', async () => {
+    const merchant = await createMerchant(app);
+    const plain = await createOffer(app, merchant.id);
+    assert.deepEqual(
+      [plain.budgetMinor, plain.budgetPeriod, plain.funding, plain.commission, plain.budget],
+      [null, null, { issuerShareBps: 0 }, { rateBps: 0, flatMinor: 0 }, null],
+      'unlimited, merchant-funded and without commission by default',
+    );
+    const offer = await createOffer(app, merchant.id, {
+      budgetMinor: 50_000,
+      budgetPeriod: 'month',
+      funding: { issuerShareBps: 2500 },
+      commission: { rateBps: 150, flatMinor: 25 },
+    });
+    const month = new Date().toISOString().slice(0, 7);
+    assert.deepEqual(
+      [offer.budgetMinor, offer.budgetPeriod, offer.funding, offer.commission, offer.budget],
+      [50_000, 'month', { issuerShareBps: 2500 }, { rateBps: 150, flatMinor: 25 }, budgetUse(50_000, 0, month)],
+    );
+    const one = await app.operator('GET', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`);
+    assert.equal(one.status, 200, one.text);
+    assert.deepEqual(one.body, offer);
+    // Only the fields given change, inside commission too; a lifetime budget reports its life.
+    const patched = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, {
+      commission: { flatMinor: 0 },
+      budgetPeriod: null,
+    });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(
+      [patched.body.commission, patched.body.funding, patched.body.budget],
+      [{ rateBps: 150, flatMinor: 0 }, { issuerShareBps: 2500 }, budgetUse(50_000, 0, 'lifetime')],
+    );
+    const unlimited = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, {
+      budgetMinor: null,
+    });
+    assert.equal(unlimited.body.budget, null);
+    const all = await walkPages(operator, `/admin/v1/merchants/${merchant.id}/offers`, 1);
+    assert.deepEqual(
+      all.map((o) => o.id),
+      [plain.id, offer.id],
+    );
+    for (const bad of [
+      { budgetPeriod: 'week' },
+      { budgetMinor: -1 },
+      { funding: { issuerShareBps: 10_001 } },
+      { funding: { merchantShareBps: 100 } },
+      { commission: { rateBps: 1.5 } },
+      { commission: { flatMinor: -1 } },
+    ])
+      assertError(await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, bad), 400);
+
+    // An issuer reads the budget and its own share, not what the merchant pays the programme.
+    const issuer = await newIssuer(app);
+    const chgId = await createGroup(issuer);
+    const seen = await issuer.call('GET', `/api/v2/chg/${chgId}/offer/${plain.id}`);
+    assert.equal(seen.status, 200, seen.text);
+    assert.deepEqual(
+      [seen.body.budgetMinor, seen.body.budgetPeriod, seen.body.funding],
+      [null, null, { issuerShareBps: 0 }],
+    );
+    assert.equal(seen.body.commission, undefined);
+    assert.equal(seen.body.budget, undefined);
+    assertError(
+      await app.operator('GET', `/admin/v1/merchants/${merchant.id}/offers/${`ofr_${crypto.randomUUID()}`}`),
+      404,
+      'offer_not_found',
+    );
+    assertError(
+      await app.operator('GET', `/admin/v1/merchants/${(await createMerchant(app)).id}/offers/${offer.id}`),
+      404,
+      'offer_not_found',
+    );
+    assertError(await app.request('GET', `/admin/v1/merchants/${merchant.id}/offers`, { token: issuer.token }), 401);
+  });
+
   it('answers 404 for unknown merchants and offers, 400 for malformed ids, 401 for issuer tokens', async () => {
     const missing = `mp_${crypto.randomUUID()}`;
     assertError(await app.operator('GET', `/admin/v1/merchants/${missing}`), 404, 'merchant_not_found');
@@ -198,3 +273,7 @@ describe('operator catalogue API', () => {
     assertError(await app.request('GET', '/admin/v1/merchants', { token: 'rwd_sk_not_the_operator' }), 401);
   });
 });
+
+function budgetUse(limitMinor: number, usedMinor: number, period: string) {
+  return { limitMinor, usedMinor, remainingMinor: limitMinor - usedMinor, period };
+}

@@ -253,9 +253,12 @@ describe('issuer catalogue routes', () => {
       assert.equal(res.status, 200);
       assert.deepEqual(Object.keys(res.body).sort(), [
         'brandedRateBps',
+        'budgetMinor',
+        'budgetPeriod',
         'cashbackRateBps',
         'description',
         'endsAt',
+        'funding',
         'id',
         'maxRewardMinor',
         'maxRewardPerChgMinor',

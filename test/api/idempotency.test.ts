@@ -8,6 +8,7 @@ import { testDatabaseUrl } from '../helpers/env';
 import { groupBody } from '../helpers/groups';
 import { storedSecrets } from '../helpers/webhooks';
 import { withSharedPartsInlined } from '../helpers/openapi-refs';
+import { declaredRoutes } from '../helpers/routes';
 import { cardOf, settledEvent } from '../helpers/events';
 import { createToken } from '../../api/issuers/store';
 import { createDb, type Db } from '../../prisma/client';
@@ -466,6 +467,8 @@ describe('Idempotency-Key', () => {
   describe('GET /openapi.json', () => {
     it('documents Idempotency-Key on every POST, PUT, PATCH and DELETE, and the replay header on their answers', async () => {
       const doc = withSharedPartsInlined((await app.request('GET', '/openapi.json')).body);
+      const keyRequired = new Set(declaredRoutes().flatMap((r) => (r.idempotencyKeyRequired ? [r.operationId] : [])));
+      assert.ok(keyRequired.has('createAdjustment') && keyRequired.has('payStatement'), [...keyRequired].join(', '));
       let keyedOperations = 0;
       for (const [path, operations] of Object.entries<any>(doc.paths)) {
         for (const [method, op] of Object.entries<any>(operations)) {
@@ -475,8 +478,9 @@ describe('Idempotency-Key', () => {
             continue;
           }
           keyedOperations++;
-          // Posting an adjustment or a payout must never run twice: there the key is required.
-          const required = ['createAdjustment', 'createPayoutRun', 'payOutGroup'].includes(op.operationId);
+          // Postings that must never run twice (an adjustment, a payout, a statement run or payment)
+          // require the key: their routes say so.
+          const required = keyRequired.has(op.operationId);
           assert.deepEqual(
             parameter && { in: parameter.in, required: parameter.required, pattern: parameter.schema.pattern },
             { in: 'header', required, pattern: '^[!-~]{1,255}$' },

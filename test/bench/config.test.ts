@@ -48,3 +48,20 @@ describe('bench/config', () => {
     );
   });
 });
+
+describe('bench/config: budgets and statements', () => {
+  it('bills a month of a million transfers and races 2,000 purchases for half a budget by default', () => {
+    const config = loadBenchConfig({});
+    assert.deepEqual(
+      [config.statementTransfers, config.statementIssuers, config.statementMerchants],
+      [1_000_000, 10, 100],
+    );
+    assert.deepEqual([config.budgetBacklog, config.budgetRounds, config.budgetRacePurchases], [2000, 2, 2000]);
+    assert.throws(
+      () => loadBenchConfig({ BENCH_STATEMENT_TRANSFERS: '10', BENCH_BUDGET_ROUNDS: '0' }),
+      (err: Error) =>
+        /BENCH_STATEMENT_TRANSFERS must be an integer between 1000 and 10000000/.test(err.message) &&
+        /BENCH_BUDGET_ROUNDS must be an integer between 1 and 10/.test(err.message),
+    );
+  });
+});

@@ -87,9 +87,11 @@ describe('bench/record', () => {
     assert.deepEqual(parseBenchArgs(['--only', 'overload']), { record: false, only: 'overload' });
     assert.deepEqual(parseBenchArgs(['--only', 'issuer-fairness']), { record: false, only: 'issuer-fairness' });
     assert.deepEqual(parseBenchArgs(['--only', 'payouts']), { record: false, only: 'payouts' });
+    assert.deepEqual(parseBenchArgs(['--only', 'budgets']), { record: false, only: 'budgets' });
+    assert.deepEqual(parseBenchArgs(['--only', 'statements']), { record: false, only: 'statements' });
     assert.throws(
       () => parseBenchArgs(['--only', 'floor']),
-      /--only takes fairness, tracing, ingestion, reads, overload, issuer-fairness, payouts \(got floor\)/,
+      /--only takes fairness, tracing, ingestion, reads, overload, issuer-fairness, payouts, budgets, statements \(got floor\)/,
     );
     assert.throws(() => parseBenchArgs(['--only']), /got nothing/);
     assert.throws(() => parseBenchArgs(['--record', '--only', 'fairness']), /--record keeps whole runs only/);

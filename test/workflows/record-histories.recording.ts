@@ -32,6 +32,7 @@ import { testEngine } from '../helpers/engine';
 import { newId } from '../../core/ids';
 import { CLAIM_WORKFLOW_TYPE, claimWorkflowId, resolveClaimUpdate } from '../../workflows/claim-resolution';
 import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId } from '../../workflows/payout-run';
+import { STATEMENT_RUN_WORKFLOW_TYPE, statementRunWorkflowId } from '../../workflows/statement-run';
 
 const DIR = join(__dirname, 'histories');
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown', 'voided', 'previewed'];
@@ -204,6 +205,34 @@ describe('record workflow histories', function () {
       args: [{ issuerId: payer.id, payoutId, chunkSize: 2 }],
     });
     await save('payout-run', workflowId);
+  });
+
+  it('records a statement run over three merchants in chunks of two', async () => {
+    for (const amount of [1000, 2000, 3000]) {
+      const merchant = await createMerchant(stack.app, { brandedBalance: { enabled: false } });
+      await createOffer(stack.app, merchant.id, {
+        cashbackRateBps: 1000,
+        startsAt: daysFromNow(-3),
+        commission: { rateBps: 100, flatMinor: 0 },
+      });
+      const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+      await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+      const event = settledEvent(cardOf(group), { amount, merchantId: merchant.id });
+      await issuer.call('POST', '/api/v1/incoming-txn', event);
+      await stack.waitForStatus((await row('settled', event.id)).id, FINAL);
+    }
+    const runId = newId('stmrun');
+    const period = new Date().toISOString().slice(0, 7);
+    await stack.db.statementRun.create({
+      data: { id: runId, period, status: 'processing', idempotencyKey: runId, requestHash: runId, actor: 'recording' },
+    });
+    const workflowId = statementRunWorkflowId(period, runId);
+    await stack.client.workflow.start(STATEMENT_RUN_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: stack.taskQueue,
+      args: [{ runId, chunkSize: 2 }],
+    });
+    await save('statement-run', workflowId);
   });
 
   it('records a v1 run that previewed on the v1 code and settled after the upgrade', async () => {

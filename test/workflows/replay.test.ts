@@ -95,6 +95,7 @@ describe('workflow replay of recorded histories', function () {
       'expireGrants',
       'handoverSweeper',
       'payoutRun',
+      'statementRun',
       'transactionLifecycle',
       'webhookDelivery',
     ]);

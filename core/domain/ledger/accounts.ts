@@ -71,8 +71,10 @@ export async function lockAccounts(tx: SqlTx, ids: readonly string[]): Promise<M
  * A purchase's accounts for its settlement (purchaseLockOrder in core/ledger/accounts.ts):
  * creates those this process has not seen yet (in id order), then locks the group's
  * liability accounts, and what the group owes when it has such an account. The merchant's
- * receivable is returned unlocked with no balance read: the write statement adds to it, and a
- * missing row fails that statement's balance count.
+ * receivable is returned unlocked with no balance read: the write statement locks it and adds
+ * to it, and a missing row fails that statement's balance count. The accounts created only when
+ * used (commission, the issuer's funding) are returned the same way, not created here
+ * (ensureUsedAccounts does, once the posting is known).
  */
 export async function lockPurchaseAccounts(
   tx: SqlTx,
@@ -94,7 +96,25 @@ export async function lockPurchaseAccounts(
     for (const r of lost) known?.delete(r.id);
     throw new Error(`ledger accounts ${lost.map((r) => r.id).join(', ')} not found`);
   }
-  for (const r of order.lockedAtWrite)
+  for (const r of [...order.lockedAtWrite, ...order.createdWhenUsed])
     locked.set(r.id, { id: r.id, kind: r.kind, normalSide: r.normalSide, balanceMinor: Number.NaN });
   return locked;
+}
+
+/**
+ * Creates the accounts of `createdWhenUsed` that a posting is about to touch and this process has
+ * not seen yet (in id order; they sort after every account the transaction holds, so waiting here
+ * for another first use keeps the one lock order). Returns the ids that exist once it committed.
+ */
+export async function ensureUsedAccounts(
+  tx: SqlTx,
+  candidates: readonly AccountRef[],
+  used: ReadonlySet<string>,
+  at: Date,
+  known?: KnownAccounts,
+): Promise<string[]> {
+  const needed = candidates.filter((r) => used.has(r.id));
+  const missing = known ? needed.filter((r) => !known.has(r.id)) : needed;
+  if (missing.length > 0) await ensureAccounts(tx, missing, at);
+  return needed.map((r) => r.id);
 }

@@ -10,7 +10,15 @@
 //     (the caller's event lock makes that an invariant breach, not a retry);
 //   - grant values change only under their branded account's lock, so the draws computed
 //     from grants read after that lock are exact, and a CHECK keeps a grant from going below
-//     zero if they were not.
+//     zero if they were not;
+//   - accounts the caller did not lock before (the merchant's receivable and commission, the
+//     issuer's funding account: shared by many settlements, so held only from here to commit)
+//     are locked here in id order before any balance moves, and every entry is inserted after
+//     the balances, so each entry's id is taken while its account's row is locked: an account's
+//     entry ids grow in commit order, which statements rely on (docs/decisions/0040-merchant-statements.md);
+//   - an offer budget's use, when the batch has one, is recorded last, after every account's
+//     lock (core/domain/budgets.ts), and only if it still fits: else the statement's work is
+//     thrown away with BudgetRaceLost and the caller decides again.
 // Further CTEs of the caller (the event's outcome, its webhook) join the same statement.
 import { Prisma } from '../../../prisma/generated/client';
 import { ledgerPostings } from '../../metrics';
@@ -33,6 +41,7 @@ import { isCheckViolation } from './tx';
 import type { SqlTx } from '../../../prisma/sql-transaction';
 import { requireEventAmount, totalsUpsert } from './reward-events';
 import { uuidV7 } from '../../ids';
+import { BudgetRaceLost, budgetUseCte, type BudgetUse } from '../budgets';
 
 export interface BatchTransfer {
   id: string;
@@ -96,6 +105,8 @@ export interface PostingBatch {
   grants: BatchGrant[];
   draws: BatchDraw[];
   holds: BatchHold[];
+  /** The offer budget the batch's rewards draw on, if any. */
+  budgetUse?: BudgetUse;
 }
 
 export const emptyBatch = (issuerId: string, at: Date): PostingBatch => ({
@@ -108,6 +119,16 @@ export const emptyBatch = (issuerId: string, at: Date): PostingBatch => ({
   holds: [],
 });
 
+/** Every account the batch's transfers debit or credit. */
+export function accountsOf(batch: PostingBatch): Set<string> {
+  const ids = new Set<string>();
+  for (const t of batch.transfers) {
+    const parties = planTransfer(t.kind, { issuerId: batch.issuerId, chgId: t.chgId, merchantId: t.merchantId ?? '' });
+    ids.add(parties.debit.id).add(parties.credit.id);
+  }
+  return ids;
+}
+
 // Time-ordered, like every other key (core/ids.ts): a posting appends to the key's index.
 export const newTransferId = (): string => uuidV7();
 
@@ -118,7 +139,12 @@ export interface AlsoWrite {
   select?: Prisma.Sql[];
 }
 
-/** Writes the batch and the caller's own writes in one statement. */
+/**
+ * Writes the batch and the caller's own writes in one statement. `locked` holds every account
+ * the batch touches: those the caller locked (with their balances), and those it left to this
+ * statement (balance NaN, lockPurchaseAccounts' lockedAtWrite). Throws BudgetRaceLost, having
+ * written nothing that can commit, when the batch's budget use no longer fits.
+ */
 export async function writeBatch(
   tx: SqlTx,
   batch: PostingBatch,
@@ -126,14 +152,16 @@ export async function writeBatch(
   also: AlsoWrite = { ctes: [] },
 ): Promise<void> {
   const plan = planBatch(batch, locked);
-  const ctes = [...ledgerCtes(batch, plan), ...also.ctes];
+  const budget = batch.budgetUse ? [budgetUseCte(batch.budgetUse, batch.at, AFTER_ACCOUNT_LOCKS)] : [];
+  const ctes = [...ledgerCtes(batch, plan, locked), ...budget, ...also.ctes];
   const extra = also.select?.length ? Prisma.sql`, ${Prisma.join(also.select)}` : Prisma.empty;
-  let counts: Array<{ transfers: number; balances: number; drawn: number }>;
+  const budgetCount = budget.length > 0 ? Prisma.sql`(SELECT count(*)::int FROM budget_use)` : Prisma.sql`0`;
+  let counts: Array<{ transfers: number; balances: number; drawn: number; budget: number }>;
   try {
     counts = await tx.$queryRaw`
       WITH ${Prisma.join(ctes, ',\n')}
       SELECT (SELECT count(*)::int FROM transfers) AS transfers, (SELECT count(*)::int FROM balances) AS balances,
-             (SELECT count(*)::int FROM drawn) AS drawn ${extra}`;
+             (SELECT count(*)::int FROM drawn) AS drawn, ${budgetCount} AS budget ${extra}`;
   } catch (err) {
     if (isCheckViolation(err))
       throw new LedgerError(
@@ -143,6 +171,8 @@ export async function writeBatch(
     throw err;
   }
   const [written] = counts;
+  // The budget's row moved under the decision: the caller's transaction rolls back and decides again.
+  if (batch.budgetUse && written.budget !== 1) throw new BudgetRaceLost(batch.budgetUse);
   assert(
     written.transfers === batch.transfers.length,
     `wrote ${written.transfers} of ${batch.transfers.length} transfers`,
@@ -221,14 +251,23 @@ const text = (values: Array<string | null>) => Prisma.sql`${values}::text[]`;
 const bigints = (values: number[]) => Prisma.sql`${values.map(String)}::text[]::bigint[]`;
 const times = (values: Date[]) => Prisma.sql`${values.map((d) => d.toISOString())}::text[]::timestamptz[]`;
 
-/** The ledger's CTEs: transfers, entries, balances and drawn are always present (maybe empty). */
-function ledgerCtes(batch: PostingBatch, plan: BatchPlan): Prisma.Sql[] {
+/**
+ * A condition a caller's CTE puts in its WHERE to run after every account of the statement is
+ * locked and its balance moved: it reads the balances CTE to the end first.
+ */
+export const AFTER_ACCOUNT_LOCKS = Prisma.sql`(SELECT count(*) FROM balances) >= 0`;
+
+/** The ledger's CTEs: transfers, write_locks, balances, entries and drawn are always present (maybe empty). */
+function ledgerCtes(batch: PostingBatch, plan: BatchPlan, locked: ReadonlyMap<string, LockedAccount>): Prisma.Sql[] {
   const { issuerId, at } = batch;
   const t = batch.transfers;
   const e = batch.rewardEvents;
   const g = batch.grants;
   const d = batch.draws;
   const h = batch.holds;
+  // Accounts the caller left to this statement, in id order (PostgreSQL locks a SELECT's rows in
+  // its ORDER BY when FOR UPDATE sits on top of the sort): every poster takes them in that order.
+  const lockAtWrite = [...plan.deltas.keys()].filter((id) => Number.isNaN(locked.get(id)!.balanceMinor)).sort();
   return [
     Prisma.sql`transfers AS (
       INSERT INTO ledger_transfer (id, issuer_id, idempotency_key, kind, debit_account_id, credit_account_id, amount_minor, reward_event_id, transaction_id, created_at)
@@ -237,18 +276,23 @@ function ledgerCtes(batch: PostingBatch, plan: BatchPlan): Prisma.Sql[] {
                     ${text(t.map((r) => plan.debits.get(r.id)!))}, ${text(t.map((r) => plan.credits.get(r.id)!))}, ${bigints(t.map((r) => r.amountMinor))},
                     ${text(t.map((r) => r.rewardEventId))}, ${text(t.map((r) => r.transactionId))}) AS x(id, key, kind, debit, credit, amount, event, txn)
       RETURNING id)`,
-    // Joined to the inserted transfers: an entry can only exist with its transfer.
+    Prisma.sql`write_locks AS (
+      SELECT id FROM ledger_account WHERE id = ANY(${text(lockAtWrite)}) ORDER BY id FOR UPDATE)`,
+    Prisma.sql`balances AS (
+      UPDATE ledger_account a SET balance_minor = a.balance_minor + x.delta
+        FROM unnest(${text([...plan.deltas.keys()])}, ${bigints([...plan.deltas.values()])}) AS x(id, delta)
+       WHERE a.id = x.id AND (SELECT count(*) FROM write_locks) >= 0
+      RETURNING a.id)`,
+    // Joined to the inserted transfers (an entry can only exist with its transfer), and inserted
+    // once every balance has moved: its id (the sequence) is taken under its account's lock.
     Prisma.sql`entries AS (
       INSERT INTO ledger_entry (issuer_id, transfer_id, account_id, amount_minor, created_at)
       SELECT ${issuerId}, x.transfer, x.account, x.amount, ${at}
         FROM unnest(${text(plan.entries.map((r) => r.transferId))}, ${text(plan.entries.map((r) => r.accountId))}, ${bigints(plan.entries.map((r) => r.amountMinor))})
-             AS x(transfer, account, amount)
-        JOIN transfers ON transfers.id = x.transfer)`,
-    Prisma.sql`balances AS (
-      UPDATE ledger_account a SET balance_minor = a.balance_minor + x.delta
-        FROM unnest(${text([...plan.deltas.keys()])}, ${bigints([...plan.deltas.values()])}) AS x(id, delta)
-       WHERE a.id = x.id
-      RETURNING a.id)`,
+             WITH ORDINALITY AS x(transfer, account, amount, n)
+        JOIN transfers ON transfers.id = x.transfer
+       WHERE ${AFTER_ACCOUNT_LOCKS}
+       ORDER BY x.n)`,
     Prisma.sql`reward_events AS (
       INSERT INTO reward_event (id, issuer_id, chg_id, type, amount_minor, currency, merchant_id, transaction_id, reward_grant_id, offer_id, source_event_id, idempotency_key, description, occurred_at, created_at)
       SELECT x.id, ${issuerId}, x.chg, x.type, x.amount, 'usd', x.merchant, x.txn, x.grant_id, x.offer, x.source, x.key, x.description, ${at}, ${at}

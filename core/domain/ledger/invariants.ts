@@ -90,6 +90,28 @@ const CHECKS: Check[] = [
         FULL JOIN events e USING (issuer_id, chg_id, merchant_id, offer_id, type)
        WHERE t.amount_minor IS DISTINCT FROM e.amount_minor OR t.event_count IS DISTINCT FROM e.event_count`,
   },
+  {
+    // Budgets are the offer's across every issuer: this one is checked whole whatever issuer is
+    // asked about (docs/decisions/0039-offer-budgets.md). Each purchase's match trace names the
+    // budget period it drew on; what its purchases kept (earned less clawed back) is what the
+    // period has used.
+    name: 'offer budget used equals what its purchases kept',
+    query: () => Prisma.sql`
+      WITH uses AS (
+        SELECT e.id, e.match_trace->'budgetUse'->>'offerId' AS offer_id, e.match_trace->'budgetUse'->>'periodKey' AS period
+          FROM ingested_event e
+         WHERE e.kind = 'settled' AND jsonb_typeof(e.match_trace->'budgetUse') = 'object'),
+      kept AS (
+        SELECT u.offer_id, u.period, sum(CASE WHEN r.type IN ('cashback_earned', 'branded_earned') THEN r.amount_minor
+                                             WHEN r.type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -r.amount_minor
+                                             ELSE 0 END) AS net
+          FROM uses u JOIN reward_event r ON r.transaction_id = u.id AND r.issuer_id = (SELECT issuer_id FROM ingested_event WHERE id = u.id)
+         GROUP BY 1, 2)
+      SELECT coalesce(b.offer_id, k.offer_id) || ' ' || coalesce(nullif(coalesce(b.period, k.period), ''), 'lifetime') AS subject,
+             'used ' || coalesce(b.used_minor::text, 'no row') || ', kept ' || coalesce(k.net::text, 'nothing') AS detail
+        FROM offer_budget b FULL JOIN kept k ON k.offer_id = b.offer_id AND k.period = b.period
+       WHERE coalesce(b.used_minor, 0) <> coalesce(k.net, 0)`,
+  },
 ];
 
 export interface InvariantViolation {

@@ -12,6 +12,11 @@
 // group holds, some replays of an earlier key) are posted through postAdjustment at that clock;
 // write-offs forgive part, all or more than what the group owes. Payouts are a single group's
 // (payGroupNow) or a run limited to the group (its activities, a chunk of one group at a time).
+// A second merchant's offer is funded: a monthly budget (shared by every group, so sequences run
+// it out and cross into new months), an issuer share and a commission. Statements of the issuer are
+// billed for the step's month and paid in part; after every step no budget is overspent, and the
+// statements issued plus the one each merchant would get now, less what was paid, equal the
+// merchants' receivables, every transfer counted once.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
@@ -33,13 +38,24 @@ import { createPayoutActivities } from '../../../activities/payouts';
 import { newId } from '../../../core/ids';
 import { ADJUSTMENT_REASON_CODES, type AdjustmentReasonCode, type BalanceType } from '../../../core/rules/adjustments';
 import type { LifecycleDeps } from '../../../activities/lifecycle/deps';
+import { sqlTransaction } from '../../../prisma/sql-transaction';
+import { billChunk, previewChunk, type BilledStatement } from '../../../core/domain/statements';
+import { payStatement } from '../../../api/statements/store';
+import { periodOf } from '../../../core/rules/statements';
 
 const DAY_MS = 86_400_000;
+/** The funded offer's monthly budget: a few purchases' worth, so sequences run it out. */
+const FUNDED_BUDGET = 4_000;
 
 type RefundCurrency = 'same' | 'jpy' | 'stored_jpy';
 
 type Step =
-  | { kind: 'purchase'; amount: number; currency: 'usd' | 'eur' }
+  // `funded`: at the merchant whose offer has a budget, an issuer share and a commission.
+  | { kind: 'purchase'; amount: number; currency: 'usd' | 'eur'; funded?: boolean }
+  // Bills the issuer's merchants for the step's month.
+  | { kind: 'bill' }
+  // Pays `percent` of what one of the issuer's statements still has due.
+  | { kind: 'pay'; statement: number; percent: number }
   | { kind: 'refund'; purchase: number; percent: number; currency: RefundCurrency }
   | { kind: 'jump'; days: number }
   | { kind: 'expire' }
@@ -65,6 +81,17 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       kind: fc.constant('purchase' as const),
       amount: fc.integer({ min: 1, max: 20_000 }),
       currency: fc.constantFrom('usd', 'usd', 'usd', 'usd', 'eur'),
+      // One purchase in four at the funded merchant: enough to run its budget out now and then.
+      funded: fc.constantFrom(false, false, false, true),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'bill' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('pay' as const),
+      statement: fc.nat({ max: 20 }),
+      percent: fc.oneof(fc.integer({ min: 1, max: 99 }), fc.constant(100)),
     }),
   },
   {
@@ -113,6 +140,8 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
   let app: TestApp;
   let issuer: TestIssuer;
   let merchantId: string;
+  let fundedMerchantId: string;
+  let fundedOfferId: string;
   let clockMs = Date.now();
   before(async () => {
     // The API's clock is the sequence's: events are dated at it and ingestion checks them against it.
@@ -131,6 +160,22 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
       startsAt: daysFromNow(-10),
       returnPeriodDays: 5,
     });
+    // The funded merchant: a monthly budget every group draws on, an issuer share, a commission.
+    const funded = await createMerchant(app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 1, expiryDays: 20 },
+    });
+    fundedMerchantId = funded.id;
+    fundedOfferId = (
+      await createOffer(app, fundedMerchantId, {
+        cashbackRateBps: 500,
+        brandedRateBps: 200,
+        startsAt: daysFromNow(-10),
+        budgetMinor: FUNDED_BUDGET,
+        budgetPeriod: 'month',
+        funding: { issuerShareBps: 3000 },
+        commission: { rateBps: 150, flatMinor: 20 },
+      })
+    ).id;
   });
   after(() => app.close());
 
@@ -139,23 +184,43 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
     await fc.assert(
       // size 'max': lengths spread up to maxLength (the default size keeps arrays to about 10 steps).
       fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 16, size: 'max' }), async (steps) => {
-        const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-        assert.equal(
-          (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchantId}/activation`, {})).status,
-          201,
-        );
-        const card = cardOf(group);
-        let atMs = Date.now();
+        // The sequence's clock starts now, before its group is activated: an activation dated at the
+        // clock a previous sequence's jumps left would come after every purchase of this one.
+        let atMs = Date.now() - 1000;
         clockMs = atMs;
-        const purchases: { externalId: string; amount: number; currency: string; refunded: number }[] = [];
+        const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+        for (const m of [merchantId, fundedMerchantId])
+          assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${m}/activation`, {})).status, 201);
+        const card = cardOf(group);
+        atMs += 1000;
+        clockMs = atMs;
+        const purchases: {
+          externalId: string;
+          amount: number;
+          currency: string;
+          refunded: number;
+          merchantId: string;
+        }[] = [];
         const adjustments: Posted[] = [];
         for (const [index, step] of steps.entries()) {
           if (step.kind === 'purchase') {
             const dated = { createdAt: new Date(atMs).toISOString(), settledAt: new Date(atMs).toISOString() };
-            const event = settledEvent(card, { amount: step.amount, currency: step.currency, merchantId, ...dated });
+            const at = step.funded === true ? fundedMerchantId : merchantId;
+            const event = settledEvent(card, {
+              amount: step.amount,
+              currency: step.currency,
+              merchantId: at,
+              ...dated,
+            });
             const eventId = await ingest(event);
             await settleTransaction(deps, { eventId, atMs });
-            purchases.push({ externalId: event.id, amount: step.amount, currency: step.currency, refunded: 0 });
+            purchases.push({
+              externalId: event.id,
+              amount: step.amount,
+              currency: step.currency,
+              refunded: 0,
+              merchantId: at,
+            });
           } else if (step.kind === 'refund' && purchases.length > 0) {
             const purchase = purchases[step.purchase % purchases.length];
             const amount = Math.max(1, Math.floor((purchase.amount * step.percent) / 100));
@@ -166,7 +231,7 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
               amount,
               currency: step.currency === 'jpy' ? 'jpy' : purchase.currency,
               relatedTransactionId: purchase.externalId,
-              merchantId,
+              merchantId: purchase.merchantId,
             });
             if (step.currency === 'jpy') await refuseMismatch(refund);
             else if (await refundStored(refund, step.currency === 'stored_jpy', atMs)) purchase.refunded += amount;
@@ -181,6 +246,10 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
             await payOut(step, group.id, `${group.id}:${index}`, atMs);
           } else if (step.kind === 'writeoff') {
             await writeOff(step, group.id, `${group.id}:${index}`, atMs);
+          } else if (step.kind === 'bill') {
+            await bill(atMs);
+          } else if (step.kind === 'pay') {
+            await payStatementShare(step, `${group.id}:${index}`, atMs);
           } else if (step.kind === 'jump') {
             atMs += step.days * DAY_MS;
             clockMs = atMs;
@@ -195,8 +264,11 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
               if (!result.more) break;
             }
           }
+          if ((step.kind === 'purchase' || step.kind === 'refund') && billed.months.has(periodOf(new Date(atMs))))
+            billed.stragglers++;
           await checkLedgerAgrees(group.id, atMs);
           await checkKeptByTheRules(group.id, purchases, atMs);
+          await checkBudgetsAndStatements();
         }
       }),
       {
@@ -229,6 +301,29 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
                 replay: null,
               },
               { kind: 'refund', purchase: 0, percent: 69, currency: 'same' },
+            ],
+          ],
+          // A funded purchase billed, refunded in part in the same month after its statement (the
+          // clawback waits for the next one), billed again a month later, and paid; then the budget
+          // runs out at the edge and a new month gives it back.
+          [
+            [
+              { kind: 'purchase', amount: 20_000, currency: 'usd', funded: true },
+              { kind: 'bill' },
+              { kind: 'refund', purchase: 0, percent: 40, currency: 'same' },
+              { kind: 'bill' },
+              { kind: 'pay', statement: 0, percent: 50 },
+              { kind: 'jump', days: 10 },
+              { kind: 'jump', days: 10 },
+              { kind: 'jump', days: 10 },
+              { kind: 'bill' },
+              { kind: 'pay', statement: 0, percent: 100 },
+              { kind: 'purchase', amount: 20_000, currency: 'usd', funded: true },
+              { kind: 'purchase', amount: 20_000, currency: 'usd', funded: true },
+              { kind: 'purchase', amount: 20_000, currency: 'usd', funded: true },
+              { kind: 'purchase', amount: 20_000, currency: 'usd', funded: true },
+              { kind: 'refund', purchase: 1, percent: 100, currency: 'same' },
+              { kind: 'jump', days: 10 },
             ],
           ],
           // The double dip: cashback paid out after its window, then the purchase refunded; the group
@@ -277,9 +372,114 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
       where: { issuerId: issuer.id, kind: 'clawback_cashback_owed' },
     });
     assert.ok(owedClawbacks > 0, 'no sequence refunded cashback that was paid out');
+    const kinds = async (kind: string) => app.db.ledgerTransfer.count({ where: { issuerId: issuer.id, kind } });
+    for (const kind of ['issuer_share_cashback', 'issuer_share_branded', 'issuer_share_returned'])
+      assert.ok((await kinds(kind)) > 0, `no sequence posted ${kind}`);
+    for (const kind of ['commission_charged', 'commission_returned', 'merchant_payment'])
+      assert.ok((await kinds(kind)) > 0, `no sequence posted ${kind}`);
+    const budgets = await app.db.offerBudget.findMany({ where: { offerId: fundedOfferId } });
+    assert.ok(budgets.length > 1, 'no sequence crossed into a new month of the budget');
+    assert.ok(billed.budgetSpent > 0, 'no sequence spent a month of the budget to the minor unit');
+    const exhausted = await app.db.ingestedEvent.count({
+      where: {
+        issuerId: issuer.id,
+        matchTrace: { path: ['earn', 'reasons'], array_contains: ['offer_budget_exhausted'] },
+      },
+    });
+    assert.ok(exhausted > 0, 'no purchase was refused for a spent budget');
+    assert.ok(billed.statements > 0, 'no sequence issued a statement');
+    assert.ok(billed.stragglers > 0, 'no sequence posted in a month after billing it (the next statement takes it)');
+    assert.ok(billed.paidInFull > 0, 'no statement was paid in full');
   });
 
   const mismatches = { refused: 0, stored: 0 };
+  const billed = { statements: 0, stragglers: 0, paidInFull: 0, budgetSpent: 0, months: new Set<string>() };
+
+  /** Bills the issuer's merchants for the month of the step: what a statement run does for them. */
+  async function bill(atMs: number): Promise<void> {
+    const period = periodOf(new Date(atMs));
+    billed.months.add(period);
+    const runId = newId('stmrun');
+    await app.db.statementRun.create({
+      data: { id: runId, period, status: 'processing', idempotencyKey: runId, requestHash: runId, actor: 'property' },
+    });
+    for (let after: string | null = ''; after !== null;) {
+      const chunk = await sqlTransaction(app.db, (tx) =>
+        billChunk(tx, { runId, period, afterAccountId: after!, limit: 1, at: new Date(atMs), issuerId: issuer.id }),
+      );
+      billed.statements += chunk.statements.length;
+      after = chunk.nextAfterAccountId;
+    }
+    await app.db.statementRun.update({
+      where: { id: runId },
+      data: { status: 'completed', completedAt: new Date(atMs) },
+    });
+  }
+
+  /** Pays a share of what one of the issuer's statements still has due; nothing when none has any. */
+  async function payStatementShare(step: Extract<Step, { kind: 'pay' }>, key: string, atMs: number): Promise<void> {
+    const due = (await app.db.statement.findMany({ where: { issuerId: issuer.id }, orderBy: { id: 'asc' } })).filter(
+      (s) => s.totalDueMinor > s.paidMinor,
+    );
+    if (due.length === 0) return;
+    const statement = due[step.statement % due.length];
+    const outstanding = fromDbMinor(statement.totalDueMinor) - fromDbMinor(statement.paidMinor);
+    const amountMinor = Math.max(1, Math.floor((outstanding * step.percent) / 100));
+    const { statement: after } = await payStatement(
+      app.db,
+      { actor: 'property', idempotencyKey: key, at: new Date(atMs) },
+      statement.id,
+      { amountMinor, reference: key },
+    );
+    assert.equal(after.status, amountMinor === outstanding ? 'paid' : 'issued');
+    if (after.status === 'paid') billed.paidInFull++;
+  }
+
+  /**
+   * No month of the funded offer's budget gave more than its limit, and the merchants' receivables
+   * are exactly their statements: those issued, plus what each would get if billed now (for a
+   * period after every posting), less what was paid; each transfer on the receivables (payments
+   * aside) counted on exactly one of them.
+   */
+  async function checkBudgetsAndStatements(): Promise<void> {
+    for (const b of await app.db.offerBudget.findMany({ where: { offerId: fundedOfferId } })) {
+      assert.ok(fromDbMinor(b.usedMinor) <= FUNDED_BUDGET, `the budget of ${b.period} gave ${b.usedMinor}`);
+      if (fromDbMinor(b.usedMinor) === FUNDED_BUDGET) billed.budgetSpent++;
+    }
+    const issued = await app.db.statement.findMany({ where: { issuerId: issuer.id } });
+    const pending: BilledStatement[] = [];
+    await sqlTransaction(app.db, async (tx) => {
+      for (let after: string | null = ''; after !== null;) {
+        const chunk = await previewChunk(tx, {
+          runId: 'preview',
+          period: '9999-12',
+          afterAccountId: after,
+          at: new Date(),
+          issuerId: issuer.id,
+        });
+        pending.push(...chunk.statements);
+        after = chunk.nextAfterAccountId;
+      }
+    });
+    const receivables = await app.db.ledgerAccount.findMany({
+      where: { issuerId: issuer.id, kind: 'merchant_receivable' },
+    });
+    const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    assert.equal(
+      sum(issued.map((s) => fromDbMinor(s.totalDueMinor) - fromDbMinor(s.paidMinor))) +
+        sum(pending.map((s) => s.totalDueMinor)),
+      sum(receivables.map((a) => fromDbMinor(a.balanceMinor))),
+      'statements, billed and to bill, less payments, are the receivables',
+    );
+    const entries = await app.db.$queryRaw<Array<{ n: bigint }>>`
+      SELECT count(*) AS n FROM ledger_entry e JOIN ledger_transfer t ON t.id = e.transfer_id
+       WHERE e.account_id = ANY(${receivables.map((a) => a.id)}::text[]) AND t.kind <> 'merchant_payment'`;
+    assert.equal(
+      sum(issued.map((s) => s.transferCount)) + sum(pending.map((s) => s.transferCount)),
+      Number(entries[0].n),
+      'every transfer on exactly one statement',
+    );
+  }
   const paidOut = { groups: 0, writtenOff: 0 };
   const adjusted = { refusedCashback: 0, refusedBranded: 0, drainedToZero: 0, notYetDrawn: 0, replayed: 0 };
 
@@ -317,9 +517,8 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
   ): Promise<Posted | null> {
     const cashback = step.balanceType === 'cashback';
     const before = await footprint(chgId, atMs);
-    const debitable = cashback
-      ? before.summary.cashback.balanceMinor
-      : before.summary.brandedBalance.availableMinor + before.summary.brandedBalance.notYetAvailableMinor;
+    // Branded: the unexpired grants at the adjusted merchant (the group may hold some at the funded one too).
+    const debitable = cashback ? before.summary.cashback.balanceMinor : await brandedAt(chgId, merchantId, atMs);
     const magnitude =
       step.direction === 'credit' ? step.amount : Math.max(1, Math.floor((debitable * step.percent) / 100));
     const request: AdjustmentRequest = {
@@ -349,6 +548,15 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
     if (step.direction === 'debit' && magnitude === debitable) adjusted.drainedToZero++;
     if (!cashback && step.direction === 'debit') await checkSoonestExpiringFirst(chgId, adjustment, atMs);
     return { key, request, adjustment };
+  }
+
+  /** What a group's unexpired grants at one merchant hold, spendable yet or not. */
+  async function brandedAt(chgId: string, merchant: string, atMs: number): Promise<number> {
+    const grants = await app.db.rewardGrant.aggregate({
+      where: { issuerId: issuer.id, chgId, merchantId: merchant, expiresAt: { gt: new Date(atMs) } },
+      _sum: { remainingMinor: true },
+    });
+    return fromDbMinor(grants._sum.remainingMinor ?? 0n);
   }
 
   /** The same key and request again, later: the first adjustment back, nothing posted. */

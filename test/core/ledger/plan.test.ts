@@ -22,13 +22,22 @@ describe('core/ledger account plan', () => {
     assert.equal(accounts.chgCashback('iss_1', 'chg_1').id, 'iss_1:chg_cashback:chg_1');
     assert.equal(accounts.chgBranded('iss_1', 'chg_1', 'mp_1').id, 'iss_1:chg_branded:chg_1:mp_1');
     assert.equal(accounts.breakage('iss_1', 'mp_1').id, 'iss_1:breakage:mp_1');
+    assert.equal(accounts.issuerFunding('iss_1').id, 'iss_1:issuer_funding');
+    assert.equal(accounts.commission('iss_1', 'mp_1').id, 'iss_1:commission:mp_1');
+    assert.equal(accounts.merchantCash('iss_1').id, 'iss_1:merchant_cash');
     assert.throws(() => accounts.chgCashback('iss_1', 'a:b'));
   });
 
   it('gives each account kind its normal side and marks the liabilities', () => {
-    for (const k of ['merchant_receivable', 'issuer_adjustments', 'chg_cashback_owed'] as const)
+    for (const k of [
+      'merchant_receivable',
+      'issuer_adjustments',
+      'chg_cashback_owed',
+      'issuer_funding',
+      'merchant_cash',
+    ] as const)
       assert.equal(normalSideOf(k), 'debit', k);
-    for (const k of ['chg_cashback', 'chg_branded', 'breakage', 'issuer_payable'] as const)
+    for (const k of ['chg_cashback', 'chg_branded', 'breakage', 'issuer_payable', 'commission'] as const)
       assert.equal(normalSideOf(k), 'credit', k);
     assert.deepEqual(ACCOUNT_KINDS.filter(isLiability), ['chg_cashback', 'chg_branded']);
     assert.equal(balanceDelta('debit', 5), 5);
@@ -59,6 +68,14 @@ describe('core/ledger account plan', () => {
       clawback_cashback_owed: ['chg_cashback_owed', 'merchant_receivable'],
       repay_cashback_owed: ['chg_cashback', 'chg_cashback_owed'],
       write_off_cashback_owed: ['issuer_adjustments', 'chg_cashback_owed'],
+      // Funded offers: the issuer's share moves from the merchant to the issuer, and back on a
+      // refund; commission is the programme's income, returned on a refund; a payment settles.
+      issuer_share_cashback: ['issuer_funding', 'merchant_receivable'],
+      issuer_share_branded: ['issuer_funding', 'merchant_receivable'],
+      issuer_share_returned: ['merchant_receivable', 'issuer_funding'],
+      commission_charged: ['merchant_receivable', 'commission'],
+      commission_returned: ['commission', 'merchant_receivable'],
+      merchant_payment: ['merchant_cash', 'merchant_receivable'],
     });
     for (const k of TRANSFER_KINDS) {
       const plan = planTransfer(k, p);
@@ -82,6 +99,13 @@ describe('core/ledger account plan', () => {
       'cashback_clawed_back',
       'cashback_owed_repaid',
       'cashback_adjusted',
+      // Funding and commission belong to the event of the reward they accompany; a payment to none.
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
     ]);
   });
 
@@ -101,7 +125,7 @@ describe('core/ledger account plan', () => {
 });
 
 describe('core/ledger purchase lock order', () => {
-  it('locks the group liabilities first, in id order, then what it owes, and the receivable after them', () => {
+  it('locks the group liabilities first, in id order, then what it owes, and the shared accounts after them', () => {
     const order = purchaseLockOrder('iss_1', 'chg_1', 'mp_1');
     assert.deepEqual(
       order.lockedFirst.map((a) => a.kind),
@@ -115,7 +139,13 @@ describe('core/ledger purchase lock order', () => {
       order.lockedAtWrite.map((a) => a.kind),
       ['merchant_receivable'],
     );
-    const ids = [...order.lockedFirst, ...order.lockedIfPresent, ...order.lockedAtWrite].map((a) => a.id);
+    assert.deepEqual(
+      order.createdWhenUsed.map((a) => a.kind),
+      ['commission', 'issuer_funding'],
+    );
+    const ids = [...order.lockedFirst, ...order.lockedIfPresent, ...order.createdWhenUsed, ...order.lockedAtWrite].map(
+      (a) => a.id,
+    );
     assert.deepEqual(ids, [...ids].sort(), 'every account in the order every poster locks in');
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { budgetState } from '../../../core/rules/budget';
 import {
   AUTOMATIC_REJECTIONS,
   decideClaim,
@@ -159,6 +160,7 @@ describe('decideClaim', () => {
         'offer_cap_reached',
         { offers: [offer('ofr_a', { maxRewardPerChgMinor: 1000 })], earnedSoFarByOffer: { ofr_a: 1000 } },
       ],
+      ['offer_budget_exhausted', { offers: [offer('ofr_a', { budget: budgetState(5000, 5000, 'month', days(0)) })] }],
     ];
     for (const [reason, over] of cases) {
       it(`rejects ${reason} at the matched merchant`, () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { evaluateEarn, type EarnInput, type EarnOffer } from '../../../core/rules/eligibility';
+import { budgetState } from '../../../core/rules/budget';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const days = (n: number) => new Date(now.getTime() + n * 86_400_000);
@@ -85,6 +86,32 @@ describe('evaluateEarn', () => {
       input({ offers: [offer('ofr_a', { maxRewardPerChgMinor: 500 })], earnedSoFarByOffer: { ofr_a: 500 } }),
     );
     assert.deepEqual(capped.reasons, ['offer_cap_reached']);
+  });
+
+  it('caps the reward by what is left of the budget, then reports offer_budget_exhausted', () => {
+    const budgeted = (used: number) =>
+      offer('ofr_a', { cashbackRateBps: 1000, budget: budgetState(1000, used, 'month', now) });
+    const edge = evaluateEarn(input({ offers: [budgeted(950)], transaction: tx(10_000) }));
+    assert.deepEqual(
+      [edge.eligible, edge.estimatedRewardMinor],
+      [true, 50],
+      'the purchase at the edge gets what is left',
+    );
+    assert.equal(edge.offers[0].reward!.cappedBy, 'budget');
+    const spent = evaluateEarn(input({ offers: [budgeted(1000)], transaction: tx(10_000) }));
+    assert.deepEqual([spent.eligible, spent.reasons], [false, ['offer_budget_exhausted']]);
+    const condition = spent.offers[0].conditions.find((c) => c.name === 'budget_not_exhausted')!;
+    assert.deepEqual(
+      [condition.passed, condition.detail],
+      [false, '1000 of the budget of 2026-03 of 1000 used, 0 left'],
+    );
+    // Without a transaction too: the offer is spent whatever the amount.
+    assert.deepEqual(evaluateEarn(input({ offers: [budgeted(1200)] })).reasons, ['offer_budget_exhausted']);
+    // Another offer of the merchant with budget left wins instead.
+    const other = evaluateEarn(
+      input({ offers: [budgeted(1000), offer('ofr_b', { cashbackRateBps: 100 })], transaction: tx(10_000) }),
+    );
+    assert.deepEqual([other.winningOfferId, other.estimatedRewardMinor], ['ofr_b', 100]);
   });
 
   it('lists every failing reason together, in API.md order', () => {

@@ -43,6 +43,20 @@ describe('computeOfferReward', () => {
     );
   });
 
+  it('caps by what is left of the budget, cutting branded balance first', () => {
+    const r = computeOfferReward(terms({ cashbackRateBps: 500, brandedRateBps: 500 }), 10_000, 0, 700);
+    assert.deepEqual([r.cashbackMinor, r.brandedMinor, r.totalMinor, r.cappedBy], [500, 200, 700, 'budget']);
+    const none = computeOfferReward(terms({ cashbackRateBps: 500 }), 10_000, 0, 0);
+    assert.deepEqual([none.totalMinor, none.cappedBy], [0, 'budget']);
+    // A budget that does not bind is not the cap; the tighter of the caps is.
+    assert.equal(computeOfferReward(terms({ cashbackRateBps: 500 }), 10_000, 0, 5_000).cappedBy, null);
+    assert.equal(
+      computeOfferReward(terms({ cashbackRateBps: 500, maxRewardMinor: 100 }), 10_000, 0, 300).cappedBy,
+      'transaction',
+    );
+    assert.throws(() => computeOfferReward(terms({ cashbackRateBps: 500 }), 10_000, 0, -1), RangeError);
+  });
+
   it('uses the tighter of the two caps', () => {
     const r = computeOfferReward(
       terms({ cashbackRateBps: 1000, maxRewardMinor: 200, maxRewardPerChgMinor: 1000 }),

@@ -8,6 +8,7 @@ import { createDb, type Db } from '../../../../prisma/client';
 import { testDatabaseUrl } from '../../../helpers/env';
 import { at, chgId, key, ledgerIssuer, merchantId, plusDays } from '../../../helpers/ledger';
 import { earnBranded, ledgerInvariants, postTransfer, spendBranded, type Tx } from '../../../../core/domain/ledger';
+import { newId } from '../../../../core/ids';
 
 const ROLLBACK = new Error('rollback');
 
@@ -124,5 +125,25 @@ describe('ledger invariants fire on a broken ledger', () => {
       await tx.$executeRaw`UPDATE reward_grant SET amount_minor = amount_minor + 1 WHERE id = ${grantId}`;
     });
     assert.deepEqual(found, ['grant remaining is within 0..amount and equals amount minus its draws']);
+  });
+
+  it('an offer budget that disagrees with what its purchases kept', async () => {
+    const found = await violationsAfter(async (tx) => {
+      const merchant = await tx.merchant.create({ data: { id: merchantId(), name: 'budgeted', category: 'dining' } });
+      const offer = await tx.offer.create({
+        data: {
+          id: newId('ofr'),
+          merchantId: merchant.id,
+          title: 'budgeted',
+          cashbackRateBps: 100,
+          brandedRateBps: 0,
+          startsAt: at(),
+          budgetMinor: 1000n,
+        },
+      });
+      // Used without any purchase having drawn on it.
+      await tx.offerBudget.create({ data: { offerId: offer.id, period: '', usedMinor: 5n } });
+    });
+    assert.deepEqual(found, ['offer budget used equals what its purchases kept']);
   });
 });

@@ -24,7 +24,7 @@ describe('core/domain/ledger recordRewardEvent', () => {
         const { event, created } = await recordRewardEvent(tx, {
           ...p,
           idempotencyKey: k,
-          type: rewardEventTypeFor('earn_cashback'),
+          type: rewardEventTypeFor('earn_cashback')!,
           amountMinor: 125,
           transactionId: 'txn_a',
           description: '5% back at the merchant',

@@ -42,16 +42,11 @@ describe('core/domain/ledger postTransfer', () => {
         async (tx) => {
           const post = (kind: TransferKind, amountMinor: number) =>
             postTransfer(tx, { ...base, kind, amountMinor, idempotencyKey: key(kind), transactionId: 'txn_x' });
-          // Fund the liabilities (and what the group owes) first so every kind can be posted.
+          // Fund the liabilities first so every kind can be posted (and what the group owes, which
+          // a repayment and a write-off take from).
           await post('earn_cashback', 1000);
           await post('earn_branded', 1000);
-          await postTransfer(tx, {
-            ...base,
-            kind: 'clawback_cashback_owed',
-            amountMinor: 1000,
-            idempotencyKey: key('owed-funding'),
-            transactionId: 'txn_x',
-          });
+          await post('clawback_cashback_owed', 200);
           for (const kind of TRANSFER_KINDS) {
             const { transfer, created } = await post(kind, 100);
             assert.ok(created);
@@ -74,18 +69,22 @@ describe('core/domain/ledger postTransfer', () => {
           const tb = await trialBalance(tx, { issuerId });
           assert.equal(tb.totalMinor, 0);
           const byKind = Object.fromEntries(tb.accounts.map((a) => [a.kind, a.balanceMinor]));
-          // cashback: +1000 +100 -100, then an adjustment credit and debit of 100 each, -100 paid out, -100
-          // repaying what is owed; branded: +1000 +100 -100 (spend) -100 (expire) -100 (clawback), adjusted
-          // +100 -100; owed: +1000 +100 (a clawback after payout) -100 (repaid) -100 (written off); the issuer
-          // funds and takes back adjustments alike, and funds the write-off.
+          // cashback: +1000 +100 -100 (clawback), adjusted +100 -100, paid out -100, repaid -100; branded:
+          // +1000 +100 -100 (spend) -100 (expire) -100 (clawback), adjusted +100 -100; owed: +200 +100,
+          // repaid -100, written off -100; the issuer funds and takes back alike, and funds a write-off;
+          // receivable: +2000 -200, then +100 +100 -100 -100 -100 -100 (earns, spend, clawbacks), -100 -100
+          // +100 (the issuer's shares and their return), +100 -100 (commission and its return), -100 (a payment).
           assert.deepEqual(byKind, {
             chg_cashback: 800,
             chg_branded: 800,
+            chg_cashback_owed: 100,
             breakage: 100,
-            merchant_receivable: 800,
+            merchant_receivable: 1400,
             issuer_adjustments: 100,
-            chg_cashback_owed: 900,
             issuer_payable: 100,
+            issuer_funding: 100,
+            commission: 0,
+            merchant_cash: 100,
           });
           // The invariant check notices exactly the missing grants and draws, nothing else.
           const violations = await ledgerInvariants(tx, { issuerId });
