@@ -25,7 +25,7 @@ const group = { chgId: exampleId('chg'), merchantId: exampleId('mp') };
 // What happens to that purchase's reward afterwards: its 75 cents of branded balance become
 // spendable three days later, come within 30 days of expiry, expire; a $10 refund takes back
 // part of it; another authorization lapses; a claim for a missed purchase is approved.
-const REWARD_EVENT_EXAMPLES = {
+const FACT_WEBHOOK_EXAMPLES = {
   reward_available: envelope('reward_available', 3, EXAMPLE_LATER, {
     ...group,
     rewardGrantId: exampleId('rg'),
@@ -111,7 +111,7 @@ const REWARD_EVENT_EXAMPLES = {
 };
 
 const EXAMPLES: Record<WebhookType, object> = {
-  ...REWARD_EVENT_EXAMPLES,
+  ...FACT_WEBHOOK_EXAMPLES,
   qualified_auth: {
     webhookId: exampleId('evt', 2),
     type: 'qualified_auth',

@@ -18,8 +18,8 @@ import { BALANCE_TYPES, type BalanceType } from '../../core/rules/adjustments';
 import { postAdjustment } from '../../core/domain/adjustments';
 import { recordAudit } from '../../core/domain/audit';
 import { inTransaction, type Tx } from '../../core/domain/ledger';
-import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
-import { factKey } from '../../core/webhooks/reward-events';
+import { recordFactWebhooks } from '../../core/domain/webhook-records';
+import { factKey } from '../../core/webhooks/fact-webhooks';
 import { fromDbMinor } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { CLAIM_DECISION_EXPIRED, CLAIM_DECISION_REFUSED, CLAIM_NOT_FOUND } from '../../core/failure-types';
@@ -252,7 +252,7 @@ async function reject(
 
 /** claim_resolved, once per claim (its fact key), in the transaction that resolved it. */
 async function announce(tx: Tx, claim: Claim, at: Date): Promise<void> {
-  await recordRewardEventWebhooks(tx, [
+  await recordFactWebhooks(tx, [
     {
       issuerId: claim.issuerId,
       type: 'claim_resolved',

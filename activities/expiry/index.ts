@@ -20,8 +20,8 @@ import {
 import { ensureAndLockAccounts } from '../../core/domain/ledger/accounts';
 import { accounts } from '../../core/ledger';
 import { issuerClockAt } from '../issuer-clock';
-import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
-import { factKey } from '../../core/webhooks/reward-events';
+import { recordFactWebhooks } from '../../core/domain/webhook-records';
+import { factKey } from '../../core/webhooks/fact-webhooks';
 
 /** The most grants one activity call looks at: keeps each call well inside its timeout. */
 export const MAX_EXPIRY_BATCH = 1000;
@@ -116,7 +116,7 @@ export async function expireOne(tx: Tx, grant: Grant, at: Date): Promise<number>
   });
   if (!draw.created) return 0;
   // In the expiry's own transaction: the event exists exactly when the breakage was posted.
-  await recordRewardEventWebhooks(tx, [
+  await recordFactWebhooks(tx, [
     {
       issuerId: grant.issuerId,
       type: 'reward_expired',

@@ -11,8 +11,8 @@ import { storedOutcome } from './stored-outcome';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
 import type { QualifiedAuthData } from '../../core/webhooks/payloads';
-import { factKey } from '../../core/webhooks/reward-events';
-import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
+import { factKey } from '../../core/webhooks/fact-webhooks';
+import { recordFactWebhooks } from '../../core/domain/webhook-records';
 import { issuerClockAt } from '../issuer-clock';
 import type { IngestedEvent } from '../../prisma/generated/client';
 
@@ -145,7 +145,7 @@ async function closePreview(deps: LifecycleDeps, input: StepInput, status: 'void
  */
 async function recordLapse(tx: SqlTx, event: IngestedEvent, workflowAt: Date): Promise<void> {
   const preview = (event.matchTrace as { preview?: { earnedAmountMinor?: number } } | null)?.preview;
-  await recordRewardEventWebhooks(tx, [
+  await recordFactWebhooks(tx, [
     {
       issuerId: event.issuerId,
       type: 'authorization_lapsed',

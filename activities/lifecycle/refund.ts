@@ -22,9 +22,9 @@ import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
 import { lockEvent } from './context';
 import { issuerClockAt } from '../issuer-clock';
 import { storedOutcome } from './stored-outcome';
-import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
+import { recordFactWebhooks } from '../../core/domain/webhook-records';
 import { returnBudget } from '../../core/domain/budgets';
-import { factKey } from '../../core/webhooks/reward-events';
+import { factKey } from '../../core/webhooks/fact-webhooks';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
 
@@ -258,7 +258,7 @@ async function releaseHold(tx: Tx, purchaseId: string, clawedMinor: number, at: 
 /** The reward_clawed_back event, in the refund's transaction, when it took anything back. */
 async function recordClawbackWebhook(tx: Tx, { refund, purchase, at }: RefundCase, clawed: Clawed): Promise<void> {
   if (clawed.rewardEventIds.length === 0) return;
-  await recordRewardEventWebhooks(tx, [
+  await recordFactWebhooks(tx, [
     {
       issuerId: refund.issuerId,
       type: 'reward_clawed_back',

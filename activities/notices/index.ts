@@ -15,8 +15,8 @@ import type { Logger } from '../../core/logger';
 import { sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
 import { fromDbMinor } from '../../core/money';
 import { planNotices, type NoticePlan } from '../../core/rules/reward-notices';
-import { factKey } from '../../core/webhooks/reward-events';
-import { recordRewardEventWebhooks, type RewardEventWebhook } from '../../core/domain/webhook-records';
+import { factKey } from '../../core/webhooks/fact-webhooks';
+import { recordFactWebhooks, type FactWebhook } from '../../core/domain/webhook-records';
 
 /** The most grants one batch looks at: keeps each transaction short. */
 export const MAX_NOTICE_BATCH = 1000;
@@ -65,7 +65,7 @@ export async function sendDueRewardNotices(deps: NoticeDeps, input: NoticeBatchI
   return sqlTransaction(deps.db, async (tx) => {
     const grants = await lockDueGrants(tx, input);
     const planned = grants.map((g) => ({ grant: g, plan: planNotices(toNoticeState(g), g.leadDays, g.now) }));
-    const recorded = await recordRewardEventWebhooks(
+    const recorded = await recordFactWebhooks(
       tx,
       planned.flatMap(({ grant, plan }) => noticeWebhooks(grant, plan)),
     );
@@ -108,10 +108,10 @@ function toNoticeState(g: DueGrant) {
   };
 }
 
-function noticeWebhooks(g: DueGrant, plan: NoticePlan): RewardEventWebhook[] {
+function noticeWebhooks(g: DueGrant, plan: NoticePlan): FactWebhook[] {
   const remainingMinor = fromDbMinor(g.remainingMinor);
   const base = { issuerId: g.issuerId, sourceId: g.id, at: g.now };
-  return plan.notices.map((notice): RewardEventWebhook => {
+  return plan.notices.map((notice): FactWebhook => {
     if (notice.type === 'reward_available')
       return {
         ...base,

@@ -7,8 +7,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../prisma/client';
 import { sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
 import { nextChunk, payGroups, PAYOUT_CHUNK_SIZE } from '../../core/domain/payouts';
-import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
-import { factKey } from '../../core/webhooks/reward-events';
+import { recordFactWebhooks } from '../../core/domain/webhook-records';
+import { factKey } from '../../core/webhooks/fact-webhooks';
 import { fromDbMinor } from '../../core/ledger';
 import { PAYOUT_NOT_PROCESSING } from '../../core/failure-types';
 import { issuerClockAt } from '../issuer-clock';
@@ -112,7 +112,7 @@ export function createPayoutActivities(deps: PayoutActivityDeps) {
         const at = await issuerClockAt(tx, run.issuerId, clock.now());
         await tx.$executeRaw`
           UPDATE payout SET status = 'completed', completed_at = ${at}, updated_at = ${at} WHERE id = ${input.payoutId}`;
-        await recordRewardEventWebhooks(tx, [
+        await recordFactWebhooks(tx, [
           {
             issuerId: run.issuerId,
             type: 'payout_completed',

@@ -6,9 +6,9 @@ import type { Db } from '../../prisma/client';
 import { sqlTransaction } from '../../prisma/sql-transaction';
 import type { Logger } from '../../core/logger';
 import { newId } from '../../core/ids';
-import { factKey } from '../../core/webhooks/reward-events';
+import { factKey } from '../../core/webhooks/fact-webhooks';
 import { webhookEndpointsDisabled } from '../../core/metrics';
-import { recordRewardEventWebhooks } from '../../core/domain/webhook-records';
+import { recordFactWebhooks } from '../../core/domain/webhook-records';
 
 export interface DisabledEndpoint {
   id: string;
@@ -25,7 +25,7 @@ export async function announceDisabled(deps: { db: Db; logger: Logger }, endpoin
   const at = new Date(endpoint.disabledAt);
   const failingSince = new Date(endpoint.failingSince);
   const written = await sqlTransaction(deps.db, async (tx) => {
-    const ids = await recordRewardEventWebhooks(tx, [
+    const ids = await recordFactWebhooks(tx, [
       {
         issuerId: endpoint.issuerId,
         type: 'endpoint_disabled',

@@ -15,13 +15,13 @@ import {
   type AdjustmentReasonCode,
   type BalanceType,
 } from '../rules/adjustments';
-import { factKey } from '../webhooks/reward-events';
+import { factKey } from '../webhooks/fact-webhooks';
 import type { Adjustment as AdjustmentRow } from '../../prisma/generated/client';
 import { recordAudit } from './audit';
 import { createGrant, debitBranded, postTransfer, recordRewardEvent, type Tx } from './ledger';
 import { ensureAndLockAccounts } from './ledger/accounts';
 import { lockIdempotencyKey } from './ledger/tx';
-import { recordRewardEventWebhooks } from './webhook-records';
+import { recordFactWebhooks } from './webhook-records';
 
 const DAY_MS = 86_400_000;
 
@@ -169,7 +169,7 @@ export async function postAdjustment(
     },
     input.recordedAt,
   );
-  await recordRewardEventWebhooks(tx, [
+  await recordFactWebhooks(tx, [
     {
       issuerId: input.issuerId,
       type: 'reward_adjusted',

@@ -14,10 +14,10 @@ import { errors } from '../errors';
 import { newId } from '../ids';
 import { accounts, fromDbMinor } from '../ledger';
 import { payoutDue, splitCashback } from '../rules/cashback';
-import { factKey } from '../webhooks/reward-events';
+import { factKey } from '../webhooks/fact-webhooks';
 import { ensureAndLockAccounts, type LockedAccount } from './ledger/accounts';
 import { emptyBatch, newTransferId, writeBatch } from './ledger/batch';
-import { recordRewardEventWebhooks } from './webhook-records';
+import { recordFactWebhooks } from './webhook-records';
 
 export const PAYOUT_CHUNK_SIZE = DEFAULT_PAYOUT_CHUNK_GROUPS;
 
@@ -89,7 +89,7 @@ export async function payGroups(tx: SqlTx, input: PayGroupsInput): Promise<PaidG
     paid.push({ chgId: g.account.chgId, amountMinor: g.amountMinor, rewardEventId, transferId });
   }
   await writeBatch(tx, batch, locked, { ctes: lineCtes(input, paid) });
-  await recordRewardEventWebhooks(
+  await recordFactWebhooks(
     tx,
     paid.map((p) => ({
       issuerId: input.issuerId,

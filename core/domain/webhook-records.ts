@@ -9,7 +9,7 @@ import { deliveriesOf, OUTBOX_CHANNEL } from './webhook-deliveries';
 import { currentTraceparent } from '../tracing';
 
 import type { WebhookData, WebhookType } from '../webhooks/payloads';
-import type { RewardEventData, RewardEventType } from '../webhooks/reward-events';
+import type { FactWebhookData, FactWebhookType } from '../webhooks/fact-webhooks';
 import type { SqlTx } from '../../prisma/sql-transaction';
 
 export type { WebhookType };
@@ -62,14 +62,14 @@ export function webhookWrite(
   };
 }
 
-export interface RewardEventWebhook {
+export interface FactWebhook {
   issuerId: string;
-  type: RewardEventType;
-  /** The fact's idempotency key (factKey in core/webhooks/reward-events.ts). */
+  type: FactWebhookType;
+  /** The fact's idempotency key (factKey in core/webhooks/fact-webhooks.ts). */
   factKey: string;
   /** What the fact is about (a grant, a refund, an authorization), for the record's lookups. */
   sourceId: string;
-  data: RewardEventData;
+  data: FactWebhookData;
   at: Date;
 }
 
@@ -81,7 +81,7 @@ export interface RewardEventWebhook {
  * idempotency key: a second scan or a retried step finds the first). Returns the ids of the
  * records this call wrote; the NOTIFY, delivered at commit, wakes a relay only when there are some.
  */
-export async function recordRewardEventWebhooks(tx: SqlTx, events: readonly RewardEventWebhook[]): Promise<string[]> {
+export async function recordFactWebhooks(tx: SqlTx, events: readonly FactWebhook[]): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newId('evt'));
   const rows = await tx.$queryRaw<Array<{ id: string }>>`

@@ -6,18 +6,18 @@
 import { idPattern } from '../ids';
 
 import {
-  REWARD_EVENT_DATA_SCHEMAS,
-  REWARD_EVENT_DESCRIPTIONS,
-  REWARD_EVENT_TYPES,
-  type RewardEventData,
-} from './reward-events';
+  FACT_WEBHOOK_DATA_SCHEMAS,
+  FACT_WEBHOOK_DESCRIPTIONS,
+  FACT_WEBHOOK_TYPES,
+  type FactWebhookData,
+} from './fact-webhooks';
 
 /** The two purchase moments of SPEC.md: an authorization's preview, a settlement's posting. */
 export const PURCHASE_WEBHOOK_TYPES = ['qualified_auth', 'qualified_settlement'] as const;
 export type PurchaseWebhookType = (typeof PURCHASE_WEBHOOK_TYPES)[number];
 
 /** Every type the service sends, in the order the reference lists them. */
-export const WEBHOOK_TYPES = [...PURCHASE_WEBHOOK_TYPES, ...REWARD_EVENT_TYPES] as const;
+export const WEBHOOK_TYPES = [...PURCHASE_WEBHOOK_TYPES, ...FACT_WEBHOOK_TYPES] as const;
 export type WebhookType = (typeof WEBHOOK_TYPES)[number];
 
 /** What both types say about the purchase and its reward. */
@@ -47,7 +47,7 @@ export interface QualifiedSettlementData extends RewardData {
   transactionId: string;
 }
 
-export type WebhookData = QualifiedAuthData | QualifiedSettlementData | RewardEventData;
+export type WebhookData = QualifiedAuthData | QualifiedSettlementData | FactWebhookData;
 
 const minor = (description: string) => ({ type: 'integer', minimum: 0, description });
 const ids = (prefix: 'brevt' | 'rg', description: string) => ({
@@ -110,10 +110,10 @@ const purchaseDataSchemas: Record<PurchaseWebhookType, object> = {
   },
 };
 
-const dataSchemas: Record<WebhookType, object> = { ...purchaseDataSchemas, ...REWARD_EVENT_DATA_SCHEMAS };
+const dataSchemas: Record<WebhookType, object> = { ...purchaseDataSchemas, ...FACT_WEBHOOK_DATA_SCHEMAS };
 
 const DESCRIPTIONS: Record<WebhookType, string> = {
-  ...REWARD_EVENT_DESCRIPTIONS,
+  ...FACT_WEBHOOK_DESCRIPTIONS,
   qualified_auth:
     'An authorization qualified for a reward: the preview of what its settlement would earn and spend. Nothing is posted yet.',
   qualified_settlement:

@@ -12,7 +12,7 @@ import { groupBody } from '../helpers/groups';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { adjustmentSchema } from '../../api/adjustments/schemas';
 import { summarySchema } from '../../api/balances/schemas';
-import { REWARD_EVENT_DATA_SCHEMAS } from '../../core/webhooks/reward-events';
+import { FACT_WEBHOOK_DATA_SCHEMAS } from '../../core/webhooks/fact-webhooks';
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -98,7 +98,7 @@ describe('adjustments (customer service) over HTTP', () => {
     const hook = await app.db.webhook.findUniqueOrThrow({
       where: { idempotencyKey: `reward_adjusted:${res.body.id}` },
     });
-    valid(REWARD_EVENT_DATA_SCHEMAS.reward_adjusted, hook.data);
+    valid(FACT_WEBHOOK_DATA_SCHEMAS.reward_adjusted, hook.data);
     assert.equal((hook.data as any).amountMinor, 700);
     const audit = await app.db.operatorAuditLog.findFirst({
       where: { action: 'adjustment.post', targetId: res.body.id },

@@ -16,7 +16,7 @@ import { cardOf, authEvent, settledEvent, type CardRef } from '../helpers/events
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { insertEndpoint, startReceiver, storedSecrets, waitFor, type Receiver } from '../helpers/webhooks';
-import { REWARD_EVENT_DATA_SCHEMAS } from '../../core/webhooks/reward-events';
+import { FACT_WEBHOOK_DATA_SCHEMAS } from '../../core/webhooks/fact-webhooks';
 import Ajv from 'ajv';
 import { runAdminCommand } from '../helpers/admin-cli';
 import { claimCommands } from '../../scripts/admin/claim-commands';
@@ -133,7 +133,7 @@ describe('claims (end to end, production issuer)', function () {
       return got.length > 0 ? got : undefined;
     });
     assert.equal(events.length, 1);
-    assert.ok(ajv.validate(REWARD_EVENT_DATA_SCHEMAS.claim_resolved, events[0].data), JSON.stringify(ajv.errors));
+    assert.ok(ajv.validate(FACT_WEBHOOK_DATA_SCHEMAS.claim_resolved, events[0].data), JSON.stringify(ajv.errors));
     assert.deepEqual([events[0].data.outcome, events[0].data.reasonCode], ['rejected', reasonCode]);
     const handle = stack.client.workflow.getHandle(claim.workflowId);
     assert.equal((await handle.result()).status, 'rejected');

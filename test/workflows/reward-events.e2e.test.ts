@@ -11,7 +11,7 @@ import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { configureEndpoint, startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
 import { webhookAttempts } from '../../core/metrics';
-import { REWARD_EVENT_TYPES } from '../../core/webhooks/reward-events';
+import { FACT_WEBHOOK_TYPES } from '../../core/webhooks/fact-webhooks';
 
 interface Delivered {
   webhookId: string;
@@ -183,7 +183,7 @@ describe('cardholder reward events (sandbox, end to end)', function () {
     const counted = new Set((await webhookAttempts.get()).values.map((v) => v.labels.type));
     // Endpoints, adjustments and claims are not a purchase's rewards: their own tests count them.
     const elsewhere: readonly string[] = ['endpoint_disabled', 'reward_adjusted', 'claim_resolved'];
-    for (const type of REWARD_EVENT_TYPES.filter((t) => !elsewhere.includes(t)))
+    for (const type of FACT_WEBHOOK_TYPES.filter((t) => !elsewhere.includes(t)))
       assert.ok(counted.has(type), `rewards_webhook_attempts_total{type="${type}"}`);
   });
 });

@@ -1,7 +1,9 @@
-// Cardholder reward events: what happens to a group's rewards after the purchase, as webhook
-// types (API.md, "Cardholder reward events"). Each is one fact with its own idempotency key
-// (factKey below), so no crash, retry, replay or clock move sends a fact twice. The `data`
-// of each type is published in /openapi.json `webhooks` from the schemas here.
+// Fact webhooks: every webhook type beyond the purchase's two (payloads.ts), each announcing one
+// fact: what happens to a group's rewards after the purchase (API.md, "Cardholder reward events"),
+// to the issuer's endpoints, claims and payouts. Each fact has its own idempotency key (factKey
+// below), so no crash, retry, replay or clock move sends a fact twice. The `data` of each type is
+// published in /openapi.json `webhooks` from the schemas here. (Not the ledger's reward events,
+// `brevt_`, whose types are REWARD_EVENT_TYPES in core/ledger.)
 import { idPattern } from '../ids';
 import { ADJUSTMENT_REASON_CODES } from '../rules/adjustments';
 
@@ -10,7 +12,7 @@ import { ADJUSTMENT_REASON_CODES } from '../rules/adjustments';
  * `endpoint_disabled` is about the issuer's integration rather than a cardholder's reward, and
  * goes the same way.
  */
-export const REWARD_EVENT_TYPES = [
+export const FACT_WEBHOOK_TYPES = [
   'reward_available',
   'reward_expiring',
   'reward_expired',
@@ -22,7 +24,7 @@ export const REWARD_EVENT_TYPES = [
   'cashback_paid_out',
   'payout_completed',
 ] as const;
-export type RewardEventType = (typeof REWARD_EVENT_TYPES)[number];
+export type FactWebhookType = (typeof FACT_WEBHOOK_TYPES)[number];
 
 /** Branded balance became spendable: the grant's availableAt passed with value left. */
 export interface RewardAvailableData {
@@ -141,7 +143,7 @@ export interface PayoutCompletedData {
   totalMinor: number;
 }
 
-export type RewardEventData =
+export type FactWebhookData =
   | RewardAvailableData
   | RewardExpiringData
   | RewardExpiredData
@@ -186,7 +188,7 @@ function object(properties: Record<string, object>): object {
   return { type: 'object', additionalProperties: false, required: Object.keys(properties), properties };
 }
 
-export const REWARD_EVENT_DATA_SCHEMAS: Record<RewardEventType, object> = {
+export const FACT_WEBHOOK_DATA_SCHEMAS: Record<FactWebhookType, object> = {
   reward_available: object({
     chgId: id('chg'),
     merchantId: id('mp'),
@@ -297,7 +299,7 @@ export const REWARD_EVENT_DATA_SCHEMAS: Record<RewardEventType, object> = {
   }),
 };
 
-export const REWARD_EVENT_DESCRIPTIONS: Record<RewardEventType, string> = {
+export const FACT_WEBHOOK_DESCRIPTIONS: Record<FactWebhookType, string> = {
   reward_available:
     "Branded balance became spendable at its merchant: the grant's availability delay passed with value left.",
   reward_expiring:
