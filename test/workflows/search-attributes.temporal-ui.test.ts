@@ -1,6 +1,7 @@
-// An operator finds a transaction's workflow in the Temporal Web UI by our search
-// attribute. Headless Chromium (Debian's `chromium` package, installed by `npm test`'s
-// bootstrap) driven by playwright-core; the screenshot is written to test-output/temporal-ui.png.
+// An operator finds a transaction's workflow in the Temporal Web UI by our search attribute
+// (workflows/search-attributes.ts, registered by worker/register-search-attributes.ts). Headless
+// Chromium (Debian's `chromium` package, installed by `npm test`'s bootstrap) driven by
+// playwright-core; the screenshot is written to test-output/temporal-ui.png.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
