@@ -5,7 +5,7 @@ import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent, storedEvent, type CardRef } from '../helpers/events';
-import { activatedMerchant, merchantWithOffer, purchaseScenario } from '../helpers/scenario';
+import { activate, activatedMerchant, merchantWithOffer, purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 
 describe('TransactionLifecycle end to end', function () {
@@ -164,10 +164,7 @@ describe('TransactionLifecycle end to end', function () {
   it("claws a refund back in its purchase's group only: another group's card is refused, a moved cardholder's refund is booked where the purchase was", async () => {
     const body = groupBody();
     const home = (await issuer.call('POST', '/api/v2/chg', body)).body;
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${home.id}/merchant/${cashbackMerchant.id}/activation`, {})).status,
-      201,
-    );
+    await activate(issuer, home.id, cashbackMerchant.id);
     const moving = cardOf(home);
     const purchase = settledEvent(moving, { amount: 10_000, merchantId: cashbackMerchant.id });
     await issuer.call('POST', '/api/v1/incoming-txn', purchase);
