@@ -31,8 +31,8 @@ const OPENAPI_TYPESCRIPT_CLI = path.join(OPENAPI_TYPESCRIPT_DIR, 'node_modules',
 const LINT_DIR = path.join(TOOLS, 'lint');
 const LINT_PACKAGES = ['eslint@10.15.0', 'typescript-eslint@8.73.0', 'typescript@5.9.3'];
 const ESLINT_CLI = path.join(LINT_DIR, 'node_modules', 'eslint', 'bin', 'eslint.js');
-// promtool, for the unit tests of the alert rules (test/operations/alert-rules.test.ts), in
-// .tools/promtool. First from Debian's `prometheus` package (seconds): the package is downloaded
+// promtool, for the unit tests of the alert rules (test/scripts/monitoring/alert-rules.test.ts),
+// in .tools/promtool. First from Debian's `prometheus` package (seconds): the package is downloaded
 // and only its promtool unpacked, not installed, since installing it would also install and, on a
 // host run by systemd, start a Prometheus server. Else built from the Prometheus module by
 // `go install` with the machine's Go (about 9 minutes on 2 cores). Pinned: Prometheus v3.16.0,
@@ -148,7 +148,7 @@ function ensureChromium() {
   }
 }
 
-/** The generator of clients/typescript/schema.ts (`npm run openapi`, test/api/openapi-client.e2e.test.ts). */
+/** The generator of clients/typescript/schema.ts (`npm run openapi`, test/clients/typescript.e2e.test.ts). */
 function ensureOpenApiTypescript() {
   ensureIsolatedTool(OPENAPI_TYPESCRIPT_DIR, OPENAPI_TYPESCRIPT_PACKAGES, OPENAPI_TYPESCRIPT_CLI);
 }

@@ -3,7 +3,7 @@
 // 1. openapi.json at the root: what a server with the default configuration serves at /openapi.json;
 // 2. clients/typescript/schema.ts: openapi-typescript's types of that file (installed apart
 //    by scripts/bootstrap.js into .tools/openapi-typescript: it needs TypeScript 5's JS API).
-// test/api/openapi-published.test.ts and test/api/openapi-client.e2e.test.ts fail when either is stale.
+// test/api/openapi-published.test.ts and test/clients/typescript.e2e.test.ts fail when either is stale.
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { defaultOpenApi, OPENAPI_FILE, serializeOpenApi } from '../api/openapi-published';

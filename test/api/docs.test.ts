@@ -1,6 +1,6 @@
 // The API reference page: served by the API with its own copy of Swagger UI (no CDN), and
 // rendered by a real browser. Headless Chromium (Debian's `chromium` package, installed by
-// `npm test`'s bootstrap) driven by playwright-core, as in test/operations/temporal-ui.test.ts;
+// `npm test`'s bootstrap) driven by playwright-core, as in test/workflows/search-attributes.temporal-ui.test.ts;
 // the screenshot is written to test-output/docs.png.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';

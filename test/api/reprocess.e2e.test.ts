@@ -6,12 +6,11 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { INVARIANT_BROKEN } from '../../core/failure-types';
 import { startStack, type Stack } from '../helpers/stack';
 import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent } from '../helpers/events';
+import { authEvent, settledEvent, storedEvent } from '../helpers/events';
 import { transactionCommands } from '../../scripts/admin/transaction-commands';
 import { runAdminCommand } from '../helpers/admin-cli';
 import { parseArgs } from '../../scripts/admin/command';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { activatedMerchant, groupWithCard } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { lifecycleOutcomes } from '../../core/metrics';
 
@@ -46,17 +45,11 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
 
   it('re-runs a settlement that ended unknown, posting exactly once, and audits it', async () => {
     const unknownBefore = await markedUnknown();
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 1000, startsAt: daysFromNow(-1) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
-    const event = settledEvent(cardOf(group), { amount: 3_000, merchantId: merchant.id });
+    const { group, card } = await groupWithCard(issuer);
+    const { merchant } = await activatedMerchant(stack.app, issuer, group.id, { offer: { cashbackRateBps: 1000 } });
+    const event = settledEvent(card, { amount: 3_000, merchantId: merchant.id });
     await issuer.call('POST', '/api/v1/incoming-txn', event);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
     assert.equal(await stack.waitForStatus(row.id, ['unknown', 'matched']), 'unknown');
     const detail = await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${row.id}/reward-detail`);
     assert.equal(detail.body.status, 'unknown');
@@ -97,19 +90,15 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
   });
 
   it('re-runs an authorization whose preview ended unknown, by the operator route (no body) and by the admin CLI', async () => {
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app);
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 1000, startsAt: daysFromNow(-1) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`);
+    const { group, card } = await groupWithCard(issuer);
+    const { merchant } = await activatedMerchant(stack.app, issuer, group.id, { offer: { cashbackRateBps: 1000 } });
     brokenPreviews = true;
     const unknownBefore = await markedUnknown();
     const auths = [];
     for (let i = 0; i < 2; i++) {
-      const event = authEvent(cardOf(group), { amount: 2_000, merchantId: merchant.id });
+      const event = authEvent(card, { amount: 2_000, merchantId: merchant.id });
       assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', event)).status, 204);
-      const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-        where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } },
-      });
+      const row = await storedEvent(stack.db, issuer.id, 'auth', event.id);
       assert.equal(await stack.waitForStatus(row.id, ['unknown', 'previewed']), 'unknown');
       auths.push(row);
     }

@@ -7,10 +7,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../helpers/stack';
-import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { assertError, type TestIssuer } from '../helpers/app';
+import { settledEvent, storedEvent } from '../helpers/events';
+import { activate, activatedMerchant, groupWithCard, issuerWith, merchantWithOffer } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 
 const DAY_MS = 86_400_000;
@@ -34,13 +33,10 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
 
   /** A sandbox (or production) issuer with one group, its card, and the merchant activated. */
   async function issuerWithGroup(environment: 'sandbox' | 'production' = 'sandbox') {
-    const issuer = await newIssuer(stack.app, environment);
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
-      201,
-    );
-    return { issuer, group, cardId: group.cardholders[0].cards[0].externalId as string };
+    const issuer = await issuerWith(stack.app, { environment });
+    const { group, card } = await groupWithCard(issuer);
+    await activate(issuer, group.id, merchant.id);
+    return { issuer, group, card, cardId: card.cardId };
   }
 
   const simulate = async (issuer: TestIssuer, body: Record<string, unknown>) => {
@@ -72,10 +68,10 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
   before(async () => {
     stack = await startStack();
     // 5% cashback and 3% branded balance, available after 3 days, expiring after 30.
-    merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 3, expiryDays: 30 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 300, startsAt: daysFromNow(-5) });
+    ({ merchant } = await merchantWithOffer(stack.app, {
+      brandedBalance: { availabilityDelayDays: 3, expiryDays: 30 },
+      offer: { cashbackRateBps: 500, brandedRateBps: 300 },
+    }));
   });
   after(() => stack?.stop());
 
@@ -265,21 +261,15 @@ describe('sandbox simulation: test clock and forced outcomes', function () {
 
   it('matches an event without an mp_ id by the catalogue rules, as production does, and still forces an mp_ id', async () => {
     const brand = `ACME${randomUUID().slice(0, 8).toUpperCase()}`;
-    const ruled = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false },
+    const { issuer, group, card } = await issuerWithGroup();
+    const { merchant: ruled } = await activatedMerchant(stack.app, issuer, group.id, {
       matchRules: { descriptorPatterns: [`${brand} ROASTERS`], acquirerMerchantIds: [`${brand}-MID`] },
+      offer: { cashbackRateBps: 500 },
     });
-    await createOffer(stack.app, ruled.id, { cashbackRateBps: 500, startsAt: daysFromNow(-5) });
-    const { issuer, group } = await issuerWithGroup();
-    const activated = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${ruled.id}/activation`, {});
-    assert.equal(activated.status, 201, activated.text);
-    const card = cardOf(group);
     const send = async (overrides: Record<string, unknown>) => {
       const event = settledEvent(card, { amount: 2_000, ...overrides });
       assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-      const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-        where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-      });
+      const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
       await stack.waitForStatus(row.id, ['matched', 'not_matched']);
       return (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${row.id}/match-trace`)).body;
     };

@@ -4,21 +4,19 @@
 // destination_refused, at once, and nothing reaches the address. The stack here runs with
 // private destinations refused, as production does; the allow setting is the other tests' default.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { startStack, type Stack } from '../helpers/stack';
 import { assertError, newIssuer, startTestApp, type TestApp, type TestIssuer } from '../helpers/app';
 import {
   INTERNAL_HOSTS,
   sealedNewSecret,
-  settlementData,
+  outboxWebhook,
   startReceiver,
   waitFor,
   waitForWebhookStatus,
   type Receiver,
 } from '../helpers/webhooks';
 import { createWebhookDestinations, systemResolver, type Resolver } from '../../core/webhooks/destination-guard';
-import { recordWebhook } from '../../core/domain/webhook-records';
 import { newId } from '../../core/ids';
 import { webhookDeliveryWorkflowId, webhookReplayWorkflowId } from '../../workflows/webhook-delivery-contract';
 
@@ -176,20 +174,10 @@ describe('webhook destinations', function () {
       });
       return { issuer, endpointId };
     }
-    const outboxWebhook = (issuerId: string) =>
-      stack.db.$transaction((tx) =>
-        recordWebhook(tx, {
-          issuerId,
-          type: 'qualified_settlement',
-          sourceEventId: `txn_${randomUUID()}`,
-          at: new Date(),
-          data: settlementData(),
-        }),
-      );
 
     it('fails an endpoint stored earlier at 127.0.0.1 with destination_refused at once, relay and replay alike, and nothing reaches it', async () => {
       const { issuer, endpointId } = await storedEndpoint(receiver.url);
-      const webhookId = await outboxWebhook(issuer.id);
+      const webhookId = await outboxWebhook(stack.db, issuer.id);
       const failed = await waitForWebhookStatus(stack.db, webhookId, ['failed', 'delivered']);
       assert.deepEqual(
         [failed.status, failed.attemptCount, failed.nextAttemptAt],
@@ -243,7 +231,7 @@ describe('webhook destinations', function () {
       ];
       for (const url of urls) {
         const { issuer } = await storedEndpoint(url);
-        const webhookId = await outboxWebhook(issuer.id);
+        const webhookId = await outboxWebhook(stack.db, issuer.id);
         const row = await waitForWebhookStatus(stack.db, webhookId, ['failed', 'delivered']);
         assert.deepEqual([row.status, row.attemptCount], ['failed', 1], JSON.stringify(url));
         const attempt = await stack.db.webhookAttempt.findFirstOrThrow({ where: { webhookId } });

@@ -8,7 +8,7 @@ import {
   deliveryOf,
   insertEndpoint,
   newWebhookRecord,
-  settlementData,
+  outboxWebhook,
   startReceiver,
   storedSecrets,
   waitFor,
@@ -18,7 +18,6 @@ import {
 import { testWebhookSecretKeys } from '../helpers/env';
 import { webhookCommands } from '../../scripts/admin/webhook-commands';
 import { runAdminCommand } from '../helpers/admin-cli';
-import { recordWebhook } from '../../core/domain/webhook-records';
 
 describe('webhook API', function () {
   this.timeout(60_000);
@@ -158,15 +157,7 @@ describe('webhook API', function () {
 
     /** A webhook through the outbox: the relay's first attempt reaches the receiver. */
     async function deliveredRequest(issuerId: string, into: Receiver) {
-      const webhookId = await stack.db.$transaction((tx) =>
-        recordWebhook(tx, {
-          issuerId,
-          type: 'qualified_settlement',
-          sourceEventId: `txn_${randomUUID()}`,
-          at: new Date(),
-          data: settlementData(),
-        }),
-      );
+      const webhookId = await outboxWebhook(stack.db, issuerId);
       await waitForWebhookStatus(stack.db, webhookId, ['delivered']);
       return waitFor('the delivered request', async () =>
         into.requests.find((r) => r.headers['webhook-id'] === webhookId),

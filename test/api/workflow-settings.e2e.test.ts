@@ -9,8 +9,8 @@ import { startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/
 import { newIssuer, OPERATOR_TOKEN, startTestApp, type TestIssuer } from '../helpers/app';
 import { spawnApi, waitForReady } from '../helpers/api-process';
 import { freePort } from '../helpers/ports';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, type CardRef } from '../helpers/events';
+import { authEvent, storedEvent, type CardRef } from '../helpers/events';
+import { groupWithCard } from '../helpers/scenario';
 import { deadUrl, insertEndpoint, newWebhookRecord, waitFor } from '../helpers/webhooks';
 import { startInput } from '../helpers/engine';
 import { loadConfig } from '../../core/config';
@@ -37,7 +37,7 @@ describe('configured workflow settings reach the runs the API starts', function 
   before(async () => {
     stack = await startStack({ settings: workflowSettings(loadConfig(ENV)) });
     issuer = await newIssuer(stack.app);
-    card = cardOf((await issuer.call('POST', '/api/v2/chg', groupBody())).body);
+    ({ card } = await groupWithCard(issuer));
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     api = spawnApi(port, stack.taskQueue, ENV);
@@ -79,11 +79,7 @@ describe('configured workflow settings reach the runs the API starts', function 
         (await quiet.request('POST', '/api/v1/incoming-auth', { token: issuer.token, body: event })).status,
         204,
       );
-      return (
-        await stack.db.ingestedEvent.findUniqueOrThrow({
-          where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } },
-        })
-      ).id;
+      return (await storedEvent(stack.db, issuer.id, 'auth', event.id)).id;
     } finally {
       await quiet.close();
     }
@@ -92,9 +88,7 @@ describe('configured workflow settings reach the runs the API starts', function 
   it("starts a purchase's lifecycle from the API's hand-over with SETTLEMENT_TIMEOUT", async () => {
     const event = authEvent(card);
     assert.equal((await call('POST', '/api/v1/incoming-auth', issuer.token, event)).status, 204);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: event.id } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, 'auth', event.id);
     const input = await startInput<LifecycleInput>(await lifecycleOf(row.id));
     assert.equal(input.settlementTimeoutMs, SETTLEMENT_TIMEOUT_MS);
   });

@@ -1,10 +1,15 @@
 // Workflow engines for tests: the settings an empty environment configures (core/config.ts is
-// the one source of defaults), with a test's own values where it needs them; and what a run
-// was actually started with, to show a configured value reached it.
+// the one source of defaults), with a test's own values where it needs them; what a run was
+// actually started with, to show a configured value reached it; and what a test's worker runs
+// its activities with.
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { loadConfig } from '../../core/config';
+import { createLogger } from '../../core/logger';
 import { workflowSettings, type WorkflowEngine, type WorkflowSettings } from '../../core/workflow-engine';
+import type { ActivityDeps } from '../../activities';
+import type { Db } from '../../prisma/client';
+import { testWebhookDestinations, testWebhookSecretKeys } from './env';
 
 export function testEngine(
   client: Client,
@@ -12,6 +17,22 @@ export function testEngine(
   settings: Partial<WorkflowSettings> = {},
 ): WorkflowEngine {
   return { client, taskQueue, settings: { ...workflowSettings(loadConfig({})), ...settings } };
+}
+
+/**
+ * The dependencies of a test worker's activities (createWorker, createActivities): `db`, starters
+ * on `engine`, real time, and the run's webhook destinations and key, unless the test gives others.
+ */
+export function testActivityDeps(db: Db, engine: WorkflowEngine, overrides: Partial<ActivityDeps> = {}): ActivityDeps {
+  return {
+    db,
+    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    clock: { now: () => new Date() },
+    temporal: engine,
+    webhookDestinations: testWebhookDestinations,
+    webhookSecretKeys: testWebhookSecretKeys,
+    ...overrides,
+  };
 }
 
 /** The input a run was started with, read from its history (what the server stored, not what a test meant). */

@@ -1,5 +1,6 @@
-// Builders of ingestion events for a stored group.
+// Builders of ingestion events for a stored group, and the events as ingestion stored them.
 import { randomUUID } from 'node:crypto';
+import type { Db } from '../../prisma/client';
 
 export interface CardRef {
   cardholderId: string;
@@ -38,4 +39,9 @@ export function settledEvent(card: CardRef, overrides: Record<string, unknown> =
     settledAt: new Date().toISOString(),
     ...overrides,
   };
+}
+
+/** The event as ingestion stored it, found by the id its issuer gave it. */
+export function storedEvent(db: Db, issuerId: string, kind: 'auth' | 'settled', externalId: string) {
+  return db.ingestedEvent.findUniqueOrThrow({ where: { issuerId_kind_externalId: { issuerId, kind, externalId } } });
 }

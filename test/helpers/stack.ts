@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createWorker } from '../../worker/worker';
-import { startWebhookRelay, type RelayOptions, type WebhookRelay } from '../../worker/webhook-relay';
+import type { RelayOptions, WebhookRelay } from '../../worker/webhook-relay';
 import { startHandoverWatch, type HandoverWatch, type HandoverWatchOptions } from '../../worker/handover-watch';
 import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
@@ -14,7 +14,8 @@ import type { DatabaseTimeouts } from '../../prisma/bounded-client';
 import { createApiHandover } from '../../api/ingestion/handover-queue';
 import type { ActivityDeps } from '../../activities';
 import type { WorkflowEngine, WorkflowSettings } from '../../core/workflow-engine';
-import { testEngine } from './engine';
+import { testActivityDeps, testEngine } from './engine';
+import { startTestRelay } from './webhooks';
 import { startTestApp, type TestApp } from './app';
 import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from './env';
 
@@ -25,6 +26,9 @@ import { testDatabaseUrl, testTemporalAddress, testWebhookDestinations, testWebh
  * of admission itself pass a small bound (test/workflows/admission.e2e.test.ts).
  */
 export const TEST_HANDOVER_MAX_IN_FLIGHT = 10_000;
+
+/** The reward statuses a processed settlement ends in, for waitForStatus. */
+export const FINAL_STATUSES = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 let runtimeQuiet = false;
 
@@ -99,8 +103,10 @@ export async function startStack(
   const engine = testEngine(client, taskQueue, options.settings);
   const webhookDestinations = options.webhookDestinations ?? testWebhookDestinations;
   const webhookSecretKeys = options.webhookSecretKeys ?? testWebhookSecretKeys;
-  const relay: WebhookRelay = startWebhookRelay(
-    { db, logger, clock, temporal: engine, databaseUrl, databaseTimeouts, webhookDestinations, webhookSecretKeys },
+  const relay: WebhookRelay = startTestRelay(
+    db,
+    engine,
+    { logger, clock, databaseUrl, databaseTimeouts, webhookDestinations, webhookSecretKeys },
     options.relay,
   );
   const newWorker = () =>
@@ -108,17 +114,15 @@ export async function startStack(
       connection: workerConnection,
       namespace: 'default',
       taskQueue,
-      deps: {
-        db,
+      deps: testActivityDeps(db, engine, {
         logger,
         clock,
-        temporal: engine,
         faults: options.faults,
         relay,
         webhookDestinations,
         webhookSecretKeys,
         handoverMaxInFlight,
-      },
+      }),
       tracing: options.tracing,
     });
   let worker = await newWorker();

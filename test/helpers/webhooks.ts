@@ -1,5 +1,6 @@
 // Webhook test helpers: a real local receiver on 127.0.0.1 whose answers a test scripts,
-// webhook records written the way the lifecycle writes them, and polling for a state.
+// webhook records written the way the lifecycle writes them, a relay as a worker runs one, and
+// polling for a state.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -11,8 +12,11 @@ import { WEBHOOK_TYPES, webhookBodySchema, type QualifiedSettlementData } from '
 import { compileBody } from '../../api/validation';
 import { openSecrets, sealSecrets, type PlainSecrets, type SealedSecrets } from '../../core/webhooks/secret-sealing';
 import { generateSigningSecret } from '../../core/webhooks/signing';
-import { testWebhookSecretKeys } from './env';
+import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from './env';
 import { newId } from '../../core/ids';
+import { createLogger } from '../../core/logger';
+import type { WorkflowEngine } from '../../core/workflow-engine';
+import { startWebhookRelay, type RelayDeps, type RelayOptions, type WebhookRelay } from '../../worker/webhook-relay';
 
 /** A status code to answer with, or 'hang': never answer (the sender's time-out must fire). */
 export type ReceiverAnswer = number | 'hang';
@@ -208,6 +212,47 @@ export function settlementData(
     brandedAmountMinor: 0,
     spentAmountMinor: 0,
   };
+}
+
+/**
+ * A qualified_settlement webhook written as a lifecycle step writes one: into the outbox, with a
+ * delivery per subscribed endpoint and the NOTIFY that wakes the relays. Returns its id.
+ */
+export function outboxWebhook(db: Db, issuerId: string, at: Date = new Date()): Promise<string> {
+  return db.$transaction((tx) =>
+    recordWebhook(tx, {
+      issuerId,
+      type: 'qualified_settlement',
+      sourceEventId: `txn_${randomUUID()}`,
+      at,
+      data: settlementData(),
+    }),
+  );
+}
+
+/**
+ * A webhook relay (worker/webhook-relay.ts) as a worker runs one, over `db` with the run's
+ * webhook destinations and key, on real time, handing failures to runs on `engine`.
+ */
+export function startTestRelay(
+  db: Db,
+  engine: WorkflowEngine,
+  deps: Partial<RelayDeps> = {},
+  options: Partial<RelayOptions> = {},
+): WebhookRelay {
+  return startWebhookRelay(
+    {
+      db,
+      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+      clock: { now: () => new Date() },
+      temporal: engine,
+      databaseUrl: testDatabaseUrl(),
+      webhookDestinations: testWebhookDestinations,
+      webhookSecretKeys: testWebhookSecretKeys,
+      ...deps,
+    },
+    options,
+  );
 }
 
 /**

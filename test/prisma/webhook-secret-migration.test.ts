@@ -8,12 +8,11 @@ import { Webhook } from 'standardwebhooks';
 import { migrate } from '../../prisma/migrate';
 import { createDb, type Db } from '../../prisma/client';
 import { createWebhookActivities } from '../../activities/webhooks';
-import { recordWebhook } from '../../core/domain/webhook-records';
 import { openSecrets } from '../../core/webhooks/secret-sealing';
 import { createLogger } from '../../core/logger';
 import { databaseBefore } from '../helpers/databases';
 import { testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
-import { settlementData, startReceiver, type Receiver } from '../helpers/webhooks';
+import { outboxWebhook, startReceiver, type Receiver } from '../helpers/webhooks';
 
 const FIRST_SEALED = '20261123060000_webhook_secret_encryption';
 const BULK = 1_200;
@@ -134,15 +133,7 @@ describe('prisma/migrations: webhook secrets stored before they were sealed', fu
     });
 
     it('delivers webhooks that verify with the original secret and, during its overlap, the previous one', async () => {
-      const webhookId = await db.$transaction((tx) =>
-        recordWebhook(tx, {
-          issuerId,
-          type: 'qualified_settlement',
-          sourceEventId: `txn_${randomUUID()}`,
-          at: new Date(),
-          data: settlementData(),
-        }),
-      );
+      const webhookId = await outboxWebhook(db, issuerId);
       const activities = createWebhookActivities({
         db,
         logger: createLogger('silent'),

@@ -5,11 +5,10 @@
 // reported by issuer in the watch's gauges.
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
-import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { FINAL_STATUSES, startStack, type Stack } from '../helpers/stack';
+import { startTestApp, type TestIssuer } from '../helpers/app';
+import { settledEvent, type CardRef } from '../helpers/events';
+import { activate, groupWithCard, issuerWith, merchantWithOffer } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { freePort } from '../helpers/ports';
 import { testEngine } from '../helpers/engine';
@@ -17,8 +16,6 @@ import { createLogger } from '../../core/logger';
 import { startHandoverWatch } from '../../worker/handover-watch';
 import { handoverOldestSeconds, handoverWaitingEvents } from '../../core/metrics';
 import { maxOverlap } from '../../bench/intervals';
-
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 interface Shopper {
   issuer: TestIssuer;
@@ -29,19 +26,17 @@ describe('admission at the hand-over', function () {
   this.timeout(180_000);
   let merchantId: string;
 
+  /** An issuer of its own whose group has activated the catalogue's merchant. */
   async function shopper(stack: Stack): Promise<Shopper> {
-    const issuer = await newIssuer(stack.app);
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchantId}/activation`, {});
-    return { issuer, card: cardOf(group) };
+    const issuer = await issuerWith(stack.app);
+    const { group, card } = await groupWithCard(issuer);
+    await activate(issuer, group.id, merchantId);
+    return { issuer, card };
   }
 
+  /** The merchant every shopper buys from: 1 % cashback. */
   async function catalogue(stack: Stack): Promise<void> {
-    const merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 100, startsAt: daysFromNow(-5) });
-    merchantId = merchant.id;
+    merchantId = (await merchantWithOffer(stack.app, { offer: { cashbackRateBps: 100 } })).merchant.id;
   }
 
   /**
@@ -60,7 +55,7 @@ describe('admission at the hand-over', function () {
 
   async function waitProcessed(stack: Stack, issuerIds: string[]) {
     for (const row of await stored(stack, issuerIds))
-      assert.equal(await stack.waitForStatus(row.id, FINAL, 120_000), 'matched');
+      assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES, 120_000), 'matched');
     return stored(stack, issuerIds);
   }
 

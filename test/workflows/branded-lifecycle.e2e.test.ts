@@ -5,104 +5,32 @@
 // expiry; the API reads the same skipped clock.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { temporal } from '@temporalio/proto';
-import { Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
-import { createWorker } from '../../worker/worker';
-import { createLogger } from '../../core/logger';
-import { createDb, type Db } from '../../prisma/client';
-import { createApiHandover } from '../../api/ingestion/handover-queue';
-import { TEST_HANDOVER_MAX_IN_FLIGHT } from '../helpers/stack';
-import { findTestServer } from '../../scripts/lib/temporal-dev-server';
-import { SEARCH_ATTRIBUTE_DECLARATIONS } from '../../workflows/search-attributes';
-import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import type { TestIssuer } from '../helpers/app';
+import { settledEvent, storedEvent, type CardRef } from '../helpers/events';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
-import { testEngine } from '../helpers/engine';
+import { purchaseScenario } from '../helpers/scenario';
+import { startTimeSkippingStack, type TimeSkippingStack } from '../helpers/time-skipping';
 
 const DAY_MS = 86_400_000;
-const { IndexedValueType } = temporal.api.enums.v1;
 
 describe('branded balance lifecycle (time-skipping)', function () {
   this.timeout(180_000);
-  let env: TestWorkflowEnvironment;
-  let db: Db;
-  let worker: Worker;
-  let running: Promise<void>;
-  let app: TestApp;
-  let handover: ReturnType<typeof createApiHandover>;
-  let nowMs = Date.now();
-  const taskQueue = `test-${randomUUID()}`;
+  let stack: TimeSkippingStack;
 
   before(async () => {
-    try {
-      Runtime.install({ logger: new DefaultLogger('WARN') });
-    } catch {
-      // Already installed by another test file of this run.
-    }
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: findTestServer() } },
-    });
-    // The lifecycle starts with our custom search attributes; the test server must know them.
-    const kinds = {
-      Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-      KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
-    };
-    await env.connection.operatorService.addSearchAttributes({
-      namespace: 'default',
-      searchAttributes: Object.fromEntries(
-        Object.entries(SEARCH_ATTRIBUTE_DECLARATIONS).map(([name, type]) => [name, kinds[type]]),
-      ),
-    });
-    db = createDb(testDatabaseUrl(), 10);
-    const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-    const engine = testEngine(env.client, taskQueue);
-    worker = await createWorker({
-      connection: env.nativeConnection,
-      namespace: 'default',
-      taskQueue,
-      deps: {
-        db,
-        logger,
-        clock: { now: () => new Date(nowMs) },
-        temporal: engine,
-        webhookDestinations: testWebhookDestinations,
-        webhookSecretKeys: testWebhookSecretKeys,
-      },
-    });
-    running = worker.run();
-    handover = createApiHandover({ temporal: engine, db }, logger, TEST_HANDOVER_MAX_IN_FLIGHT);
-    app = await startTestApp({ db, handover, clock: { now: () => new Date(nowMs) } });
-    nowMs = await env.currentTimeMs();
+    stack = await startTimeSkippingStack();
   });
-  after(async () => {
-    await handover?.drain();
-    await app?.close();
-    worker?.shutdown();
-    await running;
-    await db?.$disconnect();
-    await env?.teardown();
-  });
-
-  async function skipDays(days: number) {
-    await env.sleep(days * DAY_MS);
-    nowMs = await env.currentTimeMs();
-  }
+  after(() => stack?.stop());
 
   async function settle(issuer: TestIssuer, card: CardRef, merchantId: string, amount: number): Promise<string> {
     // Dated on the clock the service runs on here (the test server's skipped time): a purchase
     // is decided as of its own date.
-    const createdAt = new Date(nowMs).toISOString();
+    const createdAt = stack.now().toISOString();
     const event = settledEvent(card, { amount, merchantId, createdAt, settledAt: createdAt });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-    const row = await db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
     for (let i = 0; i < 600; i++) {
-      const status = (await db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).rewardStatus;
+      const status = (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).rewardStatus;
       if (['matched', 'not_matched', 'unknown'].includes(status)) {
         assert.equal(status, 'matched');
         return row.id;
@@ -113,21 +41,12 @@ describe('branded balance lifecycle (time-skipping)', function () {
   }
 
   it('earns, waits out the issuer delay, spends, then expires the rest to breakage', async () => {
-    const issuer = await newIssuer(app);
-    assert.equal(
-      (await app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { brandedAvailabilityDelayDays: 5 })).status,
-      200,
-    );
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 2, expiryDays: 30 },
+    // The issuer holds branded balance 5 days, longer than the merchant's 2; spent from 500 up.
+    const { issuer, group, card, merchant } = await purchaseScenario(stack.app, {
+      settings: { brandedAvailabilityDelayDays: 5 },
+      brandedBalance: { spendMinimumMinor: 500, availabilityDelayDays: 2, expiryDays: 30 },
+      offer: { cashbackRateBps: 0, brandedRateBps: 1000 },
     });
-    await createOffer(app, merchant.id, { cashbackRateBps: 0, brandedRateBps: 1000, startsAt: daysFromNow(-10) });
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
-      201,
-    );
-    const card = cardOf(group);
     const base = `/api/v2/chg/${group.id}`;
 
     // 1. Earn 10% of 10,000 as branded balance: held by the longer (issuer) delay.
@@ -139,7 +58,7 @@ describe('branded balance lifecycle (time-skipping)', function () {
     );
 
     // 2. After the delay the balance is available.
-    await skipDays(6);
+    await stack.skip(6 * DAY_MS);
     const ready = (await issuer.call('GET', `${base}/merchant/${merchant.id}/spend-eligibility?amountMinor=600`)).body;
     assert.deepEqual([ready.eligible, ready.availableBalanceMinor, ready.spendRestrictionReasons], [true, 1000, []]);
 
@@ -151,10 +70,10 @@ describe('branded balance lifecycle (time-skipping)', function () {
     assert.deepEqual([balance.availableMinor, balance.notYetAvailableMinor, balance.grants.length], [400, 0, 1]);
 
     // 4. Past the 30-day expiry, the scheduled workflow moves the rest to breakage.
-    await skipDays(25);
-    const result = await env.client.workflow.execute('expireGrants', {
+    await stack.skip(25 * DAY_MS);
+    const result = await stack.env.client.workflow.execute('expireGrants', {
       args: [{ issuerId: issuer.id }],
-      taskQueue,
+      taskQueue: stack.engine.taskQueue,
       workflowId: `expire-${randomUUID()}`,
     });
     assert.deepEqual([result.expired, result.expiredMinor, result.failed], [1, 400, 0]);
@@ -177,12 +96,12 @@ describe('branded balance lifecycle (time-skipping)', function () {
       expiredMinor: 400,
       clawedBackMinor: 0,
     });
-    const trial = (await app.operator('GET', '/admin/v1/ledger/trial-balance')).body;
+    const trial = (await stack.app.operator('GET', '/admin/v1/ledger/trial-balance')).body;
     const breakage = trial.accounts.find(
       (a: any) => a.kind === 'breakage' && a.issuerId === issuer.id && a.merchantId === merchant.id,
     );
     assert.equal(breakage?.balanceMinor, 400);
     assert.equal(trial.totalMinor, 0);
-    await assertLedgerHealthy(db, issuer.id);
+    await assertLedgerHealthy(stack.db, issuer.id);
   });
 });

@@ -7,88 +7,28 @@
 // clock, which the API and the worker both run on.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
-import { createWorker } from '../../worker/worker';
-import { createLogger } from '../../core/logger';
-import { createDb, type Db } from '../../prisma/client';
-import { handOver } from '../../core/domain/handover';
-import { createHandoverQueue } from '../../api/ingestion/handover-queue';
-import { findTestServer } from '../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../worker/register-search-attributes';
-import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { assertError, type TestIssuer } from '../helpers/app';
+import { settledEvent, storedEvent, type CardRef } from '../helpers/events';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { waitFor } from '../helpers/webhooks';
-import { quietTemporalRuntime } from '../helpers/stack';
-import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
-import { testEngine } from '../helpers/engine';
+import { activatedMerchant, groupWithCard, issuerWith } from '../helpers/scenario';
+import { startTimeSkippingStack, type TimeSkippingStack } from '../helpers/time-skipping';
 
 const DAY_MS = 86_400_000;
 
 describe('cashback on hold for the return window (time-skipping, production issuer)', function () {
   this.timeout(180_000);
-  let env: TestWorkflowEnvironment;
-  let db: Db;
-  let worker: Worker;
-  let running: Promise<void>;
-  let app: TestApp;
-  let handover: ReturnType<typeof createHandoverQueue>;
+  let stack: TimeSkippingStack;
   let issuer: TestIssuer;
   let group: any;
   let card: CardRef;
-  let nowMs = Date.now();
-  const taskQueue = `test-${randomUUID()}`;
 
   before(async () => {
-    quietTemporalRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: findTestServer() } },
-    });
-    await registerSearchAttributes(env.connection);
-    db = createDb(testDatabaseUrl(), 10);
-    const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-    const engine = testEngine(env.client, taskQueue);
-    const skipped = { now: () => new Date(nowMs) };
-    worker = await createWorker({
-      connection: env.nativeConnection,
-      namespace: 'default',
-      taskQueue,
-      deps: {
-        db,
-        logger,
-        clock: skipped,
-        temporal: engine,
-        webhookDestinations: testWebhookDestinations,
-        webhookSecretKeys: testWebhookSecretKeys,
-      },
-    });
-    running = worker.run();
-    handover = createHandoverQueue((items) => handOver({ temporal: engine, db }, items), logger);
-    // The payout run's workflow starts on the test server too.
-    app = await startTestApp({ db, handover, temporal: engine, clock: skipped });
-    nowMs = await env.currentTimeMs();
-    issuer = await newIssuer(app, 'production');
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
+    stack = await startTimeSkippingStack();
+    issuer = await issuerWith(stack.app, { environment: 'production' });
+    ({ group, card } = await groupWithCard(issuer));
   });
-  after(async () => {
-    await handover?.drain();
-    await app?.close();
-    worker?.shutdown();
-    await running;
-    await db?.$disconnect();
-    await env?.teardown();
-  });
-
-  async function skipTo(targetMs: number) {
-    const current = await env.currentTimeMs();
-    assert.ok(targetMs > current, 'time only moves forward');
-    await env.sleep(targetMs - current);
-    nowMs = await env.currentTimeMs();
-  }
+  after(() => stack?.stop());
 
   /**
    * A merchant the issuer's production events reach by its acquirer id, with a 5% cashback offer
@@ -96,27 +36,21 @@ describe('cashback on hold for the return window (time-skipping, production issu
    */
   async function merchantWith(returnPeriodDays?: number): Promise<string> {
     const acquirerMerchantId = `acq-${randomUUID()}`;
-    const merchant = await createMerchant(app, { matchRules: { acquirerMerchantIds: [acquirerMerchantId] } });
-    await createOffer(app, merchant.id, {
-      cashbackRateBps: 500,
-      startsAt: daysFromNow(-10),
-      ...(returnPeriodDays === undefined ? {} : { returnPeriodDays }),
+    await activatedMerchant(stack.app, issuer, group.id, {
+      matchRules: { acquirerMerchantIds: [acquirerMerchantId] },
+      offer: { cashbackRateBps: 500, ...(returnPeriodDays === undefined ? {} : { returnPeriodDays }) },
     });
-    const activated = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
-    assert.equal(activated.status, 201, activated.text);
     return acquirerMerchantId;
   }
 
   /** A purchase dated now on the test server's clock, processed; returns its id. */
   async function purchase(acquirerMerchantId: string, amount: number): Promise<string> {
-    const createdAt = new Date(nowMs).toISOString();
+    const createdAt = stack.now().toISOString();
     const event = settledEvent(card, { amount, merchantId: acquirerMerchantId, createdAt, settledAt: createdAt });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-    const row = await db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
     const status = await waitFor(`transaction ${row.id} to be processed`, async () => {
-      const s = (await db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).rewardStatus;
+      const s = (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).rewardStatus;
       return ['matched', 'not_matched', 'unknown'].includes(s) ? s : undefined;
     });
     assert.equal(status, 'matched');
@@ -135,7 +69,7 @@ describe('cashback on hold for the return window (time-skipping, production issu
    * would let the test server skip time, which must move only by skipTo.
    */
   async function payoutRun(): Promise<{ status: string; groupCount: number; totalMinor: number }> {
-    const res = await app.request('POST', '/api/v2/payouts', {
+    const res = await stack.app.request('POST', '/api/v2/payouts', {
       token: issuer.token,
       body: {},
       headers: { 'Idempotency-Key': `run-${randomUUID()}` },
@@ -158,7 +92,7 @@ describe('cashback on hold for the return window (time-skipping, production issu
     const byDefault = await merchantWith();
     const atOnce = await merchantWith(0);
     const long = await merchantWith(60);
-    const boughtAt = nowMs;
+    const boughtAt = stack.now().getTime();
     const purchases = {
       byDefault: await purchase(byDefault, 10_000),
       atOnce: await purchase(atOnce, 4_000),
@@ -170,7 +104,7 @@ describe('cashback on hold for the return window (time-skipping, production issu
       ['atOnce', 0],
       ['long', 60],
     ] as const) {
-      const hold = await db.cashbackHold.findFirstOrThrow({ where: { transactionId: purchases[which] } });
+      const hold = await stack.db.cashbackHold.findFirstOrThrow({ where: { transactionId: purchases[which] } });
       assert.equal(hold.payableAt.getTime(), boughtAt + days * DAY_MS, which);
     }
 
@@ -180,9 +114,9 @@ describe('cashback on hold for the return window (time-skipping, production issu
     assert.deepEqual(await cashback(), { onHold: 800, payable: 0, paidOut: 200, balance: 800 });
 
     // 29 days on, the default window has not ended: nothing is payable, nothing is paid.
-    await skipTo(boughtAt + 29 * DAY_MS);
+    await stack.skipTo(boughtAt + 29 * DAY_MS);
     assert.deepEqual(await cashback(), { onHold: 800, payable: 0, paidOut: 200, balance: 800 });
-    const early = await app.request('POST', `/api/v2/chg/${group.id}/payouts`, {
+    const early = await stack.app.request('POST', `/api/v2/chg/${group.id}/payouts`, {
       token: issuer.token,
       body: {},
       headers: { 'Idempotency-Key': `early-${randomUUID()}` },
@@ -191,21 +125,21 @@ describe('cashback on hold for the return window (time-skipping, production issu
     assert.deepEqual(await paidBy(payoutRun()), [0, 0]);
 
     // 30 days on: the default window's 500 is payable and paid; the 60-day offer's 300 still waits.
-    await skipTo(boughtAt + 30 * DAY_MS);
+    await stack.skipTo(boughtAt + 30 * DAY_MS);
     assert.deepEqual(await cashback(), { onHold: 300, payable: 500, paidOut: 200, balance: 800 });
     assert.deepEqual(await paidBy(payoutRun()), [1, 500]);
     assert.deepEqual(await cashback(), { onHold: 300, payable: 0, paidOut: 700, balance: 300 });
 
     // 59 days on it still waits; 60 days on it is payable, and paid.
-    await skipTo(boughtAt + 59 * DAY_MS);
+    await stack.skipTo(boughtAt + 59 * DAY_MS);
     assert.deepEqual(await cashback(), { onHold: 300, payable: 0, paidOut: 700, balance: 300 });
-    await skipTo(boughtAt + 60 * DAY_MS);
+    await stack.skipTo(boughtAt + 60 * DAY_MS);
     assert.deepEqual(await cashback(), { onHold: 0, payable: 300, paidOut: 700, balance: 300 });
     assert.deepEqual(await paidBy(payoutRun()), [1, 300]);
     assert.deepEqual(await cashback(), { onHold: 0, payable: 0, paidOut: 1000, balance: 0 });
 
     // Each payout paid one purchase's cashback, in the order their windows ended.
-    const paidOut = await db.rewardEvent.findMany({
+    const paidOut = await stack.db.rewardEvent.findMany({
       where: { issuerId: issuer.id, type: 'cashback_paid_out' },
       orderBy: { occurredAt: 'asc' },
     });
@@ -213,8 +147,8 @@ describe('cashback on hold for the return window (time-skipping, production issu
       paidOut.map((e) => Number(e.amountMinor)),
       [-200, -500, -300],
     );
-    await assertLedgerHealthy(db, issuer.id);
-    const trial = await app.operator('GET', `/admin/v1/ledger/trial-balance?issuerId=${issuer.id}`);
+    await assertLedgerHealthy(stack.db, issuer.id);
+    const trial = await stack.app.operator('GET', `/admin/v1/ledger/trial-balance?issuerId=${issuer.id}`);
     assert.equal(trial.body.totalMinor, 0);
   });
 });

@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, assertError, OPERATOR_TOKEN, type TestIssuer, type TestResponse } from '../helpers/app';
+import { FINAL_STATUSES, startStack, type Stack } from '../helpers/stack';
+import { assertError, OPERATOR_TOKEN, type TestIssuer, type TestResponse } from '../helpers/app';
 import { DECISION_WAIT_MS } from '../../api/claims/store';
 import { groupBody } from '../helpers/groups';
-import { cardOf, authEvent, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { authEvent, settledEvent, type CardRef } from '../helpers/events';
+import { activatedMerchant, issuerWith, merchantWithOffer, purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { insertEndpoint, startReceiver, storedSecrets, waitFor, type Receiver } from '../helpers/webhooks';
 import { FACT_WEBHOOK_DATA_SCHEMAS } from '../../core/webhooks/fact-webhooks';
@@ -22,7 +22,6 @@ import { runAdminCommand } from '../helpers/admin-cli';
 import { claimCommands } from '../../scripts/admin/claim-commands';
 import addFormats from 'ajv-formats';
 
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 const command = (name: string) => claimCommands.find((c) => c.name === name)!;
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -45,8 +44,6 @@ describe('claims (end to end, production issuer)', function () {
   const brand = word();
   const strayBrand = word();
   let merchant: any;
-  let minSpendMerchant: any;
-  let unactivated: any;
   /** Activity names whose next commit is followed by a simulated death of the worker. */
   const dieAfterCommit = new Set<string>();
 
@@ -59,27 +56,26 @@ describe('claims (end to end, production issuer)', function () {
       },
     });
     receiver = await startReceiver();
-    issuer = await newIssuer(stack.app, 'production');
-    other = await newIssuer(stack.app, 'production');
+    // Three merchants matched by descriptor, as a production issuer's events are, each 5 % back:
+    // one activated, one activated with a minimum spend, one never activated.
+    const coffee = await purchaseScenario(stack.app, {
+      environment: 'production',
+      matchRules: { descriptorPatterns: [`${brand} COFFEE`] },
+      offer: { cashbackRateBps: 500 },
+    });
+    ({ issuer, card, merchant } = coffee);
+    chgId = coffee.group.id;
+    await activatedMerchant(stack.app, issuer, chgId, {
+      matchRules: { descriptorPatterns: [`${brand} BAKERY`] },
+      offer: { cashbackRateBps: 500, minSpendMinor: 5000 },
+    });
+    await merchantWithOffer(stack.app, {
+      matchRules: { descriptorPatterns: [`${brand} BOOKS`] },
+      offer: { cashbackRateBps: 500 },
+    });
+    other = await issuerWith(stack.app, { environment: 'production' });
     await insertEndpoint(stack.db, issuer.id, receiver.url, { enabledTypes: ['claim_resolved', 'reward_adjusted'] });
     secret = (await storedSecrets(stack.db, issuer.id)).secret;
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    chgId = group.id;
-    card = cardOf(group);
-    merchant = await createMerchant(stack.app, { matchRules: { descriptorPatterns: [`${brand} COFFEE`] } });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-10) });
-    minSpendMerchant = await createMerchant(stack.app, { matchRules: { descriptorPatterns: [`${brand} BAKERY`] } });
-    await createOffer(stack.app, minSpendMerchant.id, {
-      cashbackRateBps: 500,
-      minSpendMinor: 5000,
-      startsAt: daysFromNow(-10),
-    });
-    unactivated = await createMerchant(stack.app, { matchRules: { descriptorPatterns: [`${brand} BOOKS`] } });
-    await createOffer(stack.app, unactivated.id, { cashbackRateBps: 500, startsAt: daysFromNow(-10) });
-    for (const m of [merchant, minSpendMerchant]) {
-      const res = await issuer.call('PUT', `/api/v2/chg/${chgId}/merchant/${m.id}/activation`, {});
-      assert.equal(res.status, 201, res.text);
-    }
   });
   after(async () => {
     if (stack) await assertLedgerHealthy(stack.db, issuer.id);
@@ -94,7 +90,7 @@ describe('claims (end to end, production issuer)', function () {
     const stored = await stack.db.ingestedEvent.findFirstOrThrow({
       where: { issuerId: issuer.id, kind: 'settled', externalId: event.id },
     });
-    await stack.waitForStatus(stored.id, FINAL);
+    await stack.waitForStatus(stored.id, FINAL_STATUSES);
     return stored.id;
   }
 
@@ -154,12 +150,11 @@ describe('claims (end to end, production issuer)', function () {
   });
 
   it('rejects already_rewarded for a purchase that spent branded balance: the rules earn on what is left', async () => {
-    const grocer = await createMerchant(stack.app, {
+    const { merchant: grocer } = await activatedMerchant(stack.app, issuer, chgId, {
       matchRules: { descriptorPatterns: [`${brand} GROCER`] },
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+      brandedBalance: true,
+      offer: { cashbackRateBps: 500, brandedRateBps: 200 },
     });
-    await createOffer(stack.app, grocer.id, { cashbackRateBps: 500, brandedRateBps: 200, startsAt: daysFromNow(-10) });
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${chgId}/merchant/${grocer.id}/activation`, {})).status, 201);
     // $2 of branded balance at the merchant, available at once (an adjustment's grant is).
     const credit = await stack.app.request('POST', `/api/v2/chg/${chgId}/adjustments`, {
       token: issuer.token,
@@ -313,7 +308,7 @@ describe('claims (end to end, production issuer)', function () {
     const rows = await stack.db.ingestedEvent.findMany({
       where: { issuerId: issuer.id, kind: 'settled', externalId: { in: events.map((e) => e.id) } },
     });
-    for (const row of rows) await stack.waitForStatus(row.id, FINAL);
+    for (const row of rows) await stack.waitForStatus(row.id, FINAL_STATUSES);
     const claims = [];
     for (const row of rows) claims.push(await fileClaim({ transactionId: row.id, merchantId: merchant.id }));
     for (const claim of claims) assert.equal((await decided(claim.id)).status, 'needs_review');

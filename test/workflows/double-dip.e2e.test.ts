@@ -11,16 +11,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { startStack, type Stack } from '../helpers/stack';
-import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow, walkPages } from '../helpers/catalogue';
+import { FINAL_STATUSES, startStack, type Stack } from '../helpers/stack';
+import { assertError, type TestIssuer } from '../helpers/app';
+import { authEvent, settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { walkPages } from '../helpers/catalogue';
+import { activate, groupWithCard, issuerWith, merchantWithOffer } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { configureEndpoint, startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
 import { brokenIdentities } from '../../api/balances/identities';
-
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 interface Delivered {
   webhookId: string;
@@ -59,12 +57,11 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
 
   before(async () => {
     stack = await startStack();
-    both = await createMerchant(stack.app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 3, expiryDays: 365 },
-    });
-    await createOffer(stack.app, both.id, { cashbackRateBps: 500, brandedRateBps: 300, startsAt: daysFromNow(-5) });
-    cashbackOnly = await createMerchant(stack.app);
-    await createOffer(stack.app, cashbackOnly.id, { cashbackRateBps: 500, startsAt: daysFromNow(-5) });
+    ({ merchant: both } = await merchantWithOffer(stack.app, {
+      brandedBalance: { availabilityDelayDays: 3 },
+      offer: { cashbackRateBps: 500, brandedRateBps: 300 },
+    }));
+    ({ merchant: cashbackOnly } = await merchantWithOffer(stack.app, { offer: { cashbackRateBps: 500 } }));
   });
   after(async () => {
     await stack?.stop();
@@ -72,17 +69,12 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
   });
 
   async function newCase(): Promise<Case> {
-    const issuer = await newIssuer(stack.app, 'sandbox');
-    const created = await issuer.call('POST', '/api/v2/chg', groupBody());
-    assert.equal(created.status, 201, created.text);
-    const group = created.body;
-    for (const merchant of [both, cashbackOnly]) {
-      const res = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
-      assert.equal(res.status, 201, res.text);
-    }
+    const issuer = await issuerWith(stack.app, { environment: 'sandbox' });
+    const { group, card } = await groupWithCard(issuer);
+    for (const merchant of [both, cashbackOnly]) await activate(issuer, group.id, merchant.id);
     const receiver = await startReceiver();
     const secret = await configureEndpoint(issuer, receiver.url);
-    const c: Case = { issuer, group, card: cardOf(group), receiver, secret, purchases: [], verified: [] };
+    const c: Case = { issuer, group, card, receiver, secret, purchases: [], verified: [] };
     cases.push(c);
     return c;
   }
@@ -99,10 +91,7 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
     assert.equal(res.status, 200, res.text);
   }
 
-  const stored = (c: Case, externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: c.issuer.id, kind: 'settled', externalId } },
-    });
+  const stored = (c: Case, externalId: string) => storedEvent(stack.db, c.issuer.id, 'settled', externalId);
 
   async function ingest(c: Case, events: object | object[]): Promise<void> {
     const res = await c.issuer.call('POST', '/api/v1/incoming-txn', events);
@@ -126,7 +115,7 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
     const event = await purchaseEvent(c, merchant, amount, extra);
     await ingest(c, event);
     const row = await stored(c, event.id);
-    assert.equal(await stack.waitForStatus(row.id, FINAL), expected);
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), expected);
     const p: Purchase = { externalId: event.id, id: row.id, merchantId: merchant.id, amount, refunded: 0 };
     c.purchases.push(p);
     return p;
@@ -149,7 +138,7 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
     const event = await refundEvent(c, p, amount);
     await ingest(c, event);
     const row = await stored(c, event.id);
-    assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
     p.refunded += amount;
     return row.id;
   }
@@ -278,8 +267,8 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
       assert.equal(await stack.db.rewardEvent.count({ where: { issuerId: c.issuer.id } }), 0);
       await stack.startWorker();
       workerBack = true;
-      assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
-      assert.equal(await stack.waitForStatus(refundRow.id, FINAL), 'matched');
+      assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
+      assert.equal(await stack.waitForStatus(refundRow.id, FINAL_STATUSES), 'matched');
       await afterEarlyRefund(c, p, row.id, refundRow.id);
     } finally {
       if (!workerBack) await stack.startWorker();
@@ -324,7 +313,8 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
     // The other two thirds in one batch: the purchase's run claws them back one after the other.
     const rest = [await refundEvent(c, p, 3_333), await refundEvent(c, p, 3_333)];
     await ingest(c, rest);
-    for (const r of rest) assert.equal(await stack.waitForStatus((await stored(c, r.id)).id, FINAL), 'matched');
+    for (const r of rest)
+      assert.equal(await stack.waitForStatus((await stored(c, r.id)).id, FINAL_STATUSES), 'matched');
     p.refunded += 6_666;
     const d = await detail(c, p.id);
     assert.deepEqual([d.status, d.earnedAmountMinor, d.clawedBackAmountMinor], ['reversed', 798, 798]);
@@ -347,9 +337,7 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
     const at = await issuerNow(c);
     const auth = authEvent(c.card, { amount: 10_000, merchantId: both.id, createdAt: at });
     assert.equal((await c.issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
-    const authRow = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: c.issuer.id, kind: 'auth', externalId: auth.id } },
-    });
+    const authRow = await storedEvent(stack.db, c.issuer.id, 'auth', auth.id);
     assert.equal(await stack.waitForStatus(authRow.id, ['previewed', 'not_matched', 'unknown']), 'previewed');
     // A split shipment: 6,000 then 4,000, each earning on its own amount.
     const first = await purchase(c, both, 6_000, { authorizationId: auth.id });

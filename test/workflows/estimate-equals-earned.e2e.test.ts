@@ -3,10 +3,9 @@
 // balance, none for an issuer whose availability delay reaches the merchant's expiry).
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import type { TestIssuer } from '../helpers/app';
+import { settledEvent, storedEvent } from '../helpers/events';
+import { purchaseScenario, type ScenarioSetup } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 
 describe('eligibility estimates what settlement pays', function () {
@@ -22,50 +21,27 @@ describe('eligibility estimates what settlement pays', function () {
     for (const issuer of issuers.splice(0)) await assertLedgerHealthy(stack.db, issuer.id);
   });
 
-  /** An issuer with one group activated at a new merchant with one offer. */
-  async function setUp(
-    merchantOverrides: Record<string, unknown>,
-    offer: Record<string, unknown>,
-    issuerDelayDays = 0,
-  ) {
-    const issuer = await newIssuer(stack.app);
+  /** The scenario, with what the merchant estimates and what a purchase there then earns. */
+  async function setUp(setup: ScenarioSetup) {
+    const { issuer, group, card, merchant, offer } = await purchaseScenario(stack.app, setup);
     issuers.push(issuer);
-    if (issuerDelayDays > 0) {
-      assert.equal(
-        (
-          await stack.app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, {
-            brandedAvailabilityDelayDays: issuerDelayDays,
-          })
-        ).status,
-        200,
-      );
-    }
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app, merchantOverrides);
-    const created = await createOffer(stack.app, merchant.id, { startsAt: daysFromNow(-5), ...offer });
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
-      201,
-    );
     const path = `/api/v2/chg/${group.id}/merchant/${merchant.id}`;
     const estimate = async (amountMinor: number) =>
       (await issuer.call('GET', `${path}/eligibility?amountMinor=${amountMinor}`)).body;
     const purchase = async (amount: number) => {
-      const event = settledEvent(cardOf(group), { amount, merchantId: merchant.id });
+      const event = settledEvent(card, { amount, merchantId: merchant.id });
       assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-      const txn = await stack.db.ingestedEvent.findUniqueOrThrow({
-        where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-      });
+      const txn = await storedEvent(stack.db, issuer.id, 'settled', event.id);
       const status = await stack.waitForStatus(txn.id, ['matched', 'not_matched', 'unknown']);
       const detail = (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${txn.id}/reward-detail`)).body;
       const grants = await stack.db.rewardGrant.findMany({ where: { sourceTransactionId: txn.id } });
       return { status, earned: detail.earnedAmountMinor as number, grants, createdAt: Date.parse(event.createdAt) };
     };
-    return { issuer, group, merchant, offer: created, estimate, purchase };
+    return { issuer, group, merchant, offer, estimate, purchase };
   }
 
   it('applies the per-group cap: the remaining cap, then offer_cap_reached', async () => {
-    const { offer, estimate, purchase } = await setUp({}, { cashbackRateBps: 500, maxRewardPerChgMinor: 300 });
+    const { offer, estimate, purchase } = await setUp({ offer: { cashbackRateBps: 500, maxRewardPerChgMinor: 300 } });
     assert.deepEqual(pickEstimate(await estimate(4_000)), {
       eligible: true,
       reasons: [],
@@ -91,27 +67,29 @@ describe('eligibility estimates what settlement pays', function () {
   });
 
   it('estimates cashback only at a merchant without branded balance, as settlement pays', async () => {
-    const { estimate, purchase } = await setUp({}, { cashbackRateBps: 300, brandedRateBps: 200 });
+    const { estimate, purchase } = await setUp({ offer: { cashbackRateBps: 300, brandedRateBps: 200 } });
     assert.equal((await estimate(10_000)).estimatedRewardMinor, 300);
     const earned = await purchase(10_000);
     assert.deepEqual([earned.status, earned.earned, earned.grants.length], ['matched', 300, 0]);
   });
 
   it('posts the cashback and no grant when the issuer’s availability delay reaches the merchant’s expiry', async () => {
-    const branded = {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 30 },
-    };
-    const { estimate, purchase } = await setUp(branded, { cashbackRateBps: 300, brandedRateBps: 200 }, 30);
+    const { estimate, purchase } = await setUp({
+      settings: { brandedAvailabilityDelayDays: 30 },
+      brandedBalance: { expiryDays: 30 },
+      offer: { cashbackRateBps: 300, brandedRateBps: 200 },
+    });
     assert.equal((await estimate(10_000)).estimatedRewardMinor, 300);
     const earned = await purchase(10_000);
     assert.deepEqual([earned.status, earned.earned, earned.grants.length], ['matched', 300, 0]);
   });
 
   it('still earns the branded rate when the issuer’s delay is shorter than the expiry', async () => {
-    const branded = {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 30 },
-    };
-    const { estimate, purchase } = await setUp(branded, { cashbackRateBps: 300, brandedRateBps: 200 }, 29);
+    const { estimate, purchase } = await setUp({
+      settings: { brandedAvailabilityDelayDays: 29 },
+      brandedBalance: { expiryDays: 30 },
+      offer: { cashbackRateBps: 300, brandedRateBps: 200 },
+    });
     assert.equal((await estimate(10_000)).estimatedRewardMinor, 500);
     const earned = await purchase(10_000);
     assert.deepEqual([earned.status, earned.earned, earned.grants.map((g) => g.amountMinor)], ['matched', 500, [200n]]);

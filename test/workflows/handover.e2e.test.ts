@@ -2,11 +2,10 @@
 // after answering 204 to 1,000 settled events, then the sweeper; and a repeated hand-over of
 // a purchase whose workflow has finished. Every purchase must end with exactly one run.
 import assert from 'node:assert/strict';
-import { startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { FINAL_STATUSES, startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
+import type { TestIssuer } from '../helpers/app';
+import { authEvent, settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { spawnApi, waitForReady } from '../helpers/api-process';
 import { freePort } from '../helpers/ports';
@@ -17,8 +16,6 @@ import { testEngine } from '../helpers/engine';
 import { createApiHandover } from '../../api/ingestion/handover-queue';
 import { createLogger } from '../../core/logger';
 
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
-
 describe('hand-over under faults', function () {
   this.timeout(300_000);
   let stack: Stack;
@@ -28,15 +25,7 @@ describe('hand-over under faults', function () {
 
   before(async () => {
     stack = await startStack();
-    issuer = await newIssuer(stack.app);
-    card = cardOf((await issuer.call('POST', '/api/v2/chg', groupBody())).body);
-    merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 200, startsAt: daysFromNow(-5) });
-    const group = (await stack.db.card.findFirstOrThrow({ where: { issuerId: issuer.id }, select: { chgId: true } }))
-      .chgId;
-    await issuer.call('PUT', `/api/v2/chg/${group}/merchant/${merchant.id}/activation`, {});
+    ({ issuer, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 200 } }));
   });
   after(() => stack.stop());
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
@@ -92,7 +81,8 @@ describe('hand-over under faults', function () {
       const swept = await sweep();
       assert.equal(swept.failed, 0);
       assert.ok(swept.handedOver > 0, `the kill left events for the sweeper: ${JSON.stringify(swept)}`);
-      for (const row of await rows()) assert.equal(await stack.waitForStatus(row.id, FINAL, 180_000), 'matched');
+      for (const row of await rows())
+        assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES, 180_000), 'matched');
       assert.equal(
         await stack.db.handoverPending.count({ where: { eventId: { in: (await rows()).map((r) => r.id) } } }),
         0,
@@ -117,10 +107,8 @@ describe('hand-over under faults', function () {
   it('does not start a second run when a finished purchase is handed over again', async () => {
     const event = settledEvent(card, { amount: 2_500, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
-    assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
     await stack.client.workflow.getHandle(row.workflowId).result();
     // The API died after the signal went out but before it took the event out of the queue.
     await stack.db.handoverPending.create({ data: { eventId: row.id, queuedAt: row.receivedAt } });
@@ -167,7 +155,7 @@ describe('hand-over under faults', function () {
 
     const swept = await sweep();
     assert.ok(swept.handedOver >= 3, JSON.stringify(swept));
-    for (const row of rows) assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    for (const row of rows) assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
     const posted = await stack.db.ledgerTransfer.findMany({ where: { transactionId: { in: rows.map((r) => r.id) } } });
     assert.deepEqual(
       posted.map((t) => t.amountMinor),
@@ -178,9 +166,7 @@ describe('hand-over under faults', function () {
   it('hands over a reversal the API could not, though its authorization was already previewed', async () => {
     const auth = authEvent(card, { amount: 4_000, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'auth', externalId: auth.id } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, 'auth', auth.id);
     assert.equal(await stack.waitForStatus(row.id, ['previewed']), 'previewed');
     // The reversal is recorded and queued, as the API does, but its own hand-over never happens.
     const reversedAt = new Date(Date.now() - 1_000);
@@ -206,16 +192,14 @@ describe('hand-over under faults', function () {
     } finally {
       await app.close();
     }
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
     // As the previous release stored it: no queue row, handed_over_at still NULL.
     await stack.db.handoverPending.delete({ where: { eventId: row.id } });
     await stack.db.ingestedEvent.update({ where: { id: row.id }, data: { handedOverAt: null } });
 
     const swept = await sweep();
     assert.ok(swept.handedOver >= 1, JSON.stringify(swept));
-    assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
     assert.equal(await queued(row.id), null);
     assert.notEqual((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt, null);
   });

@@ -4,10 +4,9 @@
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
 import { handovers } from '../../core/metrics';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import type { TestIssuer } from '../helpers/app';
+import { authEvent, settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { RewardsStatus } from '../../workflows/search-attributes';
 
@@ -32,23 +31,12 @@ describe('late authorizations', function () {
         },
       },
     });
-    issuer = await newIssuer(stack.app);
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
-    merchant = await createMerchant(stack.app);
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-5) });
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
-      201,
-    );
+    ({ issuer, group, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 500 } }));
   });
   after(() => stack.stop());
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
-  const stored = (kind: 'auth' | 'settled', externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
-    });
+  const stored = (kind: 'auth' | 'settled', externalId: string) => storedEvent(stack.db, issuer.id, kind, externalId);
 
   /** Everything that says the late authorization changed nothing but its own record. */
   async function assertRecordedAgainst(authExternalId: string, settlementId: string) {

@@ -7,10 +7,9 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { startTestApp, type TestIssuer } from '../helpers/app';
+import { authEvent, settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { deliveryOf, insertEndpoint, startReceiver, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
 import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
@@ -32,22 +31,14 @@ describe('lean transaction pipeline', function () {
   let receiver: Receiver;
   let issuer: TestIssuer;
   let endpointId: string;
-  let group: any;
   let card: CardRef;
   let merchant: any;
 
   before(async () => {
     stack = await startStack();
     receiver = await startReceiver();
-    issuer = await newIssuer(stack.app);
+    ({ issuer, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 500 } }));
     endpointId = await insertEndpoint(stack.db, issuer.id, receiver.url);
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
-    merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-5) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
   });
   after(async () => {
     await receiver.close();
@@ -55,10 +46,7 @@ describe('lean transaction pipeline', function () {
   });
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
-  const stored = (kind: 'auth' | 'settled', externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
-    });
+  const stored = (kind: 'auth' | 'settled', externalId: string) => storedEvent(stack.db, issuer.id, kind, externalId);
   const historyOf = async (workflowId: string) => {
     const handle = stack.client.workflow.getHandle(workflowId);
     await handle.result();

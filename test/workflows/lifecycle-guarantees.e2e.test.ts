@@ -1,15 +1,14 @@
 // Guarantees of the lifecycle beyond the happy path: crash safety, concurrency, the
 // sweeper, and a match trace that names the condition that failed.
 import assert from 'node:assert/strict';
-import { startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
-import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
+import { FINAL_STATUSES, startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
+import { startTestApp, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { cardOf, settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { daysFromNow } from '../helpers/catalogue';
+import { activate, activatedMerchant, purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { createSweepActivities } from '../../activities/sweeper';
-
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 describe('TransactionLifecycle guarantees', function () {
   this.timeout(180_000);
@@ -34,31 +33,19 @@ describe('TransactionLifecycle guarantees', function () {
         },
       },
     });
-    issuer = await newIssuer(stack.app);
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
-    merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 300, startsAt: daysFromNow(-5) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    ({ issuer, group, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 300 } }));
   });
   after(() => stack.stop());
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
-  const storedId = async (externalId: string) =>
-    (
-      await stack.db.ingestedEvent.findUniqueOrThrow({
-        where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId } },
-      })
-    ).id;
+  const storedId = async (externalId: string) => (await storedEvent(stack.db, issuer.id, 'settled', externalId)).id;
 
   it('posts exactly once when the settlement activity fails after its commit and is retried', async () => {
     const event = settledEvent(card, { amount: 5_000, merchantId: merchant.id });
     crashNextSettlement = true;
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
     const id = await storedId(event.id);
-    assert.equal(await stack.waitForStatus(id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(id, FINAL_STATUSES), 'matched');
     assert.deepEqual(crashed, [id], 'the first attempt failed after committing');
     const transfers = await stack.db.ledgerTransfer.findMany({ where: { transactionId: id } });
     assert.equal(transfers.length, 1);
@@ -82,7 +69,7 @@ describe('TransactionLifecycle guarantees', function () {
       where: { issuerId: issuer.id, externalId: { in: batch.map((e) => e.id) } },
     });
     assert.equal(rows.length, 200);
-    for (const row of rows) await stack.waitForStatus(row.id, FINAL, 120_000);
+    for (const row of rows) await stack.waitForStatus(row.id, FINAL_STATUSES, 120_000);
     const transfers = await stack.db.ledgerTransfer.groupBy({
       by: ['transactionId'],
       where: { transactionId: { in: rows.map((r) => r.id) } },
@@ -126,7 +113,7 @@ describe('TransactionLifecycle guarantees', function () {
     });
     const swept = await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
     assert.ok(swept.handedOver >= 1);
-    assert.equal(await stack.waitForStatus(id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(id, FINAL_STATUSES), 'matched');
     const posted = await stack.db.ledgerTransfer.findMany({ where: { transactionId: id } });
     assert.deepEqual(
       posted.map((t) => [t.kind, t.amountMinor]),
@@ -162,7 +149,7 @@ describe('TransactionLifecycle guarantees', function () {
       const event = settledEvent(cardRef, overrides);
       assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
       const id = await storedId(event.id);
-      assert.equal(await stack.waitForStatus(id, FINAL), 'not_matched');
+      assert.equal(await stack.waitForStatus(id, FINAL_STATUSES), 'not_matched');
       const res = await issuer.call('GET', `/api/v2/chg/${chgId}/transaction/${id}/match-trace`);
       assert.equal(res.status, 200);
       return res.body.trace;
@@ -170,14 +157,9 @@ describe('TransactionLifecycle guarantees', function () {
     const failed = (trace: any) =>
       trace.earn.offers.flatMap((o: any) => o.conditions.filter((c: any) => !c.passed).map((c: any) => c.name));
 
-    async function merchantWith(offer: Record<string, unknown>) {
-      const m = await createMerchant(stack.app, {
-        brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-      });
-      await createOffer(stack.app, m.id, { cashbackRateBps: 400, ...offer });
-      await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${m.id}/activation`, {});
-      return m;
-    }
+    /** A merchant activated for the group, with a 4 % offer on these terms. */
+    const merchantWith = async (offer: Record<string, unknown>) =>
+      (await activatedMerchant(stack.app, issuer, group.id, { offer: { cashbackRateBps: 400, ...offer } })).merchant;
 
     it('names the offer window for a purchase outside it', async () => {
       const m = await merchantWith({ startsAt: daysFromNow(5) });
@@ -203,7 +185,7 @@ describe('TransactionLifecycle guarantees', function () {
       const m = await merchantWith({ startsAt: daysFromNow(-1), maxRewardPerChgMinor: 100 });
       const first = settledEvent(card, { merchantId: m.id, amount: 10_000 });
       await issuer.call('POST', '/api/v1/incoming-txn', first);
-      assert.equal(await stack.waitForStatus(await storedId(first.id), FINAL), 'matched');
+      assert.equal(await stack.waitForStatus(await storedId(first.id), FINAL_STATUSES), 'matched');
       const trace = await traceOf(group.id, card, { merchantId: m.id, amount: 10_000 });
       assert.deepEqual(failed(trace), ['cap_not_exhausted']);
       assert.deepEqual(trace.earn.reasons, ['offer_cap_reached']);
@@ -227,7 +209,7 @@ describe('TransactionLifecycle guarantees', function () {
           }),
         )
       ).body;
-      await issuer.call('PUT', `/api/v2/chg/${own.id}/merchant/${merchant.id}/activation`, {});
+      await activate(issuer, own.id, merchant.id);
       await issuer.call(
         'DELETE',
         `/api/v2/chg/${own.id}/cardholder/${own.cardholders[0].id}/card/${own.cardholders[0].cards[1].id}`,

@@ -7,11 +7,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { findTestServer } from '../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../worker/register-search-attributes';
-import { quietTemporalRuntime } from '../helpers/stack';
+import { startTimeSkippingServer } from '../helpers/time-skipping';
 import { WORKFLOWS_PATH } from '../../worker/worker';
 import { INVARIANT_BROKEN } from '../../core/failure-types';
 import type { LifecycleActivities, StepInput, StepOutcome } from '../../activities/lifecycle/types';
@@ -78,12 +76,8 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
   let running: Promise<void>;
 
   before(async () => {
-    quietTemporalRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: findTestServer() } },
-    });
-    // The workflow upserts our search attributes after each step.
-    await registerSearchAttributes(env.connection);
+    // The workflow upserts our search attributes after each step: the server knows them.
+    env = await startTimeSkippingServer();
     bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH });
   });
   after(async () => {

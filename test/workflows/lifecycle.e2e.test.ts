@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { authEvent, cardOf, settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { activate, activatedMerchant, merchantWithOffer, purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 
 describe('TransactionLifecycle end to end', function () {
@@ -20,41 +20,21 @@ describe('TransactionLifecycle end to end', function () {
 
   before(async () => {
     stack = await startStack();
-    issuer = await newIssuer(stack.app);
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
-    merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    offer = await createOffer(stack.app, merchant.id, {
-      cashbackRateBps: 500,
-      brandedRateBps: 200,
-      startsAt: daysFromNow(-10),
-    });
-    const activated = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {
-      presentedOfferId: offer.id,
-    });
-    assert.equal(activated.status, 201, activated.text);
-    cashbackMerchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, cashbackMerchant.id, {
-      cashbackRateBps: 500,
-      brandedRateBps: 200,
-      startsAt: daysFromNow(-10),
-    });
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${cashbackMerchant.id}/activation`, {})).status,
-      201,
-    );
+    // 5 % cashback and 2 % branded balance, activated through the offer.
+    ({ issuer, group, card, merchant, offer } = await purchaseScenario(stack.app, {
+      brandedBalance: true,
+      offer: { cashbackRateBps: 500, brandedRateBps: 200 },
+      presentedOffer: true,
+    }));
+    // The same offer at a merchant without branded balance: cashback only.
+    ({ merchant: cashbackMerchant } = await activatedMerchant(stack.app, issuer, group.id, {
+      offer: { cashbackRateBps: 500, brandedRateBps: 200 },
+    }));
   });
   after(() => stack.stop());
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
-  const stored = (kind: 'auth' | 'settled', externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
-    });
+  const stored = (kind: 'auth' | 'settled', externalId: string) => storedEvent(stack.db, issuer.id, kind, externalId);
   const detail = async (txnId: string) =>
     (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${txnId}/reward-detail`)).body;
 
@@ -126,8 +106,7 @@ describe('TransactionLifecycle end to end', function () {
   });
 
   it('ends not_matched with the merchant id when the merchant is not activated, and says why', async () => {
-    const other = await createMerchant(stack.app);
-    await createOffer(stack.app, other.id);
+    const { merchant: other } = await merchantWithOffer(stack.app);
     const settled = settledEvent(card, { merchantId: other.id });
     await issuer.call('POST', '/api/v1/incoming-txn', settled);
     const txn = await stored('settled', settled.id);
@@ -185,10 +164,7 @@ describe('TransactionLifecycle end to end', function () {
   it("claws a refund back in its purchase's group only: another group's card is refused, a moved cardholder's refund is booked where the purchase was", async () => {
     const body = groupBody();
     const home = (await issuer.call('POST', '/api/v2/chg', body)).body;
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${home.id}/merchant/${cashbackMerchant.id}/activation`, {})).status,
-      201,
-    );
+    await activate(issuer, home.id, cashbackMerchant.id);
     const moving = cardOf(home);
     const purchase = settledEvent(moving, { amount: 10_000, merchantId: cashbackMerchant.id });
     await issuer.call('POST', '/api/v1/incoming-txn', purchase);

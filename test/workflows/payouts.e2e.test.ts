@@ -8,10 +8,9 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../helpers/stack';
-import { assertError, newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { assertError, type TestIssuer } from '../helpers/app';
+import { settledEvent } from '../helpers/events';
+import { activate, groupWithCard, issuerWith, merchantWithOffer } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { insertEndpoint, startReceiver, storedSecrets, waitFor, type Receiver } from '../helpers/webhooks';
 import { fromDbMinor } from '../../core/ledger';
@@ -39,8 +38,7 @@ describe('paying cashback out', function () {
       },
     });
     receiver = await startReceiver();
-    merchant = await createMerchant(stack.app, { brandedBalance: { enabled: false } });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 1000, startsAt: daysFromNow(-5) });
+    ({ merchant } = await merchantWithOffer(stack.app, { offer: { cashbackRateBps: 1000 } }));
   });
   after(async () => {
     await stack?.stop();
@@ -48,23 +46,18 @@ describe('paying cashback out', function () {
   });
 
   /** A sandbox issuer; `holdDays` its cashbackHoldDays (30 unless given). */
-  async function issuerWith(holdDays?: number): Promise<TestIssuer> {
-    const issuer = await newIssuer(stack.app, 'sandbox');
-    if (holdDays !== undefined) {
-      const res = await stack.app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { cashbackHoldDays: holdDays });
-      assert.equal(res.status, 200, res.text);
-      assert.equal(res.body.cashbackHoldDays, holdDays);
-    }
-    return issuer;
-  }
+  const sandboxIssuer = (holdDays?: number): Promise<TestIssuer> =>
+    issuerWith(stack.app, {
+      environment: 'sandbox',
+      ...(holdDays !== undefined && { settings: { cashbackHoldDays: holdDays } }),
+    });
 
   /** A group whose purchase (10 x `cashbackMinor`, 10 % back) was processed; its chg_ id. */
   async function groupWithCashback(issuer: TestIssuer, cashbackMinor: number): Promise<string> {
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const activated = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
-    assert.equal(activated.status, 201, activated.text);
+    const { group, card } = await groupWithCard(issuer);
+    await activate(issuer, group.id, merchant.id);
     const now = (await issuer.call('GET', '/api/v2/sandbox/clock')).body.now;
-    const event = settledEvent(cardOf(group), {
+    const event = settledEvent(card, {
       amount: cashbackMinor * 10,
       merchantId: merchant.id,
       createdAt: now,
@@ -104,7 +97,7 @@ describe('paying cashback out', function () {
   }
 
   it("keeps a purchase's cashback on hold for the return window, then makes it payable", async () => {
-    const issuer = await issuerWith();
+    const issuer = await sandboxIssuer();
     const chgId = await groupWithCashback(issuer, 1000);
     let cashback = await cashbackOf(issuer, chgId);
     assert.deepEqual([cashback.balanceMinor, cashback.onHoldMinor, cashback.payableMinor], [1000, 1000, 0]);
@@ -123,7 +116,7 @@ describe('paying cashback out', function () {
   });
 
   it('pays every group at or above the minimum in one run, with an items file equal to the ledger', async () => {
-    const issuer = await issuerWith(0);
+    const issuer = await sandboxIssuer(0);
     await insertEndpoint(stack.db, issuer.id, receiver.url, {
       enabledTypes: ['cashback_paid_out', 'payout_completed'],
     });
@@ -227,7 +220,7 @@ describe('paying cashback out', function () {
   }
 
   it('refuses a second run while one is processing (409 payout_in_progress), then runs it to the end', async () => {
-    const issuer = await issuerWith(0);
+    const issuer = await sandboxIssuer(0);
     const chgId = await groupWithCashback(issuer, 700);
     await stack.stopWorker();
     let workerBack = false;
@@ -251,7 +244,7 @@ describe('paying cashback out', function () {
   });
 
   it('pays every group exactly once when chunks are lost after their commit, twice in one run', async () => {
-    const issuer = await issuerWith(0);
+    const issuer = await sandboxIssuer(0);
     const amounts = [300, 400, 500, 600, 700, 800, 900];
     const chgIds = [];
     for (const amount of amounts) chgIds.push(await groupWithCashback(issuer, amount));
@@ -271,7 +264,7 @@ describe('paying cashback out', function () {
   });
 
   it('pays one group now: an amount, then the rest, then nothing more', async () => {
-    const issuer = await issuerWith(0);
+    const issuer = await sandboxIssuer(0);
     const chgId = await groupWithCashback(issuer, 1000);
     assertError(
       await stack.app.request('POST', `/api/v2/chg/${chgId}/payouts`, { token: issuer.token, body: {} }),
@@ -303,8 +296,8 @@ describe('paying cashback out', function () {
   });
 
   it("answers 404 for another issuer's payout, its items and its groups, exactly as for missing ones", async () => {
-    const issuer = await issuerWith(0);
-    const other = await issuerWith(0);
+    const issuer = await sandboxIssuer(0);
+    const other = await sandboxIssuer(0);
     const chgId = await groupWithCashback(issuer, 500);
     const run = await postRun(issuer, {});
     await finished(issuer, run.body.id);

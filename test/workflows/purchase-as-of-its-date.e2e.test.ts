@@ -6,10 +6,10 @@
 // the two outcomes are compared field by field.
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow, DAY_MS } from '../helpers/catalogue';
+import type { TestIssuer } from '../helpers/app';
+import { settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { DAY_MS } from '../helpers/catalogue';
+import { activate, groupWithCard, issuerWith, merchantWithOffer } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 
 const HOUR_MS = 3_600_000;
@@ -48,19 +48,19 @@ describe('a purchase decided as of its own date', function () {
   before(async () => {
     stack = await startStack({ faults: { beforeActivity: (name) => gate.beforeActivity(name) } });
     // Branded balance without a spend minimum, available 2 days after the purchase.
-    merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 2, expiryDays: 30 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 300, startsAt: daysFromNow(-5) });
+    ({ merchant } = await merchantWithOffer(stack.app, {
+      brandedBalance: { availabilityDelayDays: 2, expiryDays: 30 },
+      offer: { cashbackRateBps: 500, brandedRateBps: 300 },
+    }));
   });
   after(() => stack?.stop());
 
+  /** A sandbox issuer of its own (its own clock) whose group has activated the merchant. */
   async function sandboxGroup() {
-    const issuer = await newIssuer(stack.app, 'sandbox');
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const activated = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
-    assert.equal(activated.status, 201, activated.text);
-    return { issuer, group, card: cardOf(group) };
+    const issuer = await issuerWith(stack.app, { environment: 'sandbox' });
+    const { group, card } = await groupWithCard(issuer);
+    await activate(issuer, group.id, merchant.id);
+    return { issuer, group, card };
   }
 
   const clockNow = async (issuer: TestIssuer) => (await issuer.call('GET', '/api/v2/sandbox/clock')).body.now as string;
@@ -74,9 +74,7 @@ describe('a purchase decided as of its own date', function () {
     const event = settledEvent(card, { amount: 10_000, merchantId: merchant.id, createdAt, settledAt: createdAt });
     const res = await issuer.call('POST', '/api/v1/incoming-txn', event);
     assert.equal(res.status, 204, res.text);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
     return row.id;
   }
 

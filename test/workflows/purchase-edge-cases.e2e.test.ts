@@ -1,15 +1,12 @@
 // Purchases that do not follow authorize → settle → refund in order, end to end over HTTP
 // with the real hand-over, Temporal and PostgreSQL, each checked by the money it moved.
 import assert from 'node:assert/strict';
-import { startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
-import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { FINAL_STATUSES, startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
+import { startTestApp, type TestIssuer } from '../helpers/app';
+import { authEvent, settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { createSweepActivities } from '../../activities/sweeper';
-
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 describe('purchases out of the usual order', function () {
   this.timeout(120_000);
@@ -21,20 +18,13 @@ describe('purchases out of the usual order', function () {
 
   before(async () => {
     stack = await startStack();
-    issuer = await newIssuer(stack.app);
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
-    merchant = await createMerchant(stack.app); // cashback only: 5%
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-5) });
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`)).status, 201);
+    // Cashback only: 5 %.
+    ({ issuer, group, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 500 } }));
   });
   after(() => stack.stop());
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
 
-  const stored = (kind: 'auth' | 'settled', externalId: string) =>
-    stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
-    });
+  const stored = (kind: 'auth' | 'settled', externalId: string) => storedEvent(stack.db, issuer.id, kind, externalId);
   const send = async (path: '/api/v1/incoming-auth' | '/api/v1/incoming-txn', event: object) =>
     assert.equal((await issuer.call('POST', path, event)).status, 204);
   /** The transfers booked against a transaction (clawbacks are booked against the purchase they reverse). */
@@ -56,7 +46,7 @@ describe('purchases out of the usual order', function () {
     );
     for (const part of parts) await send('/api/v1/incoming-txn', part);
     const rows = await Promise.all(parts.map((p) => stored('settled', p.id)));
-    for (const row of rows) assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    for (const row of rows) assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
     assert.deepEqual(await postings(rows[0].id), [['earn_cashback', 300]]);
     assert.deepEqual(await postings(rows[1].id), [['earn_cashback', 200]]);
     assert.equal(rows[0].workflowId, authRow.workflowId);
@@ -77,7 +67,7 @@ describe('purchases out of the usual order', function () {
     const settled = settledEvent(card, { amount: 2_000, merchantId: merchant.id, authorizationId: auth.id });
     await send('/api/v1/incoming-txn', settled);
     const txn = await stored('settled', settled.id);
-    assert.equal(await stack.waitForStatus(txn.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(txn.id, FINAL_STATUSES), 'matched');
     await stack.client.workflow.getHandle(txn.workflowId).result();
 
     await send('/api/v1/incoming-auth', { ...auth, state: 'reversed' });
@@ -122,8 +112,8 @@ describe('purchases out of the usual order', function () {
       handoverMaxInFlight: TEST_HANDOVER_MAX_IN_FLIGHT,
     });
     await sweep.sweepHandovers({ olderThanMs: 30_000, limit: 1000 });
-    assert.equal(await stack.waitForStatus(purchaseRow.id, FINAL), 'matched');
-    assert.equal(await stack.waitForStatus(refundRow.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(purchaseRow.id, FINAL_STATUSES), 'matched');
+    assert.equal(await stack.waitForStatus(refundRow.id, FINAL_STATUSES), 'matched');
     // Clawbacks are booked against the purchase they reverse; reward-detail shows them on both.
     assert.deepEqual(
       await postings(purchaseRow.id),
@@ -140,7 +130,7 @@ describe('purchases out of the usual order', function () {
     const purchase = settledEvent(card, { amount: 3_000, merchantId: merchant.id });
     await send('/api/v1/incoming-txn', purchase);
     const txn = await stored('settled', purchase.id);
-    assert.equal(await stack.waitForStatus(txn.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(txn.id, FINAL_STATUSES), 'matched');
     const refund = settledEvent(card, {
       state: 'refunded',
       amount: 5_000,
@@ -149,7 +139,7 @@ describe('purchases out of the usual order', function () {
     });
     await send('/api/v1/incoming-txn', refund);
     const refundRow = await stored('settled', refund.id);
-    assert.equal(await stack.waitForStatus(refundRow.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(refundRow.id, FINAL_STATUSES), 'matched');
     assert.deepEqual(await postings(txn.id), [
       ['earn_cashback', 150],
       ['clawback_cashback', 150],
@@ -165,7 +155,7 @@ describe('purchases out of the usual order', function () {
     });
     await send('/api/v1/incoming-txn', again);
     const againRow = await stored('settled', again.id);
-    await stack.waitForStatus(againRow.id, FINAL);
+    await stack.waitForStatus(againRow.id, FINAL_STATUSES);
     assert.deepEqual(await postings(txn.id), [
       ['earn_cashback', 150],
       ['clawback_cashback', 150],

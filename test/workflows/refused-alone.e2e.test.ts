@@ -3,14 +3,11 @@
 // compared (a refund or settlement in another currency than the purchase or authorization it
 // names is currency_mismatch), and a string PostgreSQL cannot hold fails only its own event.
 import assert from 'node:assert/strict';
-import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { FINAL_STATUSES, startStack, type Stack } from '../helpers/stack';
+import type { TestIssuer } from '../helpers/app';
+import { authEvent, settledEvent, type CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
-
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 describe('events refused alone beside valid ones', function () {
   this.timeout(120_000);
@@ -22,12 +19,8 @@ describe('events refused alone beside valid ones', function () {
 
   before(async () => {
     stack = await startStack();
-    issuer = await newIssuer(stack.app);
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
-    merchant = await createMerchant(stack.app); // cashback only: 10% below
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 1000, startsAt: daysFromNow(-5) });
-    assert.equal((await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`)).status, 201);
+    // Cashback only: 10 %.
+    ({ issuer, group, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 1000 } }));
   });
   after(() => stack.stop());
   afterEach(async () => {
@@ -46,7 +39,7 @@ describe('events refused alone beside valid ones', function () {
     const purchase = settledEvent(card, { amount, merchantId: merchant.id, ...overrides });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', purchase)).status, 204);
     const row = (await stored('settled', purchase.id))!;
-    assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
     return { purchase, row };
   };
   const assertOneMismatch = (res: { status: number; body: any }, index: number) => {
@@ -74,7 +67,7 @@ describe('events refused alone beside valid ones', function () {
     const usdRefund = { ...refund, id: `${refund.id}-usd`, currency: 'usd' };
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', usdRefund)).status, 204);
     const refundRow = (await stored('settled', usdRefund.id))!;
-    assert.equal(await stack.waitForStatus(refundRow.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(refundRow.id, FINAL_STATUSES), 'matched');
     const after = await detail(row.id);
     assert.deepEqual([after.status, after.earnedAmountMinor], ['matched', before.earnedAmountMinor]);
     const clawed = await stack.db.ledgerTransfer.findMany({
@@ -98,7 +91,7 @@ describe('events refused alone beside valid ones', function () {
       merchantId: merchant.id,
     });
     assertOneMismatch(await issuer.call('POST', '/api/v1/incoming-txn', [other, refund]), 1);
-    assert.equal(await stack.waitForStatus((await stored('settled', other.id))!.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus((await stored('settled', other.id))!.id, FINAL_STATUSES), 'matched');
     assert.equal((await detail(row.id)).status, 'matched', 'not reversed');
   });
 
@@ -121,7 +114,7 @@ describe('events refused alone beside valid ones', function () {
     const usd = { ...eur, id: `${eur.id}-usd`, currency: 'usd' };
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', usd)).status, 204);
     const usdRow = (await stored('settled', usd.id))!;
-    assert.equal(await stack.waitForStatus(usdRow.id, FINAL), 'matched');
+    assert.equal(await stack.waitForStatus(usdRow.id, FINAL_STATUSES), 'matched');
     assert.equal((await detail(usdRow.id)).earnedAmountMinor, 400);
   });
 
@@ -147,7 +140,7 @@ describe('events refused alone beside valid ones', function () {
         [[1, bad.id, 'invalid_event']],
       );
       const row = (await stored('settled', good.id))!;
-      assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+      assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
       assert.equal((await detail(row.id)).earnedAmountMinor, 200);
       assert.equal(await stored('settled', bad.id), null);
     }

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import type { TestIssuer } from '../helpers/app';
+import type { CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { configureEndpoint, startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
 import { webhookAttempts } from '../../core/metrics';
@@ -28,23 +28,17 @@ describe('cardholder reward events (sandbox, end to end)', function () {
   let secret: string;
   let group: any;
   let merchant: any;
-  let cardId: string;
+  let card: CardRef;
 
   before(async () => {
     stack = await startStack();
     receiver = await startReceiver();
     // 5% cashback and 5% branded balance, spendable after 3 days, expiring after 60.
-    merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 3, expiryDays: 60 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 500, startsAt: daysFromNow(-5) });
-    issuer = await newIssuer(stack.app, 'sandbox');
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    cardId = group.cardholders[0].cards[0].externalId;
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
-      201,
-    );
+    ({ issuer, group, card, merchant } = await purchaseScenario(stack.app, {
+      environment: 'sandbox',
+      brandedBalance: { availabilityDelayDays: 3, expiryDays: 60 },
+      offer: { cashbackRateBps: 500, brandedRateBps: 500 },
+    }));
     secret = await configureEndpoint(issuer, receiver.url);
   });
   after(async () => {
@@ -87,7 +81,11 @@ describe('cardholder reward events (sandbox, end to end)', function () {
   const scanned = async (moved: { expiryWorkflowId: string }) =>
     stack.client.workflow.getHandle(moved.expiryWorkflowId).result();
   const simulate = async (body: Record<string, unknown>) => {
-    const res = await issuer.call('POST', '/api/v2/sandbox/transactions', { cardId, merchantId: merchant.id, ...body });
+    const res = await issuer.call('POST', '/api/v2/sandbox/transactions', {
+      cardId: card.cardId,
+      merchantId: merchant.id,
+      ...body,
+    });
     assert.equal(res.status, 201, res.text);
     return res.body;
   };

@@ -7,43 +7,22 @@
 // published contract (the receiver) and verified as a receiver verifies it (standardwebhooks).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
-import { createWorker } from '../../worker/worker';
-import { startWebhookRelay, type WebhookRelay } from '../../worker/webhook-relay';
-import { createLogger } from '../../core/logger';
-import { createDb, type Db } from '../../prisma/client';
-import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
-import { createApiHandover } from '../../api/ingestion/handover-queue';
-import { TEST_HANDOVER_MAX_IN_FLIGHT } from '../helpers/stack';
-import { findTestServer } from '../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../worker/register-search-attributes';
 import { DEFAULT_SETTLEMENT_TIMEOUT_MS } from '../../workflows/lifecycle-signals';
-import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import type { TestIssuer } from '../helpers/app';
+import { authEvent, settledEvent, storedEvent, type CardRef } from '../helpers/events';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { sealedNewSecret, startReceiver, storedSecrets, waitFor, type Receiver } from '../helpers/webhooks';
-import { quietTemporalRuntime } from '../helpers/stack';
-import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
-import { testEngine } from '../helpers/engine';
-import { newId } from '../../core/ids';
+import { insertEndpoint, startReceiver, storedSecrets, waitFor, type Receiver } from '../helpers/webhooks';
+import { purchaseScenario } from '../helpers/scenario';
+import { startTimeSkippingStack, type TimeSkippingStack } from '../helpers/time-skipping';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 describe('cardholder reward events (time-skipping, production issuer)', function () {
   this.timeout(180_000);
-  let env: TestWorkflowEnvironment;
-  let db: Db;
-  let worker: Worker;
-  let running: Promise<void>;
-  let relay: WebhookRelay;
-  let app: TestApp;
-  let handover: ReturnType<typeof createApiHandover>;
+  let stack: TimeSkippingStack;
   let receiver: Receiver;
   let issuer: TestIssuer;
   let secret: string;
@@ -52,92 +31,26 @@ describe('cardholder reward events (time-skipping, production issuer)', function
   let merchant: any;
   /** Production events name the acquirer's merchant id, which the merchant's match rules list. */
   const acquirerMerchantId = `acq-${randomUUID()}`;
-  let nowMs = Date.now();
-  const taskQueue = `test-${randomUUID()}`;
 
   before(async () => {
-    quietTemporalRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: findTestServer() } },
-    });
-    await registerSearchAttributes(env.connection);
-    db = createDb(testDatabaseUrl(), 10);
-    const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-    const engine = testEngine(env.client, taskQueue);
-    const skipped = { now: () => new Date(nowMs) };
-    worker = await createWorker({
-      connection: env.nativeConnection,
-      namespace: 'default',
-      taskQueue,
-      deps: {
-        db,
-        logger,
-        clock: skipped,
-        temporal: engine,
-        webhookDestinations: testWebhookDestinations,
-        webhookSecretKeys: testWebhookSecretKeys,
-      },
-    });
-    running = worker.run();
-    // First attempts are signed at real time, as a receiver checks the timestamp against its own clock.
-    relay = startWebhookRelay({
-      db,
-      logger,
-      clock: { now: () => new Date() },
-      databaseUrl: testDatabaseUrl(),
-      temporal: engine,
-      webhookDestinations: testWebhookDestinations,
-      webhookSecretKeys: testWebhookSecretKeys,
-    });
-    handover = createApiHandover({ temporal: engine, db }, logger, TEST_HANDOVER_MAX_IN_FLIGHT);
-    app = await startTestApp({ db, handover, clock: skipped });
-    nowMs = await env.currentTimeMs();
-
+    stack = await startTimeSkippingStack({ relay: true });
     receiver = await startReceiver();
-    issuer = await newIssuer(app, 'production');
+    // 10 % in branded balance, spendable from 500 after 2 days, expiring after 60.
+    ({ issuer, group, card, merchant } = await purchaseScenario(stack.app, {
+      environment: 'production',
+      matchRules: { acquirerMerchantIds: [acquirerMerchantId] },
+      brandedBalance: { spendMinimumMinor: 500, availabilityDelayDays: 2, expiryDays: 60 },
+      offer: { cashbackRateBps: 0, brandedRateBps: 1000 },
+    }));
     // A production endpoint must be https (core/webhooks/endpoint-url.ts); the local receiver
     // is http, so the row is written as the API writes it, subscribed to every type.
-    await db.webhookEndpoint.create({
-      data: {
-        id: newId('whe'),
-        issuerId: issuer.id,
-        url: receiver.url,
-        enabledTypes: [...WEBHOOK_TYPES],
-        ...sealedNewSecret(issuer.id),
-        createdAt: new Date(),
-        updatedAt: new Date(),
-      },
-    });
-    secret = (await storedSecrets(db, issuer.id)).secret;
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
-    merchant = await createMerchant(app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 500, availabilityDelayDays: 2, expiryDays: 60 },
-      matchRules: { acquirerMerchantIds: [acquirerMerchantId] },
-    });
-    await createOffer(app, merchant.id, { cashbackRateBps: 0, brandedRateBps: 1000, startsAt: daysFromNow(-10) });
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
-      201,
-    );
+    await insertEndpoint(stack.db, issuer.id, receiver.url);
+    secret = (await storedSecrets(stack.db, issuer.id)).secret;
   });
   after(async () => {
-    await handover?.drain();
-    await app?.close();
-    await relay?.stop();
-    worker?.shutdown();
-    await running;
-    await db?.$disconnect();
-    await env?.teardown();
+    await stack?.stop();
     await receiver?.close();
   });
-
-  async function skipTo(targetMs: number) {
-    const current = await env.currentTimeMs();
-    assert.ok(targetMs > current, 'time only moves forward');
-    await env.sleep(targetMs - current);
-    nowMs = await env.currentTimeMs();
-  }
 
   /**
    * As the hourly schedule runs it: every issuer, at the workflow's clock. Polled to its end,
@@ -145,9 +58,9 @@ describe('cardholder reward events (time-skipping, production issuer)', function
    * (the purchase's lifecycle has some), and time must move only by skipTo.
    */
   async function expireGrants(): Promise<void> {
-    const handle = await env.client.workflow.start('expireGrants', {
+    const handle = await stack.env.client.workflow.start('expireGrants', {
       args: [{}],
-      taskQueue,
+      taskQueue: stack.engine.taskQueue,
       workflowId: `expire-${randomUUID()}`,
     });
     await waitFor('the expireGrants run', async () => {
@@ -179,11 +92,9 @@ describe('cardholder reward events (time-skipping, production issuer)', function
   }
 
   async function processed(kind: 'settled' | 'auth', externalId: string, statuses: string[]) {
-    const row = await db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, kind, externalId);
     return waitFor(`${kind} ${row.id} to reach ${statuses.join('|')}`, async () => {
-      const now = await db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } });
+      const now = await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } });
       return statuses.includes(now.rewardStatus) ? now : undefined;
     });
   }
@@ -193,7 +104,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
     const settled = await processed('settled', event.id, ['matched', 'not_matched', 'unknown']);
     assert.equal(settled.rewardStatus, 'matched');
-    const grant = await db.rewardGrant.findFirstOrThrow({
+    const grant = await stack.db.rewardGrant.findFirstOrThrow({
       where: { issuerId: issuer.id, sourceTransactionId: settled.id },
     });
     assert.equal(grant.amountMinor, 1000n);
@@ -205,7 +116,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
     assert.equal(grant.nextNoticeAt?.getTime(), grant.availableAt.getTime());
 
     // 1. Available: one reward_available, however often the run comes by.
-    await skipTo(grant.availableAt.getTime() + HOUR_MS);
+    await stack.skipTo(grant.availableAt.getTime() + HOUR_MS);
     await expireGrants();
     await expireGrants();
     const [available] = await deliveries('reward_available', 1);
@@ -226,7 +137,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
       [1, 30],
       [2, 7],
     ]) {
-      await skipTo(grant.expiresAt.getTime() - days * DAY_MS + HOUR_MS);
+      await stack.skipTo(grant.expiresAt.getTime() - days * DAY_MS + HOUR_MS);
       await expireGrants();
       const expiring = await deliveries('reward_expiring', n);
       assert.deepEqual(expiring[n - 1].data, {
@@ -241,11 +152,13 @@ describe('cardholder reward events (time-skipping, production issuer)', function
     }
 
     // 4. Past expiry: the breakage is posted and reward_expired says so.
-    await skipTo(grant.expiresAt.getTime() + HOUR_MS);
+    await stack.skipTo(grant.expiresAt.getTime() + HOUR_MS);
     await expireGrants();
     const [expired] = await deliveries('reward_expired', 1);
-    const event_ = await db.rewardEvent.findFirstOrThrow({ where: { issuerId: issuer.id, type: 'branded_expired' } });
-    const breakage = await db.ledgerTransfer.findFirstOrThrow({
+    const event_ = await stack.db.rewardEvent.findFirstOrThrow({
+      where: { issuerId: issuer.id, type: 'branded_expired' },
+    });
+    const breakage = await stack.db.ledgerTransfer.findFirstOrThrow({
       where: { issuerId: issuer.id, kind: 'expire_branded' },
     });
     assert.equal(breakage.amountMinor, 1000n);
@@ -262,7 +175,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
     await deliveries('reward_expiring', 2);
     await deliveries('reward_available', 1);
     assert.deepEqual(receiver.contractViolations, []);
-    await assertLedgerHealthy(db, issuer.id);
+    await assertLedgerHealthy(stack.db, issuer.id);
   });
 
   it('sends authorization_lapsed once when a qualified authorization gets no settlement within the time-out', async () => {
@@ -275,16 +188,18 @@ describe('cardholder reward events (time-skipping, production issuer)', function
     assert.ok(qualified.data.earnedAmountMinor > 0);
 
     // Time skips only once the run waits on its settlement timer, so the wait starts now.
-    const handle: WorkflowHandle = env.client.workflow.getHandle(previewed.workflowId);
+    const handle: WorkflowHandle = stack.env.client.workflow.getHandle(previewed.workflowId);
     await waitFor(
       'the settlement timer',
       async () => ((await handle.fetchHistory()).events ?? []).some((e) => e.timerStartedEventAttributes) || undefined,
     );
-    await env.sleep(DEFAULT_SETTLEMENT_TIMEOUT_MS - HOUR_MS);
-    assert.equal((await db.ingestedEvent.findUniqueOrThrow({ where: { id: previewed.id } })).rewardStatus, 'previewed');
+    await stack.skip(DEFAULT_SETTLEMENT_TIMEOUT_MS - HOUR_MS);
+    assert.equal(
+      (await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: previewed.id } })).rewardStatus,
+      'previewed',
+    );
     assert.equal(received('authorization_lapsed').length, 0);
-    await env.sleep(2 * HOUR_MS);
-    nowMs = await env.currentTimeMs();
+    await stack.skip(2 * HOUR_MS);
     await processed('auth', auth.id, ['lapsed']);
     const [lapsed] = await deliveries('authorization_lapsed', 1);
     assert.deepEqual(lapsed.data, {
@@ -296,7 +211,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
       previewedAmountMinor: qualified.data.earnedAmountMinor,
     });
     assert.deepEqual(receiver.contractViolations, []);
-    await assertLedgerHealthy(db, issuer.id);
+    await assertLedgerHealthy(stack.db, issuer.id);
   });
   it('sends reward_clawed_back once when a refund takes back the branded balance its purchase earned', async () => {
     const purchase = settledEvent(card, { amount: 10_000, merchantId: acquirerMerchantId });
@@ -312,7 +227,7 @@ describe('cardholder reward events (time-skipping, production issuer)', function
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', refund)).status, 204);
     const refunded = await processed('settled', refund.id, ['matched', 'not_matched', 'unknown']);
     const [clawedBack] = await deliveries('reward_clawed_back', 1);
-    const events = await db.rewardEvent.findMany({
+    const events = await stack.db.rewardEvent.findMany({
       where: { issuerId: issuer.id, type: { endsWith: '_clawed_back' }, transactionId: txn.id },
     });
     assert.deepEqual(
@@ -333,6 +248,6 @@ describe('cardholder reward events (time-skipping, production issuer)', function
     const detail = (await issuer.call('GET', `/api/v2/chg/${group.id}/transaction/${txn.id}/reward-detail`)).body;
     assert.equal(detail.clawedBackAmountMinor, 400);
     assert.deepEqual(receiver.contractViolations, []);
-    await assertLedgerHealthy(db, issuer.id);
+    await assertLedgerHealthy(stack.db, issuer.id);
   });
 });

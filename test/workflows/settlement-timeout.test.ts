@@ -3,11 +3,10 @@
 // the default 10, so each test shows that the configured value is the one a purchase waits.
 import assert from 'node:assert/strict';
 import type { WorkflowHandle } from '@temporalio/client';
-import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
-import { startTimeSkipping, type TimeSkippingStack } from '../helpers/time-skipping';
+import { startTestApp, type TestApp, type TestIssuer } from '../helpers/app';
+import { authEvent, settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
+import { startTimeSkipping, type TimeSkippingWorker } from '../helpers/time-skipping';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { startInput } from '../helpers/engine';
 import { waitFor } from '../helpers/webhooks';
@@ -28,17 +27,13 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
   this.timeout(120_000);
   let app: TestApp;
   let issuer: TestIssuer;
-  let ts: TimeSkippingStack;
-  let group: any;
+  let ts: TimeSkippingWorker;
+  let card: CardRef;
   let merchant: any;
 
   before(async () => {
     app = await startTestApp();
-    issuer = await newIssuer(app);
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    merchant = await createMerchant(app);
-    await createOffer(app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-10), endsAt: daysFromNow(300) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    ({ issuer, card, merchant } = await purchaseScenario(app));
     ts = await startTimeSkipping(app.db, { settings: { settlementTimeoutMs: CONFIGURED_TIMEOUT_MS } });
   });
   after(async () => {
@@ -49,9 +44,7 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
   /** Stored by the API, which has no hand-over here: the test hands it over itself. */
   async function ingest(path: string, event: any, kind: EventKind) {
     assert.equal((await issuer.call('POST', path, event)).status, 204);
-    return app.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind, externalId: event.id } },
-    });
+    return storedEvent(app.db, issuer.id, kind, event.id);
   }
 
   /** The API's and the sweeper's hand-over, with the stack's configured settings. */
@@ -104,7 +97,7 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
   }
 
   it('starts the run with the configured time-out and lapses the preview after it, not before', async () => {
-    const auth = await ingest('/api/v1/incoming-auth', authEvent(cardOf(group), { merchantId: merchant.id }), 'auth');
+    const auth = await ingest('/api/v1/incoming-auth', authEvent(card, { merchantId: merchant.id }), 'auth');
     await ts.withWorker(async () => {
       const handle = await handOverEvent(auth);
       assert.equal((await startInput<LifecycleInput>(handle)).settlementTimeoutMs, CONFIGURED_TIMEOUT_MS);
@@ -114,11 +107,11 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
   });
 
   it('settles normally when the settlement arrives an hour before the configured time-out', async () => {
-    const authBody = authEvent(cardOf(group), { merchantId: merchant.id, amount: 4_000 });
+    const authBody = authEvent(card, { merchantId: merchant.id, amount: 4_000 });
     const auth = await ingest('/api/v1/incoming-auth', authBody, 'auth');
     const settled = await ingest(
       '/api/v1/incoming-txn',
-      settledEvent(cardOf(group), { merchantId: merchant.id, amount: 4_000, authorizationId: authBody.id }),
+      settledEvent(card, { merchantId: merchant.id, amount: 4_000, authorizationId: authBody.id }),
       'settled',
     );
     await ts.withWorker(async () => {
@@ -144,7 +137,7 @@ describe('TransactionLifecycle settlement time-out (time-skipping)', function ()
   });
 
   it('keeps the 10-day default for a run started before the time-out was configurable (no value in its input)', async () => {
-    const auth = await ingest('/api/v1/incoming-auth', authEvent(cardOf(group), { merchantId: merchant.id }), 'auth');
+    const auth = await ingest('/api/v1/incoming-auth', authEvent(card, { merchantId: merchant.id }), 'auth');
     await ts.withWorker(async () => {
       const input: LifecycleInput = { issuerId: issuer.id, shape: LIFECYCLE_SHAPE };
       const handle = await ts.env.client.workflow.signalWithStart(LIFECYCLE_WORKFLOW_TYPE, {

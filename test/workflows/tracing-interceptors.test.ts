@@ -8,14 +8,12 @@ import { Resource } from '@opentelemetry/resources';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { WorkflowClient, type WorkflowClientInterceptor } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { findTestServer } from '../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../worker/register-search-attributes';
 import { WORKFLOW_TRACING_MODULE } from '../../worker/tracing';
 import { workflowSpanSinks } from '../../worker/workflow-spans';
 import { WORKFLOWS_PATH } from '../../worker/worker';
-import { quietTemporalRuntime } from '../helpers/stack';
+import { startTimeSkippingServer } from '../helpers/time-skipping';
 import { TRACE_HEADER, parseTraceparent } from '../../workflows/trace-context';
 import { authorizationSignal, lifecycleInput, settlementSignal } from '../../workflows/lifecycle-signals';
 import { transactionLifecycle } from '../../workflows/transaction-lifecycle';
@@ -43,11 +41,7 @@ describe('workflow tracing interceptors (time-skipping, stub activities)', funct
   let bundle: WorkflowBundleWithSourceMap;
 
   before(async () => {
-    quietTemporalRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: findTestServer() } },
-    });
-    await registerSearchAttributes(env.connection);
+    env = await startTimeSkippingServer();
     bundle = await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       workflowInterceptorModules: [WORKFLOW_TRACING_MODULE],

@@ -8,10 +8,9 @@
 import assert from 'node:assert/strict';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import type { TestIssuer } from '../helpers/app';
+import { authEvent, settledEvent, type CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
 import { startTracing, type Tracing } from '../../core/tracing';
 
@@ -23,18 +22,15 @@ describe('tracing: one trace per purchase (end to end)', function () {
   let issuer: TestIssuer;
   let receiver: Receiver;
   let group: any;
+  let card: CardRef;
   let merchant: any;
 
   before(async () => {
     tracing = startTracing('rewards-test', { processor: new SimpleSpanProcessor(exporter) });
     stack = await startStack({ tracing });
     receiver = await startReceiver();
-    issuer = await newIssuer(stack.app);
+    ({ issuer, group, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 500 } }));
     assert.equal((await issuer.call('PUT', '/api/v2/webhook-endpoint', { url: receiver.url })).status, 201);
-    group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    merchant = await createMerchant(stack.app);
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-3) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
   });
   after(async () => {
     await stack?.stop();
@@ -78,7 +74,7 @@ describe('tracing: one trace per purchase (end to end)', function () {
   }
 
   it('follows a settled purchase from the HTTP request to the webhook attempt in one trace', async () => {
-    const event = settledEvent(cardOf(group), { merchantId: merchant.id });
+    const event = settledEvent(card, { merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
     await waitFor('the webhook', async () => (receiver.requests.length > 0 ? true : undefined));
     const request = await waitFor('the ingestion span', async () =>
@@ -117,11 +113,11 @@ describe('tracing: one trace per purchase (end to end)', function () {
 
   it('puts the work of a settlement that follows an authorization in its request trace, linked to the purchase', async () => {
     exporter.reset();
-    const auth = authEvent(cardOf(group), { merchantId: merchant.id });
+    const auth = authEvent(card, { merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
     const delivered = receiver.requests.length;
     await waitFor('the qualified_auth webhook', async () => (receiver.requests.length > delivered ? true : undefined));
-    const settled = settledEvent(cardOf(group), { merchantId: merchant.id, authorizationId: auth.id });
+    const settled = settledEvent(card, { merchantId: merchant.id, authorizationId: auth.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', settled)).status, 204);
 
     const request = (path: RegExp) =>

@@ -4,11 +4,12 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { authEvent, cardOf, settledEvent } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { authEvent, settledEvent, storedEvent } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { configureEndpoint, startReceiver, waitFor, waitForWebhookStatus, type Receiver } from '../helpers/webhooks';
+
+/** 5 % cashback and 2 % branded balance, available at once. */
+const BRANDED_PURCHASE = { brandedBalance: true, offer: { cashbackRateBps: 500, brandedRateBps: 200 } } as const;
 
 describe('WebhookDelivery end to end', function () {
   this.timeout(120_000);
@@ -25,27 +26,12 @@ describe('WebhookDelivery end to end', function () {
   });
 
   it('delivers qualified_settlement for a matched settlement with the audit chain in data', async () => {
-    const issuer = await newIssuer(stack.app);
+    const { issuer, group, card, merchant } = await purchaseScenario(stack.app, BRANDED_PURCHASE);
     const secret = await configureEndpoint(issuer, receiver.url);
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, {
-      cashbackRateBps: 500,
-      brandedRateBps: 200,
-      startsAt: daysFromNow(-10),
-    });
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
-      201,
-    );
 
-    const settled = settledEvent(cardOf(group), { amount: 10_000, merchantId: merchant.id });
+    const settled = settledEvent(card, { amount: 10_000, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', settled)).status, 204);
-    const txn = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: settled.id } },
-    });
+    const txn = await storedEvent(stack.db, issuer.id, 'settled', settled.id);
     assert.equal(await stack.waitForStatus(txn.id, ['matched', 'not_matched', 'unknown']), 'matched');
 
     const request = await waitFor('the qualified_settlement webhook', async () =>
@@ -85,25 +71,12 @@ describe('WebhookDelivery end to end', function () {
   });
 
   it('names the amounts of both types as reward-detail does, and the settlement’s equal what reward-detail reports', async () => {
-    const issuer = await newIssuer(stack.app);
+    const { issuer, group, card, merchant } = await purchaseScenario(stack.app, BRANDED_PURCHASE);
     await configureEndpoint(issuer, receiver.url);
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, {
-      cashbackRateBps: 500,
-      brandedRateBps: 200,
-      startsAt: daysFromNow(-10),
-    });
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
-      201,
-    );
     const bodyOf = async (what: string, match: (data: any) => boolean) =>
       JSON.parse((await waitFor(what, async () => receiver.requests.find((r) => match(JSON.parse(r.body).data)))).body);
 
-    const auth = authEvent(cardOf(group), { amount: 10_000, merchantId: merchant.id });
+    const auth = authEvent(card, { amount: 10_000, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
     const authBody = await bodyOf('the qualified_auth webhook', (d) => d.externalId === auth.id);
     assert.equal(authBody.type, 'qualified_auth');
@@ -111,7 +84,7 @@ describe('WebhookDelivery end to end', function () {
     assert.deepEqual(pick(authBody.data, Object.keys(amounts)), amounts);
     assert.deepEqual([authBody.data.rewardEventIds, authBody.data.rewardGrantIds], [[], []]);
 
-    const settled = settledEvent(cardOf(group), { amount: 10_000, merchantId: merchant.id, authorizationId: auth.id });
+    const settled = settledEvent(card, { amount: 10_000, merchantId: merchant.id, authorizationId: auth.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', settled)).status, 204);
     const settlementBody = await bodyOf('the qualified_settlement webhook', (d) => d.externalId === settled.id);
     assert.deepEqual(pick(settlementBody.data, Object.keys(amounts)), amounts);

@@ -6,10 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createWorker } from '../../worker/worker';
-import { createLogger } from '../../core/logger';
 import { WEBHOOK_DELIVERY_WORKFLOW_TYPE, webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
 import { newIssuer, startTestApp, type TestApp } from '../helpers/app';
-import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
+import { testTemporalAddress } from '../helpers/env';
 import { quietTemporalRuntime } from '../helpers/stack';
 import {
   deliveryOf,
@@ -20,7 +19,7 @@ import {
   waitForWebhookStatus,
   type Receiver,
 } from '../helpers/webhooks';
-import { testEngine } from '../helpers/engine';
+import { testActivityDeps, testEngine } from '../helpers/engine';
 
 describe('WebhookDelivery across a worker restart', function () {
   this.timeout(120_000);
@@ -51,14 +50,7 @@ describe('WebhookDelivery across a worker restart', function () {
       connection: workerConnection,
       namespace: 'default',
       taskQueue,
-      deps: {
-        db: app.db,
-        logger: createLogger('silent'),
-        clock: { now: () => new Date() },
-        temporal: testEngine(client, taskQueue),
-        webhookDestinations: testWebhookDestinations,
-        webhookSecretKeys: testWebhookSecretKeys,
-      },
+      deps: testActivityDeps(app.db, testEngine(client, taskQueue)),
     });
     return { worker, running: worker.run() };
   };

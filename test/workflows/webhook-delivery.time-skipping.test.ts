@@ -5,14 +5,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { WORKFLOWS_PATH } from '../../worker/worker';
-import { createLogger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
 import { createIssuer } from '../../api/issuers/store';
-import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
   WEBHOOK_DELIVERY_WORKFLOW_TYPE,
@@ -20,17 +17,21 @@ import {
   webhookReplayWorkflowId,
   type WebhookDeliveryInput,
 } from '../../workflows/webhook-delivery-contract';
-import { newId } from '../../core/ids';
 import { loadConfig } from '../../core/config';
 import type { WorkflowEngine } from '../../core/workflow-engine';
-import { recordWebhook } from '../../core/domain/webhook-records';
-import { startWebhookRelay } from '../../worker/webhook-relay';
 import { replayWebhook } from '../../api/webhooks/replay';
-import { registerSearchAttributes } from '../../worker/register-search-attributes';
-import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
-import { deadUrl, deliveryOf, newWebhookRecord, sealedNewSecret, waitFor, settlementData } from '../helpers/webhooks';
-import { quietTemporalRuntime } from '../helpers/stack';
-import { startInput, testEngine } from '../helpers/engine';
+import { testDatabaseUrl } from '../helpers/env';
+import {
+  deadUrl,
+  deliveryOf,
+  insertEndpoint,
+  newWebhookRecord,
+  outboxWebhook,
+  startTestRelay,
+  waitFor,
+} from '../helpers/webhooks';
+import { startInput, testActivityDeps, testEngine } from '../helpers/engine';
+import { startTimeSkippingServer, workflowWorker } from '../helpers/time-skipping';
 
 /** Not the default: three waits, written as an operator writes WEBHOOK_RETRY_SCHEDULE. */
 const CONFIGURED_SCHEDULE_MS = loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1h,6h,2d' }).webhookRetryScheduleMs;
@@ -41,12 +42,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
   let db: Db;
 
   before(async () => {
-    quietTemporalRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: findTestServer() } },
-    });
-    // The relay and the replay start deliveries with our search attributes; the server must know them.
-    await registerSearchAttributes(env.connection);
+    env = await startTimeSkippingServer();
     db = createDb(testDatabaseUrl(), 5);
   });
   after(async () => {
@@ -58,36 +54,16 @@ describe('WebhookDelivery on the time-skipping server', function () {
   async function issuerWithDeadEndpoint(): Promise<{ issuerId: string; endpointId: string }> {
     const now = new Date();
     const issuer = await createIssuer(db, { name: 'Time-skipping issuer', environment: 'sandbox' }, 'test', now);
-    const endpointId = newId('whe');
-    await db.webhookEndpoint.create({
-      data: {
-        id: endpointId,
-        issuerId: issuer.id,
-        url: await deadUrl(),
-        enabledTypes: ['qualified_auth', 'qualified_settlement'],
-        ...sealedNewSecret(issuer.id),
-        createdAt: now,
-        updatedAt: now,
-      },
+    const endpointId = await insertEndpoint(db, issuer.id, await deadUrl(), {
+      enabledTypes: ['qualified_auth', 'qualified_settlement'],
+      createdAt: now,
     });
     return { issuerId: issuer.id, endpointId };
   }
 
   /** A worker of the real workflows and activities on a task queue of its own. */
-  async function workerFor(engine: WorkflowEngine): Promise<Worker> {
-    return Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: engine.taskQueue,
-      workflowsPath: WORKFLOWS_PATH,
-      activities: createActivities({
-        db,
-        logger: createLogger('silent'),
-        clock: { now: () => new Date() },
-        temporal: engine,
-        webhookDestinations: testWebhookDestinations,
-        webhookSecretKeys: testWebhookSecretKeys,
-      }),
-    });
+  function workerFor(engine: WorkflowEngine): Promise<Worker> {
+    return workflowWorker(env, engine, createActivities(testActivityDeps(db, engine)));
   }
 
   async function attemptsOf(webhookId: string) {
@@ -150,28 +126,12 @@ describe('WebhookDelivery on the time-skipping server', function () {
   it('runs the configured schedule through the relay’s hand-over and again through a replay', async () => {
     const { issuerId, endpointId } = await issuerWithDeadEndpoint();
     const engine = testEngine(env.client, `test-${randomUUID()}`, { webhookRetryScheduleMs: CONFIGURED_SCHEDULE_MS });
-    const relay = startWebhookRelay({
-      db,
-      logger: createLogger('silent'),
-      clock: { now: () => new Date() },
-      temporal: engine,
-      databaseUrl: testDatabaseUrl(),
-      webhookDestinations: testWebhookDestinations,
-      webhookSecretKeys: testWebhookSecretKeys,
-    });
+    const relay = startTestRelay(db, engine);
     const worker = await workerFor(engine);
     try {
       await worker.runUntil(async () => {
         // Written as a lifecycle step writes it: the relay makes attempt 1, then hands over.
-        const webhookId = await db.$transaction((tx) =>
-          recordWebhook(tx, {
-            issuerId,
-            type: 'qualified_settlement',
-            sourceEventId: `txn_${randomUUID()}`,
-            at: new Date(),
-            data: settlementData(),
-          }),
-        );
+        const webhookId = await outboxWebhook(db, issuerId);
         const delivery = env.client.workflow.getHandle(webhookDeliveryWorkflowId(webhookId, endpointId));
         await waitFor('the delivery workflow', () =>
           delivery.describe().then(

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import type { CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
 
@@ -30,7 +30,7 @@ describe('webhook endpoints (several per issuer, end to end)', function () {
   let stack: Stack;
   let issuer: TestIssuer;
   let merchant: any;
-  let cardId: string;
+  let card: CardRef;
   const endpoints: Record<'a' | 'b' | 'c', TestEndpoint> = {} as never;
   // Overlapping subscriptions: each type goes to exactly two of the three endpoints.
   const subscriptions = {
@@ -41,13 +41,10 @@ describe('webhook endpoints (several per issuer, end to end)', function () {
 
   before(async () => {
     stack = await startStack();
-    merchant = await createMerchant(stack.app);
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 0, startsAt: daysFromNow(-5) });
-    issuer = await newIssuer(stack.app, 'sandbox');
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    cardId = group.cardholders[0].cards[0].externalId;
-    const activation = await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
-    assert.equal(activation.status, 201, activation.text);
+    ({ issuer, card, merchant } = await purchaseScenario(stack.app, {
+      environment: 'sandbox',
+      offer: { cashbackRateBps: 500, brandedRateBps: 0 },
+    }));
     for (const name of ['a', 'b', 'c'] as const) {
       const receiver = await startReceiver();
       const res = await issuer.call('POST', '/api/v2/webhook-endpoints', {
@@ -83,7 +80,7 @@ describe('webhook endpoints (several per issuer, end to end)', function () {
 
   const simulate = async (outcome: string) => {
     const res = await issuer.call('POST', '/api/v2/sandbox/transactions', {
-      cardId,
+      cardId: card.cardId,
       merchantId: merchant.id,
       amount: 2000,
       outcome,

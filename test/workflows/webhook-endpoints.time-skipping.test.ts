@@ -7,24 +7,23 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
-import { WORKFLOWS_PATH } from '../../worker/worker';
-import { createLogger } from '../../core/logger';
-import { newId } from '../../core/ids';
 import { createDb, type Db } from '../../prisma/client';
 import { createIssuer } from '../../api/issuers/store';
-import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import { webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
-import { recordWebhook } from '../../core/domain/webhook-records';
 import { reopenDeliveries } from '../../core/domain/webhook-deliveries';
-import { startWebhookRelay } from '../../worker/webhook-relay';
-import { registerSearchAttributes } from '../../worker/register-search-attributes';
-import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
-import { sealedNewSecret, settlementData, startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
-import { quietTemporalRuntime } from '../helpers/stack';
-import { testEngine } from '../helpers/engine';
+import { testDatabaseUrl } from '../helpers/env';
+import {
+  insertEndpoint,
+  outboxWebhook,
+  startReceiver,
+  startTestRelay,
+  waitFor,
+  type Receiver,
+} from '../helpers/webhooks';
+import { testActivityDeps, testEngine } from '../helpers/engine';
+import { startTimeSkippingServer, workflowWorker } from '../helpers/time-skipping';
 import { webhookDeliveriesSkipped, webhookEndpointsDisabled } from '../../core/metrics';
 
 const counted = async (metric: typeof webhookEndpointsDisabled) => (await metric.get()).values[0]?.value ?? 0;
@@ -41,11 +40,7 @@ describe('webhook endpoint auto-disable on the time-skipping server', function (
   const clock = { now: () => new Date(Date.now() + skewMs) };
 
   before(async () => {
-    quietTemporalRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: findTestServer() } },
-    });
-    await registerSearchAttributes(env.connection);
+    env = await startTimeSkippingServer();
     db = createDb(testDatabaseUrl(), 5);
     failing = await startReceiver(() => 500);
     healthy = await startReceiver();
@@ -57,25 +52,10 @@ describe('webhook endpoint auto-disable on the time-skipping server', function (
     await healthy?.close();
   });
 
-  async function endpoint(issuerId: string, url: string, enabledTypes: string[]): Promise<string> {
-    const now = clock.now();
-    const id = newId('whe');
-    await db.webhookEndpoint.create({
-      data: { id, issuerId, url, enabledTypes, ...sealedNewSecret(issuerId), createdAt: now, updatedAt: now },
-    });
-    return id;
-  }
+  const endpoint = (issuerId: string, url: string, enabledTypes: string[]) =>
+    insertEndpoint(db, issuerId, url, { enabledTypes, createdAt: clock.now() });
 
-  const settlement = (issuerId: string) =>
-    db.$transaction((tx) =>
-      recordWebhook(tx, {
-        issuerId,
-        type: 'qualified_settlement',
-        sourceEventId: `txn_${randomUUID()}`,
-        at: clock.now(),
-        data: settlementData(),
-      }),
-    );
+  const settlement = (issuerId: string) => outboxWebhook(db, issuerId, clock.now());
 
   const received = (receiver: Receiver, type: string) =>
     receiver.requests.map((r) => JSON.parse(r.body)).filter((body) => body.type === type);
@@ -94,34 +74,14 @@ describe('webhook endpoint auto-disable on the time-skipping server', function (
     await endpoint(issuer.id, healthy.url, ['qualified_settlement', 'endpoint_disabled']);
 
     const engine = testEngine(env.client, `test-${randomUUID()}`);
-    const activities = createActivities({
-      db,
-      logger: createLogger('silent'),
-      clock,
-      temporal: engine,
-      webhookDestinations: testWebhookDestinations,
-      webhookSecretKeys: testWebhookSecretKeys,
-    });
+    const activities = createActivities(testActivityDeps(db, engine, { clock }));
     const attempt = activities.attemptWebhookDelivery;
     activities.attemptWebhookDelivery = async (input) => {
       skewMs = (await env.currentTimeMs()) - Date.now();
       return attempt(input);
     };
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: engine.taskQueue,
-      workflowsPath: WORKFLOWS_PATH,
-      activities,
-    });
-    const relay = startWebhookRelay({
-      db,
-      logger: createLogger('silent'),
-      clock,
-      temporal: engine,
-      databaseUrl: testDatabaseUrl(),
-      webhookDestinations: testWebhookDestinations,
-      webhookSecretKeys: testWebhookSecretKeys,
-    });
+    const worker = await workflowWorker(env, engine, activities);
+    const relay = startTestRelay(db, engine, { clock });
     try {
       await worker.runUntil(async () => {
         const first = await settlement(issuer.id);

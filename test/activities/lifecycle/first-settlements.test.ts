@@ -5,9 +5,8 @@
 // The settlement activity runs directly, with no Temporal retry to hide a failed attempt.
 import assert from 'node:assert/strict';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
-import { createMerchant, createOffer, daysFromNow } from '../../helpers/catalogue';
-import { settledEvent, cardOf } from '../../helpers/events';
-import { groupBody } from '../../helpers/groups';
+import { settledEvent, storedEvent } from '../../helpers/events';
+import { activate, groupWithCard, merchantWithOffer } from '../../helpers/scenario';
 import { assertLedgerHealthy } from '../../helpers/ledger';
 import { testDatabaseUrl } from '../../helpers/env';
 import { createLogger } from '../../../core/logger';
@@ -39,23 +38,21 @@ describe('first settlements of new merchants and groups, all at once', function 
     const merchants = [];
     for (let m = 0; m < MERCHANTS; m++) {
       // Earned balance becomes available in 30 days: no purchase here spends another's.
-      const merchant = await createMerchant(app, {
-        brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 30, expiryDays: 365 },
+      const { merchant } = await merchantWithOffer(app, {
+        brandedBalance: { availabilityDelayDays: 30 },
+        offer: { cashbackRateBps: 300, brandedRateBps: 200 },
       });
-      await createOffer(app, merchant.id, { cashbackRateBps: 300, brandedRateBps: 200, startsAt: daysFromNow(-1) });
       merchants.push(merchant);
     }
     const eventIds: string[] = [];
     for (let g = 0; g < GROUPS; g++) {
-      const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
+      const { group, card } = await groupWithCard(issuer);
       for (const merchant of merchants) {
-        await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+        await activate(issuer, group.id, merchant.id);
         for (let p = 0; p < PER_PAIR; p++) {
-          const event = settledEvent(cardOf(group), { amount: 10_000, merchantId: merchant.id });
+          const event = settledEvent(card, { amount: 10_000, merchantId: merchant.id });
           assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-          const row = await db.ingestedEvent.findUniqueOrThrow({
-            where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-          });
+          const row = await storedEvent(db, issuer.id, 'settled', event.id);
           eventIds.push(row.id);
         }
       }

@@ -3,9 +3,8 @@
 // reaches, never below zero; the rest is owed by the group (docs/decisions/0038-cashback-paid-out.md).
 import assert from 'node:assert/strict';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
-import { createMerchant, createOffer, daysFromNow } from '../../helpers/catalogue';
-import { settledEvent, cardOf } from '../../helpers/events';
-import { groupBody } from '../../helpers/groups';
+import { settledEvent, storedEvent } from '../../helpers/events';
+import { activatedMerchant, groupWithCard } from '../../helpers/scenario';
 import { assertLedgerHealthy } from '../../helpers/ledger';
 import { createLogger } from '../../../core/logger';
 import { settleTransaction } from '../../../activities/lifecycle/settle';
@@ -23,23 +22,14 @@ describe('clawBackRefund of spent branded balance', () => {
 
   it('takes the shortfall from cashback up to its balance, and the group owes the rest', async () => {
     const deps = { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() } };
-    const merchant = await createMerchant(app, {
-      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    const { group, card } = await groupWithCard(issuer);
+    const { merchant } = await activatedMerchant(app, issuer, group.id, {
+      brandedBalance: true,
+      offer: { cashbackRateBps: 500, brandedRateBps: 1000 },
     });
-    await createOffer(app, merchant.id, { cashbackRateBps: 500, brandedRateBps: 1000, startsAt: daysFromNow(-10) });
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    assert.equal(
-      (await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {})).status,
-      201,
-    );
-    const card = cardOf(group);
     const ingest = async (event: any) => {
       assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-      return (
-        await app.db.ingestedEvent.findUniqueOrThrow({
-          where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-        })
-      ).id;
+      return (await storedEvent(app.db, issuer.id, 'settled', event.id)).id;
     };
     const t = Date.now();
     // Purchase 1 earns 500 cashback and a grant of 1,000; purchase 2 spends that grant and

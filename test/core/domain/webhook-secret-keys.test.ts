@@ -2,7 +2,6 @@
 // one (npm run admin -- webhook:reencrypt), keep their secrets, and their webhooks verify once
 // the old key is gone. Over a database of its own, so that its other keys meet no other test.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { createDb, type Db } from '../../../prisma/client';
 import { migrate } from '../../../prisma/migrate';
@@ -10,7 +9,6 @@ import { createIssuer } from '../../../api/issuers/store';
 import { rotateSecret } from '../../../api/webhook-endpoints/store';
 import { assertStoredSecretsOpen } from '../../../core/domain/webhook-secret-keys';
 import { createWebhookActivities } from '../../../activities/webhooks';
-import { recordWebhook } from '../../../core/domain/webhook-records';
 import { generateKeyRingEntry, parseKeyRing } from '../../../core/crypto/key-ring';
 import {
   openSecrets,
@@ -25,7 +23,7 @@ import { webhookCommands } from '../../../scripts/admin/webhook-commands';
 import { parseArgs } from '../../../scripts/admin/command';
 import { freshDatabase } from '../../helpers/databases';
 import { testWebhookDestinations } from '../../helpers/env';
-import { settlementData, startReceiver, type Receiver } from '../../helpers/webhooks';
+import { outboxWebhook, startReceiver, type Receiver } from '../../helpers/webhooks';
 
 const [OLD, NEW] = [generateKeyRingEntry('old'), generateKeyRingEntry('new')];
 const ring = (value: string) => parseKeyRing('WEBHOOK_SECRET_KEYS', value).ring!;
@@ -139,15 +137,7 @@ describe('core/domain/webhook-secret-keys: rotating the key that seals webhook s
       webhookSecretKeys: newOnly,
     });
     for (const [issuerId, plain] of endpoints) {
-      const webhookId = await db.$transaction((tx) =>
-        recordWebhook(tx, {
-          issuerId,
-          type: 'qualified_settlement',
-          sourceEventId: `txn_${randomUUID()}`,
-          at: new Date(),
-          data: settlementData(),
-        }),
-      );
+      const webhookId = await outboxWebhook(db, issuerId);
       const result = await activities.attemptWebhookDelivery({
         webhookId,
         endpointId: endpointIds.get(issuerId)!,

@@ -8,9 +8,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../../helpers/stack';
 import { startTestApp, newIssuer, type TestIssuer } from '../../helpers/app';
-import { groupBody } from '../../helpers/groups';
-import { authEvent, cardOf, settledEvent } from '../../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../../helpers/catalogue';
+import { authEvent, settledEvent } from '../../helpers/events';
+import { activatedMerchant, groupWithCard } from '../../helpers/scenario';
 import { configureEndpoint, deliveryOf, firstEndpointId, startReceiver, waitFor } from '../../helpers/webhooks';
 import { assertLedgerHealthy } from '../../helpers/ledger';
 import { freshDatabase } from '../../helpers/databases';
@@ -51,15 +50,11 @@ describe('recover:in-flight (scripts/admin/recovery-commands.ts)', function () {
 
   /** Everything the lost Temporal server held: a waiting preview, a retrying webhook, a pending settlement. */
   async function inFlightBeforeTheLoss(stack: Stack, issuer: TestIssuer) {
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 1000, startsAt: daysFromNow(-1) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    const { group, card } = await groupWithCard(issuer);
+    const { merchant } = await activatedMerchant(stack.app, issuer, group.id, { offer: { cashbackRateBps: 1000 } });
     await configureEndpoint(issuer, (await receiver).url);
 
-    const auth = authEvent(cardOf(group), { amount: 2_000, merchantId: merchant.id });
+    const auth = authEvent(card, { amount: 2_000, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
     const authId = await storedId(stack, issuer.id, 'auth', auth.id);
     assert.equal(await stack.waitForStatus(authId, ['previewed', 'not_matched']), 'previewed');
@@ -78,7 +73,7 @@ describe('recover:in-flight (scripts/admin/recovery-commands.ts)', function () {
     const logger = createLogger('silent');
     const handover = createHandoverQueue((items) => handOver({ temporal: unpolled, db: stack.db }, items), logger);
     const acceptingOnly = await startTestApp({ db: stack.db, temporal: unpolled, handover });
-    const settled = settledEvent(cardOf(group), { amount: 3_000, merchantId: merchant.id });
+    const settled = settledEvent(card, { amount: 3_000, merchantId: merchant.id });
     const res = await acceptingOnly.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: settled });
     assert.equal(res.status, 204, res.text);
     const settledId = await storedId(stack, issuer.id, 'settled', settled.id);

@@ -9,12 +9,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 const MONITORING = join(ROOT, 'scripts', 'monitoring');
 const RULES = 'alert-rules.yml';
 const RULE_TESTS = 'alert-rules.test.yml';
 const { PROMTOOL, PROMTOOL_PACKAGE, PROMTOOL_ACCEPTED, promtoolVersion, promtoolAccepted } =
-  require('../../scripts/bootstrap.js') as {
+  require('../../../scripts/bootstrap.js') as {
     PROMTOOL: string;
     PROMTOOL_PACKAGE: string;
     PROMTOOL_ACCEPTED: { text: string };

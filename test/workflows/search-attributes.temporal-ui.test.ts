@@ -1,6 +1,7 @@
-// An operator finds a transaction's workflow in the Temporal Web UI by our search
-// attribute. Headless Chromium (Debian's `chromium` package, installed by `npm test`'s
-// bootstrap) driven by playwright-core; the screenshot is written to test-output/temporal-ui.png.
+// An operator finds a transaction's workflow in the Temporal Web UI by our search attribute
+// (workflows/search-attributes.ts, registered by worker/register-search-attributes.ts). Headless
+// Chromium (Debian's `chromium` package, installed by `npm test`'s bootstrap) driven by
+// playwright-core; the screenshot is written to test-output/temporal-ui.png.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,10 +10,8 @@ import { launchChromium } from '../helpers/chromium';
 import { startTemporalDevServer, type TemporalDevServerHandle } from '../../scripts/lib/temporal-dev-server';
 import { startStack, type Stack } from '../helpers/stack';
 import { freePort } from '../helpers/ports';
-import { newIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { settledEvent, storedEvent } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { configureEndpoint, startReceiver, type Receiver } from '../helpers/webhooks';
 
 const OUTPUT = join(__dirname, '..', '..', 'test-output');
@@ -40,17 +39,11 @@ describe('Temporal Web UI', function () {
   });
 
   it('finds a transaction by RewardsTransactionId', async () => {
-    const issuer = await newIssuer(stack.app);
+    const { issuer, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 500 } });
     await configureEndpoint(issuer, receiver.url);
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app);
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-1) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
-    const event = settledEvent(cardOf(group), { merchantId: merchant.id });
+    const event = settledEvent(card, { merchantId: merchant.id });
     await issuer.call('POST', '/api/v1/incoming-txn', event);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
     await stack.waitForStatus(row.id, ['matched']);
 
     const query = `RewardsTransactionId="${row.id}"`;

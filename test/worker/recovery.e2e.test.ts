@@ -6,18 +6,15 @@
 // (docs/decisions/0020-recovery-in-seconds.md), not asserted.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startStack, type Stack } from '../helpers/stack';
+import { FINAL_STATUSES, startStack, type Stack } from '../helpers/stack';
 import { newIssuer, startTestApp, type TestApp, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { settledEvent, storedEvent } from '../helpers/events';
+import { activatedMerchant, groupWithCard } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { deliveryOf, insertEndpoint, settlementData, startReceiver, waitForWebhookStatus } from '../helpers/webhooks';
 import { recordWebhook } from '../../core/domain/webhook-records';
 import { DEFAULT_RELAY_OPTIONS } from '../../worker/webhook-relay';
 import { webhookFirstAttemptsResent } from '../../core/metrics';
-
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 describe('recovery after a process death', function () {
   this.timeout(120_000);
@@ -41,21 +38,15 @@ describe('recovery after a process death', function () {
   });
 
   it('hands over an event whose API died after acknowledging it, and posts it once', async () => {
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    const merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 300, startsAt: daysFromNow(-5) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
-    const event = settledEvent(cardOf(group), { amount: 4_000, merchantId: merchant.id });
+    const { group, card } = await groupWithCard(issuer);
+    const { merchant } = await activatedMerchant(stack.app, issuer, group.id, { offer: { cashbackRateBps: 300 } });
+    const event = settledEvent(card, { amount: 4_000, merchantId: merchant.id });
     const res = await deadApi.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: event });
     assert.equal(res.status, 204);
     const acknowledgedAt = performance.now();
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
     // Never admitted by its API, it waits for the watch: admitted at its next probe, with no grace.
-    assert.equal(await stack.waitForStatus(row.id, FINAL, 60_000), 'matched');
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES, 60_000), 'matched');
     console.log(`      (acknowledged → matched without its API: ${Math.round(performance.now() - acknowledgedAt)} ms)`);
     assert.equal(await stack.db.ledgerTransfer.count({ where: { transactionId: row.id } }), 1);
     assert.equal(await stack.db.handoverPending.count({ where: { eventId: row.id } }), 0);

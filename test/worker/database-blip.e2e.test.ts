@@ -3,15 +3,12 @@
 // once; idle pooled and LISTEN connections are replaced; the process lives on (an unheard 'error' on
 // a pg client would end this test run) and the next purchase is processed as usual.
 import assert from 'node:assert/strict';
-import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import { FINAL_STATUSES, startStack, type Stack } from '../helpers/stack';
+import type { TestIssuer } from '../helpers/app';
+import { settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { lockRow, terminateBlockedBy, adminClient } from '../helpers/backends';
-
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 describe('worker on a database that ends its connections', function () {
   this.timeout(120_000);
@@ -37,14 +34,7 @@ describe('worker on a database that ends its connections', function () {
         },
       },
     });
-    issuer = await newIssuer(stack.app);
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
-    merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 300, startsAt: daysFromNow(-5) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    ({ issuer, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 300 } }));
   });
   after(() => stack.stop());
   afterEach(() => assertLedgerHealthy(stack.db, issuer.id));
@@ -56,10 +46,8 @@ describe('worker on a database that ends its connections', function () {
     let status = (await issuer.call('POST', '/api/v1/incoming-txn', event)).status;
     if (status === 503) status = (await issuer.call('POST', '/api/v1/incoming-txn', event)).status;
     assert.equal(status, 204);
-    const row = await stack.db.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
-    assert.equal(await stack.waitForStatus(row.id, FINAL), 'matched');
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
     return row.id;
   };
 

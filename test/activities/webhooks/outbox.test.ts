@@ -1,6 +1,7 @@
-// The relay's claim of the outbox, on the real database: a few deliveries of every endpoint
-// with work waiting, however long one endpoint's backlog; a tripped endpoint (its last
-// attempts all failed) one probe per interval; a disabled one's deliveries all, to be skipped.
+// The relay's claim of the outbox (activities/webhooks/outbox.ts), on the real database: a few
+// deliveries of every endpoint with work waiting, however long one endpoint's backlog; a tripped
+// endpoint (its last attempts all failed) one probe per interval; a disabled one's deliveries
+// all, to be skipped.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createDb, type Db } from '../../../prisma/client';

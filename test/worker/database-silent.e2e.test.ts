@@ -5,10 +5,9 @@
 // once the host answers again the purchase is settled and posted once.
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent, type CardRef } from '../helpers/events';
-import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
+import type { TestIssuer } from '../helpers/app';
+import { settledEvent, storedEvent, type CardRef } from '../helpers/events';
+import { purchaseScenario } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { startSilentProxy, type SilentProxy } from '../helpers/silent-proxy';
 import type { DatabaseTimeouts } from '../../prisma/bounded-client';
@@ -49,14 +48,7 @@ describe('worker on a database host that stops answering', function () {
         },
       },
     });
-    issuer = await newIssuer(stack.app);
-    const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
-    card = cardOf(group);
-    merchant = await createMerchant(stack.app, {
-      brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
-    });
-    await createOffer(stack.app, merchant.id, { cashbackRateBps: 300, startsAt: daysFromNow(-5) });
-    await issuer.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchant.id}/activation`, {});
+    ({ issuer, card, merchant } = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 300 } }));
   });
   after(async () => {
     proxy.speak();
@@ -80,9 +72,7 @@ describe('worker on a database host that stops answering', function () {
     silenceNextSettlement = true;
     const event = settledEvent(card, { amount: 5_000, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
-    const row = await observer.ingestedEvent.findUniqueOrThrow({
-      where: { issuerId_kind_externalId: { issuerId: issuer.id, kind: 'settled', externalId: event.id } },
-    });
+    const row = await storedEvent(observer, issuer.id, 'settled', event.id);
     assert.equal(await outcome(row.id), 'matched');
 
     const ofEvent = attempts.filter((a) => a.eventId === row.id);

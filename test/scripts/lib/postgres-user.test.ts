@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { blockingDirectory, reachableDataDir } from '../../scripts/lib/postgres-user';
+import { blockingDirectory, reachableDataDir } from '../../../scripts/lib/postgres-user';
 
 // A user who owns nothing here: only the "others" bits let it in.
 const STRANGER = { uid: 54_321, gid: 54_321 };

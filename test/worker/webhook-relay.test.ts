@@ -10,17 +10,16 @@ import { newIssuer, type TestIssuer } from '../helpers/app';
 import {
   deliveryOf,
   insertEndpoint,
+  outboxWebhook,
   settlementData,
   startReceiver,
+  startTestRelay,
   waitFor,
   waitForWebhookStatus,
   type Receiver,
 } from '../helpers/webhooks';
 import { recordWebhook } from '../../core/domain/webhook-records';
-import { startWebhookRelay } from '../../worker/webhook-relay';
-import { createLogger } from '../../core/logger';
 import { webhookAttempts } from '../../core/metrics';
-import { testDatabaseUrl, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
 import { loadAttemptState } from '../../activities/webhooks/attempt-state';
 import { PROBE_INTERVAL_MS, TRIP_AFTER_FAILURES } from '../../core/webhooks/endpoint-health';
@@ -39,17 +38,6 @@ describe('webhook relay', function () {
   });
   after(() => stack.stop());
 
-  /** A webhook written the way a lifecycle step writes it: into the outbox, with its NOTIFY. */
-  const outboxWebhook = (issuerId: string) =>
-    stack.db.$transaction((tx) =>
-      recordWebhook(tx, {
-        issuerId,
-        type: 'qualified_settlement',
-        sourceEventId: `txn_${randomUUID()}`,
-        at: new Date(),
-        data: settlementData(undefined, 100),
-      }),
-    );
   const webhookIdsAt = (r: Receiver) => r.requests.map((q) => q.headers['webhook-id']);
 
   async function issuerWithReceiver(
@@ -64,7 +52,7 @@ describe('webhook relay', function () {
   it('delivers a first attempt from the outbox with no workflow at all', async () => {
     const { issuer, endpointId, receiver } = await issuerWithReceiver();
     try {
-      const id = await outboxWebhook(issuer.id);
+      const id = await outboxWebhook(stack.db, issuer.id);
       await waitForWebhookStatus(stack.db, id, ['delivered']);
       const row = await deliveryOf(stack.db, id, endpointId);
       assert.deepEqual(
@@ -93,7 +81,7 @@ describe('webhook relay', function () {
       );
     const countedBefore = await counted();
     try {
-      const id = await outboxWebhook(issuer.id);
+      const id = await outboxWebhook(stack.db, issuer.id);
       const handle = stack.client.workflow.getHandle(webhookDeliveryWorkflowId(id, endpointId));
       const result = await waitFor('the delivery workflow', async () =>
         handle.result().catch((err) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err))),
@@ -135,15 +123,7 @@ describe('webhook relay', function () {
 
   it('does not send again a first attempt recorded before its relay died', async () => {
     const { issuer, endpointId, receiver } = await issuerWithReceiver();
-    const relay2 = startWebhookRelay({
-      db: stack.db,
-      logger: createLogger('silent'),
-      clock: { now: () => new Date() },
-      temporal: stack.engine,
-      databaseUrl: testDatabaseUrl(),
-      webhookDestinations: testWebhookDestinations,
-      webhookSecretKeys: testWebhookSecretKeys,
-    });
+    const relay2 = startTestRelay(stack.db, stack.engine);
     try {
       // The dead relay's state: attempt 1 recorded as failed, the row claimed until just now.
       const id = await stack.db.$transaction(async (tx) => {
@@ -186,22 +166,9 @@ describe('webhook relay', function () {
 
   it('shares one outbox between relays: 120 webhooks, each sent exactly once', async () => {
     const { issuer, endpointId, receiver } = await issuerWithReceiver();
-    const others = [1, 2].map(() =>
-      startWebhookRelay(
-        {
-          db: stack.db,
-          logger: createLogger('silent'),
-          clock: { now: () => new Date() },
-          temporal: stack.engine,
-          databaseUrl: testDatabaseUrl(),
-          webhookDestinations: testWebhookDestinations,
-          webhookSecretKeys: testWebhookSecretKeys,
-        },
-        { perEndpoint: 4, concurrency: 8 },
-      ),
-    );
+    const others = [1, 2].map(() => startTestRelay(stack.db, stack.engine, {}, { perEndpoint: 4, concurrency: 8 }));
     try {
-      const ids = await Promise.all(Array.from({ length: 120 }, () => outboxWebhook(issuer.id)));
+      const ids = await Promise.all(Array.from({ length: 120 }, () => outboxWebhook(stack.db, issuer.id)));
       await waitFor('every webhook relayed', async () =>
         (await stack.db.webhookDelivery.count({ where: { webhookId: { in: ids }, relayedAt: null } })) === 0
           ? true
@@ -222,24 +189,17 @@ describe('webhook relay', function () {
 
   it('sends a tripped endpoint no new first attempt until an attempt to it succeeds', async () => {
     const { issuer, endpointId, receiver } = await issuerWithReceiver(() => 'hang');
-    const relay = startWebhookRelay(
-      {
-        db: stack.db,
-        logger: createLogger('silent'),
-        clock: { now: () => new Date() },
-        temporal: stack.engine,
-        databaseUrl: testDatabaseUrl(),
-        webhookDestinations: testWebhookDestinations,
-        webhookSecretKeys: testWebhookSecretKeys,
-        webhookAttemptTimeoutMs: 300,
-      },
+    const relay = startTestRelay(
+      stack.db,
+      stack.engine,
+      { webhookAttemptTimeoutMs: 300 },
       { perEndpoint: 2, concurrency: 8 },
     );
     const ids: string[] = [];
     /** Webhooks as a lifecycle step writes them: claimed for its relay, handed to it after the commit. */
     const written = async (n: number) => {
       for (let i = 0; i < n; i++) {
-        const webhookId = await outboxWebhook(issuer.id);
+        const webhookId = await outboxWebhook(stack.db, issuer.id);
         await stack.db.webhookDelivery.update({
           where: { webhookId_endpointId: { webhookId, endpointId } },
           data: { relayClaimedUntil: new Date(Date.now() + relay.claimMs), status: 'delivering' },
@@ -291,11 +251,11 @@ describe('webhook relay', function () {
     const slow = await issuerWithReceiver(() => 'hang');
     const fast = await issuerWithReceiver();
     try {
-      const slowIds = await Promise.all(Array.from({ length: 6 }, () => outboxWebhook(slow.issuer.id)));
+      const slowIds = await Promise.all(Array.from({ length: 6 }, () => outboxWebhook(stack.db, slow.issuer.id)));
       await waitFor('the slow receiver holding its share', async () =>
         slow.receiver.requests.length >= 2 ? true : undefined,
       );
-      const id = await outboxWebhook(fast.issuer.id);
+      const id = await outboxWebhook(stack.db, fast.issuer.id);
       await waitForWebhookStatus(stack.db, id, ['delivered']);
       // The stack's relay allows 2 attempts in flight per endpoint, of 4 in all.
       assert.equal(slow.receiver.requests.length, 2, 'the hanging endpoint holds no more than its share');

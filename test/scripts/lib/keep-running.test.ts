@@ -3,9 +3,9 @@
 // started is tried again; stop() ends the current run and no restart follows.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { keepRunning, type Backoff, type Running } from '../../scripts/lib/keep-running';
-import { stopChild } from '../../scripts/lib/temporal-dev-server';
-import { createLogger } from '../../core/logger';
+import { keepRunning, type Backoff, type Running } from '../../../scripts/lib/keep-running';
+import { stopChild } from '../../../scripts/lib/temporal-dev-server';
+import { createLogger } from '../../../core/logger';
 
 const QUICK: Backoff = { firstMs: 10, maxMs: 50, stableAfterMs: 60_000 };
 

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makePrivateClone, type PrivateClone } from '../helpers/private-clone';
-import { freePort } from '../helpers/ports';
+import { makePrivateClone, type PrivateClone } from '../../helpers/private-clone';
+import { freePort } from '../../helpers/ports';
 
 // Runs in the clone, as `npm start` would: data in .data/postgres, kept across a restart.
 const DRIVER = `
