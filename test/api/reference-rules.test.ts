@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestApp, assertError, newIssuer, type TestApp, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 
@@ -62,6 +64,21 @@ describe('the reference states what the server enforces', () => {
         assert.match(op.responses['400'].description ?? '', /invalid_query/, `${method} ${path}`);
       }
     }
+  });
+
+  it('names every paginated list in the fuzz configuration, where a cursor it never issued is expected', () => {
+    const config = readFileSync(join(__dirname, '..', 'fuzz', 'schemathesis.toml'), 'utf8');
+    const block = /# A cursor is opaque[^\n]*\n\[\[operations\]\]\ninclude-operation-id = \[([^\]]*)\]/.exec(config);
+    assert.ok(block, 'the cursor block of schemathesis.toml');
+    const named = new Set([...block[1].matchAll(/"(\w+)"/g)].map((m) => m[1]));
+    const paginated = Object.values<any>(doc.paths)
+      .flatMap((ops) => Object.values<any>(ops))
+      .filter((op) => op.parameters?.some((p: any) => p.name === 'cursor'))
+      .map((op) => op.operationId as string);
+    assert.deepEqual(
+      paginated.filter((id) => !named.has(id)),
+      [],
+    );
   });
 
   it('links a created group to its reads and a listed webhook to its replay', () => {
