@@ -6,23 +6,16 @@
 // A chunk retried after a crash issues nothing twice (its accounts are billed for the period). A
 // chunk that fails past its retries marks the run failed: what it issued stays issued, and
 // another run for the period bills the rest. Nothing is compensated: an issued statement never
-// changes (docs/decisions/0040-merchant-statements.md). The history stays bounded: after
-// CHUNKS_PER_RUN chunks the run continues as new where it stopped.
-import {
-  ApplicationFailure,
-  continueAsNew,
-  isCancellation,
-  proxyActivities,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
-import type { StatementActivities, StatementChunkOutcome, StatementRunOutcome } from '../activities/statements';
+// changes (docs/decisions/0040-merchant-statements.md). The history stays bounded
+// (workflows/chunked-run.ts): the run continues as new where it stopped.
+import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import type { StatementActivities, StatementRunOutcome } from '../activities/statements';
 import { STATEMENT_RUN_NOT_PROCESSING } from '../core/failure-types';
 import { billingOptions } from './activity-options';
+import { runChunks } from './chunked-run';
 import { RewardsStatus } from './search-attributes';
 
 export const STATEMENT_RUN_WORKFLOW_TYPE = 'statementRun';
-/** Chunks before the run continues as new: 200 activities keep its history far below Temporal's limits. */
-export const CHUNKS_PER_RUN = 200;
 
 const nonRetryable = [...(billingOptions.retry?.nonRetryableErrorTypes ?? []), STATEMENT_RUN_NOT_PROCESSING];
 const { billStatementChunk, completeStatementRun, failStatementRun } = proxyActivities<StatementActivities>({
@@ -43,27 +36,17 @@ export function statementRunWorkflowId(period: string, runId: string): string {
 }
 
 export async function statementRun(input: StatementRunInput): Promise<StatementRunOutcome> {
-  let after: string | null = input.afterAccountId ?? '';
-  try {
-    for (let chunk = 0; after !== null && chunk < CHUNKS_PER_RUN; chunk++) {
-      const outcome: StatementChunkOutcome = await billStatementChunk({
-        runId: input.runId,
-        afterAccountId: after,
-        chunkSize: input.chunkSize,
-      });
-      after = outcome.nextAfterAccountId;
-    }
-  } catch (err) {
-    if (isCancellation(err) || !(err instanceof Error)) throw err;
-    const failed = await failStatementRun({ runId: input.runId, reason: err.message });
-    upsertSearchAttributes([{ key: RewardsStatus, value: failed.status }]);
-    throw ApplicationFailure.nonRetryable(
-      `statement run ${input.runId} failed: ${err.message}`,
-      STATEMENT_RUN_NOT_PROCESSING,
-    );
-  }
+  const { runId, chunkSize } = input;
+  const after = await runChunks({
+    name: `statement run ${runId}`,
+    startAfter: input.afterAccountId ?? '',
+    chunk: async (afterAccountId) =>
+      (await billStatementChunk({ runId, afterAccountId, chunkSize })).nextAfterAccountId,
+    fail: (reason) => failStatementRun({ runId, reason }),
+    failureType: STATEMENT_RUN_NOT_PROCESSING,
+  });
   if (after !== null) return continueAsNew<typeof statementRun>({ ...input, afterAccountId: after });
-  const done = await completeStatementRun({ runId: input.runId });
+  const done = await completeStatementRun({ runId });
   upsertSearchAttributes([{ key: RewardsStatus, value: done.status }]);
   return done;
 }
