@@ -100,20 +100,27 @@ export function addAccompanying(batch: PostingBatch, p: AccompanyingPosting): vo
   batch.transfers.push(accompanyingTransfer(p));
 }
 
-/** Refund: posts an accompanying transfer in `tx`. */
-export async function postAccompanying(tx: Tx, base: { issuerId: string; at: Date }, p: AccompanyingPosting) {
-  const transfer = accompanyingTransfer(p);
-  await postTransfer(tx, {
+type OneTransfer = ReturnType<typeof accompanyingTransfer> | LinkedPosting['transfer'];
+
+/** Posts one transfer of a refund's, in `tx`, at the refund's time. */
+function postOne(tx: Tx, base: { issuerId: string; at: Date }, merchantId: string, transfer: OneTransfer) {
+  return postTransfer(tx, {
     idempotencyKey: transfer.idempotencyKey,
     kind: transfer.kind,
     issuerId: base.issuerId,
     chgId: transfer.chgId,
-    merchantId: p.common.merchantId,
+    merchantId,
     amountMinor: transfer.amountMinor,
     rewardEventId: transfer.rewardEventId,
     transactionId: transfer.transactionId,
     at: base.at,
   });
+}
+
+/** Refund: posts an accompanying transfer in `tx`. */
+export async function postAccompanying(tx: Tx, base: { issuerId: string; at: Date }, p: AccompanyingPosting) {
+  const transfer = accompanyingTransfer(p);
+  await postOne(tx, base, p.common.merchantId, transfer);
 }
 
 /**
@@ -129,17 +136,7 @@ export async function postNow(
 ): Promise<string> {
   const { rewardEvent, transfer } = linkPosting(p);
   await recordRewardEvent(tx, { ...rewardEvent, ...marks, issuerId: base.issuerId, occurredAt: base.at });
-  await postTransfer(tx, {
-    idempotencyKey: transfer.idempotencyKey,
-    kind: transfer.kind,
-    issuerId: base.issuerId,
-    chgId: transfer.chgId,
-    merchantId: p.common.merchantId,
-    amountMinor: transfer.amountMinor,
-    rewardEventId: transfer.rewardEventId,
-    transactionId: transfer.transactionId,
-    at: base.at,
-  });
+  await postOne(tx, base, p.common.merchantId, transfer);
   rewardEventIds.push(rewardEvent.id);
   return rewardEvent.id;
 }
