@@ -147,9 +147,39 @@ async function startBackingServices(
   await idleStatementCounting(databaseUrl);
 
   log('starting the Temporal dev server (in memory)');
-  const temporal = await startTemporalDevServer({ cli: process.env.TEMPORAL_CLI, port: await freePort() });
-  stops.unshift(() => temporal.stop());
+  const temporalOutput = lastLines(TEMPORAL_LINES_KEPT, process.env.BENCH_TEMPORAL_LOG);
+  const temporal = await startTemporalDevServer({
+    cli: process.env.TEMPORAL_CLI,
+    port: await freePort(),
+    log: temporalOutput.add,
+  });
+  let stopping = false;
+  stops.unshift(() => {
+    stopping = true;
+    return temporal.stop();
+  });
+  // A dev server that dies mid-run otherwise shows only as connection errors of the processes
+  // that use it; its own last words say why.
+  void temporal.exited.then((how) => {
+    if (!stopping) log(`the Temporal dev server exited (${how}); its last lines:\n${temporalOutput.text()}`);
+  });
   return { databaseUrl, temporalAddress: temporal.address };
+}
+
+/** Lines the bench keeps of the dev server's output (at its warn level), for its log if the server dies. */
+const TEMPORAL_LINES_KEPT = 40;
+
+/** The last `count` lines of a process's output; every line also appended to `file` when given. */
+function lastLines(count: number, file: string | undefined) {
+  const lines: string[] = [];
+  return {
+    add(chunk: string) {
+      if (file) appendFileSync(file, chunk);
+      lines.push(...chunk.split('\n').filter((line) => line.trim() !== ''));
+      lines.splice(0, Math.max(0, lines.length - count));
+    },
+    text: () => lines.join('\n'),
+  };
 }
 
 /**
