@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import type { Db } from '../../prisma/client';
+import type { Tx } from '../../core/domain/ledger/tx';
 import { recordWebhook, type WebhookType } from '../../core/domain/webhook-records';
 import type { TestIssuer } from './app';
 import { WEBHOOK_TYPES, webhookBodySchema, type QualifiedSettlementData } from '../../core/webhooks/payloads';
@@ -321,4 +322,33 @@ export async function waitForWebhookStatus(db: Db, webhookId: string, statuses: 
     },
     timeoutMs,
   );
+}
+
+/**
+ * A qualified_settlement webhook as a relay that died left it: written, its delivery to
+ * `endpointId` claimed until `claimedUntil` and `delivering` with `attemptCount` attempts, and
+ * whatever `alsoRecorded` writes in the same transaction (e.g. the attempt it recorded).
+ */
+export function webhookLeftByDeadRelay(
+  db: Db,
+  issuerId: string,
+  endpointId: string,
+  delivery: { claimedUntil: Date; attemptCount?: number },
+  alsoRecorded: (tx: Tx, webhookId: string) => Promise<unknown> = async () => undefined,
+): Promise<string> {
+  return db.$transaction(async (tx) => {
+    const webhookId = await recordWebhook(tx, {
+      issuerId,
+      type: 'qualified_settlement',
+      sourceEventId: `txn_${randomUUID()}`,
+      at: new Date(),
+      data: settlementData(),
+    });
+    await tx.webhookDelivery.update({
+      where: { webhookId_endpointId: { webhookId, endpointId } },
+      data: { relayClaimedUntil: delivery.claimedUntil, status: 'delivering', attemptCount: delivery.attemptCount },
+    });
+    await alsoRecorded(tx, webhookId);
+    return webhookId;
+  });
 }

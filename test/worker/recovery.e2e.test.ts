@@ -5,14 +5,18 @@
 // as a first attempt sent again. The measured delays are printed
 // (docs/decisions/0020-recovery-in-seconds.md), not asserted.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { FINAL_STATUSES, startStack, type Stack } from '../helpers/stack';
 import { newIssuer, startTestApp, type TestApp, type TestIssuer } from '../helpers/app';
 import { settledEvent, storedEvent } from '../helpers/events';
 import { activatedMerchant, groupWithCard } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { deliveryOf, insertEndpoint, settlementData, startReceiver, waitForWebhookStatus } from '../helpers/webhooks';
-import { recordWebhook } from '../../core/domain/webhook-records';
+import {
+  deliveryOf,
+  insertEndpoint,
+  startReceiver,
+  waitForWebhookStatus,
+  webhookLeftByDeadRelay,
+} from '../helpers/webhooks';
 import { DEFAULT_RELAY_OPTIONS } from '../../worker/webhook-relay';
 import { webhookFirstAttemptsResent } from '../../core/metrics';
 
@@ -60,19 +64,8 @@ describe('recovery after a process death', function () {
       const resentBefore = (await webhookFirstAttemptsResent.get()).values[0]?.value ?? 0;
       // The dead relay's state: written and claimed as a lifecycle step writes it for its own
       // relay, which died before its first attempt was recorded.
-      const id = await stack.db.$transaction(async (tx) => {
-        const webhookId = await recordWebhook(tx, {
-          issuerId: issuer.id,
-          type: 'qualified_settlement',
-          sourceEventId: `txn_${randomUUID()}`,
-          at: new Date(),
-          data: settlementData(),
-        });
-        await tx.webhookDelivery.update({
-          where: { webhookId_endpointId: { webhookId, endpointId } },
-          data: { relayClaimedUntil: new Date(Date.now() + DEFAULT_RELAY_OPTIONS.claimMs), status: 'delivering' },
-        });
-        return webhookId;
+      const id = await webhookLeftByDeadRelay(stack.db, issuer.id, endpointId, {
+        claimedUntil: new Date(Date.now() + DEFAULT_RELAY_OPTIONS.claimMs),
       });
       const diedAt = performance.now();
       const row = await waitForWebhookStatus(stack.db, id, ['delivered']);

@@ -3,7 +3,6 @@
 // workflow, nothing sent twice after a relay died, several relays sharing one outbox, and
 // one endpoint's hanging receiver not holding up another endpoint's webhooks.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { startStack, type Stack } from '../helpers/stack';
 import { newIssuer, type TestIssuer } from '../helpers/app';
@@ -11,14 +10,13 @@ import {
   deliveryOf,
   insertEndpoint,
   outboxWebhook,
-  settlementData,
   startReceiver,
   startTestRelay,
   waitFor,
   waitForWebhookStatus,
+  webhookLeftByDeadRelay,
   type Receiver,
 } from '../helpers/webhooks';
-import { recordWebhook } from '../../core/domain/webhook-records';
 import { webhookAttempts } from '../../core/metrics';
 import { webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
 import { loadAttemptState } from '../../activities/webhooks/attempt-state';
@@ -126,19 +124,9 @@ describe('webhook relay', function () {
     const relay2 = startTestRelay(stack.db, stack.engine);
     try {
       // The dead relay's state: attempt 1 recorded as failed, the row claimed until just now.
-      const id = await stack.db.$transaction(async (tx) => {
-        const webhookId = await recordWebhook(tx, {
-          issuerId: issuer.id,
-          type: 'qualified_settlement',
-          sourceEventId: `txn_${randomUUID()}`,
-          at: new Date(),
-          data: settlementData(),
-        });
-        await tx.webhookDelivery.update({
-          where: { webhookId_endpointId: { webhookId, endpointId } },
-          data: { relayClaimedUntil: new Date(Date.now() + 1_500), status: 'delivering', attemptCount: 1 },
-        });
-        await tx.webhookAttempt.create({
+      const claim = { claimedUntil: new Date(Date.now() + 1_500), attemptCount: 1 };
+      const id = await webhookLeftByDeadRelay(stack.db, issuer.id, endpointId, claim, (tx, webhookId) =>
+        tx.webhookAttempt.create({
           data: {
             id: `${webhookId}/${endpointId}/attempt/1`,
             webhookId,
@@ -151,9 +139,8 @@ describe('webhook relay', function () {
             errorClass: 'http_status',
             error: 'http_status: receiver answered 500',
           },
-        });
-        return webhookId;
-      });
+        }),
+      );
       const row = await waitForWebhookStatus(stack.db, id, ['delivered']);
       assert.equal(row.attemptCount, 2);
       assert.equal((await deliveryOf(stack.db, id, endpointId)).attemptCount, 2);
