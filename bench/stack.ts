@@ -147,7 +147,7 @@ async function startBackingServices(
   await idleStatementCounting(databaseUrl);
 
   log('starting the Temporal dev server (in memory)');
-  const temporalOutput = lastLines(TEMPORAL_LINES_KEPT, process.env.BENCH_TEMPORAL_LOG);
+  const temporalOutput = lastWords(TEMPORAL_LINES_KEPT, process.env.BENCH_TEMPORAL_LOG);
   const temporal = await startTemporalDevServer({
     cli: process.env.TEMPORAL_CLI,
     port: await freePort(),
@@ -161,7 +161,7 @@ async function startBackingServices(
   // A dev server that dies mid-run otherwise shows only as connection errors of the processes
   // that use it; its own last words say why.
   void temporal.exited.then((how) => {
-    if (!stopping) log(`the Temporal dev server exited (${how}); its last lines:\n${temporalOutput.text()}`);
+    if (!stopping) log(`the Temporal dev server exited (${how}); its last words:\n${temporalOutput.text()}`);
   });
   return { databaseUrl, temporalAddress: temporal.address };
 }
@@ -169,16 +169,27 @@ async function startBackingServices(
 /** Lines the bench keeps of the dev server's output (at its warn level), for its log if the server dies. */
 const TEMPORAL_LINES_KEPT = 40;
 
-/** The last `count` lines of a process's output; every line also appended to `file` when given. */
-function lastLines(count: number, file: string | undefined) {
+/** A Go runtime's last words: the reason comes first, then a dump of every goroutine that buries it. */
+const GO_CRASH = /^(panic:|fatal error:)/;
+
+/**
+ * The last `count` lines of a process's output, and the first `count` from a Go crash's first line
+ * (its reason and the goroutine that failed); every line also appended to `file` when given.
+ */
+function lastWords(count: number, file: string | undefined) {
   const lines: string[] = [];
+  let crash: string[] | undefined;
   return {
     add(chunk: string) {
       if (file) appendFileSync(file, chunk);
-      lines.push(...chunk.split('\n').filter((line) => line.trim() !== ''));
+      for (const line of chunk.split('\n').filter((l) => l.trim() !== '')) {
+        if (!crash && GO_CRASH.test(line)) crash = [];
+        if (crash && crash.length < count) crash.push(line);
+        lines.push(line);
+      }
       lines.splice(0, Math.max(0, lines.length - count));
     },
-    text: () => lines.join('\n'),
+    text: () => [...(crash ? [...crash, '...'] : []), ...lines].join('\n'),
   };
 }
 
