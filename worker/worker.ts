@@ -6,7 +6,6 @@ import { ActivityFailureCounter } from './metrics-interceptor';
 import { FORCE_AFTER_GRACE_MS } from './shutdown';
 import { workflowSource } from './workflow-source';
 import { workerTracing } from './tracing';
-import { createHandoverRelease } from './handover-release';
 import type { Tracing } from '../core/tracing';
 
 export { WORKFLOWS_PATH } from './workflow-source';
@@ -28,7 +27,6 @@ export function createWorker(options: {
   tracing?: Tracing;
 }): Promise<Worker> {
   const traced = workerTracing(options.tracing ?? { enabled: false, shutdown: async () => undefined });
-  const release = createHandoverRelease(options.deps);
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -43,7 +41,7 @@ export function createWorker(options: {
       activity: [() => ({ inbound: new ActivityFailureCounter() }), ...traced.activity],
       workflowModules: traced.workflowModules,
     },
-    sinks: { ...release.sinks, ...(traced.sinks ?? {}) },
+    ...(traced.sinks ? { sinks: traced.sinks } : {}),
     ...(options.shutdownGraceMs === undefined
       ? {}
       : {

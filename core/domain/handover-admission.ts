@@ -1,9 +1,8 @@
 // Admission control at the hand-over (docs/decisions/0037-admission-at-the-hand-over.md). Temporal
 // finishes fewer purchases, not more, when thousands are handed to it at once, so only a bounded
-// number are in flight: handed over (admitted) and their workflow not yet idle again. Every other
-// accepted event waits in handover_pending, where it was stored with the event; the step that
-// processes an event marks its row processed (a trigger), and the worker deletes the row once the
-// workflow has gone idle (worker/handover-release.ts). Admitting is one short transaction under one
+// number are in flight: handed over (admitted) and their step not yet committed. Every other
+// accepted event waits in handover_pending, where it was stored with the event, and the step that
+// processes an event deletes its row (a trigger). Admitting is one short transaction under one
 // advisory lock, so that no two processes (APIs, workers) can both see a free place and take it:
 // it counts what is in flight, then marks the next events admitted. Their signals follow the
 // commit (core/domain/handover.ts); a refused signal puts its event back to wait.
@@ -49,9 +48,9 @@ const ADMITTED_EVENT_COLUMNS = Prisma.sql`e.id, e.issuer_id AS "issuerId", e.chg
 
 /**
  * The CTEs every admission starts with: `in_flight` is what is admitted within the hold, `room`
- * the places left. An admitted row stays until its workflow has gone idle after processing it
- * (migration 20261128600000_handover_release), so the admitted rows are exactly the purchases
- * whose workflows Temporal and the worker still have work for.
+ * the places left. A processed event's row is gone (the trigger of migration
+ * 20261128110000_handover_admission deletes it in the step's own transaction), so the admitted
+ * rows are exactly the purchases in flight.
  */
 function inFlightCtes(maxInFlight: number, now: Date): Prisma.Sql {
   const holdSince = new Date(now.getTime() - ADMISSION_HOLD_MS);
@@ -119,7 +118,7 @@ export async function admitWaiting(
   db: Db,
   limits: { maxInFlight: number; now: Date; limit: number },
 ): Promise<AdmittedEvent[]> {
-  // Full: nothing to admit until a workflow goes idle; no lock taken (the watch looks again soon).
+  // Full: nothing to admit until a step commits; no lock taken (the watch looks again soon).
   if ((await countInFlight(db, limits.now)) >= limits.maxInFlight) return [];
   const admitted = await underAdmissionLock(db, (tx) =>
     tx.$queryRaw<AdmittedEvent[]>(Prisma.sql`
@@ -201,20 +200,6 @@ export async function readmitRefused(db: Db, eventIds: readonly string[]): Promi
     Prisma.sql`UPDATE handover_pending SET admitted_at = NULL, attempts = attempts + 1
                 WHERE event_id = ANY(${[...eventIds]}::text[])`,
   );
-}
-
-/**
- * Gives back the places of purchases processed before `processedBefore` whose workflow never
- * said it had gone idle (worker/handover-release.ts): their worker died between the step's
- * commit and the release, or ran a release without it (a roll). Returns how many.
- */
-export async function releaseStranded(db: Db, processedBefore: Date): Promise<number> {
-  const rows = await sqlQuery<unknown[]>(
-    db,
-    Prisma.sql`DELETE FROM handover_pending
-                WHERE admitted_at IS NOT NULL AND processed_at < ${processedBefore} RETURNING event_id`,
-  );
-  return rows.length;
 }
 
 /** Purchases in flight now, as the next admission counts them. */

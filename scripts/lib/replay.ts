@@ -8,7 +8,6 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { WORKFLOWS_PATH } from '../../worker/worker';
 import { workerTracing } from '../../worker/tracing';
-import { NO_HANDOVER_RELEASE } from '../../worker/handover-release';
 import type { Tracing } from '../../core/tracing';
 
 type History = temporal.api.history.v1.IHistory;
@@ -43,8 +42,7 @@ export async function replayHistories(
   const options = {
     workflowsPath,
     replayName: 'rewards-replay',
-    sinks: { ...NO_HANDOVER_RELEASE, ...(traced?.sinks ?? {}) },
-    ...(traced ? { interceptors: { workflowModules: traced.workflowModules } } : {}),
+    ...(traced ? { interceptors: { workflowModules: traced.workflowModules }, sinks: traced.sinks } : {}),
   };
   for await (const result of Worker.runReplayHistories(options, histories)) {
     outcomes.push({

@@ -59,11 +59,6 @@ export interface Stack {
   startWorker(): Promise<void>;
   /** Polls the stored event until its reward status is one of `statuses`. */
   waitForStatus(eventId: string, statuses: string[], timeoutMs?: number): Promise<string>;
-  /**
-   * Polls until none of the events has a row in the hand-over queue: processed, and their
-   * workflows gone idle (worker/handover-release.ts gives the places back just after the step).
-   */
-  waitUntilReleased(eventIds: string[], timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -168,15 +163,6 @@ export async function startStack(
           `event ${eventId} stayed ${row?.rewardStatus}, expected ${statuses.join('|')}`,
         );
         await new Promise((r) => setTimeout(r, 100));
-      }
-    },
-    async waitUntilReleased(eventIds, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const queued = await db.handoverPending.count({ where: { eventId: { in: eventIds } } });
-        if (queued === 0) return;
-        assert.ok(Date.now() < deadline, `${queued} of ${eventIds.length} events stayed in the hand-over queue`);
-        await new Promise((r) => setTimeout(r, 50));
       }
     },
     async stop() {

@@ -83,8 +83,11 @@ describe('hand-over under faults', function () {
       assert.ok(swept.handedOver > 0, `the kill left events for the sweeper: ${JSON.stringify(swept)}`);
       for (const row of await rows())
         assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES, 180_000), 'matched');
-      // Every event leaves the hand-over queue.
-      await stack.waitUntilReleased((await rows()).map((r) => r.id));
+      assert.equal(
+        await stack.db.handoverPending.count({ where: { eventId: { in: (await rows()).map((r) => r.id) } } }),
+        0,
+        'every event left the hand-over queue',
+      );
       assert.equal(await runsOf(`txn/${issuer.id}/kill-`, 1000), 1000, 'one run per purchase');
       const transfers = await stack.db.ledgerTransfer.groupBy({
         by: ['transactionId'],
@@ -175,7 +178,7 @@ describe('hand-over under faults', function () {
     const swept = await sweep();
     assert.ok(swept.handedOver >= 1, `a previewed authorization's reversal still waits: ${JSON.stringify(swept)}`);
     assert.equal(await stack.waitForStatus(row.id, ['voided']), 'voided');
-    await stack.waitUntilReleased([row.id]);
+    assert.equal(await queued(row.id), null);
   });
 
   it('adopts an event an API of the previous release stored but could not hand over', async () => {
@@ -197,49 +200,7 @@ describe('hand-over under faults', function () {
     const swept = await sweep();
     assert.ok(swept.handedOver >= 1, JSON.stringify(swept));
     assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
-    await stack.waitUntilReleased([row.id]);
+    assert.equal(await queued(row.id), null);
     assert.notEqual((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt, null);
-  });
-
-  it('gives an authorization its place back once previewed, while its workflow waits for the settlement', async () => {
-    const auth = authEvent(card, { amount: 1_500, merchantId: merchant.id });
-    assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
-    const row = await storedEvent(stack.db, issuer.id, 'auth', auth.id);
-    assert.equal(await stack.waitForStatus(row.id, ['previewed']), 'previewed');
-    await stack.waitUntilReleased([row.id]);
-    const described = await stack.client.workflow.getHandle(row.workflowId).describe();
-    assert.equal(described.status.name, 'RUNNING', 'idle, waiting for its settlement: it holds no place');
-  });
-
-  it('gives back the place of a processed purchase whose worker died before its release, after the grace only', async () => {
-    const events = [1, 2].map(() => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
-    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', events)).status, 204);
-    const [lost, recent] = await Promise.all(events.map((e) => storedEvent(stack.db, issuer.id, 'settled', e.id)));
-    for (const row of [lost, recent]) assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
-    await stack.waitUntilReleased([lost.id, recent.id]);
-    // As a worker that died between the steps' commits and its releases leaves them.
-    const minuteAgo = new Date(Date.now() - 60_000);
-    await stack.db.handoverPending.createMany({
-      data: [
-        { eventId: lost.id, queuedAt: minuteAgo, issuerId: issuer.id, admittedAt: minuteAgo, processedAt: minuteAgo },
-        {
-          eventId: recent.id,
-          queuedAt: minuteAgo,
-          issuerId: issuer.id,
-          admittedAt: minuteAgo,
-          processedAt: new Date(),
-        },
-      ],
-    });
-    const swept = await createSweepActivities({
-      db: stack.db,
-      clock: { now: () => new Date() },
-      temporal: stack.engine,
-      handoverMaxInFlight: TEST_HANDOVER_MAX_IN_FLIGHT,
-    }).sweepHandovers({ olderThanMs: 30_000, limit: 100 });
-    assert.equal(swept.handedOver, 0, JSON.stringify(swept));
-    assert.equal(await queued(lost.id), null, 'past the grace: given back');
-    assert.notEqual(await queued(recent.id), null, 'within the grace: its workflow may still be closing');
-    await stack.db.handoverPending.delete({ where: { eventId: recent.id } });
   });
 });
