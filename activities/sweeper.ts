@@ -11,7 +11,7 @@ import { Context } from '@temporalio/activity';
 import type { Db } from '../prisma/client';
 import type { WorkflowEngine } from '../core/workflow-engine';
 import { awaitsProcessing, dequeue, handOver, signalFor } from '../core/domain/handover';
-import { admitWaiting, resignalStale, type AdmittedEvent } from '../core/domain/handover-admission';
+import { admitWaiting, releaseStranded, resignalStale, type AdmittedEvent } from '../core/domain/handover-admission';
 import type { EventKind } from '../core/domain/events';
 import { DEFAULT_HANDOVER_MAX_IN_FLIGHT } from '../core/config';
 
@@ -58,12 +58,15 @@ export function createHandoverSweep(deps: SweepDeps) {
   };
   return {
     /**
-     * The whole sweep: events of the previous release's APIs adopted, admitted events never
-     * processed handed over again, then waiting events admitted while there is room.
+     * The whole sweep: events of the previous release's APIs adopted, the places of processed
+     * events whose release was lost given back, admitted events never processed handed over
+     * again, then waiting events admitted while there is room.
      */
     async sweepHandovers(input: { olderThanMs: number; limit: number }): Promise<SweepResult> {
       const result = emptyResult();
-      await adoptPreviousReleaseEvents(deps.db, new Date(deps.clock.now().getTime() - input.olderThanMs));
+      const graceEnded = new Date(deps.clock.now().getTime() - input.olderThanMs);
+      await adoptPreviousReleaseEvents(deps.db, graceEnded);
+      await releaseStranded(deps.db, graceEnded);
       const stale = await resignalStale(deps.db, {
         baseMs: input.olderThanMs,
         now: deps.clock.now(),

@@ -11,7 +11,7 @@
 // (rewards_handover_oldest_seconds, rewards_handover_waiting_events) every `metricsIntervalMs`.
 import type { Logger } from '../core/logger';
 import { createHandoverSweep, type SweepDeps } from '../activities/sweeper';
-import { ADMISSION_HOLD_MS } from '../core/domain/handover-admission';
+import { holdingPlace } from '../core/domain/handover-admission';
 import { handoverInFlight, handoverOldestSeconds, handoverWaitingEvents } from '../core/metrics';
 import { runPeriodically, throttled, type Periodic } from './periodic';
 
@@ -100,13 +100,12 @@ export function startHandoverWatch(
 /** The queue by issuer, and what is in flight: one scan of handover_pending. */
 async function readGauges(deps: SweepDeps): Promise<void> {
   const now = deps.clock.now();
-  const holdSince = new Date(now.getTime() - ADMISSION_HOLD_MS);
   const rows = await deps.db.$queryRaw<
     Array<{ issuer_id: string | null; waiting: number; oldest: Date | null; in_flight: number }>
   >`
     SELECT issuer_id, count(*) FILTER (WHERE admitted_at IS NULL)::int AS waiting,
            min(queued_at) FILTER (WHERE admitted_at IS NULL) AS oldest,
-           count(*) FILTER (WHERE admitted_at > ${holdSince})::int AS in_flight
+           count(*) FILTER (WHERE ${holdingPlace(now)})::int AS in_flight
       FROM handover_pending GROUP BY issuer_id`;
   // Reset and set in one synchronous step: a scrape never sees the gauges half-written.
   handoverOldestSeconds.reset();

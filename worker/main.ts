@@ -19,6 +19,7 @@ import { startWebhookRelay } from './webhook-relay';
 import { startHandoverWatch } from './handover-watch';
 import { startLedgerWatch } from './ledger-watch';
 import { startBudgetWatch } from './budget-watch';
+import type { Periodic } from './periodic';
 import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
 import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
 
@@ -78,6 +79,8 @@ async function main(): Promise<void> {
     maxConcurrentActivities: config.databasePoolSize,
     shutdownGraceMs: config.workerShutdownGraceMs,
     tracing,
+    // Places given back are taken again at once, not at the watch's next turn.
+    onHandoverReleased: () => watches.handover.wake(),
   });
   const watches = startWatches({ db, clock, temporal, logger, handoverMaxInFlight: config.handoverMaxInFlight });
   // The SDK shuts the worker down on these signals by itself; the relay and the watches stop
@@ -117,9 +120,10 @@ async function main(): Promise<void> {
  * 0: off. Returns that address.
  */
 /** The watches beside the SDK's worker: the hand-over queue, the ledger's trial balance, the offers' budgets. */
-function startWatches(deps: Parameters<typeof startHandoverWatch>[0]): { stop(): Promise<void> } {
-  const watches = [startHandoverWatch(deps), startLedgerWatch(deps), startBudgetWatch(deps)];
-  return { stop: () => Promise.all(watches.map((w) => w.stop())).then(() => undefined) };
+function startWatches(deps: Parameters<typeof startHandoverWatch>[0]): { handover: Periodic; stop(): Promise<void> } {
+  const handover = startHandoverWatch(deps);
+  const watches = [handover, startLedgerWatch(deps), startBudgetWatch(deps)];
+  return { handover, stop: () => Promise.all(watches.map((w) => w.stop())).then(() => undefined) };
 }
 
 function installRuntime(config: ReturnType<typeof loadConfig>): string | undefined {

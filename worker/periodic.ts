@@ -6,6 +6,8 @@
 
 export interface Periodic {
   stop(): Promise<void>;
+  /** Runs the next turn now, or right after the one under way: there is work for it. */
+  wake(): void;
 }
 
 export interface PeriodicOptions {
@@ -27,10 +29,17 @@ export function runPeriodically(task: () => Promise<void | number>, options: Per
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let turn: Promise<void> = Promise.resolve();
+  let running = false;
+  let woken = false;
   const run = () => {
+    running = true;
+    woken = false;
     turn = task()
       .catch(() => undefined)
-      .then(schedule);
+      .then((nextInMs) => {
+        running = false;
+        schedule(woken ? 0 : nextInMs);
+      });
   };
   const schedule = (nextInMs?: number | void) => {
     if (!stopped) timer = setTimeout(run, typeof nextInMs === 'number' ? nextInMs : options.intervalMs);
@@ -38,6 +47,15 @@ export function runPeriodically(task: () => Promise<void | number>, options: Per
   if (options.runAtStart) run();
   else schedule();
   return {
+    wake() {
+      if (stopped) return;
+      if (running) {
+        woken = true;
+        return;
+      }
+      clearTimeout(timer);
+      run();
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);

@@ -6,6 +6,7 @@ import { ActivityFailureCounter } from './metrics-interceptor';
 import { FORCE_AFTER_GRACE_MS } from './shutdown';
 import { workflowSource } from './workflow-source';
 import { workerTracing } from './tracing';
+import { createHandoverRelease } from './handover-release';
 import type { Tracing } from '../core/tracing';
 
 export { WORKFLOWS_PATH } from './workflow-source';
@@ -25,8 +26,11 @@ export function createWorker(options: {
   shutdownGraceMs?: number;
   /** Tracing (core/tracing.ts): its interceptors and span sink when enabled. */
   tracing?: Tracing;
+  /** Called when purchases gave their places under the hand-over bound back (the watch's wake). */
+  onHandoverReleased?: () => void;
 }): Promise<Worker> {
   const traced = workerTracing(options.tracing ?? { enabled: false, shutdown: async () => undefined });
+  const release = createHandoverRelease({ ...options.deps, onReleased: options.onHandoverReleased });
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -41,7 +45,7 @@ export function createWorker(options: {
       activity: [() => ({ inbound: new ActivityFailureCounter() }), ...traced.activity],
       workflowModules: traced.workflowModules,
     },
-    ...(traced.sinks ? { sinks: traced.sinks } : {}),
+    sinks: { ...release.sinks, ...(traced.sinks ?? {}) },
     ...(options.shutdownGraceMs === undefined
       ? {}
       : {

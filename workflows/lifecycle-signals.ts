@@ -1,6 +1,6 @@
 // The signals of the TransactionLifecycle workflow. Clients (the API's hand-over and the
 // sweeper) import these definitions, so the names live in one place.
-import { defineSignal } from '@temporalio/workflow';
+import { defineSignal, type Sinks } from '@temporalio/workflow';
 
 /** Every signal carries only the stored event's id; activities read the event itself. */
 export interface EventSignal {
@@ -67,3 +67,11 @@ export function lifecycleInput(issuerId: string, settlementTimeoutMs: number): L
 }
 
 export const LIFECYCLE_WORKFLOW_TYPE = 'transactionLifecycle';
+
+/**
+ * What the lifecycle tells its worker besides commands: `idle` when it has nothing left to do, so
+ * the events it processed give their places under the hand-over bound back (worker/handover-release.ts).
+ */
+export interface HandoverSinks extends Sinks {
+  handover: { idle(): void };
+}

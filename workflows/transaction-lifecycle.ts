@@ -16,10 +16,13 @@
 // preview (the step finds the settlement; a new run for it ends at once).
 // An activity that fails for good marks its event `unknown` for an operator to reprocess
 // (the `reprocess` signal re-runs that step; its activity is idempotent).
+// Whenever it has nothing left to do (it closes, or waits for its next event) it tells the worker,
+// which gives the events it processed their places under the hand-over bound back
+// (worker/handover-release.ts); the call is no command, so histories replay unchanged.
 // Webhook records written by a step sit in the outbox; the worker's relay delivers them and
 // hands a failing one to its own WebhookDelivery workflow, so the purchase never waits on
 // a receiver.
-import { condition, patched, setHandler } from '@temporalio/workflow';
+import { condition, patched, proxySinks, setHandler } from '@temporalio/workflow';
 import {
   DEFAULT_SETTLEMENT_TIMEOUT_MS,
   authorizationSignal,
@@ -28,6 +31,7 @@ import {
   reversalSignal,
   settlementSignal,
   type EventSignal,
+  type HandoverSinks,
   type LifecycleInput,
   type LifecycleSignalName,
 } from './lifecycle-signals';
@@ -43,6 +47,8 @@ const MAX_REFUND_WAITS = 72;
 
 // Runs that took an authorization after their settlement before this change skipped it.
 const LATE_AUTHORIZATION_PATCH = 'record-late-authorization';
+
+const { handover } = proxySinks<HandoverSinks>();
 
 // Settlements go before refunds, so a refund in the same batch as its purchase finds it posted.
 const PRIORITY: Record<LifecycleSignalName, number> = { authorization: 0, reversal: 1, settlement: 2, refund: 3 };
@@ -60,10 +66,13 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
   let settledCount = 0;
   let deferredRefunds: Pending[] = [];
   let refundWaits = 0;
+  let tookSinceIdle = false;
 
   for (;;) {
     const next = takeNext(inbox);
     if (!next) {
+      if (tookSinceIdle) handover.idle();
+      tookSinceIdle = false;
       if (previewOf && settledCount === 0) {
         if (!(await waitOnIssuerClock(() => inbox.length > 0, timeoutMs, issuerClock, record.clockOffsetMs ?? 0))) {
           await steps.run({ signal: 'authorization', eventId: previewOf }, 'lapsePreview');
@@ -82,6 +91,7 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
       break;
     }
     steps.take(next.eventId);
+    tookSinceIdle = true;
     switch (next.signal) {
       case 'authorization':
         if (settledCount === 0) {

@@ -92,9 +92,10 @@ export async function insertNewEvents(db: Db, header: BatchHeader, rows: EventRo
 // A reversal is handed over again: the state change and its place in the queue are one
 // statement, so no crash can record one without the other. Conditional, so two concurrent
 // reversals record one state change. It waits for admission again, even when its authorization
-// is still in flight: the reversal is a new hand-over (core/domain/handover-admission.ts).
+// is still in flight: the reversal is a new hand-over (core/domain/handover-admission.ts). The
+// authorization's row may still be there, processed and awaiting its release: it waits again.
 const REVERSE_AUTHORIZATION: HotStatement = {
-  name: 'ingestion_reverse_authorization_v2',
+  name: 'ingestion_reverse_authorization_v3',
   text: `WITH changed AS (
            UPDATE ingested_event SET state = 'reversed', state_changed_at = $2
             WHERE id = $1 AND state = 'approved'
@@ -102,7 +103,7 @@ const REVERSE_AUTHORIZATION: HotStatement = {
          ), queued AS (
            INSERT INTO handover_pending (event_id, queued_at, issuer_id) SELECT id, $2, issuer_id FROM changed
            ON CONFLICT (event_id) DO UPDATE SET queued_at = EXCLUDED.queued_at, issuer_id = EXCLUDED.issuer_id,
-             admitted_at = NULL
+             admitted_at = NULL, processed_at = NULL
          )
          SELECT id FROM changed`,
 };

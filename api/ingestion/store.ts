@@ -357,8 +357,8 @@ export interface IssuerBacklog {
 
 /**
  * The issuer's backlog as GET /api/v2/ingestion/lag reports it: its rows of the hand-over queue,
- * waiting or admitted (a processed event's row is deleted by the step that processes it), counted
- * in full through their indexes.
+ * waiting or admitted and not yet processed (a processed row stays only until its workflow has
+ * gone idle), counted in full through their indexes.
  */
 export async function readBacklog(db: Db, issuerId: string): Promise<IssuerBacklog> {
   const [row] = await db.$queryRaw<Array<{ waiting: number; in_flight: number; oldest: Date | null }>>`
@@ -367,7 +367,7 @@ export async function readBacklog(db: Db, issuerId: string): Promise<IssuerBackl
        WHERE issuer_id = ${issuerId} AND admitted_at IS NULL
     ), in_flight AS (
       SELECT count(*)::int AS n, min(queued_at) AS oldest FROM handover_pending
-       WHERE admitted_at IS NOT NULL AND issuer_id = ${issuerId}
+       WHERE admitted_at IS NOT NULL AND processed_at IS NULL AND issuer_id = ${issuerId}
     )
     SELECT w.n AS waiting, f.n AS in_flight, least(w.oldest, f.oldest) AS oldest FROM waiting w, in_flight f`;
   return { waiting: row.waiting, inFlight: row.in_flight, oldestQueuedAt: row.oldest };

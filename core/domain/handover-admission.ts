@@ -1,8 +1,9 @@
 // Admission control at the hand-over (docs/decisions/0037-admission-at-the-hand-over.md). Temporal
 // finishes fewer purchases, not more, when thousands are handed to it at once, so only a bounded
-// number are in flight: handed over (admitted) and their step not yet committed. Every other
-// accepted event waits in handover_pending, where it was stored with the event, and the step that
-// processes an event deletes its row (a trigger). Admitting is one short transaction under one
+// number are in flight: handed over (admitted) and their workflow not yet idle again. Every other
+// accepted event waits in handover_pending, where it was stored with the event; the step that
+// processes an event marks its row processed (a trigger), and the worker deletes the row once the
+// workflow has gone idle (worker/handover-release.ts). Admitting is one short transaction under one
 // advisory lock, so that no two processes (APIs, workers) can both see a free place and take it:
 // it counts what is in flight, then marks the next events admitted. Their signals follow the
 // commit (core/domain/handover.ts); a refused signal puts its event back to wait.
@@ -22,6 +23,21 @@ import { sqlQuery, sqlTransaction, type SqlTx } from '../../prisma/sql-transacti
  * over again now and then (resignalStale), and removed once processed.
  */
 export const ADMISSION_HOLD_MS = 5 * 60_000;
+
+/**
+ * A processed purchase whose release has not come this long after its step stops counting: its
+ * worker stopped or died within the release's batch window, or processed it without a release
+ * (an activity run outside a workflow). Far above the release's own delay, which waits only for
+ * the closing workflow task (worker/handover-release.ts); the sweep deletes such rows later.
+ */
+export const RELEASE_HOLD_MS = 2_000;
+
+/** The rows that hold a place under the bound now: admitted within the hold, and not released long ago. */
+export function holdingPlace(now: Date): Prisma.Sql {
+  const admittedSince = new Date(now.getTime() - ADMISSION_HOLD_MS);
+  const processedSince = new Date(now.getTime() - RELEASE_HOLD_MS);
+  return Prisma.sql`admitted_at > ${admittedSince} AND (processed_at IS NULL OR processed_at > ${processedSince})`;
+}
 
 /** What an admission sees of an event it admits or hands over again. */
 export interface AdmittedEvent {
@@ -48,14 +64,13 @@ const ADMITTED_EVENT_COLUMNS = Prisma.sql`e.id, e.issuer_id AS "issuerId", e.chg
 
 /**
  * The CTEs every admission starts with: `in_flight` is what is admitted within the hold, `room`
- * the places left. A processed event's row is gone (the trigger of migration
- * 20261128110000_handover_admission deletes it in the step's own transaction), so the admitted
- * rows are exactly the purchases in flight.
+ * the places left. An admitted row stays until its workflow has gone idle after processing it
+ * (migration 20261128600000_handover_release), so the admitted rows are exactly the purchases
+ * whose workflows Temporal and the worker still have work for.
  */
 function inFlightCtes(maxInFlight: number, now: Date): Prisma.Sql {
-  const holdSince = new Date(now.getTime() - ADMISSION_HOLD_MS);
   return Prisma.sql`in_flight AS (
-      SELECT p.event_id, p.issuer_id FROM handover_pending p WHERE p.admitted_at > ${holdSince}
+      SELECT event_id, issuer_id FROM handover_pending WHERE ${holdingPlace(now)}
     ), room AS (
       SELECT greatest(${maxInFlight}::int - count(*)::int, 0) AS n FROM in_flight
     )`;
@@ -118,7 +133,7 @@ export async function admitWaiting(
   db: Db,
   limits: { maxInFlight: number; now: Date; limit: number },
 ): Promise<AdmittedEvent[]> {
-  // Full: nothing to admit until a step commits; no lock taken (the watch looks again soon).
+  // Full: nothing to admit until a workflow goes idle; no lock taken (the watch looks again soon).
   if ((await countInFlight(db, limits.now)) >= limits.maxInFlight) return [];
   const admitted = await underAdmissionLock(db, (tx) =>
     tx.$queryRaw<AdmittedEvent[]>(Prisma.sql`
@@ -202,12 +217,25 @@ export async function readmitRefused(db: Db, eventIds: readonly string[]): Promi
   );
 }
 
+/**
+ * Gives back the places of purchases processed before `processedBefore` whose workflow never
+ * said it had gone idle (worker/handover-release.ts): their worker died between the step's
+ * commit and the release, or ran a release without it (a roll). Returns how many.
+ */
+export async function releaseStranded(db: Db, processedBefore: Date): Promise<number> {
+  const rows = await sqlQuery<unknown[]>(
+    db,
+    Prisma.sql`DELETE FROM handover_pending
+                WHERE admitted_at IS NOT NULL AND processed_at < ${processedBefore} RETURNING event_id`,
+  );
+  return rows.length;
+}
+
 /** Purchases in flight now, as the next admission counts them. */
 export async function countInFlight(db: Db, now: Date): Promise<number> {
-  const holdSince = new Date(now.getTime() - ADMISSION_HOLD_MS);
   const [{ n }] = await sqlQuery<Array<{ n: number }>>(
     db,
-    Prisma.sql`SELECT count(*)::int AS n FROM handover_pending WHERE admitted_at > ${holdSince}`,
+    Prisma.sql`SELECT count(*)::int AS n FROM handover_pending WHERE ${holdingPlace(now)}`,
   );
   return n;
 }

@@ -8,6 +8,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { WORKFLOWS_PATH } from '../../worker/worker';
 import { workerTracing } from '../../worker/tracing';
+import { NO_HANDOVER_RELEASE } from '../../worker/handover-release';
 import type { Tracing } from '../../core/tracing';
 
 type History = temporal.api.history.v1.IHistory;
@@ -42,7 +43,8 @@ export async function replayHistories(
   const options = {
     workflowsPath,
     replayName: 'rewards-replay',
-    ...(traced ? { interceptors: { workflowModules: traced.workflowModules }, sinks: traced.sinks } : {}),
+    sinks: { ...NO_HANDOVER_RELEASE, ...(traced?.sinks ?? {}) },
+    ...(traced ? { interceptors: { workflowModules: traced.workflowModules } } : {}),
   };
   for await (const result of Worker.runReplayHistories(options, histories)) {
     outcomes.push({

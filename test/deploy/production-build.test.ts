@@ -34,6 +34,7 @@ import { freePort } from '../helpers/ports';
 import { quietTemporalRuntime } from '../helpers/stack';
 import { groupBody, uniq } from '../helpers/groups';
 import { cardOf, settledEvent } from '../helpers/events';
+import { NO_HANDOVER_RELEASE } from '../../worker/handover-release';
 
 const ROOT = join(__dirname, '..', '..');
 const FRESH_INSTALL = process.env.DEPLOY_TEST_FRESH_INSTALL === '1';
@@ -156,7 +157,7 @@ describe('production build and deploy (docs/operating/deploy.md)', function () {
     const failed: string[] = [];
     quietTemporalRuntime();
     for await (const result of Worker.runReplayHistories(
-      { workflowBundle: { codePath }, replayName: 'deploy-bundle-replay' },
+      { workflowBundle: { codePath }, replayName: 'deploy-bundle-replay', sinks: NO_HANDOVER_RELEASE },
       histories,
     )) {
       if (result.error) failed.push(`${result.workflowId}: ${result.error.message}`);

@@ -59,6 +59,11 @@ export interface Stack {
   startWorker(): Promise<void>;
   /** Polls the stored event until its reward status is one of `statuses`. */
   waitForStatus(eventId: string, statuses: string[], timeoutMs?: number): Promise<string>;
+  /**
+   * Polls until none of the events has a row in the hand-over queue: processed, and their
+   * workflows gone idle (worker/handover-release.ts gives the places back just after the step).
+   */
+  waitUntilReleased(eventIds: string[], timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -109,6 +114,8 @@ export async function startStack(
     { logger, clock, databaseUrl, databaseTimeouts, webhookDestinations, webhookSecretKeys },
     options.relay,
   );
+  // Declared before the worker, whose releases wake it.
+  let handoverWatch: HandoverWatch | undefined;
   const newWorker = () =>
     createWorker({
       connection: workerConnection,
@@ -124,6 +131,7 @@ export async function startStack(
         handoverMaxInFlight,
       }),
       tracing: options.tracing,
+      onHandoverReleased: () => handoverWatch?.wake(),
     });
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();
@@ -133,7 +141,7 @@ export async function startStack(
     await running;
     running = undefined;
   }
-  const handoverWatch: HandoverWatch | undefined =
+  handoverWatch =
     options.handoverWatch &&
     startHandoverWatch({ db, clock, temporal: engine, logger, handoverMaxInFlight }, options.handoverWatch);
   const handover = createApiHandover({ temporal: engine, db, clock }, logger, handoverMaxInFlight);
@@ -163,6 +171,15 @@ export async function startStack(
           `event ${eventId} stayed ${row?.rewardStatus}, expected ${statuses.join('|')}`,
         );
         await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async waitUntilReleased(eventIds, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const queued = await db.handoverPending.count({ where: { eventId: { in: eventIds } } });
+        if (queued === 0) return;
+        assert.ok(Date.now() < deadline, `${queued} of ${eventIds.length} events stayed in the hand-over queue`);
+        await new Promise((r) => setTimeout(r, 50));
       }
     },
     async stop() {

@@ -12,6 +12,7 @@ import { Worker } from '@temporalio/worker';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import { createActivities, type ActivityDeps } from '../../activities';
 import { createWorker, WORKFLOWS_PATH } from '../../worker/worker';
+import { createHandoverRelease } from '../../worker/handover-release';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
 import { createApiHandover } from '../../api/ingestion/handover-queue';
 import { createLogger } from '../../core/logger';
@@ -38,12 +39,14 @@ export function workflowWorker(
   env: TestWorkflowEnvironment,
   engine: WorkflowEngine,
   activities: ReturnType<typeof createActivities>,
+  db: Db,
 ): Promise<Worker> {
   return Worker.create({
     connection: env.nativeConnection,
     taskQueue: engine.taskQueue,
     workflowsPath: WORKFLOWS_PATH,
     activities,
+    sinks: createHandoverRelease({ db, logger: createLogger('silent') }).sinks,
   });
 }
 
@@ -71,7 +74,7 @@ export async function startTimeSkipping(
     taskQueue,
     engine,
     async withWorker(fn) {
-      return (await workflowWorker(env, engine, activities)).runUntil(fn);
+      return (await workflowWorker(env, engine, activities, db)).runUntil(fn);
     },
     teardown: () => env.teardown(),
   };

@@ -1,5 +1,6 @@
 // The watches' shared loop (worker/periodic.ts): turns never overlap, stop waits for the turn
-// under way (up to its bound), nothing runs after stop, and a repeated warning is throttled.
+// under way (up to its bound), nothing runs after stop, a wake brings the next turn forward, and a
+// repeated warning is throttled.
 import assert from 'node:assert/strict';
 import { runPeriodically, throttled } from '../../worker/periodic';
 
@@ -32,6 +33,28 @@ describe('worker/periodic', () => {
     await sleep(10);
     await loop.stop();
     assert.equal(turns, 0);
+  });
+
+  it('runs a turn at once when woken, or right after the turn under way', async () => {
+    let turns = 0;
+    const loop = runPeriodically(
+      async () => {
+        turns++;
+        await sleep(20);
+      },
+      { intervalMs: 60_000 },
+    );
+    loop.wake();
+    await sleep(5);
+    assert.equal(turns, 1, 'woken: the first turn did not wait the interval');
+    loop.wake();
+    loop.wake();
+    await sleep(60);
+    assert.equal(turns, 2, 'woken during a turn: one more turn right after it, not one per wake');
+    await loop.stop();
+    loop.wake();
+    await sleep(30);
+    assert.equal(turns, 2, 'stopped: a wake runs nothing');
   });
 
   it('stops: waits for the turn under way, and starts no other', async () => {

@@ -53,7 +53,7 @@ describe('recovery after a process death', function () {
     assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES, 60_000), 'matched');
     console.log(`      (acknowledged → matched without its API: ${Math.round(performance.now() - acknowledgedAt)} ms)`);
     assert.equal(await stack.db.ledgerTransfer.count({ where: { transactionId: row.id } }), 1);
-    assert.equal(await stack.db.handoverPending.count({ where: { eventId: row.id } }), 0);
+    await stack.waitUntilReleased([row.id]);
     await assertLedgerHealthy(stack.db, issuer.id);
   });
 

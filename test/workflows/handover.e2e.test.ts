@@ -15,6 +15,8 @@ import { startTestApp } from '../helpers/app';
 import { testEngine } from '../helpers/engine';
 import { createApiHandover } from '../../api/ingestion/handover-queue';
 import { createLogger } from '../../core/logger';
+import { holdingPlace } from '../../core/domain/handover-admission';
+import { Prisma } from '../../prisma/generated/client';
 
 describe('hand-over under faults', function () {
   this.timeout(300_000);
@@ -83,11 +85,8 @@ describe('hand-over under faults', function () {
       assert.ok(swept.handedOver > 0, `the kill left events for the sweeper: ${JSON.stringify(swept)}`);
       for (const row of await rows())
         assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES, 180_000), 'matched');
-      assert.equal(
-        await stack.db.handoverPending.count({ where: { eventId: { in: (await rows()).map((r) => r.id) } } }),
-        0,
-        'every event left the hand-over queue',
-      );
+      // Every event leaves the hand-over queue.
+      await stack.waitUntilReleased((await rows()).map((r) => r.id));
       assert.equal(await runsOf(`txn/${issuer.id}/kill-`, 1000), 1000, 'one run per purchase');
       const transfers = await stack.db.ledgerTransfer.groupBy({
         by: ['transactionId'],
@@ -110,6 +109,7 @@ describe('hand-over under faults', function () {
     const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
     assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
     await stack.client.workflow.getHandle(row.workflowId).result();
+    await stack.waitUntilReleased([row.id]);
     // The API died after the signal went out but before it took the event out of the queue.
     await stack.db.handoverPending.create({ data: { eventId: row.id, queuedAt: row.receivedAt } });
 
@@ -168,6 +168,7 @@ describe('hand-over under faults', function () {
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
     const row = await storedEvent(stack.db, issuer.id, 'auth', auth.id);
     assert.equal(await stack.waitForStatus(row.id, ['previewed']), 'previewed');
+    await stack.waitUntilReleased([row.id]);
     // The reversal is recorded and queued, as the API does, but its own hand-over never happens.
     const reversedAt = new Date(Date.now() - 1_000);
     await stack.db.$transaction([
@@ -178,7 +179,24 @@ describe('hand-over under faults', function () {
     const swept = await sweep();
     assert.ok(swept.handedOver >= 1, `a previewed authorization's reversal still waits: ${JSON.stringify(swept)}`);
     assert.equal(await stack.waitForStatus(row.id, ['voided']), 'voided');
-    assert.equal(await queued(row.id), null);
+    await stack.waitUntilReleased([row.id]);
+  });
+
+  it('queues a reversal that comes while its previewed authorization still holds its place', async () => {
+    const auth = authEvent(card, { amount: 2_500, merchantId: merchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
+    const row = await storedEvent(stack.db, issuer.id, 'auth', auth.id);
+    assert.equal(await stack.waitForStatus(row.id, ['previewed']), 'previewed');
+    await stack.waitUntilReleased([row.id]);
+    // As the authorization's row stands between its step's commit and the worker's release.
+    const now = new Date();
+    await stack.db.handoverPending.create({
+      data: { eventId: row.id, queuedAt: now, issuerId: issuer.id, admittedAt: now, processedAt: now },
+    });
+
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', { ...auth, state: 'reversed' })).status, 204);
+    assert.equal(await stack.waitForStatus(row.id, ['voided']), 'voided');
+    await stack.waitUntilReleased([row.id]);
   });
 
   it('adopts an event an API of the previous release stored but could not hand over', async () => {
@@ -200,7 +218,57 @@ describe('hand-over under faults', function () {
     const swept = await sweep();
     assert.ok(swept.handedOver >= 1, JSON.stringify(swept));
     assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
-    assert.equal(await queued(row.id), null);
+    await stack.waitUntilReleased([row.id]);
     assert.notEqual((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt, null);
+  });
+
+  it('gives an authorization its place back once previewed, while its workflow waits for the settlement', async () => {
+    const auth = authEvent(card, { amount: 1_500, merchantId: merchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
+    const row = await storedEvent(stack.db, issuer.id, 'auth', auth.id);
+    assert.equal(await stack.waitForStatus(row.id, ['previewed']), 'previewed');
+    await stack.waitUntilReleased([row.id]);
+    const described = await stack.client.workflow.getHandle(row.workflowId).describe();
+    assert.equal(described.status.name, 'RUNNING', 'idle, waiting for its settlement: it holds no place');
+  });
+
+  it('counts a processed purchase whose release was lost only briefly, and deletes its row after the grace', async () => {
+    const events = [1, 2].map(() => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', events)).status, 204);
+    const [lost, recent] = await Promise.all(events.map((e) => storedEvent(stack.db, issuer.id, 'settled', e.id)));
+    for (const row of [lost, recent]) assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
+    await stack.waitUntilReleased([lost.id, recent.id]);
+    // As a worker that died between the steps' commits and its releases leaves them.
+    const minuteAgo = new Date(Date.now() - 60_000);
+    await stack.db.handoverPending.createMany({
+      data: [
+        { eventId: lost.id, queuedAt: minuteAgo, issuerId: issuer.id, admittedAt: minuteAgo, processedAt: minuteAgo },
+        {
+          eventId: recent.id,
+          queuedAt: minuteAgo,
+          issuerId: issuer.id,
+          admittedAt: minuteAgo,
+          processedAt: new Date(),
+        },
+      ],
+    });
+    const holding = await stack.db.$queryRaw<Array<{ event_id: string }>>(Prisma.sql`
+      SELECT event_id FROM handover_pending
+       WHERE ${holdingPlace(new Date())} AND event_id IN (${lost.id}, ${recent.id})`);
+    assert.deepEqual(
+      holding.map((r) => r.event_id),
+      [recent.id],
+      'a release lost a minute ago no longer holds a place, even before the sweep deletes its row',
+    );
+    const swept = await createSweepActivities({
+      db: stack.db,
+      clock: { now: () => new Date() },
+      temporal: stack.engine,
+      handoverMaxInFlight: TEST_HANDOVER_MAX_IN_FLIGHT,
+    }).sweepHandovers({ olderThanMs: 30_000, limit: 100 });
+    assert.equal(swept.handedOver, 0, JSON.stringify(swept));
+    assert.equal(await queued(lost.id), null, 'past the grace: given back');
+    assert.notEqual(await queued(recent.id), null, 'within the grace: its workflow may still be closing');
+    await stack.db.handoverPending.delete({ where: { eventId: recent.id } });
   });
 });

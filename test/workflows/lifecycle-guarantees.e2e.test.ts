@@ -120,7 +120,7 @@ describe('TransactionLifecycle guarantees', function () {
       [['earn_cashback', 60n]],
       '3% of 2,000, once',
     );
-    assert.equal(await stack.db.handoverPending.count({ where: { eventId: id } }), 0, 'and out of the queue');
+    await stack.waitUntilReleased([id]);
   });
 
   it('shows the counters of the scenarios above at /metrics', async () => {

@@ -11,6 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { startTimeSkippingServer } from '../helpers/time-skipping';
 import { WORKFLOWS_PATH } from '../../worker/worker';
+import { NO_HANDOVER_RELEASE } from '../../worker/handover-release';
 import { INVARIANT_BROKEN } from '../../core/failure-types';
 import type { LifecycleActivities, StepInput, StepOutcome } from '../../activities/lifecycle/types';
 import { transactionLifecycle } from '../../workflows/transaction-lifecycle';
@@ -94,6 +95,7 @@ describe('TransactionLifecycle with stub activities (time-skipping, no database)
       taskQueue,
       workflowBundle: bundle,
       activities: stubActivities(calls, answers),
+      sinks: NO_HANDOVER_RELEASE,
     });
     running = worker.run();
   });

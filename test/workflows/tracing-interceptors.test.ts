@@ -13,6 +13,7 @@ import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@t
 import { WORKFLOW_TRACING_MODULE } from '../../worker/tracing';
 import { workflowSpanSinks } from '../../worker/workflow-spans';
 import { WORKFLOWS_PATH } from '../../worker/worker';
+import { NO_HANDOVER_RELEASE } from '../../worker/handover-release';
 import { startTimeSkippingServer } from '../helpers/time-skipping';
 import { TRACE_HEADER, parseTraceparent } from '../../workflows/trace-context';
 import { authorizationSignal, lifecycleInput, settlementSignal } from '../../workflows/lifecycle-signals';
@@ -80,7 +81,10 @@ describe('workflow tracing interceptors (time-skipping, stub activities)', funct
           }),
         ],
       },
-      sinks: workflowSpanSinks(new SimpleSpanProcessor(exporter), new Resource({ 'service.name': 'test' })),
+      sinks: {
+        ...NO_HANDOVER_RELEASE,
+        ...workflowSpanSinks(new SimpleSpanProcessor(exporter), new Resource({ 'service.name': 'test' })),
+      },
     });
     const workflowId = `txn/iss_trace/${randomUUID()}`;
     await worker.runUntil(() => drive(taskQueue, workflowId));

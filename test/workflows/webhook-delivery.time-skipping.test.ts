@@ -63,7 +63,7 @@ describe('WebhookDelivery on the time-skipping server', function () {
 
   /** A worker of the real workflows and activities on a task queue of its own. */
   function workerFor(engine: WorkflowEngine): Promise<Worker> {
-    return workflowWorker(env, engine, createActivities(testActivityDeps(db, engine)));
+    return workflowWorker(env, engine, createActivities(testActivityDeps(db, engine)), db);
   }
 
   async function attemptsOf(webhookId: string) {

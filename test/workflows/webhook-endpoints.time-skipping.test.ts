@@ -80,7 +80,7 @@ describe('webhook endpoint auto-disable on the time-skipping server', function (
       skewMs = (await env.currentTimeMs()) - Date.now();
       return attempt(input);
     };
-    const worker = await workflowWorker(env, engine, activities);
+    const worker = await workflowWorker(env, engine, activities, db);
     const relay = startTestRelay(db, engine, { clock });
     try {
       await worker.runUntil(async () => {
