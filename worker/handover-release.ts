@@ -1,23 +1,31 @@
 // The end of a purchase's place under the hand-over bound (core/domain/handover-admission.ts).
 // Its step marks the queue row processed in the step's own transaction; the place is given back
 // here, once the workflow has gone idle: the lifecycle calls the `handover.idle` sink when it has
-// nothing left to do (it closes, or waits for the next event), and the worker deletes the
-// workflow's processed rows. Counting until then keeps the runs Temporal still has to close
-// under the bound as well, not only the steps still to commit.
+// nothing left to do, and the worker deletes the workflow's processed rows. Counting until then
+// keeps the runs Temporal still has to close under the bound as well, not only the steps.
 //
-// The delete waits a short batch window: one statement for every workflow gone idle meanwhile,
-// and the workflow task that closes the run (sent once the sink returns) reaches the server
-// before its place is taken again. A release lost with its worker is the sweep's to finish
-// (releaseStranded), after the watch's grace; until then it stops counting RELEASE_HOLD_MS after
-// its step (core/domain/handover-admission.ts).
-import type { InjectedSinks } from '@temporalio/worker';
+// When is that? A run that closes is done once the server has recorded its completion, and the
+// SDK says so: it evicts a finished run from its cache (reason WORKFLOW_EXECUTION_ENDING) only
+// after the server accepted the workflow task that completed it. A fixed delay after the sink
+// cannot promise that on a saturated machine, where the completion reached the server up to
+// 400 ms after the sink (docs/decisions/0043-a-place-held-until-the-workflow-is-idle.md). A run
+// that waits for its next event (a preview waiting for its settlement) stays open on purpose:
+// its place is given back RELEASE_BATCH_MS after the sink, once the task that starts its wait
+// has gone out. Whatever is never released (a worker that died, an eviction that never came) stops
+// counting RELEASE_HOLD_MS after its step, and the sweep deletes its row (releaseStranded).
+import type { EventEmitter } from 'node:events';
+import type { InjectedSinks, Worker } from '@temporalio/worker';
+import { coresdk } from '@temporalio/proto';
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
+import { RELEASE_HOLD_MS } from '../core/domain/handover-admission';
 import { hotQuery, type HotStatement } from '../prisma/hot';
 import type { HandoverSinks } from '../workflows/lifecycle-signals';
 
-/** Long enough for the run's closing workflow task to reach Temporal, short beside a step. */
-export const RELEASE_BATCH_MS = 100;
+/** A run that stays open: long enough for the task that starts its wait to leave the worker. */
+export const RELEASE_BATCH_MS = 20;
+
+const EXECUTION_ENDING = coresdk.workflow_activation.RemoveFromCache.EvictionReason.WORKFLOW_EXECUTION_ENDING;
 
 // Through the admitted rows' partial index: a few dozen rows at most.
 const RELEASE: HotStatement = {
@@ -29,8 +37,8 @@ const RELEASE: HotStatement = {
 
 export interface HandoverRelease {
   sinks: InjectedSinks<HandoverSinks>;
-  /** Deletes what is batched now (shutdown; tests). */
-  flush(): Promise<void>;
+  /** Follows the worker's evictions: a closing run gives its place back once its close is recorded. */
+  attach(worker: Worker): Worker;
 }
 
 export function createHandoverRelease(deps: {
@@ -39,39 +47,83 @@ export function createHandoverRelease(deps: {
   /** Places were given back: the hand-over watch can admit at once instead of at its next turn. */
   onReleased?: () => void;
 }): HandoverRelease {
+  // Run id -> workflow id of the runs that said they were closing, until their eviction.
+  const closing = new Map<string, string>();
   let batch = new Set<string>();
+  let deleting = false;
   let timer: NodeJS.Timeout | undefined;
-  let flushing: Promise<void> = Promise.resolve();
 
-  const flush = (): Promise<void> => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (batch.size === 0) return flushing;
-    const workflowIds = [...batch];
-    batch = new Set();
-    flushing = flushing
-      .then(() => hotQuery(deps.db, RELEASE, [workflowIds]))
-      .then(() => deps.onReleased?.())
-      // The places come back within RELEASE_HOLD_MS anyway, the rows through the sweep's net.
-      .catch((err: unknown) => deps.logger.warn({ err, workflows: workflowIds.length }, 'hand-over release failed'));
-    return flushing;
+  // One delete at a time; what goes idle meanwhile is the next delete's batch.
+  const release = async (): Promise<void> => {
+    if (deleting) return;
+    deleting = true;
+    while (batch.size > 0) {
+      const workflowIds = [...batch];
+      batch = new Set();
+      try {
+        await hotQuery(deps.db, RELEASE, [workflowIds]);
+        deps.onReleased?.();
+      } catch (err) {
+        // The places come back within RELEASE_HOLD_MS anyway, the rows through the sweep's net.
+        deps.logger.warn({ err, workflows: workflowIds.length }, 'hand-over release failed');
+      }
+    }
+    deleting = false;
+  };
+  const releaseSoon = (workflowId: string) => {
+    batch.add(workflowId);
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      void release();
+    }, RELEASE_BATCH_MS).unref();
   };
 
   return {
     sinks: {
       handover: {
         idle: {
-          fn(info) {
-            batch.add(info.workflowId);
-            timer ??= setTimeout(() => void flush(), RELEASE_BATCH_MS).unref();
+          fn(info, closes) {
+            if (!closes) return releaseSoon(info.workflowId);
+            closing.set(info.runId, info.workflowId);
+            // No eviction (a completion the server refused, then retried elsewhere): the step's
+            // row stops counting anyway; this only keeps the map small.
+            setTimeout(() => closing.delete(info.runId), RELEASE_HOLD_MS).unref();
           },
           // Once, live: a place whose release died with its worker is the sweep's to give back.
           callDuringReplay: false,
         },
       },
     },
-    flush,
+    attach(worker) {
+      onEviction(worker, (runId, reason) => {
+        const workflowId = closing.get(runId);
+        if (workflowId === undefined) return;
+        closing.delete(runId);
+        // Any other eviction leaves the run open (a signal came in as it completed): its next
+        // idle says so again.
+        if (reason !== EXECUTION_ENDING) return;
+        batch.add(workflowId);
+        void release();
+      });
+      return worker;
+    },
   };
+}
+
+interface Eviction {
+  runId: string;
+  evictJob: { reason?: number | null };
+}
+
+/**
+ * The worker's evictions. The SDK keeps them on a protected emitter (its replay reads them); no
+ * public hook reports a run's close as the server accepted it. Checked at start, so that an SDK
+ * without it fails the worker's start instead of holding every place until RELEASE_HOLD_MS.
+ */
+function onEviction(worker: Worker, listener: (runId: string, reason: number | null | undefined) => void): void {
+  const emitter = (worker as unknown as { evictionsEmitter?: EventEmitter }).evictionsEmitter;
+  if (!emitter) throw new Error('@temporalio/worker no longer reports evictions: the hand-over release needs them');
+  emitter.on('eviction', (e: Eviction) => listener(e.runId, e.evictJob.reason));
 }
 
 /**

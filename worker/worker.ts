@@ -11,7 +11,7 @@ import type { Tracing } from '../core/tracing';
 
 export { WORKFLOWS_PATH } from './workflow-source';
 
-export function createWorker(options: {
+export async function createWorker(options: {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
@@ -31,7 +31,7 @@ export function createWorker(options: {
 }): Promise<Worker> {
   const traced = workerTracing(options.tracing ?? { enabled: false, shutdown: async () => undefined });
   const release = createHandoverRelease({ ...options.deps, onReleased: options.onHandoverReleased });
-  return Worker.create({
+  const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
@@ -53,4 +53,5 @@ export function createWorker(options: {
           shutdownForceTime: options.shutdownGraceMs + FORCE_AFTER_GRACE_MS,
         }),
   });
+  return release.attach(worker);
 }

@@ -70,8 +70,9 @@ export const LIFECYCLE_WORKFLOW_TYPE = 'transactionLifecycle';
 
 /**
  * What the lifecycle tells its worker besides commands: `idle` when it has nothing left to do, so
- * the events it processed give their places under the hand-over bound back (worker/handover-release.ts).
+ * the events it processed give their places under the hand-over bound back
+ * (worker/handover-release.ts); `closes` when the run is about to complete rather than wait.
  */
 export interface HandoverSinks extends Sinks {
-  handover: { idle(): void };
+  handover: { idle(closes: boolean): void };
 }

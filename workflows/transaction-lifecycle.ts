@@ -71,16 +71,18 @@ export async function transactionLifecycle(input: LifecycleInput): Promise<Lifec
   for (;;) {
     const next = takeNext(inbox);
     if (!next) {
-      if (tookSinceIdle) handover.idle();
+      const previewWaiting = settledCount === 0 ? previewOf : undefined;
+      const waitsForPurchase = deferredRefunds.length > 0 && refundWaits < MAX_REFUND_WAITS;
+      if (tookSinceIdle) handover.idle(previewWaiting === undefined && !waitsForPurchase);
       tookSinceIdle = false;
-      if (previewOf && settledCount === 0) {
+      if (previewWaiting !== undefined) {
         if (!(await waitOnIssuerClock(() => inbox.length > 0, timeoutMs, issuerClock, record.clockOffsetMs ?? 0))) {
-          await steps.run({ signal: 'authorization', eventId: previewOf }, 'lapsePreview');
+          await steps.run({ signal: 'authorization', eventId: previewWaiting }, 'lapsePreview');
           previewOf = undefined;
         }
         continue;
       }
-      if (deferredRefunds.length > 0 && refundWaits < MAX_REFUND_WAITS) {
+      if (waitsForPurchase) {
         refundWaits++;
         await condition(() => inbox.length > 0, REFUND_WAIT_MS);
         inbox.push(...deferredRefunds);

@@ -41,13 +41,14 @@ export function workflowWorker(
   activities: ReturnType<typeof createActivities>,
   db: Db,
 ): Promise<Worker> {
+  const release = createHandoverRelease({ db, logger: createLogger('silent') });
   return Worker.create({
     connection: env.nativeConnection,
     taskQueue: engine.taskQueue,
     workflowsPath: WORKFLOWS_PATH,
     activities,
-    sinks: createHandoverRelease({ db, logger: createLogger('silent') }).sinks,
-  });
+    sinks: release.sinks,
+  }).then(release.attach);
 }
 
 export interface TimeSkippingWorker {

@@ -222,6 +222,16 @@ describe('hand-over under faults', function () {
     assert.notEqual((await stack.db.ingestedEvent.findUniqueOrThrow({ where: { id: row.id } })).handedOverAt, null);
   });
 
+  it('gives a settled purchase its place back only once Temporal has recorded its run closed', async () => {
+    const event = settledEvent(card, { amount: 1_800, merchantId: merchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
+    await stack.waitUntilReleased([row.id]);
+    const described = await stack.client.workflow.getHandle(row.workflowId).describe();
+    assert.equal(described.status.name, 'COMPLETED', 'released while its run was still open');
+  });
+
   it('gives an authorization its place back once previewed, while its workflow waits for the settlement', async () => {
     const auth = authEvent(card, { amount: 1_500, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
