@@ -54,6 +54,8 @@ export interface BenchStack {
   restartService(extraEnv?: Record<string, string>): Promise<void>;
   /** Kills the worker at once (SIGKILL: no shutdown, activities cut mid-way), then starts another. */
   killWorker(): Promise<void>;
+  /** How the Temporal dev server exited, if it died while the stack ran (a phase can record it). */
+  temporalDied(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -72,7 +74,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     for (const s of stops) await s().catch((err) => log(`stop failed: ${String(err)}`));
   };
   try {
-    const { databaseUrl, temporalAddress } = await startBackingServices(tempDir, stops, log);
+    const { databaseUrl, temporalAddress, temporalDied } = await startBackingServices(tempDir, stops, log);
     const operatorToken = `op_bench_${randomBytes(24).toString('hex')}`;
     // A throw-away key: the bench's endpoints live as long as its database.
     const secretKeys = generateKeyRingEntry('bench');
@@ -97,6 +99,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       operatorToken,
       webhookSecretKeys: parseKeyRing('WEBHOOK_SECRET_KEYS', secretKeys).ring!,
       spawnNode,
+      temporalDied,
       ...startService(),
       logLevel,
       async restartService(extraEnv = {}) {
@@ -129,7 +132,7 @@ async function startBackingServices(
   tempDir: string,
   stops: Array<() => Promise<void>>,
   log: (line: string) => void,
-): Promise<{ databaseUrl: string; temporalAddress: string }> {
+): Promise<{ databaseUrl: string; temporalAddress: string; temporalDied: () => string | undefined }> {
   log('starting embedded PostgreSQL');
   // BENCH_PG_LOG=<file> keeps PostgreSQL's log (e.g. to read a deadlock's details).
   const pgLog = process.env.BENCH_PG_LOG;
@@ -160,10 +163,13 @@ async function startBackingServices(
   });
   // A dev server that dies mid-run otherwise shows only as connection errors of the processes
   // that use it; its own last words say why.
+  let died: string | undefined;
   void temporal.exited.then((how) => {
-    if (!stopping) log(`the Temporal dev server exited (${how}); its last words:\n${temporalOutput.text()}`);
+    if (stopping) return;
+    died = how;
+    log(`the Temporal dev server exited (${how}); its last words:\n${temporalOutput.text()}`);
   });
-  return { databaseUrl, temporalAddress: temporal.address };
+  return { databaseUrl, temporalAddress: temporal.address, temporalDied: () => died };
 }
 
 /** Lines the bench keeps of the dev server's output (at its warn level), for its log if the server dies. */

@@ -7,8 +7,8 @@
 // When is that? A run that closes is done once the server has recorded its completion, and the
 // SDK says so: it evicts a finished run from its cache (reason WORKFLOW_EXECUTION_ENDING) only
 // after the server accepted the workflow task that completed it. A fixed delay after the sink
-// cannot promise that on a saturated machine, where the completion reached the server up to
-// 400 ms after the sink (docs/decisions/0043-a-place-held-until-the-workflow-is-idle.md). A run
+// cannot promise that on a saturated machine, where some completions reached the server hundreds
+// of milliseconds after the sink (docs/decisions/0043-a-place-held-until-the-workflow-is-idle.md). A run
 // that waits for its next event (a preview waiting for its settlement) stays open on purpose:
 // its place is given back RELEASE_BATCH_MS after the sink, once the task that starts its wait
 // has gone out. Whatever is never released (a worker that died, an eviction that never came) stops
