@@ -25,6 +25,10 @@ import type { HandoverSinks } from '../workflows/lifecycle-signals';
 /** A run that stays open: long enough for the task that starts its wait to leave the worker. */
 export const RELEASE_BATCH_MS = 20;
 
+/** A release whose delete failed is tried this many times more, this long apart. */
+const RELEASE_RETRIES = 3;
+const RELEASE_RETRY_MS = 250;
+
 const EXECUTION_ENDING = coresdk.workflow_activation.RemoveFromCache.EvictionReason.WORKFLOW_EXECUTION_ENDING;
 
 // Through the admitted rows' partial index: a few dozen rows at most.
@@ -51,6 +55,9 @@ export function createHandoverRelease(deps: {
   const closing = new Map<string, string>();
   let batch = new Set<string>();
   let deleting = false;
+  // A failed delete (a busy pool's connect time-out, a restarting database) is tried again a
+  // few times: each lost release holds a place for RELEASE_HOLD_MS and a row until the sweep.
+  const failures = failureCounts(RELEASE_RETRIES);
   let timer: NodeJS.Timeout | undefined;
 
   // One delete at a time; what goes idle meanwhile is the next delete's batch.
@@ -62,10 +69,13 @@ export function createHandoverRelease(deps: {
       batch = new Set();
       try {
         await hotQuery(deps.db, RELEASE, [workflowIds]);
+        failures.forget(workflowIds);
         deps.onReleased?.();
       } catch (err) {
-        // The places come back within RELEASE_HOLD_MS anyway, the rows through the sweep's net.
-        deps.logger.warn({ err, workflows: workflowIds.length }, 'hand-over release failed');
+        deps.logger.warn({ err, workflows: workflowIds.length }, 'hand-over release failed; retrying');
+        for (const id of failures.worthRetrying(workflowIds)) batch.add(id);
+        if (batch.size > 0) setTimeout(() => void release(), RELEASE_RETRY_MS).unref();
+        break;
       }
     }
     deleting = false;
@@ -106,6 +116,24 @@ export function createHandoverRelease(deps: {
         void release();
       });
       return worker;
+    },
+  };
+}
+
+/** How often each workflow's release has failed: those under `retries` are worth another try. */
+function failureCounts(retries: number) {
+  const failed = new Map<string, number>();
+  return {
+    worthRetrying(workflowIds: string[]): string[] {
+      return workflowIds.filter((id) => {
+        const n = (failed.get(id) ?? 0) + 1;
+        if (n > retries) failed.delete(id);
+        else failed.set(id, n);
+        return n <= retries;
+      });
+    },
+    forget(workflowIds: string[]): void {
+      for (const id of workflowIds) failed.delete(id);
     },
   };
 }

@@ -2,14 +2,18 @@
 // never waits on Temporal (DESIGN.md, quality bars). First the events just stored are admitted
 // (core/domain/handover-admission.ts): those there is room for, and whose issuer has nothing
 // older waiting, in one short transaction for everything the process has queued meanwhile; the
-// others wait in the database for the workers' hand-over watch. Then the admitted are signalled
+// others wait in the database for the workers' hand-over watch, except those that found an older
+// event of their issuer waiting: concurrent requests of one issuer reach the admission in another
+// order than they were stored, so those are tried again a few times, shortly, behind the older
+// ones' own admission (without it, they would wait for the watch's next probe, and in a
+// deployment without workers for ever). Then the admitted are signalled
 // in chunks, a bounded number in flight. Bounded memory: a capped backlog; whatever is dropped
 // or fails stays in the database, where the watch and the sweeper find it. Small chunks keep the
 // work lost to a crash small: at most the chunks in flight are admitted but not signalled, and
 // the watch hands those over again.
 import type { Logger } from '../../core/logger';
 import { handOver, type HandoverItem } from '../../core/domain/handover';
-import { admitStored } from '../../core/domain/handover-admission';
+import { admitStored, type StoredAdmission } from '../../core/domain/handover-admission';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import type { Db } from '../../prisma/client';
 
@@ -21,10 +25,17 @@ export interface Handover {
 /** Signals items; returns those Temporal refused. */
 export type HandOverFn = (items: HandoverItem[]) => Promise<{ failed: Array<{ eventId: string; error: string }> }>;
 /** Admits what may be handed over now, of the given event ids; absent, everything is. */
-export type AdmitFn = (eventIds: string[]) => Promise<Set<string>>;
+export type AdmitFn = (eventIds: string[]) => Promise<StoredAdmission>;
 
 /** Events admitted by one transaction at most: one statement's arrays stay small. */
 const ADMIT_BATCH = 500;
+
+/**
+ * An event left behind an older one of its issuer is tried again after 25, 50, 100 and 200 ms:
+ * far more than an admission takes, even on a loaded machine. Past that, the older event is
+ * not on its way (a backlog, an API that died): the watch admits them in order.
+ */
+const BEHIND_OLDER_RETRY_MS = [25, 50, 100, 200];
 
 /** The API's hand-over: admitted under HANDOVER_MAX_IN_FLIGHT, then signalled. */
 export function createApiHandover(
@@ -53,9 +64,15 @@ export function createHandoverQueue(
   let running = 0;
   let idle: Array<() => void> = [];
   const dropped = droppedWarning(logger);
+  // Ahead of newer arrivals, which would otherwise find these waiting and stay behind them.
+  const behindOlder = behindOlderRetries((items) => {
+    backlog.unshift(...items);
+    pump();
+  });
 
+  const busy = () => running > 0 || admitting || behindOlder.waiting > 0 || backlog.length > 0 || admitted.length > 0;
   const settle = () => {
-    if (running > 0 || admitting || backlog.length > 0 || admitted.length > 0) return;
+    if (busy()) return;
     const waiting = idle;
     idle = [];
     waiting.forEach((resolve) => resolve());
@@ -71,8 +88,14 @@ export function createHandoverQueue(
     admitting = true;
     options
       .admit(batch.map((item) => item.eventId))
-      .then((ids) => admitted.push(...batch.filter((item) => ids.has(item.eventId))))
-      .catch((err) => logger.warn({ err, events: batch.length }, 'admission failed; the hand-over watch will retry'))
+      .then((result) => {
+        admitted.push(...batch.filter((item) => result.admitted.has(item.eventId)));
+        behindOlder.retry(batch, new Set(result.behindOlder));
+      })
+      .catch((err) => {
+        behindOlder.retry(batch, new Set());
+        logger.warn({ err, events: batch.length }, 'admission failed; the hand-over watch will retry');
+      })
       .finally(() => {
         admitting = false;
         pump();
@@ -84,19 +107,10 @@ export function createHandoverQueue(
     while (running < concurrency && admitted.length > 0) {
       const chunk = admitted.splice(0, chunkSize);
       running++;
-      signal(chunk)
-        .then(({ failed }) => {
-          if (failed.length > 0)
-            logger.warn(
-              { failed: failed.length, first: failed[0] },
-              'hand-over failed; the hand-over watch will retry',
-            );
-        })
-        .catch((err) => logger.warn({ err, events: chunk.length }, 'hand-over failed; the hand-over watch will retry'))
-        .finally(() => {
-          running--;
-          pump();
-        });
+      void reportFailures(logger, signal(chunk), chunk.length).finally(() => {
+        running--;
+        pump();
+      });
     }
     settle();
   };
@@ -109,8 +123,56 @@ export function createHandoverQueue(
       pump();
     },
     drain() {
-      if (running === 0 && !admitting && backlog.length === 0 && admitted.length === 0) return Promise.resolve();
+      if (!busy()) return Promise.resolve();
       return new Promise((resolve) => idle.push(resolve));
+    },
+  };
+}
+
+/** Logs what a chunk's signals could not hand over: it stays queued, for the watch. */
+function reportFailures(logger: Logger, signalled: ReturnType<HandOverFn>, events: number): Promise<void> {
+  return signalled.then(
+    ({ failed }) => {
+      if (failed.length > 0)
+        logger.warn({ failed: failed.length, first: failed[0] }, 'hand-over failed; the hand-over watch will retry');
+    },
+    (err) => logger.warn({ err, events }, 'hand-over failed; the hand-over watch will retry'),
+  );
+}
+
+/**
+ * The events of a batch its admission left behind an older one of their issuer, put back
+ * (`requeue`) after the next of BEHIND_OLDER_RETRY_MS; after the last, the watch's. `waiting`
+ * counts the retries whose time has not come, which a drain waits for.
+ */
+function behindOlderRetries(requeue: (items: HandoverItem[]) => void) {
+  const tries = new Map<string, number>();
+  let waiting = 0;
+  return {
+    get waiting() {
+      return waiting;
+    },
+    retry(batch: HandoverItem[], behind: Set<string>) {
+      const byDelay = new Map<number, HandoverItem[]>();
+      for (const item of batch) {
+        const done = tries.get(item.eventId) ?? 0;
+        if (!behind.has(item.eventId) || done >= BEHIND_OLDER_RETRY_MS.length) {
+          tries.delete(item.eventId);
+          continue;
+        }
+        tries.set(item.eventId, done + 1);
+        const delayMs = BEHIND_OLDER_RETRY_MS[done];
+        const items = byDelay.get(delayMs) ?? [];
+        items.push(item);
+        byDelay.set(delayMs, items);
+      }
+      for (const [delayMs, items] of byDelay) {
+        waiting++;
+        setTimeout(() => {
+          waiting--;
+          requeue(items);
+        }, delayMs);
+      }
     },
   };
 }

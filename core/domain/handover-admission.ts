@@ -84,22 +84,34 @@ async function underAdmissionLock<T>(db: Db, fn: (tx: SqlTx) => PromiseLike<T>):
   });
 }
 
+/** What an API's admission did with the events it has just stored. */
+export interface StoredAdmission {
+  /** Handed over now: there was room, and nothing older of their issuer waited. */
+  admitted: Set<string>;
+  /**
+   * Left waiting only because an older event of their issuer waits, unadmitted. Concurrent
+   * requests of one issuer are stored in one order and may reach the admission in another, so
+   * the older ones are usually on their way through it: worth another try shortly.
+   */
+  behindOlder: string[];
+}
+
 /**
  * Admits those of `eventIds` (just stored by this API) that may go now: still waiting, with
- * nothing older of their issuer waiting, oldest first, as many as there is room for. Returns
- * the ids admitted; the rest wait for the hand-over watch.
+ * nothing older of their issuer waiting, oldest first, as many as there is room for. The rest
+ * wait for the hand-over watch.
  */
 export async function admitStored(
   db: Db,
   eventIds: readonly string[],
   limits: { maxInFlight: number; now: Date },
-): Promise<Set<string>> {
-  if (eventIds.length === 0) return new Set();
+): Promise<StoredAdmission> {
+  if (eventIds.length === 0) return { admitted: new Set(), behindOlder: [] };
   // Full (the usual state of an overload): the watch admits them as places free up; no lock taken.
-  if ((await countInFlight(db, limits.now)) >= limits.maxInFlight) return new Set();
+  if ((await countInFlight(db, limits.now)) >= limits.maxInFlight) return { admitted: new Set(), behindOlder: [] };
   const ids = [...eventIds];
   const rows = await underAdmissionLock(db, (tx) =>
-    tx.$queryRaw<Array<{ event_id: string }>>(Prisma.sql`
+    tx.$queryRaw<Array<{ event_id: string; admitted: boolean }>>(Prisma.sql`
       WITH ${inFlightCtes(limits.maxInFlight, limits.now)},
       mine AS (
         SELECT p.event_id, p.issuer_id, p.queued_at FROM handover_pending p
@@ -111,16 +123,24 @@ export async function admitStored(
             SELECT o.queued_at, o.event_id FROM handover_pending o
              WHERE o.issuer_id = i.issuer_id AND o.admitted_at IS NULL AND o.event_id <> ALL(${ids}::text[])
              ORDER BY o.queued_at, o.event_id LIMIT 1) o ON true
+      ), ordered AS (
+        SELECT m.event_id, m.queued_at,
+               h.event_id IS NULL OR (m.queued_at, m.event_id) < (h.queued_at, h.event_id) AS first_in_line
+          FROM mine m JOIN heads h ON h.issuer_id IS NOT DISTINCT FROM m.issuer_id
       ), chosen AS (
-        SELECT m.event_id FROM mine m JOIN heads h ON h.issuer_id IS NOT DISTINCT FROM m.issuer_id
-         WHERE h.event_id IS NULL OR (m.queued_at, m.event_id) < (h.queued_at, h.event_id)
-         ORDER BY m.queued_at, m.event_id
-         LIMIT (SELECT n FROM room)
+        SELECT event_id FROM ordered WHERE first_in_line ORDER BY queued_at, event_id LIMIT (SELECT n FROM room)
+      ), admitted AS (
+        UPDATE handover_pending p SET admitted_at = ${limits.now} FROM chosen c WHERE p.event_id = c.event_id
+        RETURNING p.event_id
       )
-      UPDATE handover_pending p SET admitted_at = ${limits.now} FROM chosen c WHERE p.event_id = c.event_id
-      RETURNING p.event_id`),
+      SELECT event_id, true AS admitted FROM admitted
+      UNION ALL
+      SELECT event_id, false FROM ordered WHERE NOT first_in_line`),
   );
-  return new Set(rows.map((r) => r.event_id));
+  return {
+    admitted: new Set(rows.filter((r) => r.admitted).map((r) => r.event_id)),
+    behindOlder: rows.filter((r) => !r.admitted).map((r) => r.event_id),
+  };
 }
 
 /**
@@ -212,8 +232,10 @@ export async function readmitRefused(db: Db, eventIds: readonly string[]): Promi
   if (eventIds.length === 0) return;
   await sqlQuery(
     db,
+    // A processed row stays admitted: its step ran while the refused call was under way (a
+    // time-out whose signal did arrive), and its release or the sweep removes it.
     Prisma.sql`UPDATE handover_pending SET admitted_at = NULL, attempts = attempts + 1
-                WHERE event_id = ANY(${[...eventIds]}::text[])`,
+                WHERE event_id = ANY(${[...eventIds]}::text[]) AND processed_at IS NULL`,
   );
 }
 

@@ -14,8 +14,13 @@ import { Client, Connection } from '@temporalio/client';
 import { startTestApp } from '../helpers/app';
 import { testEngine } from '../helpers/engine';
 import { createApiHandover } from '../../api/ingestion/handover-queue';
+import { createHandoverRelease } from '../../worker/handover-release';
+import { createDb } from '../../prisma/client';
+import { startSilentProxy } from '../helpers/silent-proxy';
+import type { WorkflowInfo } from '@temporalio/workflow';
+import type { HandoverItem } from '../../core/domain/handover';
 import { createLogger } from '../../core/logger';
-import { holdingPlace } from '../../core/domain/handover-admission';
+import { holdingPlace, readmitRefused } from '../../core/domain/handover-admission';
 import { Prisma } from '../../prisma/generated/client';
 
 describe('hand-over under faults', function () {
@@ -163,6 +168,39 @@ describe('hand-over under faults', function () {
       '2% of 1,000 each, once',
     );
   });
+  it('hands over a batch that reached the admission before an older batch of its issuer, once that one went', async () => {
+    // Concurrent requests of one issuer are stored in one order and may be admitted in another:
+    // the newer batch, finding the older one waiting, must not be left for a watch (none runs here).
+    const parked = { enqueue: () => undefined, drain: () => Promise.resolve() };
+    const store = await startTestApp({ db: stack.db, handover: parked });
+    const older = Array.from({ length: 3 }, () => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
+    const newer = Array.from({ length: 3 }, () => settledEvent(card, { amount: 1_000, merchantId: merchant.id }));
+    try {
+      for (const events of [older, newer])
+        assert.equal(
+          (await store.request('POST', '/api/v1/incoming-txn', { token: issuer.token, body: events })).status,
+          204,
+        );
+    } finally {
+      await store.close();
+    }
+    const itemsOf = async (events: typeof older): Promise<HandoverItem[]> =>
+      (
+        await stack.db.ingestedEvent.findMany({
+          where: { issuerId: issuer.id, externalId: { in: events.map((e) => e.id) } },
+        })
+      ).map((row) => ({ ...row, eventId: row.id, signal: 'settlement' as const }));
+    const [olderItems, newerItems] = [await itemsOf(older), await itemsOf(newer)];
+
+    const queue = createApiHandover({ temporal: stack.engine, db: stack.db }, createLogger('silent'), 100);
+    queue.enqueue(newerItems);
+    queue.enqueue(olderItems);
+    await queue.drain();
+    const ids = [...olderItems, ...newerItems].map((i) => i.eventId);
+    for (const id of ids) assert.equal(await stack.waitForStatus(id, FINAL_STATUSES), 'matched');
+    await stack.waitUntilReleased(ids);
+  });
+
   it('hands over a reversal the API could not, though its authorization was already previewed', async () => {
     const auth = authEvent(card, { amount: 4_000, merchantId: merchant.id });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
@@ -280,5 +318,62 @@ describe('hand-over under faults', function () {
     assert.equal(await queued(lost.id), null, 'past the grace: given back');
     assert.notEqual(await queued(recent.id), null, 'within the grace: its workflow may still be closing');
     await stack.db.handoverPending.delete({ where: { eventId: recent.id } });
+  });
+
+  /** A purchase processed, and its queue row put back as its step leaves it: awaiting its release. */
+  async function processedAwaitingRelease() {
+    const event = settledEvent(card, { amount: 1_000, merchantId: merchant.id });
+    assert.equal((await issuer.call('POST', '/api/v1/incoming-txn', event)).status, 204);
+    const row = await storedEvent(stack.db, issuer.id, 'settled', event.id);
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
+    await stack.waitUntilReleased([row.id]);
+    const now = new Date();
+    await stack.db.handoverPending.create({
+      data: { eventId: row.id, queuedAt: now, issuerId: issuer.id, admittedAt: now, processedAt: now },
+    });
+    return { row, now };
+  }
+
+  it('tries a release again when its delete fails, so the row goes without waiting for the sweep', async () => {
+    const { row } = await processedAwaitingRelease();
+
+    // A release whose database stops answering for its first delete.
+    const proxy = await startSilentProxy();
+    const db = createDb(proxy.databaseUrl, 1, {
+      connectTimeoutMs: 200,
+      statementTimeoutMs: 500,
+      transactionTimeoutMs: 500,
+    });
+    const failures: unknown[] = [];
+    const logger = { ...createLogger('silent'), warn: (...args: unknown[]) => failures.push(args) };
+    try {
+      const release = createHandoverRelease({ db, logger: logger as unknown as ReturnType<typeof createLogger> });
+      proxy.silence();
+      void release.sinks.handover.idle.fn({ workflowId: row.workflowId } as WorkflowInfo, false);
+      while (failures.length === 0) await new Promise((r) => setTimeout(r, 20));
+      assert.notEqual(await queued(row.id), null, 'the failed delete removed nothing');
+      proxy.speak();
+      await stack.waitUntilReleased([row.id]);
+    } finally {
+      proxy.speak();
+      await db.$disconnect();
+      await proxy.close();
+    }
+  });
+
+  it('keeps a processed event admitted when its repeated hand-over was refused, so its release still finds it', async () => {
+    // The sweep handed it over again; its step committed while that call timed out.
+    const { row, now } = await processedAwaitingRelease();
+    await readmitRefused(stack.db, [row.id]);
+    assert.deepEqual(await queued(row.id), {
+      eventId: row.id,
+      queuedAt: now,
+      issuerId: issuer.id,
+      admittedAt: now,
+      processedAt: now,
+      attempts: 0,
+      traceparent: null,
+    });
+    await stack.db.handoverPending.delete({ where: { eventId: row.id } });
   });
 });
