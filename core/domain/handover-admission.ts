@@ -89,12 +89,16 @@ export interface StoredAdmission {
   /** Handed over now: there was room, and nothing older of their issuer waited. */
   admitted: Set<string>;
   /**
-   * Left waiting only because an older event of their issuer waits, unadmitted. Concurrent
-   * requests of one issuer are stored in one order and may reach the admission in another, so
-   * the older ones are usually on their way through it: worth another try shortly.
+   * Left waiting only because an older event of their issuer waits, unadmitted, received within
+   * CONCURRENT_WITHIN_MS before them. Concurrent requests of one issuer are stored in one order
+   * and may reach the admission in another, so the older ones are usually on their way through
+   * it: worth another try shortly. Behind an older backlog, they wait for the watch.
    */
   behindOlder: string[];
 }
+
+/** Events of one issuer received this close together may come from concurrent requests. */
+export const CONCURRENT_WITHIN_MS = 1_000;
 
 /**
  * Admits those of `eventIds` (just stored by this API) that may go now: still waiting, with
@@ -125,7 +129,8 @@ export async function admitStored(
              ORDER BY o.queued_at, o.event_id LIMIT 1) o ON true
       ), ordered AS (
         SELECT m.event_id, m.queued_at,
-               h.event_id IS NULL OR (m.queued_at, m.event_id) < (h.queued_at, h.event_id) AS first_in_line
+               h.event_id IS NULL OR (m.queued_at, m.event_id) < (h.queued_at, h.event_id) AS first_in_line,
+               h.queued_at > m.queued_at - ${CONCURRENT_WITHIN_MS} * interval '1 millisecond' AS head_concurrent
           FROM mine m JOIN heads h ON h.issuer_id IS NOT DISTINCT FROM m.issuer_id
       ), chosen AS (
         SELECT event_id FROM ordered WHERE first_in_line ORDER BY queued_at, event_id LIMIT (SELECT n FROM room)
@@ -135,7 +140,7 @@ export async function admitStored(
       )
       SELECT event_id, true AS admitted FROM admitted
       UNION ALL
-      SELECT event_id, false FROM ordered WHERE NOT first_in_line`),
+      SELECT event_id, false FROM ordered WHERE NOT first_in_line AND head_concurrent`),
   );
   return {
     admitted: new Set(rows.filter((r) => r.admitted).map((r) => r.event_id)),
