@@ -14,6 +14,7 @@ import { send, percentile } from './load';
 import { purchase, type Fixture } from './fixtures';
 import type { Receiver } from './receiver';
 import { maxOverlap } from './intervals';
+import { cpuBetween, cpuSnapshot, machineCpuSeconds, type CpuGroup, type CpuSnapshot } from './cpu';
 
 export interface OverloadResult {
   /** Events offered per second, and for how long. */
@@ -36,6 +37,32 @@ export interface OverloadResult {
   inFlightMax: number;
   runningMax: number;
   workflows: number;
+  /** Where the CPU went while the load lasted (after its ramp) and while its backlog drained (to 90 %). */
+  cpu: { during: OverloadCpu; drain: OverloadCpu };
+}
+
+/** One window's CPU (bench/cpu.ts) and the purchases completed in it. */
+export interface OverloadCpu {
+  seconds: number;
+  completed: number;
+  machineCpuSeconds: number;
+  cpuSeconds: Record<CpuGroup, number>;
+}
+
+interface CpuReading {
+  atMs: number;
+  completed: number;
+  machine: number;
+  groups: CpuSnapshot;
+}
+
+function cpuWindow(from: CpuReading, to: CpuReading): OverloadCpu {
+  return {
+    seconds: (to.atMs - from.atMs) / 1000,
+    completed: to.completed - from.completed,
+    machineCpuSeconds: to.machine - from.machine,
+    cpuSeconds: cpuBetween(from.groups, to.groups),
+  };
 }
 
 export async function runOverload(options: {
@@ -48,6 +75,8 @@ export async function runOverload(options: {
   seconds: number;
   drainTimeoutMs: number;
   runId: string;
+  /** The API's and the worker's process, and the bench's: CPU by group (bench/cpu.ts). */
+  roots: { api: number; worker: number; bench: number };
   log: (line: string) => void;
 }): Promise<OverloadResult> {
   const prefix = `ovl-${options.runId}-`;
@@ -60,12 +89,27 @@ export async function runOverload(options: {
     const t0 = sentAt.get(a.externalId);
     if (t0 !== undefined) latencies.push(a.atMs - t0);
   };
+  const reading = (): CpuReading => ({
+    atMs: performance.now(),
+    completed: completions.length,
+    machine: machineCpuSeconds(),
+    groups: cpuSnapshot(options.roots),
+  });
+  let rampEnd: CpuReading | undefined;
+  const rampTimer = setTimeout(() => (rampEnd = reading()), (options.seconds * 1000) / 5);
   const { offered, errors, startMs, endMs } = await offer(options, prefix, sentAt);
+  clearTimeout(rampTimer);
+  const loadEnd = reading();
   const accepted = offered - errors.events;
   options.log(`overload: offered ${offered} in ${((endMs - startMs) / 1000).toFixed(0)} s; draining`);
   const backlog = accepted - completions.length;
   const deadline = performance.now() + options.drainTimeoutMs;
-  while (completions.length < accepted && performance.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  let drained90: CpuReading | undefined;
+  while (completions.length < accepted && performance.now() < deadline) {
+    if (!drained90 && completions.length - loadEnd.completed >= Math.ceil(backlog * 0.9)) drained90 = reading();
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  drained90 ??= reading();
   options.receiver.onWebhook = () => undefined;
 
   const rampEndMs = startMs + (endMs - startMs) / 5;
@@ -88,6 +132,7 @@ export async function runOverload(options: {
     latencyP50Ms: percentile(latencies, 50),
     latencyP99Ms: percentile(latencies, 99),
     ...concurrency,
+    cpu: { during: cpuWindow(rampEnd ?? loadEnd, loadEnd), drain: cpuWindow(loadEnd, drained90) },
   };
 }
 

@@ -58,7 +58,7 @@ import { measureNoticeScan, type NoticeResult } from './notices';
 import { measureFairness, type FairnessResult } from './fairness';
 import { CPU_GROUPS, type CpuGroup } from './cpu';
 import { measureTracing, tracingShares, type TracingResult } from './tracing';
-import { runOverload, type OverloadResult } from './overload';
+import { runOverload, type OverloadCpu, type OverloadResult } from './overload';
 import { runIssuerFairness, STRAGGLERS_MS, type IssuerFairnessResult } from './issuer-fairness';
 import { loadConfig } from '../core/config';
 import { budgetShare, measureBudgets, type BudgetResult } from './budgets';
@@ -507,6 +507,7 @@ async function overloadPhase(
     seconds: config.overloadSeconds,
     drainTimeoutMs: config.drainTimeoutSeconds * 1000,
     runId,
+    roots: { api: stack.api.pid!, worker: stack.worker.pid!, bench: process.pid },
     log,
   });
   phases.overload = { sustainedPerSecond, handoverMaxInFlight: handoverBound() ?? null, ...overload };
@@ -713,6 +714,12 @@ function overloadRows(o: OverloadResult, sustainedPerSecond: number): Row[] {
       note: `${o.backlog} left at the end of the load, 90 % of it drained in ${o.drainSeconds.toFixed(1)} s (${o.drainPerSecond.toFixed(1)}/s); ${o.completed} completed in all`,
     },
     {
+      figure: 'Overload: machine CPU per purchase, during / drain',
+      value: (perPurchase(o.cpu.during) / perPurchase(o.cpu.drain)) * 100,
+      unit: '%',
+      note: `during: ${cpuNote(o.cpu.during)}; drain: ${cpuNote(o.cpu.drain)}`,
+    },
+    {
       figure: 'Overload: purchases in flight, max',
       value: o.inFlightMax,
       unit: 'purchases',
@@ -727,6 +734,15 @@ function overloadRows(o: OverloadResult, sustainedPerSecond: number): Row[] {
       note: `from each workflow's start to its close, as Temporal recorded them; ingestion to webhook p50 ${Math.round(o.latencyP50Ms)} / p99 ${Math.round(o.latencyP99Ms)} ms`,
     },
   ];
+}
+
+const perPurchase = (w: OverloadCpu) => w.machineCpuSeconds / w.completed;
+
+/** A window's cores busy, and its CPU milliseconds per purchase by group. */
+function cpuNote(w: OverloadCpu): string {
+  const ms = (seconds: number) => ((seconds / w.completed) * 1000).toFixed(1);
+  const groups = CPU_GROUPS.map((group) => `${group} ${ms(w.cpuSeconds[group])}`).join(', ');
+  return `${(w.machineCpuSeconds / w.seconds).toFixed(2)} cores busy, ms per purchase ${ms(w.machineCpuSeconds)} (${groups})`;
 }
 
 function issuerFairnessRows(f: IssuerFairnessResult): Row[] {
