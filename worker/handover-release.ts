@@ -18,12 +18,14 @@ import type { InjectedSinks, Worker } from '@temporalio/worker';
 import { coresdk } from '@temporalio/proto';
 import type { Db } from '../prisma/client';
 import type { Logger } from '../core/logger';
-import { RELEASE_HOLD_MS } from '../core/domain/handover-admission';
 import { hotQuery, type HotStatement } from '../prisma/hot';
 import type { HandoverSinks } from '../workflows/lifecycle-signals';
 
 /** A run that stays open: long enough for the task that starts its wait to leave the worker. */
 export const RELEASE_BATCH_MS = 20;
+
+/** A closing run's eviction is awaited this long, far beyond any server's answer to its completion. */
+export const CLOSING_FORGOTTEN_MS = 5 * 60_000;
 
 /** A release whose delete failed is tried this many times more, this long apart. */
 const RELEASE_RETRIES = 3;
@@ -95,9 +97,10 @@ export function createHandoverRelease(deps: {
           fn(info, closes) {
             if (!closes) return releaseSoon(info.workflowId);
             closing.set(info.runId, info.workflowId);
-            // No eviction (a completion the server refused, then retried elsewhere): the step's
-            // row stops counting anyway; this only keeps the map small.
-            setTimeout(() => closing.delete(info.runId), RELEASE_HOLD_MS).unref();
+            // The row stops counting RELEASE_HOLD_MS after its step, but it is deleted only here
+            // or by the sweep: a busy server's answer may come seconds late, and is still awaited.
+            // Forgotten only when no eviction comes at all (a worker shutting down).
+            setTimeout(() => closing.delete(info.runId), CLOSING_FORGOTTEN_MS).unref();
           },
           // Once, live: a place whose release died with its worker is the sweep's to give back.
           callDuringReplay: false,
@@ -109,9 +112,13 @@ export function createHandoverRelease(deps: {
         const workflowId = closing.get(runId);
         if (workflowId === undefined) return;
         closing.delete(runId);
-        // Any other eviction leaves the run open (a signal came in as it completed): its next
-        // idle says so again.
-        if (reason !== EXECUTION_ENDING) return;
+        // Any eviction ends what this run was closing on. ENDING: the server recorded the close.
+        // Another (a signal that came in as it completed, a task the server no longer knew, an
+        // answer that never came): the run may have closed or may run on, and nothing tells
+        // which; its processed rows are done either way, and an event that keeps it open holds
+        // its own place. Waiting for an idle that may never come would leave the row to the sweep.
+        if (reason !== EXECUTION_ENDING)
+          deps.logger.debug({ runId, reason }, 'closing run evicted otherwise; released');
         batch.add(workflowId);
         void release();
       });

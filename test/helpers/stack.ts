@@ -178,7 +178,11 @@ export async function startStack(
       for (;;) {
         const queued = await db.handoverPending.count({ where: { eventId: { in: eventIds } } });
         if (queued === 0) return;
-        assert.ok(Date.now() < deadline, `${queued} of ${eventIds.length} events stayed in the hand-over queue`);
+        if (Date.now() >= deadline) {
+          // What the rows say is where to look: never admitted, admitted and never processed, or unreleased.
+          const rows = await db.handoverPending.findMany({ where: { eventId: { in: eventIds } }, take: 5 });
+          assert.fail(`${queued} of ${eventIds.length} events stayed in the hand-over queue: ${JSON.stringify(rows)}`);
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -20,8 +20,12 @@ import { startSilentProxy } from '../helpers/silent-proxy';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import type { HandoverItem } from '../../core/domain/handover';
 import { createLogger } from '../../core/logger';
-import { holdingPlace, readmitRefused } from '../../core/domain/handover-admission';
+import { holdingPlace, readmitRefused, RELEASE_HOLD_MS } from '../../core/domain/handover-admission';
+import { EventEmitter } from 'node:events';
+import type { Worker } from '@temporalio/worker';
+import { coresdk } from '@temporalio/proto';
 import { Prisma } from '../../prisma/generated/client';
+import { sqlTransaction } from '../../prisma/sql-transaction';
 
 describe('hand-over under faults', function () {
   this.timeout(300_000);
@@ -360,6 +364,77 @@ describe('hand-over under faults', function () {
       await proxy.close();
     }
   });
+
+  /** A release whose worker reports its evictions through `evict`, as the SDK's emitter does. */
+  function releaseWithEvictions() {
+    const evictions = new EventEmitter();
+    const release = createHandoverRelease({ db: stack.db, logger: createLogger('silent') });
+    release.attach({ evictionsEmitter: evictions } as unknown as Worker);
+    const evict = (runId: string, reason: number) => evictions.emit('eviction', { runId, evictJob: { reason } });
+    return { release, evict };
+  }
+  const { EvictionReason } = coresdk.workflow_activation.RemoveFromCache;
+
+  it('releases a closing run whose close the server recorded long after the place stopped counting', async () => {
+    const { row } = await processedAwaitingRelease();
+    const { release, evict } = releaseWithEvictions();
+    void release.sinks.handover.idle.fn({ workflowId: row.workflowId, runId: 'closing-late' } as WorkflowInfo, true);
+    // A saturated server answers the completing task after the row stopped counting.
+    await new Promise((r) => setTimeout(r, RELEASE_HOLD_MS + 500));
+    assert.notEqual(await queued(row.id), null, 'held until the close is recorded');
+    evict('closing-late', EvictionReason.WORKFLOW_EXECUTION_ENDING);
+    await stack.waitUntilReleased([row.id]);
+  });
+
+  it('releases a closing run evicted for another reason, since no idle may follow it', async () => {
+    const { row } = await processedAwaitingRelease();
+    const { release, evict } = releaseWithEvictions();
+    void release.sinks.handover.idle.fn({ workflowId: row.workflowId, runId: 'closing-lost' } as WorkflowInfo, true);
+    // The task's completion got no answer the worker could read: the run may well have closed.
+    evict('closing-lost', EvictionReason.TASK_NOT_FOUND);
+    await stack.waitUntilReleased([row.id]);
+  });
+
+  it('takes out of the queue an event processed while its refused hand-over put it back to wait', async () => {
+    const { row } = await processedAwaitingRelease();
+    // As its hand-over leaves it: admitted, its step about to commit.
+    await stack.db.$executeRaw`UPDATE ingested_event SET reward_status = 'pending' WHERE id = ${row.id}`;
+    await stack.db.handoverPending.update({ where: { eventId: row.id }, data: { processedAt: null } });
+    let commitPutBack!: () => void;
+    const putBackHeld = new Promise<void>((r) => (commitPutBack = r));
+    let putBackDone!: () => void;
+    const putBackUpdated = new Promise<void>((r) => (putBackDone = r));
+    // The refused hand-over's put-back, uncommitted while the step commits.
+    const putBack = sqlTransaction(stack.db, async (tx) => {
+      await tx.$executeRaw`UPDATE handover_pending SET admitted_at = NULL WHERE event_id = ${row.id} AND processed_at IS NULL`;
+      putBackDone();
+      await putBackHeld;
+    });
+    await putBackUpdated;
+    // Prisma's queries run only once awaited: then() sends it now.
+    const step = stack.db.$executeRaw`UPDATE ingested_event SET reward_status = 'matched' WHERE id = ${row.id}`.then(
+      (n) => n,
+    );
+    try {
+      await waitForLockWait();
+    } finally {
+      commitPutBack();
+      await Promise.all([putBack, step]);
+    }
+    assert.equal(await queued(row.id), null, 'not left waiting for an event already processed');
+  });
+
+  /** Until some statement of this database waits for a row lock. */
+  async function waitForLockWait(): Promise<void> {
+    for (const deadline = Date.now() + 10_000; ;) {
+      assert.ok(Date.now() < deadline, 'no statement came to wait for the lock');
+      const [{ n }] = await stack.db.$queryRaw<Array<{ n: number }>>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+      if (n > 0) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
 
   it('keeps a processed event admitted when its repeated hand-over was refused, so its release still finds it', async () => {
     // The sweep handed it over again; its step committed while that call timed out.
