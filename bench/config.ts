@@ -34,6 +34,8 @@ export interface BenchConfig {
   overloadSeconds: number;
   /** ... at this share of the same run's sustained lifecycle rate, in per cent (200: twice). */
   overloadPercent: number;
+  /** ... that rate measured right before the load: a closed backlog of this many purchases. */
+  overloadReferenceBacklog: number;
   /** The payout phase: groups with payable cashback each run pays. */
   payoutGroups: number;
   /** ... and how long pgbench runs beside it, on the same PostgreSQL. */
@@ -122,6 +124,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     fairnessDrainSeconds: int('BENCH_FAIRNESS_DRAIN_SECONDS', 60, 5, 600),
     overloadSeconds: int('BENCH_OVERLOAD_SECONDS', 180, 10, 3600),
     overloadPercent: int('BENCH_OVERLOAD_PERCENT', 200, 100, 1000),
+    overloadReferenceBacklog: int('BENCH_OVERLOAD_REFERENCE_BACKLOG', 2000, 100, 100_000),
     payoutGroups: int('BENCH_PAYOUT_GROUPS', 100_000, 100, 1_000_000),
     pgbenchSeconds: int('BENCH_PGBENCH_SECONDS', 30, 5, 600),
     dumpEvents: int('BENCH_DUMP_EVENTS', 50_000, 1000, 1_000_000),
