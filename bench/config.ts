@@ -13,6 +13,8 @@ export interface BenchConfig {
   seconds: number;
   e2eSeconds: number;
   e2eRate: number;
+  /** Sent at the same rate before the measured window, and reported apart: the first purchases after the floor. */
+  e2eWarmupSeconds: number;
   /** Settled events offered at once to the lifecycle, and empty workflows to the floor. */
   backlog: number;
   /** Purchases of each kind whose histories are counted for the cost figures. */
@@ -113,8 +115,9 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     problems.push(`BENCH_TRACING_PROTOCOL must be one of ${TRACING_PROTOCOLS.join(', ')} (got "${tracingProtocol}")`);
   const config: BenchConfig = {
     seconds,
-    e2eSeconds: int('BENCH_E2E_SECONDS', 20, 1, 600),
+    e2eSeconds: int('BENCH_E2E_SECONDS', 30, 1, 600),
     e2eRate: int('BENCH_E2E_RATE', 10, 1, 1000),
+    e2eWarmupSeconds: int('BENCH_E2E_WARMUP_SECONDS', 10, 0, 600),
     backlog,
     costPurchases: int('BENCH_COST_PURCHASES', 5, 1, 100),
     historyPurchases: int('BENCH_HISTORY_PURCHASES', 3400, 10, 100_000),

@@ -297,12 +297,17 @@ async function floorPhase({ stack, config, runId, phases, loads }: Run): Promise
   return floor;
 }
 
-function endToEnd({ stack, fixture, receiver, config }: Run, rate: number, runId: string): Promise<EndToEndResult> {
+function endToEnd(
+  { stack, fixture, receiver, config }: Run,
+  rate: number,
+  runId: string,
+  seconds = config.e2eSeconds,
+): Promise<EndToEndResult> {
   return runEndToEnd({
     apiUrl: stack.apiUrl,
     fixture,
     receiver,
-    seconds: config.e2eSeconds,
+    seconds,
     rate,
     runId,
     drainTimeoutMs: config.drainTimeoutSeconds * 1000,
@@ -310,10 +315,18 @@ function endToEnd({ stack, fixture, receiver, config }: Run, rate: number, runId
   });
 }
 
-async function endToEndPhase(run: Run): Promise<EndToEndResult> {
-  log(`end to end: ${run.config.e2eRate} events/s for ${run.config.e2eSeconds} s`);
+/** The 10/s window, and the warm-up before it (the first purchases after the floor's backlog). */
+type EndToEndMeasured = EndToEndResult & { warmup?: EndToEndResult };
+
+// The first purchases of the stack run on processes that have not yet compiled the lifecycle's
+// path, beside a server still settling the floor's 5,000 closed workflows: their tail is a start,
+// not the steady latency the bar asks about. They are sent at the same rate, and reported apart.
+async function endToEndPhase(run: Run): Promise<EndToEndMeasured> {
+  const { e2eRate, e2eSeconds, e2eWarmupSeconds } = run.config;
+  log(`end to end: ${e2eRate} events/s for ${e2eSeconds} s, after ${e2eWarmupSeconds} s of warm-up at that rate`);
+  const warmup = e2eWarmupSeconds > 0 ? await endToEnd(run, e2eRate, `warm-${run.runId}`, e2eWarmupSeconds) : undefined;
   run.loads.endToEnd = load1m();
-  const e2e = await endToEnd(run, run.config.e2eRate, run.runId);
+  const e2e: EndToEndMeasured = { ...(await endToEnd(run, e2eRate, run.runId)), warmup };
   run.phases.endToEnd = e2e;
   return e2e;
 }
@@ -928,7 +941,7 @@ function endToEndRows(config: BenchConfig, { e2e, e2eHalf, halfRate }: PhaseResu
       value: p99(e2e),
       unit: 'ms',
       target: { op: '<=', value: 1000 },
-      note: `max ${Math.round(e2e.maxMs)} ms${e2e.stages ? `; by stage, p50/p99 ms: ${describeStages(e2e.stages)}` : ''}`,
+      note: `max ${Math.round(e2e.maxMs)} ms over ${e2e.received} purchases${e2e.stages ? `; by stage, p50/p99 ms: ${describeStages(e2e.stages)}` : ''}${e2e.warmup ? `; the warm-up before it (${e2e.warmup.received} purchases, not counted): p50 ${Math.round(e2e.warmup.p50Ms)} / p99 ${Math.round(e2e.warmup.p99Ms)} ms` : ''}`,
     },
     {
       figure: `End to end at ${halfRate}/s (half sustained): p99`,
