@@ -67,7 +67,7 @@ const EVENTS_DESCRIPTION =
 export function ingestionRoutes(deps: AppDeps): RouteSpec[] {
   // Built at the first request: declaring the routes (for /openapi.json) needs no deps.
   let gate: BacklogGate | undefined;
-  const backlog = () => (gate ??= createBacklogGate(deps.db, defaultBacklogLimit(deps)));
+  const backlog = () => (gate ??= createBacklogGate(deps.db, defaultBacklogLimit(deps), deps.logger));
   return [...eventRoutes(deps, backlog), lagRoute(deps)];
 }
 
