@@ -12,7 +12,11 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.databaseUrl) throw new ConfigError(['DATABASE_URL is required']);
   const logger = createLogger(config.logLevel, 'migrate');
-  const result = await migrate(config.databaseUrl, { lockTimeoutMs: config.migrationLockTimeoutMs });
+  // The keys seal webhook secrets a release before sealing stored in plaintext (prisma/data-steps.ts).
+  const result = await migrate(config.databaseUrl, {
+    lockTimeoutMs: config.migrationLockTimeoutMs,
+    webhookSecretKeys: config.webhookSecretKeys,
+  });
   logger.info(
     { dir: MIGRATIONS_DIR, applied: result.applied, alreadyApplied: result.alreadyApplied.length },
     'migrations up to date',

@@ -45,6 +45,12 @@ export interface HandoverRelease {
   sinks: InjectedSinks<HandoverSinks>;
   /** Follows the worker's evictions: a closing run gives its place back once its close is recorded. */
   attach(worker: Worker): Worker;
+  /**
+   * Gives back now what is waiting to be, and waits for the delete under way: a worker that has
+   * stopped calls it before it closes its database pool, so the places of its last runs are
+   * given back at once instead of failing against a closed pool and waiting for the sweep.
+   */
+  flush(): Promise<void>;
 }
 
 export function createHandoverRelease(deps: {
@@ -55,47 +61,13 @@ export function createHandoverRelease(deps: {
 }): HandoverRelease {
   // Run id -> workflow id of the runs that said they were closing, until their eviction.
   const closing = new Map<string, string>();
-  let batch = new Set<string>();
-  let deleting = false;
-  // A failed delete (a busy pool's connect time-out, a restarting database) is tried again a
-  // few times: each lost release holds a place for RELEASE_HOLD_MS and a row until the sweep.
-  const failures = failureCounts(RELEASE_RETRIES);
-  let timer: NodeJS.Timeout | undefined;
-
-  // One delete at a time; what goes idle meanwhile is the next delete's batch.
-  const release = async (): Promise<void> => {
-    if (deleting) return;
-    deleting = true;
-    while (batch.size > 0) {
-      const workflowIds = [...batch];
-      batch = new Set();
-      try {
-        await hotQuery(deps.db, RELEASE, [workflowIds]);
-        failures.forget(workflowIds);
-        deps.onReleased?.();
-      } catch (err) {
-        deps.logger.warn({ err, workflows: workflowIds.length }, 'hand-over release failed; retrying');
-        for (const id of failures.worthRetrying(workflowIds)) batch.add(id);
-        if (batch.size > 0) setTimeout(() => void release(), RELEASE_RETRY_MS).unref();
-        break;
-      }
-    }
-    deleting = false;
-  };
-  const releaseSoon = (workflowId: string) => {
-    batch.add(workflowId);
-    timer ??= setTimeout(() => {
-      timer = undefined;
-      void release();
-    }, RELEASE_BATCH_MS).unref();
-  };
-
+  const deletes = batchedDeletes(deps);
   return {
     sinks: {
       handover: {
         idle: {
           fn(info, closes) {
-            if (!closes) return releaseSoon(info.workflowId);
+            if (!closes) return deletes.soon(info.workflowId);
             closing.set(info.runId, info.workflowId);
             // The row stops counting RELEASE_HOLD_MS after its step, but it is deleted only here
             // or by the sweep: a busy server's answer may come seconds late, and is still awaited.
@@ -119,10 +91,61 @@ export function createHandoverRelease(deps: {
         // its own place. Waiting for an idle that may never come would leave the row to the sweep.
         if (reason !== EXECUTION_ENDING)
           deps.logger.debug({ runId, reason }, 'closing run evicted otherwise; released');
-        batch.add(workflowId);
-        void release();
+        deletes.now(workflowId);
       });
       return worker;
+    },
+    flush: () => deletes.flush(),
+  };
+}
+
+/**
+ * The deletes of processed rows, by workflow: one at a time, of what went idle since the last
+ * (a batch), each RELEASE_BATCH_MS after the first idle of its batch or at once.
+ */
+function batchedDeletes(deps: { db: Db; logger: Logger; onReleased?: () => void }) {
+  let batch = new Set<string>();
+  // The delete under way, if any: what goes idle meanwhile is the next delete's batch.
+  let deleting: Promise<void> | undefined;
+  // A failed delete (a busy pool's connect time-out, a restarting database) is tried again a
+  // few times: each lost release holds a place for RELEASE_HOLD_MS and a row until the sweep.
+  const failures = failureCounts(RELEASE_RETRIES);
+  let timer: NodeJS.Timeout | undefined;
+
+  const release = (): Promise<void> => (deleting ??= deleteBatches().finally(() => (deleting = undefined)));
+  const deleteBatches = async (): Promise<void> => {
+    while (batch.size > 0) {
+      const workflowIds = [...batch];
+      batch = new Set();
+      try {
+        await hotQuery(deps.db, RELEASE, [workflowIds]);
+        failures.forget(workflowIds);
+        deps.onReleased?.();
+      } catch (err) {
+        deps.logger.warn({ err, workflows: workflowIds.length }, 'hand-over release failed; retrying');
+        for (const id of failures.worthRetrying(workflowIds)) batch.add(id);
+        if (batch.size > 0) setTimeout(() => void release(), RELEASE_RETRY_MS).unref();
+        break;
+      }
+    }
+  };
+  return {
+    soon(workflowId: string): void {
+      batch.add(workflowId);
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void release();
+      }, RELEASE_BATCH_MS).unref();
+    },
+    now(workflowId: string): void {
+      batch.add(workflowId);
+      void release();
+    },
+    async flush(): Promise<void> {
+      clearTimeout(timer);
+      timer = undefined;
+      await deleting;
+      if (batch.size > 0) await release();
     },
   };
 }

@@ -17,7 +17,9 @@ import { createWorker } from './worker';
 import { clientInterceptors, startTracing } from '../core/tracing';
 import { startWebhookRelay } from './webhook-relay';
 import { startHandoverWatch } from './handover-watch';
+import { createHandoverRelease } from './handover-release';
 import { startLedgerWatch } from './ledger-watch';
+import { startUnstartedRunsWatch } from './unstarted-runs-watch';
 import { startBudgetWatch } from './budget-watch';
 import type { Periodic } from './periodic';
 import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
@@ -42,12 +44,7 @@ async function main(): Promise<void> {
   if (tracing.enabled) logger.info('tracing: exporting spans over OTLP');
   const temporalMetrics = installRuntime(config);
   collectProcessMetrics();
-  const metricsServer = config.workerMetricsPort
-    ? startWorkerMetricsServer(
-        config.workerMetricsPort,
-        temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined,
-      )
-    : undefined;
+  const metricsServer = metricsServerOf(config, temporalMetrics);
   const database = { databaseUrl: config.databaseUrl, databaseTimeouts: databaseTimeouts(config, 'worker') };
   const db = createDb(database.databaseUrl, config.databasePoolSize, database.databaseTimeouts);
   await assertStoredSecretsOpen(db, config.webhookSecretKeys);
@@ -71,6 +68,8 @@ async function main(): Promise<void> {
     webhookEndpointDisableAfterMs: config.webhookEndpointDisableAfterMs,
   };
   const relay = startWebhookRelay({ db, logger, clock, temporal, ...database, ...webhooks });
+  // Places given back are taken again at once, not at the watch's next turn.
+  const handoverRelease = createHandoverRelease({ db, logger, onReleased: () => watches.handover.wake() });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
@@ -79,8 +78,7 @@ async function main(): Promise<void> {
     maxConcurrentActivities: config.databasePoolSize,
     shutdownGraceMs: config.workerShutdownGraceMs,
     tracing,
-    // Places given back are taken again at once, not at the watch's next turn.
-    onHandoverReleased: () => watches.handover.wake(),
+    handoverRelease,
   });
   const watches = startWatches({ db, clock, temporal, logger, handoverMaxInFlight: config.handoverMaxInFlight });
   // The SDK shuts the worker down on these signals by itself; the relay and the watches stop
@@ -106,6 +104,8 @@ async function main(): Promise<void> {
   process.send?.({ ready: true });
   await running;
   await stopRelay();
+  // The last runs' evictions came with the shutdown: their places are given back before the pool closes.
+  await handoverRelease.flush();
   await db.$disconnect();
   await connection.close();
   await clientConnection.close();
@@ -119,11 +119,23 @@ async function main(): Promise<void> {
  * port: /metrics on WORKER_METRICS_PORT serves them after ours (worker/metrics-server.ts). Port
  * 0: off. Returns that address.
  */
-/** The watches beside the SDK's worker: the hand-over queue, the ledger's trial balance, the offers' budgets. */
+/**
+ * The watches beside the SDK's worker: the hand-over queue, the ledger's trial balance, the offers'
+ * budgets, the rows whose workflow was never started.
+ */
 function startWatches(deps: Parameters<typeof startHandoverWatch>[0]): { handover: Periodic; stop(): Promise<void> } {
   const handover = startHandoverWatch(deps);
-  const watches = [handover, startLedgerWatch(deps), startBudgetWatch(deps)];
+  const watches = [handover, startLedgerWatch(deps), startBudgetWatch(deps), startUnstartedRunsWatch(deps)];
   return { handover, stop: () => Promise.all(watches.map((w) => w.stop())).then(() => undefined) };
+}
+
+/** /metrics on WORKER_METRICS_PORT, ours then the SDK's from `temporalMetrics`; none on port 0. */
+function metricsServerOf(config: ReturnType<typeof loadConfig>, temporalMetrics: string | undefined) {
+  if (!config.workerMetricsPort) return undefined;
+  return startWorkerMetricsServer(
+    config.workerMetricsPort,
+    temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined,
+  );
 }
 
 function installRuntime(config: ReturnType<typeof loadConfig>): string | undefined {

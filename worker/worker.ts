@@ -6,7 +6,7 @@ import { ActivityFailureCounter } from './metrics-interceptor';
 import { FORCE_AFTER_GRACE_MS } from './shutdown';
 import { workflowSource } from './workflow-source';
 import { workerTracing } from './tracing';
-import { createHandoverRelease } from './handover-release';
+import { createHandoverRelease, type HandoverRelease } from './handover-release';
 import type { Tracing } from '../core/tracing';
 
 export { WORKFLOWS_PATH } from './workflow-source';
@@ -28,9 +28,12 @@ export async function createWorker(options: {
   tracing?: Tracing;
   /** Called when purchases gave their places under the hand-over bound back (the watch's wake). */
   onHandoverReleased?: () => void;
+  /** The release its hand-over sinks report to, for a caller that flushes it at shutdown; else its own. */
+  handoverRelease?: HandoverRelease;
 }): Promise<Worker> {
   const traced = workerTracing(options.tracing ?? { enabled: false, shutdown: async () => undefined });
-  const release = createHandoverRelease({ ...options.deps, onReleased: options.onHandoverReleased });
+  const release =
+    options.handoverRelease ?? createHandoverRelease({ ...options.deps, onReleased: options.onHandoverReleased });
   const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,

@@ -2,29 +2,21 @@
 // operator's decision to the claim's workflow as its `resolve` update. The deciding is the
 // workflow's (workflows/claim-resolution.ts, activities/claims).
 import { randomUUID } from 'node:crypto';
-import { TypedSearchAttributes } from '@temporalio/common';
-import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import { errors, ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { classifyFailure } from '../../core/failures';
+import { startClaimWorkflow } from '../../core/domain/run-starts';
 import { CLAIM_DECISION_EXPIRED, CLAIM_DECISION_REFUSED } from '../../core/failure-types';
 import type { OperatorChoice, OperatorDecision } from '../../core/rules/claims';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import type { Db } from '../../prisma/client';
 import type { Claim, Prisma } from '../../prisma/generated/client';
-import {
-  CLAIM_WORKFLOW_TYPE,
-  claimWorkflowId,
-  resolveClaimUpdate,
-  type ClaimResolutionInput,
-} from '../../workflows/claim-resolution';
-import {
-  RewardsChgId,
-  RewardsIssuerId,
-  RewardsMerchantId,
-  RewardsStatus,
-  RewardsTransactionId,
-} from '../../workflows/search-attributes';
+import { claimWorkflowId, resolveClaimUpdate } from '../../workflows/claim-resolution';
 import { createdAtKey, createdAtKeyset, toPage } from '../pagination';
 import { requireGroup, requireVisibleMerchant } from '../catalogue/scope';
 import type { AdminClaimListQuery, ClaimInput, ClaimListQuery } from './schemas';
@@ -62,6 +54,8 @@ export async function fileClaim(
   try {
     await startClaimWorkflow(temporal, claim);
   } catch (err) {
+    // Started already, by the worker's watch for rows left without a run: it is under way.
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return claim;
     // Unfiled rather than open without a decider: the issuer may file it again.
     await db.claim.deleteMany({ where: { id, status: 'open' } });
     if (classifyFailure(err) === 'workflow_engine_unavailable')
@@ -110,22 +104,6 @@ async function insertClaim(db: Db, data: Prisma.ClaimUncheckedCreateInput): Prom
       status: open?.status ?? null,
     });
   }
-}
-
-function startClaimWorkflow(temporal: WorkflowEngine, claim: Claim) {
-  const input: ClaimResolutionInput = { issuerId: claim.issuerId, claimId: claim.id };
-  return temporal.client.workflow.start(CLAIM_WORKFLOW_TYPE, {
-    workflowId: claim.workflowId,
-    taskQueue: temporal.taskQueue,
-    args: [input],
-    typedSearchAttributes: new TypedSearchAttributes([
-      { key: RewardsIssuerId, value: claim.issuerId },
-      { key: RewardsChgId, value: claim.chgId },
-      { key: RewardsTransactionId, value: claim.transactionId ? [claim.transactionId] : [] },
-      ...(claim.merchantId ? [{ key: RewardsMerchantId, value: claim.merchantId }] : []),
-      { key: RewardsStatus, value: 'open' },
-    ]),
-  });
 }
 
 const notFound = (claimId: string) => errors.notFound('claim_not_found', `No claim ${claimId}.`);

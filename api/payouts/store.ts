@@ -1,20 +1,18 @@
 // Payouts for the routes: a run's row and its workflow, a single group's payout posted at once,
 // and reading them. The paying is core/domain/payouts.ts's (and the run's workflow's).
 import { createHash } from 'node:crypto';
-import { TypedSearchAttributes } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { errors } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { accounts } from '../../core/ledger';
 import { classifyFailure } from '../../core/failures';
 import { payGroups } from '../../core/domain/payouts';
+import { startPayoutRunWorkflow } from '../../core/domain/run-starts';
 import { lockIdempotencyKey } from '../../core/domain/ledger/tx';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import type { Db } from '../../prisma/client';
 import type { Payout } from '../../prisma/generated/client';
 import { sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
-import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId, type PayoutRunInput as RunArgs } from '../../workflows/payout-run';
-import { RewardsIssuerId, RewardsStatus } from '../../workflows/search-attributes';
 import { createdAtKey, createdAtKeyset, toPage } from '../pagination';
 import { requireGroup } from '../catalogue/scope';
 import type { GroupPayoutInput, PayoutListQuery, PayoutRunInput } from './schemas';
@@ -80,23 +78,10 @@ export async function createPayoutRun(
 }
 
 async function startRun(db: Db, temporal: WorkflowEngine, payout: Payout, created: boolean): Promise<void> {
-  const args: RunArgs = {
-    issuerId: payout.issuerId,
-    payoutId: payout.id,
-    chunkSize: temporal.settings.payoutChunkGroups,
-  };
   try {
-    await temporal.client.workflow.start(PAYOUT_WORKFLOW_TYPE, {
-      workflowId: payoutWorkflowId(payout.issuerId, payout.id),
-      taskQueue: temporal.taskQueue,
-      args: [args],
-      typedSearchAttributes: new TypedSearchAttributes([
-        { key: RewardsIssuerId, value: payout.issuerId },
-        { key: RewardsStatus, value: 'processing' },
-      ]),
-    });
+    await startPayoutRunWorkflow(temporal, payout);
   } catch (err) {
-    // A replayed request whose run is under way: nothing to start.
+    // A replayed request whose run is under way, or one the worker's watch started: nothing to start.
     if (err instanceof WorkflowExecutionAlreadyStartedError) return;
     // Not started and nothing paid: the payout is withdrawn, so the issuer may ask again.
     if (created) await db.payout.deleteMany({ where: { id: payout.id, status: 'processing', groupCount: 0 } });

@@ -2,12 +2,12 @@
 // statements, and posting a merchant's payment. The billing is core/domain/statements.ts's (and the
 // run's workflow's).
 import { createHash } from 'node:crypto';
-import { TypedSearchAttributes } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { errors } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { classifyFailure } from '../../core/failures';
 import { recordAudit } from '../../core/domain/audit';
+import { startStatementRunWorkflow } from '../../core/domain/run-starts';
 import { postTransfer, type Tx } from '../../core/domain/ledger';
 import { lockIdempotencyKey } from '../../core/domain/ledger/tx';
 import { fromDbMinor } from '../../core/ledger';
@@ -15,12 +15,6 @@ import { periodBounds, statementStatus } from '../../core/rules/statements';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import type { Db } from '../../prisma/client';
 import type { Statement, StatementPayment, StatementRun } from '../../prisma/generated/client';
-import {
-  STATEMENT_RUN_WORKFLOW_TYPE,
-  statementRunWorkflowId,
-  type StatementRunInput as RunArgs,
-} from '../../workflows/statement-run';
-import { RewardsStatus } from '../../workflows/search-attributes';
 import { decodeCursor, toPage } from '../pagination';
 import type { StatementListQuery, StatementPaymentInput } from './schemas';
 
@@ -101,16 +95,10 @@ async function startRun(
   created: boolean,
   chunkSize?: number,
 ): Promise<void> {
-  const args: RunArgs = { runId: run.id, ...(chunkSize ? { chunkSize } : {}) };
   try {
-    await temporal.client.workflow.start(STATEMENT_RUN_WORKFLOW_TYPE, {
-      workflowId: statementRunWorkflowId(run.period, run.id),
-      taskQueue: temporal.taskQueue,
-      args: [args],
-      typedSearchAttributes: new TypedSearchAttributes([{ key: RewardsStatus, value: 'processing' }]),
-    });
+    await startStatementRunWorkflow(temporal, run, { chunkSize });
   } catch (err) {
-    // A replayed request whose run is under way: nothing to start.
+    // A replayed request whose run is under way, or one the worker's watch started: nothing to start.
     if (err instanceof WorkflowExecutionAlreadyStartedError) return;
     // Not started and nothing billed: the run is withdrawn, so the operator may ask again.
     if (created) await db.statementRun.deleteMany({ where: { id: run.id, status: 'processing', statementCount: 0 } });

@@ -3,6 +3,7 @@
 // webhooks still verify with the secrets the issuers hold.
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { migrate } from '../../prisma/migrate';
@@ -11,7 +12,7 @@ import { createWebhookActivities } from '../../activities/webhooks';
 import { openSecrets } from '../../core/webhooks/secret-sealing';
 import { createLogger } from '../../core/logger';
 import { databaseBefore } from '../helpers/databases';
-import { testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
+import { TEST_WEBHOOK_SECRET_KEYS, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { outboxWebhook, startReceiver, type Receiver } from '../helpers/webhooks';
 
 const FIRST_SEALED = '20261123060000_webhook_secret_encryption';
@@ -114,6 +115,39 @@ describe('prisma/migrations: webhook secrets stored before they were sealed', fu
       [],
       'a second run has nothing to do',
     );
+  });
+
+  it('seals them through `npm run migrate` too, with the WEBHOOK_SECRET_KEYS it runs with', async () => {
+    const cliUrl = await databaseBefore('secret_migration_cli', FIRST_SEALED);
+    const cliClient = new pg.Client({ connectionString: cliUrl });
+    await cliClient.connect();
+    try {
+      const cliIssuer = `iss_${randomUUID()}`;
+      await cliClient.query(`INSERT INTO issuer (id, name, environment) VALUES ($1, 'Old issuer', 'sandbox')`, [
+        cliIssuer,
+      ]);
+      await cliClient.query(
+        `INSERT INTO webhook_endpoint (issuer_id, url, enabled_types, secret) VALUES ($1, 'https://hooks.example.com/a', ARRAY['qualified_settlement'], $2)`,
+        [cliIssuer, secret],
+      );
+      // The deploy step, as docs/operating/deploy.md runs it (from source here, as the built one is not).
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'prisma/migrate-cli.ts'], {
+        env: { PATH: process.env.PATH, DATABASE_URL: cliUrl, WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS },
+        encoding: 'utf8',
+      });
+      assert.equal(run.status, 0, run.stderr + run.stdout);
+      const { rows } = await cliClient.query('SELECT issuer_id, secret_key_id FROM webhook_endpoint');
+      assert.deepEqual(rows, [{ issuer_id: cliIssuer, secret_key_id: testWebhookSecretKeys.primaryKeyId }]);
+      const db = createDb(cliUrl, 1);
+      try {
+        const [endpoint] = await db.webhookEndpoint.findMany();
+        assert.deepEqual(openSecrets(testWebhookSecretKeys, cliIssuer, endpoint), { secret, previousSecret: null });
+      } finally {
+        await db.$disconnect();
+      }
+    } finally {
+      await cliClient.end();
+    }
   });
 
   describe('after the migration', () => {

@@ -365,6 +365,14 @@ describe('hand-over under faults', function () {
     }
   });
 
+  it('gives back on flush, at once, the places of runs gone idle: a stopping worker does so before closing its pool', async () => {
+    const { row } = await processedAwaitingRelease();
+    const release = createHandoverRelease({ db: stack.db, logger: createLogger('silent') });
+    void release.sinks.handover.idle.fn({ workflowId: row.workflowId } as WorkflowInfo, false);
+    await release.flush();
+    assert.equal(await queued(row.id), null, 'released by the flush, not by the batch timer after it');
+  });
+
   /** A release whose worker reports its evictions through `evict`, as the SDK's emitter does. */
   function releaseWithEvictions() {
     const evictions = new EventEmitter();
