@@ -667,12 +667,16 @@ async function ingestionPhase({ stack, fixture, config, runId, phases, loads }: 
   } finally {
     await setBacklogLimit(null);
   }
+  // A dev server that died in an earlier phase leaves the API handing nothing over and the worker
+  // nothing to run: the figures are kept, but measure another machine than the bar's.
+  const temporalDied = stack.temporalDied();
   Object.assign(phases, {
     ingestionFloor,
     ingestion: { ...ingestion, handedOverDuringPhase: handedOver },
     ingestionWithWorkerRunning: ingestionBusy,
+    ...(temporalDied ? { ingestionAfterTemporalDied: temporalDied } : {}),
   });
-  return { ingestionFloor, ingestion, handedOver, ingestionBusy };
+  return { ingestionFloor, ingestion, handedOver, ingestionBusy, temporalDied };
 }
 
 /** The bench issuer's backlog limit during the ingestion phase: the largest an operator may set. */
@@ -829,7 +833,15 @@ function issuerFairnessRows(f: IssuerFairnessResult): Row[] {
   ];
 }
 
-function ingestionRows({ ingestion, ingestionFloor, ingestionBusy, handedOver }: PhaseResults['ingestion']): Row[] {
+function ingestionRows(results: PhaseResults['ingestion']): Row[] {
+  const rows = ingestionFigures(results);
+  if (!results.temporalDied) return rows;
+  // Measured without Temporal: shown, never counted against a target.
+  const why = `the Temporal dev server had died before this phase (${results.temporalDied}): nothing was handed over, not comparable`;
+  return rows.map(({ target: _target, ...row }) => ({ ...row, note: row.note ? `${row.note}; ${why}` : why }));
+}
+
+function ingestionFigures({ ingestion, ingestionFloor, ingestionBusy, handedOver }: PhaseResults['ingestion']): Row[] {
   return [
     {
       figure: 'Ingestion: settled events accepted (worker idle)',

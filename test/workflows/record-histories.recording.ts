@@ -4,8 +4,11 @@
 // earlier shapes stay beside the new ones under their version prefix (v1-*.json: before the
 // lean-pipeline patch), because runs of those shapes may still be open when the code changes.
 // Each scenario drives the real service (HTTP → Temporal → PostgreSQL) like the e2e tests.
+// A history already in the folder is kept: it was recorded by the code of its day, and replaying
+// it against today's code is what the replay test is for (CONTRIBUTING.md: never a new recording
+// of the old cases). RECORD_HISTORIES_OVERWRITE=<name>,<name> (or `all`) records those again.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { INVARIANT_BROKEN } from '../../core/failure-types';
@@ -35,6 +38,18 @@ import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId } from '../../workflows/payout-r
 import { STATEMENT_RUN_WORKFLOW_TYPE, statementRunWorkflowId } from '../../workflows/statement-run';
 
 const DIR = join(__dirname, 'histories');
+const OVERWRITE = new Set((process.env.RECORD_HISTORIES_OVERWRITE ?? '').split(',').filter(Boolean));
+const kept: string[] = [];
+
+/** Writes `histories/<name>.json`, unless a committed one is there and OVERWRITE does not name it. */
+function writeHistory(name: string, history: Parameters<typeof historyToJSON>[0]): void {
+  const file = join(DIR, `${name}.json`);
+  if (existsSync(file) && !OVERWRITE.has(name) && !OVERWRITE.has('all')) {
+    kept.push(name);
+    return;
+  }
+  writeFileSync(file, `${historyToJSON(history)}\n`);
+}
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown', 'voided', 'previewed'];
 
 describe('record workflow histories', function () {
@@ -57,12 +72,18 @@ describe('record workflow histories', function () {
     });
     issuer = await newIssuer(stack.app);
   });
-  after(() => stack.stop());
+  after(async () => {
+    await stack.stop();
+    if (kept.length > 0)
+      console.log(
+        `kept ${kept.length} histories already recorded (${kept.join(', ')}); RECORD_HISTORIES_OVERWRITE=<name>,... records them again`,
+      );
+  });
 
   async function save(name: string, workflowId: string) {
     const handle = stack.client.workflow.getHandle(workflowId);
     await handle.result().catch(() => undefined);
-    writeFileSync(join(DIR, `${name}.json`), `${historyToJSON(await handle.fetchHistory())}\n`);
+    writeHistory(name, await handle.fetchHistory());
   }
   const row = (kind: 'auth' | 'settled', externalId: string) =>
     stack.db.ingestedEvent.findUniqueOrThrow({
@@ -275,10 +296,7 @@ describe('record workflow histories', function () {
         await handle.signal('settlement', { eventId: (await row('settled', settled.id)).id });
         await handle.result();
       });
-      writeFileSync(
-        join(DIR, 'v1-lifecycle-auth-then-settle-after-upgrade.json'),
-        `${historyToJSON(await handle.fetchHistory())}\n`,
-      );
+      writeHistory('v1-lifecycle-auth-then-settle-after-upgrade', await handle.fetchHistory());
     } finally {
       await connection.close();
     }
@@ -349,7 +367,7 @@ describe('record workflow histories', function () {
         (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'resolveClaim',
       );
       assert.equal(resolving.length, 2, 'both decisions ran resolveClaim, as the old code let them');
-      writeFileSync(join(DIR, 'pre-one-decision-claim-race.json'), `${historyToJSON(history)}\n`);
+      writeHistory('pre-one-decision-claim-race', history);
     } finally {
       await connection.close();
     }
@@ -424,10 +442,7 @@ describe('record workflow histories', function () {
         await handle.signal('settlement', { eventId: settledRow.id });
         await handle.result();
       });
-      writeFileSync(
-        join(DIR, 'pre-sandbox-clock-signal-then-settle-after-upgrade.json'),
-        `${historyToJSON(await handle.fetchHistory())}\n`,
-      );
+      writeHistory('pre-sandbox-clock-signal-then-settle-after-upgrade', await handle.fetchHistory());
     } finally {
       await connection.close();
     }
@@ -454,7 +469,7 @@ describe('record workflow histories', function () {
           signalArgs: [{ eventId: authRow.id }],
         });
         await handle.result();
-        writeFileSync(join(DIR, 'lifecycle-auth-lapse.json'), `${historyToJSON(await handle.fetchHistory())}\n`);
+        writeHistory('lifecycle-auth-lapse', await handle.fetchHistory());
       });
     } finally {
       await ts.teardown();
