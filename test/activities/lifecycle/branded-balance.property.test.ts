@@ -313,9 +313,11 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
               { kind: 'refund', purchase: 0, percent: 40, currency: 'same' },
               { kind: 'bill' },
               { kind: 'pay', statement: 0, percent: 50 },
-              { kind: 'jump', days: 10 },
-              { kind: 'jump', days: 10 },
-              { kind: 'jump', days: 10 },
+              // 33 days: past the end of the month whatever day the sequence starts on (30 days
+              // from the 1st of a 31-day month stay in it).
+              { kind: 'jump', days: 11 },
+              { kind: 'jump', days: 11 },
+              { kind: 'jump', days: 11 },
               { kind: 'bill' },
               { kind: 'pay', statement: 0, percent: 100 },
               { kind: 'purchase', amount: 20_000, currency: 'usd', funded: true },
