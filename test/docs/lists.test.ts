@@ -1,14 +1,16 @@
 // Lists a reader of the docs relies on, checked against the code that defines them, so that a new
-// id prefix, webhook type or reward event type cannot be added without the integration guide
-// naming it (and a removed one cannot linger there).
+// id prefix, webhook type, reward event type or transfer kind cannot be added without the
+// document that lists it naming it (and a removed one cannot linger there).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ID_PREFIXES } from '../../core/ids';
 import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
-import { REWARD_EVENT_TYPES } from '../../core/ledger';
+import { REWARD_EVENT_TYPES, TRANSFER_KINDS } from '../../core/ledger';
 
-const GUIDE = readFileSync(join(__dirname, '..', '..', 'docs', 'integration-guide.md'), 'utf8');
+const ROOT = join(__dirname, '..', '..');
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+const GUIDE = read('docs/integration-guide.md');
 
 /** The text of a section: from its heading to the next heading of the same or a higher level. */
 function section(markdown: string, heading: string): string {
@@ -63,5 +65,14 @@ describe('lists in the integration guide', () => {
       ['a', 'b', 'c'].filter((t) => !spans.has(t)),
       ['c'],
     );
+  });
+});
+
+/** The first cell of each row of the Markdown tables in a text, when it is one `code` span. */
+const firstCells = (text: string) => [...text.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
+
+describe('lists in the operating docs', () => {
+  it('lists every transfer kind in metrics.md, "Transfer kinds", in the order of the code', () => {
+    assert.deepEqual(firstCells(section(read('docs/operating/metrics.md'), 'Transfer kinds')), [...TRANSFER_KINDS]);
   });
 });
