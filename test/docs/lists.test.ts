@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { ID_PREFIXES } from '../../core/ids';
 import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
 import { REWARD_EVENT_TYPES, TRANSFER_KINDS } from '../../core/ledger';
+import { ERROR_CLASSES, type ErrorName } from '../../core/errors';
+import { EVENT_FAILURE_REASONS } from '../../api/ingestion/schemas';
 
 const ROOT = join(__dirname, '..', '..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -59,6 +61,30 @@ describe('lists in the integration guide', () => {
     );
   });
 
+  it('names every per-event failure reason of ingestion in "Sending transactions"', () => {
+    const spans = codeSpans(section(GUIDE, 'Sending transactions'));
+    assert.deepEqual(
+      Object.keys(EVENT_FAILURE_REASONS).filter((reason) => !spans.has(reason)),
+      [],
+    );
+  });
+
+  it('gives every error class its status in "Errors", and no status to a class that has another', () => {
+    assert.deepEqual(errorTableProblems(section(GUIDE, 'Errors')), []);
+  });
+
+  it('finds an error class missing from the table, or under another status', () => {
+    const table = section(GUIDE, 'Errors');
+    assert.deepEqual(
+      errorTableProblems(table.replace(/^\| 405 \|.*\n/m, '').replace('| 408 |', '| 409 |')),
+      [
+        'request_timeout: no row with status 408',
+        'method_not_allowed: no row with status 405',
+        '409: no class of that status in its row',
+      ].sort(),
+    );
+  });
+
   it('finds a list that lacks one (the check above can fail)', () => {
     const spans = codeSpans('`a`, `b`');
     assert.deepEqual(
@@ -67,6 +93,28 @@ describe('lists in the integration guide', () => {
     );
   });
 });
+
+/**
+ * What is wrong with a table whose rows are `| 400 | \`validation_failed\`: reasons... | ... |`: an
+ * error class with no row of its status, or a row's status that none of the classes it names has.
+ */
+function errorTableProblems(table: string): string[] {
+  const rows = [...table.matchAll(/^\| ([\d, ]+) \| ([^|]+) \|/gm)].map((m) => ({
+    statuses: m[1].split(',').map((status) => Number(status.trim())),
+    classes: [...m[2].matchAll(/`([^`]+)`/g)].map((c) => c[1]).filter((name) => name in ERROR_CLASSES) as ErrorName[],
+  }));
+  const missing = (Object.keys(ERROR_CLASSES) as ErrorName[])
+    .filter(
+      (name) => !rows.some((row) => row.classes.includes(name) && row.statuses.includes(ERROR_CLASSES[name].status)),
+    )
+    .map((name) => `${name}: no row with status ${ERROR_CLASSES[name].status}`);
+  const stray = rows.flatMap((row) =>
+    row.statuses
+      .filter((status) => !row.classes.some((name) => ERROR_CLASSES[name].status === status))
+      .map((status) => `${status}: no class of that status in its row`),
+  );
+  return [...missing, ...stray].sort();
+}
 
 /** The first cell of each row of the Markdown tables in a text, when it is one `code` span. */
 const firstCells = (text: string) => [...text.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
