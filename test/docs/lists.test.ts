@@ -120,7 +120,7 @@ function errorTableProblems(table: string): string[] {
 const firstCells = (text: string) => [...text.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
 
 describe('lists in the operating docs', () => {
-  it('lists every transfer kind in metrics.md, "Transfer kinds", in the order of the code', () => {
+  it('lists every transfer kind in docs/operating/metrics.md, "Transfer kinds", in the order of the code', () => {
     assert.deepEqual(firstCells(section(read('docs/operating/metrics.md'), 'Transfer kinds')), [...TRANSFER_KINDS]);
   });
 });
