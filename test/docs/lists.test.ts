@@ -2,7 +2,7 @@
 // id prefix, webhook type, reward event type or transfer kind cannot be added without the
 // document that lists it naming it (and a removed one cannot linger there).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ID_PREFIXES } from '../../core/ids';
 import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
@@ -119,7 +119,61 @@ function errorTableProblems(table: string): string[] {
 /** The first cell of each row of the Markdown tables in a text, when it is one `code` span. */
 const firstCells = (text: string) => [...text.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
 
+const NUMBERS: Record<string, number> = { one: 1, two: 2, three: 3, four: 4, five: 5, six: 6 };
+
+/** For each release section of upgrading.md: the migrations it names, and how many it says it has. */
+function releaseMigrations(upgrading: string): { title: string; named: string[]; said?: number }[] {
+  return section(upgrading, 'Rolling out a release')
+    .split(/^### /m)
+    .slice(1)
+    .map((text) => {
+      const said = /^(\w+) migrations\b/im.exec(text)?.[1].toLowerCase();
+      return {
+        title: text.split('\n')[0],
+        named: [...new Set([...text.matchAll(/`(\d{14}_\w+)`/g)].map((m) => m[1]))],
+        said: said === undefined ? undefined : NUMBERS[said],
+      };
+    });
+}
+
 describe('lists in the operating docs', () => {
+  it('names in docs/operating/upgrading.md, "Rolling out a release", only migrations that exist, as many as it says', () => {
+    const migrations = new Set(readdirSync(join(ROOT, 'prisma', 'migrations')));
+    const releases = releaseMigrations(read('docs/operating/upgrading.md'));
+    assert.ok(releases.length >= 5, `only ${releases.length} release sections found`);
+    assert.deepEqual(
+      releases.flatMap(({ title, named, said }) => [
+        ...named.filter((name) => !migrations.has(name)).map((name) => `${title}: ${name} does not exist`),
+        ...(said !== undefined && said !== named.length
+          ? [`${title}: says ${said} migrations, names ${named.length}`]
+          : []),
+      ]),
+      [],
+    );
+  });
+
+  it('names in docs/operating/upgrading.md, "Rolling out a release", every migration since the first it names', () => {
+    const rollout = section(read('docs/operating/upgrading.md'), 'Rolling out a release');
+    const named = new Set([...rollout.matchAll(/`(\d{14}_\w+)`/g)].map((m) => m[1]));
+    const oldest = [...named].sort()[0];
+    const unnamed = readdirSync(join(ROOT, 'prisma', 'migrations'))
+      .filter((name) => /^\d{14}_/.test(name) && name >= oldest && !named.has(name))
+      .sort();
+    assert.deepEqual(unnamed, [], 'say what each asks of a rolling upgrade, or name it among those that ask nothing');
+  });
+
+  it('finds a section that says fewer migrations than it names', () => {
+    const text =
+      '## Rolling out a release\n\n### R\n\nTwo migrations. `20261122000000_foundation`, `20261122010000_catalogue`, `20261122020000_ledger`.\n';
+    assert.deepEqual(releaseMigrations(text), [
+      {
+        title: 'R',
+        named: ['20261122000000_foundation', '20261122010000_catalogue', '20261122020000_ledger'],
+        said: 2,
+      },
+    ]);
+  });
+
   it('lists every transfer kind in docs/operating/metrics.md, "Transfer kinds", in the order of the code', () => {
     assert.deepEqual(firstCells(section(read('docs/operating/metrics.md'), 'Transfer kinds')), [...TRANSFER_KINDS]);
   });
