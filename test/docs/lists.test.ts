@@ -136,6 +136,61 @@ function releaseMigrations(upgrading: string): { title: string; named: string[];
     });
 }
 
+/** The phases `npm run bench` runs, in order: the names bench/run.ts times them by. */
+function benchPhases(): string[] {
+  const source = read('bench/run.ts');
+  const body = source.slice(source.indexOf('async function runPhases('));
+  return [...body.slice(0, body.indexOf('\n}\n')).matchAll(/timed\('(\w+)'/g)].map((m) => m[1]);
+}
+
+/**
+ * The numbered phases of a text (`3. **sustained**: ...`), each as its number, the phase name its
+ * bold words make (`**issuer fairness**` → issuerFairness), and whether it starts its own line.
+ */
+export function numberedPhases(text: string): { n: number; name: string; ownLine: boolean }[] {
+  return [...text.matchAll(/(\d+)\. \*\*([^*]+)\*\*/g)].map((m) => ({
+    n: Number(m[1]),
+    name: m[2]
+      .replace(/[^a-z ]/gi, '')
+      .split(/ +/)
+      .map((word, i) => (i === 0 ? word.toLowerCase() : word[0].toUpperCase() + word.slice(1).toLowerCase()))
+      .join(''),
+    ownLine: /(^|\n)[ \t]*$/.test(text.slice(0, m.index)),
+  }));
+}
+
+/** What is wrong with a numbered list of phases against the phases run, in order. */
+function phaseListProblems(text: string, phases: string[]): string[] {
+  const listed = numberedPhases(text);
+  return [
+    ...listed.filter((item) => !item.ownLine).map((item) => `${item.n}. ${item.name}: not at the start of a line`),
+    ...listed.flatMap((item, i) =>
+      item.n === i + 1 ? [] : [`${item.n}. ${item.name}: numbered ${item.n}, is ${i + 1}`],
+    ),
+    ...(listed.map((item) => item.name).join() === phases.join()
+      ? []
+      : [`listed ${listed.map((item) => item.name).join(', ')}; bench/run.ts runs ${phases.join(', ')}`]),
+  ];
+}
+
+describe('lists in docs/benchmarks.md', () => {
+  it('lists in "How to run" the phases bench/run.ts runs, in its order, numbered in turn', () => {
+    const phases = benchPhases();
+    assert.ok(phases.length >= 10, `only ${phases.length} phases found in bench/run.ts`);
+    assert.deepEqual(phaseListProblems(section(read('docs/benchmarks.md'), 'How to run'), phases), []);
+  });
+
+  it('finds a phase out of its line, numbered twice, or listed twice', () => {
+    const text = '1. **floor**: one;\n2. **end to end** x; 2. **sustained**: y;\n3. **sustained**: z';
+    assert.deepEqual(phaseListProblems(text, ['floor', 'endToEnd', 'sustained']), [
+      '2. sustained: not at the start of a line',
+      '2. sustained: numbered 2, is 3',
+      '3. sustained: numbered 3, is 4',
+      'listed floor, endToEnd, sustained, sustained; bench/run.ts runs floor, endToEnd, sustained',
+    ]);
+  });
+});
+
 describe('lists in the operating docs', () => {
   it('names in docs/operating/upgrading.md, "Rolling out a release", only migrations that exist, as many as it says', () => {
     const migrations = new Set(readdirSync(join(ROOT, 'prisma', 'migrations')));
