@@ -20,7 +20,7 @@ import { createLogger } from '../core/logger';
 import { createDb } from '../prisma/client';
 import { sendDueRewardNotices } from '../activities/notices';
 import { EXPIRE_GRANTS_SCHEDULE_ID } from '../worker/schedules';
-import type { ExpireGrantsResult } from '../workflows/expire-grants';
+import type { ExpireGrantsResult } from '../workflows/expire-grants-contract';
 
 const NOTICE_TYPES = ['reward_available', 'reward_expiring'];
 

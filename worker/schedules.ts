@@ -1,5 +1,7 @@
 // Temporal Schedules the service needs, created at worker start when missing.
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { EXPIRE_GRANTS_WORKFLOW_TYPE } from '../workflows/expire-grants-contract';
+import { HANDOVER_SWEEPER_WORKFLOW_TYPE } from '../workflows/handover-sweeper-contract';
 
 export const HANDOVER_SWEEPER_SCHEDULE_ID = 'rewards-handover-sweeper';
 // Grants expire on a day boundary of their own; an hour late is within what a cardholder
@@ -7,8 +9,8 @@ export const HANDOVER_SWEEPER_SCHEDULE_ID = 'rewards-handover-sweeper';
 export const EXPIRE_GRANTS_SCHEDULE_ID = 'rewards-expire-grants';
 
 export async function ensureSchedules(client: Client, taskQueue: string): Promise<void> {
-  await ensureSchedule(client, HANDOVER_SWEEPER_SCHEDULE_ID, 'handoverSweeper', taskQueue, '1 minute');
-  await ensureSchedule(client, EXPIRE_GRANTS_SCHEDULE_ID, 'expireGrants', taskQueue, '1 hour');
+  await ensureSchedule(client, HANDOVER_SWEEPER_SCHEDULE_ID, HANDOVER_SWEEPER_WORKFLOW_TYPE, taskQueue, '1 minute');
+  await ensureSchedule(client, EXPIRE_GRANTS_SCHEDULE_ID, EXPIRE_GRANTS_WORKFLOW_TYPE, taskQueue, '1 hour');
 }
 
 async function ensureSchedule(

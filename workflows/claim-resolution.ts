@@ -13,8 +13,6 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
-  defineQuery,
-  defineUpdate,
   patched,
   proxyActivities,
   setHandler,
@@ -28,9 +26,8 @@ import {
   CLAIM_NOT_IN_REVIEW,
 } from '../core/failure-types';
 import { postingOptions } from './activity-options';
+import { claimOutcomeQuery, resolveClaimUpdate, type ClaimResolutionInput } from './claim-resolution-contract';
 import { RewardsStatus } from './search-attributes';
-
-export const CLAIM_WORKFLOW_TYPE = 'claimResolution';
 
 const { decideClaim, resolveClaim } = proxyActivities<ClaimActivities>({
   ...postingOptions,
@@ -44,20 +41,6 @@ const { decideClaim, resolveClaim } = proxyActivities<ClaimActivities>({
     ],
   },
 });
-
-export interface ClaimResolutionInput {
-  issuerId: string;
-  claimId: string;
-}
-
-/** The operator's decision; answers with the claim's outcome. */
-export const resolveClaimUpdate = defineUpdate<ClaimOutcome, [OperatorDecision]>('resolve');
-/** Where the claim stands, for the UI's Queries tab. */
-export const claimOutcomeQuery = defineQuery<ClaimOutcome | null>('outcome');
-
-export function claimWorkflowId(issuerId: string, claimId: string): string {
-  return `claim/${issuerId}/${claimId}`;
-}
 
 /**
  * Decisions take turns, and a decision that found the claim resolved by another fails. Marked

@@ -13,6 +13,7 @@ import { patched, proxyActivities } from '@temporalio/workflow';
 import type { ExpiryActivities } from '../activities/expiry';
 import type { NoticeActivities } from '../activities/notices';
 import { postingOptions } from './activity-options';
+import type { ExpireGrantsInput, ExpireGrantsResult } from './expire-grants-contract';
 
 const { expireDueGrants, sendDueRewardNotices } = proxyActivities<ExpiryActivities & NoticeActivities>(postingOptions);
 
@@ -21,23 +22,6 @@ export const REWARD_NOTICES_PATCH = 'reward-notices';
 
 export const DEFAULT_EXPIRY_BATCH_SIZE = 200;
 export const MAX_BATCHES_PER_RUN = 50;
-
-export interface ExpireGrantsInput {
-  batchSize?: number;
-  maxBatches?: number;
-  /** Only this issuer's grants (tests, operator re-runs); all issuers when absent. */
-  issuerId?: string;
-}
-
-export interface ExpireGrantsResult {
-  /** Grants whose due notices this run handled, and the webhook records it wrote. */
-  noticeGrants?: number;
-  noticesRecorded?: number;
-  expired: number;
-  expiredMinor: number;
-  failed: number;
-  batches: number;
-}
 
 export async function expireGrants(input: ExpireGrantsInput = {}): Promise<ExpireGrantsResult> {
   const batchSize = input.batchSize ?? DEFAULT_EXPIRY_BATCH_SIZE;

@@ -13,28 +13,14 @@ import type { PayoutActivities, PayoutOutcome } from '../activities/payouts';
 import { PAYOUT_NOT_PROCESSING } from '../core/failure-types';
 import { postingOptions } from './activity-options';
 import { runChunks } from './chunked-run';
+import type { PayoutRunInput } from './payout-run-contract';
 import { RewardsStatus } from './search-attributes';
-
-export const PAYOUT_WORKFLOW_TYPE = 'payoutRun';
 
 const nonRetryable = [...(postingOptions.retry?.nonRetryableErrorTypes ?? []), PAYOUT_NOT_PROCESSING];
 const { payOutChunk, completePayout, failPayout } = proxyActivities<PayoutActivities>({
   ...postingOptions,
   retry: { ...postingOptions.retry, nonRetryableErrorTypes: nonRetryable },
 });
-
-export interface PayoutRunInput {
-  issuerId: string;
-  payoutId: string;
-  /** Where a continued run resumes ('' or absent: from the start). */
-  afterAccountId?: string;
-  /** Tests and the bench only: groups per chunk. */
-  chunkSize?: number;
-}
-
-export function payoutWorkflowId(issuerId: string, payoutId: string): string {
-  return `payout/${issuerId}/${payoutId}`;
-}
 
 export async function payoutRun(input: PayoutRunInput): Promise<PayoutOutcome> {
   const { payoutId, chunkSize } = input;

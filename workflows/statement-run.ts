@@ -14,26 +14,13 @@ import { STATEMENT_RUN_NOT_PROCESSING } from '../core/failure-types';
 import { billingOptions } from './activity-options';
 import { runChunks } from './chunked-run';
 import { RewardsStatus } from './search-attributes';
-
-export const STATEMENT_RUN_WORKFLOW_TYPE = 'statementRun';
+import type { StatementRunInput } from './statement-run-contract';
 
 const nonRetryable = [...(billingOptions.retry?.nonRetryableErrorTypes ?? []), STATEMENT_RUN_NOT_PROCESSING];
 const { billStatementChunk, completeStatementRun, failStatementRun } = proxyActivities<StatementActivities>({
   ...billingOptions,
   retry: { ...billingOptions.retry, nonRetryableErrorTypes: nonRetryable },
 });
-
-export interface StatementRunInput {
-  runId: string;
-  /** Where a continued run resumes ('' or absent: from the start). */
-  afterAccountId?: string;
-  /** Tests and the bench only: receivables per chunk. */
-  chunkSize?: number;
-}
-
-export function statementRunWorkflowId(period: string, runId: string): string {
-  return `statements/${period}/${runId}`;
-}
 
 export async function statementRun(input: StatementRunInput): Promise<StatementRunOutcome> {
   const { runId, chunkSize } = input;

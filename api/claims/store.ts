@@ -16,7 +16,7 @@ import type { OperatorChoice, OperatorDecision } from '../../core/rules/claims';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import type { Db } from '../../prisma/client';
 import type { Claim, Prisma } from '../../prisma/generated/client';
-import { claimWorkflowId, resolveClaimUpdate } from '../../workflows/claim-resolution';
+import { claimWorkflowId, resolveClaimUpdate } from '../../workflows/claim-resolution-contract';
 import { createdAtKey, createdAtKeyset, toPage } from '../pagination';
 import { requireGroup, requireVisibleMerchant } from '../catalogue/scope';
 import type { AdminClaimListQuery, ClaimInput, ClaimListQuery } from './schemas';

@@ -14,6 +14,11 @@ import type { WorkflowEngine } from '../../core/workflow-engine';
 import { mapLimited } from '../../core/concurrency';
 import { errors } from '../../core/errors';
 import { AUTH_CHANGED_CHANNEL } from '../middleware/token-cache';
+import {
+  EXPIRE_GRANTS_WORKFLOW_TYPE,
+  issuerExpiryWorkflowId,
+  type ExpireGrantsInput,
+} from '../../workflows/expire-grants-contract';
 import { clockAdvancedSignal } from '../../workflows/lifecycle-signals';
 import { MAX_CLOCK_OFFSET_MS } from './schemas';
 
@@ -92,12 +97,13 @@ export async function startIssuerExpiry(
   issuerId: string,
   clockOffsetMs: number,
 ): Promise<string> {
-  const workflowId = `expire/${issuerId}/clock-${clockOffsetMs}`;
+  const workflowId = issuerExpiryWorkflowId(issuerId, clockOffsetMs);
+  const input: ExpireGrantsInput = { issuerId };
   try {
-    await temporal.client.workflow.start('expireGrants', {
+    await temporal.client.workflow.start(EXPIRE_GRANTS_WORKFLOW_TYPE, {
       workflowId,
       taskQueue: temporal.taskQueue,
-      args: [{ issuerId }],
+      args: [input],
     });
   } catch (err) {
     // The same offset reached twice can only be a retry of this request: its run is enough.

@@ -18,13 +18,13 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { WorkflowEngine } from '../workflow-engine';
 import type { Db } from '../../prisma/client';
 import type { Claim, Payout, StatementRun } from '../../prisma/generated/client';
-import { CLAIM_WORKFLOW_TYPE, type ClaimResolutionInput } from '../../workflows/claim-resolution';
-import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId, type PayoutRunInput } from '../../workflows/payout-run';
+import { CLAIM_WORKFLOW_TYPE, type ClaimResolutionInput } from '../../workflows/claim-resolution-contract';
+import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId, type PayoutRunInput } from '../../workflows/payout-run-contract';
 import {
   STATEMENT_RUN_WORKFLOW_TYPE,
   statementRunWorkflowId,
   type StatementRunInput,
-} from '../../workflows/statement-run';
+} from '../../workflows/statement-run-contract';
 import {
   RewardsChgId,
   RewardsIssuerId,

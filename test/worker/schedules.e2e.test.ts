@@ -6,7 +6,8 @@ import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { startStack, type Stack } from '../helpers/stack';
 import { earnBranded, inTransaction, trialBalance } from '../../core/domain/ledger';
 import { EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID, ensureSchedules } from '../../worker/schedules';
-import { DEFAULT_EXPIRY_BATCH_SIZE, type ExpireGrantsResult } from '../../workflows/expire-grants';
+import { DEFAULT_EXPIRY_BATCH_SIZE } from '../../workflows/expire-grants';
+import type { ExpireGrantsResult } from '../../workflows/expire-grants-contract';
 import {
   assertLedgerHealthy,
   chgId as newChg,

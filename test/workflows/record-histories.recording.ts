@@ -33,9 +33,9 @@ import { createLogger } from '../../core/logger';
 import { testTemporalAddress, testWebhookDestinations, testWebhookSecretKeys } from '../helpers/env';
 import { testEngine } from '../helpers/engine';
 import { newId } from '../../core/ids';
-import { CLAIM_WORKFLOW_TYPE, claimWorkflowId, resolveClaimUpdate } from '../../workflows/claim-resolution';
-import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId } from '../../workflows/payout-run';
-import { STATEMENT_RUN_WORKFLOW_TYPE, statementRunWorkflowId } from '../../workflows/statement-run';
+import { CLAIM_WORKFLOW_TYPE, claimWorkflowId, resolveClaimUpdate } from '../../workflows/claim-resolution-contract';
+import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId } from '../../workflows/payout-run-contract';
+import { STATEMENT_RUN_WORKFLOW_TYPE, statementRunWorkflowId } from '../../workflows/statement-run-contract';
 
 const DIR = join(__dirname, 'histories');
 const OVERWRITE = new Set((process.env.RECORD_HISTORIES_OVERWRITE ?? '').split(',').filter(Boolean));

@@ -10,8 +10,8 @@ import { groupWithCard, issuerWith } from '../helpers/scenario';
 import { waitFor } from '../helpers/webhooks';
 import { newId } from '../../core/ids';
 import { startPayoutRunWorkflow, startUnstartedRuns } from '../../core/domain/run-starts';
-import { claimWorkflowId } from '../../workflows/claim-resolution';
-import { payoutWorkflowId } from '../../workflows/payout-run';
+import { claimWorkflowId } from '../../workflows/claim-resolution-contract';
+import { payoutWorkflowId } from '../../workflows/payout-run-contract';
 
 describe('rows left without their workflow (the unstarted-runs watch)', function () {
   this.timeout(120_000);
