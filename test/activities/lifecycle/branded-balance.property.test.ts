@@ -20,7 +20,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
-import { createMerchant, createOffer, daysFromNow } from '../../helpers/catalogue';
+import { createMerchant, createOffer } from '../../helpers/catalogue';
 import { settledEvent, cardOf } from '../../helpers/events';
 import { groupBody } from '../../helpers/groups';
 import { assertLedgerHealthy } from '../../helpers/ledger';
@@ -44,6 +44,14 @@ import { payStatement } from '../../../api/statements/store';
 import { periodOf } from '../../../core/rules/statements';
 
 const DAY_MS = 86_400_000;
+/**
+ * The calendar is part of a sequence, drawn from the seed with its steps: each starts at an instant
+ * of a fixed stretch of two months (any day, any time of day), so a seed walks the same month turns
+ * and budget months whatever day the test runs, and a failing seed replays exactly on any day.
+ */
+const FIRST_START_MS = Date.UTC(2026, 0, 1);
+/** The offers start before every sequence. */
+const OFFERS_START_MS = FIRST_START_MS - 10 * DAY_MS;
 /** The funded offer's monthly budget: a few purchases' worth, so sequences run it out. */
 const FUNDED_BUDGET = 4_000;
 
@@ -135,6 +143,10 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   },
 );
 
+const startArb = fc.integer({ min: FIRST_START_MS, max: FIRST_START_MS + 59 * DAY_MS - 1 });
+// size 'max': lengths spread up to maxLength (the default size keeps arrays to about 10 steps).
+const stepsArb = fc.array(stepArb, { minLength: 1, maxLength: 16, size: 'max' });
+
 describe('rewards under random purchases, refunds, adjustments, payouts, time jumps and expiry (property)', function () {
   this.timeout(300_000);
   let app: TestApp;
@@ -142,7 +154,7 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
   let merchantId: string;
   let fundedMerchantId: string;
   let fundedOfferId: string;
-  let clockMs = Date.now();
+  let clockMs = OFFERS_START_MS;
   before(async () => {
     // The API's clock is the sequence's: events are dated at it and ingestion checks them against it.
     app = await startTestApp({ clock: { now: () => new Date(clockMs) } });
@@ -157,7 +169,7 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
     await createOffer(app, merchantId, {
       cashbackRateBps: 300,
       brandedRateBps: 1000,
-      startsAt: daysFromNow(-10),
+      startsAt: new Date(OFFERS_START_MS).toISOString(),
       returnPeriodDays: 5,
     });
     // The funded merchant: a monthly budget every group draws on, an issuer share, a commission.
@@ -169,7 +181,7 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
       await createOffer(app, fundedMerchantId, {
         cashbackRateBps: 500,
         brandedRateBps: 200,
-        startsAt: daysFromNow(-10),
+        startsAt: new Date(OFFERS_START_MS).toISOString(),
         budgetMinor: FUNDED_BUDGET,
         budgetPeriod: 'month',
         funding: { issuerShareBps: 3000 },
@@ -182,11 +194,10 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
   it('keeps the ledger healthy, no balance negative, and the summary equal to the ledger after every step', async () => {
     const deps: LifecycleDeps = { db: app.db, logger: createLogger('silent'), clock: { now: () => new Date() } };
     await fc.assert(
-      // size 'max': lengths spread up to maxLength (the default size keeps arrays to about 10 steps).
-      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 16, size: 'max' }), async (steps) => {
-        // The sequence's clock starts now, before its group is activated: an activation dated at the
-        // clock a previous sequence's jumps left would come after every purchase of this one.
-        let atMs = Date.now() - 1000;
+      fc.asyncProperty(stepsArb, startArb, async (steps, start) => {
+        // The sequence's clock starts at its drawn instant, before its group is activated: an activation
+        // dated at the clock a previous sequence's jumps left would come after every purchase of this one.
+        let atMs = start;
         clockMs = atMs;
         const group = (await issuer.call('POST', '/api/v2/chg', groupBody())).body;
         for (const m of [merchantId, fundedMerchantId])
@@ -287,6 +298,7 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
               { kind: 'refund', purchase: 0, percent: 100, currency: 'same' },
               { kind: 'refund', purchase: 1, percent: 100, currency: 'same' },
             ],
+            Date.UTC(2026, 0, 14, 9, 30),
           ],
           [
             [
@@ -302,6 +314,7 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
               },
               { kind: 'refund', purchase: 0, percent: 69, currency: 'same' },
             ],
+            Date.UTC(2026, 1, 27, 23, 0),
           ],
           // A funded purchase billed, refunded in part in the same month after its statement (the
           // clawback waits for the next one), billed again a month later, and paid; then the budget
@@ -327,6 +340,7 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
               { kind: 'refund', purchase: 1, percent: 100, currency: 'same' },
               { kind: 'jump', days: 10 },
             ],
+            FIRST_START_MS,
           ],
           // The double dip: cashback paid out after its window, then the purchase refunded; the group
           // owes it, its next purchase repays part, and the issuer forgives the rest.
@@ -343,6 +357,7 @@ describe('rewards under random purchases, refunds, adjustments, payouts, time ju
               { kind: 'jump', days: 6 },
               { kind: 'payout', mode: 'group', minimum: 1 },
             ],
+            Date.UTC(2026, 0, 31, 12, 0),
           ],
         ],
       },
