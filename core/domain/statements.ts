@@ -1,8 +1,8 @@
 // Merchant statements (API.md, "Funded offers", Statements; docs/decisions/0040-merchant-statements.md):
 // a statement run bills merchant_receivable accounts a chunk at a time, each chunk in one
-// transaction of three statements whatever the number of transfers: read every account's window
-// and sums by transfer kind in ONE set-based statement, write the chunk's statements in one, add
-// them to the run's totals in one.
+// transaction of three SQL queries whatever the number of transfers: read every account's window
+// and sums by transfer kind in ONE set-based query, insert the chunk's statements with one, add
+// them to the run's totals with one. ("Statement" here is always a merchant's statement.)
 //
 // A statement's transfers are never listed row by row. They are the entries of its account with
 //   id <= mark AND created_at < period_end AND NOT (id <= prev_mark AND created_at < prev_period_end)
@@ -103,8 +103,8 @@ interface ChunkRow {
 }
 
 /**
- * The next chunk of receivable accounts after `afterAccountId`, each with the statement of
- * `period` it would get: the sums of its unbilled transfers by kind, read in one snapshot with its
+ * The next chunk of receivable accounts after `afterAccountId`, each with the merchant's statement
+ * for `period` it would get: the sums of its unbilled transfers by kind, read in one snapshot with its
  * window. Accounts billed for this period or a later one get none (what reaches them now goes on
  * their next statement), and so do those with nothing in their window.
  */
@@ -183,7 +183,7 @@ function toStatements(rows: ChunkRow[], period: string): BilledStatement[] {
     const total = totalDue(lines);
     // The lines are the receivable's movement, by construction; the entries say so too.
     const net = r.kinds.reduce((sum, k) => sum + fromDbMinor(k.net), 0);
-    assert(total === net, `statement of ${r.accountId}: lines total ${total}, entries move ${net}`);
+    assert(total === net, `statement for ${r.accountId}: lines total ${total}, entries move ${net}`);
     billed.push({
       id: newId('stm'),
       issuerId: r.issuerId,
@@ -224,7 +224,7 @@ export async function previewChunk(tx: SqlTx, input: BillChunkInput): Promise<Ch
 
 /**
  * Bills the next chunk of receivable accounts for the run: one statement per account with
- * transfers in its window, written in one statement with the run's totals. Waits for any other
+ * transfers in its window, inserted by one SQL query with the run's totals. Waits for any other
  * chunk (of this run or another) to commit first. A chunk retried after its commit finds its
  * accounts billed for the period and issues nothing twice.
  */
