@@ -21,6 +21,7 @@ import { createHandoverRelease } from './handover-release';
 import { startLedgerWatch } from './ledger-watch';
 import { startUnstartedRunsWatch } from './unstarted-runs-watch';
 import { startBudgetWatch } from './budget-watch';
+import { startHoldSweep } from './hold-sweep';
 import type { Periodic } from './periodic';
 import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
 import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
@@ -121,11 +122,17 @@ async function main(): Promise<void> {
  */
 /**
  * The watches beside the SDK's worker: the hand-over queue, the ledger's trial balance, the offers'
- * budgets, the rows whose workflow was never started.
+ * budgets, the rows whose workflow was never started, the sweep of matured cashback holds.
  */
 function startWatches(deps: Parameters<typeof startHandoverWatch>[0]): { handover: Periodic; stop(): Promise<void> } {
   const handover = startHandoverWatch(deps);
-  const watches = [handover, startLedgerWatch(deps), startBudgetWatch(deps), startUnstartedRunsWatch(deps)];
+  const watches = [
+    handover,
+    startLedgerWatch(deps),
+    startBudgetWatch(deps),
+    startUnstartedRunsWatch(deps),
+    startHoldSweep(deps),
+  ];
   return { handover, stop: () => Promise.all(watches.map((w) => w.stop())).then(() => undefined) };
 }
 

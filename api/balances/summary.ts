@@ -11,14 +11,16 @@
 //     reported in expiredMinor); the rest is available. Both exceptions are recent grants,
 //     found through partial indexes on open grants.
 // Adjustments (customer service) are flows too, signed: net credits minus debits; so are payouts.
-// Cashback is split into what is on hold (purchases still in their return window, cashback_hold)
-// and what is payable; what a refund reversed after payout is owed (chg_cashback_owed). The
-// identities both sides keep are written once, in identities.ts.
+// Cashback is split into what is on hold (purchases still in their return window: the group's
+// running total of its holds, core/domain/cashback-held.ts) and what is payable; what a refund
+// reversed after payout is owed (chg_cashback_owed). The identities both sides keep are written
+// once, in identities.ts.
 // Resolves to undefined when the group is not the issuer's (the caller answers 404).
 import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
 import { accounts, fromDbMinor } from '../../core/ledger';
 import { splitCashback } from '../../core/rules/cashback';
+import { heldAtSql } from '../../core/domain/cashback-held';
 
 export interface RewardsSummary {
   chgId: string;
@@ -71,15 +73,14 @@ const PENDING_CASHBACK = `
 
 // $1 issuer, $2 group, $3 the group's cashback account, $4 the instant, $5 what the group owes.
 const SUMMARY: HotStatement = {
-  name: 'rewards_summary_v2',
+  name: 'rewards_summary_v3',
   text: `
     SELECT
       (SELECT coalesce(jsonb_object_agg(x.type, x.amount::text), '{}'::jsonb)
          FROM (SELECT type, sum(amount_minor) AS amount FROM reward_total WHERE issuer_id = g.issuer_id AND chg_id = g.id GROUP BY type) x) AS flows,
       (SELECT balance_minor::text FROM ledger_account WHERE id = $3) AS cashback_balance,
       (SELECT balance_minor::text FROM ledger_account WHERE id = $5) AS cashback_owed,
-      (SELECT coalesce(sum(remaining_minor), 0)::text FROM cashback_hold
-        WHERE issuer_id = g.issuer_id AND chg_id = g.id AND payable_at > $4) AS cashback_held,
+      (${heldAtSql('g.issuer_id', 'g.id', '$4')})::text AS cashback_held,
       (SELECT coalesce(sum(balance_minor), 0)::text FROM ledger_account
         WHERE issuer_id = g.issuer_id AND chg_id = g.id AND kind = 'chg_branded') AS branded_balance,
       (SELECT coalesce(sum(remaining_minor), 0)::text FROM reward_grant

@@ -4,9 +4,10 @@
 // many groups in ONE statement (core/domain/ledger/batch.ts): a payout run pays its groups a
 // chunk at a time, and a single group's cash-out is the same posting for one. Only payable
 // cashback is ever paid: what purchases still in their return window earned stays (the hold, as
-// of the payout's `asOf`, core/rules/cashback.ts). A group is paid at most once per payout:
-// a line exists per (payout, group), the transfer's key is derived from both, and a retried
-// chunk skips the groups that have their line.
+// of the payout's `asOf`, core/rules/cashback.ts, read from the group's running total,
+// core/domain/cashback-held.ts). A group is paid at most once per payout: a line exists per
+// (payout, group), the transfer's key is derived from both, and a retried chunk skips the groups
+// that have their line.
 import { Prisma } from '../../prisma/generated/client';
 import type { SqlTx } from '../../prisma/sql-transaction';
 import { DEFAULT_PAYOUT_CHUNK_GROUPS } from '../config';
@@ -18,6 +19,7 @@ import { factKey } from '../webhooks/fact-webhooks';
 import { ensureAndLockAccounts, type LockedAccount } from './ledger/accounts';
 import { emptyBatch, newTransferId, writeBatch } from './ledger/batch';
 import { recordFactWebhooks } from './webhook-records';
+import { heldAtSql } from './cashback-held';
 
 export const PAYOUT_CHUNK_SIZE = DEFAULT_PAYOUT_CHUNK_GROUPS;
 
@@ -123,16 +125,19 @@ function amountToPay(g: HeldGroup, input: PayGroupsInput): number {
 /** The groups' cashback accounts, locked in id order, with what each may be paid; those paid by this payout left out. */
 async function lockUnpaidGroups(tx: SqlTx, input: PayGroupsInput): Promise<HeldGroup[]> {
   if (input.accountIds.length === 0) return [];
+  // Locked first, read after, in a statement of its own: its snapshot is taken once the locks are
+  // held, so a settlement that committed while this waited is in both the balance and the hold
+  // (read in the locking statement, the balance would be the latest and the hold the older one).
+  await tx.$queryRaw`
+    SELECT a.id FROM ledger_account a
+     WHERE a.id = ANY(${input.accountIds}::text[]) AND a.issuer_id = ${input.issuerId} AND a.kind = 'chg_cashback'
+     ORDER BY a.id FOR UPDATE`;
   const rows = await tx.$queryRaw<Array<{ id: string; chgId: string; balance: bigint; held: bigint }>>`
-    WITH locked AS MATERIALIZED (
-      SELECT a.id, a.chg_id, a.balance_minor FROM ledger_account a
-       WHERE a.id = ANY(${input.accountIds}::text[]) AND a.issuer_id = ${input.issuerId} AND a.kind = 'chg_cashback'
-       ORDER BY a.id FOR UPDATE)
     SELECT l.id, l.chg_id AS "chgId", l.balance_minor AS balance,
-           (SELECT coalesce(sum(h.remaining_minor), 0) FROM cashback_hold h
-             WHERE h.issuer_id = ${input.issuerId} AND h.chg_id = l.chg_id AND h.payable_at > ${input.asOf})::bigint AS held
-      FROM locked l
-     WHERE NOT EXISTS (SELECT 1 FROM payout_item i WHERE i.payout_id = ${input.payoutId} AND i.chg_id = l.chg_id)
+           (${Prisma.raw(heldAtSql('l.issuer_id', 'l.chg_id', 'p.as_of'))})::bigint AS held
+      FROM ledger_account l CROSS JOIN (SELECT ${input.asOf}::timestamptz AS as_of) p
+     WHERE l.id = ANY(${input.accountIds}::text[]) AND l.issuer_id = ${input.issuerId} AND l.kind = 'chg_cashback'
+       AND NOT EXISTS (SELECT 1 FROM payout_item i WHERE i.payout_id = ${input.payoutId} AND i.chg_id = l.chg_id)
      ORDER BY l.id`;
   return rows.map((r) => {
     const balanceMinor = fromDbMinor(r.balance);

@@ -91,6 +91,29 @@ const CHECKS: Check[] = [
        WHERE t.amount_minor IS DISTINCT FROM e.amount_minor OR t.event_count IS DISTINCT FROM e.event_count`,
   },
   {
+    // The running total the summary and the payouts read for what is on hold
+    // (core/domain/cashback-held.ts): every group with a hold has one, equal to the remaining
+    // value of its holds payable after its matured_through, and its next_payable_at is no later
+    // than the earliest of those still holding value (else the sweep would skip the group).
+    name: 'held total equals the remaining value of its holds not yet matured',
+    query: (issuerId) => Prisma.sql`
+      WITH holds AS (
+        SELECT c.issuer_id, c.chg_id,
+               sum(c.remaining_minor) FILTER (WHERE t.matured_through IS NULL OR c.payable_at > t.matured_through) AS held,
+               min(c.payable_at) FILTER (WHERE c.payable_at > t.matured_through AND c.remaining_minor > 0) AS next_payable_at
+          FROM cashback_hold c LEFT JOIN cashback_held t ON t.issuer_id = c.issuer_id AND t.chg_id = c.chg_id
+         WHERE ${issuerFilter('c.issuer_id', issuerId)}
+         GROUP BY 1, 2)
+      SELECT coalesce(t.issuer_id, h.issuer_id) || ' ' || coalesce(t.chg_id, h.chg_id) AS subject,
+             'total ' || coalesce(t.held_minor::text, 'missing') || ' after ' || coalesce(t.matured_through::text, '-')
+               || ' (next ' || coalesce(t.next_payable_at::text, 'none') || '), holds ' || coalesce(h.held::text, 'none')
+               || ' (next ' || coalesce(h.next_payable_at::text, 'none') || ')' AS detail
+        FROM (SELECT * FROM cashback_held WHERE ${issuerFilter('issuer_id', issuerId)}) t
+        FULL JOIN holds h ON h.issuer_id = t.issuer_id AND h.chg_id = t.chg_id
+       WHERE t.held_minor IS DISTINCT FROM coalesce(h.held, 0)
+          OR (h.next_payable_at IS NOT NULL AND (t.next_payable_at IS NULL OR t.next_payable_at > h.next_payable_at))`,
+  },
+  {
     // Budgets are the offer's across every issuer: this one is checked whole whatever issuer is
     // asked about (docs/decisions/0039-offer-budgets.md). Each purchase's match trace names the
     // budget period it drew on; what its purchases kept (earned less clawed back) is what the
