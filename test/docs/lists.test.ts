@@ -9,6 +9,7 @@ import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
 import { REWARD_EVENT_TYPES, TRANSFER_KINDS } from '../../core/ledger';
 import { ERROR_CLASSES, type ErrorName } from '../../core/errors';
 import { EVENT_FAILURE_REASONS } from '../../api/ingestion/schemas';
+import { AUTOMATIC_REJECTIONS, OPERATOR_REJECTIONS, REVIEW_REASONS } from '../../core/rules/claims';
 
 const ROOT = join(__dirname, '..', '..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -65,6 +66,14 @@ describe('lists in the integration guide', () => {
     const spans = codeSpans(section(GUIDE, 'Sending transactions'));
     assert.deepEqual(
       Object.keys(EVENT_FAILURE_REASONS).filter((reason) => !spans.has(reason)),
+      [],
+    );
+  });
+
+  it('names every reason the service rejects a claim for, or sends it to review, in "Claims"', () => {
+    const spans = codeSpans(section(GUIDE, 'Claims'));
+    assert.deepEqual(
+      [...AUTOMATIC_REJECTIONS, ...REVIEW_REASONS].filter((reason) => !spans.has(reason)),
       [],
     );
   });
@@ -192,6 +201,14 @@ describe('lists in docs/benchmarks.md', () => {
 });
 
 describe('lists in the operating docs', () => {
+  it('names every reason an operator may reject a claim for in docs/operating/runbook.md, "Claims waiting for review"', () => {
+    const text = section(read('docs/operating/runbook.md'), 'Claims waiting for review');
+    assert.deepEqual(
+      OPERATOR_REJECTIONS.filter((reason) => !text.includes(`"${reason}"`)),
+      [],
+    );
+  });
+
   it('names in docs/operating/upgrading.md, "Rolling out a release", only migrations that exist, as many as it says', () => {
     const migrations = new Set(readdirSync(join(ROOT, 'prisma', 'migrations')));
     const releases = releaseMigrations(read('docs/operating/upgrading.md'));
