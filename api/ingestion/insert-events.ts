@@ -20,9 +20,12 @@ const iso = (d: Date | string | null | undefined) => (d === null || d === undefi
 // queues every new event that waits for processing (handover_pending): an event is never
 // stored without its place in the hand-over queue. handed_over_at is deprecated and set to
 // the receipt time: the pending-hand-over index then holds only events that APIs of the
-// previous release stored (the sweeper adopts those into the queue).
+// previous release stored (the sweeper adopts those into the queue). The receipt time is on the
+// issuer's clock, days ahead for a sandbox issuer that moved its clock, so the queue's time is
+// real time: the age of what waits is real time (GET /api/v2/ingestion/lag,
+// rewards_handover_oldest_seconds), and the same instant for a production issuer.
 const INSERT_NEW_EVENTS: HotStatement = {
-  name: 'ingestion_insert_new_events_v5',
+  name: 'ingestion_insert_new_events_v6',
   text: `WITH inserted AS (
            INSERT INTO ingested_event (id, issuer_id, kind, external_id, fingerprint, state, payload, chg_id, cardholder_id,
              card_id, amount_minor, currency, event_created_at, authorization_external_id, related_external_id,
@@ -41,7 +44,7 @@ const INSERT_NEW_EVENTS: HotStatement = {
            RETURNING id, external_id, reward_status
          ), queued AS (
            INSERT INTO handover_pending (event_id, queued_at, traceparent, issuer_id)
-           SELECT id, $3::timestamptz, $20::text, $1::text FROM inserted WHERE reward_status = 'pending'
+           SELECT id, $21::timestamptz, $20::text, $1::text FROM inserted WHERE reward_status = 'pending'
          )
          SELECT external_id FROM inserted`,
 };
@@ -51,6 +54,8 @@ export interface BatchHeader {
   issuerId: string;
   kind: string;
   receivedAt: Date;
+  /** The same instant in real time (without a sandbox issuer's clock offset): when its events join the hand-over queue. */
+  queuedAt: Date;
   /** The storing request's trace, kept with the hand-over queue rows (core/tracing.ts); null when not traced. */
   traceparent?: string | null;
 }
@@ -85,6 +90,7 @@ export async function insertNewEvents(db: Db, header: BatchHeader, rows: EventRo
     col((r) => r.workflowId),
     col((r) => r.rewardStatus ?? 'pending'),
     header.traceparent ?? null,
+    header.queuedAt.toISOString(),
   ]);
   return new Set(inserted.map((r) => r.external_id));
 }
@@ -94,22 +100,30 @@ export async function insertNewEvents(db: Db, header: BatchHeader, rows: EventRo
 // reversals record one state change. It waits for admission again, even when its authorization
 // is still in flight: the reversal is a new hand-over (core/domain/handover-admission.ts). The
 // authorization's row may still be there, processed and awaiting its release: it waits again.
+// The state changes on the issuer's clock, the queue's time is real time, as for a new event.
 const REVERSE_AUTHORIZATION: HotStatement = {
-  name: 'ingestion_reverse_authorization_v3',
+  name: 'ingestion_reverse_authorization_v4',
   text: `WITH changed AS (
            UPDATE ingested_event SET state = 'reversed', state_changed_at = $2
             WHERE id = $1 AND state = 'approved'
            RETURNING id, issuer_id
          ), queued AS (
-           INSERT INTO handover_pending (event_id, queued_at, issuer_id) SELECT id, $2, issuer_id FROM changed
+           INSERT INTO handover_pending (event_id, queued_at, issuer_id) SELECT id, $3, issuer_id FROM changed
            ON CONFLICT (event_id) DO UPDATE SET queued_at = EXCLUDED.queued_at, issuer_id = EXCLUDED.issuer_id,
              admitted_at = NULL, processed_at = NULL
          )
          SELECT id FROM changed`,
 };
 
-/** Records the reversal of an approved authorization; false when it was not approved (any more). */
-export async function reverseAuthorization(db: Db, eventId: string, now: Date): Promise<boolean> {
-  const changed = await hotQuery<{ id: string }>(db, REVERSE_AUTHORIZATION, [eventId, now.toISOString()]);
+/**
+ * Records the reversal of an approved authorization (`now` on the issuer's clock, `queuedAt` the
+ * same instant in real time); false when it was not approved (any more).
+ */
+export async function reverseAuthorization(db: Db, eventId: string, now: Date, queuedAt: Date): Promise<boolean> {
+  const changed = await hotQuery<{ id: string }>(db, REVERSE_AUTHORIZATION, [
+    eventId,
+    now.toISOString(),
+    queuedAt.toISOString(),
+  ]);
   return changed.length === 1;
 }

@@ -17,7 +17,6 @@ import {
   type EventKind,
   type IngestedEvent,
 } from './schemas';
-import { issuerNow } from '../sandbox/issuer-clock';
 import { unsafeItemsOf } from '../middleware/json-body';
 import { BACKLOG_RETRY_AFTER_SECONDS, createBacklogGate, type BacklogGate } from './backlog';
 import { readBacklog } from './store';
@@ -107,13 +106,15 @@ function eventRoutes(deps: AppDeps, backlog: () => BacklogGate): RouteSpec[] {
         const events = batchOf(body);
         const issuer = issuerOf(ctx);
         await backlog().check(issuer);
+        // One reading of the clock: a production issuer's events are queued at their receipt time.
+        const queuedAt = deps.clock.now();
         const outcome = await ingestBatch(
           deps.db,
           issuer.id,
           kind,
           events,
           validators[kind],
-          issuerNow(ctx, deps.clock),
+          { receivedAt: new Date(queuedAt.getTime() + issuer.clockOffsetMs), queuedAt },
           unsafeItemsOf(ctx),
         );
         backlog().queued(issuer.id, outcome.handovers.length);

@@ -56,15 +56,24 @@ interface Purchase {
   currency: string;
 }
 
+/** When a batch is received: on the issuer's clock, and in real time. */
+export interface ReceiptTimes {
+  /** The issuer's now (a sandbox issuer's clock may be ahead): the events' receipt, date window and state changes. */
+  receivedAt: Date;
+  /** The same instant in real time: when the events join the hand-over queue, whose ages are real time. */
+  queuedAt: Date;
+}
+
 export async function ingestBatch(
   db: Db,
   issuerId: string,
   kind: EventKind,
   raw: unknown[],
   validate: Validator<IngestedEvent>,
-  now: Date,
+  at: ReceiptTimes,
   unsafe: ReadonlyMap<number, UnsafeJson> = new Map(),
 ): Promise<BatchOutcome> {
+  const now = at.receivedAt;
   const failures: Failure[] = [];
   const fail = (index: number, id: unknown, error: ApiError) =>
     failures.push({ index, id: typeof id === 'string' ? id : null, error: error.toBody() });
@@ -128,7 +137,7 @@ export async function ingestBatch(
     candidates.push(candidate);
   });
 
-  const handovers = await storeCandidates(db, issuerId, kind, candidates, now, (c, error) =>
+  const handovers = await storeCandidates(db, issuerId, kind, candidates, at, (c, error) =>
     fail(c.index, c.event.id, error),
   );
   failures.sort((a, b) => a.index - b.index);
@@ -216,10 +225,11 @@ async function storeCandidates(
   issuerId: string,
   kind: EventKind,
   candidates: Candidate[],
-  now: Date,
+  at: ReceiptTimes,
   fail: (c: Candidate, error: ApiError) => void,
 ): Promise<HandoverItem[]> {
   if (candidates.length === 0) return [];
+  const { receivedAt: now, queuedAt } = at;
   // One statement stores the whole batch (and is atomic by itself): the usual batch of new
   // events costs no transaction round trips. Resubmissions are compared afterwards.
   const accepted = candidates.filter((c) => !c.refusal);
@@ -228,7 +238,7 @@ async function storeCandidates(
     accepted.length > 0
       ? await insertNewEvents(
           db,
-          { issuerId, kind, receivedAt: now, traceparent },
+          { issuerId, kind, receivedAt: now, queuedAt, traceparent },
           accepted.map((c) => c.row),
         )
       : new Set<string>();
@@ -256,7 +266,8 @@ async function storeCandidates(
     const relation = classifyResubmission(kind, row, { fingerprint: c.row.fingerprint, state: c.row.state });
     if (relation === 'conflict') fail(c, idConflict(c.event.id));
     if (relation !== 'reversal') continue;
-    if (await reverseAuthorization(db, row.id, now)) handovers.push(toHandover({ ...row, state: 'reversed' }));
+    if (await reverseAuthorization(db, row.id, now, queuedAt))
+      handovers.push(toHandover({ ...row, state: 'reversed' }));
   }
   return handovers;
 }

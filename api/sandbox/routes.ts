@@ -141,9 +141,15 @@ function simulateSandboxTransactionRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { body }) {
       const issuer = issuerOf(ctx);
       sandboxIssuerId(ctx);
-      const at = shiftedNow(clock, await readClockOffsetMs(db, issuer.id));
+      const clockOffsetMs = await readClockOffsetMs(db, issuer.id);
+      // Dated on the issuer's clock, queued in real time (api/ingestion/insert-events.ts).
+      const queuedAt = clock.now();
+      const receivedAt = new Date(queuedAt.getTime() + clockOffsetMs);
       ctx.status = 201;
-      ctx.body = await simulatePurchase({ db, temporal: deps.temporal, handover: deps.handover }, issuer.id, body, at);
+      ctx.body = await simulatePurchase({ db, temporal: deps.temporal, handover: deps.handover }, issuer.id, body, {
+        receivedAt,
+        queuedAt,
+      });
     },
   });
 }

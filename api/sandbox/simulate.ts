@@ -11,7 +11,7 @@ import type { Handover } from '../ingestion/handover-queue';
 import { handOver, type HandoverItem } from '../../core/domain/handover';
 import type { WorkflowEngine } from '../../core/workflow-engine';
 import { compileBody } from '../validation';
-import { ingestBatch, type Failure } from '../ingestion/store';
+import { ingestBatch, type Failure, type ReceiptTimes } from '../ingestion/store';
 import { authEventSchema, settledEventSchema, type EventKind, type IngestedEvent } from '../ingestion/schemas';
 import type { SimulateBody, SimulatedOutcome } from './schemas';
 
@@ -141,8 +141,9 @@ export async function simulatePurchase(
   deps: SimulateDeps,
   issuerId: string,
   body: SimulateBody,
-  at: Date,
+  times: ReceiptTimes,
 ): Promise<SimulatedPurchase> {
+  const at = times.receivedAt;
   if (body.refundAmount !== undefined && (body.outcome !== 'refunded' || body.refundAmount > body.amount)) {
     throw errors.validation('invalid_body', 'refundAmount is only for the refunded outcome, and at most amount.', [
       { path: '/refundAmount', message: 'is not allowed here' },
@@ -152,7 +153,7 @@ export async function simulatePurchase(
   const events: SimulatedEvent[] = [];
   for (const step of planEvents(body, card, at)) {
     for (const { kind, event } of step) {
-      const outcome = await ingestBatch(deps.db, issuerId, kind, [event], validators[kind], at);
+      const outcome = await ingestBatch(deps.db, issuerId, kind, [event], validators[kind], times);
       if (outcome.failures.length > 0) throw refusal(outcome.failures[0]);
       await handStepOver(deps, outcome.handovers);
       const eventId = await storedEventId(deps.db, issuerId, kind, event.id);
