@@ -21,6 +21,21 @@ import { runAdminCommand } from '../helpers/admin-cli';
 import { statementCommands } from '../../scripts/admin/statement-commands';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
+/** Longer than any test here takes, from its first purchase to its last run. */
+const TEST_SPAN_MS = 90_000;
+
+/**
+ * The month a test bills, and the month after it. The worker posts a purchase at real time and a
+ * month is billed only once it has begun, so a test runs within one month: one about to start
+ * closer than TEST_SPAN_MS to a month's end waits for the next month first.
+ */
+async function months(): Promise<{ period: string; nextPeriod: string }> {
+  const untilNextMonth = (at: Date) => Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1) - at.getTime();
+  const left = untilNextMonth(new Date());
+  if (left < TEST_SPAN_MS) await new Promise((resolve) => setTimeout(resolve, left + 1_000));
+  const now = new Date();
+  return { period: periodOf(now), nextPeriod: periodOf(new Date(now.getTime() + untilNextMonth(now))) };
+}
 
 describe('merchant statements', function () {
   this.timeout(240_000);
@@ -44,8 +59,9 @@ describe('merchant statements', function () {
   });
   after(() => stack?.stop());
 
-  const period = periodOf(new Date());
-  const nextPeriod = periodOf(new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 15)));
+  let period: string;
+  let nextPeriod: string;
+  beforeEach(async () => ({ period, nextPeriod } = await months()));
 
   /** A funded offer's merchant and an issuer's group that shops there. */
   async function fundedMerchant(issuer?: TestIssuer) {
