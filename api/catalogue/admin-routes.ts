@@ -5,7 +5,9 @@ import { decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../
 import type { AppDeps } from '../deps';
 import {
   adminMerchantSchema,
+  adminOfferQuerySchema,
   adminOfferSchema,
+  budgetMonthQuerySchema,
   merchantCreateSchema,
   merchantPatchSchema,
   offerCreateSchema,
@@ -37,6 +39,10 @@ const offerResponse = {
     'The offer (status computed now; catalogueStatus as stored), with its commission and what its budget has given in the current period.',
   schema: adminOfferSchema,
 };
+/** The instant whose budget period an operator's read shows: the first of the month asked for, else now. */
+const budgetAtOf = (period: string | undefined, now: Date): Date =>
+  period === undefined ? now : new Date(`${period}-01T00:00:00.000Z`);
+
 const OFFER_FUNDING_RULES =
   'budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar ' +
   'month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share ' +
@@ -226,11 +232,16 @@ function listOffersAdminRoute(deps: AppDeps): RouteSpec {
     summary: "A merchant's offers, by startsAt then id, with what their budgets have given",
     description:
       "Every offer of the merchant whatever its status, each with its commission and its budget's use in the current period " +
-      '(the current calendar month in UTC of a monthly budget).',
+      '(the current calendar month in UTC of a monthly budget), or in the month given as period (a sandbox issuer spends ' +
+      'the month of its own clock).',
     tag,
     auth: 'operator',
     params: { merchantId: 'mp' },
-    query: { type: 'object', additionalProperties: false, properties: paginationQueryProperties },
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { ...paginationQueryProperties, period: budgetMonthQuerySchema },
+    },
     responses: {
       200: {
         description: 'A page of offers.',
@@ -244,10 +255,11 @@ function listOffersAdminRoute(deps: AppDeps): RouteSpec {
     errorStatuses: [404],
     async handle(ctx, { params, query }) {
       const now = clock.now();
+      const budgetAt = budgetAtOf(query.period, now);
       const page = await listOffersAdmin(db, params.merchantId, query);
-      const used = await budgetUsedOf(db, page.data, now);
+      const used = await budgetUsedOf(db, page.data, budgetAt);
       ctx.body = {
-        data: page.data.map((o) => presentAdminOffer(o, now, used.get(o.id)!)),
+        data: page.data.map((o) => presentAdminOffer(o, now, used.get(o.id)!, budgetAt)),
         nextCursor: page.nextCursor,
       };
     },
@@ -261,16 +273,21 @@ function getOfferAdminRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/merchants/{merchantId}/offers/{offerId}',
     operationId: 'getOfferAdmin',
     summary: 'Read an offer with its commission and what its budget has given',
+    description:
+      "The budget's use is the current period's (the current calendar month in UTC of a monthly budget), or the month given " +
+      'as period (a sandbox issuer spends the month of its own clock).',
     tag,
     auth: 'operator',
     params: { merchantId: 'mp', offerId: 'ofr' },
+    query: adminOfferQuerySchema,
     responses: { 200: offerResponse },
     errorStatuses: [404],
-    async handle(ctx, { params }) {
+    async handle(ctx, { params, query }) {
       const now = clock.now();
+      const budgetAt = budgetAtOf(query.period, now);
       const offer = await findOfferAdmin(db, params.merchantId, params.offerId);
-      const used = await budgetUsedOf(db, [offer], now);
-      ctx.body = presentAdminOffer(offer, now, used.get(offer.id)!);
+      const used = await budgetUsedOf(db, [offer], budgetAt);
+      ctx.body = presentAdminOffer(offer, now, used.get(offer.id)!, budgetAt);
     },
   });
 }

@@ -107,12 +107,15 @@ export function presentBudgetUse(o: Offer, usedMinor: number, now: Date) {
   };
 }
 
-/** The offer as the operator manages it, with its commission and what its budget has given. */
-export function presentAdminOffer(o: Offer, now: Date, budgetUsedMinor: number) {
+/**
+ * The offer as the operator manages it, with its commission and what its budget has given in the
+ * period `budgetAt` falls in (now unless the operator asked for another month).
+ */
+export function presentAdminOffer(o: Offer, now: Date, budgetUsedMinor: number, budgetAt: Date = now) {
   return {
     ...presentOffer(o, now),
     commission: { rateBps: o.commissionRateBps, flatMinor: fromDbMinor(o.commissionFlatMinor) },
-    budget: presentBudgetUse(o, budgetUsedMinor, now),
+    budget: presentBudgetUse(o, budgetUsedMinor, budgetAt),
     catalogueStatus: o.status,
     createdAt: o.createdAt.toISOString(),
     updatedAt: o.updatedAt.toISOString(),

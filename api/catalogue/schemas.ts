@@ -364,9 +364,29 @@ export const offerSchema = named(
   exampleOffer,
 );
 
+/**
+ * `?period=` of the operator's offer reads: the month whose budget use they show. A purchase draws
+ * on the month of its own date, on its issuer's clock (core/rules/budget.ts), so a sandbox
+ * issuer whose clock is ahead spends a month the server's clock has not reached.
+ */
+export const budgetMonthQuerySchema = {
+  type: 'string',
+  pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$',
+  description:
+    "The calendar month (UTC, YYYY-MM) whose use `budget` shows for a monthly budget; the current month by default. A sandbox issuer's purchases draw on the month of their date on its own clock (GET /api/v2/sandbox/clock): pass that month to see them. A lifetime budget shows its whole life whatever the month.",
+} as const;
+
+/** The query of the operator's offer reads. */
+export const adminOfferQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { period: budgetMonthQuerySchema },
+} as const;
+
 const budgetUseSchema = {
   type: ['object', 'null'],
-  description: 'What the budget has given, for the current period (null: the offer has no budget).',
+  description:
+    'What the budget has given, for the current period or the month asked for with ?period= (null: the offer has no budget).',
   required: ['limitMinor', 'usedMinor', 'remainingMinor', 'period'],
   properties: {
     limitMinor: minorSchema,
@@ -376,7 +396,7 @@ const budgetUseSchema = {
       type: 'string',
       pattern: '^(lifetime|[0-9]{4}-[0-9]{2})$',
       description:
-        "The period these figures are for: the current calendar month (UTC) of a monthly budget, else 'lifetime'.",
+        "The period these figures are for: of a monthly budget, the month asked for with ?period= or else the current calendar month (UTC); else 'lifetime'.",
     },
   },
 } as const;

@@ -1182,7 +1182,7 @@ export interface paths {
         };
         /**
          * A merchant's offers, by startsAt then id, with what their budgets have given
-         * @description Every offer of the merchant whatever its status, each with its commission and its budget's use in the current period (the current calendar month in UTC of a monthly budget). Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         * @description Every offer of the merchant whatever its status, each with its commission and its budget's use in the current period (the current calendar month in UTC of a monthly budget), or in the month given as period (a sandbox issuer spends the month of its own clock). Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
          */
         get: operations["listOffersAdmin"];
         put?: never;
@@ -1204,7 +1204,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an offer with its commission and what its budget has given */
+        /**
+         * Read an offer with its commission and what its budget has given
+         * @description The budget's use is the current period's (the current calendar month in UTC of a monthly budget), or the month given as period (a sandbox issuer spends the month of its own clock).
+         */
         get: operations["getOfferAdmin"];
         put?: never;
         post?: never;
@@ -4978,7 +4981,7 @@ export interface components {
                 /** @description Added per qualifying settled purchase. */
                 flatMinor: number;
             };
-            /** @description What the budget has given, for the current period (null: the offer has no budget). */
+            /** @description What the budget has given, for the current period or the month asked for with ?period= (null: the offer has no budget). */
             budget: {
                 /** @description Integer minor units (cents). */
                 limitMinor: number;
@@ -4986,7 +4989,7 @@ export interface components {
                 usedMinor: number;
                 /** @description What is left: never below 0, even after the limit was lowered. */
                 remainingMinor: number;
-                /** @description The period these figures are for: the current calendar month (UTC) of a monthly budget, else 'lifetime'. */
+                /** @description The period these figures are for: of a monthly budget, the month asked for with ?period= or else the current calendar month (UTC); else 'lifetime'. */
                 period: string;
             } | null;
             /** @enum {string} */
@@ -10836,6 +10839,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                period?: string;
             };
             header?: {
                 /**
@@ -10974,7 +10978,9 @@ export interface operations {
     };
     getOfferAdmin: {
         parameters: {
-            query?: never;
+            query?: {
+                period?: string;
+            };
             header?: {
                 /**
                  * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
