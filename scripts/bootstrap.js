@@ -7,8 +7,8 @@
 // needs: `start` (the service: npm dependencies, Temporal, the Prisma client; also before the
 // cluster and the deploy test, which run the service and nothing else), `test` (that, plus
 // Chromium for the browser tests, the client generator the client test runs and promtool for the
-// alert rules' tests), `lint` (that, plus ESLint), `openapi` (that, plus openapi-typescript). No
-// argument installs all.
+// alert rules' tests), `lint` (that, plus ESLint), `openapi` (that, plus openapi-typescript),
+// `restore-drill` (that, plus an installed PostgreSQL's server and pg_dump). No argument installs all.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
@@ -146,6 +146,59 @@ function ensureChromium() {
   } finally {
     fs.closeSync(out);
   }
+}
+
+// The restore drill (scripts/restore-drill/postgres-backup.ts) runs one PostgreSQL installation's
+// server with its own pg_dump and pg_restore: the npm package's PostgreSQL has no pg_dump, and
+// pg_dump refuses a server newer than itself. Looked for where the drill looks.
+const POSTGRES_PROGRAMS = ['initdb', 'postgres', 'pg_dump', 'pg_restore'];
+const POSTGRES_COMMAND = 'apt-get update && apt-get install -y --no-install-recommends postgresql';
+
+/** The bin folders the drill tries: PG_BINDIR, `pg_config --bindir`, then each /usr/lib/postgresql/<N>/bin. */
+function postgresBinDirs() {
+  const dirs = [process.env.PG_BINDIR];
+  try {
+    dirs.push(
+      execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+    );
+  } catch {
+    // No pg_config: the Debian folders below are still tried.
+  }
+  const root = '/usr/lib/postgresql';
+  if (fs.existsSync(root))
+    for (const version of fs.readdirSync(root).filter((v) => /^\d+$/.test(v)))
+      dirs.push(path.join(root, version, 'bin'));
+  return dirs.filter(Boolean);
+}
+
+/**
+ * An installed PostgreSQL for the restore drill, from Debian's `postgresql` package (its server
+ * and client programs of one version). Only root may install it; anyone else gets the one
+ * command to run, and the drill fails naming it.
+ */
+function ensurePostgresTools() {
+  const found = () => postgresBinDirs().some((dir) => POSTGRES_PROGRAMS.every((p) => fs.existsSync(path.join(dir, p))));
+  if (found()) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot) {
+    log(
+      `no installed PostgreSQL with ${POSTGRES_PROGRAMS.join(', ')}; the restore drill needs one: run \`sudo sh -c '${POSTGRES_COMMAND}'\` or set PG_BINDIR`,
+    );
+    return;
+  }
+  const logFile = path.join(os.tmpdir(), 'postgresql-install.log');
+  log(`installing PostgreSQL from Debian's packages (${POSTGRES_COMMAND}; output in ${logFile})`);
+  const out = fs.openSync(logFile, 'w');
+  try {
+    const options = { stdio: ['ignore', out, out], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } };
+    run('apt-get', ['update'], options);
+    run('apt-get', ['install', '-y', '--no-install-recommends', 'postgresql'], options);
+  } catch (err) {
+    log(`PostgreSQL install failed (${err.message}, see ${logFile}); run \`${POSTGRES_COMMAND}\` as root`);
+  } finally {
+    fs.closeSync(out);
+  }
+  if (!found()) log(`still no PostgreSQL with ${POSTGRES_PROGRAMS.join(', ')} after the install (see ${logFile})`);
 }
 
 /** The generator of clients/typescript/schema.ts (`npm run openapi`, test/clients/typescript.e2e.test.ts). */
@@ -306,7 +359,8 @@ const EXTRAS = {
   test: [ensureChromium, ensureOpenApiTypescript, ensurePromtool],
   lint: [ensureLintTools],
   openapi: [ensureOpenApiTypescript],
-  all: [ensureChromium, ensureOpenApiTypescript, ensureLintTools, ensurePromtool],
+  'restore-drill': [ensurePostgresTools],
+  all: [ensureChromium, ensureOpenApiTypescript, ensureLintTools, ensurePromtool, ensurePostgresTools],
 };
 
 module.exports = {

@@ -1,6 +1,7 @@
 // scripts/bootstrap.js installs, before each npm script, only what that script needs: the
 // service's own steps always, the browser, the client generator and promtool for the tests, ESLint for
-// the lint. Read from its table here, so that `npm start` cannot quietly grow a tool chain.
+// the lint, an installed PostgreSQL for the restore drill. Read from its table here, so that `npm
+// start` cannot quietly grow a tool chain.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,7 +21,14 @@ describe('scripts/bootstrap.js', () => {
     assert.deepEqual(extras('start'), []);
     assert.deepEqual(extras('test'), ['ensureChromium', 'ensureOpenApiTypescript', 'ensurePromtool']);
     assert.deepEqual(extras('lint'), ['ensureLintTools']);
-    assert.deepEqual(extras('all'), ['ensureChromium', 'ensureLintTools', 'ensureOpenApiTypescript', 'ensurePromtool']);
+    assert.deepEqual(extras('restore-drill'), ['ensurePostgresTools']);
+    assert.deepEqual(extras('all'), [
+      'ensureChromium',
+      'ensureLintTools',
+      'ensureOpenApiTypescript',
+      'ensurePostgresTools',
+      'ensurePromtool',
+    ]);
   });
 
   it('is run by each npm script with the purpose of that script', () => {
@@ -30,12 +38,13 @@ describe('scripts/bootstrap.js', () => {
     assert.equal(scripts.prestart, 'node scripts/bootstrap.js start');
     assert.equal(scripts.pretest, 'node scripts/bootstrap.js test');
     assert.equal(scripts.prelint, 'node scripts/bootstrap.js lint');
+    assert.equal(scripts['prerestore-drill'], 'node scripts/bootstrap.js restore-drill');
   });
 
   it('refuses a purpose it does not know, before installing anything', () => {
     const run = spawnSync(process.execPath, [join(ROOT, 'scripts', 'bootstrap.js'), 'deploy'], { encoding: 'utf8' });
     assert.equal(run.status, 2);
-    assert.match(run.stderr, /unknown purpose deploy; one of start, test, lint, openapi, all/);
+    assert.match(run.stderr, /unknown purpose deploy; one of start, test, lint, openapi, restore-drill, all/);
   });
 
   describe('promtool for the alert rules (any source, the version checked)', () => {
