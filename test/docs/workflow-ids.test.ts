@@ -45,19 +45,13 @@ const CALLS: Record<string, unknown[][]> = {
   ],
 };
 
-/** The sandbox's expiry run id, where it is written inline rather than by a function (api/sandbox/clock.ts). */
-function inlineIds(): string[] {
-  const template = /const workflowId = `([a-z]+\/[^`]+)`/.exec(read('api/sandbox/clock.ts'))?.[1];
-  return template ? [template.replace(/\$\{[^}]+\}/g, p)] : [];
-}
-
 /** Every workflow id the code makes, as a shape. */
 function codeIds(): string[] {
   const made = [...idFunctions()].flatMap(([name, file]) => {
     const fn = load(name, file);
     return (CALLS[name] ?? [Array.from({ length: fn.length }, () => p)]).map((args) => fn(...args));
   });
-  return [...new Set([...made, ...inlineIds()].map(shape))];
+  return [...new Set(made.map(shape))];
 }
 
 /** Id-shaped code spans: a word, a slash, then a placeholder (fenced blocks left out). */
