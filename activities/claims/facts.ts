@@ -31,9 +31,14 @@ export interface ClaimEvidence {
   } | null;
   /** The match trace recorded when the purchase was processed (GET .../match-trace). */
   matchTrace: unknown;
-  /** Reward the purchase kept, per balance type (earned, clawed back and adjusted, net). */
-  postedCashbackMinor: number;
-  postedBrandedMinor: number;
+  /** The purchase's refunds received, each with whether its clawback was processed. */
+  refunds: Array<{ id: string; amountMinor: number; processed: boolean }>;
+  /** What the processed refunds took of the purchase: the rules' reward is net of their share. */
+  refundedMinor: number;
+  /** Reward the purchase keeps, per balance type: earned and credited to it, less what its
+   *  refunds took back (debits that name it are not counted). */
+  keptCashbackMinor: number;
+  keptBrandedMinor: number;
   /** The rules of the merchant in question at the purchase's time. */
   rules: {
     merchantId: string;
@@ -57,7 +62,9 @@ interface RecordedTrace {
 export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: ClaimFacts; evidence: ClaimEvidence }> {
   const event = await findClaimedEvent(tx, claim);
   const trace = (event?.matchTrace ?? null) as RecordedTrace | null;
-  const posted = event ? await keptReward(tx, event) : { cashback: 0, branded: 0 };
+  const kept = event ? await keptReward(tx, event) : { cashback: 0, branded: 0 };
+  const refunds = event ? await refundsOf(tx, event) : [];
+  const refundedMinor = refunds.filter((r) => r.processed).reduce((sum, r) => sum + r.amountMinor, 0);
   const transaction: ClaimedTransaction | null = event && {
     kind: event.kind as 'auth' | 'settled',
     rewardStatus: event.rewardStatus,
@@ -65,8 +72,11 @@ export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: Cla
     isRefund: event.state === 'refunded',
     matchedMerchantId: event.merchantId ?? trace?.merchantMatch?.merchantId ?? null,
     recordedEarn: trace?.earn ? { eligible: trace.earn.eligible, reasons: trace.earn.reasons } : null,
-    postedCashbackMinor: posted.cashback,
-    postedBrandedMinor: posted.branded,
+    amountMinor: fromDbMinor(event.amountMinor),
+    refundedMinor,
+    refundsReceivedMinor: refunds.reduce((sum, r) => sum + r.amountMinor, 0),
+    keptCashbackMinor: kept.cashback,
+    keptBrandedMinor: kept.branded,
   };
   const partial = { reason: claim.reason as ClaimReason, claimedMerchantId: claim.merchantId, transaction };
   const merchantId = merchantInQuestion(partial);
@@ -95,8 +105,10 @@ export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: Cla
         merchantDescriptor: (event.payload as { merchantDescriptor?: string }).merchantDescriptor ?? null,
       },
       matchTrace: event?.matchTrace ?? null,
-      postedCashbackMinor: posted.cashback,
-      postedBrandedMinor: posted.branded,
+      refunds,
+      refundedMinor,
+      keptCashbackMinor: kept.cashback,
+      keptBrandedMinor: kept.branded,
       rules:
         evaluation && merchantId
           ? {
@@ -136,16 +148,46 @@ function earnedOnMinor(event: IngestedEvent, trace: RecordedTrace | null): numbe
     : amountMinor;
 }
 
-/** What the purchase was given: earned, plus adjustments that name it. A refund's clawback is
- *  not subtracted (it follows the refund; a claim compares with what the purchase itself earns). */
+/**
+ * What the purchase keeps of its own reward: what it earned and what credits that name it gave
+ * (an approved claim's, a goodwill credit's), less what its refunds took back of each, the value
+ * of spent branded balance taken from cashback counted as branded. A debit that names the purchase
+ * (a correction) is left out: a claim is about a missing reward, never about undoing a debit.
+ */
 async function keptReward(tx: Tx, event: IngestedEvent): Promise<{ cashback: number; branded: number }> {
   const [row] = await tx.$queryRaw<{ cashback: string; branded: string }[]>`
-    SELECT coalesce(sum(amount_minor) FILTER (WHERE type IN ('cashback_earned', 'cashback_adjusted')), 0)::text AS cashback,
-           coalesce(sum(amount_minor) FILTER (WHERE type IN ('branded_earned', 'branded_adjusted')), 0)::text AS branded
+    SELECT coalesce(sum(CASE
+             WHEN type = 'cashback_earned' THEN amount_minor
+             WHEN type = 'cashback_clawed_back' AND NOT covers_branded_shortfall THEN -amount_minor
+             WHEN type = 'cashback_adjusted' AND source_event_id IS NULL AND amount_minor > 0 THEN amount_minor
+             WHEN type = 'cashback_adjusted' AND source_event_id IS NOT NULL AND NOT covers_branded_shortfall THEN amount_minor
+             ELSE 0 END), 0)::text AS cashback,
+           coalesce(sum(CASE
+             WHEN type = 'branded_earned' THEN amount_minor
+             WHEN type = 'branded_clawed_back' THEN -amount_minor
+             WHEN type = 'cashback_clawed_back' AND covers_branded_shortfall THEN -amount_minor
+             WHEN type = 'branded_adjusted' AND source_event_id IS NULL AND amount_minor > 0 THEN amount_minor
+             WHEN type = 'branded_adjusted' AND source_event_id IS NOT NULL THEN amount_minor
+             WHEN type = 'cashback_adjusted' AND source_event_id IS NOT NULL AND covers_branded_shortfall THEN amount_minor
+             ELSE 0 END), 0)::text AS branded
       FROM reward_event
      WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId}
        AND transaction_id = ${event.id}`;
   return { cashback: fromDbMinor(row.cashback), branded: fromDbMinor(row.branded) };
+}
+
+/** The purchase's refunds received, oldest first, each with whether its clawback was processed. */
+async function refundsOf(
+  tx: Tx,
+  event: IngestedEvent,
+): Promise<Array<{ id: string; amountMinor: number; processed: boolean }>> {
+  if (event.kind !== 'settled') return [];
+  const rows = await tx.ingestedEvent.findMany({
+    where: { issuerId: event.issuerId, relatedEventId: event.id, kind: 'settled', state: 'refunded' },
+    select: { id: true, amountMinor: true, processedAt: true },
+    orderBy: { id: 'asc' },
+  });
+  return rows.map((r) => ({ id: r.id, amountMinor: fromDbMinor(r.amountMinor), processed: r.processedAt !== null }));
 }
 
 /**

@@ -3,7 +3,8 @@
 // work done, so a retry after a crash, or a worker killed mid-decision, ends with one outcome,
 // one adjustment and one claim_resolved.
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Claim } from '../../prisma/generated/client';
+import type { Claim, IngestedEvent } from '../../prisma/generated/client';
+import { holdDays, payableAt } from '../../core/rules/cashback';
 import { Prisma } from '../../prisma/generated/client';
 import {
   decideClaim as decide,
@@ -23,7 +24,7 @@ import { factKey } from '../../core/webhooks/fact-webhooks';
 import { fromDbMinor } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { CLAIM_DECISION_EXPIRED, CLAIM_DECISION_REFUSED, CLAIM_NOT_FOUND } from '../../core/failure-types';
-import { ApiError } from '../../core/errors';
+import { ApiError, errors } from '../../core/errors';
 import type { Db } from '../../prisma/client';
 import { findClaimedEvent, loadClaimFacts } from './facts';
 import { learnMatchRule } from './learn';
@@ -162,16 +163,27 @@ async function approve(
 ): Promise<Claim> {
   const event = await findClaimedEvent(tx, claim);
   const merchantId = claim.merchantId ?? event?.merchantId ?? null;
+  // The purchase's row, locked as a refund locks it: the credit and a refund of the purchase are
+  // posted one after the other, so each sees what the other took.
+  const purchase = event?.kind === 'settled' ? await lockPurchase(tx, event.id) : null;
+  const refunds = purchase ? await refundsSoFar(tx, purchase) : null;
+  if (purchase && refunds && refunds.receivedMinor >= fromDbMinor(purchase.amountMinor))
+    throw errors.conflict(
+      'purchase_refunded',
+      `The purchase of claim ${claim.id} has been refunded in full since the claim was reviewed: it keeps no reward. Reject the claim.`,
+      { transactionId: purchase.id, refundedMinor: refunds.receivedMinor },
+    );
   const amounts: Array<[BalanceType, number]> =
     op.amountMinor !== undefined
       ? [[op.balanceType ?? 'cashback', op.amountMinor]]
       : [
-          ['cashback', fromDbMinor(claim.computedCashbackMinor ?? 0n)],
-          ['branded', fromDbMinor(claim.computedBrandedMinor ?? 0n)],
+          ['cashback', sinceReview(claim, fromDbMinor(claim.computedCashbackMinor ?? 0n), purchase, refunds)],
+          ['branded', sinceReview(claim, fromDbMinor(claim.computedBrandedMinor ?? 0n), purchase, refunds)],
         ];
   const adjustmentIds: string[] = [];
   // Postings follow a sandbox issuer's clock, like its purchases' (activities/issuer-clock.ts).
   const issuerAt = await issuerClockAt(tx, claim.issuerId, at);
+  const holdUntil = purchase ? await purchaseHoldEnds(tx, purchase, claim) : undefined;
   for (const [balanceType, amountMinor] of amounts) {
     if (amountMinor === 0 || !BALANCE_TYPES.includes(balanceType)) continue;
     const { adjustment } = await postAdjustment(tx, {
@@ -184,6 +196,10 @@ async function approve(
       ...(op.note ? { note: op.note } : {}),
       ...(claim.transactionId ? { transactionId: claim.transactionId } : {}),
       claimId: claim.id,
+      // The purchase's own reward: held for its window, taken back by its later refunds.
+      ...(purchase && refunds && amountMinor > 0
+        ? { purchaseRefundedMinor: refunds.processedMinor, ...(holdUntil ? { holdUntil } : {}) }
+        : {}),
       actor: op.actor,
       idempotencyKey: `claim:${claim.id}:${balanceType}`,
       at: issuerAt,
@@ -248,6 +264,60 @@ async function reject(
       updatedAt: at,
     },
   });
+}
+
+async function lockPurchase(tx: Tx, eventId: string): Promise<IngestedEvent> {
+  await tx.$queryRaw`SELECT id FROM ingested_event WHERE id = ${eventId} FOR UPDATE`;
+  return tx.ingestedEvent.findUniqueOrThrow({ where: { id: eventId } });
+}
+
+/** What refunds took of the purchase: those whose clawback was processed, and every one received. */
+async function refundsSoFar(
+  tx: Tx,
+  purchase: IngestedEvent,
+): Promise<{ processedMinor: number; receivedMinor: number }> {
+  const [row] = await tx.$queryRaw<{ processed: string; received: string }[]>`
+    SELECT coalesce(sum(amount_minor) FILTER (WHERE processed_at IS NOT NULL), 0)::text AS processed,
+           coalesce(sum(amount_minor), 0)::text AS received
+      FROM ingested_event
+     WHERE related_event_id = ${purchase.id} AND issuer_id = ${purchase.issuerId} AND kind = 'settled' AND state = 'refunded'`;
+  return { processedMinor: fromDbMinor(row.processed), receivedMinor: fromDbMinor(row.received) };
+}
+
+/**
+ * The reward computed at review, net of the refunds processed then, brought to the refunds
+ * processed now: a refund between the review and the approval takes its share of it, as it would
+ * have of an earned reward.
+ */
+function sinceReview(
+  claim: Claim,
+  computedMinor: number,
+  purchase: IngestedEvent | null,
+  refunds: { processedMinor: number } | null,
+): number {
+  if (!purchase || !refunds || computedMinor === 0) return computedMinor;
+  const amountMinor = fromDbMinor(purchase.amountMinor);
+  const atReview = (claim.evidence as { refundedMinor?: unknown } | null)?.refundedMinor;
+  const reviewedMinor = typeof atReview === 'number' && Number.isSafeInteger(atReview) ? atReview : 0;
+  if (refunds.processedMinor <= reviewedMinor || reviewedMinor >= amountMinor) return computedMinor;
+  const left = Math.max(0, amountMinor - refunds.processedMinor);
+  return Number((BigInt(computedMinor) * BigInt(left)) / BigInt(amountMinor - reviewedMinor));
+}
+
+/**
+ * When the purchase's return window ends: its hold's, else the window its cashback would have
+ * had (the offer the rules chose, else the issuer's), counted from its own date.
+ */
+async function purchaseHoldEnds(tx: Tx, purchase: IngestedEvent, claim: Claim): Promise<Date> {
+  const hold = await tx.cashbackHold.findUnique({ where: { transactionId: purchase.id }, select: { payableAt: true } });
+  if (hold) return hold.payableAt;
+  const offerId =
+    (claim.evidence as { rules?: { winningOfferId?: string | null } } | null)?.rules?.winningOfferId ?? null;
+  const [row] = await tx.$queryRaw<{ issuer_days: number; offer_days: number | null }[]>`
+    SELECT i.cashback_hold_days AS issuer_days,
+           (SELECT o.return_period_days FROM offer o WHERE o.id = ${offerId}) AS offer_days
+      FROM issuer i WHERE i.id = ${purchase.issuerId}`;
+  return payableAt(purchase.eventCreatedAt, holdDays(row.offer_days, row.issuer_days));
 }
 
 /** claim_resolved, once per claim (its fact key), in the transaction that resolved it. */

@@ -8,7 +8,9 @@
 // the group's later cashback repays it (docs/decisions/0038-cashback-paid-out.md). No balance
 // ever goes negative. The purchase's cashback on hold shrinks by what is clawed back of it. A
 // funded offer's issuer share and commission come back in proportion with the clawback, and the
-// clawback goes back to the budget the purchase drew on.
+// clawback goes back to the budget the purchase drew on. What approved claims credited to the
+// purchase is its own reward too, and comes back in proportion, to the issuer that funded it
+// (./claim-credits.ts).
 // One database transaction per refund, with its reward_clawed_back webhook record.
 import { newId } from '../../core/ids';
 import { clawBackBranded, recordRewardEvent } from '../../core/domain/ledger';
@@ -27,6 +29,14 @@ import { returnBudget } from '../../core/domain/budgets';
 import { factKey } from '../../core/webhooks/fact-webhooks';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
+import {
+  claimCreditAccounts,
+  claimCreditsDueOf,
+  claimCreditsOf,
+  takeBackClaimCredits,
+  type ClaimCredits,
+  type ClaimCreditsTaken,
+} from './claim-credits';
 
 type Tx = Prisma.TransactionClient;
 
@@ -44,7 +54,13 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     // Ingestion refuses such a refund; one stored before that rule claws back nothing rather
     // than read one currency's minor units as another's.
     if (refund.currency !== purchase.currency) return recordCurrencyMismatch(tx, refund, purchase, at);
-    const refundCase: RefundCase = { refund, purchase, at, history: await purchaseHistory(tx, purchase, refund.id) };
+    const refundCase: RefundCase = {
+      refund,
+      purchase,
+      at,
+      history: await purchaseHistory(tx, purchase, refund.id),
+      credits: await claimCreditsOf(tx, purchase),
+    };
     const returns = returnsDue(refundCase);
     const clawed = await postClawbacks(tx, refundCase, returns);
     clawed.returned = await postReturns(tx, refundCase, clawed, returns);
@@ -62,6 +78,8 @@ interface RefundCase {
   purchase: IngestedEvent;
   at: Date;
   history: PurchaseHistory;
+  /** What approved claims credited to the purchase. */
+  credits: ClaimCredits;
 }
 
 interface Clawed {
@@ -75,6 +93,8 @@ interface Clawed {
   shortfallFromCashback: number;
   shortfallOwed: number;
   rewardEventIds: string[];
+  /** Taken back of what approved claims credited to the purchase (to the issuer). */
+  claims: ClaimCreditsTaken;
   /** Given back to the budget the purchase drew on (its offer's, in its period). */
   budgetReturnedMinor?: number;
   /** The issuer's share and the commission returned with this refund's clawback. */
@@ -133,40 +153,52 @@ async function postReturns(tx: Tx, rc: RefundCase, clawed: Clawed, returns: Retu
   return returns;
 }
 
-/** Posts what the refund takes back: cashback, then branded balance, then the shortfall from cashback. */
+/**
+ * Posts what the refund takes back: cashback, then branded balance, then the shortfall from
+ * cashback; then the same of what approved claims credited to the purchase.
+ */
 async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<Clawed> {
   const { purchase, history } = rc;
+  const refunds = {
+    purchaseAmountMinor: fromDbMinor(purchase.amountMinor),
+    refundedBeforeMinor: history.refundedBeforeMinor,
+    refundMinor: fromDbMinor(rc.refund.amountMinor),
+  };
   const due = (earned: number, clawed: number) =>
-    clawbackDue({
-      earnedMinor: earned,
-      purchaseAmountMinor: fromDbMinor(purchase.amountMinor),
-      refundedBeforeMinor: history.refundedBeforeMinor,
-      refundMinor: fromDbMinor(rc.refund.amountMinor),
-      clawedBackBeforeMinor: clawed,
-    });
+    clawbackDue({ ...refunds, earnedMinor: earned, clawedBackBeforeMinor: clawed });
   const cashbackDue = due(history.cashback.earned, history.cashback.clawed);
   const brandedDue = due(history.branded.earned, history.branded.clawed);
+  const claimsDue = claimCreditsDueOf(rc.credits, refunds);
   const posting = postingOf(rc);
   const rewardEventIds: string[] = [];
   // Every account a clawback may touch, created if missing and locked now, in the id order every
   // poster uses, so this cannot deadlock with a settlement or a payout.
-  if (cashbackDue > 0 || brandedDue > 0)
-    await ensureAndLockAccounts(
-      tx,
-      [
-        ...(brandedDue > 0 ? [accounts.chgBranded(purchase.issuerId, purchase.chgId, posting.merchantId)] : []),
-        accounts.chgCashback(purchase.issuerId, purchase.chgId),
-        accounts.chgCashbackOwed(purchase.issuerId, purchase.chgId),
-        accounts.merchantReceivable(purchase.issuerId, posting.merchantId),
-        ...(returns.issuerShareMinor > 0 ? [accounts.issuerFunding(purchase.issuerId)] : []),
-        ...(returns.commissionMinor > 0 ? [accounts.commission(purchase.issuerId, posting.merchantId)] : []),
-      ],
-      rc.at,
-    );
+  const ownAccounts =
+    cashbackDue > 0 || brandedDue > 0
+      ? [
+          ...(brandedDue > 0 ? [accounts.chgBranded(purchase.issuerId, purchase.chgId, posting.merchantId)] : []),
+          accounts.chgCashback(purchase.issuerId, purchase.chgId),
+          accounts.chgCashbackOwed(purchase.issuerId, purchase.chgId),
+          accounts.merchantReceivable(purchase.issuerId, posting.merchantId),
+          ...(returns.issuerShareMinor > 0 ? [accounts.issuerFunding(purchase.issuerId)] : []),
+          ...(returns.commissionMinor > 0 ? [accounts.commission(purchase.issuerId, posting.merchantId)] : []),
+        ]
+      : [];
+  const toLock = [...ownAccounts, ...claimCreditAccounts(purchase, claimsDue)];
+  if (toLock.length > 0) await ensureAndLockAccounts(tx, toLock, rc.at);
   const cashback = await clawBackCashback(tx, rc, posting, cashbackDue, rewardEventIds, 'cashback');
-  if (cashbackDue > 0) await releaseHold(tx, purchase.id, cashbackDue, rc.at);
   const brandedClawed = brandedDue > 0 ? await clawBackGrants(tx, rc, posting, brandedDue, rewardEventIds) : 0;
   const shortfall = await clawBackCashback(tx, rc, posting, brandedDue - brandedClawed, rewardEventIds, 'shortfall');
+  const claims = await takeBackClaimCredits(
+    tx,
+    { refund: rc.refund, purchase, at: rc.at, merchantId: purchase.merchantId ?? '', key: posting.key },
+    rc.credits,
+    claimsDue,
+    rewardEventIds,
+  );
+  // The hold covers the purchase's cashback and its claims' cashback credits alike.
+  const heldTakenMinor = cashbackDue + claimsDue.cashbackMinor;
+  if (heldTakenMinor > 0) await releaseHold(tx, purchase.id, heldTakenMinor, rc.at);
   return {
     cashbackDue,
     cashbackClawed: cashback.fromBalanceMinor,
@@ -176,6 +208,7 @@ async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<
     shortfallFromCashback: shortfall.fromBalanceMinor,
     shortfallOwed: shortfall.owedMinor,
     rewardEventIds,
+    claims,
   };
 }
 
@@ -256,8 +289,15 @@ async function releaseHold(tx: Tx, purchaseId: string, clawedMinor: number, at: 
 }
 
 /** The reward_clawed_back event, in the refund's transaction, when it took anything back. */
-async function recordClawbackWebhook(tx: Tx, { refund, purchase, at }: RefundCase, clawed: Clawed): Promise<void> {
-  if (clawed.rewardEventIds.length === 0) return;
+async function recordClawbackWebhook(
+  tx: Tx,
+  { refund, purchase, at, credits }: RefundCase,
+  clawed: Clawed,
+): Promise<void> {
+  // A purchase the descriptor matched to no merchant has only its claims' credits to take back:
+  // they name the merchant the claim was about.
+  const merchantId = purchase.merchantId ?? credits.merchantId;
+  if (clawed.rewardEventIds.length === 0 || !merchantId) return;
   await recordFactWebhooks(tx, [
     {
       issuerId: refund.issuerId,
@@ -267,7 +307,7 @@ async function recordClawbackWebhook(tx: Tx, { refund, purchase, at }: RefundCas
       at,
       data: {
         chgId: purchase.chgId,
-        merchantId: purchase.merchantId!,
+        merchantId,
         transactionId: purchase.id,
         refundTransactionId: refund.id,
         currency: 'usd',
@@ -275,14 +315,26 @@ async function recordClawbackWebhook(tx: Tx, { refund, purchase, at }: RefundCas
         // from cashback, and reward-detail lists it as cashback clawed back; what the group
         // could not give back is part of it, and owed.
         cashbackAmountMinor:
-          clawed.cashbackClawed + clawed.cashbackOwed + clawed.shortfallFromCashback + clawed.shortfallOwed,
-        brandedAmountMinor: clawed.brandedClawed,
-        owedMinor: clawed.cashbackOwed + clawed.shortfallOwed,
+          clawed.cashbackClawed +
+          clawed.cashbackOwed +
+          clawed.shortfallFromCashback +
+          clawed.shortfallOwed +
+          takenFromCashback(clawed.claims),
+        brandedAmountMinor: clawed.brandedClawed + clawed.claims.brandedDrawnMinor,
+        owedMinor: clawed.cashbackOwed + clawed.shortfallOwed + owedOf(clawed.claims),
         rewardEventIds: clawed.rewardEventIds,
       },
     },
   ]);
 }
+
+/** Cashback a refund took back of claims' credits, from the balance or as owed. */
+const takenFromCashback = (c: ClaimCreditsTaken) =>
+  c.cashback.fromBalanceMinor +
+  c.cashback.owedMinor +
+  c.brandedShortfall.fromBalanceMinor +
+  c.brandedShortfall.owedMinor;
+const owedOf = (c: ClaimCreditsTaken) => c.cashback.owedMinor + c.brandedShortfall.owedMinor;
 
 type Posting = ReturnType<typeof postingOf>;
 
@@ -335,11 +387,8 @@ async function clawBackGrants(
 }
 
 /** The refund's outcome and trace; the purchase reads `reversed` once all it earned is back. */
-async function recordRefundOutcome(
-  tx: Tx,
-  { refund, purchase, at, history }: RefundCase,
-  clawed: Clawed,
-): Promise<StepOutcome> {
+async function recordRefundOutcome(tx: Tx, rc: RefundCase, clawed: Clawed): Promise<StepOutcome> {
+  const { refund, purchase, at, history } = rc;
   const { cashbackDue, cashbackClawed, cashbackOwed, brandedDue, brandedClawed, rewardEventIds } = clawed;
   const { shortfallFromCashback, shortfallOwed } = clawed;
   const clawedTotal =
@@ -351,6 +400,8 @@ async function recordRefundOutcome(
     shortfallFromCashback +
     shortfallOwed;
   const earnedTotal = history.cashback.earned + history.branded.earned;
+  const claimCredited = [...rc.credits.cashback, ...rc.credits.branded].reduce((sum, c) => sum + c.amountMinor, 0);
+  const claimsTaken = takenFromCashback(clawed.claims) + clawed.claims.brandedDrawnMinor;
   const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
   const trace = {
     evaluatedAt: at.toISOString(),
@@ -376,6 +427,13 @@ async function recordRefundOutcome(
       shortfallOwedMinor: shortfallOwed,
     },
     formula: 'due = floor(earned x min(purchase, refunded so far) / purchase) - clawed before',
+    claimCredits: {
+      creditedMinor: claimCredited,
+      clawedNowMinor: claimsTaken,
+      owedMinor: owedOf(clawed.claims),
+      formula:
+        'due = floor(credit x (refunded so far - refunded when credited) / (purchase - refunded when credited)) - taken before',
+    },
     budgetReturnedMinor: clawed.budgetReturnedMinor ?? 0,
     funding: {
       issuerShareReturnedMinor: clawed.returned?.issuerShareMinor ?? 0,

@@ -99,6 +99,9 @@ function approveRoute(deps: AppDeps): RouteSpec {
     description:
       'Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as ' +
       "missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. " +
+      "The credit is the purchase's own reward: cashback is on hold until the purchase's return window ends, a refund of the " +
+      'purchase takes it back in proportion (to the issuer), and it repays first what the group owes. The computed reward ' +
+      'shrinks in proportion with refunds processed since the review; a purchase refunded in full since then is refused. ' +
       "learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). " +
       'A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. ' +
       BOUNDED,
@@ -109,7 +112,12 @@ function approveRoute(deps: AppDeps): RouteSpec {
     responses: { 200: { description: 'The approved claim.', schema: operatorClaimSchema } },
     errorStatuses: [404, 409, 503],
     reasonCodes: {
-      409: { ...DECIDED, branded_not_enabled: 'a branded amount at a merchant without branded balance' },
+      409: {
+        ...DECIDED,
+        branded_not_enabled: 'a branded amount at a merchant without branded balance',
+        purchase_refunded:
+          'the purchase was refunded in full since the claim was reviewed: nothing is posted; reject the claim',
+      },
       503: NOT_APPLIED,
     },
     async handle(ctx, { params, body }) {

@@ -21,11 +21,12 @@ export function claimRoutes(deps: AppDeps): RouteSpec[] {
 const DECISION =
   'The claim is decided by its workflow (claim/<issuer>/<claim id>) from the stored transaction, its match trace and the rules at ' +
   'the purchase time: rejected with the reason the evidence proves (transaction_not_received, reward_pending, not_a_purchase, ' +
-  'currency_not_supported, merchant_not_identified, already_rewarded, or the eligibility reason: merchant_not_activated, ' +
+  'currency_not_supported, merchant_not_identified, purchase_refunded (refunded in full), already_rewarded, or the eligibility reason: merchant_not_activated, ' +
   'no_active_offer, chg_inactive, merchant_inactive, below_min_spend, mcc_excluded, offer_cap_reached), or needs_review with ' +
   'the reward the rules give (a merchant the descriptor did not match, or less reward than the rules give), which an operator ' +
   'approves (posting a missing_reward adjustment) or rejects. Every end emits claim_resolved. ' +
-  'Give exactly one of transactionId and externalId (400 invalid_body otherwise).';
+  'Give exactly one of transactionId and externalId (400 invalid_body otherwise). With an Idempotency-Key the claim keeps ' +
+  'the key: the same request again answers the same claim, even after the API died between filing it and answering.';
 
 function fileClaimRoute(deps: AppDeps): RouteSpec {
   const { db, clock } = deps;
@@ -53,14 +54,23 @@ function fileClaimRoute(deps: AppDeps): RouteSpec {
         transaction_not_found: 'transactionId is not a txn_ of this group',
         merchant_not_found: 'merchantId is not a merchant the issuer sees',
       },
-      409: { claim_open: 'the transaction has a claim still open or in review (details.claimId)' },
+      409: {
+        claim_open: 'the transaction has a claim still open or in review (details.claimId)',
+        idempotency_key_reused: 'the Idempotency-Key filed another claim request (details.claimId)',
+      },
     },
     async handle(ctx, { params, body }) {
       if ((body.transactionId === undefined) === (body.externalId === undefined))
         throw errors.validation('invalid_body', 'Give exactly one of transactionId and externalId.', [
           { path: '/transactionId', message: 'exactly one of transactionId and externalId is required' },
         ]);
-      const claim = await fileClaim(db, deps.temporal, issuerOf(ctx).id, params.chgId, body, issuerNow(ctx, clock));
+      const key = ctx.get('idempotency-key');
+      const caller = {
+        issuerId: issuerOf(ctx).id,
+        now: issuerNow(ctx, clock),
+        ...(key ? { idempotencyKey: key } : {}),
+      };
+      const claim = await fileClaim(db, deps.temporal, caller, params.chgId, body);
       ctx.status = 202;
       ctx.body = presentClaim(claim);
     },

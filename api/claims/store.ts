@@ -9,6 +9,7 @@ import {
 } from '@temporalio/client';
 import { errors, ApiError } from '../../core/errors';
 import { newId } from '../../core/ids';
+import { requestHash } from '../../core/idempotency';
 import { classifyFailure } from '../../core/failures';
 import { startClaimWorkflow } from '../../core/domain/run-starts';
 import { CLAIM_DECISION_EXPIRED, CLAIM_DECISION_REFUSED } from '../../core/failure-types';
@@ -24,21 +25,31 @@ import type { AdminClaimListQuery, ClaimInput, ClaimListQuery } from './schemas'
 const engineMissing = () =>
   errors.unavailable('workflow_engine_unavailable', 'The workflow engine is not configured; file the claim later.');
 
+/**
+ * Writes the claim's row, then starts its workflow. With an Idempotency-Key the row keeps the key,
+ * written in the same commit: the same request again answers that claim (and starts its workflow
+ * if the process that wrote it died first), another request under the key is 409
+ * idempotency_key_reused. Without the key stored with the claim, a retry after the API died
+ * between the commit and the answer would file a second claim once the first was resolved.
+ */
 export async function fileClaim(
   db: Db,
   temporal: WorkflowEngine | undefined,
-  issuerId: string,
+  caller: { issuerId: string; idempotencyKey?: string; now: Date },
   chgId: string,
   input: ClaimInput,
-  now: Date,
 ): Promise<Claim> {
+  const { issuerId, idempotencyKey, now } = caller;
   await requireGroup(db, issuerId, chgId);
+  const hash = requestHash({ query: { chgId }, body: input });
+  const filed = idempotencyKey ? await claimFiledWithKey(db, issuerId, idempotencyKey, hash) : null;
+  if (filed) return startedIfOpen(db, temporal, filed);
   if (input.merchantId) await requireVisibleMerchant(db, issuerId, input.merchantId);
   const transactionId = await claimedTransactionId(db, issuerId, chgId, input);
   if (!temporal) throw engineMissing();
   const id = newId('clm');
   const workflowId = claimWorkflowId(issuerId, id);
-  const claim = await insertClaim(db, {
+  const claim = await insertClaim(db, hash, {
     id,
     issuerId,
     chgId,
@@ -48,9 +59,12 @@ export async function fileClaim(
     merchantId: input.merchantId ?? null,
     note: input.note ?? null,
     workflowId,
+    idempotencyKey: idempotencyKey ?? null,
+    requestHash: idempotencyKey ? hash : null,
     createdAt: now,
     updatedAt: now,
   });
+  if (claim.id !== id) return startedIfOpen(db, temporal, claim);
   try {
     await startClaimWorkflow(temporal, claim);
   } catch (err) {
@@ -90,11 +104,33 @@ async function claimedTransactionId(
   return settled?.id ?? null;
 }
 
-async function insertClaim(db: Db, data: Prisma.ClaimUncheckedCreateInput): Promise<Claim> {
+/** The claim filed before under the key: the same request's, or 409 for another request's. */
+async function claimFiledWithKey(db: Db, issuerId: string, key: string, hash: string): Promise<Claim | null> {
+  const filed = await db.claim.findFirst({ where: { issuerId, idempotencyKey: key } });
+  if (filed && filed.requestHash !== hash) throw errors.idempotencyKeyReused({ claimId: filed.id });
+  return filed;
+}
+
+/** A claim answered again: its workflow started when the process that filed it died first. */
+async function startedIfOpen(db: Db, temporal: WorkflowEngine | undefined, claim: Claim): Promise<Claim> {
+  if (claim.status !== 'open' || !temporal) return claim;
+  try {
+    await startClaimWorkflow(temporal, claim);
+  } catch (err) {
+    // Under way already (its first request's start, or the worker's watch): the usual case.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  return (await db.claim.findUnique({ where: { id: claim.id } })) ?? claim;
+}
+
+/** The new claim, or the one a concurrent request under the same key filed first. */
+async function insertClaim(db: Db, hash: string, data: Prisma.ClaimUncheckedCreateInput): Promise<Claim> {
   try {
     return await db.claim.create({ data });
   } catch (err) {
     if (classifyFailure(err) !== 'unique_violation') throw err;
+    const filed = data.idempotencyKey ? await claimFiledWithKey(db, data.issuerId, data.idempotencyKey, hash) : null;
+    if (filed) return filed;
     const open = await db.claim.findFirst({
       where: { issuerId: data.issuerId, transactionId: data.transactionId, status: { in: ['open', 'needs_review'] } },
       select: { id: true, status: true },

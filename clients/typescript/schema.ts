@@ -671,7 +671,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a missing or wrong reward for a purchase
-         * @description The claim is decided by its workflow (claim/<issuer>/<claim id>) from the stored transaction, its match trace and the rules at the purchase time: rejected with the reason the evidence proves (transaction_not_received, reward_pending, not_a_purchase, currency_not_supported, merchant_not_identified, already_rewarded, or the eligibility reason: merchant_not_activated, no_active_offer, chg_inactive, merchant_inactive, below_min_spend, mcc_excluded, offer_cap_reached), or needs_review with the reward the rules give (a merchant the descriptor did not match, or less reward than the rules give), which an operator approves (posting a missing_reward adjustment) or rejects. Every end emits claim_resolved. Give exactly one of transactionId and externalId (400 invalid_body otherwise).
+         * @description The claim is decided by its workflow (claim/<issuer>/<claim id>) from the stored transaction, its match trace and the rules at the purchase time: rejected with the reason the evidence proves (transaction_not_received, reward_pending, not_a_purchase, currency_not_supported, merchant_not_identified, purchase_refunded (refunded in full), already_rewarded, or the eligibility reason: merchant_not_activated, no_active_offer, chg_inactive, merchant_inactive, below_min_spend, mcc_excluded, offer_cap_reached), or needs_review with the reward the rules give (a merchant the descriptor did not match, or less reward than the rules give), which an operator approves (posting a missing_reward adjustment) or rejects. Every end emits claim_resolved. Give exactly one of transactionId and externalId (400 invalid_body otherwise). With an Idempotency-Key the claim keeps the key: the same request again answers the same claim, even after the API died between filing it and answering.
          */
         post: operations["fileClaim"];
         delete?: never;
@@ -1346,7 +1346,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a claim in review: post its missing_reward adjustment (and learn the descriptor)
-         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again.
+         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. The credit is the purchase's own reward: cashback is on hold until the purchase's return window ends, a refund of the purchase takes it back in proportion (to the issuer), and it repays first what the group owes. The computed reward shrinks in proportion with refunds processed since the review; a purchase refunded in full since then is refused. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again.
          */
         post: operations["approveClaim"];
         delete?: never;
@@ -3068,7 +3068,7 @@ export interface components {
              * @description The transfer's id; the reward-events export names it too.
              */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed, issuer_share_cashback, issuer_share_branded, issuer_share_returned, commission_charged, commission_returned, merchant_payment. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, adjust_debit_cashback_owed, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed, issuer_share_cashback, issuer_share_branded, issuer_share_returned, commission_charged, commission_returned, merchant_payment. Clients must tolerate new values. */
             kind: string;
             /** @description The reward event this transfer books (one transfer per reward event). */
             rewardEventId: string;
@@ -3615,7 +3615,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
@@ -5179,7 +5179,7 @@ export interface components {
             entryId: string;
             /** Format: uuid */
             transferId: string;
-            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed, issuer_share_cashback, issuer_share_branded, issuer_share_returned, commission_charged, commission_returned, merchant_payment. Clients must tolerate new values. */
+            /** @description What the transfer did: earn_cashback, earn_branded, spend_branded, expire_branded, clawback_cashback, clawback_branded, adjust_credit_cashback, adjust_credit_branded, adjust_debit_cashback, adjust_debit_branded, adjust_debit_cashback_owed, payout_cashback, clawback_cashback_owed, repay_cashback_owed, write_off_cashback_owed, issuer_share_cashback, issuer_share_branded, issuer_share_returned, commission_charged, commission_returned, merchant_payment. Clients must tolerate new values. */
             transferKind: string;
             /** @description The transfer's idempotency key: which effect of which purchase, refund or grant posted it. */
             idempotencyKey: string;
@@ -5312,7 +5312,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
@@ -8536,7 +8536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_open`: the transaction has a claim still open or in review (details.claimId). */
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_open`: the transaction has a claim still open or in review (details.claimId); `idempotency_key_reused`: the Idempotency-Key filed another claim request (details.claimId). */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11451,7 +11451,7 @@ export interface operations {
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
-            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected, or another decision racing with this one resolved it first: only claims in review are decided, and of decisions racing on one claim exactly one succeeds; `branded_not_enabled`: a branded amount at a merchant without branded balance. */
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected, or another decision racing with this one resolved it first: only claims in review are decided, and of decisions racing on one claim exactly one succeeds; `branded_not_enabled`: a branded amount at a merchant without branded balance; `purchase_refunded`: the purchase was refunded in full since the claim was reviewed: nothing is posted; reject the claim. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -2,6 +2,9 @@
 // database transaction, its transfer (the issuer's adjustment account on the other side, never
 // the merchant's receivable), the grant a branded credit opens or the draws a branded debit
 // takes, its reward event (signed), its row, its audit entry and its reward_adjusted webhook.
+// A cashback credit repays first what the group owes, as earned cashback does. A claim's credit
+// is the purchase's own reward: on hold until the purchase's return window ends, and taken back
+// by its later refunds (activities/lifecycle/claim-credits.ts).
 // The API's route and a claim's approval both post through here.
 import { createHash } from 'node:crypto';
 import { errors } from '../errors';
@@ -19,7 +22,8 @@ import { factKey } from '../webhooks/fact-webhooks';
 import type { Adjustment as AdjustmentRow } from '../../prisma/generated/client';
 import { recordAudit } from './audit';
 import { createGrant, debitBranded, postTransfer, recordRewardEvent, type Tx } from './ledger';
-import { ensureAndLockAccounts } from './ledger/accounts';
+import { ensureAccounts, lockAccounts } from './ledger/accounts';
+import { repaymentOf } from '../rules/cashback';
 import { lockIdempotencyKey } from './ledger/tx';
 import { recordFactWebhooks } from './webhook-records';
 
@@ -43,6 +47,11 @@ export interface PostAdjustmentInput extends AdjustmentRequest {
   /** Unique per issuer: the request's Idempotency-Key, or claim:<id>:<balance type>. */
   idempotencyKey: string;
   claimId?: string;
+  /** A claim's credit: what refunds had taken of the purchase when it is posted (its later
+   *  refunds take the credit back in proportion to the rest). */
+  purchaseRefundedMinor?: number;
+  /** A claim's cashback credit: on hold until then (the purchase's return window), when later. */
+  holdUntil?: Date;
   /** The issuer's clock (a sandbox issuer's may run ahead): dates the posting, its grant and event. */
   at: Date;
   /** Real time, for the operator audit log, which orders every issuer's entries by it. */
@@ -155,9 +164,12 @@ export async function postAdjustment(
       transferId,
       rewardEventId,
       rewardGrantId,
+      purchaseRefundedMinor: input.purchaseRefundedMinor === undefined ? null : BigInt(input.purchaseRefundedMinor),
       createdAt: input.at,
     },
   });
+  if (input.holdUntil && input.holdUntil > input.at && input.transactionId && input.balanceType === 'cashback')
+    await holdCashback(tx, { ...input, transactionId: input.transactionId, payableAt: input.holdUntil });
   const adjustment = toAdjustment(row);
   await recordAudit(
     tx,
@@ -195,8 +207,12 @@ async function moveMoney(
     : cashback
       ? accounts.chgCashback(input.issuerId, input.chgId)
       : accounts.chgBranded(input.issuerId, input.chgId, input.merchantId!);
-  // Both accounts in id order before anything reads a balance (core/domain/ledger/accounts.ts).
-  const locked = await ensureAndLockAccounts(tx, [group, accounts.issuerAdjustments(input.issuerId)], input.at);
+  // Every account in id order before anything reads a balance (core/domain/ledger/accounts.ts):
+  // what the group owes too, when it has such an account, which a cashback credit repays.
+  const both = [group, accounts.issuerAdjustments(input.issuerId)];
+  await ensureAccounts(tx, both, input.at);
+  const owed = accounts.chgCashbackOwed(input.issuerId, input.chgId);
+  const locked = await lockAccounts(tx, [...both.map((a) => a.id), ...(cashback ? [owed.id] : [])]);
   const common = {
     idempotencyKey: `adjustment:${refs.id}`,
     issuerId: input.issuerId,
@@ -218,7 +234,10 @@ async function moveMoney(
   if (input.amountMinor > 0) {
     const kind = adjustmentTransferKind(input.balanceType, input.amountMinor);
     const { transfer } = await postTransfer(tx, { ...common, kind, amountMinor: magnitude });
-    if (cashback) return { transferId: transfer.id, rewardGrantId: null };
+    if (cashback) {
+      await repayOwed(tx, input, { ...common, idempotencyKey: `adjustment:${refs.id}:repay` });
+      return { transferId: transfer.id, rewardGrantId: null };
+    }
     // A branded credit is a grant available at once, expiring by the merchant's rule.
     const { grant } = await createGrant(tx, {
       issuerId: input.issuerId,
@@ -243,6 +262,55 @@ async function moveMoney(
   // A short draw rolls back with the caller's transaction: all or nothing.
   if (drawn.drawnMinor < magnitude || !drawn.transfer) throw insufficient(input, drawn.drawnMinor);
   return { transferId: drawn.transfer.id, rewardGrantId: null };
+}
+
+/**
+ * A cashback credit repays first what the group owes (a refund after payout left it owing), as
+ * earned cashback does: as much of it as the credit covers. Its own event, as the settlement's.
+ */
+async function repayOwed(
+  tx: Tx,
+  input: PostAdjustmentInput,
+  common: {
+    idempotencyKey: string;
+    issuerId: string;
+    chgId: string;
+    merchantId: string;
+    transactionId: string | null;
+    at: Date;
+  },
+): Promise<void> {
+  const owedId = accounts.chgCashbackOwed(input.issuerId, input.chgId).id;
+  const owedMinor = (await lockAccounts(tx, [owedId])).get(owedId)?.balanceMinor ?? 0;
+  const repaidMinor = repaymentOf(input.amountMinor, owedMinor);
+  if (repaidMinor === 0) return;
+  const rewardEventId = newId('brevt');
+  await recordRewardEvent(tx, {
+    id: rewardEventId,
+    idempotencyKey: common.idempotencyKey,
+    issuerId: input.issuerId,
+    chgId: input.chgId,
+    type: 'cashback_owed_repaid',
+    amountMinor: -repaidMinor,
+    transactionId: common.transactionId,
+    description: 'Cashback applied to what a refund left owing',
+    occurredAt: input.at,
+  });
+  await postTransfer(tx, { ...common, kind: 'repay_cashback_owed', amountMinor: repaidMinor, rewardEventId });
+}
+
+/** A claim's cashback credit joins its purchase's hold (one per purchase), or opens it. */
+async function holdCashback(
+  tx: Tx,
+  h: { transactionId: string; issuerId: string; chgId: string; amountMinor: number; payableAt: Date; at: Date },
+): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO cashback_hold (transaction_id, issuer_id, chg_id, amount_minor, remaining_minor, payable_at, created_at, updated_at)
+    VALUES (${h.transactionId}, ${h.issuerId}, ${h.chgId}, ${h.amountMinor}, ${h.amountMinor}, ${h.payableAt}, ${h.at}, ${h.at})
+    ON CONFLICT (transaction_id) DO UPDATE
+       SET amount_minor = cashback_hold.amount_minor + EXCLUDED.amount_minor,
+           remaining_minor = cashback_hold.remaining_minor + EXCLUDED.remaining_minor,
+           updated_at = EXCLUDED.updated_at`;
 }
 
 function adjustmentData(a: Adjustment) {

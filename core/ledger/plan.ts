@@ -14,6 +14,7 @@ export const TRANSFER_KINDS = [
   'adjust_credit_branded',
   'adjust_debit_cashback',
   'adjust_debit_branded',
+  'adjust_debit_cashback_owed',
   'payout_cashback',
   'clawback_cashback_owed',
   'repay_cashback_owed',
@@ -98,6 +99,10 @@ export function planTransfer(kind: TransferKind, p: TransferParties): TransferPl
       return { debit: cashback(), credit: issuer() };
     case 'adjust_debit_branded':
       return { debit: branded(), credit: issuer() };
+    // A refund takes back a claim's credit (issuer funded) beyond what the group still holds (it
+    // was paid out): the issuer gets it back in full and the group owes the rest.
+    case 'adjust_debit_cashback_owed':
+      return { debit: owed(), credit: issuer() };
     // The issuer paid the group's cashback out (a statement credit, a transfer): we owe the
     // group nothing more of it, and owe the issuer what it paid for the programme.
     case 'payout_cashback':
@@ -147,6 +152,7 @@ const EVENT_TYPE: Record<Exclude<TransferKind, AccompanyingKind | 'merchant_paym
   adjust_credit_branded: 'branded_adjusted',
   adjust_debit_cashback: 'cashback_adjusted',
   adjust_debit_branded: 'branded_adjusted',
+  adjust_debit_cashback_owed: 'cashback_adjusted',
   payout_cashback: 'cashback_paid_out',
   clawback_cashback_owed: 'cashback_clawed_back',
   repay_cashback_owed: 'cashback_owed_repaid',

@@ -3,6 +3,7 @@
 // gathers the facts, this decides, and the decision names the evidence that proves it.
 import { EARN_REASONS, type EarnDecision, type EarnReason } from './eligibility';
 import type { BalanceType } from './adjustments';
+import { netOfRefunds } from './settlement';
 
 export const CLAIM_REASONS = ['missing_reward', 'wrong_amount'] as const;
 export type ClaimReason = (typeof CLAIM_REASONS)[number];
@@ -16,6 +17,7 @@ export const AUTOMATIC_REJECTIONS = [
   'not_a_purchase',
   'currency_not_supported',
   'merchant_not_identified',
+  'purchase_refunded',
   'already_rewarded',
   ...EARN_REASONS,
 ] as const;
@@ -46,10 +48,16 @@ export interface ClaimedTransaction {
   matchedMerchantId: string | null;
   /** The match trace's earn decision for the matched merchant, as recorded. */
   recordedEarn: { eligible: boolean; reasons: EarnReason[] } | null;
-  /** Reward the purchase earned, plus adjustments that name it, per balance type. A refund's
-   *  clawback is not subtracted: it follows the refund, and is no missing reward. */
-  postedCashbackMinor: number;
-  postedBrandedMinor: number;
+  /** The purchase's amount, and what its refunds took of it: those already clawed back for
+   *  (processed) and every refund received, processed or not. */
+  amountMinor: number;
+  refundedMinor: number;
+  refundsReceivedMinor: number;
+  /** What the purchase keeps of its own reward, per balance type: earned and credited by claims or
+   *  credits that name it, less what its refunds took back. A debit that names it (a correction)
+   *  is not subtracted: a claim never restores what an adjustment took back on purpose. */
+  keptCashbackMinor: number;
+  keptBrandedMinor: number;
 }
 
 export interface ClaimFacts {
@@ -72,7 +80,7 @@ export type ClaimDecision =
       outcome: 'needs_review';
       reasonCode: ReviewReason;
       detail: string;
-      /** What the rules give for the purchase. */
+      /** What the rules give for the purchase, net of the refunds it has had so far. */
       computed: ComputedReward;
       /** What is missing: the rules' reward less what the purchase kept, per balance type. */
       missing: { cashbackMinor: number; brandedMinor: number };
@@ -98,6 +106,11 @@ export function decideClaim(facts: ClaimFacts): ClaimDecision {
   if (txn.isRefund) return reject('not_a_purchase', 'the transaction is a refund: refunds claw back, they do not earn');
   if (txn.currency !== 'usd')
     return reject('currency_not_supported', `rewards are paid on usd purchases; this was ${txn.currency}`);
+  if (txn.refundsReceivedMinor >= txn.amountMinor)
+    return reject(
+      'purchase_refunded',
+      `the purchase of ${txn.amountMinor} was refunded in full (${txn.refundsReceivedMinor}; see evidence.refunds): it keeps no reward`,
+    );
   const merchantId = merchantInQuestion(facts);
   if (!merchantId)
     return reject('merchant_not_identified', 'the descriptor matched no merchant and the claim names none');
@@ -118,29 +131,33 @@ export function decideClaim(facts: ClaimFacts): ClaimDecision {
     );
   const winner = facts.evaluation?.offers.find((o) => o.offerId === facts.evaluation?.winningOfferId);
   if (!winner?.reward) return reject('no_active_offer', `no offer of ${merchantId} gives a reward for this purchase`);
+  // The rules' reward is on the whole purchase, as its settlement earns; its refunds so far take
+  // their share of it, as they would have of an earned reward. Compared with what it keeps.
+  const refunds = { purchaseAmountMinor: txn.amountMinor, refundedMinor: txn.refundedMinor };
   const computed = {
     offerId: winner.offerId,
-    cashbackMinor: winner.reward.cashbackMinor,
-    brandedMinor: winner.reward.brandedMinor,
+    cashbackMinor: netOfRefunds(winner.reward.cashbackMinor, refunds),
+    brandedMinor: netOfRefunds(winner.reward.brandedMinor, refunds),
   };
-  const posted = aboutMatched
-    ? { cashback: txn.postedCashbackMinor, branded: txn.postedBrandedMinor }
+  const kept = aboutMatched
+    ? { cashback: txn.keptCashbackMinor, branded: txn.keptBrandedMinor }
     : { cashback: 0, branded: 0 };
   const missing = {
-    cashbackMinor: Math.max(0, computed.cashbackMinor - posted.cashback),
-    brandedMinor: Math.max(0, computed.brandedMinor - posted.branded),
+    cashbackMinor: Math.max(0, computed.cashbackMinor - kept.cashback),
+    brandedMinor: Math.max(0, computed.brandedMinor - kept.branded),
   };
+  const net = txn.refundedMinor > 0 ? ` net of refunds of ${txn.refundedMinor}` : '';
   if (missing.cashbackMinor + missing.brandedMinor === 0)
     return reject(
       'already_rewarded',
-      `the purchase kept ${posted.cashback} cashback and ${posted.branded} branded; the rules give ${computed.cashbackMinor} and ${computed.brandedMinor}`,
+      `the purchase kept ${kept.cashback} cashback and ${kept.branded} branded${net}; the rules give ${computed.cashbackMinor} and ${computed.brandedMinor}`,
     );
   return {
     outcome: 'needs_review',
     reasonCode: aboutMatched ? 'reward_below_rules' : 'merchant_not_recognised',
     detail: aboutMatched
-      ? `the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded; the purchase kept ${posted.cashback} and ${posted.branded}`
-      : `the descriptor was not recognised as ${merchantId}; there the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded`,
+      ? `the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${net}; the purchase kept ${kept.cashback} and ${kept.branded}`
+      : `the descriptor was not recognised as ${merchantId}; there the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${net}`,
     computed,
     missing,
   };

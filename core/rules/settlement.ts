@@ -70,3 +70,66 @@ export function clawbackDue(input: {
   const target = Number((BigInt(input.earnedMinor) * BigInt(refundedTotal)) / BigInt(input.purchaseAmountMinor));
   return Math.max(0, Math.min(target, input.earnedMinor) - input.clawedBackBeforeMinor);
 }
+
+/**
+ * A credit an approved claim gave a purchase (API.md, Claims): the purchase's own reward, posted
+ * when refunds had already taken `purchaseRefundedMinor` of it, so it was for the rest.
+ */
+export interface ClaimCredit {
+  amountMinor: number;
+  purchaseRefundedMinor: number;
+}
+
+/**
+ * What refunds adding up to `refundedMinor` take back of a claim's credit, in all: the credit's
+ * share of the part of the purchase refunded since it was posted. Cumulative, as clawbackDue is,
+ * so each refund takes this less what the refunds before it took, and the refund that completes
+ * the purchase takes the rest of the credit. A credit posted before any refund reads exactly as
+ * the settlement's own earn does.
+ */
+export function claimCreditClawedBack(
+  credit: ClaimCredit,
+  input: { purchaseAmountMinor: number; refundedMinor: number },
+): number {
+  assertMinor(credit.amountMinor, 'amountMinor');
+  assertMinor(credit.purchaseRefundedMinor, 'purchaseRefundedMinor');
+  assertMinor(input.refundedMinor, 'refundedMinor');
+  if (input.purchaseAmountMinor <= 0) throw new RangeError('purchaseAmountMinor must be positive');
+  const base = input.purchaseAmountMinor - credit.purchaseRefundedMinor;
+  // Claims refuse a purchase refunded in full, so nothing of such a credit ever stood.
+  if (base <= 0) return credit.amountMinor;
+  const refundedSince = Math.max(
+    0,
+    Math.min(input.purchaseAmountMinor, input.refundedMinor) - credit.purchaseRefundedMinor,
+  );
+  return Number((BigInt(credit.amountMinor) * BigInt(refundedSince)) / BigInt(base));
+}
+
+/** What this refund takes back of the claims' credits: their total at the refunds after it less before it. */
+export function claimCreditsDue(
+  credits: readonly ClaimCredit[],
+  input: { purchaseAmountMinor: number; refundedBeforeMinor: number; refundMinor: number },
+): number {
+  const at = (refundedMinor: number) =>
+    credits.reduce(
+      (sum, c) => sum + claimCreditClawedBack(c, { purchaseAmountMinor: input.purchaseAmountMinor, refundedMinor }),
+      0,
+    );
+  return Math.max(0, at(input.refundedBeforeMinor + input.refundMinor) - at(input.refundedBeforeMinor));
+}
+
+/**
+ * What an approved claim credits now for a reward `computedMinor` the rules give on the whole
+ * purchase: the part the purchase's refunds so far would have taken back of it, had the
+ * settlement earned it, is left out (the same floor as clawbackDue).
+ */
+export function netOfRefunds(
+  computedMinor: number,
+  input: { purchaseAmountMinor: number; refundedMinor: number },
+): number {
+  assertMinor(computedMinor, 'computedMinor');
+  assertMinor(input.refundedMinor, 'refundedMinor');
+  if (input.purchaseAmountMinor <= 0) throw new RangeError('purchaseAmountMinor must be positive');
+  const refunded = Math.min(input.purchaseAmountMinor, input.refundedMinor);
+  return computedMinor - Number((BigInt(computedMinor) * BigInt(refunded)) / BigInt(input.purchaseAmountMinor));
+}

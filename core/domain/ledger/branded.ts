@@ -65,6 +65,15 @@ export function clawBackBranded(
   return drawAndPost(tx, input, 'clawback', input.maxAmountMinor, input.grantIds);
 }
 
+/** Takes back up to `maxAmountMinor` of a claim's branded credit from the grants it opened, and from
+ *  no others, to the issuer that funded it (a refund of the purchase the claim was about). */
+export function reverseBrandedCredit(
+  tx: Tx,
+  input: Common & { maxAmountMinor: number; grantIds: readonly string[] },
+): Promise<DrawResult> {
+  return drawAndPost(tx, input, 'reverse_credit', input.maxAmountMinor, input.grantIds);
+}
+
 /** Takes up to `maxAmountMinor` of unexpired balance (spendable yet or not) for a customer-service
  *  debit, soonest-expiring first; the caller refuses a draw short of what it asked. */
 export function debitBranded(tx: Tx, input: Common & { maxAmountMinor: number }): Promise<DrawResult> {
@@ -99,6 +108,7 @@ const KIND_OF_MODE = {
   clawback: 'clawback_branded',
   expire: 'expire_branded',
   adjust: 'adjust_debit_branded',
+  reverse_credit: 'adjust_debit_branded',
 } as const;
 
 /**

@@ -98,8 +98,9 @@ export async function createGrant(tx: Tx, input: CreateGrantInput): Promise<{ gr
   return { grant: toGrant(row), created: true };
 }
 
-/** adjust: a customer-service debit, from any unexpired grant (spendable yet or not). */
-export type DrawMode = 'spend' | 'clawback' | 'expire' | 'adjust';
+/** adjust: a customer-service debit, from any unexpired grant (spendable yet or not).
+ *  reverse_credit: a refund taking back a claim's credit, from the grants that credit opened. */
+export type DrawMode = 'spend' | 'clawback' | 'expire' | 'adjust' | 'reverse_credit';
 
 export interface DrawInput {
   issuerId: string;
@@ -109,7 +110,7 @@ export interface DrawInput {
   amountMinor: number;
   at: Date;
   mode: DrawMode;
-  /** clawback: the grants the refunded purchase created, in the order to draw them.
+  /** clawback, reverse_credit: the grants the refunded purchase (or its claim) created, in the order to draw them.
    *  expire: exactly one grant, which must have expired by `at`. */
   preferGrantIds?: readonly string[];
 }
@@ -129,7 +130,7 @@ export async function drawFromGrants(tx: Tx, input: DrawInput): Promise<Allocati
       `grant ${g.id} outside the draw`,
     );
   const ordered =
-    input.mode === 'clawback'
+    input.mode === 'clawback' || input.mode === 'reverse_credit'
       ? [...candidates].sort((a, b) => input.preferGrantIds!.indexOf(a.id) - input.preferGrantIds!.indexOf(b.id))
       : [...candidates].sort(compareFifo);
   const allocations = allocateDraw(

@@ -23,6 +23,7 @@ export {
   spendBranded,
   debitBranded,
   clawBackBranded,
+  reverseBrandedCredit,
   expireGrant,
   type EarnBrandedInput,
   type DrawResult,

@@ -29,7 +29,8 @@ export interface RecordRewardEventInput {
   sourceEventId?: string | null;
   description: string;
   occurredAt: Date;
-  /** A cashback_clawed_back that recovers branded value a refund could not take from its grants. */
+  /** Cashback taken back for branded value a refund could not take from its grants: a
+   *  cashback_clawed_back (an earned reward's) or a negative cashback_adjusted (a claim credit's). */
   coversBrandedShortfall?: boolean;
 }
 

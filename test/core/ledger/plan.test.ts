@@ -63,6 +63,7 @@ describe('core/ledger account plan', () => {
       adjust_credit_branded: ['issuer_adjustments', 'chg_branded'],
       adjust_debit_cashback: ['chg_cashback', 'issuer_adjustments'],
       adjust_debit_branded: ['chg_branded', 'issuer_adjustments'],
+      adjust_debit_cashback_owed: ['chg_cashback_owed', 'issuer_adjustments'],
       // Paid-out cashback: the issuer paid it; a refund after payout is owed, repaid, or written off.
       payout_cashback: ['chg_cashback', 'issuer_payable'],
       clawback_cashback_owed: ['chg_cashback_owed', 'merchant_receivable'],
@@ -95,6 +96,7 @@ describe('core/ledger account plan', () => {
       'branded_adjusted',
       'cashback_adjusted',
       'branded_adjusted',
+      'cashback_adjusted',
       'cashback_paid_out',
       'cashback_clawed_back',
       'cashback_owed_repaid',

@@ -62,8 +62,11 @@ const txn = (over: Partial<ClaimedTransaction> = {}): ClaimedTransaction => ({
   isRefund: false,
   matchedMerchantId: 'mp_1',
   recordedEarn: recorded(rules()),
-  postedCashbackMinor: 0,
-  postedBrandedMinor: 0,
+  amountMinor: 2500,
+  refundedMinor: 0,
+  refundsReceivedMinor: 0,
+  keptCashbackMinor: 0,
+  keptBrandedMinor: 0,
   ...over,
 });
 const facts = (over: Partial<ClaimFacts> = {}): ClaimFacts => ({
@@ -255,7 +258,7 @@ describe('decideClaim', () => {
         decideClaim(
           facts({
             claimedMerchantId: 'mp_2',
-            transaction: txn({ postedCashbackMinor: 125, postedBrandedMinor: 10 }),
+            transaction: txn({ keptCashbackMinor: 125, keptBrandedMinor: 10 }),
             evaluation,
           }),
         ),
@@ -280,15 +283,13 @@ describe('decideClaim', () => {
   describe('the matched merchant: comparing what was posted with the rules', () => {
     it('rejects already_rewarded when the purchase kept exactly what the rules give', () => {
       const evaluation = rules({ offers: [offer('ofr_a', { cashbackRateBps: 500, brandedRateBps: 200 })] });
-      const d = decideClaim(
-        facts({ transaction: txn({ postedCashbackMinor: 125, postedBrandedMinor: 50 }), evaluation }),
-      );
+      const d = decideClaim(facts({ transaction: txn({ keptCashbackMinor: 125, keptBrandedMinor: 50 }), evaluation }));
       assert.equal(rejected(d), 'already_rewarded');
       assert.match(d.detail, /125/);
     });
 
     it('rejects already_rewarded when the claim names the matched merchant and it kept the full reward', () => {
-      const d = decideClaim(facts({ claimedMerchantId: 'mp_1', transaction: txn({ postedCashbackMinor: 125 }) }));
+      const d = decideClaim(facts({ claimedMerchantId: 'mp_1', transaction: txn({ keptCashbackMinor: 125 }) }));
       assert.equal(rejected(d), 'already_rewarded');
     });
 
@@ -298,7 +299,7 @@ describe('decideClaim', () => {
         decideClaim(
           facts({
             reason: 'wrong_amount',
-            transaction: txn({ postedCashbackMinor: 100, postedBrandedMinor: 20 }),
+            transaction: txn({ keptCashbackMinor: 100, keptBrandedMinor: 20 }),
             evaluation,
           }),
         ),
@@ -321,9 +322,7 @@ describe('decideClaim', () => {
       const terms = [offer('ofr_a', { cashbackRateBps: 500, brandedRateBps: 200, minSpendMinor: 10_000 })];
       const evaluation = rules({ offers: terms, transaction: { ...tx(10_000), eligibleAmountMinor: 9_800 } });
       assert.equal(evaluation.eligible, true, 'the offer qualifies on the whole amount');
-      const d = decideClaim(
-        facts({ transaction: txn({ postedCashbackMinor: 490, postedBrandedMinor: 196 }), evaluation }),
-      );
+      const d = decideClaim(facts({ transaction: txn({ keptCashbackMinor: 490, keptBrandedMinor: 196 }), evaluation }));
       assert.equal(rejected(d), 'already_rewarded');
       assert.match(d.detail, /490 and 196/);
     });
@@ -331,11 +330,37 @@ describe('decideClaim', () => {
     it('never reports a negative missing amount when one type was over-posted', () => {
       const evaluation = rules({ offers: [offer('ofr_a', { cashbackRateBps: 500, brandedRateBps: 200 })] });
       const d = review(
-        decideClaim(facts({ transaction: txn({ postedCashbackMinor: 200, postedBrandedMinor: 10 }), evaluation })),
+        decideClaim(facts({ transaction: txn({ keptCashbackMinor: 200, keptBrandedMinor: 10 }), evaluation })),
       );
       assert.equal(d.reasonCode, 'reward_below_rules');
       assert.deepEqual(d.missing, { cashbackMinor: 0, brandedMinor: 40 });
       assertMinorUnits(d);
+    });
+  });
+
+  describe('a purchase with refunds: decided on what it keeps net of them', () => {
+    it('rejects purchase_refunded for a purchase refunded in full, processed or not, naming the refunds', () => {
+      for (const refundedMinor of [0, 2500]) {
+        const d = decideClaim(facts({ transaction: txn({ refundedMinor, refundsReceivedMinor: 2500 }) }));
+        assert.equal(rejected(d), 'purchase_refunded');
+        assert.match(d.detail, /refunded in full/);
+      }
+    });
+
+    it('computes the reward net of the refunds processed so far, as a settlement would have kept it', () => {
+      // 5 % of 2500 is 125; 1000 refunded takes floor(125 x 1000 / 2500) = 50 of it.
+      const d = review(decideClaim(facts({ transaction: txn({ refundedMinor: 1000, refundsReceivedMinor: 1000 }) })));
+      assert.deepEqual(d.computed, { offerId: 'ofr_a', cashbackMinor: 75, brandedMinor: 0 });
+      assert.deepEqual(d.missing, { cashbackMinor: 75, brandedMinor: 0 });
+      assert.match(d.detail, /net of refunds of 1000/);
+    });
+
+    it('rejects already_rewarded when what the purchase kept after a partial refund is the rules net of it', () => {
+      const d = decideClaim(
+        facts({ transaction: txn({ refundedMinor: 1000, refundsReceivedMinor: 1000, keptCashbackMinor: 75 }) }),
+      );
+      assert.equal(rejected(d), 'already_rewarded');
+      assert.match(d.detail, /kept 75 cashback and 0 branded net of refunds of 1000/);
     });
   });
 
@@ -352,7 +377,7 @@ describe('decideClaim', () => {
         transaction: tx(2599),
       });
       const d = review(
-        decideClaim(facts({ transaction: txn({ postedCashbackMinor: 80, postedBrandedMinor: 32 }), evaluation })),
+        decideClaim(facts({ transaction: txn({ keptCashbackMinor: 80, keptBrandedMinor: 32 }), evaluation })),
       );
       assert.deepEqual(d.computed, { offerId: 'ofr_a', cashbackMinor: 86, brandedMinor: 32 });
       assert.deepEqual(d.missing, { cashbackMinor: 6, brandedMinor: 0 });

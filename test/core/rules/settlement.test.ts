@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
-import { clawbackDue, decideSettlement } from '../../../core/rules/settlement';
+import {
+  claimCreditClawedBack,
+  claimCreditsDue,
+  clawbackDue,
+  decideSettlement,
+  netOfRefunds,
+} from '../../../core/rules/settlement';
 import type { EarnDecision, EarnOffer } from '../../../core/rules/eligibility';
 
 const offer = (id: string, overrides: Partial<EarnOffer> = {}): EarnOffer => ({
@@ -228,5 +234,65 @@ describe('core/rules/settlement', () => {
         assert.equal(clawed, earned, `seed ${seed}`);
       }
     });
+  });
+});
+
+describe('claim credits on a refunded purchase', () => {
+  const purchase = 10_000;
+
+  it('reads a credit posted before any refund exactly as the settlement earn', () => {
+    for (const refundedMinor of [0, 1, 3333, 9999, 10_000, 12_000])
+      assert.equal(
+        claimCreditClawedBack(
+          { amountMinor: 487, purchaseRefundedMinor: 0 },
+          { purchaseAmountMinor: purchase, refundedMinor },
+        ),
+        clawbackDue({
+          earnedMinor: 487,
+          purchaseAmountMinor: purchase,
+          refundedBeforeMinor: 0,
+          refundMinor: refundedMinor,
+          clawedBackBeforeMinor: 0,
+        }),
+      );
+  });
+
+  it('takes a credit posted after a partial refund in proportion to what was left, all of it at the full refund', () => {
+    const credit = { amountMinor: 300, purchaseRefundedMinor: 4000 };
+    const at = (refundedMinor: number) =>
+      claimCreditClawedBack(credit, { purchaseAmountMinor: purchase, refundedMinor });
+    assert.equal(at(4000), 0, 'the refunds before it take nothing of it');
+    assert.equal(at(7000), 150, 'half of what was left');
+    assert.equal(at(10_000), 300);
+    assert.equal(at(11_000), 300, 'never more than the credit');
+  });
+
+  it('adds up, refund after refund, to the whole credit whatever the steps', () => {
+    const credits = [
+      { amountMinor: 333, purchaseRefundedMinor: 0 },
+      { amountMinor: 101, purchaseRefundedMinor: 2500 },
+    ];
+    for (const steps of [[2500, 2500, 2500, 2500], [1, 9998, 1], [10_000], [7, 13, 9980]]) {
+      let refundedBeforeMinor = 0;
+      let taken = 0;
+      for (const refundMinor of steps) {
+        const due = claimCreditsDue(credits, { purchaseAmountMinor: purchase, refundedBeforeMinor, refundMinor });
+        assert.ok(due >= 0);
+        taken += due;
+        refundedBeforeMinor += refundMinor;
+      }
+      assert.equal(
+        taken,
+        333 + claimCreditClawedBack(credits[1], { purchaseAmountMinor: purchase, refundedMinor: 10_000 }),
+      );
+      assert.equal(taken, 434);
+    }
+  });
+
+  it('nets a reward of the refunds so far with the floor a settlement clawback uses', () => {
+    assert.equal(netOfRefunds(125, { purchaseAmountMinor: 2500, refundedMinor: 1000 }), 75);
+    assert.equal(netOfRefunds(125, { purchaseAmountMinor: 2500, refundedMinor: 2500 }), 0);
+    assert.equal(netOfRefunds(125, { purchaseAmountMinor: 2500, refundedMinor: 0 }), 125);
+    assert.equal(netOfRefunds(7, { purchaseAmountMinor: 3, refundedMinor: 1 }), 7 - 2);
   });
 });
