@@ -146,7 +146,7 @@ describe('claims (end to end, production issuer)', function () {
     const txnId = await purchase(`${brand} COFFEE OAKLAND CA`);
     const done = await rejectedWith(await fileClaim({ transactionId: txnId }), 'already_rewarded');
     assert.equal(done.evidence.matchTrace.outcome, 'matched');
-    assert.equal(done.evidence.postedCashbackMinor, 125);
+    assert.equal(done.evidence.keptCashbackMinor, 125);
   });
 
   it('rejects already_rewarded for a purchase that spent branded balance: the rules earn on what is left', async () => {
@@ -176,7 +176,7 @@ describe('claims (end to end, production issuer)', function () {
 
     for (const reason of ['missing_reward', 'wrong_amount']) {
       const done = await rejectedWith(await fileClaim({ transactionId: txnId, reason }), 'already_rewarded');
-      assert.deepEqual([done.evidence.postedCashbackMinor, done.evidence.postedBrandedMinor], [490, 196]);
+      assert.deepEqual([done.evidence.keptCashbackMinor, done.evidence.keptBrandedMinor], [490, 196]);
       assert.equal(done.evidence.rules.eligibleAmountMinor, 9_800);
     }
     assert.equal(await stack.db.adjustment.count({ where: { transactionId: txnId } }), 0);

@@ -134,11 +134,11 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
   }
 
   /** Refunds `amount` of a purchase and waits until its clawback is processed; returns the refund's id. */
-  async function refund(c: Case, p: Purchase, amount: number): Promise<string> {
+  async function refund(c: Case, p: Purchase, amount: number, expected = 'matched'): Promise<string> {
     const event = await refundEvent(c, p, amount);
     await ingest(c, event);
     const row = await stored(c, event.id);
-    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), 'matched');
+    assert.equal(await stack.waitForStatus(row.id, FINAL_STATUSES), expected);
     p.refunded += amount;
     return row.id;
   }
@@ -476,6 +476,163 @@ describe('the double dip: a group keeps what the rules give for its purchases ne
       [branded.earnedMinor, branded.spentMinor, branded.clawedBackMinor, branded.availableMinor],
       [300, 250, 50, 0],
     );
+    await assertKeptByTheRules(c);
+  });
+
+  /** A purchase whose descriptor no merchant's rules match: it earns nothing until a claim names the merchant. */
+  async function unmatchedPurchase(c: Case, amount: number): Promise<Purchase> {
+    const p = await purchase(
+      c,
+      cashbackOnly,
+      amount,
+      { merchantId: undefined, merchantDescriptor: `NOBODY ${randomUUID()}` },
+      'not_matched',
+    );
+    return p;
+  }
+
+  async function fileClaim(c: Case, body: Record<string, unknown>, key = `claim-${randomUUID()}`) {
+    return stack.app.request('POST', `/api/v2/chg/${c.group.id}/claims`, {
+      token: c.issuer.token,
+      body: { reason: 'missing_reward', ...body },
+      headers: { 'Idempotency-Key': key },
+    });
+  }
+
+  async function claimDecided(c: Case, claimId: string): Promise<any> {
+    return waitFor(`claim ${claimId} decided`, async () => {
+      const res = await c.issuer.call('GET', `/api/v2/chg/${c.group.id}/claims/${claimId}`);
+      return res.body.status === 'open' ? undefined : res.body;
+    });
+  }
+
+  /** A claim that the purchase's reward is missing at `merchant`, reviewed and approved by an operator. */
+  async function approvedClaim(c: Case, p: Purchase, merchant: any, computed: number): Promise<any> {
+    const filed = await fileClaim(c, { transactionId: p.id, merchantId: merchant.id });
+    assert.equal(filed.status, 202, filed.text);
+    const reviewed = await claimDecided(c, filed.body.id);
+    assert.equal(reviewed.status, 'needs_review', JSON.stringify(reviewed));
+    assert.deepEqual(reviewed.computedReward, { cashbackMinor: computed, brandedMinor: 0 });
+    const approved = await stack.app.operator('POST', `/admin/v1/claims/${filed.body.id}/approve`, {});
+    assert.equal(approved.status, 200, approved.text);
+    assert.equal(approved.body.status, 'approved');
+    return approved.body;
+  }
+
+  it("holds an approved claim's cashback for the purchase's window and takes it all back on a full refund", async () => {
+    const c = await newCase();
+    const p = await unmatchedPurchase(c, 10_000);
+    const claim = await approvedClaim(c, p, cashbackOnly, 500);
+    assert.equal(claim.adjustmentIds.length, 1);
+    // The purchase's own reward: on hold, so the same day's payout finds nothing payable.
+    assert.deepEqual(await cashback(c), { balance: 500, onHold: 500, payable: 0, paidOut: 0, owed: 0 });
+    assertError(await payGroup(c), 409, 'insufficient_balance');
+    const refundId = await refund(c, p, 10_000);
+    const clawed = await received(c, 'reward_clawed_back', (d) => d.refundTransactionId === refundId);
+    assert.deepEqual([clawed.merchantId, clawed.cashbackAmountMinor, clawed.owedMinor], [cashbackOnly.id, 500, 0]);
+    assert.deepEqual(await cashback(c), { balance: 0, onHold: 0, payable: 0, paidOut: 0, owed: 0 });
+    const s = (await summary(c)).cashback;
+    assert.deepEqual([s.earnedMinor, s.adjustedMinor], [0, 0], 'the credit and its reversal cancel out');
+    // Back to the issuer that funded it, never to the merchant.
+    const reversal = await stack.db.ledgerTransfer.findMany({
+      where: {
+        issuerId: c.issuer.id,
+        transactionId: p.id,
+        kind: { in: ['adjust_debit_cashback', 'clawback_cashback'] },
+      },
+    });
+    assert.deepEqual(
+      reversal.map((t) => [t.kind, t.amountMinor]),
+      [['adjust_debit_cashback', 500n]],
+    );
+    await advance(c, { days: 31 });
+    assert.deepEqual(await cashback(c), { balance: 0, onHold: 0, payable: 0, paidOut: 0, owed: 0 });
+    await assertKeptByTheRules(c);
+  });
+
+  it('owes back a claim paid out before its purchase was refunded, and repays it from later cashback', async () => {
+    const c = await newCase();
+    const p = await unmatchedPurchase(c, 10_000);
+    await approvedClaim(c, p, cashbackOnly, 500);
+    await advance(c, { days: 30, hours: 1 });
+    assert.deepEqual(await cashback(c), { balance: 500, onHold: 0, payable: 500, paidOut: 0, owed: 0 });
+    const paid = await payGroup(c);
+    assert.equal(paid.status, 201, paid.text);
+    const refundId = await refund(c, p, 10_000);
+    const clawed = await received(c, 'reward_clawed_back', (d) => d.refundTransactionId === refundId);
+    assert.deepEqual([clawed.cashbackAmountMinor, clawed.owedMinor], [500, 500]);
+    assert.deepEqual(await cashback(c), { balance: 0, onHold: 0, payable: 0, paidOut: 500, owed: 500 });
+    // A goodwill credit repays what the group owes before any of it is payable.
+    const goodwill = await stack.app.request('POST', `/api/v2/chg/${c.group.id}/adjustments`, {
+      token: c.issuer.token,
+      body: { balanceType: 'cashback', amountMinor: 300, reasonCode: 'goodwill' },
+      headers: { 'Idempotency-Key': `goodwill-${randomUUID()}` },
+    });
+    assert.equal(goodwill.status, 201, goodwill.text);
+    assert.deepEqual(await cashback(c), { balance: 0, onHold: 0, payable: 0, paidOut: 500, owed: 200 });
+    assertError(await payGroup(c), 409, 'insufficient_balance');
+    await assertKeptByTheRules(c);
+  });
+
+  it('credits a claim after a partial refund net of it, and the later refunds take the rest in proportion', async () => {
+    const c = await newCase();
+    const p = await unmatchedPurchase(c, 10_000);
+    await refund(c, p, 4_000, 'not_matched');
+    // 5 % of 10,000 is 500; the 4,000 refunded would have taken 200 of it.
+    await approvedClaim(c, p, cashbackOnly, 300);
+    assert.deepEqual(await cashback(c), { balance: 300, onHold: 300, payable: 0, paidOut: 0, owed: 0 });
+    await refund(c, p, 3_000);
+    assert.deepEqual(await cashback(c), { balance: 150, onHold: 150, payable: 0, paidOut: 0, owed: 0 });
+    await refund(c, p, 3_000);
+    assert.deepEqual(await cashback(c), { balance: 0, onHold: 0, payable: 0, paidOut: 0, owed: 0 });
+    await assertKeptByTheRules(c);
+  });
+
+  it('rejects a claim for a purchase refunded in full, and never restores a correction debit', async () => {
+    const c = await newCase();
+    const returned = await purchase(c, cashbackOnly, 10_000);
+    await refund(c, returned, 10_000);
+    const filed = await fileClaim(c, { transactionId: returned.id });
+    assert.equal(filed.status, 202, filed.text);
+    const rejected = await claimDecided(c, filed.body.id);
+    assert.deepEqual([rejected.status, rejected.reasonCode], ['rejected', 'purchase_refunded']);
+    assert.deepEqual(
+      [rejected.evidence.refundedMinor, rejected.evidence.keptCashbackMinor, rejected.evidence.refunds.length],
+      [10_000, 0, 1],
+    );
+
+    const kept = await purchase(c, cashbackOnly, 10_000);
+    const correction = await stack.app.request('POST', `/api/v2/chg/${c.group.id}/adjustments`, {
+      token: c.issuer.token,
+      body: { balanceType: 'cashback', amountMinor: -200, reasonCode: 'correction', transactionId: kept.id },
+      headers: { 'Idempotency-Key': `correction-${randomUUID()}` },
+    });
+    assert.equal(correction.status, 201, correction.text);
+    const wrong = await fileClaim(c, { transactionId: kept.id, reason: 'wrong_amount' });
+    const decided = await claimDecided(c, wrong.body.id);
+    assert.deepEqual([decided.status, decided.reasonCode], ['rejected', 'already_rewarded']);
+    assert.equal(decided.evidence.keptCashbackMinor, 500);
+    await assertKeptByTheRules(c);
+  });
+
+  it('answers a claim filed again under its Idempotency-Key with the same claim, after the first was resolved', async () => {
+    const c = await newCase();
+    const returned = await purchase(c, cashbackOnly, 4_000);
+    await refund(c, returned, 4_000);
+    const key = `claim-${randomUUID()}`;
+    const first = await fileClaim(c, { transactionId: returned.id }, key);
+    assert.equal(first.status, 202, first.text);
+    assert.equal((await claimDecided(c, first.body.id)).status, 'rejected');
+    // The API that filed it dies before it stores its answer: the key's record of the answer is
+    // gone (its lease runs out), and the retry runs the route again.
+    await stack.db.idempotencyKey.deleteMany({ where: { key } });
+    const again = await fileClaim(c, { transactionId: returned.id }, key);
+    assert.equal(again.status, 202, again.text);
+    assert.equal(again.body.id, first.body.id, 'the same claim, not a second one');
+    assert.equal(await stack.db.claim.count({ where: { issuerId: c.issuer.id } }), 1);
+    await stack.db.idempotencyKey.deleteMany({ where: { key } });
+    const other = await fileClaim(c, { transactionId: returned.id, note: 'another request' }, key);
+    assertError(other, 409, 'idempotency_key_reused');
     await assertKeptByTheRules(c);
   });
 });
