@@ -6,6 +6,15 @@
 // those: every row still open or processing, a turn after it was first seen so, whose workflow
 // was never started.
 //
+// A claim in review has had its run (the run put it there), but a restore can leave it without
+// one: Temporal new or restored from before the run, or the run deleted by an operator
+// (docs/operating/runbook.md, "Claims waiting for review"). Without its run no decision can reach
+// it. The watch starts those too; the run finds the claim decided and waits for the operator
+// (decideClaim answers from a claim that is no longer open). The review queue is long and nearly
+// every claim in it has its run, so the watch walks it a page a turn rather than rereading its
+// head: a page is read on one turn and started on the next, so each claim is still seen on two
+// turns, and the walk starts over at the end of the queue.
+//
 // The watch starts with REJECT_DUPLICATE, so it starts only what never ran: a run that is under
 // way, or one that closed without finishing its row (failed, or terminated by an operator), is
 // left alone, and a run that keeps failing is never restarted in a loop. A row is started only
@@ -45,6 +54,7 @@ export async function startClaimWorkflow(
   options: { neverStarted?: boolean } = {},
 ): Promise<void> {
   const input: ClaimResolutionInput = { issuerId: claim.issuerId, claimId: claim.id };
+  // The run finds an open claim open, and one in review in review: it starts as it will stand.
   await temporal.client.workflow.start(CLAIM_WORKFLOW_TYPE, {
     workflowId: claim.workflowId,
     taskQueue: temporal.taskQueue,
@@ -54,7 +64,7 @@ export async function startClaimWorkflow(
       { key: RewardsChgId, value: claim.chgId },
       { key: RewardsTransactionId, value: claim.transactionId ? [claim.transactionId] : [] },
       ...(claim.merchantId ? [{ key: RewardsMerchantId, value: claim.merchantId }] : []),
-      { key: RewardsStatus, value: 'open' },
+      { key: RewardsStatus, value: claim.status === 'needs_review' ? 'needs_review' : 'open' },
     ]),
     ...(options.neverStarted ? NEVER_STARTED : {}),
   });
@@ -99,38 +109,74 @@ export async function startStatementRunWorkflow(
 
 /** What one turn started, by kind: the rows' ids. */
 export interface UnstartedRuns {
+  /** Open claims. */
   claims: string[];
+  /** Claims in review (needs_review). */
+  claimsInReview: string[];
   payoutRuns: string[];
   statementRuns: string[];
 }
 
+/** Where the walk of the review queue stands: the last claim of the page read (oldest first). */
+export interface ReviewCursor {
+  createdAt: Date;
+  id: string;
+}
+
+/** What a turn hands to the next: the ids it saw, and where the walk of the review queue goes on. */
+export interface UnstartedRunsTurn {
+  seen: ReadonlySet<string>;
+  /** null: from the head of the queue. */
+  reviewsAfter: ReviewCursor | null;
+}
+
 /**
  * Starts the workflow of every open claim and processing payout or statement run that has none and
- * that was among `seenBefore` (the ids the turn before returned), the oldest first, UNSTARTED_PAGE
- * of each kind; returns what it started and the ids to pass to the next turn. The rows with a run
- * (nearly all: a claim is open only until its run decides it, and runs are one at a time) cost one
- * start call each, refused.
+ * that was among `previous.seen` (the ids the turn before returned), the oldest first,
+ * UNSTARTED_PAGE of each kind, and of every claim still in review that the turn before saw; reads
+ * the next page of the review queue for the next turn. Returns what it started and what to pass
+ * to the next turn. The rows with a run (nearly all: a claim is open only until its run decides
+ * it, one in review waits in its run, and runs are one at a time) cost one start call each,
+ * refused.
  */
 export async function startUnstartedRuns(
   db: Db,
   temporal: WorkflowEngine,
-  seenBefore: ReadonlySet<string>,
-): Promise<{ started: UnstartedRuns; seen: Set<string> }> {
+  previous: UnstartedRunsTurn = { seen: new Set(), reviewsAfter: null },
+): Promise<{ started: UnstartedRuns } & UnstartedRunsTurn> {
   const oldestFirst = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
-  const [claims, payoutRuns, statementRuns] = await Promise.all([
+  const after = previous.reviewsAfter;
+  const [claims, reviewsSeen, reviewPage, payoutRuns, statementRuns] = await Promise.all([
     db.claim.findMany({ where: { status: 'open' }, orderBy: oldestFirst, take: UNSTARTED_PAGE }),
+    previous.seen.size === 0
+      ? []
+      : db.claim.findMany({ where: { status: 'needs_review', id: { in: [...previous.seen] } }, orderBy: oldestFirst }),
+    db.claim.findMany({
+      where: {
+        status: 'needs_review',
+        ...(after && {
+          OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }],
+        }),
+      },
+      orderBy: oldestFirst,
+      take: UNSTARTED_PAGE,
+    }),
     db.payout.findMany({ where: { kind: 'run', status: 'processing' }, orderBy: oldestFirst, take: UNSTARTED_PAGE }),
     db.statementRun.findMany({ where: { status: 'processing' }, orderBy: oldestFirst, take: UNSTARTED_PAGE }),
   ]);
   const neverStarted = { neverStarted: true };
-  const due = <T extends { id: string }>(rows: T[]) => rows.filter((row) => seenBefore.has(row.id));
+  const due = <T extends { id: string }>(rows: T[]) => rows.filter((row) => previous.seen.has(row.id));
+  const last = reviewPage.at(-1);
   return {
     started: {
       claims: await startedOf(due(claims), (c) => startClaimWorkflow(temporal, c, neverStarted)),
+      claimsInReview: await startedOf(reviewsSeen, (c) => startClaimWorkflow(temporal, c, neverStarted)),
       payoutRuns: await startedOf(due(payoutRuns), (p) => startPayoutRunWorkflow(temporal, p, neverStarted)),
       statementRuns: await startedOf(due(statementRuns), (r) => startStatementRunWorkflow(temporal, r, neverStarted)),
     },
-    seen: new Set([...claims, ...payoutRuns, ...statementRuns].map((row) => row.id)),
+    seen: new Set([...claims, ...reviewPage, ...payoutRuns, ...statementRuns].map((row) => row.id)),
+    // A short page is the end of the queue: the next page read starts from its head again.
+    reviewsAfter: last && reviewPage.length === UNSTARTED_PAGE ? { createdAt: last.createdAt, id: last.id } : null,
   };
 }
 
