@@ -183,7 +183,14 @@ async function refundsOf(
 ): Promise<Array<{ id: string; amountMinor: number; processed: boolean }>> {
   if (event.kind !== 'settled') return [];
   const rows = await tx.ingestedEvent.findMany({
-    where: { issuerId: event.issuerId, relatedEventId: event.id, kind: 'settled', state: 'refunded' },
+    // One in another currency took nothing back (and is no part of this purchase's amount).
+    where: {
+      issuerId: event.issuerId,
+      relatedEventId: event.id,
+      kind: 'settled',
+      state: 'refunded',
+      currency: event.currency,
+    },
     select: { id: true, amountMinor: true, processedAt: true },
     orderBy: { id: 'asc' },
   });

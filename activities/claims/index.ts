@@ -280,7 +280,8 @@ async function refundsSoFar(
     SELECT coalesce(sum(amount_minor) FILTER (WHERE processed_at IS NOT NULL), 0)::text AS processed,
            coalesce(sum(amount_minor), 0)::text AS received
       FROM ingested_event
-     WHERE related_event_id = ${purchase.id} AND issuer_id = ${purchase.issuerId} AND kind = 'settled' AND state = 'refunded'`;
+     WHERE related_event_id = ${purchase.id} AND issuer_id = ${purchase.issuerId} AND kind = 'settled' AND state = 'refunded'
+       AND currency = ${purchase.currency}`;
   return { processedMinor: fromDbMinor(row.processed), receivedMinor: fromDbMinor(row.received) };
 }
 

@@ -502,11 +502,15 @@ async function purchaseHistory(tx: Tx, purchase: IngestedEvent, refundId: string
     events
       .filter((e) => e.type === type && e.coversBrandedShortfall === shortfall)
       .reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
+  // A refund stored in another currency took nothing back (recordCurrencyMismatch): counting its
+  // amount would make the next refund take back more than its share.
   const refunds = await tx.ingestedEvent.findMany({
     where: {
+      issuerId: purchase.issuerId,
       relatedEventId: purchaseId,
       kind: 'settled',
       state: 'refunded',
+      currency: purchase.currency,
       processedAt: { not: null },
       id: { not: refundId },
     },
