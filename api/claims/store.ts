@@ -306,7 +306,12 @@ async function definiteAnswer(db: Db, claimId: string, err: unknown): Promise<Ap
     // Another decision resolved it, or the validator refused it: decided meanwhile.
     return notInReview(claim);
   }
-  if (err instanceof WorkflowNotFoundError) return notInReview(await findClaimAsOperator(db, claimId));
+  if (err instanceof WorkflowNotFoundError) {
+    // A claim in review without its run (a restore took it): the workers' watch starts one, so the
+    // decision can be tried again then; nothing was done.
+    const claim = await findClaimAsOperator(db, claimId);
+    return claim.status === 'needs_review' ? nothingDone(claim) : notInReview(claim);
+  }
   return undefined;
 }
 

@@ -230,6 +230,14 @@ describe('rows left without their workflow (the unstarted-runs watch)', function
     it('starts the run of a claim in review whose run no longer exists, which waits for the operator and takes the approval', async () => {
       const { claim, handle } = await claimInReview();
       await deleteRun(claim.workflowId);
+      // Until the watch starts its run, a decision does nothing and says to try again.
+      const early = await stack.app.operator('POST', `/admin/v1/claims/${claim.id}/approve`, {});
+      assert.equal(early.status, 503, early.text);
+      assert.deepEqual(
+        [early.body.reasonCode, early.body.details.status],
+        ['workflow_engine_unavailable', 'needs_review'],
+      );
+      assert.equal(await stack.db.adjustment.count({ where: { claimId: claim.id } }), 0);
 
       await turnsUntil(claim.id, true);
       const outcome = await waitFor('the new run in review', async () => {
