@@ -1,19 +1,34 @@
-// Migrations 20261202120000_cashback_held_totals and 20261202120100_cashback_held_backfill on a
-// database written by the code before them: the holds already stored get their groups' running
-// totals (what is still in its window, as of the migration), fully refunded and matured holds
-// included in the rows but not in the totals, and a hold written after the migration moves them.
+// Migrations 20261202120000_cashback_held_totals, 20261202120050_cashback_held_rows_from_holds and
+// 20261202120100_cashback_held_backfill on a database written by the code before them: a refund
+// of an older purchase between the triggers and the backfill (the previous release still running)
+// starts its group's total from the group's holds; the backfill gives every group its total (what
+// is still in its window, as of the migration), fully refunded and matured holds in the rows but
+// not in the totals; and a hold written after the migrations moves them.
 import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
-import { migrate } from '../../prisma/migrate';
+import { listMigrations, migrate, MIGRATIONS_DIR } from '../../prisma/migrate';
 import { databaseBefore } from '../helpers/databases';
 
 const MIGRATION = '20261202120000_cashback_held_totals';
+const BACKFILL = '20261202120100_cashback_held_backfill';
+
+/** The repository's migrations before `name`, in a folder of their own. */
+function migrationsBefore(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'migrations-before-'));
+  for (const m of listMigrations().filter((m) => m.name < name))
+    cpSync(join(MIGRATIONS_DIR, m.name), join(dir, m.name), { recursive: true });
+  return dir;
+}
 const DAY_MS = 86_400_000;
 
 describe(`prisma/migrations: ${MIGRATION} and its backfill`, function () {
   this.timeout(60_000);
   let client: pg.Client;
   let applied: string[];
+  let windowTotals: Array<Array<string | number | null>>;
   const inDays = (days: number) => new Date(Date.now() + days * DAY_MS);
 
   const purchase = (id: string, chg: string) =>
@@ -46,7 +61,11 @@ describe(`prisma/migrations: ${MIGRATION} and its backfill`, function () {
       await purchase(id, chg);
       await hold(id, chg, amount, remaining, inDays(days));
     }
-    applied = (await migrate(url)).applied;
+    // The triggers, not yet the backfill: the previous release refunds an older purchase.
+    applied = (await migrate(url, { dir: migrationsBefore(BACKFILL) })).applied;
+    await client.query(`UPDATE cashback_hold SET remaining_minor = remaining_minor - 100 WHERE transaction_id = 't1'`);
+    windowTotals = await totals();
+    applied.push(...(await migrate(url)).applied);
   });
   after(async () => {
     await client?.end();
@@ -59,8 +78,16 @@ describe(`prisma/migrations: ${MIGRATION} and its backfill`, function () {
       )
     ).rows.map((r) => [r.chg, Number(r.held), r.next?.getTime() ?? null]);
 
-  it('applies both, the backfill outside a transaction', () => {
-    assert.deepEqual(applied.slice(0, 2), [MIGRATION, '20261202120100_cashback_held_backfill']);
+  it('applies the three, the backfill last and outside a transaction', () => {
+    assert.deepEqual(applied.slice(0, 3), [MIGRATION, '20261202120050_cashback_held_rows_from_holds', BACKFILL]);
+  });
+
+  it("starts a group's total from its holds when a write meets holds older than the triggers", () => {
+    // Every hold of chg_a counts (the total starts before any sweep): 400 + 100 + 200.
+    assert.deepEqual(
+      windowTotals.map((t) => t.slice(0, 2)),
+      [['chg_a', 700]],
+    );
   });
 
   it("writes each group's total from its holds still in their window", async () => {
@@ -69,7 +96,7 @@ describe(`prisma/migrations: ${MIGRATION} and its backfill`, function () {
         await client.query<{ at: Date }>(`SELECT payable_at AS at FROM cashback_hold WHERE transaction_id = $1`, [id])
       ).rows[0].at.getTime();
     assert.deepEqual(await totals(), [
-      ['chg_a', 600, await next('t2')],
+      ['chg_a', 500, await next('t2')],
       ['chg_b', 0, null],
       ['chg_c', 0, null],
     ]);
