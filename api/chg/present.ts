@@ -12,6 +12,7 @@ export function presentGroup(group: GroupRow) {
     externalId: group.externalId,
     status: group.status,
     settings: group.settings,
+    segments: group.segments,
     createdAt: group.createdAt.toISOString(),
     updatedAt: group.updatedAt.toISOString(),
     deactivatedAt: iso(group.deactivatedAt),

@@ -68,6 +68,20 @@ export const settingsSchema = {
   },
 } as const;
 
+/** A group's segments: the whole set, replaced by each upsert (sync semantics, as cardholders). */
+export const MAX_SEGMENTS_PER_GROUP = 20;
+export const SEGMENT_PATTERN = '^[a-z0-9_-]{1,40}$';
+const segmentsSchema = {
+  type: 'array',
+  maxItems: MAX_SEGMENTS_PER_GROUP,
+  uniqueItems: true,
+  items: { type: 'string', pattern: SEGMENT_PATTERN },
+  description:
+    "The issuer's labels for the group (premium, student, ...), which offer audiences name: the whole set, replacing " +
+    'the stored one on every upsert; omitted means none.',
+  example: ['premium'],
+} as const;
+
 // The body's types, derived from its schemas (core/validated.ts): defaults filled in.
 export type GroupInput = Validated<typeof groupInputSchema>;
 export type CardholderInput = GroupInput['cardholders'][number];
@@ -85,6 +99,7 @@ const exampleGroupInput = {
   externalId: 'household-42',
   status: 'active',
   settings: exampleSettings,
+  segments: ['premium'],
   cardholders: [
     {
       externalId: 'c-1001',
@@ -106,6 +121,7 @@ const exampleGroup = {
   externalId: 'household-42',
   status: 'active',
   settings: exampleSettings,
+  segments: ['premium'],
   createdAt: EXAMPLE_TIME,
   updatedAt: EXAMPLE_LATER,
   deactivatedAt: null,
@@ -125,6 +141,7 @@ export const groupInputSchema = named(
       externalId: externalIdSchema,
       status: { ...statusSchema, default: 'active' },
       settings: { ...settingsSchema, default: {} },
+      segments: { ...segmentsSchema, default: [] },
       cardholders: { type: 'array', minItems: 1, maxItems: MAX_CARDHOLDERS_PER_GROUP, items: cardholderInputSchema },
     },
   },
@@ -205,7 +222,17 @@ export const groupSchema = named(
   'Group',
   {
     type: 'object',
-    required: ['id', 'externalId', 'status', 'settings', 'createdAt', 'updatedAt', 'deactivatedAt', 'cardholders'],
+    required: [
+      'id',
+      'externalId',
+      'status',
+      'settings',
+      'segments',
+      'createdAt',
+      'updatedAt',
+      'deactivatedAt',
+      'cardholders',
+    ],
     properties: {
       id: idSchema('chg'),
       externalId: { type: 'string' },
@@ -217,6 +244,7 @@ export const groupSchema = named(
         properties: settingsSchema.properties,
         description: 'As stored: the known keys and any others sent.',
       },
+      segments: { ...segmentsSchema, description: "The issuer's labels for the group, as last synced." },
       createdAt: timestampSchema,
       updatedAt: timestampSchema,
       deactivatedAt: nullableTimestampSchema,

@@ -40,7 +40,7 @@ export async function upsertGroup(db: Db, issuerId: string, input: GroupInput, n
       if (existing) {
         await tx.cardholderGroup.update({
           where: { id: groupId },
-          data: { ...lifecycle, settings: input.settings as Prisma.InputJsonValue },
+          data: { ...lifecycle, settings: input.settings as Prisma.InputJsonValue, segments: [...input.segments] },
         });
       } else {
         await tx.cardholderGroup.create({
@@ -49,6 +49,7 @@ export async function upsertGroup(db: Db, issuerId: string, input: GroupInput, n
             issuerId,
             externalId: input.externalId,
             settings: input.settings as Prisma.InputJsonValue,
+            segments: [...input.segments],
             createdAt: now,
             ...lifecycle,
           },

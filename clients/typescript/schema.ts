@@ -2174,6 +2174,9 @@ export interface components {
          *           "tier": "gold"
          *         }
          *       },
+         *       "segments": [
+         *         "premium"
+         *       ],
          *       "cardholders": [
          *         {
          *           "externalId": "c-1001",
@@ -2217,6 +2220,14 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+            /**
+             * @description The issuer's labels for the group (premium, student, ...), which offer audiences name: the whole set, replacing the stored one on every upsert; omitted means none.
+             * @default []
+             * @example [
+             *       "premium"
+             *     ]
+             */
+            segments?: string[];
             cardholders: {
                 /** @description The issuer's own id: 1 to 128 visible ASCII characters. */
                 externalId: string;
@@ -2276,6 +2287,9 @@ export interface components {
          *           "tier": "gold"
          *         }
          *       },
+         *       "segments": [
+         *         "premium"
+         *       ],
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-17T15:09:26.000Z",
          *       "deactivatedAt": null,
@@ -2321,6 +2335,13 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
+             * @description The issuer's labels for the group, as last synced.
+             * @example [
+             *       "premium"
+             *     ]
+             */
+            segments: string[];
+            /**
              * Format: date-time
              * @description ISO 8601, UTC.
              */
@@ -2349,6 +2370,9 @@ export interface components {
          *               "tier": "gold"
          *             }
          *           },
+         *           "segments": [
+         *             "premium"
+         *           ],
          *           "cardholders": [
          *             {
          *               "externalId": "c-1001",

@@ -172,6 +172,65 @@ describe('cardholder group routes', () => {
     });
   });
 
+  describe('segments', () => {
+    it('stores the segments sent, replaces them on each upsert, and empties them when omitted', async () => {
+      const body = groupBody({ segments: ['premium', 'student'] });
+      const created = await issuer.call('POST', '/api/v2/chg', body);
+      assert.equal(created.status, 201, created.text);
+      assert.deepEqual(created.body.segments, ['premium', 'student']);
+      const replaced = await issuer.call('POST', '/api/v2/chg', { ...body, segments: ['lapsed_2025'] });
+      assert.equal(replaced.status, 200, replaced.text);
+      assert.deepEqual(replaced.body.segments, ['lapsed_2025']);
+      // undefined is left out of the JSON body.
+      const emptied = await issuer.call('POST', '/api/v2/chg', { ...body, segments: undefined });
+      assert.deepEqual(emptied.body.segments, [], 'the body is the whole desired state, as its cardholders are');
+      assert.deepEqual((await issuer.call('GET', `/api/v2/chg/${created.body.id}`)).body.segments, []);
+    });
+
+    it('answers 400 naming the field for a bad segment, a repeated one, or more than 20, and stores nothing', async () => {
+      const cases: Array<[unknown, string]> = [
+        [['Premium'], '/segments/0'],
+        [['a'.repeat(41)], '/segments/0'],
+        [['ok', 'has space'], '/segments/1'],
+        [['dup', 'dup'], '/segments'],
+        [Array.from({ length: 21 }, (_, i) => `s${i}`), '/segments'],
+        ['premium', '/segments'],
+      ];
+      for (const [segments, path] of cases) {
+        const body = groupBody({ segments });
+        const res = await issuer.call('POST', '/api/v2/chg', body);
+        assertError(res, 400, 'invalid_body');
+        assert.ok(
+          res.body.details.errors.some((e: any) => e.path === path),
+          `${JSON.stringify(segments)}: ${JSON.stringify(res.body.details.errors)}`,
+        );
+        const stored = await app.db.cardholderGroup.count({
+          where: { issuerId: issuer.id, externalId: body.externalId },
+        });
+        assert.equal(stored, 0);
+      }
+      const twenty = Array.from({ length: 20 }, (_, i) => `s${i}`);
+      assert.deepEqual(
+        (await issuer.call('POST', '/api/v2/chg', groupBody({ segments: twenty }))).body.segments,
+        twenty,
+      );
+    });
+
+    it('syncs segments in a bulk upsert, failing only the item with a bad one', async () => {
+      const good = groupBody({ segments: ['student'] });
+      const res = await issuer.call('POST', '/api/v2/chg/bulk-upsert', {
+        items: [good, groupBody({ segments: ['NOT OK'] })],
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(
+        res.body.results.map((r: any) => r.status),
+        ['created', 'failed'],
+      );
+      assert.equal(res.body.results[1].error.details.errors[0].path, '/items/1/segments/0');
+      assert.deepEqual((await issuer.call('GET', `/api/v2/chg/${res.body.results[0].id}`)).body.segments, ['student']);
+    });
+  });
+
   describe('POST /api/v2/chg/bulk-upsert', () => {
     it('stores valid items and reports invalid ones (200)', async () => {
       const good = [groupBody(), groupBody()];
