@@ -1,4 +1,5 @@
 // Request and response schemas of the cardholder group routes (API.md, Cardholder groups).
+import { SEGMENT_PATTERN_SOURCE } from '../../core/rules/audience';
 import {
   externalIdSchema,
   idSchema,
@@ -70,12 +71,11 @@ export const settingsSchema = {
 
 /** A group's segments: the whole set, replaced by each upsert (sync semantics, as cardholders). */
 export const MAX_SEGMENTS_PER_GROUP = 20;
-export const SEGMENT_PATTERN = '^[a-z0-9_-]{1,40}$';
 const segmentsSchema = {
   type: 'array',
   maxItems: MAX_SEGMENTS_PER_GROUP,
   uniqueItems: true,
-  items: { type: 'string', pattern: SEGMENT_PATTERN },
+  items: { type: 'string', pattern: SEGMENT_PATTERN_SOURCE },
   description:
     "The issuer's labels for the group (premium, student, ...), which offer audiences name: the whole set, replacing " +
     'the stored one on every upsert; omitted means none.',
