@@ -1,5 +1,6 @@
 // Stored catalogue rows → the shapes of API.md. BIGINT money is checked to be a safe
 // integer before it becomes a JSON number.
+import type { Audience } from '../../core/rules/audience';
 import type { Activation, Merchant, Offer } from '../../prisma/generated/client';
 import { fromDbMinor } from '../../core/ledger';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
@@ -88,6 +89,9 @@ export function presentOffer(o: Offer, now: Date) {
     budgetMinor: nullableMinor(o.budgetMinor),
     budgetPeriod: o.budgetPeriod as BudgetPeriod,
     funding: { issuerShareBps: o.fundingIssuerShareBps },
+    activation: o.activation as 'opt_in' | 'auto',
+    audience: (o.audience ?? null) as Audience | null,
+    holdoutBps: o.holdoutBps,
     status: offerStatusAt(toWindow(o), now),
   };
 }

@@ -4,6 +4,7 @@ import { named } from '../schemas/named';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import type { Validated } from '../../core/validated';
 import { MAX_CASHBACK_HOLD_DAYS } from '../../core/rules/cashback';
+import { MAX_LOOKBACK_DAYS, MERCHANT_HISTORY_KINDS, SEGMENT_PATTERN_SOURCE } from '../../core/rules/audience';
 
 export const minorSchema = {
   type: 'integer',
@@ -104,6 +105,9 @@ const exampleOfferFields = {
   budgetMinor: 5_000_000,
   budgetPeriod: 'month',
   funding: { issuerShareBps: 0 },
+  activation: 'auto',
+  audience: { segments: ['premium'], merchantHistory: { kind: 'lapsed', lookbackDays: 180 } },
+  holdoutBps: 1000,
 } as const;
 const exampleCommission = { rateBps: 100, flatMinor: 0 } as const;
 const exampleOffer = {
@@ -174,6 +178,54 @@ const commissionInput = {
   properties: { rateBps: commissionRateBpsSchema, flatMinor: commissionFlatMinorSchema },
 } as const;
 
+const activationSchema = {
+  type: 'string',
+  enum: ['opt_in', 'auto'],
+  description:
+    'opt_in (the default): a group qualifies once it has activated the merchant; auto: every group in the ' +
+    'audience qualifies without activating it.',
+} as const;
+const segmentListSchema = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 20,
+  uniqueItems: true,
+  items: { type: 'string', pattern: SEGMENT_PATTERN_SOURCE },
+} as const;
+const audienceSchema = orNull(
+  {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      segments: { ...segmentListSchema, description: 'The group carries one of these.' },
+      excludeSegments: { ...segmentListSchema, description: 'The group carries none of these.' },
+      merchantHistory: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'lookbackDays'],
+        description:
+          "The group's settled purchases at the merchant, not refunded in full, in the lookbackDays before it entered the " +
+          'offer: new (none), lapsed (none, but one before), existing (one).',
+        properties: {
+          kind: { type: 'string', enum: MERCHANT_HISTORY_KINDS },
+          lookbackDays: { type: 'integer', minimum: 1, maximum: MAX_LOOKBACK_DAYS },
+        },
+      },
+    },
+  },
+  'Who the offer is for, decided once per group as of its entry into the offer (the later of startsAt and the ' +
+    "group's creation); null (the default): every group. A change applies to groups entering later.",
+);
+const holdoutBpsSchema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: 5000,
+  description:
+    'The share of the audience held out as the control, in basis points (0, the default, to 5000): a stable hash of ' +
+    'the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them.',
+} as const;
+
 const offerFields = {
   title: { type: 'string', minLength: 1, maxLength: 200 },
   description: orNull({ type: 'string', maxLength: 2000 }),
@@ -193,6 +245,9 @@ const offerFields = {
   budgetPeriod: budgetPeriodSchema,
   funding: fundingInput,
   commission: commissionInput,
+  activation: activationSchema,
+  audience: audienceSchema,
+  holdoutBps: holdoutBpsSchema,
 } as const;
 
 export const offerCreateSchema = named(
@@ -331,6 +386,9 @@ export const offerSchema = named(
       'budgetMinor',
       'budgetPeriod',
       'funding',
+      'activation',
+      'audience',
+      'holdoutBps',
       'status',
     ],
     properties: {
@@ -354,6 +412,9 @@ export const offerSchema = named(
         required: ['issuerShareBps'],
         properties: { issuerShareBps: issuerShareBpsSchema },
       },
+      activation: activationSchema,
+      audience: audienceSchema,
+      holdoutBps: holdoutBpsSchema,
       status: {
         type: 'string',
         enum: ['scheduled', 'active', 'ended'],

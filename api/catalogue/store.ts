@@ -5,6 +5,7 @@ import { newId } from '../../core/ids';
 import type { Db } from '../../prisma/client';
 import { Prisma, type Merchant, type Offer } from '../../prisma/generated/client';
 import { budgetPeriodKey, type BudgetPeriod } from '../../core/rules/budget';
+import { audienceProblems } from '../../core/rules/audience';
 import { fromDbMinor } from '../../core/ledger';
 import { cursorDate, decodeCursor, toPage } from '../pagination';
 import { recordAudit } from '../audit/store';
@@ -123,8 +124,23 @@ function offerData(input: OfferInput) {
     fundingIssuerShareBps: input.funding?.issuerShareBps,
     commissionRateBps: input.commission?.rateBps,
     commissionFlatMinor: bigOrNull(input.commission?.flatMinor) ?? undefined,
+    activation: input.activation,
+    audience:
+      input.audience === undefined
+        ? undefined
+        : input.audience === null
+          ? Prisma.DbNull
+          : (input.audience as Prisma.InputJsonValue),
+    holdoutBps: input.holdoutBps,
     status: input.status,
   };
+}
+
+/** What JSON schema cannot say of an audience: no segment both included and excluded. */
+function checkAudience(input: OfferInput): void {
+  if (!input.audience) return;
+  const problems = audienceProblems(input.audience);
+  if (problems.length > 0) throw errors.validation('invalid_body', 'The audience contradicts itself.', problems);
 }
 
 /** Rules on the offer as it will be stored (input merged over the stored row). */
@@ -160,6 +176,7 @@ export async function saveOffer(
     const existing = id ? await tx.offer.findUnique({ where: { id } }) : null;
     if (existing && existing.merchantId !== merchantId)
       throw errors.notFound('offer_not_found', `No offer ${id} for merchant ${merchantId}.`);
+    checkAudience(input);
     const data = offerData(input);
     const offerId = existing?.id ?? id ?? newId('ofr');
     checkOffer({

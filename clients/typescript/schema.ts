@@ -2534,6 +2534,17 @@ export interface components {
          *       "funding": {
          *         "issuerShareBps": 0
          *       },
+         *       "activation": "auto",
+         *       "audience": {
+         *         "segments": [
+         *           "premium"
+         *         ],
+         *         "merchantHistory": {
+         *           "kind": "lapsed",
+         *           "lookbackDays": 180
+         *         }
+         *       },
+         *       "holdoutBps": 1000,
          *       "status": "active"
          *     }
          */
@@ -2566,6 +2577,26 @@ export interface components {
                 issuerShareBps: number;
             };
             /**
+             * @description opt_in (the default): a group qualifies once it has activated the merchant; auto: every group in the audience qualifies without activating it.
+             * @enum {string}
+             */
+            activation: "opt_in" | "auto";
+            /** @description Who the offer is for, decided once per group as of its entry into the offer (the later of startsAt and the group's creation); null (the default): every group. A change applies to groups entering later. */
+            audience: {
+                /** @description The group carries one of these. */
+                segments?: string[];
+                /** @description The group carries none of these. */
+                excludeSegments?: string[];
+                /** @description The group's settled purchases at the merchant, not refunded in full, in the lookbackDays before it entered the offer: new (none), lapsed (none, but one before), existing (one). */
+                merchantHistory?: {
+                    /** @enum {string} */
+                    kind: "new" | "lapsed" | "existing";
+                    lookbackDays: number;
+                };
+            } | null;
+            /** @description The share of the audience held out as the control, in basis points (0, the default, to 5000): a stable hash of the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them. */
+            holdoutBps: number;
+            /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
              */
@@ -2594,6 +2625,17 @@ export interface components {
          *           "funding": {
          *             "issuerShareBps": 0
          *           },
+         *           "activation": "auto",
+         *           "audience": {
+         *             "segments": [
+         *               "premium"
+         *             ],
+         *             "merchantHistory": {
+         *               "kind": "lapsed",
+         *               "lookbackDays": 180
+         *             }
+         *           },
+         *           "holdoutBps": 1000,
          *           "status": "active"
          *         }
          *       ],
@@ -4882,6 +4924,17 @@ export interface components {
          *       "funding": {
          *         "issuerShareBps": 0
          *       },
+         *       "activation": "auto",
+         *       "audience": {
+         *         "segments": [
+         *           "premium"
+         *         ],
+         *         "merchantHistory": {
+         *           "kind": "lapsed",
+         *           "lookbackDays": 180
+         *         }
+         *       },
+         *       "holdoutBps": 1000,
          *       "commission": {
          *         "rateBps": 100,
          *         "flatMinor": 0
@@ -4928,6 +4981,26 @@ export interface components {
                 /** @description Added per qualifying settled purchase. */
                 flatMinor?: number;
             };
+            /**
+             * @description opt_in (the default): a group qualifies once it has activated the merchant; auto: every group in the audience qualifies without activating it.
+             * @enum {string}
+             */
+            activation?: "opt_in" | "auto";
+            /** @description Who the offer is for, decided once per group as of its entry into the offer (the later of startsAt and the group's creation); null (the default): every group. A change applies to groups entering later. */
+            audience?: {
+                /** @description The group carries one of these. */
+                segments?: string[];
+                /** @description The group carries none of these. */
+                excludeSegments?: string[];
+                /** @description The group's settled purchases at the merchant, not refunded in full, in the lookbackDays before it entered the offer: new (none), lapsed (none, but one before), existing (one). */
+                merchantHistory?: {
+                    /** @enum {string} */
+                    kind: "new" | "lapsed" | "existing";
+                    lookbackDays: number;
+                };
+            } | null;
+            /** @description The share of the audience held out as the control, in basis points (0, the default, to 5000): a stable hash of the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them. */
+            holdoutBps?: number;
         };
         /**
          * AdminOffer
@@ -4950,6 +5023,17 @@ export interface components {
          *       "funding": {
          *         "issuerShareBps": 0
          *       },
+         *       "activation": "auto",
+         *       "audience": {
+         *         "segments": [
+         *           "premium"
+         *         ],
+         *         "merchantHistory": {
+         *           "kind": "lapsed",
+         *           "lookbackDays": 180
+         *         }
+         *       },
+         *       "holdoutBps": 1000,
          *       "status": "active",
          *       "commission": {
          *         "rateBps": 100,
@@ -4994,6 +5078,26 @@ export interface components {
                 /** @description The issuer's share of each reward (cashback and branded), in basis points; the merchant funds the rest. */
                 issuerShareBps: number;
             };
+            /**
+             * @description opt_in (the default): a group qualifies once it has activated the merchant; auto: every group in the audience qualifies without activating it.
+             * @enum {string}
+             */
+            activation: "opt_in" | "auto";
+            /** @description Who the offer is for, decided once per group as of its entry into the offer (the later of startsAt and the group's creation); null (the default): every group. A change applies to groups entering later. */
+            audience: {
+                /** @description The group carries one of these. */
+                segments?: string[];
+                /** @description The group carries none of these. */
+                excludeSegments?: string[];
+                /** @description The group's settled purchases at the merchant, not refunded in full, in the lookbackDays before it entered the offer: new (none), lapsed (none, but one before), existing (one). */
+                merchantHistory?: {
+                    /** @enum {string} */
+                    kind: "new" | "lapsed" | "existing";
+                    lookbackDays: number;
+                };
+            } | null;
+            /** @description The share of the audience held out as the control, in basis points (0, the default, to 5000): a stable hash of the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them. */
+            holdoutBps: number;
             /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
@@ -5052,6 +5156,17 @@ export interface components {
          *           "funding": {
          *             "issuerShareBps": 0
          *           },
+         *           "activation": "auto",
+         *           "audience": {
+         *             "segments": [
+         *               "premium"
+         *             ],
+         *             "merchantHistory": {
+         *               "kind": "lapsed",
+         *               "lookbackDays": 180
+         *             }
+         *           },
+         *           "holdoutBps": 1000,
          *           "status": "active",
          *           "commission": {
          *             "rateBps": 100,
@@ -5122,6 +5237,26 @@ export interface components {
                 /** @description Added per qualifying settled purchase. */
                 flatMinor?: number;
             };
+            /**
+             * @description opt_in (the default): a group qualifies once it has activated the merchant; auto: every group in the audience qualifies without activating it.
+             * @enum {string}
+             */
+            activation?: "opt_in" | "auto";
+            /** @description Who the offer is for, decided once per group as of its entry into the offer (the later of startsAt and the group's creation); null (the default): every group. A change applies to groups entering later. */
+            audience?: {
+                /** @description The group carries one of these. */
+                segments?: string[];
+                /** @description The group carries none of these. */
+                excludeSegments?: string[];
+                /** @description The group's settled purchases at the merchant, not refunded in full, in the lookbackDays before it entered the offer: new (none), lapsed (none, but one before), existing (one). */
+                merchantHistory?: {
+                    /** @enum {string} */
+                    kind: "new" | "lapsed" | "existing";
+                    lookbackDays: number;
+                };
+            } | null;
+            /** @description The share of the audience held out as the control, in basis points (0, the default, to 5000): a stable hash of the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them. */
+            holdoutBps?: number;
             /**
              * @description Catalogue status; inactive ends the offer for good.
              * @enum {string}

@@ -245,6 +245,66 @@ describe('operator catalogue API', () => {
     assertError(await app.request('GET', `/admin/v1/merchants/${merchant.id}/offers`, { token: issuer.token }), 401);
   });
 
+  it('keeps an offer’s activation, audience and holdout, validating every field; issuers read them', async () => {
+    const merchant = await createMerchant(app);
+    const plain = await createOffer(app, merchant.id);
+    assert.deepEqual(
+      [plain.activation, plain.audience, plain.holdoutBps],
+      ['opt_in', null, 0],
+      'untargeted by default',
+    );
+    const audience = {
+      segments: ['premium', 'student'],
+      excludeSegments: ['staff'],
+      merchantHistory: { kind: 'lapsed', lookbackDays: 180 },
+    };
+    const offer = await createOffer(app, merchant.id, { activation: 'auto', audience, holdoutBps: 1000 });
+    assert.deepEqual([offer.activation, offer.audience, offer.holdoutBps], ['auto', audience, 1000]);
+    const patched = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, {
+      audience: { merchantHistory: { kind: 'new', lookbackDays: 365 } },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(
+      [patched.body.activation, patched.body.audience, patched.body.holdoutBps],
+      ['auto', { merchantHistory: { kind: 'new', lookbackDays: 365 } }, 1000],
+    );
+    const cleared = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, {
+      audience: null,
+      activation: 'opt_in',
+    });
+    assert.deepEqual([cleared.body.activation, cleared.body.audience], ['opt_in', null]);
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ holdoutBps: 5001 }, '/holdoutBps'],
+      [{ holdoutBps: -1 }, '/holdoutBps'],
+      [{ activation: 'always' }, '/activation'],
+      [{ audience: {} }, '/audience'],
+      [{ audience: { segments: ['Premium'] } }, '/audience/segments/0'],
+      [{ audience: { segments: [] } }, '/audience/segments'],
+      [{ audience: { merchantHistory: { kind: 'new', lookbackDays: 0 } } }, '/audience/merchantHistory/lookbackDays'],
+      [{ audience: { merchantHistory: { kind: 'loyal', lookbackDays: 30 } } }, '/audience/merchantHistory/kind'],
+      [{ audience: { merchantHistory: { kind: 'new' } } }, '/audience/merchantHistory/lookbackDays'],
+      [{ audience: { segments: ['a'], excludeSegments: ['a'] } }, '/audience/excludeSegments'],
+      [{ audience: { segments: ['a'], extra: true } }, '/audience/extra'],
+    ];
+    for (const [body, path] of bad) {
+      const res = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, body);
+      assertError(res, 400);
+      assert.ok(
+        res.body.details.errors.some((e: any) => e.path === path),
+        `${JSON.stringify(body)}: ${JSON.stringify(res.body.details.errors)}`,
+      );
+    }
+    const unchanged = await app.operator('GET', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`);
+    assert.deepEqual(
+      [unchanged.body.activation, unchanged.body.audience, unchanged.body.holdoutBps],
+      ['opt_in', null, 1000],
+    );
+    const issuer = await newIssuer(app);
+    const chgId = await createGroup(issuer);
+    const seen = await issuer.call('GET', `/api/v2/chg/${chgId}/offer/${plain.id}`);
+    assert.deepEqual([seen.body.activation, seen.body.audience, seen.body.holdoutBps], ['opt_in', null, 0]);
+  });
+
   it('answers 404 for unknown merchants and offers, 400 for malformed ids, 401 for issuer tokens', async () => {
     const missing = `mp_${crypto.randomUUID()}`;
     assertError(await app.operator('GET', `/admin/v1/merchants/${missing}`), 404, 'merchant_not_found');

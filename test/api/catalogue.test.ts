@@ -252,6 +252,8 @@ describe('issuer catalogue routes', () => {
       const res = await issuer.call('GET', `${base()}/offer/${offers.both.id}`);
       assert.equal(res.status, 200);
       assert.deepEqual(Object.keys(res.body).sort(), [
+        'activation',
+        'audience',
         'brandedRateBps',
         'budgetMinor',
         'budgetPeriod',
@@ -259,6 +261,7 @@ describe('issuer catalogue routes', () => {
         'description',
         'endsAt',
         'funding',
+        'holdoutBps',
         'id',
         'maxRewardMinor',
         'maxRewardPerChgMinor',
