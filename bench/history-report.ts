@@ -71,7 +71,8 @@ const withUnit = (value: number, unit: string): string => `${formatNumber(value)
 
 function formatFigure(figure: HistoryFigure, detail?: string): string {
   const value = figure.value === null ? 'not finite' : withUnit(figure.value, figure.unit);
-  return `${value}${detail ? ` ${detail}` : ''}${figure.met === false ? ' ✗' : ''}`;
+  const uncounted = figure.note ? ' (not counted)' : '';
+  return `${value}${detail ? ` ${detail}` : ''}${figure.met === false ? ' ✗' : ''}${uncounted}`;
 }
 
 const formatTarget = (figure: HistoryFigure): string =>
@@ -94,6 +95,10 @@ function runContext(run: HistoryRun): string {
   const parts = [`LOG_LEVEL=${run.logLevel ?? 'warn'}`, `load average at start ${run.load.atStart ?? '?'}`];
   if (run.seconds !== undefined) parts.push(`took ${minutes(run.seconds)}`);
   if (run.dirty) parts.push('uncommitted changes');
+  if (run.temporalDied)
+    parts.push(
+      `the Temporal dev server died in ${run.temporalDied.phase} (${run.temporalDied.how}): that phase's figures and the later ones are not counted`,
+    );
   return `${runName(run)}: ${parts.join(', ')}`;
 }
 
@@ -115,7 +120,9 @@ export function resultsSection(history: HistoryRun[], options: ResultsOptions = 
       const found = figuresByKey(run).get(key);
       return found ? formatFigure(found.figure, found.detail) : '';
     });
-    const newest = shown.map((run) => figuresByKey(run).get(key)?.figure).find((f) => f !== undefined)!;
+    const figures = shown.map((run) => figuresByKey(run).get(key)?.figure).filter((f) => f !== undefined);
+    // The target of the newest figure that counts: one measured after a dev server died has none.
+    const newest = figures.find((f) => f.note === undefined) ?? figures[0];
     const judged = counted
       .map((run) => figuresByKey(run).get(key)?.figure)
       .filter((f): f is HistoryFigure => f?.met !== undefined);
@@ -207,7 +214,8 @@ export function sizingSection(history: HistoryRun[], window = 10): string {
   const rows = SIZING_FIGURES.flatMap(({ key, what }) => {
     const figures = runs
       .map((run) => figuresByKey(run).get(key)?.figure)
-      .filter((f): f is HistoryFigure => f !== undefined && f.value !== null);
+      // A figure measured on a stack whose dev server had died says nothing about sizing.
+      .filter((f): f is HistoryFigure => f !== undefined && f.value !== null && f.note === undefined);
     if (figures.length === 0) return [];
     const values = figures.map((f) => f.value!);
     const unit = figures[0].unit;

@@ -19,6 +19,11 @@ export interface HistoryFigure {
   ratioPct?: number;
   target?: { op: '>=' | '<='; value: number };
   met?: boolean;
+  /**
+   * Why the figure does not count, and has no target: measured during or after the death of the
+   * run's Temporal dev server (bench/temporal-death.ts). Absent from every figure that counts.
+   */
+  note?: string;
 }
 
 export interface HistoryLine {
@@ -45,6 +50,8 @@ export interface HistoryLine {
   /** How long the whole run took, and each phase (absent from lines recorded before they were kept). */
   seconds?: number;
   phaseSeconds?: Record<string, number>;
+  /** The phase in which the run's Temporal dev server died, and how; its figures and later ones have notes. */
+  temporalDied?: { phase: string; how: string };
   figures: Record<string, HistoryFigure>;
   source: 'npm run bench -- --record' | 'transcribed from README';
   note?: string;
@@ -63,6 +70,7 @@ export function historyFigure(row: Row): HistoryFigure {
     figure.target = row.target;
     figure.met = met(row);
   }
+  if (row.notCounted) figure.note = row.notCounted;
   return figure;
 }
 
@@ -76,6 +84,7 @@ export function historyLine(input: {
   calibration: boolean;
   seconds: number;
   phaseSeconds: Record<string, number>;
+  temporalDied?: { phase: string; how: string };
   rows: Row[];
 }): HistoryLine {
   return {
@@ -90,6 +99,7 @@ export function historyLine(input: {
     ...(input.calibration ? { calibration: true as const } : {}),
     seconds: Math.round(input.seconds),
     phaseSeconds: { ...input.phaseSeconds },
+    ...(input.temporalDied ? { temporalDied: { ...input.temporalDied } } : {}),
     figures: Object.fromEntries(input.rows.map((row) => [row.figure, historyFigure(row)])),
     source: 'npm run bench -- --record',
   };

@@ -13,6 +13,11 @@ export interface Row {
   /** The floor's value of the same quantity in the same run, for figures measured against one. */
   floor?: number;
   note?: string;
+  /**
+   * Why the figure does not count (it then has no target): the stack it was measured on had
+   * lost its Temporal dev server (bench/temporal-death.ts). The history keeps it as the figure's note.
+   */
+  notCounted?: string;
 }
 
 export const met = (row: Row): boolean | undefined =>

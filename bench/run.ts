@@ -67,6 +67,7 @@ import { describeMachine } from './machine';
 import { measurePayouts, type PayoutResult } from './payouts';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
+import { afterTemporalDeath, temporalDeathTracker, type PhaseDeath } from './temporal-death';
 
 const PROCESSES =
   'API (api/server.ts) and worker (worker/main.ts with its webhook relay, metrics ports off) as separate Node processes, ' +
@@ -95,8 +96,19 @@ async function main(): Promise<void> {
   process.once('SIGTERM', interrupt);
   try {
     stack = await startBenchStack(log);
-    const run: PhaseContext = { stack, receiver, config, runId, phases: {}, loads: {}, phaseSeconds: {} };
-    const rows =
+    const temporal = temporalDeathTracker();
+    const run: PhaseContext = {
+      stack,
+      receiver,
+      config,
+      runId,
+      phases: {},
+      loads: {},
+      phaseSeconds: {},
+      temporal,
+      deaths: {},
+    };
+    const measured =
       args.only === 'fairness'
         ? fairnessRows(await fairnessPhase(run))
         : args.only === 'tracing'
@@ -116,6 +128,9 @@ async function main(): Promise<void> {
                       : args.only === 'statements'
                         ? statementRows(await statementPhase(run))
                         : await everyPhase(run);
+    // A phase run alone is one phase: its rows are marked as a whole run's phase would be.
+    const rows = args.only ? afterTemporalDeath(measured, temporal.seen(args.only, stack.temporalDied())) : measured;
+    if (temporal.death) run.phases.temporalDied = temporal.death;
     const services = `API and worker at LOG_LEVEL=${stack.logLevel} (${process.env.BENCH_LOG_LEVEL ? 'BENCH_LOG_LEVEL' : "the service's default"}); traces exported only in the tracing phase${config.tracingCalibration ? '; a CALIBRATION run (BENCH_TRACING_CALIBRATION=1): the traced side runs with tracing off' : ''}`;
     const table = printReport(machine, PROCESSES, services, rows);
     const file = writeResults(resolve(__dirname, 'results'), {
@@ -142,6 +157,7 @@ async function main(): Promise<void> {
         calibration: config.tracingCalibration,
         seconds: (Date.now() - startedAt.getTime()) / 1000,
         phaseSeconds: run.phaseSeconds,
+        temporalDied: temporal.death,
         rows,
       });
       log(`run recorded in ${appendHistory(line)}`);
@@ -165,14 +181,23 @@ interface PhaseContext {
   loads: Record<string, number>;
   /** How long each phase took, in seconds (a whole run's phases; the history keeps them). */
   phaseSeconds: Record<string, number>;
+  /** Follows the stack's Temporal dev server across the phases. */
+  temporal: ReturnType<typeof temporalDeathTracker>;
+  /** The phases that ran while or after the dev server died (bench/temporal-death.ts), by phase. */
+  deaths: Record<string, PhaseDeath>;
 }
 
-/** Runs a phase and keeps how long it took in `phaseSeconds`. */
+/**
+ * Runs a phase and keeps how long it took in `phaseSeconds`, and in `deaths` whether the
+ * Temporal dev server died during it or before it.
+ */
 function phaseTimer(context: PhaseContext) {
   return async <T>(phase: string, measure: () => Promise<T>): Promise<T> => {
     const started = Date.now();
     const result = await measure();
     context.phaseSeconds[phase] = Math.round((Date.now() - started) / 1000);
+    const death = context.temporal.seen(phase, context.stack.temporalDied());
+    if (death) context.deaths[phase] = death;
     return result;
   };
 }
@@ -193,7 +218,7 @@ async function everyPhase(context: PhaseContext): Promise<Row[]> {
     webhookUrl: receiver.url,
   });
   const run: Run = { ...context, fixture };
-  return reportRows(config, await runPhases(run), run.loads);
+  return reportRows(config, await runPhases(run), run);
 }
 
 /** The fixtures and the ingestion phase: the API's intake on a stack nothing else has loaded. */
@@ -667,37 +692,39 @@ async function ingestionPhase({ stack, fixture, config, runId, phases, loads }: 
   } finally {
     await setBacklogLimit(null);
   }
-  // A dev server that died in an earlier phase leaves the API handing nothing over and the worker
-  // nothing to run: the figures are kept, but measure another machine than the bar's.
-  const temporalDied = stack.temporalDied();
   Object.assign(phases, {
     ingestionFloor,
     ingestion: { ...ingestion, handedOverDuringPhase: handedOver },
     ingestionWithWorkerRunning: ingestionBusy,
-    ...(temporalDied ? { ingestionAfterTemporalDied: temporalDied } : {}),
   });
-  return { ingestionFloor, ingestion, handedOver, ingestionBusy, temporalDied };
+  return { ingestionFloor, ingestion, handedOver, ingestionBusy };
 }
 
 /** The bench issuer's backlog limit during the ingestion phase: the largest an operator may set. */
 const INGESTION_PHASE_BACKLOG_LIMIT = 100_000_000;
 
-/** The report's rows, in the order of its table. */
-function reportRows(config: BenchConfig, results: PhaseResults, loads: Record<string, number>): Row[] {
+/**
+ * The report's rows, in the order of its table; each group under the latest phase it was measured
+ * in (as phaseTimer names them), whose rows carry no target if the dev server died during or before it.
+ */
+function reportRows(config: BenchConfig, results: PhaseResults, { loads, deaths }: PhaseContext): Row[] {
+  const of = (phase: string, rows: Row[]) => afterTemporalDeath(rows, deaths[phase]);
+  const endToEnd = endToEndRows(config, results);
   return [
-    ...ingestionRows(results.ingestion),
-    ...endToEndRows(config, results),
-    ...sustainedRows(results),
-    ...tracingRows(results.tracing),
-    ...costRows(results.cost),
-    ...budgetRows(results.budgets),
-    ...statementRows(results.statements),
-    ...noticeRows(results.notices, loads),
-    ...payoutRows(results.payouts),
-    ...fairnessRows(results.fairness),
-    ...overloadRows(results.overload),
-    ...issuerFairnessRows(results.issuerFairness),
-    ...readRows(results),
+    ...of('ingestion', ingestionRows(results.ingestion)),
+    ...of('endToEnd', endToEnd.slice(0, 2)),
+    ...of('endToEndHalf', endToEnd.slice(2)),
+    ...of('sustained', sustainedRows(results)),
+    ...of('tracing', tracingRows(results.tracing)),
+    ...of('cost', costRows(results.cost)),
+    ...of('budgets', budgetRows(results.budgets)),
+    ...of('statements', statementRows(results.statements)),
+    ...of('notices', noticeRows(results.notices, loads)),
+    ...of('payouts', payoutRows(results.payouts)),
+    ...of('fairness', fairnessRows(results.fairness)),
+    ...of('overload', overloadRows(results.overload)),
+    ...of('issuerFairness', issuerFairnessRows(results.issuerFairness)),
+    ...of('reads', readRows(results)),
   ];
 }
 
@@ -833,15 +860,7 @@ function issuerFairnessRows(f: IssuerFairnessResult): Row[] {
   ];
 }
 
-function ingestionRows(results: PhaseResults['ingestion']): Row[] {
-  const rows = ingestionFigures(results);
-  if (!results.temporalDied) return rows;
-  // Measured without Temporal: shown, never counted against a target.
-  const why = `the Temporal dev server had died before this phase (${results.temporalDied}): nothing was handed over, not comparable`;
-  return rows.map(({ target: _target, ...row }) => ({ ...row, note: row.note ? `${row.note}; ${why}` : why }));
-}
-
-function ingestionFigures({ ingestion, ingestionFloor, ingestionBusy, handedOver }: PhaseResults['ingestion']): Row[] {
+function ingestionRows({ ingestion, ingestionFloor, ingestionBusy, handedOver }: PhaseResults['ingestion']): Row[] {
   return [
     {
       figure: 'Ingestion: settled events accepted (worker idle)',
