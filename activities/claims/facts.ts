@@ -12,7 +12,13 @@ import {
 } from '../../core/rules/claims';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
-import { KEPT_OF_OFFER, merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
+import {
+  KEPT_OF_OFFER,
+  merchantOffersJson,
+  toEarnOffer,
+  withEnrolments,
+  type JsonOffer,
+} from '../../core/domain/merchant-offers';
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { fromDbMinor } from '../../core/ledger';
 import type { Tx } from '../../core/domain/ledger';
@@ -233,7 +239,7 @@ async function evaluateAt(
       (SELECT jsonb_build_object('brandedEnabled', m.branded_enabled, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days) FROM merchant m WHERE m.id = ${merchantId}) AS branded,
       (SELECT i.branded_availability_delay_days FROM issuer i WHERE i.id = ${event.issuerId}) AS issuer_delay_days,
-      ${merchantOffersJson(merchantId, event.eventCreatedAt)} AS offers,
+      ${merchantOffersJson(merchantId, event.eventCreatedAt, event.chgId)} AS offers,
       (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
          FROM activation a WHERE a.issuer_id = ${event.issuerId} AND a.chg_id = ${event.chgId} AND a.merchant_id = ${merchantId}) AS activation,
       (SELECT g.status FROM cardholder_group g WHERE g.id = ${event.chgId}) AS group_status,
@@ -254,14 +260,18 @@ async function evaluateAt(
          GROUP BY offer_id) x) AS earned`;
   if (!row?.merchant_status) return null;
   const payload = event.payload as EventPayload;
+  // A targeted offer's enrolment as the settlement stored it, or as it would be decided.
+  const offers = await withEnrolments(
+    tx,
+    row.offers,
+    row.offers.map((stored) => toEarnOffer(stored, event.eventCreatedAt)),
+    { issuerId: event.issuerId, chgId: event.chgId, merchantId, at: event.eventCreatedAt, store: false },
+  );
   return evaluateEarn({
     merchant: { id: merchantId, status: row.merchant_status },
     // As at settlement: branded balance the merchant cannot honour is paid as cashback only.
-    offers: row.offers
-      .map((stored) => {
-        const o = toEarnOffer(stored, event.eventCreatedAt);
-        return { ...o, budget: recordedBudgets[o.id] ?? o.budget };
-      })
+    offers: offers
+      .map((o) => ({ ...o, budget: recordedBudgets[o.id] ?? o.budget }))
       .map((o) => ({
         ...o,
         brandedRateBps: row.branded ? effectiveBrandedRateBps(o.brandedRateBps, row.branded, row.issuer_delay_days) : 0,

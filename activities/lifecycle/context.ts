@@ -21,7 +21,13 @@ import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { EVENT_NOT_FOUND } from '../../core/failure-types';
 import { idPattern } from '../../core/ids';
 import type { SqlTx } from '../../prisma/sql-transaction';
-import { fundingTermsOf, merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
+import {
+  fundingTermsOf,
+  merchantOffersJson,
+  withEnrolments,
+  toEarnOffer,
+  type JsonOffer,
+} from '../../core/domain/merchant-offers';
 import type { FundingTerms } from '../../core/rules/funding';
 import { lockPurchaseAccounts, type LockedAccount } from '../../core/domain/ledger/accounts';
 import type { KnownAccounts } from '../../core/domain/ledger/known-accounts';
@@ -302,7 +308,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
               'brandedExpiryDays', m.branded_expiry_days)
          FROM merchant m WHERE m.id = ${p.merchantId}) AS merchant,
       -- With what each budgeted offer has used in the purchase's period (read, not locked).
-      ${merchantOffersJson(p.merchantId, p.asOf)} AS offers,
+      ${merchantOffersJson(p.merchantId, p.asOf, p.chgId)} AS offers,
       (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
          FROM activation a WHERE a.issuer_id = ${p.issuerId} AND a.chg_id = ${p.chgId} AND a.merchant_id = ${p.merchantId}) AS activation,
       -- Net reward per offer the group has kept (earned minus clawed back), for per-group caps:
@@ -319,7 +325,13 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
          FROM reward_grant g
         WHERE g.issuer_id = ${p.issuerId} AND g.chg_id = ${p.chgId} AND g.merchant_id = ${p.merchantId}
           AND g.remaining_minor > 0 AND g.expires_at > ${p.asOf}) AS grants`;
-  const offers: EarnOffer[] = row.offers.map((o) => toEarnOffer(o, p.asOf));
+  // A targeted offer's first evaluation for the group enrols it, as of its entry, for good.
+  const offers: EarnOffer[] = await withEnrolments(
+    tx,
+    row.offers,
+    row.offers.map((o) => toEarnOffer(o, p.asOf)),
+    { ...p, at: p.asOf, store: true },
+  );
   return {
     merchant: row.merchant && {
       ...row.merchant,

@@ -12,7 +12,7 @@ import type { CatalogueStatus } from '../../core/rules/offer-status';
 import type { EarnOffer } from '../../core/rules/eligibility';
 import { groupNotFound } from './scope';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
-import { merchantOffersJson, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
+import { merchantOffersJson, withEnrolments, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
 
 export interface GroupMerchant {
   group: { id: string; status: CatalogueStatus };
@@ -70,7 +70,7 @@ export async function loadGroupMerchant(
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days)
          FROM merchant m WHERE m.id = ${merchantId} AND (m.issuer_ids IS NULL OR ${issuerId} = ANY(m.issuer_ids))) AS merchant,
-      ${parts.offers ? merchantOffersJson(merchantId, budgetAtOf(parts)) : none} AS offers,
+      ${parts.offers ? merchantOffersJson(merchantId, budgetAtOf(parts), chgId) : none} AS offers,
       ${
         parts.activation
           ? Prisma.sql`(SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
@@ -108,7 +108,13 @@ export async function loadGroupMerchant(
     FROM cardholder_group g WHERE g.id = ${chgId} AND g.issuer_id = ${issuerId}`;
   if (!row) throw groupNotFound(chgId);
   if (!row.merchant) throw errors.notFound('merchant_not_found', `No merchant ${merchantId}.`);
-  return toGroupMerchant(row, row.merchant, chgId, issuer.brandedAvailabilityDelayDays, budgetAtOf(parts));
+  const answer = toGroupMerchant(row, row.merchant, chgId, issuer.brandedAvailabilityDelayDays, budgetAtOf(parts));
+  if (!row.offers) return answer;
+  // A read shows a targeted offer's enrolment as it stands, or as it would be decided: the group's
+  // first purchase stores it, not a question about it.
+  const at = budgetAtOf(parts) ?? new Date();
+  const offers = await withEnrolments(db, row.offers, answer.offers, { issuerId, chgId, merchantId, at, store: false });
+  return { ...answer, offers };
 }
 
 const budgetAtOf = (parts: Parts): Date | null => (typeof parts.offers === 'object' ? parts.offers.budgetAt : null);

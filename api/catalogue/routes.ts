@@ -10,7 +10,8 @@ import type { Prisma } from '../../prisma/generated/client';
 import { idSchema } from '../schemas/common';
 import { merchantSchema, offerSchema } from './schemas';
 import { presentIssuerOffer, presentMerchant } from './present';
-import { OFFER_MERCHANT_FIELDS, requireGroup, requireVisibleMerchant, requireVisibleOffer, visibleTo } from './scope';
+import { OFFER_MERCHANT_FIELDS, requireGroup, requireVisibleMerchant, visibleTo } from './scope';
+import { enrolBeforeShowing, requireShownOffer, shownToGroup } from './targeting';
 import { OFFER_ORDER, offerListWhere } from './offer-query';
 import type { Validated } from '../../core/validated';
 import { issuerNow, shiftedNow } from '../sandbox/issuer-clock';
@@ -57,11 +58,12 @@ const OFFER_LINKS = {
   }),
 };
 
-async function listOffers({ db, clock }: AppDeps, issuer: AuthenticatedIssuer, query: OfferListQuery) {
+async function listOffers({ db, clock }: AppDeps, issuer: AuthenticatedIssuer, chgId: string, query: OfferListQuery) {
   const now = shiftedNow(clock, issuer.clockOffsetMs);
   const delay = issuer.brandedAvailabilityDelayDays;
+  await enrolBeforeShowing(db, issuer.id, chgId, now, query.merchantId);
   const rows = await db.offer.findMany({
-    where: offerListWhere(visibleTo(issuer.id), query, now, delay),
+    where: { AND: [offerListWhere(visibleTo(issuer.id), query, now, delay), shownToGroup(chgId)] },
     include: { merchant: { select: OFFER_MERCHANT_FIELDS } },
     orderBy: OFFER_ORDER,
     take: query.limit + 1,
@@ -174,7 +176,7 @@ function listOffersRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { params, query }) {
       const issuerId = issuerOf(ctx).id;
       await requireGroup(db, issuerId, params.chgId);
-      ctx.body = await listOffers(deps, issuerOf(ctx), query);
+      ctx.body = await listOffers(deps, issuerOf(ctx), params.chgId, query);
     },
   });
 }
@@ -194,11 +196,9 @@ function getOfferRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { params }) {
       const issuerId = issuerOf(ctx).id;
       await requireGroup(db, issuerId, params.chgId);
-      ctx.body = presentIssuerOffer(
-        await requireVisibleOffer(db, issuerId, params.offerId),
-        issuerOf(ctx).brandedAvailabilityDelayDays,
-        issuerNow(ctx, clock),
-      );
+      const now = issuerNow(ctx, clock);
+      const offer = await requireShownOffer(db, { issuerId, chgId: params.chgId, offerId: params.offerId, now });
+      ctx.body = presentIssuerOffer(offer, issuerOf(ctx).brandedAvailabilityDelayDays, now);
     },
   });
 }
@@ -224,7 +224,7 @@ function listMerchantOffersRoute(deps: AppDeps): RouteSpec {
       const issuerId = issuerOf(ctx).id;
       await requireGroup(db, issuerId, params.chgId);
       await requireVisibleMerchant(db, issuerId, params.merchantId);
-      ctx.body = await listOffers(deps, issuerOf(ctx), { ...query, merchantId: params.merchantId });
+      ctx.body = await listOffers(deps, issuerOf(ctx), params.chgId, { ...query, merchantId: params.merchantId });
     },
   });
 }
@@ -245,11 +245,15 @@ function getMerchantOfferRoute(deps: AppDeps): RouteSpec {
       const issuerId = issuerOf(ctx).id;
       await requireGroup(db, issuerId, params.chgId);
       await requireVisibleMerchant(db, issuerId, params.merchantId);
-      ctx.body = presentIssuerOffer(
-        await requireVisibleOffer(db, issuerId, params.offerId, params.merchantId),
-        issuerOf(ctx).brandedAvailabilityDelayDays,
-        issuerNow(ctx, clock),
-      );
+      const now = issuerNow(ctx, clock);
+      const offer = await requireShownOffer(db, {
+        issuerId,
+        chgId: params.chgId,
+        offerId: params.offerId,
+        merchantId: params.merchantId,
+        now,
+      });
+      ctx.body = presentIssuerOffer(offer, issuerOf(ctx).brandedAvailabilityDelayDays, now);
     },
   });
 }

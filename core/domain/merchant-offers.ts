@@ -8,6 +8,10 @@ import type { EarnOffer } from '../rules/eligibility';
 import type { CatalogueStatus } from '../rules/offer-status';
 import { budgetPeriodKey, budgetState, type BudgetPeriod } from '../rules/budget';
 import type { FundingTerms } from '../rules/funding';
+import type { Audience } from '../rules/audience';
+import type { Targeting } from '../rules/eligibility';
+import { enrol, enrolmentsForRead, isTargeted, type EnrollingGroup, type OfferActivation } from './enrolment';
+import type { SqlTx } from '../../prisma/sql-transaction';
 
 /** An offer as the fragment yields it: amounts as text (bigint), instants as ISO text. */
 export interface JsonOffer {
@@ -30,6 +34,11 @@ export interface JsonOffer {
   issuerShareBps: number;
   commissionRateBps: number;
   commissionFlatMinor: string;
+  activation: OfferActivation;
+  audience: Audience | null;
+  holdoutBps: number;
+  /** With a group asked about: its stored enrolment in a targeted offer (null: none yet). */
+  enrolment?: { inAudience: boolean; arm: 'treated' | 'control' | null; detail: string } | null;
 }
 
 /** A reward event's (or running total's) effect on what the group kept of an offer: earned minus
@@ -43,7 +52,19 @@ export const KEPT_OF_OFFER = Prisma.sql`CASE WHEN type IN ('cashback_earned', 'b
  * falls in (its calendar month, or its life): a primary-key read of offer_budget per budgeted
  * offer, without a lock (the settlement's write re-checks it under the row's lock).
  */
-export function merchantOffersJson(merchantId: string, budgetAt: Date | null = null): Prisma.Sql {
+export function merchantOffersJson(
+  merchantId: string,
+  budgetAt: Date | null = null,
+  enrolledChgId: string | null = null,
+): Prisma.Sql {
+  // A primary-key read per targeted offer, in the same statement: the hot path pays nothing more
+  // for untargeted offers, and nothing but this for a group already enrolled.
+  const enrolment =
+    enrolledChgId === null
+      ? Prisma.sql`NULL`
+      : Prisma.sql`CASE WHEN o.activation = 'auto' OR o.audience IS NOT NULL OR o.holdout_bps > 0 THEN
+                     (SELECT jsonb_build_object('inAudience', en.in_audience, 'arm', en.arm, 'detail', en.detail)
+                        FROM offer_enrolment en WHERE en.offer_id = o.id AND en.chg_id = ${enrolledChgId}) END`;
   const used =
     budgetAt === null
       ? Prisma.sql`NULL`
@@ -55,7 +76,8 @@ export function merchantOffersJson(merchantId: string, budgetAt: Date | null = n
               'mccs', o.mccs, 'startsAt', o.starts_at, 'endsAt', o.ends_at, 'status', o.status, 'returnPeriodDays', o.return_period_days,
               'budgetMinor', o.budget_minor::text, 'budgetPeriod', o.budget_period, 'budgetUsedMinor', ${used},
               'issuerShareBps', o.funding_issuer_share_bps, 'commissionRateBps', o.commission_rate_bps,
-              'commissionFlatMinor', o.commission_flat_minor::text)
+              'commissionFlatMinor', o.commission_flat_minor::text, 'activation', o.activation, 'audience', o.audience,
+              'holdoutBps', o.holdout_bps, 'enrolment', ${enrolment})
               ORDER BY o.starts_at, o.id), '[]'::jsonb)
          FROM offer o WHERE o.merchant_id = ${merchantId})`;
 }
@@ -91,5 +113,38 @@ export function toEarnOffer(o: JsonOffer, budgetAt: Date | null = null): EarnOff
     brandedRateBps: o.brandedRateBps,
     maxRewardMinor: o.maxRewardMinor === null ? null : fromDbMinor(o.maxRewardMinor),
     maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
+    activation: o.activation,
   };
+}
+
+/**
+ * The offers with the group's enrolment in each targeted one: as the statement read it, else
+ * decided now, stored (`store`: a settlement or preview, the group's first evaluation) or only
+ * shown (a read). Untargeted offers are left as they are, with no enrolment.
+ */
+export async function withEnrolments(
+  tx: SqlTx,
+  stored: readonly JsonOffer[],
+  offers: EarnOffer[],
+  p: { issuerId: string; chgId: string; merchantId: string; at: Date; store: boolean },
+): Promise<EarnOffer[]> {
+  const targeted = stored.filter(isTargeted);
+  if (targeted.length === 0) return offers;
+  const known = new Map<string, Targeting>();
+  for (const o of targeted) if (o.enrolment) known.set(o.id, o.enrolment);
+  const missing = targeted.filter((o) => !o.enrolment);
+  if (missing.length > 0) {
+    const group = await enrollingGroup(tx, p.issuerId, p.chgId);
+    const terms = missing.map((o) => ({ ...o, merchantId: p.merchantId, startsAt: new Date(o.startsAt) }));
+    const decided = group ? await (p.store ? enrol : enrolmentsForRead)(tx, group, terms, p.at) : new Map();
+    for (const [offerId, e] of decided) known.set(offerId, e);
+  }
+  const byId = new Map(targeted.map((o) => [o.id, o]));
+  return offers.map((o) => (byId.has(o.id) ? { ...o, enrolment: known.get(o.id) ?? null } : o));
+}
+
+async function enrollingGroup(tx: SqlTx, issuerId: string, chgId: string): Promise<EnrollingGroup | null> {
+  const [row] = await tx.$queryRaw<Array<{ created_at: Date; segments: string[] }>>`
+    SELECT created_at, segments FROM cardholder_group WHERE id = ${chgId} AND issuer_id = ${issuerId}`;
+  return row ? { id: chgId, issuerId, createdAt: row.created_at, segments: row.segments } : null;
 }

@@ -16,6 +16,8 @@ export const EARN_REASONS = [
   'mcc_excluded',
   'offer_cap_reached',
   'offer_budget_exhausted',
+  'not_in_audience',
+  'holdout',
 ] as const;
 export type EarnReason = (typeof EARN_REASONS)[number];
 export const REWARD_CURRENCY = 'usd';
@@ -30,6 +32,18 @@ export interface EarnOffer extends RewardTerms {
   mccs: string[] | null;
   /** The offer's budget for the period of the instant evaluated; null or absent: no budget. */
   budget?: BudgetState | null;
+  /** opt_in (or absent): the group must have activated the merchant; auto: the audience qualifies without. */
+  activation?: 'opt_in' | 'auto';
+  /** A targeted offer's enrolment of the group (absent: an untargeted offer; null: not enrolled, for
+   *  an offer not started when the group was evaluated). */
+  enrolment?: Targeting | null;
+}
+
+/** What eligibility reads of a group's enrolment in a targeted offer (core/domain/enrolment.ts). */
+export interface Targeting {
+  inAudience: boolean;
+  arm: 'treated' | 'control' | null;
+  detail: string;
 }
 
 export interface EarnTransaction {
@@ -94,6 +108,8 @@ const REASON_OF: Record<string, EarnReason | undefined> = {
   mcc_allowed: 'mcc_excluded',
   cap_not_exhausted: 'offer_cap_reached',
   budget_not_exhausted: 'offer_budget_exhausted',
+  in_audience: 'not_in_audience',
+  treated: 'holdout',
 };
 
 export function evaluateEarn(input: EarnInput): EarnDecision {
@@ -123,7 +139,7 @@ export function evaluateEarn(input: EarnInput): EarnDecision {
     }
     return decision;
   }
-  decision.reasons = reasonsFor(shared, offers, input.offers.length);
+  decision.reasons = reasonsFor(shared, offers, input.offers);
   return decision;
 }
 
@@ -177,8 +193,10 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
   const earnedSoFar = input.earnedSoFarByOffer?.[offer.id] ?? 0;
   const status = offerStatusAt(offer, at);
   const conditions = [
-    ...shared,
+    // An auto offer qualifies its audience without an activation of the merchant.
+    ...(offer.activation === 'auto' ? shared.filter((c) => c.name !== ACTIVATION) : shared),
     { name: 'offer_window', passed: status === 'active', detail: `offer is ${status} at ${at.toISOString()}` },
+    ...(offer.enrolment === undefined ? [] : targetingConditions(offer.enrolment)),
   ];
   if (tx) {
     conditions.push({
@@ -213,6 +231,22 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
       offer.budget?.remainingMinor ?? null,
     );
   return evaluation;
+}
+
+const ACTIVATION = 'activation_before_transaction';
+
+/**
+ * A targeted offer: the group must be in its audience, and in the treated arm. A control group's
+ * purchase is matched and recorded, and earns nothing from the offer: that is what the lift
+ * report compares.
+ */
+function targetingConditions(enrolment: Targeting | null): Condition[] {
+  if (enrolment === null)
+    return [{ name: 'in_audience', passed: false, detail: 'not enrolled: the offer had not started for the group' }];
+  const conditions = [{ name: 'in_audience', passed: enrolment.inAudience, detail: enrolment.detail }];
+  if (enrolment.inAudience)
+    conditions.push({ name: 'treated', passed: enrolment.arm === 'treated', detail: `arm ${enrolment.arm}` });
+  return conditions;
 }
 
 /** An offer whose budget for the period is spent no longer qualifies (a purchase at the edge gets what is left). */
@@ -256,11 +290,14 @@ function pickWinner(qualifying: OfferEvaluation[], offers: EarnOffer[]): OfferEv
  * offers whose window is open: a scheduled offer failing min spend is not why the
  * transaction did not earn. No offer in its window at all is no_active_offer.
  */
-function reasonsFor(shared: Condition[], offers: OfferEvaluation[], offerCount: number): EarnReason[] {
+function reasonsFor(shared: Condition[], offers: OfferEvaluation[], terms: EarnOffer[]): EarnReason[] {
   const reasons = new Set<EarnReason>();
-  for (const c of shared) if (!c.passed && REASON_OF[c.name]) reasons.add(REASON_OF[c.name]!);
+  // A missing activation is no reason when every offer of the merchant is an auto offer.
+  const activationCounts = terms.length === 0 || terms.some((o) => o.activation !== 'auto');
+  for (const c of shared)
+    if (!c.passed && REASON_OF[c.name] && (c.name !== ACTIVATION || activationCounts)) reasons.add(REASON_OF[c.name]!);
   const open = offers.filter((o) => o.conditions.find((c) => c.name === 'offer_window')!.passed);
-  if (offerCount === 0 || open.length === 0) reasons.add('no_active_offer');
+  if (terms.length === 0 || open.length === 0) reasons.add('no_active_offer');
   for (const offer of open) {
     for (const c of offer.conditions) {
       const reason = REASON_OF[c.name];

@@ -164,6 +164,11 @@ describe('decideClaim', () => {
         { offers: [offer('ofr_a', { maxRewardPerChgMinor: 1000 })], earnedSoFarByOffer: { ofr_a: 1000 } },
       ],
       ['offer_budget_exhausted', { offers: [offer('ofr_a', { budget: budgetState(5000, 5000, 'month', days(0)) })] }],
+      [
+        'not_in_audience',
+        { offers: [offer('ofr_a', { enrolment: { inAudience: false, arm: null, detail: 'no segment' } })] },
+      ],
+      ['holdout', { offers: [offer('ofr_a', { enrolment: { inAudience: true, arm: 'control', detail: 'in' } })] }],
     ];
     for (const [reason, over] of cases) {
       it(`rejects ${reason} at the matched merchant`, () => {

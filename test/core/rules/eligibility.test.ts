@@ -207,4 +207,61 @@ describe('evaluateEarn', () => {
     );
     assert.equal(d.eligible, true);
   });
+
+  describe('targeted offers', () => {
+    const treated = { inAudience: true, arm: 'treated' as const, detail: 'in: premium' };
+    const control = { inAudience: true, arm: 'control' as const, detail: 'in: premium' };
+    const outside = { inAudience: false, arm: null, detail: 'the group carries none of the segments premium' };
+
+    it('lets a treated group earn, and refuses a control group (holdout) and one outside the audience', () => {
+      const earn = (enrolment: typeof treated | typeof control | typeof outside) =>
+        evaluateEarn(input({ offers: [offer('ofr_t', { enrolment })], transaction: tx(2000) }));
+      assert.deepEqual([earn(treated).eligible, earn(treated).estimatedRewardMinor], [true, 100]);
+      assert.deepEqual(earn(control).reasons, ['holdout']);
+      assert.deepEqual(earn(outside).reasons, ['not_in_audience']);
+      const trace = earn(control).offers[0].conditions.map((c) => [c.name, c.passed]);
+      assert.deepEqual(
+        trace.filter(([name]) => name === 'in_audience' || name === 'treated'),
+        [
+          ['in_audience', true],
+          ['treated', false],
+        ],
+      );
+    });
+
+    it('qualifies an auto offer without an activation, while an opt-in one still needs it', () => {
+      const auto = offer('ofr_auto', { activation: 'auto', enrolment: treated });
+      const d = evaluateEarn(input({ activation: null, offers: [auto], transaction: tx(2000) }));
+      assert.deepEqual([d.eligible, d.winningOfferId], [true, 'ofr_auto']);
+      assert.equal(
+        d.offers[0].conditions.some((c) => c.name === 'activation_before_transaction'),
+        false,
+        'no activation condition on an auto offer',
+      );
+      const optIn = offer('ofr_in', { activation: 'opt_in', enrolment: treated });
+      assert.deepEqual(evaluateEarn(input({ activation: null, offers: [optIn] })).reasons, ['merchant_not_activated']);
+    });
+
+    it('names no missing activation when every offer is auto, and the targeting reasons instead', () => {
+      const d = evaluateEarn(
+        input({ activation: null, offers: [offer('ofr_auto', { activation: 'auto', enrolment: control })] }),
+      );
+      assert.deepEqual(d.reasons, ['holdout']);
+      const mixed = evaluateEarn(
+        input({
+          activation: null,
+          offers: [offer('ofr_auto', { activation: 'auto', enrolment: outside }), offer('ofr_in')],
+        }),
+      );
+      assert.deepEqual(mixed.reasons, ['merchant_not_activated', 'not_in_audience']);
+    });
+
+    it('refuses an offer the group was never enrolled in, without counting it when the offer is not open', () => {
+      assert.deepEqual(evaluateEarn(input({ offers: [offer('ofr_t', { enrolment: null })] })).reasons, [
+        'not_in_audience',
+      ]);
+      const scheduled = offer('ofr_s', { startsAt: days(1), enrolment: null });
+      assert.deepEqual(evaluateEarn(input({ offers: [scheduled] })).reasons, ['no_active_offer']);
+    });
+  });
 });
