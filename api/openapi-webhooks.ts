@@ -108,6 +108,12 @@ const FACT_WEBHOOK_EXAMPLES = {
     currency: 'usd',
     totalMinor: 412_650,
   }),
+  // The group is in an auto offer's audience and treated: the app shows the offer.
+  offer_available: envelope('offer_available', 13, EXAMPLE_EXPIRY, {
+    chgId: exampleId('chg'),
+    offerId: exampleId('ofr'),
+    merchantId: exampleId('mp'),
+  }),
 };
 
 const EXAMPLES: Record<WebhookType, object> = {

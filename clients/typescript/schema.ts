@@ -1698,6 +1698,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    offer_available: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * offer_available (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["offer_availableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2092,6 +2112,29 @@ export interface components {
                 currency: "usd";
                 /** @description Paid in all. */
                 totalMinor: number;
+            };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
+        };
+        /** @description A group was enrolled as treated in an auto offer (one in its audience qualifies without activating the merchant): show it in your app. One per group and offer; a group held out as the control never gets one. */
+        OfferAvailableWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "offer_available";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                chgId: string;
+                /** @description The offer (GET /api/v2/chg/{chgId}/offer/{offerId} shows it to this group). */
+                offerId: string;
+                merchantId: string;
             };
             /**
              * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
@@ -3681,7 +3724,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_in_audience" | "holdout" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
@@ -3946,7 +3989,7 @@ export interface components {
              */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available")[];
         };
         /**
          * WebhookEndpoint
@@ -3975,7 +4018,7 @@ export interface components {
         WebhookEndpoint: {
             id: string;
             url: string;
-            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed")[];
+            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available")[];
             description: string;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -4047,7 +4090,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /** @description First delivery attempts per second sent to this endpoint at most; null (the default): bounded by concurrency only. */
@@ -4098,7 +4141,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url?: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /**
@@ -4120,7 +4163,7 @@ export interface components {
              * @description The type whose published example (the webhooks section of /openapi.json) is sent; any type, enabled or not.
              * @enum {string}
              */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available";
         };
         /**
          * WebhookEndpointTestEvent
@@ -4196,7 +4239,7 @@ export interface components {
         Webhook: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
@@ -4429,7 +4472,7 @@ export interface components {
         WebhookDetail: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
@@ -5471,7 +5514,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_in_audience" | "holdout" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
@@ -9968,7 +10011,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "delivering" | "delivered" | "failed" | "skipped";
-                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed";
+                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available";
                 limit?: number;
                 cursor?: string;
             };
@@ -12773,6 +12816,54 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["PayoutCompletedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    offer_availableWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000013",
+                 *       "type": "offer_available",
+                 *       "createdAt": "2027-03-14T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "offerId": "ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OfferAvailableWebhook"];
             };
         };
         responses: {

@@ -8,6 +8,8 @@ import { Prisma } from '../../prisma/generated/client';
 import { decideAudience, type Audience } from '../rules/audience';
 import { holdoutArm, type HoldoutArm } from '../rules/holdout';
 import type { SqlTx } from '../../prisma/sql-transaction';
+import { factKey } from '../webhooks/fact-webhooks';
+import { recordFactWebhooks } from './webhook-records';
 
 export const OFFER_ACTIVATIONS = ['opt_in', 'auto'] as const;
 export type OfferActivation = (typeof OFFER_ACTIVATIONS)[number];
@@ -121,10 +123,23 @@ export async function enrol(
   if (missing.length === 0) return stored;
   for (const offer of missing) {
     const e = await decideEnrolment(tx, group, offer);
-    await tx.$executeRaw`
+    const inserted = await tx.$queryRaw<Array<{ offer_id: string }>>`
       INSERT INTO offer_enrolment (offer_id, chg_id, issuer_id, in_audience, arm, entered_at, detail, created_at)
       VALUES (${offer.id}, ${group.id}, ${group.issuerId}, ${e.inAudience}, ${e.arm}, ${e.enteredAt}, ${e.detail}, now())
-      ON CONFLICT (offer_id, chg_id) DO NOTHING`;
+      ON CONFLICT (offer_id, chg_id) DO NOTHING
+      RETURNING offer_id`;
+    // Told once, by whoever stored the enrolment: an auto offer now qualifies the group unasked.
+    if (inserted.length === 1 && e.arm === 'treated' && offer.activation === 'auto')
+      await recordFactWebhooks(tx, [
+        {
+          issuerId: group.issuerId,
+          type: 'offer_available',
+          factKey: factKey.offerAvailable(offer.id, group.id),
+          sourceId: offer.id,
+          data: { chgId: group.id, offerId: offer.id, merchantId: offer.merchantId },
+          at,
+        },
+      ]);
   }
   return storedEnrolments(
     tx,

@@ -23,6 +23,7 @@ export const FACT_WEBHOOK_TYPES = [
   'claim_resolved',
   'cashback_paid_out',
   'payout_completed',
+  'offer_available',
 ] as const;
 export type FactWebhookType = (typeof FACT_WEBHOOK_TYPES)[number];
 
@@ -143,6 +144,13 @@ export interface PayoutCompletedData {
   totalMinor: number;
 }
 
+/** A group was enrolled as treated in an auto offer: the issuer's app may show it (no activation needed). */
+export interface OfferAvailableData {
+  chgId: string;
+  offerId: string;
+  merchantId: string;
+}
+
 export type FactWebhookData =
   | RewardAvailableData
   | RewardExpiringData
@@ -153,7 +161,8 @@ export type FactWebhookData =
   | RewardAdjustedData
   | ClaimResolvedData
   | CashbackPaidOutData
-  | PayoutCompletedData;
+  | PayoutCompletedData
+  | OfferAvailableData;
 
 /**
  * The idempotency key of a fact: at most one webhook record has it. Each names what happened
@@ -173,6 +182,7 @@ export const factKey = {
   claimResolved: (claimId: string) => `claim_resolved:${claimId}`,
   cashbackPaidOut: (payoutId: string, chgId: string) => `cashback_paid_out:${payoutId}:${chgId}`,
   payoutCompleted: (payoutId: string) => `payout_completed:${payoutId}`,
+  offerAvailable: (offerId: string, chgId: string) => `offer_available:${offerId}:${chgId}`,
 };
 
 const minor = (description: string) => ({ type: 'integer', minimum: 0, description });
@@ -297,6 +307,11 @@ export const FACT_WEBHOOK_DATA_SCHEMAS: Record<FactWebhookType, object> = {
     currency,
     totalMinor: minor('Paid in all.'),
   }),
+  offer_available: object({
+    chgId: id('chg'),
+    offerId: id('ofr', 'The offer (GET /api/v2/chg/{chgId}/offer/{offerId} shows it to this group).'),
+    merchantId: id('mp'),
+  }),
 };
 
 export const FACT_WEBHOOK_DESCRIPTIONS: Record<FactWebhookType, string> = {
@@ -320,4 +335,7 @@ export const FACT_WEBHOOK_DESCRIPTIONS: Record<FactWebhookType, string> = {
     "A group's payable cashback was paid out, by a payout run (POST /api/v2/payouts) or a single group's payout: credit it to the cardholder.",
   payout_completed:
     'A payout run finished: every group it pays is paid, and its items file (GET /api/v2/payouts/{payoutId}/items) is final.',
+  offer_available:
+    'A group was enrolled as treated in an auto offer (one in its audience qualifies without activating the merchant): show ' +
+    'it in your app. One per group and offer; a group held out as the control never gets one.',
 };

@@ -80,6 +80,7 @@ describe('GET /openapi.json', () => {
       'cashback_paid_out',
       'claim_resolved',
       'endpoint_disabled',
+      'offer_available',
       'payout_completed',
       'qualified_auth',
       'qualified_settlement',

@@ -62,6 +62,7 @@ describe('webhook API', function () {
           'claim_resolved',
           'cashback_paid_out',
           'payout_completed',
+          'offer_available',
         ],
         'a new endpoint without enabledTypes gets every type',
       );

@@ -179,8 +179,8 @@ describe('cardholder reward events (sandbox, end to end)', function () {
 
   it('counts the attempts of every new type in the worker metrics', async () => {
     const counted = new Set((await webhookAttempts.get()).values.map((v) => v.labels.type));
-    // Endpoints, adjustments and claims are not a purchase's rewards: their own tests count them.
-    const elsewhere: readonly string[] = ['endpoint_disabled', 'reward_adjusted', 'claim_resolved'];
+    // Endpoints, adjustments, claims and offers are not a purchase's rewards: their own tests count them.
+    const elsewhere: readonly string[] = ['endpoint_disabled', 'reward_adjusted', 'claim_resolved', 'offer_available'];
     for (const type of FACT_WEBHOOK_TYPES.filter((t) => !elsewhere.includes(t)))
       assert.ok(counted.has(type), `rewards_webhook_attempts_total{type="${type}"}`);
   });

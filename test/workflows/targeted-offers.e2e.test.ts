@@ -11,6 +11,8 @@ import { groupBody } from '../helpers/groups';
 import { activate, issuerWith, merchantWithOffer } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { holdoutArm } from '../../core/rules/holdout';
+import { configureEndpoint, startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
+import { Webhook } from 'standardwebhooks';
 
 const DAY_MS = 86_400_000;
 
@@ -19,10 +21,14 @@ describe('targeted offers (end to end)', function () {
   let stack: Stack;
   let issuer: TestIssuer;
   let premium: { merchant: any; offer: any };
+  let receiver: Receiver;
+  let secret: string;
 
   before(async () => {
     stack = await startStack();
     issuer = await issuerWith(stack.app, { environment: 'sandbox' });
+    receiver = await startReceiver();
+    secret = await configureEndpoint(issuer, receiver.url);
     premium = await merchantWithOffer(stack.app, {
       offer: { cashbackRateBps: 500, activation: 'auto', audience: { segments: ['premium'] }, holdoutBps: 5000 },
     });
@@ -30,7 +36,15 @@ describe('targeted offers (end to end)', function () {
   after(async () => {
     if (stack) await assertLedgerHealthy(stack.db, issuer.id);
     await stack?.stop();
+    await receiver?.close();
   });
+
+  /** The offer_available webhooks received, verified as an issuer verifies them. */
+  const available = () =>
+    receiver.requests
+      .map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as any)
+      .filter((w) => w.type === 'offer_available')
+      .map((w) => w.data);
 
   async function newGroup(segments: string[]): Promise<any> {
     const res = await issuer.call('POST', '/api/v2/chg', groupBody({ segments }));
@@ -93,6 +107,18 @@ describe('targeted offers (end to end)', function () {
     assert.equal(eligibility.status, 200, eligibility.text);
     assert.deepEqual([eligibility.body.eligible, eligibility.body.reasons], [false, ['holdout']]);
 
+    // The treated group is told once that the offer is there for it; the control group never.
+    const told = await waitFor('offer_available', async () =>
+      available().some((d) => d.chgId === treated.id) ? available() : undefined,
+    );
+    assert.deepEqual(
+      told.filter((d: any) => d.chgId === treated.id),
+      [{ chgId: treated.id, offerId: premium.offer.id, merchantId: premium.merchant.id }],
+    );
+    assert.equal(
+      told.some((d: any) => d.chgId === control.id),
+      false,
+    );
     const enrolments = await stack.db.offerEnrolment.findMany({
       where: { offerId: premium.offer.id, chgId: { in: [treated.id, control.id] } },
       orderBy: { arm: 'desc' },
