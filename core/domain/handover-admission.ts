@@ -110,10 +110,15 @@ export async function admitStored(
   eventIds: readonly string[],
   limits: { maxInFlight: number; now: Date },
 ): Promise<StoredAdmission> {
-  if (eventIds.length === 0) return { admitted: new Set(), behindOlder: [] };
-  // Full (the usual state of an overload): the watch admits them as places free up; no lock taken.
-  if ((await countInFlight(db, limits.now)) >= limits.maxInFlight) return { admitted: new Set(), behindOlder: [] };
-  const ids = [...eventIds];
+  const none: StoredAdmission = { admitted: new Set(), behindOlder: [] };
+  if (eventIds.length === 0) return none;
+  // No lock taken when the bound is full (the usual state of an overload: the watch admits them as
+  // places free up), nor for events behind an older backlog of their issuer (a settlement file
+  // still waiting): the lock would only find them behind it and leave them to the watch. Taken for
+  // those anyway, it queued every stored batch behind the watch's admissions, and was held while
+  // the API's process served its next requests.
+  const ids = await admissionCandidates(db, eventIds, limits);
+  if (ids.length === 0) return none;
   const rows = await underAdmissionLock(db, (tx) =>
     tx.$queryRaw<Array<{ event_id: string; admitted: boolean }>>(Prisma.sql`
       WITH ${inFlightCtes(limits.maxInFlight, limits.now)},
@@ -256,6 +261,44 @@ export async function releaseStranded(db: Db, processedBefore: Date): Promise<nu
                 WHERE admitted_at IS NOT NULL AND processed_at < ${processedBefore} RETURNING event_id`,
   );
   return rows.length;
+}
+
+/**
+ * Before an API's admission, outside the lock: none when the bound is full; otherwise those of
+ * `eventIds` still waiting whose issuer has no event waiting that was received
+ * CONCURRENT_WITHIN_MS or more before the issuer's oldest of them. The others could not be
+ * admitted now, nor be worth another try: under the lock they would be found behind an older event
+ * not concurrent with them. Read from a snapshot before the lock, so an issuer whose backlog the
+ * watch admits meanwhile has its events left to the watch, as the lock would have left them a
+ * moment earlier; the lock still decides the room.
+ */
+async function admissionCandidates(
+  db: Db,
+  eventIds: readonly string[],
+  limits: { maxInFlight: number; now: Date },
+): Promise<string[]> {
+  const [row] = await sqlQuery<Array<{ open: string[] | null }>>(
+    db,
+    Prisma.sql`
+    WITH in_flight AS (
+      SELECT count(*)::int AS n FROM handover_pending WHERE ${holdingPlace(limits.now)}
+    ), mine AS (
+      SELECT event_id, issuer_id, queued_at FROM handover_pending
+       WHERE event_id = ANY(${[...eventIds]}::text[]) AND admitted_at IS NULL
+    ), oldest AS (
+      SELECT issuer_id, min(queued_at) AS queued_at FROM mine GROUP BY issuer_id
+    ), blocked AS (
+      SELECT o.issuer_id FROM oldest o
+       WHERE EXISTS (SELECT 1 FROM handover_pending w
+                      WHERE w.issuer_id = o.issuer_id AND w.admitted_at IS NULL
+                        AND w.queued_at <= o.queued_at - ${CONCURRENT_WITHIN_MS} * interval '1 millisecond')
+    )
+    SELECT CASE WHEN (SELECT n FROM in_flight) < ${limits.maxInFlight}::int
+                THEN array(SELECT m.event_id FROM mine m
+                            WHERE m.issuer_id IS NULL OR m.issuer_id NOT IN (SELECT issuer_id FROM blocked))
+           END AS open`,
+  );
+  return row.open ?? [];
 }
 
 /** Purchases in flight now, as the next admission counts them. */

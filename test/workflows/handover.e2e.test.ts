@@ -20,7 +20,7 @@ import { startSilentProxy } from '../helpers/silent-proxy';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import type { HandoverItem } from '../../core/domain/handover';
 import { createLogger } from '../../core/logger';
-import { holdingPlace, readmitRefused, RELEASE_HOLD_MS } from '../../core/domain/handover-admission';
+import { admitStored, holdingPlace, readmitRefused, RELEASE_HOLD_MS } from '../../core/domain/handover-admission';
 import { EventEmitter } from 'node:events';
 import type { Worker } from '@temporalio/worker';
 import { coresdk } from '@temporalio/proto';
@@ -203,6 +203,84 @@ describe('hand-over under faults', function () {
     const ids = [...olderItems, ...newerItems].map((i) => i.eventId);
     for (const id of ids) assert.equal(await stack.waitForStatus(id, FINAL_STATUSES), 'matched');
     await stack.waitUntilReleased(ids);
+  });
+
+  it("leaves a batch behind its issuer's older backlog to the watch without the admission lock, and admits another issuer's", async () => {
+    // A settlement file still waiting (received seconds before): the API's batch of the same issuer
+    // can go only after it, so its admission must not queue for the lock that the watch's
+    // admissions need, nor hold it while its process serves the next requests.
+    const parked = { enqueue: () => undefined, drain: () => Promise.resolve() };
+    const other = await purchaseScenario(stack.app, { offer: { cashbackRateBps: 200 } });
+    const store = await startTestApp({ db: stack.db, handover: parked });
+    const batch = (c: CardRef, merchantId: string) =>
+      Array.from({ length: 3 }, () => settledEvent(c, { amount: 1_000, merchantId }));
+    const [backlog, newer, others] = [
+      batch(card, merchant.id),
+      batch(card, merchant.id),
+      batch(other.card, other.merchant.id),
+    ];
+    try {
+      for (const [token, events] of [
+        [issuer.token, backlog],
+        [issuer.token, newer],
+        [other.issuer.token, others],
+      ] as const)
+        assert.equal((await store.request('POST', '/api/v1/incoming-txn', { token, body: events })).status, 204);
+    } finally {
+      await store.close();
+    }
+    const itemsOf = async (issuerId: string, events: typeof backlog): Promise<HandoverItem[]> =>
+      (await stack.db.ingestedEvent.findMany({ where: { issuerId, externalId: { in: events.map((e) => e.id) } } })).map(
+        (row) => ({ ...row, eventId: row.id, signal: 'settlement' as const }),
+      );
+    const [backlogItems, newerItems, otherItems] = [
+      await itemsOf(issuer.id, backlog),
+      await itemsOf(issuer.id, newer),
+      await itemsOf(other.issuer.id, others),
+    ];
+    await stack.db.$executeRaw`UPDATE handover_pending SET queued_at = queued_at - interval '5 seconds'
+                                WHERE event_id = ANY(${backlogItems.map((i) => i.eventId)}::text[])`;
+    const ids = (items: HandoverItem[]) => items.map((i) => i.eventId);
+
+    let releaseLock!: () => void;
+    const lockReleased = new Promise<void>((r) => (releaseLock = r));
+    let lockTaken!: () => void;
+    const lockHeld = new Promise<void>((r) => (lockTaken = r));
+    const holder = sqlTransaction(stack.db, async (tx) => {
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended('rewards.handover_admission', 0))`;
+      lockTaken();
+      await lockReleased;
+    });
+    try {
+      await lockHeld;
+      const admission = admitStored(stack.db, ids(newerItems), {
+        maxInFlight: TEST_HANDOVER_MAX_IN_FLIGHT,
+        now: new Date(),
+      });
+      const waited = new Promise<'waited for the lock'>((r) => setTimeout(() => r('waited for the lock'), 3_000));
+      const outcome = await Promise.race([admission, waited]);
+      assert.notEqual(outcome, 'waited for the lock', 'a batch behind a backlog queued for the admission lock');
+      assert.deepEqual(outcome, { admitted: new Set(), behindOlder: [] }, 'left to the watch, no retries');
+    } finally {
+      releaseLock();
+      await holder;
+    }
+
+    const queue = createApiHandover({ temporal: stack.engine, db: stack.db }, createLogger('silent'), 100);
+    queue.enqueue([...newerItems, ...otherItems]);
+    await queue.drain();
+    for (const id of ids(otherItems)) assert.equal(await stack.waitForStatus(id, FINAL_STATUSES), 'matched');
+    for (const id of ids(newerItems))
+      assert.equal((await queued(id))?.admittedAt, null, 'still waiting behind the older backlog');
+    // As the watch would: the backlog first, then what waited behind it.
+    queue.enqueue(backlogItems);
+    await queue.drain();
+    queue.enqueue(newerItems);
+    await queue.drain();
+    const all = ids([...backlogItems, ...newerItems, ...otherItems]);
+    for (const id of all) assert.equal(await stack.waitForStatus(id, FINAL_STATUSES), 'matched');
+    await stack.waitUntilReleased(all);
+    await assertLedgerHealthy(stack.db, other.issuer.id);
   });
 
   it('hands over a reversal the API could not, though its authorization was already previewed', async () => {
