@@ -24,6 +24,8 @@ import { auditAdminRoutes } from './audit/admin-routes';
 import { ingestionRoutes } from './ingestion/routes';
 import { catalogueAdminRoutes } from './catalogue/admin-routes';
 import { catalogueRoutes } from './catalogue/routes';
+import { impressionRoutes } from './impressions/routes';
+import { liftAdminRoutes } from './lift/admin-routes';
 import { activationRoutes } from './activations/routes';
 import { eligibilityRoutes } from './eligibility/routes';
 import { ledgerAdminRoutes } from './ledger/admin-routes';
@@ -58,6 +60,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...docsRoutes(),
     ...chgRoutes(deps),
     ...catalogueRoutes(deps),
+    ...impressionRoutes(deps),
     ...activationRoutes(deps),
     ...eligibilityRoutes(deps),
     ...ingestionRoutes(deps),
@@ -73,6 +76,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...issuerAdminRoutes(deps),
     ...auditAdminRoutes(deps),
     ...catalogueAdminRoutes(deps),
+    ...liftAdminRoutes(deps),
     ...ledgerAdminRoutes(deps),
     ...operationsAdminRoutes(deps),
     ...webhookAdminRoutes(deps),

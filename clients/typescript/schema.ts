@@ -310,6 +310,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/chg/{chgId}/offer-impressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report the offers the app showed the group
+         * @description Each item is stored or refused on its own, in order. An item is refused (its result holds the error object) for an offer the group is not shown: unknown, not one of its merchants, or a targeted offer the group is not treated for (404 offer_not_found, the same answer for each, as the offer routes give); or when `at` is more than 5 minutes after the issuer's now (400 impression_in_future). The same offer, instant and placement sent again is counted once (status duplicate). 202 when at least one item was stored or was already there, 400 when every item was refused. An Idempotency-Key makes a resent batch answer as the first time.
+         */
+        post: operations["reportOfferImpressions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/chg/{chgId}/merchant/{merchantId}/activation": {
         parameters: {
             query?: never;
@@ -1219,6 +1239,46 @@ export interface paths {
          * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
          */
         patch: operations["updateOffer"];
+        trace?: never;
+    };
+    "/admin/v1/offers/{offerId}/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An offer's lift: the treated arm's spend at the merchant against its holdout's
+         * @description Arms are the groups enrolled in the audience (treated or control); with issuerId, only that issuer’s groups. A group's spend is its settled purchases at the merchant from its entry into the offer (or `from`, the later) to `to`, each net of its refunds in the same currency dated before `to`. 400 invalid_query naming the field for a malformed parameter or a `to` not after `from`. The method: docs/decisions/0047-holdout-and-lift.md.
+         */
+        get: operations["getOfferLift"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/merchants/{merchantId}/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A merchant's lift: its offers' arms added up
+         * @description Arms are the groups enrolled in the audience (treated or control); with issuerId, only that issuer’s groups. A group's spend is its settled purchases at the merchant from its entry into the offer (or `from`, the later) to `to`, each net of its refunds in the same currency dated before `to`. 400 invalid_query naming the field for a malformed parameter or a `to` not after `from`. Each arm adds up the enrolments of every offer of the merchant: a group enrolled in two offers counts once in each (its spend twice), so that each offer weighs by its groups; the interval, which takes groups as independent, is then narrower than it should be (docs/decisions/0047-holdout-and-lift.md). The window defaults to the merchant's earliest offer's startsAt (without offers, its creation) to now.
+         */
+        get: operations["getMerchantLift"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/admin/v1/ledger/trial-balance": {
@@ -2689,6 +2749,79 @@ export interface components {
             data: components["schemas"]["Offer"][];
             /** @description Pass as ?cursor= for the next page; null on the last page. */
             nextCursor: string | null;
+        };
+        /**
+         * OfferImpressionsInput
+         * @example {
+         *       "impressions": [
+         *         {
+         *           "offerId": "ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "at": "2026-03-14T15:09:26.000Z",
+         *           "placement": "home_carousel"
+         *         },
+         *         {
+         *           "offerId": "ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000002"
+         *         }
+         *       ]
+         *     }
+         */
+        OfferImpressionsInput: {
+            /** @description What the app showed the group (1 to 100), each stored or refused on its own. */
+            impressions: {
+                /** @description An offer listed for the group (one it is treated for). */
+                offerId: string;
+                /**
+                 * Format: date-time
+                 * @description When it was shown; default the issuer's now. At most 5 minutes after that now (the app's clock may run ahead).
+                 */
+                at?: string;
+                /** @description Where the app showed it, in the issuer’s own words (home_carousel, merchant_page...). */
+                placement?: string;
+            }[];
+        };
+        /**
+         * OfferImpressionResults
+         * @example {
+         *       "results": [
+         *         {
+         *           "index": 0,
+         *           "offerId": "ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "status": "stored",
+         *           "at": "2026-03-14T15:09:26.000Z"
+         *         },
+         *         {
+         *           "index": 1,
+         *           "offerId": "ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000002",
+         *           "status": "refused",
+         *           "error": {
+         *             "code": 40400,
+         *             "httpStatusCode": 404,
+         *             "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *             "message": "No offer ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000002.",
+         *             "name": "not_found",
+         *             "reasonCode": "offer_not_found"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        OfferImpressionResults: {
+            /** @description One per item, in the order sent. */
+            results: {
+                index: number;
+                offerId: string;
+                /**
+                 * @description stored; duplicate (the same offer, instant and placement were stored before: counted once); refused (error says why, nothing stored).
+                 * @enum {string}
+                 */
+                status: "stored" | "duplicate" | "refused";
+                /**
+                 * Format: date-time
+                 * @description The instant stored (absent when refused).
+                 */
+                at?: string;
+                error?: components["schemas"]["Error"];
+            }[];
         };
         /**
          * Activation
@@ -5307,6 +5440,174 @@ export interface components {
             status?: "active" | "inactive";
         };
         /**
+         * LiftArm
+         * @example {
+         *       "groups": 9000,
+         *       "purchasers": 3600,
+         *       "purchases": 5400,
+         *       "spendMinor": 21600000,
+         *       "rewardMinor": 1080000,
+         *       "impressions": 27000
+         *     }
+         */
+        LiftArm: {
+            /** @description Groups enrolled in the arm (in the audience), buyers or not. */
+            groups: number;
+            /** @description Of those, groups whose spend in the window is above 0. */
+            purchasers: number;
+            /** @description Their settled purchases at the merchant in the window, each not wholly refunded. */
+            purchases: number;
+            /** @description Their spend at the merchant in the window: settled purchases net of their refunds. */
+            spendMinor: number;
+            /** @description What the offer paid them in the window, net of clawbacks (0 for the control arm). */
+            rewardMinor: number;
+            /** @description Impressions of the offer reported for them. */
+            impressions: number;
+        };
+        /**
+         * OfferLiftReport
+         * @example {
+         *       "offerId": "ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "window": {
+         *         "from": "2026-03-14T15:09:26.000Z",
+         *         "to": "2026-03-17T15:09:26.000Z"
+         *       },
+         *       "treated": {
+         *         "groups": 9000,
+         *         "purchasers": 3600,
+         *         "purchases": 5400,
+         *         "spendMinor": 21600000,
+         *         "rewardMinor": 1080000,
+         *         "impressions": 27000
+         *       },
+         *       "control": {
+         *         "groups": 1000,
+         *         "purchasers": 380,
+         *         "purchases": 560,
+         *         "spendMinor": 2280000,
+         *         "rewardMinor": 0,
+         *         "impressions": 0
+         *       },
+         *       "spendPerGroupMinor": {
+         *         "treated": 2400,
+         *         "control": 2280
+         *       },
+         *       "liftBps": 526,
+         *       "ci95Bps": [
+         *         -310,
+         *         1420
+         *       ],
+         *       "incrementalSpendMinor": 1080000,
+         *       "costPerIncrementalMinor": 10000
+         *     }
+         */
+        OfferLiftReport: {
+            offerId: string;
+            window: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                to: string;
+            };
+            treated: components["schemas"]["LiftArm"];
+            control: components["schemas"]["LiftArm"];
+            /** @description Each arm's mean spend per enrolled group; null for an arm with no groups. */
+            spendPerGroupMinor: {
+                /** @description Treated arm. */
+                treated: number | null;
+                /** @description Control arm. */
+                control: number | null;
+            };
+            /** @description (treated spend per group / control spend per group - 1) x 10,000; null when the control spent nothing. */
+            liftBps: number | null;
+            /** @description Fieller's 95 % interval of liftBps, rounded outwards; [null, null] unless each arm has 100 purchasers and the control's spend is clearly above 0 (docs/decisions/0047-holdout-and-lift.md). */
+            ci95Bps: (number | null)[];
+            /** @description Treated groups x (treated - control spend per group): the spend the offer added; null without a control. */
+            incrementalSpendMinor: number | null;
+            /** @description Reward per 10,000 minor units of incremental spend, rounded up; null unless the incremental spend is above 0. */
+            costPerIncrementalMinor: number | null;
+        };
+        /**
+         * MerchantLiftReport
+         * @example {
+         *       "merchantId": "mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "offerIds": [
+         *         "ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *       ],
+         *       "window": {
+         *         "from": "2026-03-14T15:09:26.000Z",
+         *         "to": "2026-03-17T15:09:26.000Z"
+         *       },
+         *       "treated": {
+         *         "groups": 9000,
+         *         "purchasers": 3600,
+         *         "purchases": 5400,
+         *         "spendMinor": 21600000,
+         *         "rewardMinor": 1080000,
+         *         "impressions": 27000
+         *       },
+         *       "control": {
+         *         "groups": 1000,
+         *         "purchasers": 380,
+         *         "purchases": 560,
+         *         "spendMinor": 2280000,
+         *         "rewardMinor": 0,
+         *         "impressions": 0
+         *       },
+         *       "spendPerGroupMinor": {
+         *         "treated": 2400,
+         *         "control": 2280
+         *       },
+         *       "liftBps": 526,
+         *       "ci95Bps": [
+         *         -310,
+         *         1420
+         *       ],
+         *       "incrementalSpendMinor": 1080000,
+         *       "costPerIncrementalMinor": 10000
+         *     }
+         */
+        MerchantLiftReport: {
+            merchantId: string;
+            /** @description The merchant's offers added up: a group enrolled in two of them counts once in each. */
+            offerIds: string[];
+            window: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                to: string;
+            };
+            treated: components["schemas"]["LiftArm"];
+            control: components["schemas"]["LiftArm"];
+            /** @description Each arm's mean spend per enrolled group; null for an arm with no groups. */
+            spendPerGroupMinor: {
+                /** @description Treated arm. */
+                treated: number | null;
+                /** @description Control arm. */
+                control: number | null;
+            };
+            /** @description (treated spend per group / control spend per group - 1) x 10,000; null when the control spent nothing. */
+            liftBps: number | null;
+            /** @description Fieller's 95 % interval of liftBps, rounded outwards; [null, null] unless each arm has 100 purchasers and the control's spend is clearly above 0 (docs/decisions/0047-holdout-and-lift.md). */
+            ci95Bps: (number | null)[];
+            /** @description Treated groups x (treated - control spend per group): the spend the offer added; null without a control. */
+            incrementalSpendMinor: number | null;
+            /** @description Reward per 10,000 minor units of incremental spend, rounded up; null unless the incremental spend is above 0. */
+            costPerIncrementalMinor: number | null;
+        };
+        /**
          * TrialBalance
          * @example {
          *       "currency": "usd",
@@ -7468,6 +7769,91 @@ export interface operations {
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
+        };
+    };
+    reportOfferImpressions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                chgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfferImpressionsInput"];
+            };
+        };
+        responses: {
+            /** @description Per-item results; at least one item stored. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfferImpressionResults"];
+                };
+            };
+            /** @description Every item refused (per-item results), or the batch itself is invalid (error object). Or an error object: Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfferImpressionResults"] | components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `chg_not_found`: the group is not the issuer’s; `offer_not_found`: in an item’s result: an offer the group is not shown. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: components["responses"]["ConflictIssuerKeyed"];
+            413: components["responses"]["PayloadTooLargeIssuerKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
         };
     };
     getActivation: {
@@ -11293,6 +11679,122 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
+        };
+    };
+    getOfferLift: {
+        parameters: {
+            query?: {
+                issuerId?: string;
+                from?: string;
+                to?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example ofr_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                offerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfferLiftReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `offer_not_found`: no such offer; `issuer_not_found`: issuerId names no issuer. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMerchantLift: {
+        parameters: {
+            query?: {
+                issuerId?: string;
+                from?: string;
+                to?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example mp_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                merchantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantLiftReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `merchant_not_found`: no such merchant; `issuer_not_found`: issuerId names no issuer. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getTrialBalance: {
