@@ -13,6 +13,7 @@ import { createWebhookActivities } from './webhooks';
 import { createClaimActivities } from './claims';
 import { createPayoutActivities } from './payouts';
 import { createStatementActivities } from './statements';
+import { createEnrolmentActivities } from './enrolment';
 import { createDeliveryStarter } from './webhooks/start-delivery';
 import type { LifecycleDeps } from './lifecycle/deps';
 import { KnownAccounts } from '../core/domain/ledger/known-accounts';
@@ -48,6 +49,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createClaimActivities(deps),
     ...createPayoutActivities(deps),
     ...createStatementActivities(deps),
+    ...createEnrolmentActivities(deps),
     ...createDeliveryStarter(),
   };
 }

@@ -37,6 +37,8 @@ export const CLAIM_DECISION_REFUSED = 'CLAIM_DECISION_REFUSED';
 export const PAYOUT_NOT_PROCESSING = 'PAYOUT_NOT_PROCESSING';
 /** A statement run started for a run that is not stored, or no longer processing (activities/statements). */
 export const STATEMENT_RUN_NOT_PROCESSING = 'STATEMENT_RUN_NOT_PROCESSING';
+/** An enrolment run started for a run that is not stored, or no longer processing (activities/enrolment). */
+export const ENROLMENT_RUN_NOT_PROCESSING = 'ENROLMENT_RUN_NOT_PROCESSING';
 /** An operator's decision on a claim that another decision resolved first: it answers 409 claim_not_in_review. */
 export const CLAIM_NOT_IN_REVIEW = 'CLAIM_NOT_IN_REVIEW';
 /** An operator's decision that reached the claim after the API stopped waiting for it: nothing is done. */

@@ -13,7 +13,10 @@ import type { Config } from './config';
 export type WorkflowSettings = Pick<
   Config,
   'settlementTimeoutMs' | 'webhookRetryScheduleMs' | 'payoutChunkGroups' | 'statementChunkAccounts'
->;
+> & {
+  /** Tests and the bench only: groups per enrolment-run chunk (absent: ENROLMENT_CHUNK_GROUPS). */
+  enrolmentChunkGroups?: number;
+};
 
 export interface WorkflowEngine {
   client: Client;

@@ -22,6 +22,7 @@ import { startLedgerWatch } from './ledger-watch';
 import { startUnstartedRunsWatch } from './unstarted-runs-watch';
 import { startBudgetWatch } from './budget-watch';
 import { startHoldSweep } from './hold-sweep';
+import { startEnrolmentRunWatch } from './enrolment-run-watch';
 import type { Periodic } from './periodic';
 import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
 import { RELAY_STOP_MS, workerShutdownBoundMs } from './shutdown';
@@ -122,7 +123,8 @@ async function main(): Promise<void> {
  */
 /**
  * The watches beside the SDK's worker: the hand-over queue, the ledger's trial balance, the offers'
- * budgets, the rows whose workflow was never started, the sweep of matured cashback holds.
+ * budgets, the rows whose workflow was never started, the sweep of matured cashback holds, the
+ * enrolment runs of targeted offers whose start came.
  */
 function startWatches(deps: Parameters<typeof startHandoverWatch>[0]): { handover: Periodic; stop(): Promise<void> } {
   const handover = startHandoverWatch(deps);
@@ -132,6 +134,7 @@ function startWatches(deps: Parameters<typeof startHandoverWatch>[0]): { handove
     startBudgetWatch(deps),
     startUnstartedRunsWatch(deps),
     startHoldSweep(deps),
+    startEnrolmentRunWatch(deps),
   ];
   return { handover, stop: () => Promise.all(watches.map((w) => w.stop())).then(() => undefined) };
 }

@@ -7,3 +7,4 @@ export { webhookDelivery } from './webhook-delivery';
 export { claimResolution } from './claim-resolution';
 export { payoutRun } from './payout-run';
 export { statementRun } from './statement-run';
+export { enrolmentRun } from './enrolment-run';

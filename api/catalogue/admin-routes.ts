@@ -24,6 +24,7 @@ import {
   updateOffer,
 } from './store';
 import { presentAdminMerchant, presentAdminOffer } from './present';
+import { beginEnrolmentRun, type EnrolmentRunReason } from '../../core/domain/enrolment-runs';
 
 const tag = 'Operator catalogue';
 // Balance available only once expired could never be spent (api/catalogue/store.ts).
@@ -189,6 +190,7 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { params, body }) {
       const now = clock.now();
       const { offer } = await saveOffer(db, params.merchantId, body, ctx.state.actor, now);
+      await startEnrolment(deps, offer.id, 'created', now);
       ctx.status = 201;
       ctx.body = presentAdminOffer(offer, now, 0);
     },
@@ -217,10 +219,31 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { params, body }) {
       const now = clock.now();
       const offer = await updateOffer(db, params.merchantId, params.offerId, body, ctx.state.actor, now);
+      if (TARGETING_FIELDS.some((field) => body[field] !== undefined))
+        await startEnrolment(deps, offer.id, 'changed', now);
       const used = await budgetUsedOf(db, [offer], now);
       ctx.body = presentAdminOffer(offer, now, used.get(offer.id)!);
     },
   });
+}
+
+/** The fields whose change may enrol groups the offer had not enrolled: a PATCH of any starts a run. */
+const TARGETING_FIELDS = ['activation', 'audience', 'holdoutBps', 'startsAt'] as const;
+
+/**
+ * Enrols the groups that exist when a targeted offer that has started is created or its targeting
+ * changes (core/domain/enrolment-runs.ts). The offer is saved whatever happens here: a run that
+ * could not be opened or started is the worker's enrolment watch's to start, and groups not yet
+ * enrolled enrol when first evaluated.
+ */
+async function startEnrolment(deps: AppDeps, offerId: string, reason: EnrolmentRunReason, now: Date): Promise<void> {
+  if (!deps.temporal) return;
+  try {
+    await beginEnrolmentRun(deps.db, deps.temporal, offerId, reason, now);
+  } catch {
+    // The watch starts an opened row once it has seen it twice, and opens a run for an offer with
+    // none since its start; other groups enrol when first evaluated.
+  }
 }
 
 function listOffersAdminRoute(deps: AppDeps): RouteSpec {

@@ -36,6 +36,8 @@ import { newId } from '../../core/ids';
 import { CLAIM_WORKFLOW_TYPE, claimWorkflowId, resolveClaimUpdate } from '../../workflows/claim-resolution-contract';
 import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId } from '../../workflows/payout-run-contract';
 import { STATEMENT_RUN_WORKFLOW_TYPE, statementRunWorkflowId } from '../../workflows/statement-run-contract';
+import { ENROLMENT_RUN_WORKFLOW_TYPE, enrolmentRunWorkflowId } from '../../workflows/enrolment-run-contract';
+import { openEnrolmentRun } from '../../core/domain/enrolment-runs';
 
 const DIR = join(__dirname, 'histories');
 const OVERWRITE = new Set((process.env.RECORD_HISTORIES_OVERWRITE ?? '').split(',').filter(Boolean));
@@ -254,6 +256,28 @@ describe('record workflow histories', function () {
       args: [{ runId, chunkSize: 2 }],
     });
     await save('statement-run', workflowId);
+  });
+
+  it('records an enrolment run over five groups in chunks of two', async () => {
+    const enrolling = await newIssuer(stack.app);
+    const merchant = await createMerchant(stack.app, { issuerIds: [enrolling.id] });
+    for (const segments of [['premium'], ['premium'], [], ['premium', 'student'], ['premium']])
+      await enrolling.call('POST', '/api/v2/chg', groupBody({ segments }));
+    // Targeted behind the API's back, so that its own run (default chunks) does not start.
+    const offer = await createOffer(stack.app, merchant.id, { cashbackRateBps: 500, startsAt: daysFromNow(-3) });
+    await stack.db.offer.update({
+      where: { id: offer.id },
+      data: { activation: 'auto', audience: { segments: ['premium'] }, holdoutBps: 5000 },
+    });
+    const run = await openEnrolmentRun(stack.db, offer.id, 'changed', new Date());
+    assert.ok(run);
+    const workflowId = enrolmentRunWorkflowId(offer.id, run.id);
+    await stack.client.workflow.start(ENROLMENT_RUN_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: stack.taskQueue,
+      args: [{ offerId: offer.id, runId: run.id, chunkSize: 2 }],
+    });
+    await save('enrolment-run', workflowId);
   });
 
   it('records a v1 run that previewed on the v1 code and settled after the upgrade', async () => {

@@ -92,6 +92,7 @@ describe('workflow replay of recorded histories', function () {
     );
     assert.deepEqual([...types].sort(), [
       'claimResolution',
+      'enrolmentRun',
       'expireGrants',
       'handoverSweeper',
       'payoutRun',
