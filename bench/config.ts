@@ -8,6 +8,10 @@ import { ConfigError, loadConfig } from '../core/config';
 export const TRACING_PROTOCOLS = ['http/json', 'http/protobuf'] as const;
 export type TracingProtocol = (typeof TRACING_PROTOCOLS)[number];
 
+/** Where the stack's Temporal dev server keeps its state (bench/stack.ts). */
+export const TEMPORAL_STORES = ['file', 'memory'] as const;
+export type TemporalStore = (typeof TEMPORAL_STORES)[number];
+
 export interface BenchConfig {
   /** Ingestion and each read phase. */
   seconds: number;
@@ -88,6 +92,11 @@ export interface BenchConfig {
   readConnections: number;
   /** Watchdog: the whole run stops after this, whatever happens. */
   maxSeconds: number;
+  /**
+   * The dev server's store: a SQLite file in the stack's folder, as `npm start` runs it (default),
+   * or memory, as the bench ran it before (docs/decisions/0048-bench-temporal-on-a-file.md).
+   */
+  temporalStore: TemporalStore;
 }
 
 export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
@@ -113,6 +122,9 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
   const tracingProtocol = env.BENCH_TRACING_PROTOCOL || 'http/json';
   if (!TRACING_PROTOCOLS.includes(tracingProtocol as TracingProtocol))
     problems.push(`BENCH_TRACING_PROTOCOL must be one of ${TRACING_PROTOCOLS.join(', ')} (got "${tracingProtocol}")`);
+  const temporalStore = env.BENCH_TEMPORAL_STORE || 'file';
+  if (!TEMPORAL_STORES.includes(temporalStore as TemporalStore))
+    problems.push(`BENCH_TEMPORAL_STORE must be one of ${TEMPORAL_STORES.join(', ')} (got "${temporalStore}")`);
   const config: BenchConfig = {
     seconds,
     e2eSeconds: int('BENCH_E2E_SECONDS', 30, 1, 600),
@@ -151,6 +163,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     batchSize: int('BENCH_BATCH_SIZE', 100, 1, 1000),
     readConnections: int('BENCH_READ_CONNECTIONS', 32, 1, 256),
     maxSeconds: int('BENCH_MAX_SECONDS', 4500, 60, 7200),
+    temporalStore: temporalStore as TemporalStore,
   };
   try {
     serviceLogLevel(env);

@@ -73,7 +73,7 @@ import { afterTemporalDeath, temporalDeathTracker, type PhaseDeath } from './tem
 const PROCESSES =
   'API (api/server.ts) and worker (worker/main.ts with its webhook relay, metrics ports off) as separate Node processes, ' +
   'floor worker and bare floor server (bench/floor-server.ts) as further processes during their phases; load generator, webhook receiver, the never-answering endpoint, floor hand-over and the OTLP sink of the tracing phase in the bench process; ' +
-  'PostgreSQL (embedded) and Temporal dev server (in memory) as their own processes; all on this machine';
+  'PostgreSQL (embedded) and Temporal dev server (on a SQLite file with WAL, as npm start, unless BENCH_TEMPORAL_STORE=memory) as their own processes; all on this machine';
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 const load1m = () => Math.round(os.loadavg()[0] * 100) / 100;
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   try {
-    stack = await startBenchStack(log);
+    stack = await startBenchStack(log, { temporalStore: config.temporalStore });
     const temporal = temporalDeathTracker();
     const run: PhaseContext = {
       stack,

@@ -1,8 +1,8 @@
 // The benchmark's own stack, built like `npm start` but throw-away: embedded PostgreSQL in a
-// temporary folder and an in-memory Temporal dev server, both on free ports, a freshly
-// migrated database, then the API and the worker as separate Node processes (as in
-// production and `npm start`), so their CPU use is visible and they compete like the
-// real thing on 2 cores. Nothing of .data/ is touched. They log at the service's default level
+// temporary folder and a Temporal dev server (its SQLite file in that folder, or in memory),
+// both on free ports, a freshly migrated database, then the API and the worker as separate Node
+// processes (as in production and `npm start`), so their CPU use is visible and they compete like
+// the real thing on 2 cores. Nothing of .data/ is touched. They log at the service's default level
 // (LOG_LEVEL unset: info, an access-log line per request), as `npm start` runs them, unless
 // BENCH_LOG_LEVEL says otherwise; their stdout (pino's JSON, buffered as anywhere but a terminal)
 // goes to a file, as a container runtime keeps it, not to the bench's report.
@@ -27,7 +27,7 @@ import { startEmbeddedPostgres } from '../scripts/lib/embedded-postgres';
 import { startTemporalDevServer, stopChild } from '../scripts/lib/temporal-dev-server';
 import { freePort } from '../test/helpers/ports';
 import { generateKeyRingEntry, parseKeyRing, type KeyRing } from '../core/crypto/key-ring';
-import { serviceLogLevel } from './config';
+import { serviceLogLevel, type TemporalStore } from './config';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -64,7 +64,14 @@ export interface BenchStack {
 // other phase pays for it.
 const PG_SETTINGS = ['shared_preload_libraries=pg_stat_statements'];
 
-export async function startBenchStack(log: (line: string) => void): Promise<BenchStack> {
+/**
+ * `temporalStore`: where the dev server keeps its state; in memory unless told (the fault
+ * scenarios of scripts/faults.ts last minutes), on a file for the bench's whole runs (bench/config.ts).
+ */
+export async function startBenchStack(
+  log: (line: string) => void,
+  options: { temporalStore?: TemporalStore } = {},
+): Promise<BenchStack> {
   const tempDir = mkdtempSync(join(tmpdir(), 'rewards-bench-'));
   const stops: Array<() => Promise<void>> = [async () => rmSync(tempDir, { recursive: true, force: true })];
   const processes = childProcesses(tempDir, log);
@@ -74,7 +81,12 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     for (const s of stops) await s().catch((err) => log(`stop failed: ${String(err)}`));
   };
   try {
-    const { databaseUrl, temporalAddress, temporalDied } = await startBackingServices(tempDir, stops, log);
+    const { databaseUrl, temporalAddress, temporalDied } = await startBackingServices(
+      tempDir,
+      options.temporalStore ?? 'memory',
+      stops,
+      log,
+    );
     const operatorToken = `op_bench_${randomBytes(24).toString('hex')}`;
     // A throw-away key: the bench's endpoints live as long as its database.
     const secretKeys = generateKeyRingEntry('bench');
@@ -130,6 +142,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
 /** Embedded PostgreSQL, migrated, and the Temporal dev server; each stopped by `stops`. */
 async function startBackingServices(
   tempDir: string,
+  temporalStore: TemporalStore,
   stops: Array<() => Promise<void>>,
   log: (line: string) => void,
 ): Promise<{ databaseUrl: string; temporalAddress: string; temporalDied: () => string | undefined }> {
@@ -149,11 +162,16 @@ async function startBackingServices(
   await migrate(databaseUrl);
   await idleStatementCounting(databaseUrl);
 
-  log('starting the Temporal dev server (in memory)');
+  // On a SQLite file with WAL, as `npm start` runs it: in memory, every workflow a run closes stays
+  // in the server's process (the namespace keeps closed runs a day), about 80 KB each, in memory
+  // mappings that reach the kernel's cap (vm.max_map_count) near 5.7 GiB, where whole runs' servers
+  // crashed (docs/decisions/0048-bench-temporal-on-a-file.md).
+  log(`starting the Temporal dev server (${temporalStore === 'file' ? 'SQLite file' : 'in memory'})`);
   const temporalOutput = lastWords(TEMPORAL_LINES_KEPT, process.env.BENCH_TEMPORAL_LOG);
   const temporal = await startTemporalDevServer({
     cli: process.env.TEMPORAL_CLI,
     port: await freePort(),
+    dbFile: temporalStore === 'file' ? join(tempDir, 'temporal', 'temporal.db') : undefined,
     log: temporalOutput.add,
   });
   let stopping = false;

@@ -65,3 +65,14 @@ describe('bench/config: budgets and statements', () => {
     );
   });
 });
+
+describe('bench/config: the Temporal dev server', () => {
+  it('keeps its state in a SQLite file by default, in memory when asked, and refuses anything else', () => {
+    assert.equal(loadBenchConfig({}).temporalStore, 'file');
+    assert.equal(loadBenchConfig({ BENCH_TEMPORAL_STORE: 'memory' }).temporalStore, 'memory');
+    assert.throws(
+      () => loadBenchConfig({ BENCH_TEMPORAL_STORE: 'disk' }),
+      /BENCH_TEMPORAL_STORE must be one of file, memory \(got "disk"\)/,
+    );
+  });
+});
