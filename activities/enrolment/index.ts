@@ -1,5 +1,5 @@
 // The enrolment run's effects (workflows/enrolment-run.ts). Each chunk is one database
-// transaction: the run's row locked (two attempts of one run take turns), the offer read afresh
+// transaction: the run's row read, the offer read afresh
 // (a PATCH of its audience applies to the groups the run reaches after it), one statement that
 // enrols up to ENROLMENT_CHUNK_GROUPS groups (core/domain/enrolment-chunk.ts), and the row's
 // cursor and counts. A chunk retried after its commit finds its groups enrolled and stores
@@ -7,8 +7,9 @@
 // it finds the work done.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../prisma/client';
+import { Prisma } from '../../prisma/generated/client';
 import { sqlTransaction, type SqlTx } from '../../prisma/sql-transaction';
-import { ENROLMENT_CHUNK_GROUPS, enrolChunk } from '../../core/domain/enrolment-chunk';
+import { ENROLMENT_CHUNK_GROUPS, enrolChunk, laneBounds } from '../../core/domain/enrolment-chunk';
 import { runOfferOf } from '../../core/domain/enrolment-runs';
 import { ENROLMENT_RUN_NOT_PROCESSING } from '../../core/failure-types';
 import type { LifecycleDeps } from '../lifecycle/deps';
@@ -24,6 +25,8 @@ export interface EnrolChunkInput {
   runId: string;
   /** The last group id of the chunk before ('' for the first). */
   afterChgId: string;
+  /** The last group id of the chunk's lane (inclusive); null or absent: to the end. */
+  upToChgId?: string | null;
   /** Tests and the bench only: a smaller chunk. */
   chunkSize?: number;
 }
@@ -53,11 +56,11 @@ interface RunRow {
   outside: number;
 }
 
-async function lockRun(tx: SqlTx, runId: string): Promise<RunRow> {
+async function lockRun(tx: SqlTx, runId: string, lock = true): Promise<RunRow> {
   const [run] = await tx.$queryRaw<RunRow[]>`
     SELECT offer_id AS "offerId", status, groups_enrolled AS "groupsEnrolled", groups_treated AS treated,
            groups_control AS control, groups_outside AS outside
-      FROM offer_enrolment_run WHERE id = ${runId} FOR UPDATE`;
+      FROM offer_enrolment_run WHERE id = ${runId} ${lock ? Prisma.sql`FOR UPDATE` : Prisma.empty}`;
   // The starter writes the row before it starts the run: a run without one has nothing to do.
   if (!run) throw ApplicationFailure.nonRetryable(`No enrolment run ${runId}`, ENROLMENT_RUN_NOT_PROCESSING);
   return run;
@@ -73,41 +76,61 @@ const outcomeOf = (runId: string, run: RunRow): EnrolmentRunOutcome => ({
   outside: run.outside,
 });
 
+/** One chunk of a lane, in the caller's transaction (enrolOfferChunk says why the row is not locked). */
+async function enrolLaneChunk(tx: SqlTx, input: EnrolChunkInput, now: Date): Promise<EnrolChunkOutcome> {
+  const run = await lockRun(tx, input.runId, false);
+  if (run.status !== 'processing')
+    throw ApplicationFailure.nonRetryable(
+      `Enrolment run ${input.runId} is ${run.status}`,
+      ENROLMENT_RUN_NOT_PROCESSING,
+    );
+  const offer = await runOfferOf(tx, run.offerId, now);
+  // Withdrawn, ended, no longer targeted or moved to start later: nothing to enrol now (the
+  // watch opens a run when a later start comes).
+  if (!offer?.enrolling) return { nextAfterChgId: null, groupsEnrolled: 0 };
+  const limit = input.chunkSize ?? ENROLMENT_CHUNK_GROUPS;
+  const chunk = await enrolChunk(tx, offer, { after: input.afterChgId, upTo: input.upToChgId ?? null, limit }, now);
+  const enrolled = chunk.treated + chunk.control + chunk.outside;
+  await tx.$executeRaw`
+    UPDATE offer_enrolment_run
+       SET after_chg_id = greatest(coalesce(${chunk.lastChgId}, ''), after_chg_id),
+           groups_enrolled = groups_enrolled + ${enrolled}, groups_treated = groups_treated + ${chunk.treated},
+           groups_control = groups_control + ${chunk.control}, groups_outside = groups_outside + ${chunk.outside},
+           updated_at = ${now}
+     WHERE id = ${input.runId}`;
+  return {
+    nextAfterChgId: chunk.groupsSeen === limit ? chunk.lastChgId : null,
+    groupsEnrolled: enrolled,
+  };
+}
+
 export function createEnrolmentActivities(deps: EnrolmentActivityDeps) {
   const { db, clock } = deps;
   return {
-    /** Enrols the next chunk of groups in the run's offer. */
+    /**
+     * Enrols the next chunk of groups of a lane in the run's offer. The run's row is read, not
+     * locked: the lanes' chunks run side by side, and two attempts of one chunk are kept apart by
+     * the enrolment's primary key (the second waits for the first's rows, then stores none); the
+     * counters add what each statement inserted, under the row's lock at the end.
+     */
     async enrolOfferChunk(input: EnrolChunkInput): Promise<EnrolChunkOutcome> {
-      const outcome = await sqlTransaction(db, async (tx): Promise<EnrolChunkOutcome> => {
-        const run = await lockRun(tx, input.runId);
-        if (run.status !== 'processing')
-          throw ApplicationFailure.nonRetryable(
-            `Enrolment run ${input.runId} is ${run.status}`,
-            ENROLMENT_RUN_NOT_PROCESSING,
-          );
-        const now = clock.now();
-        const offer = await runOfferOf(tx, run.offerId, now);
-        // Withdrawn, ended, no longer targeted or moved to start later: nothing to enrol now (the
-        // watch opens a run when a later start comes).
-        if (!offer?.enrolling) return { nextAfterChgId: null, groupsEnrolled: 0 };
-        const limit = input.chunkSize ?? ENROLMENT_CHUNK_GROUPS;
-        const chunk = await enrolChunk(tx, offer, input.afterChgId, limit, now);
-        const enrolled = chunk.treated + chunk.control + chunk.outside;
-        await tx.$executeRaw`
-          UPDATE offer_enrolment_run
-             SET after_chg_id = coalesce(${chunk.lastChgId}, after_chg_id),
-                 groups_enrolled = groups_enrolled + ${enrolled}, groups_treated = groups_treated + ${chunk.treated},
-                 groups_control = groups_control + ${chunk.control}, groups_outside = groups_outside + ${chunk.outside},
-                 updated_at = ${now}
-           WHERE id = ${input.runId}`;
-        return {
-          nextAfterChgId: chunk.groupsSeen === limit ? chunk.lastChgId : null,
-          groupsEnrolled: enrolled,
-        };
-      });
+      const outcome = await sqlTransaction(db, (tx) => enrolLaneChunk(tx, input, clock.now()));
       // Test seam for crash safety: lets a test fail the activity after its commit.
       await deps.faults?.afterCommit?.('enrolOfferChunk', input.runId);
       return outcome;
+    },
+
+    /**
+     * Bounds that cut the groups the run enrols into about `lanes` ranges of as many groups; none
+     * when they fit in one chunk (core/domain/enrolment-chunk.ts, laneBounds).
+     */
+    async planEnrolmentLanes(input: { runId: string; lanes: number; chunkSize?: number }): Promise<string[]> {
+      return sqlTransaction(db, async (tx) => {
+        const run = await lockRun(tx, input.runId, false);
+        const offer = await runOfferOf(tx, run.offerId, clock.now());
+        if (!offer?.enrolling || input.lanes < 2) return [];
+        return laneBounds(tx, offer.issuerIds, input.lanes, input.chunkSize ?? ENROLMENT_CHUNK_GROUPS);
+      });
     },
 
     /** Marks the run completed. */

@@ -53,23 +53,25 @@ interface ChunkRow {
 const iso = (column: Prisma.Sql) => Prisma.sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * Enrols the groups after `afterChgId` (up to `limit`) that have no enrolment in the offer; `now`
- * is the run's clock, which dates the webhooks on each issuer's clock.
+ * Enrols the groups after `range.after` (up to `range.limit` of them, none past `range.upTo`) that
+ * have no enrolment in the offer; `now` is the run's clock, which dates the webhooks on each
+ * issuer's clock.
  */
 export async function enrolChunk(
   tx: SqlTx,
   offer: ChunkOffer,
-  afterChgId: string,
-  limit: number,
+  range: { after: string; upTo?: string | null; limit: number },
   now: Date,
 ): Promise<EnrolledChunk> {
+  const { after: afterChgId, limit } = range;
+  const upTo = range.upTo ?? null;
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit ${limit}`);
   const issuerIds = offer.issuerIds === null ? null : [...offer.issuerIds];
   const [row] = await tx.$queryRaw<ChunkRow[]>`
     WITH chunk AS (
       SELECT g.id, g.issuer_id, g.created_at, g.segments
         FROM cardholder_group g
-       WHERE g.id > ${afterChgId} AND g.status = 'active'
+       WHERE g.id > ${afterChgId} AND (${upTo}::text IS NULL OR g.id <= ${upTo}::text) AND g.status = 'active'
          AND (${issuerIds}::text[] IS NULL OR g.issuer_id = ANY (${issuerIds}::text[]))
        ORDER BY g.id
        LIMIT ${limit}),
@@ -211,4 +213,36 @@ async function announce(
     })),
   );
   return written.length;
+}
+
+/** Fewest sampled groups for bounds worth cutting lanes at: below it, the bounds are exact. */
+const LANE_SAMPLE_MIN = 200;
+
+/**
+ * Bounds that cut the active groups of these issuers (null: every issuer) into `lanes` ranges of
+ * about as many groups, or none when they fit in one chunk (`chunkGroups`). A large table is cut
+ * at the quantiles of a 1 % sample of its pages, which reads a hundredth of it; a smaller one
+ * (fewer than LANE_SAMPLE_MIN groups in the sample) at its exact quantiles. Only the balance of
+ * the lanes depends on the sample, never which groups are enrolled.
+ */
+export async function laneBounds(
+  tx: SqlTx,
+  issuerIds: readonly string[] | null,
+  lanes: number,
+  chunkGroups: number,
+): Promise<string[]> {
+  const ids = issuerIds === null ? null : [...issuerIds];
+  const fractions = Array.from({ length: lanes - 1 }, (_, i) => (i + 1) / lanes);
+  const quantiles = (sample: Prisma.Sql) => tx.$queryRaw<Array<{ groups: number; bounds: string[] | null }>>`
+    SELECT count(*)::int AS groups, percentile_disc(${fractions}::float8[]) WITHIN GROUP (ORDER BY g.id) AS bounds
+      FROM cardholder_group g ${sample}
+     WHERE g.status = 'active' AND (${ids}::text[] IS NULL OR g.issuer_id = ANY (${ids}::text[]))`;
+  let [row] = await quantiles(Prisma.sql`TABLESAMPLE SYSTEM (1)`);
+  if (!row || row.groups < LANE_SAMPLE_MIN) {
+    [row] = await quantiles(Prisma.empty);
+    if (!row || row.groups <= chunkGroups) return [];
+  }
+  const bounds = row.bounds ?? [];
+  // In the database's order already (its collation, which the chunks' id comparisons use too).
+  return bounds.filter((bound, i) => bound !== null && (i === 0 || bound !== bounds[i - 1]));
 }

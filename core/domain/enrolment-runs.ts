@@ -37,6 +37,12 @@ export interface EnrolmentRunRow {
   status: string;
 }
 
+/**
+ * Chunks a run keeps going side by side: each is one PostgreSQL backend busy with its statement,
+ * so more than the database has cores to spare only queue (decision 0049).
+ */
+export const ENROLMENT_LANES = 4;
+
 /** Offers and runs the watch looks at per turn: a backlog of more takes a few turns. */
 export const ENROLMENT_WATCH_PAGE = 100;
 
@@ -98,7 +104,12 @@ export async function startEnrolmentRunWorkflow(
   options: { neverStarted?: boolean } = {},
 ): Promise<void> {
   const chunkSize = temporal.settings.enrolmentChunkGroups;
-  const input: EnrolmentRunInput = { offerId: run.offerId, runId: run.id, ...(chunkSize ? { chunkSize } : {}) };
+  const input: EnrolmentRunInput = {
+    offerId: run.offerId,
+    runId: run.id,
+    lanes: ENROLMENT_LANES,
+    ...(chunkSize ? { chunkSize } : {}),
+  };
   await temporal.client.workflow.start(ENROLMENT_RUN_WORKFLOW_TYPE, {
     workflowId: enrolmentRunWorkflowId(run.offerId, run.id),
     taskQueue: temporal.taskQueue,

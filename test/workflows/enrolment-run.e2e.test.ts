@@ -8,6 +8,7 @@
 // its history by the billing rules, stay under DESIGN.md's bar.
 import assert from 'node:assert/strict';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { startStack, type Stack } from '../helpers/stack';
 import type { TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
@@ -21,6 +22,10 @@ import { enrolmentRunWorkflowId } from '../../workflows/enrolment-run-contract';
 import { costOfHistory } from '../../bench/billable-actions';
 
 const CHUNK_GROUPS = 4;
+
+/** An activity's input as the history stores it. */
+const payloadOf = (input: { payloads?: Array<unknown> | null }): any =>
+  defaultPayloadConverter.fromPayload(input.payloads![0] as any);
 
 describe('enrolment run (end to end)', function () {
   this.timeout(300_000);
@@ -82,13 +87,13 @@ describe('enrolment run (end to end)', function () {
   const enrolmentsOf = (offerId: string) => stack.db.offerEnrolment.findMany({ where: { offerId } });
 
   it('enrols every group of the issuers that see the merchant once, with its arm and audience, and announces the treated', async () => {
-    const { issuers, merchant, groups, outsiders } = await scene();
+    const { issuers, merchant, groups, outsiders } = await scene(15);
     await insertEndpoint(stack.db, issuers[0].id, receiver.url, { enabledTypes: ['offer_available'] });
     const offer = await createOffer(stack.app, merchant.id, {
       startsAt: new Date().toISOString(),
       activation: 'auto',
       audience: { segments: ['premium'], excludeSegments: ['student'] },
-      holdoutBps: 5000,
+      holdoutBps: 2000,
     });
     const [run] = await finishedRun(offer.id);
     assert.deepEqual([run.status, run.reason], ['completed', 'created']);
@@ -103,7 +108,7 @@ describe('enrolment run (end to end)', function () {
       const row = byGroup.get(g.id)!;
       const inAudience = g.segments.includes('premium') && !g.segments.includes('student');
       assert.equal(row.inAudience, inAudience, g.id);
-      assert.equal(row.arm, inAudience ? holdoutArm(offer.id, g.id, 5000) : null, g.id);
+      assert.equal(row.arm, inAudience ? holdoutArm(offer.id, g.id, 2000) : null, g.id);
       assert.equal(row.enteredAt.toISOString(), offer.startsAt, 'the groups existed when the offer started');
     }
     const arms = (arm: string | null) => rows.filter((r) => r.arm === arm).length;
@@ -112,9 +117,20 @@ describe('enrolment run (end to end)', function () {
       [groups.length, arms('treated'), arms('control'), arms(null)],
     );
 
-    // The run is searchable in the Temporal UI and completed.
     const handle = stack.client.workflow.getHandle(enrolmentRunWorkflowId(offer.id, run.id));
     await handle.result();
+    // 30 groups at 4 a chunk: the run cut them into lanes that went side by side.
+    const scheduled = (await handle.fetchHistory()).events!.filter((e) => e.activityTaskScheduledEventAttributes);
+    const types = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+    assert.equal(types[0], 'planEnrolmentLanes');
+    const lanes = new Set(
+      scheduled
+        .filter((e) => e.activityTaskScheduledEventAttributes!.activityType!.name === 'enrolOfferChunk')
+        .map((e) => JSON.stringify(payloadOf(e.activityTaskScheduledEventAttributes!.input!).upToChgId ?? null)),
+    );
+    assert.ok(lanes.size >= 2, `${lanes.size} lanes`);
+
+    // The run is searchable in the Temporal UI and completed.
     const described = await handle.describe();
     assert.equal(described.status.name, 'COMPLETED');
     assert.deepEqual(described.searchAttributes.RewardsMerchantId, [merchant.id]);
@@ -123,7 +139,10 @@ describe('enrolment run (end to end)', function () {
     // offer_available once per treated group of the issuer that subscribes, none for the other.
     const told = await stack.db.webhook.findMany({ where: { type: 'offer_available', sourceEventId: offer.id } });
     const treatedOfFirst = rows.filter((r) => r.arm === 'treated' && r.issuerId === issuers[0].id).map((r) => r.chgId);
-    assert.ok(treatedOfFirst.length > 0);
+    assert.ok(
+      treatedOfFirst.length > 0,
+      'five groups in the audience, a 20 % holdout: one is treated but once in 3,125',
+    );
     assert.deepEqual(told.map((w) => (w.data as any).chgId).sort(), [...treatedOfFirst].sort());
     await waitFor('the webhooks delivered', async () =>
       receiver.requests.filter((r) => JSON.parse(r.body).data?.offerId === offer.id).length === treatedOfFirst.length
@@ -228,7 +247,7 @@ describe('enrolment run (end to end)', function () {
     await stack.client.workflow.start('enrolmentRun', {
       workflowId: enrolmentRunWorkflowId(offer.id, run.id),
       taskQueue: stack.taskQueue,
-      args: [{ offerId: offer.id, runId: run.id, chunkSize: 1_000 }],
+      args: [{ offerId: offer.id, runId: run.id, chunkSize: 1_000, lanes: 4 }],
     });
     await stack.client.workflow.getHandle(enrolmentRunWorkflowId(offer.id, run.id)).result();
     const elapsedMs = Date.now() - started;

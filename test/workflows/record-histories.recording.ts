@@ -258,7 +258,8 @@ describe('record workflow histories', function () {
     await save('statement-run', workflowId);
   });
 
-  it('records an enrolment run over five groups in chunks of two', async () => {
+  /** An issuer's five groups and a targeted offer of a merchant only it sees, with no run yet. */
+  async function enrollingOffer() {
     const enrolling = await newIssuer(stack.app);
     const merchant = await createMerchant(stack.app, { issuerIds: [enrolling.id] });
     for (const segments of [['premium'], ['premium'], [], ['premium', 'student'], ['premium']])
@@ -271,11 +272,27 @@ describe('record workflow histories', function () {
     });
     const run = await openEnrolmentRun(stack.db, offer.id, 'changed', new Date());
     assert.ok(run);
-    const workflowId = enrolmentRunWorkflowId(offer.id, run.id);
+    return { offerId: offer.id, runId: run.id };
+  }
+
+  it('records an enrolment run over five groups in two lanes, in chunks of two', async () => {
+    const { offerId, runId } = await enrollingOffer();
+    const workflowId = enrolmentRunWorkflowId(offerId, runId);
     await stack.client.workflow.start(ENROLMENT_RUN_WORKFLOW_TYPE, {
       workflowId,
       taskQueue: stack.taskQueue,
-      args: [{ offerId: offer.id, runId: run.id, chunkSize: 2 }],
+      args: [{ offerId, runId, chunkSize: 2, lanes: 2 }],
+    });
+    await save('enrolment-run-lanes', workflowId);
+  });
+
+  it('records an enrolment run over five groups in chunks of two', async () => {
+    const { offerId, runId } = await enrollingOffer();
+    const workflowId = enrolmentRunWorkflowId(offerId, runId);
+    await stack.client.workflow.start(ENROLMENT_RUN_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: stack.taskQueue,
+      args: [{ offerId, runId, chunkSize: 2 }],
     });
     await save('enrolment-run', workflowId);
   });

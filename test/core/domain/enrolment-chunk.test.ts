@@ -129,7 +129,7 @@ describe('core/domain/enrolment-chunk: the run decides as the TypeScript rules d
       let chunks = 0;
       let stored = 0;
       for (;;) {
-        const chunk = await sqlTransaction(db, (tx) => enrolChunk(tx, offer, after, 64, new Date()));
+        const chunk = await sqlTransaction(db, (tx) => enrolChunk(tx, offer, { after, limit: 64 }, new Date()));
         chunks += 1;
         stored += chunk.treated + chunk.control + chunk.outside;
         if (chunk.groupsSeen < 64 || chunk.lastChgId === null) break;
