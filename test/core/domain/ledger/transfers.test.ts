@@ -71,16 +71,17 @@ describe('core/domain/ledger postTransfer', () => {
           const byKind = Object.fromEntries(tb.accounts.map((a) => [a.kind, a.balanceMinor]));
           // cashback: +1000 +100 -100 (clawback), adjusted +100 -100, paid out -100, repaid -100; branded:
           // +1000 +100 -100 (spend) -100 (expire) -100 (clawback), adjusted +100 -100; owed: +200 +100,
-          // repaid -100, written off -100; the issuer funds and takes back alike, and funds a write-off;
+          // +100 (a claim's credit owed back), repaid -100, written off -100; the issuer funds and takes
+          // back alike, funds a write-off and is owed back a claim's credit;
           // receivable: +2000 -200, then +100 +100 -100 -100 -100 -100 (earns, spend, clawbacks), -100 -100
           // +100 (the issuer's shares and their return), +100 -100 (commission and its return), -100 (a payment).
           assert.deepEqual(byKind, {
             chg_cashback: 800,
             chg_branded: 800,
-            chg_cashback_owed: 100,
+            chg_cashback_owed: 200,
             breakage: 100,
             merchant_receivable: 1400,
-            issuer_adjustments: 100,
+            issuer_adjustments: 0,
             issuer_payable: 100,
             issuer_funding: 100,
             commission: 0,
