@@ -30,6 +30,7 @@ describe('issuer isolation', () => {
       createAdjustment: { balanceType: 'cashback', amountMinor: 100, reasonCode: 'goodwill' },
       fileClaim: { externalId: 'purchase-1', reason: 'missing_reward' },
       payOutGroup: { amountMinor: 100 },
+      reportOfferImpressions: { impressions: [{ offerId: 'ofr_00000000-0000-0000-0000-000000000000' }] },
     };
     for (const route of routes) {
       assert.ok(
