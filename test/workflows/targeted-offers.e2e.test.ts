@@ -109,14 +109,15 @@ describe('targeted offers (end to end)', function () {
 
     // The treated group is told once that the offer is there for it; the control group never.
     const told = await waitFor('offer_available', async () =>
-      available().some((d) => d.chgId === treated.id) ? available() : undefined,
+      available().some((d) => d.chgId === treated.id && d.offerId === premium.offer.id) ? available() : undefined,
     );
     assert.deepEqual(
-      told.filter((d: any) => d.chgId === treated.id),
+      // Only this offer's: the shared catalogue may hold other premium offers.
+      told.filter((d: any) => d.chgId === treated.id && d.offerId === premium.offer.id),
       [{ chgId: treated.id, offerId: premium.offer.id, merchantId: premium.merchant.id }],
     );
     assert.equal(
-      told.some((d: any) => d.chgId === control.id),
+      told.some((d: any) => d.chgId === control.id && d.offerId === premium.offer.id),
       false,
     );
     const enrolments = await stack.db.offerEnrolment.findMany({
