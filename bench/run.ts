@@ -109,26 +109,7 @@ async function main(): Promise<void> {
       temporal,
       deaths: {},
     };
-    const measured =
-      args.only === 'fairness'
-        ? fairnessRows(await fairnessPhase(run))
-        : args.only === 'tracing'
-          ? tracingRows(await tracingPhase(run))
-          : args.only === 'ingestion'
-            ? await ingestionAlone(run)
-            : args.only === 'reads'
-              ? await readsAlone(run)
-              : args.only === 'overload'
-                ? await overloadAlone(run)
-                : args.only === 'issuer-fairness'
-                  ? issuerFairnessRows(await issuerFairnessPhase(await withFixture(run)))
-                  : args.only === 'payouts'
-                    ? payoutRows(await payoutPhase(run))
-                    : args.only === 'budgets'
-                      ? budgetRows(await budgetPhase(await withFixture(run)))
-                      : args.only === 'statements'
-                        ? statementRows(await statementPhase(run))
-                        : await everyPhase(run);
+    const measured = await phasesAsked(run, args.only);
     // A phase run alone is one phase: its rows are marked as a whole run's phase would be.
     const rows = args.only ? afterTemporalDeath(measured, temporal.seen(args.only, stack.temporalDied())) : measured;
     if (temporal.death) run.phases.temporalDied = temporal.death;
@@ -167,6 +148,32 @@ async function main(): Promise<void> {
     clearTimeout(watchdog);
     await receiver.close();
     await stack?.stop();
+  }
+}
+
+/** The phase `--only` names, alone (with what it needs before it), or every phase. */
+async function phasesAsked(run: PhaseContext, only: string | undefined): Promise<Row[]> {
+  switch (only) {
+    case 'fairness':
+      return fairnessRows(await fairnessPhase(run));
+    case 'tracing':
+      return tracingRows(await tracingPhase(run));
+    case 'ingestion':
+      return ingestionAlone(run);
+    case 'reads':
+      return readsAlone(run);
+    case 'overload':
+      return overloadAlone(run);
+    case 'issuer-fairness':
+      return issuerFairnessRows(await issuerFairnessPhase(await withFixture(run)));
+    case 'payouts':
+      return payoutRows(await payoutPhase(run));
+    case 'budgets':
+      return budgetRows(await budgetPhase(await withFixture(run)));
+    case 'statements':
+      return statementRows(await statementPhase(run));
+    default:
+      return everyPhase(run);
   }
 }
 

@@ -260,22 +260,9 @@ async function evaluateAt(
          GROUP BY offer_id) x) AS earned`;
   if (!row?.merchant_status) return null;
   const payload = event.payload as EventPayload;
-  // A targeted offer's enrolment as the settlement stored it, or as it would be decided.
-  const offers = await withEnrolments(
-    tx,
-    row.offers,
-    row.offers.map((stored) => toEarnOffer(stored, event.eventCreatedAt)),
-    { issuerId: event.issuerId, chgId: event.chgId, merchantId, at: event.eventCreatedAt, store: false },
-  );
   return evaluateEarn({
     merchant: { id: merchantId, status: row.merchant_status },
-    // As at settlement: branded balance the merchant cannot honour is paid as cashback only.
-    offers: offers
-      .map((o) => ({ ...o, budget: recordedBudgets[o.id] ?? o.budget }))
-      .map((o) => ({
-        ...o,
-        brandedRateBps: row.branded ? effectiveBrandedRateBps(o.brandedRateBps, row.branded, row.issuer_delay_days) : 0,
-      })),
+    offers: await offersAsSettled(tx, event, merchantId, row, recordedBudgets),
     activation: row.activation && {
       status: row.activation.status,
       activatedAt: new Date(row.activation.activatedAt),
@@ -293,4 +280,33 @@ async function evaluateAt(
     earnedSoFarByOffer: Object.fromEntries(Object.entries(row.earned).map(([k, v]) => [k, fromDbMinor(v)])),
     now: event.eventCreatedAt,
   });
+}
+
+/**
+ * The merchant's offers as the settlement saw them: each budget as it recorded it, branded balance
+ * the merchant cannot honour paid as cashback only, and a targeted offer's enrolment as the
+ * settlement stored it (or as it would be decided).
+ */
+async function offersAsSettled(
+  tx: Tx,
+  event: IngestedEvent,
+  merchantId: string,
+  row: {
+    offers: JsonOffer[];
+    branded: { brandedEnabled: boolean; brandedAvailabilityDelayDays: number; brandedExpiryDays: number } | null;
+    issuer_delay_days: number;
+  },
+  recordedBudgets: Record<string, BudgetState>,
+) {
+  const offers = await withEnrolments(
+    tx,
+    row.offers,
+    row.offers.map((stored) => toEarnOffer(stored, event.eventCreatedAt)),
+    { issuerId: event.issuerId, chgId: event.chgId, merchantId, at: event.eventCreatedAt, store: false },
+  );
+  return offers.map((o) => ({
+    ...o,
+    budget: recordedBudgets[o.id] ?? o.budget,
+    brandedRateBps: row.branded ? effectiveBrandedRateBps(o.brandedRateBps, row.branded, row.issuer_delay_days) : 0,
+  }));
 }
