@@ -103,6 +103,16 @@ export async function storedEnrolments(
   );
 }
 
+/** The group's stored enrolments in these offers, and those not started by `at` or not yet decided. */
+async function storedAndUndecided(tx: SqlTx, group: EnrollingGroup, offers: readonly TargetedOffer[], at: Date) {
+  const stored = await storedEnrolments(
+    tx,
+    group.id,
+    offers.map((o) => o.id),
+  );
+  return { stored, undecided: offers.filter((o) => !stored.has(o.id) && o.startsAt <= at) };
+}
+
 /**
  * The group's enrolment in each offer: the stored one, else decided now and stored, unless the
  * offer has not started by `at` (its audience is decided at its start, not before). A row another
@@ -114,38 +124,31 @@ export async function enrol(
   offers: readonly TargetedOffer[],
   at: Date,
 ): Promise<Map<string, Enrolment>> {
-  const stored = await storedEnrolments(
-    tx,
-    group.id,
-    offers.map((o) => o.id),
-  );
-  const missing = offers.filter((o) => !stored.has(o.id) && o.startsAt <= at);
-  if (missing.length === 0) return stored;
-  for (const offer of missing) {
-    const e = await decideEnrolment(tx, group, offer);
-    const inserted = await tx.$queryRaw<Array<{ offer_id: string }>>`
-      INSERT INTO offer_enrolment (offer_id, chg_id, issuer_id, in_audience, arm, entered_at, detail, created_at)
-      VALUES (${offer.id}, ${group.id}, ${group.issuerId}, ${e.inAudience}, ${e.arm}, ${e.enteredAt}, ${e.detail}, now())
-      ON CONFLICT (offer_id, chg_id) DO NOTHING
-      RETURNING offer_id`;
-    // Told once, by whoever stored the enrolment: an auto offer now qualifies the group unasked.
-    if (inserted.length === 1 && e.arm === 'treated' && offer.activation === 'auto')
-      await recordFactWebhooks(tx, [
-        {
-          issuerId: group.issuerId,
-          type: 'offer_available',
-          factKey: factKey.offerAvailable(offer.id, group.id),
-          sourceId: offer.id,
-          data: { chgId: group.id, offerId: offer.id, merchantId: offer.merchantId },
-          at,
-        },
-      ]);
-  }
-  return storedEnrolments(
-    tx,
-    group.id,
-    offers.map((o) => o.id),
-  );
+  const { stored, undecided } = await storedAndUndecided(tx, group, offers, at);
+  if (undecided.length === 0) return stored;
+  for (const offer of undecided) await store(tx, group, offer, await decideEnrolment(tx, group, offer), at);
+  return (await storedAndUndecided(tx, group, offers, at)).stored;
+}
+
+/** Inserts the decision unless a row is there; whoever inserts it records offer_available. */
+async function store(tx: SqlTx, group: EnrollingGroup, offer: TargetedOffer, e: Enrolment, at: Date): Promise<void> {
+  const inserted = await tx.$queryRaw<Array<{ offer_id: string }>>`
+    INSERT INTO offer_enrolment (offer_id, chg_id, issuer_id, in_audience, arm, entered_at, detail, created_at)
+    VALUES (${offer.id}, ${group.id}, ${group.issuerId}, ${e.inAudience}, ${e.arm}, ${e.enteredAt}, ${e.detail}, now())
+    ON CONFLICT (offer_id, chg_id) DO NOTHING
+    RETURNING offer_id`;
+  // Told once, by whoever stored the enrolment: an auto offer now qualifies the group unasked.
+  if (inserted.length === 1 && e.arm === 'treated' && offer.activation === 'auto')
+    await recordFactWebhooks(tx, [
+      {
+        issuerId: group.issuerId,
+        type: 'offer_available',
+        factKey: factKey.offerAvailable(offer.id, group.id),
+        sourceId: offer.id,
+        data: { chgId: group.id, offerId: offer.id, merchantId: offer.merchantId },
+        at,
+      },
+    ]);
 }
 
 /** The enrolments a read shows: stored ones, and for the rest the decision as it would be stored. */
@@ -155,12 +158,7 @@ export async function enrolmentsForRead(
   offers: readonly TargetedOffer[],
   at: Date,
 ): Promise<Map<string, Enrolment>> {
-  const stored = await storedEnrolments(
-    tx,
-    group.id,
-    offers.map((o) => o.id),
-  );
-  for (const offer of offers)
-    if (!stored.has(offer.id) && offer.startsAt <= at) stored.set(offer.id, await decideEnrolment(tx, group, offer));
+  const { stored, undecided } = await storedAndUndecided(tx, group, offers, at);
+  for (const offer of undecided) stored.set(offer.id, await decideEnrolment(tx, group, offer));
   return stored;
 }
