@@ -54,7 +54,10 @@ function offerLiftRoute(deps: AppDeps): RouteSpec {
     query: liftQuerySchema,
     responses: { 200: { description: 'The report.', schema: offerLiftSchema } },
     errorStatuses: [404],
-    reasonCodes: { 404: { offer_not_found: 'no such offer', issuer_not_found: 'issuerId names no issuer' } },
+    reasonCodes: {
+      400: { invalid_query: 'a malformed parameter, or a to not after from' },
+      404: { offer_not_found: 'no such offer', issuer_not_found: 'issuerId names no issuer' },
+    },
     async handle(ctx, { params, query }) {
       const offer = await requireOffer(db, params.offerId);
       const window = await windowOf(db, clock, query, offer.startsAt);
@@ -88,7 +91,10 @@ function merchantLiftRoute(deps: AppDeps): RouteSpec {
     query: liftQuerySchema,
     responses: { 200: { description: 'The report.', schema: merchantLiftSchema } },
     errorStatuses: [404],
-    reasonCodes: { 404: { merchant_not_found: 'no such merchant', issuer_not_found: 'issuerId names no issuer' } },
+    reasonCodes: {
+      400: { invalid_query: 'a malformed parameter, or a to not after from' },
+      404: { merchant_not_found: 'no such merchant', issuer_not_found: 'issuerId names no issuer' },
+    },
     async handle(ctx, { params, query }) {
       const { createdAt, offers } = await requireMerchantOffers(db, params.merchantId);
       const window = await windowOf(db, clock, query, offers[0]?.startsAt ?? createdAt);

@@ -11713,7 +11713,34 @@ export interface operations {
                     "application/json": components["schemas"]["OfferLiftReport"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a malformed parameter, or a to not after from. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `offer_not_found`: no such offer; `issuer_not_found`: issuerId names no issuer. */
             404: {
@@ -11771,7 +11798,34 @@ export interface operations {
                     "application/json": components["schemas"]["MerchantLiftReport"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a malformed parameter, or a to not after from. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `merchant_not_found`: no such merchant; `issuer_not_found`: issuerId names no issuer. */
             404: {
