@@ -81,6 +81,16 @@ export interface BenchConfig {
   /** Each variant's run in the budget-lock measurement (bench/budget-locks.ts), and its rounds. */
   budgetLockSeconds: number;
   budgetLockRounds: number;
+  /** Settled events of each drain of the targeting phase, at the targeted merchant and at its untargeted twin. */
+  targetingBacklog: number;
+  /** Rounds of the targeting phase, each a targeted and an untargeted drain; even, like the budget phase's. */
+  targetingRounds: number;
+  /** Live targeted offers a group's offer list is read over. */
+  targetingOffers: number;
+  /** Groups seeded for the enrolment run and the lift report. */
+  targetingGroups: number;
+  /** Settled purchases seeded at the targeted merchant for the lift report (a share of the groups buys). */
+  targetingLiftPurchases: number;
   /** Ledger transfers of the month the statement phase bills, and the issuers and merchants they are spread over. */
   statementTransfers: number;
   statementIssuers: number;
@@ -154,6 +164,11 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     budgetRacePurchases: int('BENCH_BUDGET_RACE', 2000, 10, 100_000),
     budgetLockSeconds: int('BENCH_BUDGET_LOCK_SECONDS', 8, 1, 600),
     budgetLockRounds: int('BENCH_BUDGET_LOCK_ROUNDS', 2, 1, 10),
+    targetingBacklog: int('BENCH_TARGETING_BACKLOG', 2000, 100, 100_000),
+    targetingRounds: int('BENCH_TARGETING_ROUNDS', 2, 1, 10),
+    targetingOffers: int('BENCH_TARGETING_OFFERS', 500, 5, 5000),
+    targetingGroups: int('BENCH_TARGETING_GROUPS', 1_000_000, 1000, 10_000_000),
+    targetingLiftPurchases: int('BENCH_TARGETING_LIFT_PURCHASES', 200_000, 100, 10_000_000),
     statementTransfers: int('BENCH_STATEMENT_TRANSFERS', 1_000_000, 1000, 10_000_000),
     statementIssuers: int('BENCH_STATEMENT_ISSUERS', 10, 1, 1000),
     statementMerchants: int('BENCH_STATEMENT_MERCHANTS', 100, 1, 10_000),

@@ -141,7 +141,7 @@ async function payOut(
 }
 
 /** Billable actions of the run's workflow and every run it continued as. */
-async function actionsOf(temporalAddress: string, workflowId: string): Promise<number> {
+export async function actionsOf(temporalAddress: string, workflowId: string): Promise<number> {
   const connection = await Connection.connect({ address: temporalAddress });
   try {
     const client = new Client({ connection });

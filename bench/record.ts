@@ -131,6 +131,7 @@ export const SOLO_PHASES = [
   'payouts',
   'budgets',
   'statements',
+  'targeting',
 ] as const;
 export type SoloPhase = (typeof SOLO_PHASES)[number];
 

@@ -18,6 +18,9 @@
 //      where the budget row is locked
 //   8. end to end at half the sustained rate
 //   9. history: a short and a long group, for the summary
+// and, between 16 and 17, targeting: the lifecycle at a targeted offer beside its untargeted twin,
+// a group's offer list over 500 targeted offers, an enrolment run over 1,000,000 groups and the
+// lift report over them (bench/targeting.ts).
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
 // finished workflows, which can only make the lifecycle's share of the floor look smaller.
 // Tracing follows the sustained phase: alternated rounds, untraced then traced, each on restarted
@@ -32,9 +35,12 @@
 // (the ingestion's backlog would share the worker their activities need).
 // Overload and issuer fairness run after fairness, and before the ingestion: each leaves the worker a
 // backlog (the overload drains its own; the issuer fairness phase clears what its dump left).
+// Targeting runs after them, and before the ingestion, for the same reason: its million groups,
+// their enrolments and the report's purchases would grow the tables every earlier phase reads.
 // `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing`,
 // `--only payouts` and `--only statements` too (BENCH_STATEMENT_TRANSFERS smaller for a quick look),
-// `--only ingestion`, `--only issuer-fairness` and `--only budgets` after the fixtures,
+// `--only ingestion`, `--only issuer-fairness`, `--only budgets` and `--only targeting` after the
+// fixtures (BENCH_TARGETING_GROUPS smaller for a quick look),
 // `--only overload` after the fixtures and the sustained phase (whose rate it doubles), and
 // `--only reads` after the fixtures, the sustained and the history phases (whose purchases it
 // reads; BENCH_BACKLOG and BENCH_HISTORY_PURCHASES smaller for a quicker run).
@@ -66,6 +72,8 @@ import { budgetShare, measureBudgets, type BudgetResult } from './budgets';
 import { measureStatements, type StatementResult } from './statements';
 import { describeMachine } from './machine';
 import { measurePayouts, type PayoutResult } from './payouts';
+import { measureTargeting, type TargetingResult } from './targeting';
+import { targetingRows } from './targeting-figures';
 import { met, printReport, writeResults, type Row } from './report';
 import { appendHistory, currentCommit, historyLine, parseBenchArgs } from './record';
 import { afterTemporalDeath, temporalDeathTracker, type PhaseDeath } from './temporal-death';
@@ -170,6 +178,8 @@ async function phasesAsked(run: PhaseContext, only: string | undefined): Promise
       return payoutRows(await payoutPhase(run));
     case 'budgets':
       return budgetRows(await budgetPhase(await withFixture(run)));
+    case 'targeting':
+      return targetingRows(await targetingPhase(await withFixture(run)));
     case 'statements':
       return statementRows(await statementPhase(run));
     default:
@@ -287,6 +297,7 @@ async function runPhases(run: Run) {
   const fairness = await timed('fairness', () => fairnessPhase(run));
   const overload = await timed('overload', () => overloadPhase(run, lifecycle.steadyPerSecond));
   const issuerFairness = await timed('issuerFairness', () => issuerFairnessPhase(run));
+  const targeting = await timed('targeting', () => targetingPhase(run));
   const ingestion = await timed('ingestion', () => ingestionPhase(run, floorServer));
   return {
     floor,
@@ -306,6 +317,7 @@ async function runPhases(run: Run) {
     fairness,
     overload,
     issuerFairness,
+    targeting,
     ingestion,
   };
 }
@@ -423,6 +435,38 @@ async function budgetPhase({ stack, fixture, receiver, config, runId, phases, lo
   });
   phases.budgets = budgets;
   return budgets;
+}
+
+async function targetingPhase({
+  stack,
+  fixture,
+  receiver,
+  config,
+  runId,
+  phases,
+  loads,
+}: Run): Promise<TargetingResult> {
+  log(
+    `targeting: ${config.targetingRounds} rounds of ${config.targetingBacklog} purchases at a targeted offer and its untargeted twin; an offer list over ${config.targetingOffers} offers; ${config.targetingGroups} groups enrolled and reported on`,
+  );
+  loads.targeting = load1m();
+  const targeting = await measureTargeting({
+    stack,
+    fixture,
+    receiver,
+    backlog: config.targetingBacklog,
+    rounds: config.targetingRounds,
+    offers: config.targetingOffers,
+    groups: config.targetingGroups,
+    liftPurchases: config.targetingLiftPurchases,
+    readSeconds: config.seconds,
+    readConnections: config.readConnections,
+    timeoutMs: config.drainTimeoutSeconds * 1000,
+    runId,
+    log,
+  });
+  phases.targeting = targeting;
+  return targeting;
 }
 
 async function statementPhase({ stack, config, phases, loads }: PhaseContext): Promise<StatementResult> {
@@ -736,6 +780,7 @@ function reportRows(config: BenchConfig, results: PhaseResults, { loads, deaths 
     ...of('fairness', fairnessRows(results.fairness)),
     ...of('overload', overloadRows(results.overload)),
     ...of('issuerFairness', issuerFairnessRows(results.issuerFairness)),
+    ...of('targeting', targetingRows(results.targeting)),
     ...of('reads', readRows(results)),
   ];
 }

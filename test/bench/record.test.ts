@@ -89,9 +89,10 @@ describe('bench/record', () => {
     assert.deepEqual(parseBenchArgs(['--only', 'payouts']), { record: false, only: 'payouts' });
     assert.deepEqual(parseBenchArgs(['--only', 'budgets']), { record: false, only: 'budgets' });
     assert.deepEqual(parseBenchArgs(['--only', 'statements']), { record: false, only: 'statements' });
+    assert.deepEqual(parseBenchArgs(['--only', 'targeting']), { record: false, only: 'targeting' });
     assert.throws(
       () => parseBenchArgs(['--only', 'floor']),
-      /--only takes fairness, tracing, ingestion, reads, overload, issuer-fairness, payouts, budgets, statements \(got floor\)/,
+      /--only takes fairness, tracing, ingestion, reads, overload, issuer-fairness, payouts, budgets, statements, targeting \(got floor\)/,
     );
     assert.throws(() => parseBenchArgs(['--only']), /got nothing/);
     assert.throws(() => parseBenchArgs(['--record', '--only', 'fairness']), /--record keeps whole runs only/);
