@@ -71,7 +71,32 @@ export function presentAdminMerchant(m: Merchant) {
   };
 }
 
-export function presentOffer(o: Offer, now: Date) {
+/** What an offer's presentation reads of its row. */
+export type PresentedOffer = Pick<
+  Offer,
+  | 'id'
+  | 'merchantId'
+  | 'title'
+  | 'description'
+  | 'cashbackRateBps'
+  | 'brandedRateBps'
+  | 'minSpendMinor'
+  | 'maxRewardMinor'
+  | 'maxRewardPerChgMinor'
+  | 'mccs'
+  | 'startsAt'
+  | 'endsAt'
+  | 'returnPeriodDays'
+  | 'budgetMinor'
+  | 'budgetPeriod'
+  | 'fundingIssuerShareBps'
+  | 'activation'
+  | 'audience'
+  | 'holdoutBps'
+  | 'status'
+>;
+
+export function presentOffer(o: PresentedOffer, now: Date) {
   return {
     id: o.id,
     merchantId: o.merchantId,
@@ -126,7 +151,7 @@ export function presentAdminOffer(o: Offer, now: Date, budgetUsedMinor: number, 
   };
 }
 
-function toWindow(o: Offer) {
+function toWindow(o: PresentedOffer) {
   return { startsAt: o.startsAt, endsAt: o.endsAt, catalogueStatus: o.status as CatalogueStatus };
 }
 
@@ -141,11 +166,17 @@ export type OfferMerchant = Pick<
  * branded rate it really pays there (core/rules/branded-rate.ts), as eligibility estimates
  * and settlement pays. The operator's view (presentAdminOffer) shows the catalogue as set.
  */
-export function presentIssuerOffer(o: Offer & { merchant: OfferMerchant }, issuerDelayDays: number, now: Date) {
+export function presentIssuerOffer(
+  o: PresentedOffer & { merchant: OfferMerchant },
+  group: { issuerDelayDays: number; merchantActivated: boolean },
+  now: Date,
+) {
   const catalogueStatus = o.status === 'active' && o.merchant.status === 'active' ? 'active' : 'inactive';
   return {
     ...presentOffer(o, now),
-    brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, o.merchant, issuerDelayDays),
+    brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, o.merchant, group.issuerDelayDays),
     status: offerStatusAt({ ...toWindow(o), catalogueStatus }, now),
+    // An auto offer needs no activation: there is nothing to say.
+    activated: o.activation === 'opt_in' ? group.merchantActivated : null,
   };
 }

@@ -4,15 +4,15 @@
 import { fromBody, fromPath, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf, type AuthenticatedIssuer } from '../middleware/auth';
-import { decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
+import { cursorDate, decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
 import type { Prisma } from '../../prisma/generated/client';
 import { idSchema } from '../schemas/common';
 import { merchantSchema, offerSchema } from './schemas';
-import { presentIssuerOffer, presentMerchant } from './present';
-import { OFFER_MERCHANT_FIELDS, requireGroup, requireVisibleMerchant, visibleTo } from './scope';
-import { enrolBeforeShowing, requireShownOffer, shownToGroup } from './targeting';
-import { OFFER_ORDER, offerListWhere } from './offer-query';
+import { presentIssuerOffer, presentMerchant, type OfferMerchant, type PresentedOffer } from './present';
+import { groupNotFound, requireGroup, requireVisibleMerchant, visibleTo } from './scope';
+import { enrolBeforeShowing, requireShownOffer } from './targeting';
+import { readGroupOfferPage, type ListedOffer } from './group-offers';
 import type { Validated } from '../../core/validated';
 import { issuerNow, shiftedNow } from '../sandbox/issuer-clock';
 
@@ -58,18 +58,59 @@ const OFFER_LINKS = {
   }),
 };
 
-async function listOffers({ db, clock }: AppDeps, issuer: AuthenticatedIssuer, chgId: string, query: OfferListQuery) {
+async function listOffers(
+  { db, clock }: AppDeps,
+  issuer: AuthenticatedIssuer,
+  chgId: string,
+  query: OfferListQuery,
+): Promise<{ data: unknown[]; nextCursor: string | null }> {
   const now = shiftedNow(clock, issuer.clockOffsetMs);
-  const delay = issuer.brandedAvailabilityDelayDays;
-  await enrolBeforeShowing(db, issuer.id, chgId, now, query.merchantId);
-  const rows = await db.offer.findMany({
-    where: { AND: [offerListWhere(visibleTo(issuer.id), query, now, delay), shownToGroup(chgId)] },
-    include: { merchant: { select: OFFER_MERCHANT_FIELDS } },
-    orderBy: OFFER_ORDER,
-    take: query.limit + 1,
+  const after = decodeCursor(query.cursor, 2);
+  const read = () =>
+    readGroupOfferPage(db, {
+      issuerId: issuer.id,
+      chgId,
+      now,
+      merchantId: query.merchantId,
+      status: query.status,
+      type: query.type,
+      issuerDelayDays: issuer.brandedAvailabilityDelayDays,
+      after: after && { startsAt: cursorDate(after[0]), id: String(after[1]) },
+      take: query.limit + 1,
+    });
+  let page = await read();
+  if (!page.groupFound) throw groupNotFound(chgId);
+  // Rare: a live targeted offer the group was never evaluated for. Enrolled first, so that what
+  // the list shows and what a purchase earns never disagree.
+  if (page.enrolmentPending) {
+    await enrolBeforeShowing(db, issuer.id, chgId, now, query.merchantId);
+    page = await read();
+  }
+  const { data, nextCursor } = toPage(page.offers, query.limit, (o) => [o.startsAt.toISOString(), o.id]);
+  const group = (o: ListedOffer) => ({
+    issuerDelayDays: issuer.brandedAvailabilityDelayDays,
+    merchantActivated: o.activated,
   });
-  const page = toPage(rows, query.limit, (o) => [o.startsAt.toISOString(), o.id]);
-  return { data: page.data.map((o) => presentIssuerOffer(o, delay, now)), nextCursor: page.nextCursor };
+  return { data: data.map((o) => presentIssuerOffer(o, group(o), now)), nextCursor };
+}
+
+/** One offer as the group sees it, with whether the group has activated its merchant. */
+async function presentShownOffer(
+  db: AppDeps['db'],
+  issuer: AuthenticatedIssuer,
+  chgId: string,
+  offer: PresentedOffer & { merchant: OfferMerchant },
+  now: Date,
+) {
+  const activation = await db.activation.findUnique({
+    where: { chgId_merchantId: { chgId, merchantId: offer.merchantId } },
+    select: { status: true },
+  });
+  const group = {
+    issuerDelayDays: issuer.brandedAvailabilityDelayDays,
+    merchantActivated: activation?.status === 'active',
+  };
+  return presentIssuerOffer(offer, group, now);
 }
 
 export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
@@ -161,7 +202,6 @@ function getMerchantRoute(deps: AppDeps): RouteSpec {
 }
 
 function listOffersRoute(deps: AppDeps): RouteSpec {
-  const { db } = deps;
   return defineRoute({
     method: 'get',
     path: '/api/v2/chg/{chgId}/offers',
@@ -174,8 +214,6 @@ function listOffersRoute(deps: AppDeps): RouteSpec {
     responses: { 200: { ...offerPage, links: OFFER_LINKS } },
     errorStatuses: [404],
     async handle(ctx, { params, query }) {
-      const issuerId = issuerOf(ctx).id;
-      await requireGroup(db, issuerId, params.chgId);
       ctx.body = await listOffers(deps, issuerOf(ctx), params.chgId, query);
     },
   });
@@ -198,7 +236,7 @@ function getOfferRoute(deps: AppDeps): RouteSpec {
       await requireGroup(db, issuerId, params.chgId);
       const now = issuerNow(ctx, clock);
       const offer = await requireShownOffer(db, { issuerId, chgId: params.chgId, offerId: params.offerId, now });
-      ctx.body = presentIssuerOffer(offer, issuerOf(ctx).brandedAvailabilityDelayDays, now);
+      ctx.body = await presentShownOffer(db, issuerOf(ctx), params.chgId, offer, now);
     },
   });
 }
@@ -253,7 +291,7 @@ function getMerchantOfferRoute(deps: AppDeps): RouteSpec {
         merchantId: params.merchantId,
         now,
       });
-      ctx.body = presentIssuerOffer(offer, issuerOf(ctx).brandedAvailabilityDelayDays, now);
+      ctx.body = await presentShownOffer(db, issuerOf(ctx), params.chgId, offer, now);
     },
   });
 }

@@ -390,6 +390,7 @@ export const offerSchema = named(
       'audience',
       'holdoutBps',
       'status',
+      'activated',
     ],
     properties: {
       id: idSchema('ofr'),
@@ -420,9 +421,15 @@ export const offerSchema = named(
         enum: ['scheduled', 'active', 'ended'],
         description: 'From the window and the catalogue status, at the time of the request.',
       },
+      activated: {
+        type: ['boolean', 'null'],
+        description:
+          'For an opt_in offer, whether the group has activated the merchant (the offer pays only then); null for an ' +
+          'auto offer, which needs no activation.',
+      },
     },
   },
-  exampleOffer,
+  { ...exampleOffer, activated: true },
 );
 
 /**
@@ -466,7 +473,15 @@ export const adminOfferSchema = named(
   'AdminOffer',
   {
     type: 'object',
-    required: [...offerSchema.required, 'commission', 'budget', 'catalogueStatus', 'createdAt', 'updatedAt'],
+    required: [
+      // The operator's view belongs to no group: whether one activated the merchant is not its to say.
+      ...offerSchema.required.filter((field) => field !== 'activated'),
+      'commission',
+      'budget',
+      'catalogueStatus',
+      'createdAt',
+      'updatedAt',
+    ],
     properties: {
       ...offerSchema.properties,
       commission: {
@@ -489,3 +504,4 @@ export const adminOfferSchema = named(
     updatedAt: EXAMPLE_TIME,
   },
 );
+delete (adminOfferSchema.properties as Record<string, unknown>).activated;

@@ -11,16 +11,6 @@ import type { Audience } from '../../core/rules/audience';
 import type { OfferMerchant } from './present';
 import { requireVisibleOffer, visibleTo } from './scope';
 
-/** Untargeted offers, and targeted ones the group is treated for. */
-export function shownToGroup(chgId: string): Prisma.OfferWhereInput {
-  return {
-    OR: [
-      { activation: 'opt_in', holdoutBps: 0, audience: { equals: Prisma.DbNull } },
-      { enrolments: { some: { chgId, arm: 'treated' } } },
-    ],
-  };
-}
-
 /** Enrols the group in the live targeted offers it has no enrolment in yet (usually none). */
 export async function enrolBeforeShowing(
   db: Db,

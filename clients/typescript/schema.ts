@@ -2648,7 +2648,8 @@ export interface components {
          *         }
          *       },
          *       "holdoutBps": 1000,
-         *       "status": "active"
+         *       "status": "active",
+         *       "activated": true
          *     }
          */
         Offer: {
@@ -2704,6 +2705,8 @@ export interface components {
              * @enum {string}
              */
             status: "scheduled" | "active" | "ended";
+            /** @description For an opt_in offer, whether the group has activated the merchant (the offer pays only then); null for an auto offer, which needs no activation. */
+            activated: boolean | null;
         };
         /**
          * OfferPage
@@ -2739,7 +2742,8 @@ export interface components {
          *             }
          *           },
          *           "holdoutBps": 1000,
-         *           "status": "active"
+         *           "status": "active",
+         *           "activated": true
          *         }
          *       ],
          *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"

@@ -105,8 +105,9 @@ export async function enrolChunk(
               FROM stored s JOIN issuer i ON i.id = s.issuer_id
              WHERE s.arm = 'treated' AND ${offer.activation} = 'auto'
                -- recordFactWebhooks writes none for an issuer that does not listen: not worth sending.
-               AND EXISTS (SELECT 1 FROM webhook_endpoint ep
-                            WHERE ep.issuer_id = s.issuer_id AND 'offer_available' = ANY (ep.enabled_types))) AS announce`;
+               -- Read once for the chunk (a hashed set), not once per stored row.
+               AND s.issuer_id IN (SELECT ep.issuer_id FROM webhook_endpoint ep
+                                    WHERE 'offer_available' = ANY (ep.enabled_types))) AS announce`;
   const announced = await announce(tx, offer, row.announce ?? [], now);
   return {
     lastChgId: row.lastChgId,

@@ -248,10 +248,26 @@ describe('issuer catalogue routes', () => {
       assert.equal(after.body.brandedBalance.expiryDays, 30, 'the refused update changed nothing');
     });
 
+    it('says on every read of an opt-in offer whether the group has activated its merchant', async () => {
+      const activatedOn = async () => {
+        const list = await walkPages(issuer, `${base()}/offers?merchantId=${merchant.id}`, 2);
+        const scoped = await walkPages(issuer, `${base()}/merchant/${merchant.id}/offers`, 50);
+        const one = await issuer.call('GET', `${base()}/offer/${offers.both.id}`);
+        const oneScoped = await issuer.call('GET', `${base()}/merchant/${merchant.id}/offer/${offers.both.id}`);
+        return [...new Set([...list, ...scoped, one.body, oneScoped.body].map((o) => o.activated))];
+      };
+      assert.deepEqual(await activatedOn(), [false]);
+      assert.equal((await issuer.call('PUT', `${base()}/merchant/${merchant.id}/activation`, {})).status, 201);
+      assert.deepEqual(await activatedOn(), [true]);
+      assert.equal((await issuer.call('DELETE', `${base()}/merchant/${merchant.id}/activation`)).status, 200);
+      assert.deepEqual(await activatedOn(), [false]);
+    });
+
     it('reads one offer on both routes with the API.md shape', async () => {
       const res = await issuer.call('GET', `${base()}/offer/${offers.both.id}`);
       assert.equal(res.status, 200);
       assert.deepEqual(Object.keys(res.body).sort(), [
+        'activated',
         'activation',
         'audience',
         'brandedRateBps',

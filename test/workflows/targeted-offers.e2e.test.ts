@@ -93,7 +93,9 @@ describe('targeted offers (end to end)', function () {
       'offer_not_found',
     );
     const shown = await issuer.call('GET', `/api/v2/chg/${treated.id}/offer/${premium.offer.id}`);
-    assert.deepEqual([shown.status, shown.body.activation], [200, 'auto']);
+    assert.deepEqual([shown.status, shown.body.activation, shown.body.activated], [200, 'auto', null]);
+    const inList = (await issuer.call('GET', `/api/v2/chg/${treated.id}/offers?limit=200`)).body.data as any[];
+    assert.equal(inList.find((o) => o.id === premium.offer.id).activated, null, 'an auto offer needs no activation');
 
     const paid = await buy(treated, premium.merchant.id, 2000);
     assert.equal(paid.earnedMinor, 100, '5 % of 2000, with no activation of the merchant');
