@@ -50,6 +50,7 @@ const TARGETED = `(o.activation = 'auto' OR o.holdout_bps > 0 OR o.audience IS N
 
 // The group and its pending check are read once (a materialised CTE), not once per offer of the
 // page; the enrolments are read once as a hashed set (NOT IN, IN), never probed per offer.
+// test/api/hot-plans.test.ts holds the generic plan to it.
 export const GROUP_OFFER_PAGE: HotStatement = {
   name: 'group_offer_page_v1',
   text: `
@@ -60,8 +61,9 @@ export const GROUP_OFFER_PAGE: HotStatement = {
                 WHERE ${VISIBLE} AND ${LIVE} AND ${TARGETED}
                   AND o.id NOT IN (SELECT e.offer_id FROM offer_enrolment e WHERE e.chg_id = g.id)
              ) AS enrolment_pending
-        FROM cardholder_group g
-       WHERE g.id = $2 AND g.issuer_id = $1)
+        -- By its primary key alone (decision 0010): the issuer is checked on the one row found.
+        FROM (SELECT g0.id, g0.issuer_id FROM cardholder_group g0 WHERE g0.id = $2 OFFSET 0) g
+       WHERE g.issuer_id = $1)
     SELECT grp.enrolment_pending, p.*
       FROM grp
       LEFT JOIN LATERAL (

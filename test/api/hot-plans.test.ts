@@ -8,6 +8,7 @@ import { freshDatabase } from '../helpers/databases';
 import { migrate } from '../../prisma/migrate';
 import { REWARD_DETAIL, REWARD_OVERVIEWS } from '../../api/rewards/reward-detail';
 import { CARD_DIRECTORY } from '../../api/ingestion/resolve';
+import { GROUP_OFFER_PAGE } from '../../api/catalogue/group-offers';
 
 interface PlanNode {
   'Node Type': string;
@@ -72,6 +73,30 @@ describe('generic plans of the hot statements', function () {
     for (const scan of eventScans.filter((n) => n['Index Name'] === 'ingested_event_issuer_id_kind_external_id_key'))
       assert.match(scan['Index Cond'] ?? '', /external_id = ANY/, JSON.stringify(scan));
     assert.deepEqual(indexesOn(plan, 'reward_event'), rewardEventIndexes, JSON.stringify(plan));
+  });
+
+  it("reads a group's offer page by the group's primary key and its enrolments by group, never a whole table", async () => {
+    const plan = await genericPlan(GROUP_OFFER_PAGE.text, [
+      'iss_x',
+      'chg_x',
+      '2026-12-02T00:00:00Z',
+      'mp_x',
+      'active',
+      'cashback',
+      '0',
+      '2026-12-01T00:00:00Z',
+      'ofr_x',
+      '51',
+    ]);
+    assert.deepEqual(indexesOn(plan, 'cardholder_group'), ['cardholder_group_pkey'], JSON.stringify(plan));
+    // The group's enrolments, once for the pending check and once for what it is shown.
+    assert.deepEqual(
+      indexesOn(plan, 'offer_enrolment'),
+      ['offer_enrolment_chg_id_idx', 'offer_enrolment_chg_id_idx'],
+      JSON.stringify(plan),
+    );
+    for (const scan of scansOf(plan, 'activation'))
+      assert.notEqual(scan['Node Type'], 'Seq Scan', JSON.stringify(scan));
   });
 
   it("resolves an ingestion batch's cards and cardholders by primary key or by the issuer's ids, never by issuer alone", async () => {
