@@ -15,7 +15,7 @@
 import type { Offer } from '../../prisma/generated/client';
 import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
-import type { OfferMerchant } from './present';
+import type { OfferMerchant, PresentedOffer } from './present';
 
 export interface GroupOfferQuery {
   issuerId: string;
@@ -31,7 +31,7 @@ export interface GroupOfferQuery {
   take: number;
 }
 
-export type ListedOffer = Offer & { merchant: OfferMerchant; activated: boolean };
+export type ListedOffer = PresentedOffer & { merchant: OfferMerchant; activated: boolean };
 
 export interface GroupOfferPage {
   groupFound: boolean;
@@ -125,7 +125,7 @@ interface PageRow {
 
 const bigintOrNull = (v: string | null) => (v === null ? null : BigInt(v));
 
-/** The row as presentIssuerOffer reads an offer: the fields it presents, Prisma's types. */
+/** The row as presentIssuerOffer reads an offer: the fields it presents, in Prisma's types. */
 function toListedOffer(r: PageRow): ListedOffer {
   return {
     id: r.id!,
@@ -156,7 +156,7 @@ function toListedOffer(r: PageRow): ListedOffer {
       brandedExpiryDays: r.branded_expiry_days,
     },
     activated: r.activated,
-  } as ListedOffer;
+  };
 }
 
 export async function readGroupOfferPage(db: Db, q: GroupOfferQuery): Promise<GroupOfferPage> {
