@@ -1,21 +1,15 @@
-// A group's offer list (GET /api/v2/chg/{chgId}/offers and a merchant's offers under a group) in
-// one named statement: the group's existence, whether a live targeted offer still lacks the
-// group's enrolment, and the page of offers it is shown, with their merchants and the group's
-// activation of each. An app opens its offer screen far more often than anything changes, and
-// with hundreds of live offers the Prisma reads this replaces (four statements, each planned
-// anew) were most of the request.
-//
-// The filters say in SQL what the presented offer says: `status` as offerStatusAt
-// (core/rules/offer-status.ts) computes it, live only while the merchant is active too; `type`
-// by the effective branded rate (core/rules/branded-rate.ts: a rate, a merchant with branded
-// balance, an expiry beyond the issuer's delay); the offers a group is shown (untargeted ones,
-// and targeted ones it is treated for); the merchants the issuer sees (scope.ts, visibleTo); the
-// (startsAt, id) order and its cursor. test/api/catalogue.test.ts holds each filter to the
-// status and rates the page presents.
-import type { Offer } from '../../prisma/generated/client';
+// A group's offer list (GET /api/v2/chg/{chgId}/offers and a merchant's offers under a group):
+// one named statement reads what is the group's own (that it is the issuer's, its enrolments in
+// targeted offers, its activations) and the catalogue's version; the offers come from the
+// issuer's catalogue held in memory for that version (issuer-catalogue.ts, decision 0050), and
+// the page is cut here. The filters are the presented offer's own rules, so a filter and the
+// status or rate it shows cannot disagree: `status` as an issuer sees it (present.ts,
+// issuerOfferStatus), `type` by the rate it pays (core/rules/branded-rate.ts).
 import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
-import type { OfferMerchant, PresentedOffer } from './present';
+import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
+import { issuerOfferStatus } from './present';
+import { byStartThenId, type CatalogueOffer, type IssuerCatalogue } from './issuer-catalogue';
 
 export interface GroupOfferQuery {
   issuerId: string;
@@ -31,151 +25,95 @@ export interface GroupOfferQuery {
   take: number;
 }
 
-export type ListedOffer = PresentedOffer & { merchant: OfferMerchant; activated: boolean };
+/** An offer of the page (the catalogue's own object: its JSON is kept with it) and the group's activation. */
+export interface ListedOffer {
+  offer: CatalogueOffer;
+  activated: boolean;
+}
 
 export interface GroupOfferPage {
   groupFound: boolean;
-  /** A live targeted offer has no enrolment of the group yet: enrol it, then read again. */
+  /** A live targeted offer within the page's reach has no enrolment of the group yet: enrol, then read again. */
   enrolmentPending: boolean;
   offers: ListedOffer[];
 }
 
-// $1 issuer, $2 group, $3 now, $4 merchant or null, $5 status or null, $6 type or null,
-// $7 the issuer's branded availability delay, $8 and $9 the cursor's startsAt and id or null,
-// $10 rows to read. One row per offer of the page, or one row of NULL offer columns when the page
-// is empty; none when the group is not the issuer's.
-const VISIBLE = `(m.issuer_ids IS NULL OR $1 = ANY (m.issuer_ids)) AND ($4::text IS NULL OR o.merchant_id = $4)`;
-const LIVE = `o.status = 'active' AND o.starts_at <= $3 AND (o.ends_at IS NULL OR o.ends_at > $3)`;
-const TARGETED = `(o.activation = 'auto' OR o.holdout_bps > 0 OR o.audience IS NOT NULL)`;
-
-// The group and its pending check are read once (a materialised CTE), not once per offer of the
-// page; the enrolments are read once as a hashed set (NOT IN, IN), never probed per offer.
-// test/api/hot-plans.test.ts holds the generic plan to it.
-export const GROUP_OFFER_PAGE: HotStatement = {
-  name: 'group_offer_page_v1',
+// $1 issuer, $2 group. One row, or none when the group is not the issuer's. The ids come as one
+// comma-separated string each (an offer or merchant id has no comma): cheaper to read than an
+// array of hundreds.
+export const GROUP_OFFER_VIEW: HotStatement = {
+  name: 'group_offer_view_v1',
   text: `
-    WITH grp AS MATERIALIZED (
-      SELECT g.id,
-             EXISTS (
-               SELECT 1 FROM offer o JOIN merchant m ON m.id = o.merchant_id
-                WHERE ${VISIBLE} AND ${LIVE} AND ${TARGETED}
-                  AND o.id NOT IN (SELECT e.offer_id FROM offer_enrolment e WHERE e.chg_id = g.id)
-             ) AS enrolment_pending
-        -- By its primary key alone (decision 0010): the issuer is checked on the one row found.
-        FROM (SELECT g0.id, g0.issuer_id FROM cardholder_group g0 WHERE g0.id = $2 OFFSET 0) g
-       WHERE g.issuer_id = $1)
-    SELECT grp.enrolment_pending, p.*
-      FROM grp
-      LEFT JOIN LATERAL (
-        SELECT o.id, o.merchant_id, o.title, o.description, o.cashback_rate_bps, o.branded_rate_bps,
-               o.min_spend_minor::text, o.max_reward_minor::text, o.max_reward_per_chg_minor::text,
-               o.return_period_days, o.budget_minor::text, o.budget_period, o.funding_issuer_share_bps,
-               o.activation, o.audience, o.holdout_bps, o.mccs, o.starts_at, o.ends_at, o.status,
-               m.status AS merchant_status, m.branded_enabled, m.branded_availability_delay_days,
-               m.branded_expiry_days,
-               o.merchant_id IN (SELECT a.merchant_id FROM activation a
-                                  WHERE a.chg_id = grp.id AND a.status = 'active') AS activated
-          FROM offer o JOIN merchant m ON m.id = o.merchant_id
-         WHERE ${VISIBLE}
-           AND (NOT ${TARGETED}
-                OR o.id IN (SELECT e.offer_id FROM offer_enrolment e WHERE e.chg_id = grp.id AND e.arm = 'treated'))
-           AND CASE $5::text
-                 WHEN 'scheduled' THEN o.status = 'active' AND m.status = 'active' AND o.starts_at > $3
-                                       AND (o.ends_at IS NULL OR o.ends_at > $3)
-                 WHEN 'active' THEN m.status = 'active' AND ${LIVE}
-                 WHEN 'ended' THEN o.status = 'inactive' OR m.status = 'inactive' OR o.ends_at <= $3
-                 ELSE true END
-           AND CASE $6::text
-                 WHEN 'cashback' THEN o.cashback_rate_bps > 0
-                 WHEN 'branded' THEN o.branded_rate_bps > 0 AND m.branded_enabled AND m.branded_expiry_days > $7::int
-                 ELSE true END
-           AND ($8::timestamptz IS NULL OR (o.starts_at, o.id) > ($8::timestamptz, $9::text))
-         ORDER BY o.starts_at, o.id
-         LIMIT $10) p ON true`,
+    SELECT cv.version::text AS catalogue_version, en.treated, en.untreated, ac.merchants AS activated
+      -- By its primary key alone (decision 0010): the issuer is checked on the one row found.
+      FROM (SELECT g0.id, g0.issuer_id FROM cardholder_group g0 WHERE g0.id = $2 OFFSET 0) g
+      CROSS JOIN LATERAL (
+        SELECT string_agg(e.offer_id, ',') FILTER (WHERE e.arm = 'treated') AS treated,
+               string_agg(e.offer_id, ',') FILTER (WHERE e.arm IS DISTINCT FROM 'treated') AS untreated
+          FROM offer_enrolment e WHERE e.chg_id = g.id) en
+      CROSS JOIN LATERAL (
+        SELECT string_agg(a.merchant_id, ',') AS merchants
+          FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') ac
+      CROSS JOIN catalogue_version cv
+     WHERE g.issuer_id = $1 AND cv.id = 1`,
 };
 
-interface PageRow {
-  enrolment_pending: boolean;
-  id: string | null;
-  merchant_id: string;
-  title: string;
-  description: string | null;
-  cashback_rate_bps: number;
-  branded_rate_bps: number;
-  min_spend_minor: string;
-  max_reward_minor: string | null;
-  max_reward_per_chg_minor: string | null;
-  return_period_days: number | null;
-  budget_minor: string | null;
-  budget_period: string | null;
-  funding_issuer_share_bps: number;
-  activation: string;
-  audience: Offer['audience'];
-  holdout_bps: number;
-  mccs: string[] | null;
-  starts_at: Date;
-  ends_at: Date | null;
-  status: string;
-  merchant_status: string;
-  branded_enabled: boolean;
-  branded_availability_delay_days: number;
-  branded_expiry_days: number;
-  activated: boolean;
+interface ViewRow {
+  catalogue_version: string;
+  treated: string | null;
+  untreated: string | null;
+  activated: string | null;
 }
 
-const bigintOrNull = (v: string | null) => (v === null ? null : BigInt(v));
+const idSet = (ids: string | null) => new Set(ids ? ids.split(',') : []);
 
-/** The row as presentIssuerOffer reads an offer: the fields it presents, in Prisma's types. */
-function toListedOffer(r: PageRow): ListedOffer {
-  return {
-    id: r.id!,
-    merchantId: r.merchant_id,
-    title: r.title,
-    description: r.description,
-    cashbackRateBps: r.cashback_rate_bps,
-    brandedRateBps: r.branded_rate_bps,
-    minSpendMinor: BigInt(r.min_spend_minor),
-    maxRewardMinor: bigintOrNull(r.max_reward_minor),
-    maxRewardPerChgMinor: bigintOrNull(r.max_reward_per_chg_minor),
-    returnPeriodDays: r.return_period_days,
-    budgetMinor: bigintOrNull(r.budget_minor),
-    budgetPeriod: r.budget_period,
-    fundingIssuerShareBps: r.funding_issuer_share_bps,
-    activation: r.activation,
-    audience: r.audience,
-    holdoutBps: r.holdout_bps,
-    // As Prisma reads a NULL list (present.ts, nullableList).
-    mccs: r.mccs ?? [],
-    startsAt: r.starts_at,
-    endsAt: r.ends_at,
-    status: r.status,
-    merchant: {
-      status: r.merchant_status,
-      brandedEnabled: r.branded_enabled,
-      brandedAvailabilityDelayDays: r.branded_availability_delay_days,
-      brandedExpiryDays: r.branded_expiry_days,
-    },
-    activated: r.activated,
-  };
+export async function readGroupOfferPage(
+  db: Db,
+  catalogue: IssuerCatalogue,
+  q: GroupOfferQuery,
+): Promise<GroupOfferPage> {
+  const [view] = await hotQuery<ViewRow>(db, GROUP_OFFER_VIEW, [q.issuerId, q.chgId]);
+  if (!view) return { groupFound: false, enrolmentPending: false, offers: [] };
+  const offers = await catalogue.offers(db, q.issuerId, BigInt(view.catalogue_version));
+  const treated = idSet(view.treated);
+  const untreated = idSet(view.untreated);
+  const activated = idSet(view.activated);
+  const page: ListedOffer[] = [];
+  for (let i = q.after ? firstAfter(offers, q.after) : 0; i < offers.length && page.length < q.take; i++) {
+    const o = offers[i];
+    if (q.merchantId !== undefined && o.merchantId !== q.merchantId) continue;
+    if (o.targeted && !treated.has(o.id)) {
+      // Only an offer within the page's reach can change the page: one the group was never
+      // evaluated for, while it is live, is enrolled first (the caller reads the page again).
+      if (!untreated.has(o.id) && isLive(o, q.now)) return { groupFound: true, enrolmentPending: true, offers: [] };
+      continue;
+    }
+    if (matches(o, q)) page.push({ offer: o, activated: activated.has(o.merchantId) });
+  }
+  return { groupFound: true, enrolmentPending: false, offers: page };
 }
 
-export async function readGroupOfferPage(db: Db, q: GroupOfferQuery): Promise<GroupOfferPage> {
-  const rows = await hotQuery<PageRow>(db, GROUP_OFFER_PAGE, [
-    q.issuerId,
-    q.chgId,
-    q.now,
-    q.merchantId ?? null,
-    q.status ?? null,
-    q.type ?? null,
-    q.issuerDelayDays,
-    q.after?.startsAt ?? null,
-    q.after?.id ?? null,
-    q.take,
-  ]);
-  if (rows.length === 0) return { groupFound: false, enrolmentPending: false, offers: [] };
-  return {
-    groupFound: true,
-    enrolmentPending: rows[0].enrolment_pending,
-    offers: rows.filter((r) => r.id !== null).map(toListedOffer),
-  };
+/** The index of the first offer after the cursor (the offers are in cursor order). */
+function firstAfter(offers: CatalogueOffer[], after: { startsAt: Date; id: string }): number {
+  let low = 0;
+  let high = offers.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (byStartThenId(offers[mid], after) <= 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/** Live as a purchase sees the catalogue: the offer's own status and window (not its merchant's). */
+function isLive(o: CatalogueOffer, now: Date): boolean {
+  const at = now.getTime();
+  return o.status === 'active' && o.startsAt.getTime() <= at && (o.endsAt === null || o.endsAt.getTime() > at);
+}
+
+function matches(o: CatalogueOffer, q: GroupOfferQuery): boolean {
+  if (q.status !== undefined && issuerOfferStatus(o, q.now) !== q.status) return false;
+  if (q.type === 'cashback') return o.cashbackRateBps > 0;
+  if (q.type === 'branded') return effectiveBrandedRateBps(o.brandedRateBps, o.merchant, q.issuerDelayDays) > 0;
+  return true;
 }

@@ -161,6 +161,12 @@ export type OfferMerchant = Pick<
   'status' | 'brandedEnabled' | 'brandedAvailabilityDelayDays' | 'brandedExpiryDays'
 >;
 
+/** The status an issuer sees: an offer is live only while its merchant is active too. */
+export function issuerOfferStatus(o: PresentedOffer & { merchant: OfferMerchant }, now: Date) {
+  const catalogueStatus = o.status === 'active' && o.merchant.status === 'active' ? 'active' : 'inactive';
+  return offerStatusAt({ ...toWindow(o), catalogueStatus }, now);
+}
+
 /**
  * An offer as an issuer sees it: live only while its merchant is active too, and with the
  * branded rate it really pays there (core/rules/branded-rate.ts), as eligibility estimates
@@ -171,11 +177,10 @@ export function presentIssuerOffer(
   group: { issuerDelayDays: number; merchantActivated: boolean },
   now: Date,
 ) {
-  const catalogueStatus = o.status === 'active' && o.merchant.status === 'active' ? 'active' : 'inactive';
   return {
     ...presentOffer(o, now),
     brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, o.merchant, group.issuerDelayDays),
-    status: offerStatusAt({ ...toWindow(o), catalogueStatus }, now),
+    status: issuerOfferStatus(o, now),
     // An auto offer needs no activation: there is nothing to say.
     activated: o.activation === 'opt_in' ? group.merchantActivated : null,
   };

@@ -13,6 +13,8 @@ import { presentIssuerOffer, presentMerchant, type OfferMerchant, type Presented
 import { groupNotFound, requireGroup, requireVisibleMerchant, visibleTo } from './scope';
 import { enrolBeforeShowing, requireShownOffer } from './targeting';
 import { readGroupOfferPage, type ListedOffer } from './group-offers';
+import { IssuerCatalogue } from './issuer-catalogue';
+import { listedOfferJson, offerPageJson } from './listed-offer-json';
 import type { Validated } from '../../core/validated';
 import { issuerNow, shiftedNow } from '../sandbox/issuer-clock';
 
@@ -58,16 +60,18 @@ const OFFER_LINKS = {
   }),
 };
 
+/** The page as JSON text: each offer's presentation is serialised once (listed-offer-json.ts). */
 async function listOffers(
   { db, clock }: AppDeps,
+  catalogue: IssuerCatalogue,
   issuer: AuthenticatedIssuer,
   chgId: string,
   query: OfferListQuery,
-): Promise<{ data: unknown[]; nextCursor: string | null }> {
+): Promise<string> {
   const now = shiftedNow(clock, issuer.clockOffsetMs);
   const after = decodeCursor(query.cursor, 2);
   const read = () =>
-    readGroupOfferPage(db, {
+    readGroupOfferPage(db, catalogue, {
       issuerId: issuer.id,
       chgId,
       now,
@@ -86,12 +90,18 @@ async function listOffers(
     await enrolBeforeShowing(db, issuer.id, chgId, now, query.merchantId);
     page = await read();
   }
-  const { data, nextCursor } = toPage(page.offers, query.limit, (o) => [o.startsAt.toISOString(), o.id]);
+  const { data, nextCursor } = toPage(page.offers, query.limit, ({ offer }) => [
+    offer.startsAt.toISOString(),
+    offer.id,
+  ]);
   const group = (o: ListedOffer) => ({
     issuerDelayDays: issuer.brandedAvailabilityDelayDays,
     merchantActivated: o.activated,
   });
-  return { data: data.map((o) => presentIssuerOffer(o, group(o), now)), nextCursor };
+  return offerPageJson(
+    data.map((o) => listedOfferJson(o.offer, group(o), now)),
+    nextCursor,
+  );
 }
 
 /** One offer as the group sees it, with whether the group has activated its merchant. */
@@ -114,12 +124,14 @@ async function presentShownOffer(
 }
 
 export function catalogueRoutes(deps: AppDeps): RouteSpec[] {
+  // Each app's own: a process's requests share it.
+  const catalogue = new IssuerCatalogue();
   return [
     listMerchantsRoute(deps),
     getMerchantRoute(deps),
-    listOffersRoute(deps),
+    listOffersRoute(deps, catalogue),
     getOfferRoute(deps),
-    listMerchantOffersRoute(deps),
+    listMerchantOffersRoute(deps, catalogue),
     getMerchantOfferRoute(deps),
   ];
 }
@@ -201,7 +213,7 @@ function getMerchantRoute(deps: AppDeps): RouteSpec {
   });
 }
 
-function listOffersRoute(deps: AppDeps): RouteSpec {
+function listOffersRoute(deps: AppDeps, catalogue: IssuerCatalogue): RouteSpec {
   return defineRoute({
     method: 'get',
     path: '/api/v2/chg/{chgId}/offers',
@@ -214,7 +226,8 @@ function listOffersRoute(deps: AppDeps): RouteSpec {
     responses: { 200: { ...offerPage, links: OFFER_LINKS } },
     errorStatuses: [404],
     async handle(ctx, { params, query }) {
-      ctx.body = await listOffers(deps, issuerOf(ctx), params.chgId, query);
+      ctx.type = 'application/json';
+      ctx.body = await listOffers(deps, catalogue, issuerOf(ctx), params.chgId, query);
     },
   });
 }
@@ -241,7 +254,7 @@ function getOfferRoute(deps: AppDeps): RouteSpec {
   });
 }
 
-function listMerchantOffersRoute(deps: AppDeps): RouteSpec {
+function listMerchantOffersRoute(deps: AppDeps, catalogue: IssuerCatalogue): RouteSpec {
   const { db } = deps;
   return defineRoute({
     method: 'get',
@@ -262,7 +275,11 @@ function listMerchantOffersRoute(deps: AppDeps): RouteSpec {
       const issuerId = issuerOf(ctx).id;
       await requireGroup(db, issuerId, params.chgId);
       await requireVisibleMerchant(db, issuerId, params.merchantId);
-      ctx.body = await listOffers(deps, issuerOf(ctx), params.chgId, { ...query, merchantId: params.merchantId });
+      ctx.type = 'application/json';
+      ctx.body = await listOffers(deps, catalogue, issuerOf(ctx), params.chgId, {
+        ...query,
+        merchantId: params.merchantId,
+      });
     },
   });
 }

@@ -175,6 +175,29 @@ describe('issuer catalogue routes', () => {
       assertError(await issuer.call('GET', `${base()}/offers?merchantId=nope`), 400, 'invalid_query');
     });
 
+    it('shows a change to the catalogue in the next list, whoever made it, and never before it commits', async () => {
+      const shop = await createMerchant(app);
+      const offer = await createOffer(app, shop.id, { title: 'Before' });
+      const path = `${base()}/merchant/${shop.id}/offers`;
+      const titles = async () => (await walkPages(issuer, path, 50)).map((o) => o.title);
+      assert.deepEqual(await titles(), ['Before']);
+      // Another process's writer, straight into the database: the API holds the issuer's offers
+      // in memory, and must read them again.
+      await app.db.$transaction(async (tx) => {
+        await tx.$executeRaw`UPDATE offer SET title = 'After' WHERE id = ${offer.id}`;
+        await tx.$executeRaw`UPDATE merchant SET status = 'inactive' WHERE id = ${shop.id}`;
+        // Uncommitted: the list answers from the catalogue as committed.
+        assert.deepEqual(await titles(), ['Before']);
+      });
+      const listed = await walkPages(issuer, path, 50);
+      assert.deepEqual(
+        listed.map((o) => [o.title, o.status]),
+        [['After', 'ended']],
+      );
+      const created = await createOffer(app, shop.id, { title: 'Later', startsAt: daysFromNow(-1) });
+      assert.deepEqual(ids(await walkPages(issuer, path, 50)), [offer.id, created.id]);
+    });
+
     it('lists offers of an inactive merchant as ended, never as active', async () => {
       const closing = await createMerchant(app);
       const offer = await createOffer(app, closing.id, { startsAt: daysFromNow(-1) });
