@@ -50,6 +50,8 @@ export interface EnrolmentRunOutcome {
 interface RunRow {
   offerId: string;
   status: string;
+  /** created, changed (a PATCH of its targeting) or started. */
+  reason: string;
   groupsEnrolled: number;
   treated: number;
   control: number;
@@ -58,7 +60,7 @@ interface RunRow {
 
 async function lockRun(tx: SqlTx, runId: string, lock = true): Promise<RunRow> {
   const [run] = await tx.$queryRaw<RunRow[]>`
-    SELECT offer_id AS "offerId", status, groups_enrolled AS "groupsEnrolled", groups_treated AS treated,
+    SELECT offer_id AS "offerId", status, reason, groups_enrolled AS "groupsEnrolled", groups_treated AS treated,
            groups_control AS control, groups_outside AS outside
       FROM offer_enrolment_run WHERE id = ${runId} ${lock ? Prisma.sql`FOR UPDATE` : Prisma.empty}`;
   // The starter writes the row before it starts the run: a run without one has nothing to do.
@@ -89,7 +91,9 @@ async function enrolLaneChunk(tx: SqlTx, input: EnrolChunkInput, now: Date): Pro
   // watch opens a run when a later start comes).
   if (!offer?.enrolling) return { nextAfterChgId: null, groupsEnrolled: 0 };
   const limit = input.chunkSize ?? ENROLMENT_CHUNK_GROUPS;
-  const chunk = await enrolChunk(tx, offer, { after: input.afterChgId, upTo: input.upToChgId ?? null, limit }, now);
+  const range = { after: input.afterChgId, upTo: input.upToChgId ?? null, limit };
+  // After a PATCH, groups enrolled treated while the offer was opt-in are told it is theirs now.
+  const chunk = await enrolChunk(tx, offer, range, now, { announceEnrolled: run.reason === 'changed' });
   const enrolled = chunk.treated + chunk.control + chunk.outside;
   await tx.$executeRaw`
     UPDATE offer_enrolment_run

@@ -11,7 +11,8 @@
 // A group that already has a row (a purchase, a read or an earlier run stored it) keeps it: the
 // insert is ON CONFLICT DO NOTHING, so a chunk retried after its commit inserts nothing twice,
 // and only the rows this statement inserted are announced (offer_available, once per group and
-// offer by its fact key whoever inserts the row).
+// offer by its fact key whoever inserts the row), unless the run follows a PATCH: then also the
+// groups already treated that were never announced (the offer was opt-in when they enrolled).
 import { Prisma } from '../../prisma/generated/client';
 import type { SqlTx } from '../../prisma/sql-transaction';
 import type { Audience } from '../rules/audience';
@@ -62,6 +63,7 @@ export async function enrolChunk(
   offer: ChunkOffer,
   range: { after: string; upTo?: string | null; limit: number },
   now: Date,
+  options: { announceEnrolled?: boolean } = {},
 ): Promise<EnrolledChunk> {
   const { after: afterChgId, limit } = range;
   const upTo = range.upTo ?? null;
@@ -102,7 +104,9 @@ export async function enrolChunk(
            (SELECT count(*)::int FROM stored WHERE arm IS NULL) AS outside,
            (SELECT json_agg(json_build_object('chgId', s.chg_id, 'issuerId', s.issuer_id,
                                               'offsetMs', i.clock_offset_ms::float8))
-              FROM stored s JOIN issuer i ON i.id = s.issuer_id
+              FROM (SELECT chg_id, issuer_id, arm FROM stored
+                    UNION ALL ${options.announceEnrolled ? unannounced(offer) : Prisma.sql`SELECT NULL, NULL, NULL WHERE false`}) s
+              JOIN issuer i ON i.id = s.issuer_id
              WHERE s.arm = 'treated' AND ${offer.activation} = 'auto'
                -- recordFactWebhooks writes none for an issuer that does not listen: not worth sending.
                -- Read once for the chunk (a hashed set), not once per stored row.
@@ -117,6 +121,20 @@ export async function enrolChunk(
     outside: row.outside,
     announced,
   };
+}
+
+/**
+ * The chunk's groups already enrolled treated (rows this statement's snapshot holds, so none it
+ * inserts) with no offer_available recorded: the offer was opt-in when they enrolled, or their
+ * issuer listened to no offer_available then.
+ */
+function unannounced(offer: ChunkOffer): Prisma.Sql {
+  return Prisma.sql`
+    SELECT e.chg_id, e.issuer_id, e.arm
+      FROM chunk c JOIN offer_enrolment e ON e.offer_id = ${offer.id} AND e.chg_id = c.id
+     WHERE e.arm = 'treated'
+       AND NOT EXISTS (SELECT 1 FROM webhook w
+                        WHERE w.idempotency_key = ${factKey.offerAvailable(offer.id, '')}::text || e.chg_id)`;
 }
 
 /** The group's facts: its entry, the first excluded segment it carries, its last purchase before entry. */

@@ -184,6 +184,39 @@ describe('enrolment run (end to end)', function () {
       else assert.deepEqual([r.inAudience, r.arm], [false, null], 'decided by the audience of its entry');
   });
 
+  it('announces offer_available once to the groups treated while the offer was opt-in, when a PATCH makes it auto', async () => {
+    const { issuers, merchant } = await scene(6);
+    await insertEndpoint(stack.db, issuers[0].id, receiver.url, { enabledTypes: ['offer_available'] });
+    const offer = await createOffer(stack.app, merchant.id, { startsAt: new Date().toISOString(), holdoutBps: 2000 });
+    const runsDone = (n: number) =>
+      waitFor(`${n} enrolment runs of ${offer.id}`, async () => {
+        const runs = await stack.db.offerEnrolmentRun.findMany({ where: { offerId: offer.id } });
+        return runs.length === n && runs.every((r) => r.status === 'completed') ? runs : undefined;
+      });
+    await runsDone(1);
+    const told = async () =>
+      (await stack.db.webhook.findMany({ where: { type: 'offer_available', sourceEventId: offer.id } }))
+        .map((w) => (w.data as any).chgId as string)
+        .sort();
+    assert.deepEqual(await told(), [], 'an opt-in offer announces nothing');
+    const patch = async (body: Record<string, unknown>) => {
+      const res = await stack.app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, body);
+      assert.equal(res.status, 200, res.text);
+    };
+    await patch({ activation: 'auto' });
+    await runsDone(2);
+    const treated = (await enrolmentsOf(offer.id))
+      .filter((r) => r.arm === 'treated' && r.issuerId === issuers[0].id)
+      .map((r) => r.chgId)
+      .sort();
+    assert.ok(treated.length > 0, 'six groups, a 20 % holdout: none treated once in 15,625');
+    assert.deepEqual(await told(), treated);
+    // Another change of the targeting tells no one twice.
+    await patch({ holdoutBps: 1000 });
+    await runsDone(3);
+    assert.deepEqual(await told(), treated);
+  });
+
   it("starts the run of an offer whose start came, and a run its API left without a workflow, from the worker's watch", async () => {
     const { merchant, groups } = await scene(3);
     const offer = await createOffer(stack.app, merchant.id, {
