@@ -1,8 +1,8 @@
 // A group's offer list (GET /api/v2/chg/{chgId}/offers and a merchant's offers under a group):
 // one named statement reads what is the group's own (that it is the issuer's, its enrolments in
-// targeted offers, its activations) and the catalogue's version; the offers come from the
-// issuer's catalogue held in memory for that version (issuer-catalogue.ts, decision 0050), and
-// the page is cut here. The filters are the presented offer's own rules, so a filter and the
+// the targeted offers within the page's reach, its activations) and the catalogue's version; the
+// offers come from the issuer's catalogue held in memory for that version (issuer-catalogue.ts,
+// decision 0050), and the page is cut here. The filters are the presented offer's own rules, so a filter and the
 // status or rate it shows cannot disagree: `status` as an issuer sees it (present.ts,
 // issuerOfferStatus), `type` by the rate it pays (core/rules/branded-rate.ts).
 import type { Db } from '../../prisma/client';
@@ -38,54 +38,105 @@ export interface GroupOfferPage {
   offers: ListedOffer[];
 }
 
-// $1 issuer, $2 group. One row, or none when the group is not the issuer's. The ids come as one
-// comma-separated string each (an offer or merchant id has no comma): cheaper to read than an
-// array of hundreds.
+// $1 issuer, $2 group, $3 the targeted offers within the page's reach (window below). One row, or
+// none when the group is not the issuer's. Each enrolment comes as `<offer id> <arm or ->`, joined
+// by commas (an id has neither): the page's few dozen, however many offers the group is enrolled in.
 export const GROUP_OFFER_VIEW: HotStatement = {
-  name: 'group_offer_view_v1',
+  name: 'group_offer_view_v2',
   text: `
-    SELECT cv.version::text AS catalogue_version, en.treated, en.untreated, ac.merchants AS activated
+    SELECT cv.version::text AS catalogue_version,
+           (SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
+              FROM offer_enrolment e WHERE e.chg_id = g.id AND e.offer_id = ANY ($3::text[])) AS enrolled,
+           (SELECT string_agg(a.merchant_id, ',')
+              FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated
       -- By its primary key alone (decision 0010): the issuer is checked on the one row found.
       FROM (SELECT g0.id, g0.issuer_id FROM cardholder_group g0 WHERE g0.id = $2 OFFSET 0) g
-      CROSS JOIN LATERAL (
-        SELECT string_agg(e.offer_id, ',') FILTER (WHERE e.arm = 'treated') AS treated,
-               string_agg(e.offer_id, ',') FILTER (WHERE e.arm IS DISTINCT FROM 'treated') AS untreated
-          FROM offer_enrolment e WHERE e.chg_id = g.id) en
-      CROSS JOIN LATERAL (
-        SELECT string_agg(a.merchant_id, ',') AS merchants
-          FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') ac
       CROSS JOIN catalogue_version cv
      WHERE g.issuer_id = $1 AND cv.id = 1`,
 };
 
 interface ViewRow {
   catalogue_version: string;
-  treated: string | null;
-  untreated: string | null;
+  enrolled: string | null;
   activated: string | null;
 }
 
-const idSet = (ids: string | null) => new Set(ids ? ids.split(',') : []);
+/** Offers past the page's own the first window takes, for the targeted ones the group is not shown. */
+const WINDOW_SLACK = 16;
 
 export async function readGroupOfferPage(
   db: Db,
   catalogue: IssuerCatalogue,
   q: GroupOfferQuery,
 ): Promise<GroupOfferPage> {
-  const [view] = await hotQuery<ViewRow>(db, GROUP_OFFER_VIEW, [q.issuerId, q.chgId]);
-  if (!view) return { groupFound: false, enrolmentPending: false, offers: [] };
-  const offers = await catalogue.offers(db, q.issuerId, BigInt(view.catalogue_version));
-  const treated = idSet(view.treated);
-  const untreated = idSet(view.untreated);
-  const activated = idSet(view.activated);
-  const page: ListedOffer[] = [];
-  for (let i = q.after ? firstAfter(offers, q.after) : 0; i < offers.length && page.length < q.take; i++) {
+  // The held catalogue says which enrolments the page needs; the statement says whether it is
+  // still the committed one. Rarely not: then again, with the catalogue read afresh.
+  let held = catalogue.held(q.issuerId) ?? (await catalogue.atLeast(db, q.issuerId, 0n));
+  let size = q.take + WINDOW_SLACK;
+  for (;;) {
+    const reach = windowOf(held.offers, q, size);
+    const [view] = await hotQuery<ViewRow>(db, GROUP_OFFER_VIEW, [q.issuerId, q.chgId, reach.targeted]);
+    if (!view) return { groupFound: false, enrolmentPending: false, offers: [] };
+    const version = BigInt(view.catalogue_version);
+    if (held.version < version) {
+      held = await catalogue.atLeast(db, q.issuerId, version);
+      continue;
+    }
+    const page = pageOf(held.offers, q, reach.end, armsOf(view.enrolled), new Set(splitIds(view.activated)));
+    // A page the window left short, with offers beyond it: a wider window.
+    if (page.enrolmentPending || page.offers.length === q.take || reach.end === held.offers.length) return page;
+    size *= 4;
+  }
+}
+
+const splitIds = (ids: string | null) => (ids ? ids.split(',') : []);
+
+/** Offer id -> arm ('-' for a group stored outside the audience). */
+function armsOf(enrolled: string | null): Map<string, string> {
+  const arms = new Map<string, string>();
+  for (const pair of splitIds(enrolled)) {
+    const space = pair.indexOf(' ');
+    arms.set(pair.slice(0, space), pair.slice(space + 1));
+  }
+  return arms;
+}
+
+const ofMerchant = (o: CatalogueOffer, q: GroupOfferQuery) =>
+  q.merchantId === undefined || o.merchantId === q.merchantId;
+
+/**
+ * From the cursor, the offers up to the `size`-th that the filters let through (`end`, an index
+ * past the last), and the targeted ones among them and before them whose enrolment decides
+ * whether the page shows them.
+ */
+function windowOf(offers: CatalogueOffer[], q: GroupOfferQuery, size: number): { targeted: string[]; end: number } {
+  const targeted: string[] = [];
+  let passed = 0;
+  let i = q.after ? firstAfter(offers, q.after) : 0;
+  for (; i < offers.length && passed < size; i++) {
     const o = offers[i];
-    if (q.merchantId !== undefined && o.merchantId !== q.merchantId) continue;
-    if (o.targeted && !treated.has(o.id)) {
+    if (!ofMerchant(o, q)) continue;
+    if (o.targeted) targeted.push(o.id);
+    if (matches(o, q)) passed++;
+  }
+  return { targeted, end: i };
+}
+
+function pageOf(
+  offers: CatalogueOffer[],
+  q: GroupOfferQuery,
+  end: number,
+  arms: Map<string, string>,
+  activated: Set<string>,
+): GroupOfferPage {
+  const page: ListedOffer[] = [];
+  for (let i = q.after ? firstAfter(offers, q.after) : 0; i < end && page.length < q.take; i++) {
+    const o = offers[i];
+    if (!ofMerchant(o, q)) continue;
+    if (o.targeted && arms.get(o.id) !== 'treated') {
       // Only an offer within the page's reach can change the page: one the group was never
       // evaluated for, while it is live, is enrolled first (the caller reads the page again).
-      if (!untreated.has(o.id) && isLive(o, q.now)) return { groupFound: true, enrolmentPending: true, offers: [] };
+      if (!arms.has(o.id) && isLive(o, q.now)) return { groupFound: true, enrolmentPending: true, offers: [] };
       continue;
     }
     if (matches(o, q)) page.push({ offer: o, activated: activated.has(o.merchantId) });

@@ -15,7 +15,7 @@ export type CatalogueOffer = PresentedOffer & {
   targeted: boolean;
 };
 
-interface Entry {
+export interface HeldCatalogue {
   version: bigint;
   /** By startsAt, then id (as JavaScript compares them, which the list's cursor does too). */
   offers: CatalogueOffer[];
@@ -25,16 +25,21 @@ interface Entry {
 const MAX_ISSUERS = 256;
 
 export class IssuerCatalogue {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, HeldCatalogue>();
   /** One read of an issuer's catalogue at a time, shared by the requests that wait for it. */
-  private readonly reading = new Map<string, Promise<Entry>>();
+  private readonly reading = new Map<string, Promise<HeldCatalogue>>();
 
   constructor(private readonly maxIssuers = MAX_ISSUERS) {}
 
-  /** The issuer's offers as of `version` or later (read from the database when not held). */
-  async offers(db: Db, issuerId: string, version: bigint): Promise<CatalogueOffer[]> {
+  /** What this process holds of the issuer's catalogue, of whatever version. */
+  held(issuerId: string): HeldCatalogue | undefined {
+    return this.entries.get(issuerId);
+  }
+
+  /** The issuer's catalogue as of `version` or later (read from the database when not held). */
+  async atLeast(db: Db, issuerId: string, version: bigint): Promise<HeldCatalogue> {
     const held = this.entries.get(issuerId);
-    if (held && held.version >= version) return held.offers;
+    if (held && held.version >= version) return held;
     let read = this.reading.get(issuerId);
     if (!read) {
       read = readCatalogue(db, issuerId).finally(() => this.reading.delete(issuerId));
@@ -42,12 +47,12 @@ export class IssuerCatalogue {
     }
     const entry = await read;
     // A read begun before `version` was committed may predate it: read again.
-    if (entry.version < version) return this.offers(db, issuerId, version);
+    if (entry.version < version) return this.atLeast(db, issuerId, version);
     this.keep(issuerId, entry);
-    return entry.offers;
+    return entry;
   }
 
-  private keep(issuerId: string, entry: Entry): void {
+  private keep(issuerId: string, entry: HeldCatalogue): void {
     const held = this.entries.get(issuerId);
     if (held && held.version >= entry.version) return;
     this.entries.delete(issuerId);
@@ -104,7 +109,7 @@ interface CatalogueRow {
   branded_expiry_days: number;
 }
 
-async function readCatalogue(db: Db, issuerId: string): Promise<Entry> {
+async function readCatalogue(db: Db, issuerId: string): Promise<HeldCatalogue> {
   const { rows } = await poolOf(db).query<CatalogueRow>(CATALOGUE, [issuerId]);
   if (rows.length === 0) throw new Error('catalogue_version has no row: the migrations were not applied');
   const offers = rows.filter((r) => r.id !== null).map(toCatalogueOffer);

@@ -1,4 +1,4 @@
-// A listed offer as JSON, serialised once and reused while the issuer's catalogue entry lives
+// A listed offer as JSON (UTF-8 bytes), serialised once and reused while the issuer's catalogue entry lives
 // (issuer-catalogue.ts, decision 0050). Fifty offers presented and stringified for every request
 // were most of what remained of an offer list once the database was no longer read per offer. The
 // text is presentIssuerOffer's own, so it says exactly what a fresh presentation would: it
@@ -8,25 +8,31 @@
 import { issuerOfferStatus, presentIssuerOffer } from './present';
 import type { CatalogueOffer } from './issuer-catalogue';
 
-const texts = new WeakMap<CatalogueOffer, Map<string, string>>();
+const texts = new WeakMap<CatalogueOffer, Map<string, Buffer>>();
 
 export function listedOfferJson(
   offer: CatalogueOffer,
   group: { issuerDelayDays: number; merchantActivated: boolean },
   now: Date,
-): string {
+): Buffer {
   const key = `${group.issuerDelayDays}:${issuerOfferStatus(offer, now)}:${group.merchantActivated}`;
   let ofOffer = texts.get(offer);
   if (!ofOffer) texts.set(offer, (ofOffer = new Map()));
   let text = ofOffer.get(key);
   if (text === undefined) {
-    text = JSON.stringify(presentIssuerOffer(offer, group, now));
+    text = Buffer.from(JSON.stringify(presentIssuerOffer(offer, group, now)));
     ofOffer.set(key, text);
   }
   return text;
 }
 
-/** A page of listed offers as API.md's list answer, from their texts. */
-export function offerPageJson(texts: string[], nextCursor: string | null): string {
-  return `{"data":[${texts.join(',')}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+const PAGE_START = Buffer.from('{"data":[');
+const COMMA = Buffer.from(',');
+
+/** A page of listed offers as API.md's list answer, from their texts (UTF-8 already: copied, not encoded). */
+export function offerPageJson(texts: Buffer[], nextCursor: string | null): Buffer {
+  const parts: Buffer[] = [PAGE_START];
+  texts.forEach((text, i) => parts.push(...(i === 0 ? [text] : [COMMA, text])));
+  parts.push(Buffer.from(`],"nextCursor":${JSON.stringify(nextCursor)}}`));
+  return Buffer.concat(parts);
 }

@@ -60,14 +60,14 @@ const OFFER_LINKS = {
   }),
 };
 
-/** The page as JSON text: each offer's presentation is serialised once (listed-offer-json.ts). */
+/** The page as JSON bytes: each offer's presentation is serialised once (listed-offer-json.ts). */
 async function listOffers(
   { db, clock }: AppDeps,
   catalogue: IssuerCatalogue,
   issuer: AuthenticatedIssuer,
   chgId: string,
   query: OfferListQuery,
-): Promise<string> {
+): Promise<Buffer> {
   const now = shiftedNow(clock, issuer.clockOffsetMs);
   const after = decodeCursor(query.cursor, 2);
   const read = () =>

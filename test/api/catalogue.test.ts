@@ -198,6 +198,18 @@ describe('issuer catalogue routes', () => {
       assert.deepEqual(ids(await walkPages(issuer, path, 50)), [offer.id, created.id]);
     });
 
+    it('pages past any number of targeted offers the group is not shown', async () => {
+      const shop = await createMerchant(app);
+      // The group carries no segment: outside each audience, never shown, enrolled when first met.
+      for (let i = 0; i < 40; i++)
+        await createOffer(app, shop.id, { startsAt: daysFromNow(-3), audience: { segments: ['vip'] } });
+      const shown = [];
+      for (let i = 0; i < 3; i++) shown.push((await createOffer(app, shop.id, { startsAt: daysFromNow(-2) })).id);
+      const path = `${base()}/merchant/${shop.id}/offers`;
+      assert.deepEqual(ids(await walkPages(issuer, path, 2)), shown);
+      assert.equal(await app.db.offerEnrolment.count({ where: { chgId, offer: { merchantId: shop.id } } }), 40);
+    });
+
     it('lists offers of an inactive merchant as ended, never as active', async () => {
       const closing = await createMerchant(app);
       const offer = await createOffer(app, closing.id, { startsAt: daysFromNow(-1) });
