@@ -6,7 +6,16 @@ import { errors, type FieldError } from '../core/errors';
 import { parseTimestamp } from '../core/timestamp';
 
 function createAjv(coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: true, coerceTypes, useDefaults: true, removeAdditional: false });
+  // discriminator: a oneOf keyed by a field (an offer's reward kind) reports the errors of the
+  // branch the field names only, not every branch's.
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: true,
+    coerceTypes,
+    useDefaults: true,
+    removeAdditional: false,
+    discriminator: true,
+  });
   addFormats(ajv, ['uri']);
   // Stricter than ajv-formats' date-time, which lets leap seconds and other values through that
   // have no instant: every timestamp is read by the one parser (core/timestamp.ts).

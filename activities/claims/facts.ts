@@ -11,7 +11,8 @@ import {
   type ClaimReason,
 } from '../../core/rules/claims';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
-import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
+import { brandedBalanceUsable, withUsableBranded } from '../../core/rules/branded-rate';
+import type { MerchantStacking } from '../../core/rules/stacking';
 import {
   KEPT_OF_OFFER,
   merchantOffersJson,
@@ -224,6 +225,7 @@ async function evaluateAt(
     Array<{
       merchant_status: CatalogueStatus | null;
       branded: { brandedEnabled: boolean; brandedAvailabilityDelayDays: number; brandedExpiryDays: number } | null;
+      stacking: MerchantStacking | null;
       issuer_delay_days: number;
       offers: JsonOffer[];
       activation: { status: CatalogueStatus; activatedAt: string } | null;
@@ -238,6 +240,7 @@ async function evaluateAt(
           AND (m.issuer_ids IS NULL OR ${event.issuerId} = ANY (m.issuer_ids))) AS merchant_status,
       (SELECT jsonb_build_object('brandedEnabled', m.branded_enabled, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days) FROM merchant m WHERE m.id = ${merchantId}) AS branded,
+      (SELECT m.stacking FROM merchant m WHERE m.id = ${merchantId}) AS stacking,
       (SELECT i.branded_availability_delay_days FROM issuer i WHERE i.id = ${event.issuerId}) AS issuer_delay_days,
       ${merchantOffersJson(merchantId, event.eventCreatedAt, event.chgId)} AS offers,
       (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
@@ -279,6 +282,7 @@ async function evaluateAt(
     },
     earnedSoFarByOffer: Object.fromEntries(Object.entries(row.earned).map(([k, v]) => [k, fromDbMinor(v)])),
     now: event.eventCreatedAt,
+    stacking: { policy: row.stacking ?? 'best_of' },
   });
 }
 
@@ -304,9 +308,6 @@ async function offersAsSettled(
     row.offers.map((stored) => toEarnOffer(stored, event.eventCreatedAt)),
     { issuerId: event.issuerId, chgId: event.chgId, merchantId, at: event.eventCreatedAt, store: false },
   );
-  return offers.map((o) => ({
-    ...o,
-    budget: recordedBudgets[o.id] ?? o.budget,
-    brandedRateBps: row.branded ? effectiveBrandedRateBps(o.brandedRateBps, row.branded, row.issuer_delay_days) : 0,
-  }));
+  const usable = row.branded !== null && brandedBalanceUsable(row.branded, row.issuer_delay_days);
+  return offers.map((o) => withUsableBranded({ ...o, budget: recordedBudgets[o.id] ?? o.budget }, usable));
 }

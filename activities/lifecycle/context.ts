@@ -15,7 +15,7 @@ import { matchMerchant, type MatchableMerchant, type MerchantMatch } from '../..
 import type { EarnOffer } from '../../core/rules/eligibility';
 import type { SpendGrant } from '../../core/rules/spend-eligibility';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
-import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
+import { brandedBalanceUsable, withUsableBranded } from '../../core/rules/branded-rate';
 import { fromDbMinor, purchaseLockOrder } from '../../core/ledger';
 import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { EVENT_NOT_FOUND } from '../../core/failure-types';
@@ -29,6 +29,7 @@ import {
   type JsonOffer,
 } from '../../core/domain/merchant-offers';
 import type { FundingTerms } from '../../core/rules/funding';
+import type { MerchantStacking } from '../../core/rules/stacking';
 import { lockPurchaseAccounts, type LockedAccount } from '../../core/domain/ledger/accounts';
 import type { KnownAccounts } from '../../core/domain/ledger/known-accounts';
 import { ENDPOINTS_JSON, toEndpoint, type EndpointState, type JsonEndpoint } from '../webhooks/attempt-state';
@@ -65,6 +66,8 @@ export interface ContextMerchant {
   brandedSpendMinimumMinor: number;
   brandedAvailabilityDelayDays: number;
   brandedExpiryDays: number;
+  /** How its qualifying offers combine. */
+  stacking: MerchantStacking;
 }
 
 /** A branded grant that can be spent now or later, with its FIFO key. */
@@ -282,12 +285,9 @@ async function loadRest(
     ...details,
     // Branded balance the merchant cannot fund, or that could never be spent before it
     // expires, is not earned: such offers pay cashback only (core/rules/branded-rate.ts).
-    earnOffers: details.offers.map((o) => ({
-      ...o,
-      brandedRateBps: details.merchant
-        ? effectiveBrandedRateBps(o.brandedRateBps, details.merchant, head.issuerDelayDays)
-        : 0,
-    })),
+    earnOffers: details.offers.map((o) =>
+      withUsableBranded(o, details.merchant !== null && brandedBalanceUsable(details.merchant, head.issuerDelayDays)),
+    ),
     accounts: locked,
   };
 }
@@ -305,7 +305,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
     SELECT
       (SELECT jsonb_build_object('id', m.id, 'name', m.name, 'status', m.status, 'brandedEnabled', m.branded_enabled,
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
-              'brandedExpiryDays', m.branded_expiry_days)
+              'brandedExpiryDays', m.branded_expiry_days, 'stacking', m.stacking)
          FROM merchant m WHERE m.id = ${p.merchantId}) AS merchant,
       -- With what each budgeted offer has used in the purchase's period (read, not locked).
       ${merchantOffersJson(p.merchantId, p.asOf, p.chgId)} AS offers,

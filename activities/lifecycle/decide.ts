@@ -1,7 +1,8 @@
 // Turns a decision context into the reward decision and its match trace: the record issuer
 // support reads to answer "why no cashback?" (API.md, match-trace). The trace is written
 // when the event is processed and never recomputed.
-import { evaluateEarn, REWARD_CURRENCY, type EarnDecision } from '../../core/rules/eligibility';
+import { evaluateEarn, REWARD_CURRENCY, termsAt, type EarnDecision } from '../../core/rules/eligibility';
+import { tierOf } from '../../core/rules/reward-kinds';
 import { evaluateSpend, type SpendDecision } from '../../core/rules/spend-eligibility';
 import { decideSettlement, type SettlementDecision } from '../../core/rules/settlement';
 import { fromDbMinor } from '../../core/ledger';
@@ -46,6 +47,7 @@ export function decideReward(ctx: DecisionContext, processedAt: Date): RewardDec
           },
           earnedSoFarByOffer: ctx.earnedSoFarByOffer,
           now: ctx.asOf,
+          stacking: { policy: merchant.stacking },
         })
       : null;
   const spend =
@@ -102,6 +104,7 @@ function concluded(
     spend,
     offers: ctx.earnOffers,
     earnedSoFarByOffer: ctx.earnedSoFarByOffer,
+    stacking: ctx.merchant ? { policy: ctx.merchant.stacking } : undefined,
   });
   const rewarded = settlement.spentMinor > 0 || settlement.cashbackMinor + settlement.brandedMinor > 0;
   const status = rewarded ? 'matched' : 'not_matched';
@@ -134,7 +137,9 @@ function decisionTrace(
   d: Pick<RewardDecision, 'earn' | 'spend' | 'settlement' | 'status'> & { amountMinor: number; currencyOk: boolean },
 ): Record<string, unknown> {
   const { amountMinor, currencyOk, earn, spend, settlement, status } = d;
-  const winning = ctx.offers.find((o) => o.id === settlement.winningOfferId);
+  const listed = ctx.offers.find((o) => o.id === settlement.winningOfferId);
+  // A tiered offer's rates are its tier's, the one the whole purchase reached.
+  const winning = listed && termsAt(listed, amountMinor);
   return {
     evaluatedAt: processedAt.toISOString(),
     decidedAsOf: ctx.asOf.toISOString(),
@@ -152,12 +157,16 @@ function decisionTrace(
     ],
     earn: earn && { eligible: earn.eligible, reasons: earn.reasons, offers: earn.offers },
     winningOfferId: settlement.winningOfferId,
+    // Every qualifying offer with what it would give and why it applied or not (lower_value,
+    // lower_priority), by the merchant's policy.
+    stacking: ctx.merchant && { policy: ctx.merchant.stacking, offers: settlement.stacking },
     arithmetic: {
       amountMinor,
       spentMinor: settlement.spentMinor,
       eligibleAmountMinor: settlement.eligibleAmountMinor,
       cashbackRateBps: winning?.cashbackRateBps ?? null,
       brandedRateBps: winning?.brandedRateBps ?? null,
+      ...(listed?.tiers ? { tier: tierOf(listed.tiers, amountMinor) } : {}),
       uncappedMinor: settlement.reward?.uncappedMinor ?? 0,
       cappedBy: settlement.reward?.cappedBy ?? null,
       cashbackMinor: settlement.cashbackMinor,

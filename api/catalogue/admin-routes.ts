@@ -169,7 +169,8 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     operationId: 'createOffer',
     summary: 'Add an offer to a merchant',
     description:
-      'At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. ' +
+      'The reward is either reward (percent or tiered) or the flat cashbackRateBps and brandedRateBps, at least one rate ' +
+      'above 0; endsAt (exclusive) must not be before startsAt. ' +
       OFFER_FUNDING_RULES +
       ' Audited.',
     tag,
@@ -186,7 +187,12 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
       },
     },
     errorStatuses: [404],
-    reasonCodes: { 400: { invalid_body: 'both rates 0, or endsAt before startsAt' } },
+    reasonCodes: {
+      400: {
+        invalid_body:
+          "both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0",
+      },
+    },
     async handle(ctx, { params, body }) {
       const now = clock.now();
       const { offer } = await saveOffer(db, params.merchantId, body, ctx.state.actor, now);
@@ -206,7 +212,8 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     summary: 'Change an offer; endsAt = now ends it, status inactive withdraws it',
     description:
       "Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before " +
-      'startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. ' +
+      'startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. A ' +
+      'reward replaces the reward whole; the flat rates alone change a percent offer only. ' +
       OFFER_FUNDING_RULES +
       ' Audited.',
     tag,
@@ -215,7 +222,12 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     body: offerPatchSchema,
     responses: { 200: offerResponse },
     errorStatuses: [404],
-    reasonCodes: { 400: { invalid_body: 'endsAt before startsAt, as given or as stored' } },
+    reasonCodes: {
+      400: {
+        invalid_body:
+          "endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered offer; tiers' minimums not ascending",
+      },
+    },
     async handle(ctx, { params, body }) {
       const now = clock.now();
       const offer = await updateOffer(db, params.merchantId, params.offerId, body, ctx.state.actor, now);

@@ -11,7 +11,8 @@ import { fromDbMinor } from '../../core/ledger';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import type { EarnOffer } from '../../core/rules/eligibility';
 import { groupNotFound } from './scope';
-import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
+import { brandedBalanceUsable, withUsableBranded } from '../../core/rules/branded-rate';
+import type { MerchantStacking } from '../../core/rules/stacking';
 import { merchantOffersJson, withEnrolments, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
 
 export interface GroupMerchant {
@@ -23,6 +24,7 @@ export interface GroupMerchant {
     brandedSpendMinimumMinor: number;
     brandedAvailabilityDelayDays: number;
     brandedExpiryDays: number;
+    stacking: MerchantStacking;
   };
   /** The merchant's offers as they earn: the effective branded rate (core/rules/branded-rate.ts). */
   offers: EarnOffer[];
@@ -68,7 +70,7 @@ export async function loadGroupMerchant(
     SELECT g.status AS group_status,
       (SELECT jsonb_build_object('id', m.id, 'status', m.status, 'brandedEnabled', m.branded_enabled,
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
-              'brandedExpiryDays', m.branded_expiry_days)
+              'brandedExpiryDays', m.branded_expiry_days, 'stacking', m.stacking)
          FROM merchant m WHERE m.id = ${merchantId} AND (m.issuer_ids IS NULL OR ${issuerId} = ANY(m.issuer_ids))) AS merchant,
       ${parts.offers ? merchantOffersJson(merchantId, budgetAtOf(parts), chgId) : none} AS offers,
       ${
@@ -131,11 +133,10 @@ function toGroupMerchant(
   return {
     group: { id: chgId, status: row.group_status },
     merchant,
-    offers: (row.offers ?? []).map((o) => ({
-      ...toEarnOffer(o, budgetAt),
-      // As settlement pays it.
-      brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, merchant, issuerDelayDays),
-    })),
+    // As settlement pays them.
+    offers: (row.offers ?? []).map((o) =>
+      withUsableBranded(toEarnOffer(o, budgetAt), brandedBalanceUsable(merchant, issuerDelayDays)),
+    ),
     activation: row.activation && { status: row.activation.status, activatedAt: new Date(row.activation.activatedAt) },
     earnedSoFarByOffer: Object.fromEntries(
       Object.entries(row.earned ?? {}).map(([offerId, net]) => [offerId, fromDbMinor(net)]),

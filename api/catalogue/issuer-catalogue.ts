@@ -72,7 +72,7 @@ const CATALOGUE = `
       SELECT o.id, o.merchant_id, o.title, o.description, o.cashback_rate_bps, o.branded_rate_bps,
              o.min_spend_minor::text, o.max_reward_minor::text, o.max_reward_per_chg_minor::text,
              o.return_period_days, o.budget_minor::text, o.budget_period, o.funding_issuer_share_bps,
-             o.activation, o.audience, o.holdout_bps, o.mccs, o.starts_at, o.ends_at, o.status,
+             o.activation, o.audience, o.holdout_bps, o.reward, o.priority, o.mccs, o.starts_at, o.ends_at, o.status,
              ${TARGETED} AS targeted,
              m.status AS merchant_status, m.branded_enabled, m.branded_availability_delay_days,
              m.branded_expiry_days
@@ -98,6 +98,8 @@ interface CatalogueRow {
   activation: string;
   audience: Offer['audience'];
   holdout_bps: number;
+  reward: Offer['reward'];
+  priority: number;
   mccs: string[] | null;
   starts_at: Date;
   ends_at: Date | null;
@@ -142,6 +144,8 @@ function toCatalogueOffer(r: CatalogueRow): CatalogueOffer {
     activation: r.activation,
     audience: r.audience,
     holdoutBps: r.holdout_bps,
+    reward: r.reward,
+    priority: r.priority,
     // As Prisma reads a NULL list (present.ts, nullableList).
     mccs: r.mccs ?? [],
     startsAt: r.starts_at,

@@ -3,7 +3,9 @@
 import type { Audience } from '../../core/rules/audience';
 import type { Activation, Merchant, Offer } from '../../prisma/generated/client';
 import { fromDbMinor } from '../../core/ledger';
-import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
+import { brandedBalanceUsable, usableReward } from '../../core/rules/branded-rate';
+import type { RewardKind, StoredReward } from '../../core/rules/reward-kinds';
+import type { MerchantStacking } from '../../core/rules/stacking';
 import { offerStatusAt, type CatalogueStatus } from '../../core/rules/offer-status';
 import { budgetState, type BudgetPeriod } from '../../core/rules/budget';
 
@@ -46,6 +48,7 @@ export function presentMerchant(m: Merchant, activation: Activation | null | und
     logoUrl: m.logoUrl,
     websiteUrl: m.websiteUrl,
     brandedBalance: brandedBalance(m),
+    stacking: m.stacking as MerchantStacking,
     activation: presentActivationSummary(activation),
   };
 }
@@ -61,6 +64,7 @@ export function presentAdminMerchant(m: Merchant) {
     websiteUrl: m.websiteUrl,
     issuerIds: nullableList(m.issuerIds),
     brandedBalance: brandedBalance(m),
+    stacking: m.stacking as MerchantStacking,
     matchRules: {
       descriptorPatterns: m.matchDescriptorPatterns,
       acquirerMerchantIds: m.matchAcquirerMerchantIds,
@@ -93,6 +97,8 @@ export type PresentedOffer = Pick<
   | 'activation'
   | 'audience'
   | 'holdoutBps'
+  | 'reward'
+  | 'priority'
   | 'status'
 >;
 
@@ -117,8 +123,16 @@ export function presentOffer(o: PresentedOffer, now: Date) {
     activation: o.activation as 'opt_in' | 'auto',
     audience: (o.audience ?? null) as Audience | null,
     holdoutBps: o.holdoutBps,
+    reward: rewardOf(o),
+    priority: o.priority,
     status: offerStatusAt(toWindow(o), now),
   };
+}
+
+/** The reward kind in full: a percent offer's from its flat rates, any other as stored. */
+function rewardOf(o: PresentedOffer): RewardKind {
+  const stored = o.reward as StoredReward | null;
+  return stored ?? { kind: 'percent', cashbackRateBps: o.cashbackRateBps, brandedRateBps: o.brandedRateBps };
 }
 
 /**
@@ -177,9 +191,12 @@ export function presentIssuerOffer(
   group: { issuerDelayDays: number; merchantActivated: boolean },
   now: Date,
 ) {
+  const usable = brandedBalanceUsable(o.merchant, group.issuerDelayDays);
+  const presented = presentOffer(o, now);
   return {
-    ...presentOffer(o, now),
-    brandedRateBps: effectiveBrandedRateBps(o.brandedRateBps, o.merchant, group.issuerDelayDays),
+    ...presented,
+    brandedRateBps: usable ? o.brandedRateBps : 0,
+    reward: usableReward(presented.reward, usable),
     status: issuerOfferStatus(o, now),
     // An auto offer needs no activation: there is nothing to say.
     activated: o.activation === 'opt_in' ? group.merchantActivated : null,

@@ -5,6 +5,7 @@ import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import type { Validated } from '../../core/validated';
 import { MAX_CASHBACK_HOLD_DAYS } from '../../core/rules/cashback';
 import { MAX_LOOKBACK_DAYS, MERCHANT_HISTORY_KINDS, SEGMENT_PATTERN_SOURCE } from '../../core/rules/audience';
+import { MERCHANT_STACKING } from '../../core/rules/stacking';
 
 export const minorSchema = {
   type: 'integer',
@@ -60,6 +61,21 @@ const matchRulesInput = {
   },
 } as const;
 
+const stackingSchema = {
+  type: 'string',
+  enum: MERCHANT_STACKING,
+  description:
+    "How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) " +
+    'or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists ' +
+    'every qualifying offer with why it applied or not (lower_value, lower_priority).',
+} as const;
+const prioritySchema = {
+  type: 'integer',
+  minimum: -1000,
+  maximum: 1000,
+  description: "Under its merchant's priority stacking, the highest wins (0, the default).",
+} as const;
+
 const merchantFields = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
   category: { type: 'string', minLength: 1, maxLength: 64, example: MERCHANT_CATEGORIES_EXAMPLE },
@@ -72,6 +88,7 @@ const merchantFields = {
   ),
   brandedBalance: brandedBalanceInput,
   matchRules: matchRulesInput,
+  stacking: stackingSchema,
 } as const;
 
 // The sandbox catalogue's Blue Bottle Coffee (README walk-through): 5% cashback from $10, 3% branded balance.
@@ -89,6 +106,7 @@ const exampleMerchantFields = {
   logoUrl: null,
   websiteUrl: 'https://bluebottlecoffee.com',
   brandedBalance: exampleBrandedBalance,
+  stacking: 'best_of',
 } as const;
 const exampleOfferFields = {
   title: '5% back, 3% in Blue Bottle balance',
@@ -114,6 +132,8 @@ const exampleOffer = {
   id: exampleId('ofr'),
   merchantId: exampleId('mp'),
   ...exampleOfferFields,
+  reward: { kind: 'percent', cashbackRateBps: 500, brandedRateBps: 300 },
+  priority: 0,
   status: 'active',
 } as const;
 
@@ -226,6 +246,52 @@ const holdoutBpsSchema = {
     'the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them.',
 } as const;
 
+const MAX_TIERS = 10;
+const percentRewardSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'cashbackRateBps', 'brandedRateBps'],
+  description: 'The same rates on every qualifying purchase (the flat fields say the same).',
+  properties: { kind: { const: 'percent' }, cashbackRateBps: bpsSchema, brandedRateBps: bpsSchema },
+} as const;
+const tierSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['minSpendMinor', 'cashbackRateBps', 'brandedRateBps'],
+  properties: {
+    minSpendMinor: { ...minorSchema, description: 'A purchase of at least this much earns at this tier.' },
+    cashbackRateBps: bpsSchema,
+    brandedRateBps: bpsSchema,
+  },
+} as const;
+const tieredRewardSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'tiers'],
+  description:
+    "The rates of the highest tier the whole purchase reaches (however it was paid); below the lowest tier it earns nothing. The flat fields show each rate's highest tier.",
+  properties: {
+    kind: { const: 'tiered' },
+    tiers: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_TIERS,
+      items: tierSchema,
+      description: `1 to ${MAX_TIERS} tiers, minSpendMinor strictly ascending.`,
+    },
+  },
+} as const;
+/** What a purchase earns: percent (the flat rates) or tiered. A body gives either this or the flat rates. */
+const rewardSchema = {
+  type: 'object',
+  required: ['kind'],
+  properties: { kind: { type: 'string', enum: ['percent', 'tiered'] } },
+  discriminator: { propertyName: 'kind' },
+  oneOf: [percentRewardSchema, tieredRewardSchema],
+  description:
+    'What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both.',
+} as const;
+
 const offerFields = {
   title: { type: 'string', minLength: 1, maxLength: 200 },
   description: orNull({ type: 'string', maxLength: 2000 }),
@@ -248,6 +314,8 @@ const offerFields = {
   activation: activationSchema,
   audience: audienceSchema,
   holdoutBps: holdoutBpsSchema,
+  reward: rewardSchema,
+  priority: prioritySchema,
 } as const;
 
 export const offerCreateSchema = named(
@@ -255,7 +323,7 @@ export const offerCreateSchema = named(
   {
     type: 'object',
     additionalProperties: false,
-    required: ['title', 'cashbackRateBps', 'brandedRateBps', 'startsAt'],
+    required: ['title', 'startsAt'],
     properties: offerFields,
   },
   { ...exampleOfferFields, commission: exampleCommission },
@@ -305,7 +373,7 @@ export const merchantSchema = named(
   'Merchant',
   {
     type: 'object',
-    required: ['id', 'name', 'category', 'status', 'logoUrl', 'websiteUrl', 'brandedBalance', 'activation'],
+    required: ['id', 'name', 'category', 'status', 'logoUrl', 'websiteUrl', 'brandedBalance', 'stacking', 'activation'],
     properties: {
       id: idSchema('mp'),
       name: { type: 'string' },
@@ -314,6 +382,7 @@ export const merchantSchema = named(
       logoUrl: { type: ['string', 'null'] },
       websiteUrl: { type: ['string', 'null'] },
       brandedBalance: brandedBalanceSchema,
+      stacking: stackingSchema,
       activation: activationSummarySchema,
     },
   },
@@ -335,6 +404,7 @@ export const adminMerchantSchema = named(
       'status',
       'issuerIds',
       'brandedBalance',
+      'stacking',
       'matchRules',
       'createdAt',
       'updatedAt',
@@ -389,6 +459,8 @@ export const offerSchema = named(
       'activation',
       'audience',
       'holdoutBps',
+      'reward',
+      'priority',
       'status',
       'activated',
     ],
@@ -397,8 +469,8 @@ export const offerSchema = named(
       merchantId: idSchema('mp'),
       title: { type: 'string' },
       description: { type: ['string', 'null'] },
-      cashbackRateBps: { type: 'integer' },
-      brandedRateBps: { type: 'integer' },
+      cashbackRateBps: { type: 'integer', description: "The cashback rate; of a tiered offer, its highest tier's." },
+      brandedRateBps: { type: 'integer', description: "The branded rate; of a tiered offer, its highest tier's." },
       minSpendMinor: { type: 'integer' },
       maxRewardMinor: { type: ['integer', 'null'] },
       maxRewardPerChgMinor: { type: ['integer', 'null'] },
@@ -416,6 +488,8 @@ export const offerSchema = named(
       activation: activationSchema,
       audience: audienceSchema,
       holdoutBps: holdoutBpsSchema,
+      reward: rewardSchema,
+      priority: prioritySchema,
       status: {
         type: 'string',
         enum: ['scheduled', 'active', 'ended'],

@@ -11,6 +11,7 @@ import { cursorDate, decodeCursor, toPage } from '../pagination';
 import { recordAudit } from '../audit/store';
 import { toInstant } from '../../core/timestamp';
 import type { MerchantInput, OfferInput } from './schemas';
+import { rewardColumns } from './offer-reward';
 
 type Tx = Prisma.TransactionClient;
 
@@ -33,6 +34,7 @@ function merchantData(input: MerchantInput) {
     matchDescriptorPatterns: r.descriptorPatterns,
     matchAcquirerMerchantIds: r.acquirerMerchantIds,
     matchMccs: r.mccs,
+    stacking: input.stacking,
   };
 }
 
@@ -106,12 +108,11 @@ export async function updateMerchant(
   return (await saveMerchant(db, input, actor, now, merchantId)).merchant;
 }
 
-function offerData(input: OfferInput) {
+function offerData(input: OfferInput, existing: Offer | null) {
   return {
     title: input.title,
     description: input.description,
-    cashbackRateBps: input.cashbackRateBps,
-    brandedRateBps: input.brandedRateBps,
+    ...rewardColumns(input, existing),
     minSpendMinor: bigOrNull(input.minSpendMinor) ?? undefined,
     maxRewardMinor: bigOrNull(input.maxRewardMinor),
     maxRewardPerChgMinor: bigOrNull(input.maxRewardPerChgMinor),
@@ -132,6 +133,7 @@ function offerData(input: OfferInput) {
           ? Prisma.DbNull
           : (input.audience as Prisma.InputJsonValue),
     holdoutBps: input.holdoutBps,
+    priority: input.priority,
     status: input.status,
   };
 }
@@ -177,7 +179,7 @@ export async function saveOffer(
     if (existing && existing.merchantId !== merchantId)
       throw errors.notFound('offer_not_found', `No offer ${id} for merchant ${merchantId}.`);
     checkAudience(input);
-    const data = offerData(input);
+    const data = offerData(input, existing);
     const offerId = existing?.id ?? id ?? newId('ofr');
     checkOffer({
       cashbackRateBps: data.cashbackRateBps ?? existing?.cashbackRateBps ?? 0,
@@ -192,10 +194,10 @@ export async function saveOffer(
       if (
         !input.title ||
         input.startsAt === undefined ||
-        input.cashbackRateBps === undefined ||
-        input.brandedRateBps === undefined
+        data.cashbackRateBps === undefined ||
+        data.brandedRateBps === undefined
       ) {
-        throw errors.validation('invalid_body', 'A new offer needs title, rates and startsAt.');
+        throw errors.validation('invalid_body', 'A new offer needs title, a reward (or both flat rates) and startsAt.');
       }
       await tx.offer.create({
         data: {
@@ -203,8 +205,8 @@ export async function saveOffer(
           id: offerId,
           merchantId,
           title: input.title,
-          cashbackRateBps: input.cashbackRateBps,
-          brandedRateBps: input.brandedRateBps,
+          cashbackRateBps: data.cashbackRateBps,
+          brandedRateBps: data.brandedRateBps,
           startsAt: toInstant(input.startsAt),
           createdAt: now,
           updatedAt: now,

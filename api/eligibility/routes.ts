@@ -65,6 +65,7 @@ function getEarnEligibilityRoute(deps: AppDeps): RouteSpec {
         // What the group kept per offer, as settlement reads it: per-group caps apply here too.
         earnedSoFarByOffer,
         now: at,
+        stacking: { policy: merchant.stacking },
       });
       ctx.body = {
         merchantId: merchant.id,

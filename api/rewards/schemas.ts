@@ -88,8 +88,8 @@ export const matchTraceSchema = named(
         additionalProperties: true,
         description:
           'merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, ' +
-          'eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic (cappedBy: transaction, chg ' +
-          "or budget); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's " +
+          'eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic (the rates paid; ' +
+          "for a tiered offer, tier: the one the whole purchase reached; cappedBy: transaction, chg or budget); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's " +
           "budget for the purchase's period as it was read; budgetUse {offerId, periodKey, amountMinor}: what the reward took " +
           'from it (a refund gives its clawback back there); outcome; rewardEventIds. A refund: what it clawed back, ' +
           'budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}.',

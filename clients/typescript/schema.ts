@@ -1208,7 +1208,7 @@ export interface paths {
         put?: never;
         /**
          * Add an offer to a merchant
-         * @description At least one of cashbackRateBps and brandedRateBps must be above 0; endsAt (exclusive) must not be before startsAt. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
+         * @description The reward is either reward (percent or tiered) or the flat cashbackRateBps and brandedRateBps, at least one rate above 0; endsAt (exclusive) must not be before startsAt. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
          */
         post: operations["createOffer"];
         delete?: never;
@@ -1236,7 +1236,7 @@ export interface paths {
         head?: never;
         /**
          * Change an offer; endsAt = now ends it, status inactive withdraws it
-         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
+         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. A reward replaces the reward whole; the flat rates alone change a percent offer only. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
          */
         patch: operations["updateOffer"];
         trace?: never;
@@ -2554,6 +2554,7 @@ export interface components {
          *         "availabilityDelayDays": 3,
          *         "expiryDays": 365
          *       },
+         *       "stacking": "best_of",
          *       "activation": {
          *         "status": "active",
          *         "activatedAt": "2026-03-14T15:09:26.000Z",
@@ -2576,6 +2577,11 @@ export interface components {
                 availabilityDelayDays: number;
                 expiryDays: number;
             };
+            /**
+             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority).
+             * @enum {string}
+             */
+            stacking: "best_of" | "priority";
             activation: {
                 /** @enum {string} */
                 status: "active" | "inactive" | "not_activated";
@@ -2601,6 +2607,7 @@ export interface components {
          *             "availabilityDelayDays": 3,
          *             "expiryDays": 365
          *           },
+         *           "stacking": "best_of",
          *           "activation": {
          *             "status": "active",
          *             "activatedAt": "2026-03-14T15:09:26.000Z",
@@ -2648,6 +2655,12 @@ export interface components {
          *         }
          *       },
          *       "holdoutBps": 1000,
+         *       "reward": {
+         *         "kind": "percent",
+         *         "cashbackRateBps": 500,
+         *         "brandedRateBps": 300
+         *       },
+         *       "priority": 0,
          *       "status": "active",
          *       "activated": true
          *     }
@@ -2657,7 +2670,9 @@ export interface components {
             merchantId: string;
             title: string;
             description: string | null;
+            /** @description The cashback rate; of a tiered offer, its highest tier's. */
             cashbackRateBps: number;
+            /** @description The branded rate; of a tiered offer, its highest tier's. */
             brandedRateBps: number;
             minSpendMinor: number;
             maxRewardMinor: number | null;
@@ -2700,6 +2715,32 @@ export interface components {
             } | null;
             /** @description The share of the audience held out as the control, in basis points (0, the default, to 5000): a stable hash of the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them. */
             holdoutBps: number;
+            /** @description What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both. */
+            reward: {
+                /** @enum {string} */
+                kind: "percent" | "tiered";
+            } & ({
+                /** @constant */
+                kind: "percent";
+                /** @description Basis points (1/100 of a percent). */
+                cashbackRateBps: number;
+                /** @description Basis points (1/100 of a percent). */
+                brandedRateBps: number;
+            } | {
+                /** @constant */
+                kind: "tiered";
+                /** @description 1 to 10 tiers, minSpendMinor strictly ascending. */
+                tiers: {
+                    /** @description A purchase of at least this much earns at this tier. */
+                    minSpendMinor: number;
+                    /** @description Basis points (1/100 of a percent). */
+                    cashbackRateBps: number;
+                    /** @description Basis points (1/100 of a percent). */
+                    brandedRateBps: number;
+                }[];
+            });
+            /** @description Under its merchant's priority stacking, the highest wins (0, the default). */
+            priority: number;
             /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
@@ -2742,6 +2783,12 @@ export interface components {
          *             }
          *           },
          *           "holdoutBps": 1000,
+         *           "reward": {
+         *             "kind": "percent",
+         *             "cashbackRateBps": 500,
+         *             "brandedRateBps": 300
+         *           },
+         *           "priority": 0,
          *           "status": "active",
          *           "activated": true
          *         }
@@ -3239,7 +3286,7 @@ export interface components {
             /** Format: date-time */
             processedAt?: string | null;
             failureReason?: string | null;
-            /** @description merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic (cappedBy: transaction, chg or budget); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's budget for the purchase's period as it was read; budgetUse {offerId, periodKey, amountMinor}: what the reward took from it (a refund gives its clawback back there); outcome; rewardEventIds. A refund: what it clawed back, budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}. */
+            /** @description merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic (the rates paid; for a tiered offer, tier: the one the whole purchase reached; cappedBy: transaction, chg or budget); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's budget for the purchase's period as it was read; budgetUse {offerId, periodKey, amountMinor}: what the reward took from it (a refund gives its clawback back there); outcome; rewardEventIds. A refund: what it clawed back, budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}. */
             trace: {
                 [key: string]: unknown;
             } | null;
@@ -4912,6 +4959,7 @@ export interface components {
          *         "availabilityDelayDays": 3,
          *         "expiryDays": 365
          *       },
+         *       "stacking": "best_of",
          *       "issuerIds": null,
          *       "matchRules": {
          *         "descriptorPatterns": [
@@ -4952,6 +5000,11 @@ export interface components {
                 acquirerMerchantIds?: string[];
                 mccs?: string[];
             };
+            /**
+             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority).
+             * @enum {string}
+             */
+            stacking?: "best_of" | "priority";
         };
         /**
          * AdminMerchant
@@ -4968,6 +5021,7 @@ export interface components {
          *         "availabilityDelayDays": 3,
          *         "expiryDays": 365
          *       },
+         *       "stacking": "best_of",
          *       "issuerIds": null,
          *       "matchRules": {
          *         "descriptorPatterns": [
@@ -4997,6 +5051,11 @@ export interface components {
                 availabilityDelayDays: number;
                 expiryDays: number;
             };
+            /**
+             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority).
+             * @enum {string}
+             */
+            stacking: "best_of" | "priority";
             issuerIds: string[] | null;
             matchRules: {
                 descriptorPatterns?: string[];
@@ -5031,6 +5090,7 @@ export interface components {
          *             "availabilityDelayDays": 3,
          *             "expiryDays": 365
          *           },
+         *           "stacking": "best_of",
          *           "issuerIds": null,
          *           "matchRules": {
          *             "descriptorPatterns": [
@@ -5084,6 +5144,11 @@ export interface components {
                 acquirerMerchantIds?: string[];
                 mccs?: string[];
             };
+            /**
+             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority).
+             * @enum {string}
+             */
+            stacking?: "best_of" | "priority";
         };
         /**
          * OfferInput
@@ -5125,9 +5190,9 @@ export interface components {
             title: string;
             description?: string | null;
             /** @description Basis points (1/100 of a percent). */
-            cashbackRateBps: number;
+            cashbackRateBps?: number;
             /** @description Basis points (1/100 of a percent). */
-            brandedRateBps: number;
+            brandedRateBps?: number;
             /** @description Integer minor units (cents). */
             minSpendMinor?: number;
             /** @description Cap per transaction; null means none. */
@@ -5181,6 +5246,32 @@ export interface components {
             } | null;
             /** @description The share of the audience held out as the control, in basis points (0, the default, to 5000): a stable hash of the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them. */
             holdoutBps?: number;
+            /** @description What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both. */
+            reward?: {
+                /** @enum {string} */
+                kind: "percent" | "tiered";
+            } & ({
+                /** @constant */
+                kind: "percent";
+                /** @description Basis points (1/100 of a percent). */
+                cashbackRateBps: number;
+                /** @description Basis points (1/100 of a percent). */
+                brandedRateBps: number;
+            } | {
+                /** @constant */
+                kind: "tiered";
+                /** @description 1 to 10 tiers, minSpendMinor strictly ascending. */
+                tiers: {
+                    /** @description A purchase of at least this much earns at this tier. */
+                    minSpendMinor: number;
+                    /** @description Basis points (1/100 of a percent). */
+                    cashbackRateBps: number;
+                    /** @description Basis points (1/100 of a percent). */
+                    brandedRateBps: number;
+                }[];
+            });
+            /** @description Under its merchant's priority stacking, the highest wins (0, the default). */
+            priority?: number;
         };
         /**
          * AdminOffer
@@ -5214,6 +5305,12 @@ export interface components {
          *         }
          *       },
          *       "holdoutBps": 1000,
+         *       "reward": {
+         *         "kind": "percent",
+         *         "cashbackRateBps": 500,
+         *         "brandedRateBps": 300
+         *       },
+         *       "priority": 0,
          *       "status": "active",
          *       "commission": {
          *         "rateBps": 100,
@@ -5235,7 +5332,9 @@ export interface components {
             merchantId: string;
             title: string;
             description: string | null;
+            /** @description The cashback rate; of a tiered offer, its highest tier's. */
             cashbackRateBps: number;
+            /** @description The branded rate; of a tiered offer, its highest tier's. */
             brandedRateBps: number;
             minSpendMinor: number;
             maxRewardMinor: number | null;
@@ -5278,6 +5377,32 @@ export interface components {
             } | null;
             /** @description The share of the audience held out as the control, in basis points (0, the default, to 5000): a stable hash of the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them. */
             holdoutBps: number;
+            /** @description What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both. */
+            reward: {
+                /** @enum {string} */
+                kind: "percent" | "tiered";
+            } & ({
+                /** @constant */
+                kind: "percent";
+                /** @description Basis points (1/100 of a percent). */
+                cashbackRateBps: number;
+                /** @description Basis points (1/100 of a percent). */
+                brandedRateBps: number;
+            } | {
+                /** @constant */
+                kind: "tiered";
+                /** @description 1 to 10 tiers, minSpendMinor strictly ascending. */
+                tiers: {
+                    /** @description A purchase of at least this much earns at this tier. */
+                    minSpendMinor: number;
+                    /** @description Basis points (1/100 of a percent). */
+                    cashbackRateBps: number;
+                    /** @description Basis points (1/100 of a percent). */
+                    brandedRateBps: number;
+                }[];
+            });
+            /** @description Under its merchant's priority stacking, the highest wins (0, the default). */
+            priority: number;
             /**
              * @description From the window and the catalogue status, at the time of the request.
              * @enum {string}
@@ -5347,6 +5472,12 @@ export interface components {
          *             }
          *           },
          *           "holdoutBps": 1000,
+         *           "reward": {
+         *             "kind": "percent",
+         *             "cashbackRateBps": 500,
+         *             "brandedRateBps": 300
+         *           },
+         *           "priority": 0,
          *           "status": "active",
          *           "commission": {
          *             "rateBps": 100,
@@ -5437,6 +5568,32 @@ export interface components {
             } | null;
             /** @description The share of the audience held out as the control, in basis points (0, the default, to 5000): a stable hash of the offer and group decides, once; control groups never see nor earn the offer, and the lift report compares them. */
             holdoutBps?: number;
+            /** @description What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both. */
+            reward?: {
+                /** @enum {string} */
+                kind: "percent" | "tiered";
+            } & ({
+                /** @constant */
+                kind: "percent";
+                /** @description Basis points (1/100 of a percent). */
+                cashbackRateBps: number;
+                /** @description Basis points (1/100 of a percent). */
+                brandedRateBps: number;
+            } | {
+                /** @constant */
+                kind: "tiered";
+                /** @description 1 to 10 tiers, minSpendMinor strictly ascending. */
+                tiers: {
+                    /** @description A purchase of at least this much earns at this tier. */
+                    minSpendMinor: number;
+                    /** @description Basis points (1/100 of a percent). */
+                    cashbackRateBps: number;
+                    /** @description Basis points (1/100 of a percent). */
+                    brandedRateBps: number;
+                }[];
+            });
+            /** @description Under its merchant's priority stacking, the highest wins (0, the default). */
+            priority?: number;
             /**
              * @description Catalogue status; inactive ends the offer for good.
              * @enum {string}
@@ -11530,7 +11687,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminOffer"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11647,7 +11804,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminOffer"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered offer; tiers' minimums not ascending. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

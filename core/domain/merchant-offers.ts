@@ -9,6 +9,7 @@ import type { CatalogueStatus } from '../rules/offer-status';
 import { budgetPeriodKey, budgetState, type BudgetPeriod } from '../rules/budget';
 import type { FundingTerms } from '../rules/funding';
 import type { Audience } from '../rules/audience';
+import type { StoredReward } from '../rules/reward-kinds';
 import type { Targeting } from '../rules/eligibility';
 import { enrol, enrolmentsForRead, isTargeted, type EnrollingGroup, type OfferActivation } from './enrolment';
 import type { SqlTx } from '../../prisma/sql-transaction';
@@ -37,6 +38,9 @@ export interface JsonOffer {
   activation: OfferActivation;
   audience: Audience | null;
   holdoutBps: number;
+  /** Every reward kind but percent (null: the flat rates pay). */
+  reward: StoredReward | null;
+  priority: number;
   /** With a group asked about: its stored enrolment in a targeted offer (null: none yet). */
   enrolment?: { inAudience: boolean; arm: 'treated' | 'control' | null; detail: string } | null;
 }
@@ -77,7 +81,7 @@ export function merchantOffersJson(
               'budgetMinor', o.budget_minor::text, 'budgetPeriod', o.budget_period, 'budgetUsedMinor', ${used},
               'issuerShareBps', o.funding_issuer_share_bps, 'commissionRateBps', o.commission_rate_bps,
               'commissionFlatMinor', o.commission_flat_minor::text, 'activation', o.activation, 'audience', o.audience,
-              'holdoutBps', o.holdout_bps, 'enrolment', ${enrolment})
+              'holdoutBps', o.holdout_bps, 'reward', o.reward, 'priority', o.priority, 'enrolment', ${enrolment})
               ORDER BY o.starts_at, o.id), '[]'::jsonb)
          FROM offer o WHERE o.merchant_id = ${merchantId})`;
 }
@@ -114,6 +118,8 @@ export function toEarnOffer(o: JsonOffer, budgetAt: Date | null = null): EarnOff
     maxRewardMinor: o.maxRewardMinor === null ? null : fromDbMinor(o.maxRewardMinor),
     maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
     activation: o.activation,
+    tiers: o.reward?.kind === 'tiered' ? o.reward.tiers : null,
+    priority: o.priority,
   };
 }
 

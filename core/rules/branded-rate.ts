@@ -4,6 +4,7 @@
 // of the issuer's and the merchant's availability delays reaching the merchant's expiry) could
 // never be spent. In both cases the offer earns cashback only and is shown with a branded rate
 // of 0; nothing fails.
+import type { RewardKind } from './reward-kinds';
 
 export interface BrandedTerms {
   brandedEnabled: boolean;
@@ -20,4 +21,24 @@ export function brandedBalanceUsable(merchant: BrandedTerms, issuerDelayDays: nu
 
 export function effectiveBrandedRateBps(offerRateBps: number, merchant: BrandedTerms, issuerDelayDays: number): number {
   return brandedBalanceUsable(merchant, issuerDelayDays) ? offerRateBps : 0;
+}
+
+/**
+ * The offer as it really pays: its flat branded rate and every tier's at 0 where the balance
+ * could not be used, untouched otherwise.
+ */
+export function withUsableBranded<
+  T extends { brandedRateBps: number; tiers?: Array<{ brandedRateBps: number }> | null },
+>(offer: T, usable: boolean): T {
+  if (usable) return offer;
+  const tiers = offer.tiers?.map((t) => ({ ...t, brandedRateBps: 0 }));
+  return { ...offer, brandedRateBps: 0, ...(tiers ? { tiers } : {}) } as T;
+}
+
+/** A reward as it really pays, for showing it: the same rule as withUsableBranded. */
+export function usableReward(reward: RewardKind, usable: boolean): RewardKind {
+  if (usable) return reward;
+  if (reward.kind === 'percent') return { ...reward, brandedRateBps: 0 };
+  if (reward.kind === 'tiered') return { ...reward, tiers: reward.tiers.map((t) => ({ ...t, brandedRateBps: 0 })) };
+  return reward;
 }

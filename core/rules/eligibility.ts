@@ -6,6 +6,8 @@ import { offerStatusAt, type CatalogueStatus } from './offer-status';
 import { computeOfferReward, type OfferReward, type RewardTerms } from './reward';
 import { assertMinor } from '../money';
 import type { BudgetState } from './budget';
+import { lowestTierMinor, ratesFor, type Tier } from './reward-kinds';
+import { stackOffers, type StackingPolicy, type StackOutcome } from './stacking';
 
 export const EARN_REASONS = [
   'merchant_not_activated',
@@ -37,6 +39,10 @@ export interface EarnOffer extends RewardTerms {
   /** A targeted offer's enrolment of the group (absent: an untargeted offer; null: not enrolled, for
    *  an offer not started when the group was evaluated). */
   enrolment?: Targeting | null;
+  /** A tiered offer's tiers (absent or null: its flat rates pay every purchase). */
+  tiers?: Tier[] | null;
+  /** Under the merchant's priority stacking, the highest wins (absent: 0). */
+  priority?: number;
 }
 
 /** What eligibility reads of a group's enrolment in a targeted offer (core/domain/enrolment.ts). */
@@ -70,6 +76,8 @@ export interface EarnInput {
   earnedSoFarByOffer?: Record<string, number>;
   /** The instant to evaluate at when there is no transaction. */
   now: Date;
+  /** The merchant's: how its qualifying offers combine (absent: best_of). */
+  stacking?: StackingPolicy;
 }
 
 export interface Condition {
@@ -92,6 +100,8 @@ export interface EarnDecision {
   eligibleOfferIds: string[];
   winningOfferId?: string;
   estimatedRewardMinor?: number;
+  /** With a transaction: each qualifying offer, what it gives and why it applied or not. */
+  stacking?: StackOutcome[];
   offers: OfferEvaluation[];
 }
 
@@ -133,9 +143,15 @@ export function evaluateEarn(input: EarnInput): EarnDecision {
   };
   if (decision.eligible) {
     if (tx) {
-      const winner = pickWinner(qualifying, input.offers);
-      decision.winningOfferId = winner.offerId;
-      decision.estimatedRewardMinor = winner.reward!.totalMinor;
+      const stacking = combineOffers(
+        qualifying.map((o) => ({ offerId: o.offerId, reward: o.reward! })),
+        input.offers,
+        input.stacking ?? BEST_OF,
+        tx.eligibleAmountMinor ?? tx.amountMinor,
+      );
+      decision.winningOfferId = stacking[0].offerId;
+      decision.estimatedRewardMinor = stacking[0].appliedMinor;
+      decision.stacking = stacking;
     }
     return decision;
   }
@@ -199,11 +215,7 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
     ...(offer.enrolment === undefined ? [] : targetingConditions(offer.enrolment)),
   ];
   if (tx) {
-    conditions.push({
-      name: 'min_spend',
-      passed: tx.amountMinor >= offer.minSpendMinor,
-      detail: `amount ${tx.amountMinor} vs minimum ${offer.minSpendMinor}`,
-    });
+    conditions.push(minSpendCondition(offer, tx.amountMinor));
     conditions.push(mccCondition(offer, tx.mcc));
     conditions.push({
       name: 'currency_usd',
@@ -225,7 +237,7 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
   const evaluation: OfferEvaluation = { offerId: offer.id, eligible, conditions };
   if (eligible && tx)
     evaluation.reward = computeOfferReward(
-      offer,
+      termsAt(offer, tx.amountMinor)!,
       tx.eligibleAmountMinor ?? tx.amountMinor,
       earnedSoFar,
       offer.budget?.remainingMinor ?? null,
@@ -234,6 +246,21 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
 }
 
 const ACTIVATION = 'activation_before_transaction';
+
+/** The least a purchase must reach to earn from the offer: its minimum spend, or its lowest tier's if higher. */
+export function minimumOf(offer: Pick<EarnOffer, 'minSpendMinor' | 'tiers'>): number {
+  return offer.tiers ? Math.max(offer.minSpendMinor, lowestTierMinor(offer.tiers)) : offer.minSpendMinor;
+}
+
+/**
+ * The terms a purchase of `purchaseAmountMinor` earns at: the flat rates, or the rates of the tier
+ * the whole purchase reaches (however it was paid, as the minimum spend). Null below every tier.
+ */
+export function termsAt(offer: EarnOffer, purchaseAmountMinor: number): EarnOffer | null {
+  if (!offer.tiers) return offer;
+  const rates = ratesFor({ kind: 'tiered', tiers: offer.tiers }, purchaseAmountMinor);
+  return rates && { ...offer, ...rates };
+}
 
 /**
  * A targeted offer: the group must be in its audience, and in the treated arm. A control group's
@@ -247,6 +274,17 @@ function targetingConditions(enrolment: Targeting | null): Condition[] {
   if (enrolment.inAudience)
     conditions.push({ name: 'treated', passed: enrolment.arm === 'treated', detail: `arm ${enrolment.arm}` });
   return conditions;
+}
+
+function minSpendCondition(offer: EarnOffer, amountMinor: number): Condition {
+  const minimum = minimumOf(offer);
+  const tier = offer.tiers ? termsAt(offer, amountMinor) : null;
+  const detail = !offer.tiers
+    ? `amount ${amountMinor} vs minimum ${minimum}`
+    : tier
+      ? `amount ${amountMinor} reaches the tier paying ${tier.cashbackRateBps} bps cashback and ${tier.brandedRateBps} bps branded`
+      : `amount ${amountMinor} vs minimum ${minimum} (the lowest tier's or the offer's)`;
+  return { name: 'min_spend', passed: amountMinor >= minimum, detail };
 }
 
 /** An offer whose budget for the period is spent no longer qualifies (a purchase at the edge gets what is left). */
@@ -274,15 +312,26 @@ function mccCondition(offer: EarnOffer, mcc: string | undefined): Condition {
   };
 }
 
-/** Most reward wins; a tie goes to the earliest start, then the smallest id, so the choice is stable. */
-function pickWinner(qualifying: OfferEvaluation[], offers: EarnOffer[]): OfferEvaluation {
+const BEST_OF: StackingPolicy = { policy: 'best_of' };
+
+/**
+ * The qualifying offers combined by the merchant's policy (core/rules/stacking.ts), the one that
+ * applies first. Eligibility's estimate and settlement's reward both decide here.
+ */
+export function combineOffers(
+  qualifying: ReadonlyArray<{ offerId: string; reward: { totalMinor: number } }>,
+  offers: readonly EarnOffer[],
+  stacking: StackingPolicy,
+  amountMinor: number,
+): StackOutcome[] {
   const byId = new Map(offers.map((o) => [o.id, o]));
-  return [...qualifying].sort((a, b) => {
-    const byReward = b.reward!.totalMinor - a.reward!.totalMinor;
-    if (byReward !== 0) return byReward;
-    const byStart = byId.get(a.offerId)!.startsAt.getTime() - byId.get(b.offerId)!.startsAt.getTime();
-    return byStart !== 0 ? byStart : a.offerId < b.offerId ? -1 : 1;
-  })[0];
+  const candidates = qualifying.map((q) => ({
+    offerId: q.offerId,
+    rewardMinor: q.reward.totalMinor,
+    priority: byId.get(q.offerId)!.priority ?? 0,
+    startsAt: byId.get(q.offerId)!.startsAt,
+  }));
+  return stackOffers(candidates, stacking, amountMinor);
 }
 
 /**

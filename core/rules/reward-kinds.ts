@@ -55,10 +55,37 @@ export function ratesFor(
   assertMinor(amountMinor, 'amountMinor');
   if (reward.kind === 'percent')
     return { cashbackRateBps: reward.cashbackRateBps, brandedRateBps: reward.brandedRateBps };
-  let best: Tier | null = null;
-  for (const tier of reward.tiers)
-    if (tier.minSpendMinor <= amountMinor && (best === null || tier.minSpendMinor > best.minSpendMinor)) best = tier;
+  const best = tierOf(reward.tiers, amountMinor);
   return best && { cashbackRateBps: best.cashbackRateBps, brandedRateBps: best.brandedRateBps };
+}
+
+/** The tier an amount reaches: the one with the highest minimum at or below it (none: null). */
+export function tierOf(tiers: readonly Tier[], amountMinor: number): Tier | null {
+  let best: Tier | null = null;
+  for (const tier of tiers)
+    if (tier.minSpendMinor <= amountMinor && (best === null || tier.minSpendMinor > best.minSpendMinor)) best = tier;
+  return best;
+}
+
+/** What the offer row stores beside its flat rates: every kind but percent, whose rates are the flat ones. */
+export type StoredReward = Exclude<RewardKind, { kind: 'percent' }>;
+
+/** The least a purchase must reach for any tier to pay. */
+export function lowestTierMinor(tiers: readonly Tier[]): number {
+  if (tiers.length === 0) throw new RangeError('a tiered offer has at least one tier');
+  return Math.min(...tiers.map((t) => t.minSpendMinor));
+}
+
+/**
+ * A tiered offer's headline: the highest rate each component reaches in any tier. The offer's flat
+ * fields carry it, so a reader of the flat fields alone (a filter by reward type, an older client)
+ * sees what the offer pays at best, never more.
+ */
+export function headlineRates(tiers: readonly Tier[]): { cashbackRateBps: number; brandedRateBps: number } {
+  return {
+    cashbackRateBps: Math.max(0, ...tiers.map((t) => t.cashbackRateBps)),
+    brandedRateBps: Math.max(0, ...tiers.map((t) => t.brandedRateBps)),
+  };
 }
 
 /** What one completion takes: X minor units of spend, or N purchases. */

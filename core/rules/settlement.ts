@@ -4,7 +4,8 @@
 // to the amount left after spend. The offer still qualifies on the full purchase amount —
 // the cardholder made a qualifying purchase, however it was paid.
 import { computeOfferReward, type OfferReward } from './reward';
-import type { EarnDecision, EarnOffer } from './eligibility';
+import { combineOffers, termsAt, type EarnDecision, type EarnOffer } from './eligibility';
+import type { StackingPolicy, StackOutcome } from './stacking';
 import type { SpendDecision } from './spend-eligibility';
 import { assertMinor } from '../money';
 
@@ -15,6 +16,8 @@ export interface SettlementDecision {
   reward: OfferReward | null;
   cashbackMinor: number;
   brandedMinor: number;
+  /** Each qualifying offer, what it would give the purchase and why it applied or not. */
+  stacking: StackOutcome[];
 }
 
 export function decideSettlement(input: {
@@ -23,22 +26,28 @@ export function decideSettlement(input: {
   spend: SpendDecision | null;
   offers: EarnOffer[];
   earnedSoFarByOffer: Record<string, number>;
+  /** The merchant's (absent: best_of). One offer applies: stacking several is not a policy yet. */
+  stacking?: StackingPolicy;
 }): SettlementDecision {
   assertMinor(input.amountMinor, 'amountMinor');
   const spentMinor = input.spend?.eligible ? Math.min(input.spend.availableBalanceMinor, input.amountMinor) : 0;
   const eligibleAmountMinor = input.amountMinor - spentMinor;
-  let best: { offerId: string; reward: OfferReward } | null = null;
-  // Offers come ordered by start then id, so on equal rewards the earliest wins.
-  for (const offer of input.offers) {
-    if (!input.earn?.eligibleOfferIds.includes(offer.id)) continue;
-    const reward = computeOfferReward(
-      offer,
-      eligibleAmountMinor,
-      input.earnedSoFarByOffer[offer.id] ?? 0,
-      offer.budget?.remainingMinor ?? null,
-    );
-    if (!best || reward.totalMinor > best.reward.totalMinor) best = { offerId: offer.id, reward };
-  }
+  const stacking = input.stacking ?? { policy: 'best_of' };
+  if (stacking.policy === 'stack') throw new RangeError('stack is not a settlement policy yet');
+  const qualifying = input.offers
+    .filter((offer) => input.earn?.eligibleOfferIds.includes(offer.id))
+    .map((offer) => ({
+      offerId: offer.id,
+      // Eligible means the purchase reached the offer's minimum, so a tiered offer has its tier.
+      reward: computeOfferReward(
+        termsAt(offer, input.amountMinor)!,
+        eligibleAmountMinor,
+        input.earnedSoFarByOffer[offer.id] ?? 0,
+        offer.budget?.remainingMinor ?? null,
+      ),
+    }));
+  const outcomes = qualifying.length > 0 ? combineOffers(qualifying, input.offers, stacking, eligibleAmountMinor) : [];
+  const best = outcomes.length > 0 ? qualifying.find((q) => q.offerId === outcomes[0].offerId)! : null;
   const decision: SettlementDecision = {
     spentMinor,
     eligibleAmountMinor,
@@ -46,6 +55,7 @@ export function decideSettlement(input: {
     reward: best?.reward ?? null,
     cashbackMinor: best?.reward.cashbackMinor ?? 0,
     brandedMinor: best?.reward.brandedMinor ?? 0,
+    stacking: outcomes,
   };
   if (decision.spentMinor + decision.eligibleAmountMinor !== input.amountMinor)
     throw new Error('spend and earn do not add up');

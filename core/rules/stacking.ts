@@ -2,17 +2,22 @@
 // Stacking), by the merchant's policy: `best_of` (the offer giving the most), `priority` (the
 // highest priority, ties to the most) or `stack` (every offer under its own caps, the sum capped
 // at `stackCapBps` of the amount). Every candidate comes back with what it gives and why, so the
-// match trace can say of each offer why it applied or not. Ties fall to the offer id, so the same
-// purchase always decides the same way.
+// match trace can say of each offer why it applied or not. Ties fall to the earliest start, then
+// the offer id, so the same purchase always decides the same way.
 import { assertMinor } from '../money';
 
 export type StackingPolicy = { policy: 'best_of' } | { policy: 'priority' } | { policy: 'stack'; stackCapBps: number };
+
+/** The policies a merchant can have today: each applies one offer to a purchase. */
+export const MERCHANT_STACKING = ['best_of', 'priority'] as const;
+export type MerchantStacking = (typeof MERCHANT_STACKING)[number];
 
 export interface StackCandidate {
   offerId: string;
   /** What the offer alone gives the purchase, under its own caps. */
   rewardMinor: number;
   priority: number;
+  startsAt: Date;
 }
 
 export type StackReason = 'applied' | 'lower_value' | 'lower_priority' | 'stack_cap';
@@ -25,7 +30,9 @@ export interface StackOutcome {
 }
 
 const byValue = (a: StackCandidate, b: StackCandidate) =>
-  b.rewardMinor - a.rewardMinor || (a.offerId < b.offerId ? -1 : a.offerId > b.offerId ? 1 : 0);
+  b.rewardMinor - a.rewardMinor ||
+  a.startsAt.getTime() - b.startsAt.getTime() ||
+  (a.offerId < b.offerId ? -1 : a.offerId > b.offerId ? 1 : 0);
 const byPriority = (a: StackCandidate, b: StackCandidate) => b.priority - a.priority || byValue(a, b);
 
 export function stackOffers(

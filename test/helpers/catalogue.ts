@@ -22,10 +22,11 @@ export async function createOffer(
   merchantId: string,
   overrides: Record<string, unknown> = {},
 ): Promise<any> {
+  // An offer given its reward whole has no flat rates: a body gives one or the other.
+  const rates = 'reward' in overrides ? {} : { cashbackRateBps: 500, brandedRateBps: 0 };
   const res = await app.operator('POST', `/admin/v1/merchants/${merchantId}/offers`, {
     title: uniq('Offer'),
-    cashbackRateBps: 500,
-    brandedRateBps: 0,
+    ...rates,
     startsAt: daysFromNow(-10),
     ...overrides,
   });

@@ -5,13 +5,10 @@
 // each refund, in the transaction's ledger entries and the export.
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
-import { newIssuer, type TestIssuer } from '../helpers/app';
-import { groupBody } from '../helpers/groups';
-import { cardOf, settledEvent, type CardRef } from '../helpers/events';
+import type { TestIssuer } from '../helpers/app';
+import { buyAt, shopperAt as shopperOf, type Shopper } from '../helpers/shoppers';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
-
-const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 
 describe('funded offers', function () {
   this.timeout(180_000);
@@ -22,32 +19,9 @@ describe('funded offers', function () {
   });
   after(() => stack?.stop());
 
-  interface Shopper {
-    issuer: TestIssuer;
-    chgId: string;
-    card: CardRef;
-  }
-
-  /** A sandbox issuer's group activated at the merchant. */
-  async function shopperAt(merchantId: string, issuer?: TestIssuer): Promise<Shopper> {
-    const owner = issuer ?? (await newIssuer(stack.app, 'sandbox'));
-    const group = (await owner.call('POST', '/api/v2/chg', groupBody())).body;
-    const activated = await owner.call('PUT', `/api/v2/chg/${group.id}/merchant/${merchantId}/activation`, {});
-    assert.equal(activated.status, 201, activated.text);
-    return { issuer: owner, chgId: group.id, card: cardOf(group) };
-  }
-
-  /** A purchase dated now on the issuer's clock, processed; its txn_ id and final status. */
-  async function buy(s: Shopper, merchantId: string, amount: number, extra: Record<string, unknown> = {}) {
-    const now = (await s.issuer.call('GET', '/api/v2/sandbox/clock')).body.now;
-    const event = settledEvent(s.card, { amount, merchantId, createdAt: now, settledAt: now, ...extra });
-    const res = await s.issuer.call('POST', '/api/v1/incoming-txn', event);
-    assert.equal(res.status, 204, res.text);
-    const row = await stack.db.ingestedEvent.findFirstOrThrow({
-      where: { issuerId: s.issuer.id, kind: 'settled', externalId: event.id },
-    });
-    return { id: row.id, externalId: event.id, status: await stack.waitForStatus(row.id, FINAL) };
-  }
+  const shopperAt = (merchantId: string, issuer?: TestIssuer) => shopperOf(stack, merchantId, issuer);
+  const buy = (s: Shopper, merchantId: string, amount: number, extra: Record<string, unknown> = {}) =>
+    buyAt(stack, s, merchantId, amount, extra);
 
   async function refund(s: Shopper, merchantId: string, purchaseExternalId: string, amount: number) {
     return buy(s, merchantId, amount, { state: 'refunded', relatedTransactionId: purchaseExternalId });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { evaluateEarn, type EarnInput, type EarnOffer } from '../../../core/rules/eligibility';
+import { evaluateEarn, minimumOf, termsAt, type EarnInput, type EarnOffer } from '../../../core/rules/eligibility';
 import { budgetState } from '../../../core/rules/budget';
 
 const now = new Date('2026-03-01T12:00:00Z');
@@ -262,6 +262,37 @@ describe('evaluateEarn', () => {
       ]);
       const scheduled = offer('ofr_s', { startsAt: days(1), enrolment: null });
       assert.deepEqual(evaluateEarn(input({ offers: [scheduled] })).reasons, ['no_active_offer']);
+    });
+  });
+
+  describe('a tiered offer', () => {
+    const tiers = [
+      { minSpendMinor: 2_000, cashbackRateBps: 200, brandedRateBps: 0 },
+      { minSpendMinor: 10_000, cashbackRateBps: 500, brandedRateBps: 100 },
+    ];
+    const tiered = offer('ofr_t', { cashbackRateBps: 500, brandedRateBps: 100, minSpendMinor: 500, tiers });
+
+    it('pays the rates of the tier the purchase reaches, not its headline', () => {
+      const low = evaluateEarn(input({ offers: [tiered], transaction: tx(9_999) }));
+      assert.equal(low.estimatedRewardMinor, 199);
+      const high = evaluateEarn(input({ offers: [tiered], transaction: tx(10_000) }));
+      assert.equal(high.estimatedRewardMinor, 600);
+      const condition = high.offers[0].conditions.find((c) => c.name === 'min_spend')!;
+      assert.match(condition.detail, /500 bps cashback and 100 bps branded/);
+    });
+
+    it('earns nothing below the lowest tier, even above the offer minimum: below_min_spend', () => {
+      const d = evaluateEarn(input({ offers: [tiered], transaction: tx(1_999) }));
+      assert.deepEqual([d.eligible, d.reasons], [false, ['below_min_spend']]);
+      assert.equal(minimumOf(tiered), 2_000);
+      assert.equal(minimumOf({ ...tiered, minSpendMinor: 3_000 }), 3_000);
+    });
+
+    it('reads the tier the whole purchase reaches (termsAt), its rates in full', () => {
+      assert.equal(termsAt(tiered, 1_999), null);
+      assert.deepEqual([termsAt(tiered, 2_000)!.cashbackRateBps, termsAt(tiered, 2_000)!.brandedRateBps], [200, 0]);
+      const flat = offer('ofr_p');
+      assert.equal(termsAt(flat, 1), flat);
     });
   });
 });

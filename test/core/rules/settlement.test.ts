@@ -59,6 +59,52 @@ describe('core/rules/settlement', () => {
       assert.deepEqual([d.spentMinor, d.eligibleAmountMinor, d.cashbackMinor], [3000, 7000, 350]);
     });
 
+    it('pays a tiered offer at the tier of the whole purchase, on the amount left after branded spend', () => {
+      const tiers = [
+        { minSpendMinor: 1_000, cashbackRateBps: 100, brandedRateBps: 0 },
+        { minSpendMinor: 10_000, cashbackRateBps: 500, brandedRateBps: 0 },
+      ];
+      const d = decideSettlement({
+        amountMinor: 10_000,
+        earn: earn(['t', 'a']),
+        spend: spend(true, 3000),
+        offers: [offer('t', { cashbackRateBps: 500, tiers }), offer('a', { cashbackRateBps: 400 })],
+        earnedSoFarByOffer: {},
+      });
+      // 7,000 left to earn on: the 10,000 tier's 5 % beats the flat 4 %.
+      assert.deepEqual([d.eligibleAmountMinor, d.cashbackMinor, d.winningOfferId], [7000, 350, 't']);
+      const lower = decideSettlement({
+        amountMinor: 9_999,
+        earn: earn(['t', 'a']),
+        spend: null,
+        offers: [offer('t', { cashbackRateBps: 500, tiers }), offer('a', { cashbackRateBps: 400 })],
+        earnedSoFarByOffer: {},
+      });
+      assert.deepEqual([lower.cashbackMinor, lower.winningOfferId], [399, 'a']);
+    });
+
+    it("applies the merchant's priority over value, and lists every qualifying offer with why", () => {
+      const input = {
+        amountMinor: 10_000,
+        earn: earn(['a', 'b']),
+        spend: null,
+        offers: [offer('a', { cashbackRateBps: 1000 }), offer('b', { cashbackRateBps: 300, priority: 2 })],
+        earnedSoFarByOffer: {},
+      };
+      const byPriority = decideSettlement({ ...input, stacking: { policy: 'priority' } });
+      assert.deepEqual([byPriority.winningOfferId, byPriority.cashbackMinor], ['b', 300]);
+      assert.deepEqual(byPriority.stacking, [
+        { offerId: 'b', appliedMinor: 300, reason: 'applied' },
+        { offerId: 'a', appliedMinor: 0, reason: 'lower_priority' },
+      ]);
+      const bestOf = decideSettlement(input);
+      assert.deepEqual(
+        [bestOf.winningOfferId, bestOf.stacking.map((o) => o.reason)],
+        ['a', ['applied', 'lower_value']],
+      );
+      assert.throws(() => decideSettlement({ ...input, stacking: { policy: 'stack', stackCapBps: 100 } }), RangeError);
+    });
+
     it('spends at most the purchase amount, leaving nothing to earn on', () => {
       const d = decideSettlement({
         amountMinor: 500,

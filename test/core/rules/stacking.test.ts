@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { stackOffers, type StackCandidate } from '../../../core/rules/stacking';
 
+const START = new Date('2026-01-01T00:00:00Z');
 const offers: StackCandidate[] = [
-  { offerId: 'ofr_a', rewardMinor: 300, priority: 1 },
-  { offerId: 'ofr_b', rewardMinor: 500, priority: 0 },
-  { offerId: 'ofr_c', rewardMinor: 200, priority: 1 },
+  { offerId: 'ofr_a', rewardMinor: 300, priority: 1, startsAt: START },
+  { offerId: 'ofr_b', rewardMinor: 500, priority: 0, startsAt: START },
+  { offerId: 'ofr_c', rewardMinor: 200, priority: 1, startsAt: START },
 ];
 const outcome = (list: ReturnType<typeof stackOffers>) => list.map((o) => [o.offerId, o.appliedMinor, o.reason]);
 
@@ -38,13 +39,15 @@ describe('stacking (core/rules/stacking.ts)', () => {
     );
   });
 
-  it('decides ties by offer id, so the same purchase always decides the same way', () => {
+  it('decides ties by the earliest start, then offer id, so the same purchase always decides the same way', () => {
     const tied = [
-      { offerId: 'ofr_z', rewardMinor: 100, priority: 0 },
-      { offerId: 'ofr_y', rewardMinor: 100, priority: 0 },
+      { offerId: 'ofr_z', rewardMinor: 100, priority: 0, startsAt: START },
+      { offerId: 'ofr_y', rewardMinor: 100, priority: 0, startsAt: START },
     ];
     assert.equal(stackOffers(tied, { policy: 'best_of' }, 1_000)[0].offerId, 'ofr_y');
     assert.equal(stackOffers([...tied].reverse(), { policy: 'best_of' }, 1_000)[0].offerId, 'ofr_y');
+    const earlier = { ...tied[0], startsAt: new Date(START.getTime() - 1) };
+    assert.equal(stackOffers([tied[1], earlier], { policy: 'priority' }, 1_000)[0].offerId, 'ofr_z');
     assert.throws(() => stackOffers(tied, { policy: 'stack', stackCapBps: 10_001 }, 1_000), RangeError);
     assert.throws(() => stackOffers(tied, { policy: 'best_of' }, -1), RangeError);
   });

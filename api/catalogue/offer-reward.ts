@@ -1,0 +1,57 @@
+// How an offer's reward, as an operator writes it, becomes the row's columns (API.md, Offer
+// mechanics). A percent offer is its flat rates with `reward` NULL, as every offer was before
+// kinds; any other kind is stored whole in `reward`, with its headline in the flat columns
+// (core/rules/reward-kinds.ts, headlineRates). A body gives the reward one way: the flat rates
+// (a percent reward) or `reward`; flat rates on a tiered offer would silently turn it into
+// another offer, so they are refused and the operator gives the whole reward.
+import { errors } from '../../core/errors';
+import { Prisma, type Offer } from '../../prisma/generated/client';
+import { headlineRates, type Tier } from '../../core/rules/reward-kinds';
+import type { OfferInput } from './schemas';
+
+export interface RewardColumns {
+  cashbackRateBps?: number;
+  brandedRateBps?: number;
+  reward?: Prisma.InputJsonValue | typeof Prisma.DbNull;
+}
+
+export function rewardColumns(input: OfferInput, existing: Pick<Offer, 'reward'> | null): RewardColumns {
+  const flat = input.cashbackRateBps !== undefined || input.brandedRateBps !== undefined;
+  const reward = input.reward;
+  if (reward && flat)
+    throw errors.validation('invalid_body', 'Give the reward either as reward or as the flat rates, not both.', [
+      { path: '/reward', message: 'must not be given with cashbackRateBps or brandedRateBps' },
+    ]);
+  if (reward?.kind === 'percent')
+    return { cashbackRateBps: reward.cashbackRateBps, brandedRateBps: reward.brandedRateBps, reward: Prisma.DbNull };
+  if (reward?.kind === 'tiered') {
+    checkTiers(reward.tiers);
+    const tiers = reward.tiers.map((t) => ({
+      minSpendMinor: t.minSpendMinor,
+      cashbackRateBps: t.cashbackRateBps,
+      brandedRateBps: t.brandedRateBps,
+    }));
+    return { ...headlineRates(tiers), reward: { kind: 'tiered', tiers } };
+  }
+  if (flat && existing?.reward)
+    throw errors.validation('invalid_body', "The offer's reward is not a percent: give it whole as reward.", [
+      {
+        path: input.cashbackRateBps !== undefined ? '/cashbackRateBps' : '/brandedRateBps',
+        message: 'cannot be set alone on a tiered offer; give reward',
+      },
+    ]);
+  return { cashbackRateBps: input.cashbackRateBps, brandedRateBps: input.brandedRateBps };
+}
+
+/** What JSON schema cannot say of tiers: ascending minimums, and a rate in at least one of them. */
+function checkTiers(tiers: readonly Tier[]): void {
+  for (let i = 1; i < tiers.length; i++)
+    if (tiers[i].minSpendMinor <= tiers[i - 1].minSpendMinor)
+      throw errors.validation('invalid_body', "The tiers' minimums must ascend.", [
+        { path: `/reward/tiers/${i}/minSpendMinor`, message: "must be above the previous tier's minSpendMinor" },
+      ]);
+  if (tiers.every((t) => t.cashbackRateBps === 0 && t.brandedRateBps === 0))
+    throw errors.validation('invalid_body', 'A tiered offer needs a rate above 0 in some tier.', [
+      { path: '/reward/tiers', message: 'every tier pays 0' },
+    ]);
+}
