@@ -9,7 +9,8 @@ import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { issuerOfferStatus } from './present';
-import { byStartThenId, type CatalogueOffer, type IssuerCatalogue } from './issuer-catalogue';
+import type { CatalogueOffer, IssuerCatalogue } from './issuer-catalogue';
+import { firstAfter, orderedOffers, type OfferPosition, type OfferSort, type OrderedOffers } from './offer-order';
 
 export interface GroupOfferQuery {
   issuerId: string;
@@ -20,7 +21,9 @@ export interface GroupOfferQuery {
   status?: 'scheduled' | 'active' | 'ended';
   type?: 'cashback' | 'branded';
   issuerDelayDays: number;
-  after?: { startsAt: Date; id: string };
+  sort: OfferSort;
+  /** The cursor: where the last page ended in the order. */
+  after?: OfferPosition;
   /** Rows to read: the page's limit and one more, which says whether a next page exists. */
   take: number;
 }
@@ -74,7 +77,8 @@ export async function readGroupOfferPage(
   let held = catalogue.held(q.issuerId) ?? (await catalogue.atLeast(db, q.issuerId, 0n));
   let size = q.take + WINDOW_SLACK;
   for (;;) {
-    const reach = windowOf(held.offers, q, size);
+    const ordered = orderedOffers(held.offers, q.sort, q.issuerDelayDays);
+    const reach = windowOf(ordered, q, size);
     const [view] = await hotQuery<ViewRow>(db, GROUP_OFFER_VIEW, [q.issuerId, q.chgId, reach.targeted]);
     if (!view) return { groupFound: false, enrolmentPending: false, offers: [] };
     const version = BigInt(view.catalogue_version);
@@ -82,9 +86,9 @@ export async function readGroupOfferPage(
       held = await catalogue.atLeast(db, q.issuerId, version);
       continue;
     }
-    const page = pageOf(held.offers, q, reach.end, armsOf(view.enrolled), new Set(splitIds(view.activated)));
+    const page = pageOf(ordered, q, reach.end, armsOf(view.enrolled), new Set(splitIds(view.activated)));
     // A page the window left short, with offers beyond it: a wider window.
-    if (page.enrolmentPending || page.offers.length === q.take || reach.end === held.offers.length) return page;
+    if (page.enrolmentPending || page.offers.length === q.take || reach.end === ordered.offers.length) return page;
     size *= 4;
   }
 }
@@ -109,10 +113,11 @@ const ofMerchant = (o: CatalogueOffer, q: GroupOfferQuery) =>
  * past the last), and the targeted ones among them and before them whose enrolment decides
  * whether the page shows them.
  */
-function windowOf(offers: CatalogueOffer[], q: GroupOfferQuery, size: number): { targeted: string[]; end: number } {
+function windowOf(ordered: OrderedOffers, q: GroupOfferQuery, size: number): { targeted: string[]; end: number } {
+  const { offers } = ordered;
   const targeted: string[] = [];
   let passed = 0;
-  let i = q.after ? firstAfter(offers, q.after) : 0;
+  let i = q.after ? firstAfter(ordered, q.after) : 0;
   for (; i < offers.length && passed < size; i++) {
     const o = offers[i];
     if (!ofMerchant(o, q)) continue;
@@ -123,15 +128,15 @@ function windowOf(offers: CatalogueOffer[], q: GroupOfferQuery, size: number): {
 }
 
 function pageOf(
-  offers: CatalogueOffer[],
+  ordered: OrderedOffers,
   q: GroupOfferQuery,
   end: number,
   arms: Map<string, string>,
   activated: Set<string>,
 ): GroupOfferPage {
   const page: ListedOffer[] = [];
-  for (let i = q.after ? firstAfter(offers, q.after) : 0; i < end && page.length < q.take; i++) {
-    const o = offers[i];
+  for (let i = q.after ? firstAfter(ordered, q.after) : 0; i < end && page.length < q.take; i++) {
+    const o = ordered.offers[i];
     if (!ofMerchant(o, q)) continue;
     if (o.targeted && arms.get(o.id) !== 'treated') {
       // Only an offer within the page's reach can change the page: one the group was never
@@ -142,18 +147,6 @@ function pageOf(
     if (matches(o, q)) page.push({ offer: o, activated: activated.has(o.merchantId) });
   }
   return { groupFound: true, enrolmentPending: false, offers: page };
-}
-
-/** The index of the first offer after the cursor (the offers are in cursor order). */
-function firstAfter(offers: CatalogueOffer[], after: { startsAt: Date; id: string }): number {
-  let low = 0;
-  let high = offers.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (byStartThenId(offers[mid], after) <= 0) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
 
 /** Live as a purchase sees the catalogue: the offer's own status and window (not its merchant's). */

@@ -6,6 +6,7 @@ import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf, type AuthenticatedIssuer } from '../middleware/auth';
 import { cursorDate, decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
 import type { AppDeps } from '../deps';
+import { errors } from '../../core/errors';
 import type { Prisma } from '../../prisma/generated/client';
 import { idSchema } from '../schemas/common';
 import { merchantSchema, offerSchema } from './schemas';
@@ -14,6 +15,7 @@ import { groupNotFound, requireGroup, requireVisibleMerchant, visibleTo } from '
 import { enrolBeforeShowing, requireShownOffer } from './targeting';
 import { readGroupOfferPage, type ListedOffer } from './group-offers';
 import { IssuerCatalogue } from './issuer-catalogue';
+import { OFFER_SORTS, sortKeyOf, type OfferPosition, type OfferSort } from './offer-order';
 import { listedOfferJson, offerPageJson } from './listed-offer-json';
 import type { Validated } from '../../core/validated';
 import { issuerNow, shiftedNow } from '../sandbox/issuer-clock';
@@ -25,6 +27,15 @@ const offerFilterProperties = {
     enum: ['cashback', 'branded'],
     description: 'Offers with a cashback (or branded) rate above 0.',
   },
+  sort: {
+    type: 'string',
+    enum: OFFER_SORTS,
+    default: 'starts_at',
+    description:
+      'The order: starts_at (the default: earliest start first), ends_at (earliest end first, open-ended offers last) ' +
+      'or reward (the highest cashback and branded rates together first, as your groups are paid them); ties by id. ' +
+      'A cursor continues the order it was issued in.',
+  },
 } as const;
 
 const offerListQuerySchema = {
@@ -35,7 +46,10 @@ const offerListQuerySchema = {
 type OfferListQuery = Validated<typeof offerListQuerySchema>;
 
 const tag = 'Merchants and offers';
-const offerPage = { description: 'A page of offers, by startsAt then id.', schema: pageSchema(offerSchema) };
+const offerPage = {
+  description: 'A page of offers, in the order sort asks (by startsAt, then id, by default).',
+  schema: pageSchema(offerSchema),
+};
 
 // The first merchant or offer of a page leads to its own routes under the same group.
 const MERCHANT_LINKS = linksTo(
@@ -69,7 +83,7 @@ async function listOffers(
   query: OfferListQuery,
 ): Promise<Buffer> {
   const now = shiftedNow(clock, issuer.clockOffsetMs);
-  const after = decodeCursor(query.cursor, 2);
+  const after = cursorPosition(query.cursor, query.sort);
   const read = () =>
     readGroupOfferPage(db, catalogue, {
       issuerId: issuer.id,
@@ -79,7 +93,8 @@ async function listOffers(
       status: query.status,
       type: query.type,
       issuerDelayDays: issuer.brandedAvailabilityDelayDays,
-      after: after && { startsAt: cursorDate(after[0]), id: String(after[1]) },
+      sort: query.sort,
+      after,
       take: query.limit + 1,
     });
   let page = await read();
@@ -90,10 +105,11 @@ async function listOffers(
     await enrolBeforeShowing(db, issuer.id, chgId, now, query.merchantId);
     page = await read();
   }
-  const { data, nextCursor } = toPage(page.offers, query.limit, ({ offer }) => [
-    offer.startsAt.toISOString(),
-    offer.id,
-  ]);
+  const { data, nextCursor } = toPage(page.offers, query.limit, ({ offer }) =>
+    query.sort === 'starts_at'
+      ? [offer.startsAt.toISOString(), offer.id]
+      : [query.sort, sortKeyOf(offer, query.sort, issuer.brandedAvailabilityDelayDays), offer.id],
+  );
   const group = (o: ListedOffer) => ({
     issuerDelayDays: issuer.brandedAvailabilityDelayDays,
     merchantActivated: o.activated,
@@ -102,6 +118,24 @@ async function listOffers(
     data.map((o) => listedOfferJson(o.offer, group(o), now)),
     nextCursor,
   );
+}
+
+/**
+ * Where the cursor says the last page ended. The default order's cursor is (startsAt, id), as it
+ * always was; another order's names the order, so a cursor read under another is refused.
+ */
+function cursorPosition(cursor: string | undefined, sort: OfferSort): OfferPosition | undefined {
+  if (sort === 'starts_at') {
+    const after = decodeCursor(cursor, 2);
+    return after && { key: cursorDate(after[0]).getTime(), id: String(after[1]) };
+  }
+  const after = decodeCursor(cursor, 3);
+  if (after === undefined) return undefined;
+  if (after[0] !== sort || typeof after[1] !== 'number' || typeof after[2] !== 'string')
+    throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [
+      { path: '/cursor', message: 'is invalid' },
+    ]);
+  return { key: after[1], id: after[2] };
 }
 
 /** One offer as the group sees it, with whether the group has activated its merchant. */

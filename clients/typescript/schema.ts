@@ -7711,6 +7711,7 @@ export interface operations {
                 merchantId?: string;
                 status?: "scheduled" | "active" | "ended";
                 type?: "cashback" | "branded";
+                sort?: "starts_at" | "ends_at" | "reward";
             };
             header?: {
                 /**
@@ -7727,7 +7728,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of offers, by startsAt then id. */
+            /** @description A page of offers, in the order sort asks (by startsAt, then id, by default). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7823,6 +7824,7 @@ export interface operations {
                 cursor?: string;
                 status?: "scheduled" | "active" | "ended";
                 type?: "cashback" | "branded";
+                sort?: "starts_at" | "ends_at" | "reward";
             };
             header?: {
                 /**
@@ -7841,7 +7843,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of offers, by startsAt then id. */
+            /** @description A page of offers, in the order sort asks (by startsAt, then id, by default). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

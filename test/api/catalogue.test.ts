@@ -346,4 +346,48 @@ describe('issuer catalogue routes', () => {
       assertError(await issuer.call('GET', `${base()}/merchant/${merchant.id}/offer/offer`), 400, 'invalid_id');
     });
   });
+
+  it("orders a group's offers by sort, each order paged by its own cursor, and refuses another order's", async () => {
+    // Branded balance the issuer's groups can use (3-day delay, 365-day expiry), so reward counts both rates.
+    const merchant = merchants[0];
+    const made = [
+      await createOffer(app, merchant.id, { cashbackRateBps: 100, brandedRateBps: 400, startsAt: daysFromNow(-9) }),
+      await createOffer(app, merchant.id, { cashbackRateBps: 300, startsAt: daysFromNow(-8), endsAt: daysFromNow(3) }),
+      await createOffer(app, merchant.id, {
+        reward: {
+          kind: 'tiered',
+          tiers: [
+            { minSpendMinor: 0, cashbackRateBps: 100, brandedRateBps: 0 },
+            { minSpendMinor: 10_000, cashbackRateBps: 900, brandedRateBps: 0 },
+          ],
+        },
+        startsAt: daysFromNow(-7),
+        endsAt: daysFromNow(1),
+      }),
+      await createOffer(app, merchant.id, { cashbackRateBps: 200, startsAt: daysFromNow(-6), endsAt: daysFromNow(2) }),
+    ];
+    const ours = new Set(made.map((o) => o.id));
+    const read = async (sort: string) =>
+      (await walkPages(issuer, `${base()}/merchant/${merchant.id}/offers?sort=${sort}`, 1))
+        .filter((o) => ours.has(o.id))
+        .map((o) => made.findIndex((m) => m.id === o.id));
+    assert.deepEqual(await read('starts_at'), [0, 1, 2, 3]);
+    assert.deepEqual(await read('ends_at'), [2, 3, 1, 0], 'earliest end first, the open-ended offer last');
+    assert.deepEqual(await read('reward'), [2, 0, 1, 3], 'a tiered offer by its highest tier: 9 %, 1 + 4 %, 3 %, 2 %');
+
+    const first = await issuer.call('GET', `${base()}/merchant/${merchant.id}/offers?sort=reward&limit=1`);
+    assert.ok(first.body.nextCursor);
+    const cursor = encodeURIComponent(first.body.nextCursor);
+    assertError(
+      await issuer.call('GET', `${base()}/merchant/${merchant.id}/offers?sort=ends_at&cursor=${cursor}`),
+      400,
+      'invalid_query',
+    );
+    assertError(
+      await issuer.call('GET', `${base()}/merchant/${merchant.id}/offers?cursor=${cursor}`),
+      400,
+      'invalid_query',
+    );
+    assertError(await issuer.call('GET', `${base()}/offers?sort=relevant`), 400, 'invalid_query');
+  });
 });
