@@ -1,8 +1,10 @@
 // A closed-loop HTTP load generator: `connections` loops, each with its own keep-alive
 // socket, each sending its next request when the previous answer is in, for a bounded time.
 // Ours rather than a dependency: node:http does it in these lines, and installing into the
-// shared node_modules from a worktree would disturb the other worktrees.
+// shared node_modules from a worktree would disturb the other worktrees. Reads may go through the
+// lean client instead (bench/lean-http.ts), which costs the machine under test less.
 import http from 'node:http';
+import { LeanConnection } from './lean-http';
 
 export interface RequestSpec {
   method: string;
@@ -28,19 +30,21 @@ export async function closedLoop(options: {
   next: (connection: number, n: number) => RequestSpec;
   /** Stops every loop early (e.g. a fixed amount of work is done). */
   stopWhen?: () => boolean;
+  /** GETs only, each answer sized (Content-Length): the lean client (bench/lean-http.ts). */
+  lean?: boolean;
 }): Promise<LoadResult> {
   const url = new URL(options.baseUrl);
   const result: LoadResult = { requests: 0, errors: 0, seconds: 0, latenciesMs: [] };
   const started = performance.now();
   const deadline = started + options.durationMs;
   const loop = async (connection: number) => {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const client = options.lean ? leanClient(url) : nodeClient(url);
     // Bounded by time and, as a safety net, by count.
     for (let n = 0; n < 10_000_000 && performance.now() < deadline && !options.stopWhen?.(); n++) {
       const spec = options.next(connection, n);
       const t0 = performance.now();
       try {
-        const status = await send(agent, url, spec);
+        const status = await client.send(spec);
         if (status !== options.expectStatus) {
           result.errors++;
           result.firstError ??= `HTTP ${status} on ${spec.method} ${spec.path}`;
@@ -52,11 +56,32 @@ export async function closedLoop(options: {
       result.latenciesMs.push(performance.now() - t0);
       result.requests++;
     }
-    agent.destroy();
+    client.close();
   };
   await Promise.all(Array.from({ length: options.connections }, (_, i) => loop(i)));
   result.seconds = (performance.now() - started) / 1000;
   return result;
+}
+
+interface Client {
+  send(spec: RequestSpec): Promise<number>;
+  close(): void;
+}
+
+function nodeClient(url: URL): Client {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  return { send: (spec) => send(agent, url, spec), close: () => agent.destroy() };
+}
+
+function leanClient(url: URL): Client {
+  const connection = new LeanConnection(url.hostname, Number(url.port));
+  return {
+    send: (spec) => {
+      if (spec.method !== 'GET' || spec.body !== undefined) throw new Error('the lean client only GETs');
+      return connection.get(spec.path, spec.headers);
+    },
+    close: () => connection.close(),
+  };
 }
 
 export function send(agent: http.Agent | undefined, url: URL, spec: RequestSpec): Promise<number> {

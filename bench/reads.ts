@@ -28,6 +28,7 @@ export async function runReads(options: {
     durationMs: options.seconds * 1000,
     expectStatus: 200,
     next: () => ({ method: 'GET', path: options.paths[i++ % options.paths.length], headers }),
+    lean: true,
   });
   return {
     requestsPerSecond: (r.requests - r.errors) / r.seconds,
