@@ -1,8 +1,9 @@
 // A keep-alive HTTP/1.1 connection for the read phases: one request at a time, and of each answer
 // only what a load generator needs, its status and where it ends (Content-Length). The bench runs on
 // the machine it measures, so what its client spends is taken from the service: node:http's client
-// cost about half a core at 1,400 reads a second of the offer list (top, per process, on two cores),
-// a third of the machine; this one reads the same answers for a small part of it (docs/benchmarks.md).
+// cost about half a core at 1,400 reads a second of the offer list (top, per process, on two cores,
+// unrecorded), a third of the machine; this one reads the same answers for a small part of it
+// (docs/benchmarks.md).
 import net from 'node:net';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
