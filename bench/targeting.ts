@@ -44,7 +44,8 @@ export interface TargetingResult {
   treatedGroups: number;
   fixtureGroups: number;
   drain: { pending: number; trialBalanceMinor: number };
-  list: ReadResult & { offers: number; enrolSeconds: number };
+  /** The first page; `ranked`, the same by relevance (sort=relevance). */
+  list: ReadResult & { offers: number; enrolSeconds: number; ranked: ReadResult };
   enrolment: {
     groups: number;
     seedSeconds: number;
@@ -225,16 +226,20 @@ async function offerList(o: TargetingOptions, db: pg.Client): Promise<TargetingR
   // pages are all visible), and the API's list warmed up (its code compiled, each process's
   // catalogue read) by reads that are not counted.
   await db.query('VACUUM ANALYZE offer_enrolment');
-  const read = (seconds: number) =>
+  const read = (seconds: number, query = '') =>
     runReads({
       apiUrl: o.stack.apiUrl,
       token: o.fixture.token,
-      paths: o.fixture.groups.map((g) => `/api/v2/chg/${g.chgId}/offers`),
+      paths: o.fixture.groups.map((g) => `/api/v2/chg/${g.chgId}/offers${query}`),
       seconds,
       connections: o.readConnections,
     });
   await read(LIST_WARM_UP_SECONDS);
-  return { ...(await read(o.readSeconds)), offers: offerIds.length, enrolSeconds };
+  const list = await read(o.readSeconds);
+  // The same lists by relevance: each ranked by the group's own history, read in the same statement.
+  await read(LIST_WARM_UP_SECONDS, '?sort=relevance');
+  const ranked = await read(o.readSeconds, '?sort=relevance');
+  return { ...list, ranked, offers: offerIds.length, enrolSeconds };
 }
 
 /** `groups` active groups of the issuer, created 60 days ago, a tenth carrying the excluded segment. */

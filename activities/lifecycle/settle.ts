@@ -24,6 +24,7 @@ import { budgetUseOf, decideReward, redecideAfterDraw } from './decide';
 import { BudgetRaceLost } from '../../core/domain/budgets';
 import { budgetRetries } from '../../core/metrics';
 import { storedOutcome } from './stored-outcome';
+import { merchantHistoryCte } from './merchant-history';
 import type { LifecycleDeps } from './deps';
 import type { StepInput, StepOutcome } from './types';
 
@@ -92,6 +93,7 @@ async function settleOnce(deps: LifecycleDeps, input: StepInput): Promise<StepOu
             deps.relay?.claimMs,
           )
         : undefined;
+    const history = merchantHistoryCte(ctx);
     await writeBatch(tx, batch, ctx.accounts, {
       ctes: [
         Prisma.sql`event_outcome AS (
@@ -99,6 +101,7 @@ async function settleOnce(deps: LifecycleDeps, input: StepInput): Promise<StepOu
                  processed_at = ${at}, failure_reason = NULL
            WHERE id = ${event.id})`,
         ...(webhook ? [webhook.cte] : []),
+        ...(history ? [history] : []),
       ],
       select: webhook ? [webhook.select] : [],
     });

@@ -11,6 +11,8 @@ import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { issuerOfferStatus } from './present';
 import type { CatalogueOffer, IssuerCatalogue } from './issuer-catalogue';
 import { firstAfter, orderedOffers, type OfferPosition, type OfferSort, type OrderedOffers } from './offer-order';
+import { rankedOffers } from './ranked-offers';
+import type { MerchantHistory } from '../../core/rules/relevance';
 
 export interface GroupOfferQuery {
   issuerId: string;
@@ -39,6 +41,8 @@ export interface GroupOfferPage {
   /** A live targeted offer within the page's reach has no enrolment of the group yet: enrol, then read again. */
   enrolmentPending: boolean;
   offers: ListedOffer[];
+  /** Under sort=relevance: each offer's relevance to the group, by offer id. */
+  relevance?: Map<string, number>;
 }
 
 // $1 issuer, $2 group, $3 the targeted offers within the page's reach (window below). One row, or
@@ -64,6 +68,32 @@ interface ViewRow {
   activated: string | null;
 }
 
+// The ranked list's view ($1 issuer, $2 group): as GROUP_OFFER_VIEW, with the group's enrolments in
+// every offer (the order, and so the page's reach, is known only once the history is read) and its
+// purchase history by merchant, each as [merchant id, category, purchases, spend, latest in ms].
+export const GROUP_RANKED_VIEW: HotStatement = {
+  name: 'group_ranked_view_v1',
+  text: `
+    SELECT cv.version::text AS catalogue_version,
+           (SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
+              FROM offer_enrolment e WHERE e.chg_id = g.id) AS enrolled,
+           (SELECT string_agg(a.merchant_id, ',')
+              FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated,
+           -- Each merchant's category by its key: a few rows, never a scan of the merchants.
+           (SELECT json_agg(json_build_array(h.merchant_id,
+                                             (SELECT m.category FROM merchant m WHERE m.id = h.merchant_id),
+                                             h.purchases, h.spend_minor,
+                                             (extract(epoch FROM h.last_purchase_at) * 1000)::bigint))
+              FROM chg_merchant_history h WHERE h.chg_id = g.id) AS history
+      FROM (SELECT g0.id, g0.issuer_id FROM cardholder_group g0 WHERE g0.id = $2 OFFSET 0) g
+      CROSS JOIN catalogue_version cv
+     WHERE g.issuer_id = $1 AND cv.id = 1`,
+};
+
+interface RankedViewRow extends ViewRow {
+  history: Array<[string, string, number, number, number]> | null;
+}
+
 /** Offers past the page's own the first window takes, for the targeted ones the group is not shown. */
 const WINDOW_SLACK = 16;
 
@@ -74,10 +104,12 @@ export async function readGroupOfferPage(
 ): Promise<GroupOfferPage> {
   // The held catalogue says which enrolments the page needs; the statement says whether it is
   // still the committed one. Rarely not: then again, with the catalogue read afresh.
+  const sort = q.sort;
+  if (sort === 'relevance') return readRankedPage(db, catalogue, q);
   let held = catalogue.held(q.issuerId) ?? (await catalogue.atLeast(db, q.issuerId, 0n));
   let size = q.take + WINDOW_SLACK;
   for (;;) {
-    const ordered = orderedOffers(held.offers, q.sort, q.issuerDelayDays);
+    const ordered = orderedOffers(held.offers, sort, q.issuerDelayDays);
     const reach = windowOf(ordered, q, size);
     const [view] = await hotQuery<ViewRow>(db, GROUP_OFFER_VIEW, [q.issuerId, q.chgId, reach.targeted]);
     if (!view) return { groupFound: false, enrolmentPending: false, offers: [] };
@@ -91,6 +123,26 @@ export async function readGroupOfferPage(
     if (page.enrolmentPending || page.offers.length === q.take || reach.end === ordered.offers.length) return page;
     size *= 4;
   }
+}
+
+/** The page by relevance: the group's history orders the whole catalogue, so every enrolment is read. */
+async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQuery): Promise<GroupOfferPage> {
+  let held = catalogue.held(q.issuerId) ?? (await catalogue.atLeast(db, q.issuerId, 0n));
+  const [view] = await hotQuery<RankedViewRow>(db, GROUP_RANKED_VIEW, [q.issuerId, q.chgId]);
+  if (!view) return { groupFound: false, enrolmentPending: false, offers: [] };
+  const version = BigInt(view.catalogue_version);
+  if (held.version < version) held = await catalogue.atLeast(db, q.issuerId, version);
+  const history: MerchantHistory[] = (view.history ?? []).map(([merchantId, category, purchases, spend, lastMs]) => ({
+    merchantId,
+    category,
+    purchases,
+    spendMinor: Number(spend),
+    lastPurchaseAt: new Date(Number(lastMs)),
+  }));
+  const ranked = rankedOffers(held.offers, history, q.now, q.issuerDelayDays);
+  const arms = armsOf(view.enrolled);
+  const page = pageOf(ranked, q, ranked.offers.length, arms, new Set(splitIds(view.activated)));
+  return { ...page, relevance: ranked.relevance };
 }
 
 const splitIds = (ids: string | null) => (ids ? ids.split(',') : []);

@@ -13,6 +13,8 @@ export type CatalogueOffer = PresentedOffer & {
   merchant: OfferMerchant;
   /** Shown only to the groups enrolled in it as treated (API.md, Targeted offers). */
   targeted: boolean;
+  /** The merchant's category: a ranked list weighs the group's purchases in it (ranked-offers.ts). */
+  merchantCategory: string;
 };
 
 export interface HeldCatalogue {
@@ -75,7 +77,7 @@ const CATALOGUE = `
              o.activation, o.audience, o.holdout_bps, o.reward, o.priority, o.mccs, o.starts_at, o.ends_at, o.status,
              ${TARGETED} AS targeted,
              m.status AS merchant_status, m.branded_enabled, m.branded_availability_delay_days,
-             m.branded_expiry_days
+             m.branded_expiry_days, m.category AS merchant_category
         FROM offer o JOIN merchant m ON m.id = o.merchant_id
        WHERE m.issuer_ids IS NULL OR $1 = ANY (m.issuer_ids)) c ON true
    WHERE v.id = 1`;
@@ -109,6 +111,7 @@ interface CatalogueRow {
   branded_enabled: boolean;
   branded_availability_delay_days: number;
   branded_expiry_days: number;
+  merchant_category: string;
 }
 
 async function readCatalogue(db: Db, issuerId: string): Promise<HeldCatalogue> {
@@ -152,6 +155,7 @@ function toCatalogueOffer(r: CatalogueRow): CatalogueOffer {
     endsAt: r.ends_at,
     status: r.status,
     targeted: r.targeted,
+    merchantCategory: r.merchant_category,
     merchant: {
       status: r.merchant_status,
       brandedEnabled: r.branded_enabled,

@@ -26,6 +26,11 @@ export function listedOfferJson(
   return text;
 }
 
+/** A listed offer's text with its relevance to the group first (sort=relevance): the group's, so never kept. */
+export function withRelevance(text: Buffer, relevance: number): Buffer {
+  return Buffer.concat([Buffer.from(`{"relevance":${relevance},`), text.subarray(1)]);
+}
+
 const PAGE_START = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
 

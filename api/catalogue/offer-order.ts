@@ -2,16 +2,20 @@
 // pair the page's cursor carries, so a page continues exactly where the last one ended whatever
 // the order. The held catalogue is in `starts_at` order already (issuer-catalogue.ts); any other
 // order is computed once per held catalogue (a new version is a new array) and issuer delay,
-// which decides the branded rate an offer pays the issuer's groups.
+// which decides the branded rate an offer pays the issuer's groups; but relevance, which is the
+// group's own (ranked-offers.ts) and is ordered for each list.
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import type { CatalogueOffer } from './issuer-catalogue';
 
-export const OFFER_SORTS = ['starts_at', 'ends_at', 'reward'] as const;
+export const OFFER_SORTS = ['starts_at', 'ends_at', 'reward', 'relevance'] as const;
+/** The orders the same for every group of an issuer. */
+export type CatalogueSort = Exclude<OfferSort, 'relevance'>;
 export type OfferSort = (typeof OFFER_SORTS)[number];
 
-/** Where an offer stands in an order: its key, then its id. */
+/** Where an offer stands in an order: its key, then (relevance only: its start) its tie, then its id. */
 export interface OfferPosition {
   key: number;
+  tie?: number;
   id: string;
 }
 
@@ -20,24 +24,25 @@ export interface OfferPosition {
  * open-ended offer last; the most reward (its cashback and branded headline rates as the issuer's
  * groups are paid them), negated.
  */
-export function sortKeyOf(o: CatalogueOffer, sort: OfferSort, issuerDelayDays: number): number {
+export function sortKeyOf(o: CatalogueOffer, sort: CatalogueSort, issuerDelayDays: number): number {
   if (sort === 'starts_at') return o.startsAt.getTime();
   if (sort === 'ends_at') return o.endsAt === null ? Number.MAX_SAFE_INTEGER : o.endsAt.getTime();
   return -(o.cashbackRateBps + effectiveBrandedRateBps(o.brandedRateBps, o.merchant, issuerDelayDays));
 }
 
 export const byPosition = (a: OfferPosition, b: OfferPosition): number =>
-  a.key - b.key || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  a.key - b.key || (a.tie ?? 0) - (b.tie ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** The offers in one order, with each one's key at the same index. */
+/** The offers in one order, with each one's key (and tie, when the order has them) at the same index. */
 export interface OrderedOffers {
   offers: CatalogueOffer[];
   keys: number[];
+  ties?: number[];
 }
 
 const orders = new WeakMap<readonly CatalogueOffer[], Map<string, OrderedOffers>>();
 
-export function orderedOffers(held: CatalogueOffer[], sort: OfferSort, issuerDelayDays: number): OrderedOffers {
+export function orderedOffers(held: CatalogueOffer[], sort: CatalogueSort, issuerDelayDays: number): OrderedOffers {
   let byOrder = orders.get(held);
   if (!byOrder) orders.set(held, (byOrder = new Map()));
   // Only the reward order depends on the issuer's delay.
@@ -59,7 +64,8 @@ export function firstAfter(ordered: OrderedOffers, after: OfferPosition): number
   let high = ordered.offers.length;
   while (low < high) {
     const mid = (low + high) >>> 1;
-    if (byPosition({ key: ordered.keys[mid], id: ordered.offers[mid].id }, after) <= 0) low = mid + 1;
+    const at = { key: ordered.keys[mid], tie: ordered.ties?.[mid], id: ordered.offers[mid].id };
+    if (byPosition(at, after) <= 0) low = mid + 1;
     else high = mid;
   }
   return low;

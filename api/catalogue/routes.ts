@@ -16,7 +16,7 @@ import { enrolBeforeShowing, requireShownOffer } from './targeting';
 import { readGroupOfferPage, type ListedOffer } from './group-offers';
 import { IssuerCatalogue } from './issuer-catalogue';
 import { OFFER_SORTS, sortKeyOf, type OfferPosition, type OfferSort } from './offer-order';
-import { listedOfferJson, offerPageJson } from './listed-offer-json';
+import { listedOfferJson, offerPageJson, withRelevance } from './listed-offer-json';
 import type { Validated } from '../../core/validated';
 import { issuerNow, shiftedNow } from '../sandbox/issuer-clock';
 
@@ -32,9 +32,11 @@ const offerFilterProperties = {
     enum: OFFER_SORTS,
     default: 'starts_at',
     description:
-      'The order: starts_at (the default: earliest start first), ends_at (earliest end first, open-ended offers last) ' +
-      'or reward (the highest cashback and branded rates together first, as your groups are paid them); ties by id. ' +
-      'A cursor continues the order it was issued in.',
+      'The order: starts_at (the default: earliest start first), ends_at (earliest end first, open-ended offers last), ' +
+      'reward (the highest cashback and branded rates together first, as your groups are paid them), ties by id; ' +
+      "or relevance (the highest relevance to the group first, each offer's relevance in the answer: the reward on the " +
+      "group's typical purchase at the merchant, weighted by how often and how recently it bought there and in the " +
+      "merchant's category), ties by startsAt, then id. A cursor continues the order it was issued in.",
   },
 } as const;
 
@@ -47,7 +49,8 @@ type OfferListQuery = Validated<typeof offerListQuerySchema>;
 
 const tag = 'Merchants and offers';
 const offerPage = {
-  description: 'A page of offers, in the order sort asks (by startsAt, then id, by default).',
+  description:
+    'A page of offers, in the order sort asks (by startsAt, then id, by default); under sort=relevance each carries its relevance.',
   schema: pageSchema(offerSchema),
 };
 
@@ -105,17 +108,23 @@ async function listOffers(
     await enrolBeforeShowing(db, issuer.id, chgId, now, query.merchantId);
     page = await read();
   }
+  const relevance = page.relevance;
   const { data, nextCursor } = toPage(page.offers, query.limit, ({ offer }) =>
     query.sort === 'starts_at'
       ? [offer.startsAt.toISOString(), offer.id]
-      : [query.sort, sortKeyOf(offer, query.sort, issuer.brandedAvailabilityDelayDays), offer.id],
+      : query.sort === 'relevance'
+        ? [query.sort, -relevance!.get(offer.id)!, offer.startsAt.getTime(), offer.id]
+        : [query.sort, sortKeyOf(offer, query.sort, issuer.brandedAvailabilityDelayDays), offer.id],
   );
   const group = (o: ListedOffer) => ({
     issuerDelayDays: issuer.brandedAvailabilityDelayDays,
     merchantActivated: o.activated,
   });
   return offerPageJson(
-    data.map((o) => listedOfferJson(o.offer, group(o), now)),
+    data.map((o) => {
+      const json = listedOfferJson(o.offer, group(o), now);
+      return relevance ? withRelevance(json, relevance.get(o.offer.id)!) : json;
+    }),
     nextCursor,
   );
 }
@@ -129,13 +138,16 @@ function cursorPosition(cursor: string | undefined, sort: OfferSort): OfferPosit
     const after = decodeCursor(cursor, 2);
     return after && { key: cursorDate(after[0]).getTime(), id: String(after[1]) };
   }
-  const after = decodeCursor(cursor, 3);
+  const ranked = sort === 'relevance';
+  const after = decodeCursor(cursor, ranked ? 4 : 3);
   if (after === undefined) return undefined;
-  if (after[0] !== sort || typeof after[1] !== 'number' || typeof after[2] !== 'string')
+  const [name, key, ...rest] = after;
+  const [tie, id] = ranked ? rest : [undefined, rest[0]];
+  if (name !== sort || typeof key !== 'number' || (ranked && typeof tie !== 'number') || typeof id !== 'string')
     throw errors.validation('invalid_query', 'The cursor is not one this service issued.', [
       { path: '/cursor', message: 'is invalid' },
     ]);
-  return { key: after[1], id: after[2] };
+  return { key, tie: tie as number | undefined, id };
 }
 
 /** One offer as the group sees it, with whether the group has activated its merchant. */

@@ -501,6 +501,15 @@ export const offerSchema = named(
           'For an opt_in offer, whether the group has activated the merchant (the offer pays only then); null for an ' +
           'auto offer, which needs no activation.',
       },
+      relevance: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          "Only in a group's list under sort=relevance: the offer's reward on the group's typical purchase at the " +
+          'merchant (minor units), times a weight from 1,000 to 4,000 thousandths by how often and how recently the ' +
+          "group bought there (up to 2,000) and elsewhere in the merchant's category (up to 1,000); the formula is in " +
+          'the integration guide.',
+      },
     },
   },
   { ...exampleOffer, activated: true },

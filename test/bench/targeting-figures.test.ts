@@ -32,6 +32,7 @@ function result(controlSharePercent: number): TargetingResult {
       errors: 0,
       offers: 500,
       enrolSeconds: 40,
+      ranked: { requestsPerSecond: 700, p50Ms: 25, p99Ms: 61, requests: 10_500, errors: 0 },
     },
     enrolment: {
       groups: 1_000_000,
@@ -66,6 +67,8 @@ describe('bench/targeting-figures', () => {
     assert.equal(met(share), true);
     const list = rows.get("Targeting: a group's offer list over 500 live targeted offers, p99")!;
     assert.deepEqual([list.value, list.target], [48, { op: '<=', value: 50 }]);
+    const ranked = rows.get("Targeting: a group's offer list by relevance over 500 live targeted offers, p99")!;
+    assert.deepEqual([ranked.value, ranked.target, met(ranked)], [61, { op: '<=', value: 50 }, false]);
     const enrolment = rows.get('Targeting: enrolment run over 1,000,000 groups')!;
     assert.deepEqual([enrolment.value, enrolment.target], [58, { op: '<=', value: 60 }]);
     assert.deepEqual(rows.get('Targeting: enrolment run, Temporal actions per 1,000 groups')!.target, {

@@ -4,12 +4,14 @@
 // the tier in its match trace, the eligibility preview agreeing; a refund takes back its share of
 // what the tier paid. Stacking: the merchant's policy picks the offer that applies, the trace
 // says of every qualifying offer why it applied or not, and a change of policy applies to the next
-// purchase. The books balance throughout.
+// purchase. Ranking: a group's settled purchases order its offers by relevance, with each figure
+// recomputable by the formula. The books balance throughout.
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
 import { buyAt, shopperAt as shopperOf, type Shopper } from '../helpers/shoppers';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
+import { newIssuer } from '../helpers/app';
 
 const TIERS = [
   { minSpendMinor: 2_000, cashbackRateBps: 200, brandedRateBps: 0 },
@@ -188,5 +190,56 @@ describe('offer mechanics', function () {
     });
     assert.equal(badPriority.status, 400, badPriority.text);
     await assertLedgerHealthy(stack.db, s.issuer.id);
+  });
+
+  it("ranks a group's offers by relevance from its settled purchases, each figure as the formula gives it", async () => {
+    // Merchants only a new issuer sees, so the list holds these offers alone.
+    const owner = await newIssuer(stack.app, 'sandbox');
+    const issuerIds = [owner.id];
+    const [a, b, c] = [
+      await createMerchant(stack.app, { category: 'dining', issuerIds }),
+      await createMerchant(stack.app, { category: 'dining', issuerIds }),
+      await createMerchant(stack.app, { category: 'fuel', issuerIds }),
+    ];
+    const start = { startsAt: daysFromNow(-5) };
+    const offers = [
+      await createOffer(stack.app, a.id, { cashbackRateBps: 200, ...start }),
+      await createOffer(stack.app, b.id, { cashbackRateBps: 500, ...start }),
+      await createOffer(stack.app, c.id, { cashbackRateBps: 300, ...start }),
+    ];
+    const name = (id: string) => ['a', 'b', 'c'][offers.findIndex((o) => o.id === id)];
+    const ranked = async (s: Shopper, limit = 50) => {
+      const pages: any[] = [];
+      let cursor: string | null = null;
+      do {
+        const query = `sort=relevance&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const res: any = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/offers?${query}`);
+        assert.equal(res.status, 200, res.text);
+        pages.push(...res.body.data);
+        cursor = res.body.nextCursor;
+      } while (cursor);
+      return pages.filter((o) => name(o.id)).map((o) => [name(o.id), o.relevance]);
+    };
+
+    // No history: the reward on a purchase of 2,500, weight 1,000.
+    const newcomer = await shopperOf(stack, a.id, owner);
+    assert.deepEqual(await ranked(newcomer), [['b', 125], ['c', 75], ['a', 50]]);
+
+    const regular = await shopperOf(stack, a.id, owner);
+    for (let i = 0; i < 3; i++) assert.equal((await buy(regular, a.id, 10_000)).status, 'matched');
+    const row = await stack.db.chgMerchantHistory.findUniqueOrThrow({
+      where: { chgId_merchantId: { chgId: regular.chgId, merchantId: a.id } },
+    });
+    assert.deepEqual([row.purchases, row.spendMinor], [3, 30_000n]);
+    // a: 200 on its typical 10,000, weight 1,000 + 2,000 x 0.3 = 1,600 -> 320. b: the category's
+    // typical 10,000 at 5 % = 500, weight 1,000 + 1,000 x 0.3 -> 650. c: no fuel history -> 75.
+    const expected = [['b', 650], ['a', 320], ['c', 75]];
+    assert.deepEqual(await ranked(regular), expected);
+    assert.deepEqual(await ranked(regular, 1), expected, 'page by page, the same order');
+    assert.deepEqual(await ranked(newcomer), [['b', 125], ['c', 75], ['a', 50]], "another group's purchases move nothing");
+
+    const plain = await regular.issuer.call('GET', `/api/v2/chg/${regular.chgId}/offers`);
+    assert.ok(plain.body.data.every((o: any) => !('relevance' in o)), 'relevance only in a ranked list');
+    await assertLedgerHealthy(stack.db);
   });
 });

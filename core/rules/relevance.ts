@@ -1,0 +1,132 @@
+// How relevant an offer is to a group (API.md, Offer mechanics, Ranked lists; decision 0053): the
+// reward the offer would give the group's typical purchase at its merchant, weighted by how often
+// and how recently the group bought there, and in the merchant's category elsewhere. Integers
+// throughout: the figure is minor units of reward, scaled by a weight in thousandths, so an issuer's
+// engineer can recompute any offer's `relevance` from the group's history by hand.
+import { tierOf, type Tier } from './reward-kinds';
+
+/** The group's settled purchases at one merchant (chg_merchant_history). */
+export interface MerchantHistory {
+  merchantId: string;
+  category: string;
+  purchases: number;
+  spendMinor: number;
+  lastPurchaseAt: Date;
+}
+
+/** What the formula reads of an offer, as the group is paid it (branded-rate.ts, withUsableBranded). */
+export interface RankedOffer {
+  merchantId: string;
+  category: string;
+  minSpendMinor: number;
+  cashbackRateBps: number;
+  brandedRateBps: number;
+  /** A tiered offer's tiers: the typical purchase's tier pays. */
+  tiers: readonly Tier[] | null;
+  /** The cap on one purchase's reward (null: none). */
+  maxRewardMinor: number | null;
+}
+
+export const RELEVANCE = {
+  /** A group with no purchase at the merchant or in its category: a purchase of this size, or the offer's minimum. */
+  defaultPurchaseMinor: 2_500,
+  /** Purchases beyond this many say nothing more about a group's habit. */
+  frequencyCap: 10,
+  /** A purchase this many days old counts half as much as one today. */
+  halfLifeDays: 30,
+  /** Weights in thousandths: the base, the merchant's affinity at full strength, the category's. */
+  baseWeight: 1_000,
+  merchantWeight: 2_000,
+  categoryWeight: 1_000,
+} as const;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** What the group's history says at one merchant and, elsewhere, in its category. */
+export interface Habit {
+  purchases: number;
+  spendMinor: number;
+  /** Whole days since the latest purchase; null with no purchase. */
+  daysSince: number | null;
+}
+
+/** The group's history by merchant, and each category's merchants, once per list. */
+export interface GroupHabits {
+  byMerchant: Map<string, Habit>;
+  byCategory: Map<string, Array<Habit & { merchantId: string }>>;
+}
+
+export function habitsOf(history: readonly MerchantHistory[], now: Date): GroupHabits {
+  const byMerchant = new Map<string, Habit>();
+  const byCategory = new Map<string, Array<Habit & { merchantId: string }>>();
+  for (const h of history) {
+    const daysSince = Math.max(0, Math.floor((now.getTime() - h.lastPurchaseAt.getTime()) / DAY_MS));
+    const habit = { purchases: h.purchases, spendMinor: h.spendMinor, daysSince };
+    byMerchant.set(h.merchantId, habit);
+    const merchants = byCategory.get(h.category) ?? [];
+    merchants.push({ ...habit, merchantId: h.merchantId });
+    byCategory.set(h.category, merchants);
+  }
+  return { byMerchant, byCategory };
+}
+
+const NO_HABIT: Habit = { purchases: 0, spendMinor: 0, daysSince: null };
+
+/** The group's purchases in the offer's category at merchants other than the offer's, together. */
+function elsewhereInCategory(habits: GroupHabits, offer: RankedOffer): Habit {
+  let sum = NO_HABIT;
+  for (const h of habits.byCategory.get(offer.category) ?? [])
+    if (h.merchantId !== offer.merchantId)
+      sum = {
+        purchases: sum.purchases + h.purchases,
+        spendMinor: sum.spendMinor + h.spendMinor,
+        daysSince: sum.daysSince === null ? h.daysSince : Math.min(sum.daysSince, h.daysSince!),
+      };
+  return sum;
+}
+
+/** The group's typical purchase at the offer's merchant: its mean there, else in the category, else a default. */
+export function typicalPurchaseMinor(offer: RankedOffer, habits: GroupHabits): number {
+  const here = habits.byMerchant.get(offer.merchantId);
+  if (here && here.purchases > 0) return Math.floor(here.spendMinor / here.purchases);
+  const category = elsewhereInCategory(habits, offer);
+  if (category.purchases > 0) return Math.floor(category.spendMinor / category.purchases);
+  return Math.max(RELEVANCE.defaultPurchaseMinor, offer.minSpendMinor);
+}
+
+/** What the offer gives one purchase of `amountMinor`: its tier's (or flat) rates on it, within its cap. */
+export function rewardOnMinor(offer: RankedOffer, amountMinor: number): number {
+  const minimum = offer.tiers
+    ? Math.max(offer.minSpendMinor, Math.min(...offer.tiers.map((t) => t.minSpendMinor)))
+    : offer.minSpendMinor;
+  if (amountMinor < minimum) return 0;
+  const tier = offer.tiers ? tierOf(offer.tiers, amountMinor) : null;
+  const { cashbackRateBps: cashbackBps, brandedRateBps: brandedBps } = tier ?? offer;
+  const reward = Math.floor((amountMinor * cashbackBps) / 10_000) + Math.floor((amountMinor * brandedBps) / 10_000);
+  return offer.maxRewardMinor === null ? reward : Math.min(reward, offer.maxRewardMinor);
+}
+
+/** How strongly a habit pulls, in thousandths: up to 1,000 for frequencyCap purchases today. */
+export function affinityOf(habit: Habit): number {
+  if (habit.purchases <= 0 || habit.daysSince === null) return 0;
+  const frequency = Math.min(habit.purchases, RELEVANCE.frequencyCap) / RELEVANCE.frequencyCap;
+  const recency = Math.pow(0.5, habit.daysSince / RELEVANCE.halfLifeDays);
+  return Math.floor(1_000 * frequency * recency);
+}
+
+/** The weight of an offer for the group, in thousandths: 1,000 with no history, up to 4,000. */
+export function weightOf(offer: RankedOffer, habits: GroupHabits): number {
+  const merchant = affinityOf(habits.byMerchant.get(offer.merchantId) ?? NO_HABIT);
+  const category = affinityOf(elsewhereInCategory(habits, offer));
+  return (
+    RELEVANCE.baseWeight +
+    Math.floor((RELEVANCE.merchantWeight * merchant) / 1_000) +
+    Math.floor((RELEVANCE.categoryWeight * category) / 1_000)
+  );
+}
+
+/** relevance = floor(reward on the typical purchase x weight / 1,000). */
+export function relevanceOf(offer: RankedOffer, habits: GroupHabits): number {
+  const reward = rewardOnMinor(offer, typicalPurchaseMinor(offer, habits));
+  return Math.floor((reward * weightOf(offer, habits)) / 1_000);
+}
