@@ -388,6 +388,22 @@ describe('issuer catalogue routes', () => {
       400,
       'invalid_query',
     );
+    assertError(
+      await issuer.call('GET', `${base()}/merchant/${merchant.id}/offers?sort=relevance&cursor=${cursor}`),
+      400,
+      'invalid_query',
+    );
+    const ranked = await issuer.call('GET', `${base()}/merchant/${merchant.id}/offers?sort=relevance&limit=1`);
+    assert.equal(ranked.status, 200, ranked.text);
+    assert.ok(Number.isInteger(ranked.body.data[0].relevance) && ranked.body.nextCursor);
+    assertError(
+      await issuer.call(
+        'GET',
+        `${base()}/merchant/${merchant.id}/offers?sort=reward&cursor=${encodeURIComponent(ranked.body.nextCursor)}`,
+      ),
+      400,
+      'invalid_query',
+    );
     assertError(await issuer.call('GET', `${base()}/offers?sort=relevant`), 400, 'invalid_query');
   });
 });
