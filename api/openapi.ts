@@ -4,7 +4,7 @@
 // and every answer lists the headers the middleware sets on it.
 import { errorObjectSchema } from './schemas/common';
 import { exampleId } from './schemas/examples';
-import { ERROR_CLASSES, type ErrorName } from '../core/errors';
+import { CARD_NUMBER_REFUSED, ERROR_CLASSES, type ErrorName } from '../core/errors';
 import { ResponseComponents, SchemaComponents } from './openapi-components';
 import { bodyRequired, pathParamSchema, type PathPattern, type RouteSpec } from './route';
 import type { IdPrefix } from '../core/ids';
@@ -27,6 +27,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflict with stored state (`reasonCode` says which).',
   413: 'Body larger than 1 MiB.',
   415: 'Body not application/json.',
+  422:
+    'A card number (13 to 19 digits, spaces or dashes between them, passing the Luhn check) in a field of the body, in ' +
+    'the query string or in the Idempotency-Key: `reasonCode` pan_detected, `details.errors` names where, never the value. ' +
+    'Nothing was stored.',
 };
 
 // Idempotency-Key (api/middleware/idempotency.ts) on every POST, PUT, PATCH and DELETE.
@@ -245,6 +249,8 @@ function ownReasonCodes(codes: Record<string, string>): string {
 
 function errorStatuses(route: RouteSpec, keyed: boolean): Set<number> {
   const statuses = new Set<number>(route.errorStatuses ?? []);
+  // Any query string, body or Idempotency-Key is looked at for card numbers (api/route.ts, json-body.ts).
+  statuses.add(422);
   if (route.auth !== 'none') statuses.add(401);
   if (keyed) {
     statuses.add(400);
@@ -289,6 +295,12 @@ const ERROR_EXAMPLES: Record<number, { name: ErrorName; reasonCode?: string; mes
   },
   413: { name: 'payload_too_large', message: 'The request body is larger than 1 MiB.' },
   415: { name: 'unsupported_media_type', message: 'Send the body as application/json.' },
+  422: {
+    name: 'unprocessable',
+    reasonCode: 'pan_detected',
+    message: CARD_NUMBER_REFUSED,
+    details: { errors: [{ path: '/settings/metadata/note', message: 'holds a card number' }] },
+  },
   429: {
     name: 'rate_limited',
     reasonCode: 'request_rate_exceeded',

@@ -6,6 +6,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { idPattern, isId, type IdPrefix } from '../core/ids';
 import { errors } from '../core/errors';
+import { holdsCardNumber } from '../core/rules/card-numbers';
 import type { JSONSchema, Validated } from '../core/validated';
 import { assertValid, compileBody, compileQuery, type Validator } from './validation';
 import type { AuthKind } from './middleware/auth';
@@ -156,6 +157,15 @@ export function mountRoutes(
   }
 }
 
+/** A card number in the query string is refused before anything echoes its parameters (decision 0054). */
+function refuseCardNumbers(query: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(query)) {
+    const values = Array.isArray(value) ? (value as unknown[]) : [value];
+    if (holdsCardNumber(name) || values.some((v) => typeof v === 'string' && holdsCardNumber(v)))
+      throw errors.panDetected(holdsCardNumber(name) ? '/' : `/${name}`);
+  }
+}
+
 /** An object schema with required fields (or anything else) needs a body; all-optional objects do not. */
 export function bodyRequired(schema: object): boolean {
   const s = schema as { type?: unknown; required?: unknown[]; minProperties?: number };
@@ -183,6 +193,7 @@ function readInput(ctx: Context, route: CompiledRoute): RouteInput<unknown, Reco
     }
   }
   const query: Record<string, unknown> = { ...ctx.query };
+  refuseCardNumbers(query);
   if (route.query) {
     assertValid(route.query, query, 'invalid_query', 'query string');
   } else if (Object.keys(query).length > 0) {

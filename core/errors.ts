@@ -12,6 +12,7 @@ export const ERROR_CLASSES = {
   conflict: { code: 40900, status: 409 },
   payload_too_large: { code: 41300, status: 413 },
   unsupported_media_type: { code: 41500, status: 415 },
+  unprocessable: { code: 42200, status: 422 },
   rate_limited: { code: 42900, status: 429 },
   headers_too_large: { code: 43100, status: 431 },
   internal_error: { code: 50000, status: 500 },
@@ -83,6 +84,9 @@ export class ApiError extends Error {
   }
 }
 
+export const CARD_NUMBER_REFUSED =
+  'A card number (13 to 19 digits passing the Luhn check) is not accepted in any field: send the last four digits at most.';
+
 // Factories: call sites read as the error they raise.
 export const errors = {
   validation(reasonCode: string, message: string, fieldErrors?: FieldError[]): ApiError {
@@ -93,6 +97,13 @@ export const errors = {
   },
   unauthenticated(reasonCode: 'missing_token' | 'invalid_token', message: string): ApiError {
     return new ApiError('unauthenticated', message, { reasonCode, headers: { 'WWW-Authenticate': 'Bearer' } });
+  },
+  /** A card number in a request (core/rules/card-numbers.ts): where it is, never what it is. */
+  panDetected(path: string): ApiError {
+    return new ApiError('unprocessable', CARD_NUMBER_REFUSED, {
+      reasonCode: 'pan_detected',
+      details: { errors: [{ path, message: 'holds a card number' }] },
+    });
   },
   notFound(reasonCode: string, message: string): ApiError {
     return new ApiError('not_found', message, { reasonCode });

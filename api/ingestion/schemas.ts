@@ -49,6 +49,9 @@ export const settledRuleMessages: Record<string, string> = {
  */
 export const EVENT_FAILURE_REASONS = {
   invalid_event: 'The event breaks the schema; details.errors names the fields.',
+  pan_detected:
+    'A field holds a card number (13 to 19 digits passing the Luhn check): details.errors names the field, never the ' +
+    'value; nothing of the event is stored, and its id is not echoed when it is the field.',
   unknown_cardholder: 'No cardholder with that id for this issuer.',
   unknown_card: 'No card with that id for this issuer.',
   card_cardholder_mismatch: 'The card does not belong to the cardholder.',

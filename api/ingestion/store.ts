@@ -14,6 +14,7 @@ import { insertNewEvents, reverseAuthorization } from './insert-events';
 import { eventFailure, refusalOf, type EventLinks } from './consistency';
 import type { UnsafeJson } from '../middleware/json-body';
 import { eventDatesOutsideWindow } from './event-window';
+import { holdsCardNumber } from '../../core/rules/card-numbers';
 import { toInstant } from '../../core/timestamp';
 import {
   EVENT_FAILURE_REASONS,
@@ -75,8 +76,9 @@ export async function ingestBatch(
 ): Promise<BatchOutcome> {
   const now = at.receivedAt;
   const failures: Failure[] = [];
+  // An id holding a card number is not echoed: the failure says where it was, never what.
   const fail = (index: number, id: unknown, error: ApiError) =>
-    failures.push({ index, id: typeof id === 'string' ? id : null, error: error.toBody() });
+    failures.push({ index, id: typeof id === 'string' && !holdsCardNumber(id) ? id : null, error: error.toBody() });
 
   const valid = validEvents(raw, kind, { validate, unsafe }, now, fail);
 
@@ -162,7 +164,9 @@ function validEvents(
       return fail(
         index,
         (item as { id?: unknown } | null)?.id,
-        eventFailure('invalid_event', unsafe.message, [{ path: unsafe.path, message: unsafe.problem }]),
+        unsafe.reasonCode === 'pan_detected'
+          ? errors.panDetected(unsafe.path)
+          : eventFailure('invalid_event', unsafe.message, [{ path: unsafe.path, message: unsafe.problem }]),
       );
     }
     if (!validate(item)) {

@@ -4,6 +4,7 @@
 // every request at thousands of requests a second.
 import type { Middleware } from 'koa';
 import type { Logger } from '../../core/logger';
+import { redactCardNumbers } from '../../core/rules/card-numbers';
 
 export function accessLog(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -18,7 +19,8 @@ export function accessLog(logger: Logger): Middleware {
           requestId: ctx.state.requestId,
           issuerId: (ctx.state.issuer as { id?: string } | undefined)?.id,
           method: ctx.method,
-          path: ctx.path,
+          // A path can carry anything a caller typed, a card number too (refused, never written).
+          path: redactCardNumbers(ctx.path),
           route: ctx._matchedRoute,
           status: ctx.status,
           ms: Math.round(ms * 10) / 10,

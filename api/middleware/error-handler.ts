@@ -6,13 +6,14 @@ import { ApiError, errors } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { classifyFailure } from '../../core/failures';
 import type { Logger } from '../../core/logger';
+import { redactCardNumbers } from '../../core/rules/card-numbers';
 
 export function errorHandler(): Middleware {
   return async (ctx, next) => {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
-        throw errors.notFound('route_not_found', `No route ${ctx.method} ${ctx.path}.`);
+        throw errors.notFound('route_not_found', `No route ${ctx.method} ${redactCardNumbers(ctx.path)}.`);
       }
     } catch (err) {
       renderError(ctx, err);

@@ -16,6 +16,7 @@
 import type { Context } from 'koa';
 import { ApiError, errors } from '../../core/errors';
 import { isValidIdempotencyKey, requestHash, seal, unseal } from '../../core/idempotency';
+import { holdsCardNumber } from '../../core/rules/card-numbers';
 import { hashToken } from '../../core/tokens';
 import type { Logger } from '../../core/logger';
 import type { Db } from '../../prisma/client';
@@ -99,6 +100,8 @@ async function keyed(
   handle: () => Promise<void>,
 ): Promise<void> {
   if (typeof header !== 'string' || !isValidIdempotencyKey(header)) throw errors.invalidIdempotencyKey();
+  // Keys are stored as sent: one holding a card number would put it in a table.
+  if (holdsCardNumber(header)) throw errors.panDetected(`/headers/${IDEMPOTENCY_KEY_HEADER}`);
   const request = keyedRequest(ctx, auth, header, input);
   const claim = await claimKey(idem.db, request.ref, request.fingerprint);
   if (claim.kind === 'mismatch') throw errors.idempotencyKeyReused(differences(claim.first, request.fingerprint));

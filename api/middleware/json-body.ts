@@ -1,8 +1,10 @@
 // JSON-only request bodies (API.md, Conventions): 415 for other media types, 413 past
 // 1 MiB, 400 for malformed JSON. Parsed bodies are also screened for what PostgreSQL or
-// our code cannot hold safely, so bad input is a 400 and never a 500 later.
+// our code cannot hold safely, so bad input is a 400 and never a 500 later, and for card
+// numbers, refused with 422 before anything reads, stores or logs the body (decision 0054).
 import type { Middleware } from 'koa';
-import { ApiError, errors } from '../../core/errors';
+import { ApiError, CARD_NUMBER_REFUSED, errors } from '../../core/errors';
+import { holdsCardNumber, redactCardNumbers } from '../../core/rules/card-numbers';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 export const MAX_JSON_DEPTH = 32;
@@ -44,6 +46,7 @@ export function jsonBody(options: JsonBodyOptions = {}): Middleware {
       if (unsafe.size > 0) (ctx.state as ScreenedState)[UNSAFE_ITEMS] = unsafe;
     } else {
       const found = findUnsafeJson(parsed, escapes, 0);
+      if (found?.reasonCode === 'pan_detected') throw errors.panDetected(found.path);
       if (found)
         throw errors.validation(found.reasonCode, found.message, [{ path: found.path, message: found.problem }]);
     }
@@ -107,6 +110,7 @@ function decodeUtf8(raw: Buffer): string {
  * Walks the parsed value once, iteratively (a 1 MiB body can nest 500k levels deep, which
  * would overflow a recursive walk). Rejects nesting past MAX_JSON_DEPTH, `__proto__` keys,
  * NUL characters and unpaired surrogates; PostgreSQL rejects the last two in text and jsonb.
+ * Every string and key is also looked at for a card number (a count of its digits first).
  * This runs on every ingested event, so the walk allocates no paths: a node keeps its parent
  * and key, and the JSON Pointer is written only for the error. Strings are only checked when
  * the text has a \u escape: valid UTF-8 (decoded strictly above) cannot hold an unpaired
@@ -121,7 +125,7 @@ interface Node {
 
 /** What JSON our code or PostgreSQL cannot hold safely; its path is relative to `root`. */
 export interface UnsafeJson {
-  reasonCode: 'invalid_json' | 'invalid_body';
+  reasonCode: 'invalid_json' | 'invalid_body' | 'pan_detected';
   message: string;
   path: string;
   problem: string;
@@ -134,6 +138,7 @@ export function findUnsafeJson(root: unknown, escapes: boolean, rootDepth: numbe
     const { value, depth } = node;
     if (typeof value === 'string') {
       if (escapes && !safeString(value)) return unsafeString(node);
+      if (holdsCardNumber(value) && !namesMerchant(node)) return cardNumber(node);
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
@@ -158,6 +163,7 @@ export function findUnsafeJson(root: unknown, escapes: boolean, rootDepth: numbe
           };
         }
         if (escapes && !safeString(key)) return unsafeString(child);
+        if (holdsCardNumber(key)) return cardNumber(child);
       }
       stack.push(child);
     }
@@ -175,6 +181,19 @@ function pointerOf(node: Node): string {
 
 function safeString(value: string): boolean {
   return !value.includes('\u0000') && value.isWellFormed();
+}
+
+/**
+ * An acquirer's merchant id (an event's `merchantId`, a merchant's `acquirerMerchantIds`) is a
+ * number of up to 15 digits by design, one in ten passing Luhn; it identifies the merchant, not a
+ * card, and refusing it would refuse purchases at that merchant (decision 0054).
+ */
+const namesMerchant = (node: Node): boolean => node.key === 'merchantId' || node.parent?.key === 'acquirerMerchantIds';
+
+/** Where a card number is, the path itself written without it (a key may be the number). */
+function cardNumber(at: Node): UnsafeJson {
+  const path = redactCardNumbers(pointerOf(at));
+  return { reasonCode: 'pan_detected', message: CARD_NUMBER_REFUSED, path, problem: 'holds a card number' };
 }
 
 function unsafeString(at: Node): UnsafeJson {

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../../core/logger';
+import { holdsCardNumber } from '../../core/rules/card-numbers';
 
 /** A caller's request id we echo; any other value is replaced (published in /openapi.json). */
 export const CALLER_REQUEST_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
@@ -13,7 +14,8 @@ const CALLER_ID = new RegExp(CALLER_REQUEST_ID_PATTERN);
 export function requestId(logger: Logger): Middleware {
   return async (ctx, next) => {
     const given = ctx.get('X-Request-Id');
-    const id = CALLER_ID.test(given) ? given : `req_${randomUUID()}`;
+    // A caller's id is logged and echoed: one holding a card number is replaced like any other unfit one.
+    const id = CALLER_ID.test(given) && !holdsCardNumber(given) ? given : `req_${randomUUID()}`;
     ctx.state.requestId = id;
     lazyLog(ctx, () => logger.child({ requestId: id }));
     ctx.set('X-Request-Id', id);

@@ -5,13 +5,16 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Middleware } from 'koa';
 import { tracer } from '../../core/tracing';
+import { redactCardNumbers } from '../../core/rules/card-numbers';
 
 export function requestSpans(): Middleware {
   return async (ctx, next) => {
     const parent = propagation.extract(context.active(), ctx.headers);
+    // The raw path names the span until the route does: a card number in it is not exported.
+    const path = redactCardNumbers(ctx.path);
     const span = tracer().startSpan(
-      `${ctx.method} ${ctx.path}`,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path } },
+      `${ctx.method} ${path}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': path } },
       parent,
     );
     try {
