@@ -25,6 +25,7 @@ export function presentGroup(group: GroupRow) {
         id: card.id,
         externalId: card.externalId,
         last4: card.last4,
+        bin: card.bin,
         network: card.network,
         status: card.status,
         deactivatedAt: iso(card.deactivatedAt),

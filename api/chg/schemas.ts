@@ -27,6 +27,13 @@ const cardInputSchema = {
   properties: {
     externalId: externalIdSchema,
     last4: { type: 'string', pattern: '^[0-9]{4}$', description: 'Last four digits of the card number.' },
+    bin: {
+      type: 'string',
+      pattern: '^([0-9]{6}|[0-9]{8})$',
+      description:
+        'The first 6 or 8 digits of the card number (its BIN), optional: with last4, all of the number the service ' +
+        'keeps. Leaving it out of a later write clears it, as for any field of the desired state.',
+    },
     network: { type: 'string', enum: CARD_NETWORKS },
     status: { ...statusSchema, default: 'active' },
   },
@@ -195,11 +202,12 @@ export type BulkEnvelope = Validated<typeof bulkEnvelopeSchema>;
 
 const cardSchema = named('Card', {
   type: 'object',
-  required: ['id', 'externalId', 'last4', 'network', 'status', 'deactivatedAt'],
+  required: ['id', 'externalId', 'last4', 'bin', 'network', 'status', 'deactivatedAt'],
   properties: {
     id: idSchema('card'),
     externalId: { type: 'string' },
     last4: { type: 'string' },
+    bin: { type: ['string', 'null'], description: 'The first 6 or 8 digits, when given.' },
     network: { type: 'string', enum: CARD_NETWORKS },
     status: statusSchema,
     deactivatedAt: nullableTimestampSchema,

@@ -187,6 +187,7 @@ async function syncCards(
         data: {
           status,
           last4: body.last4,
+          bin: body.bin ?? null,
           network: body.network,
           position: j,
           deactivatedAt: nextDeactivatedAt(row, status, now),
@@ -201,6 +202,7 @@ async function syncCards(
         cardholderId: cardholder.id,
         externalId: body.externalId,
         last4: body.last4,
+        bin: body.bin ?? null,
         network: body.network,
         status,
         position: j,

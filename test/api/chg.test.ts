@@ -56,6 +56,19 @@ describe('cardholder group routes', () => {
       assert.equal(second.cards[0].status, 'inactive', 'cards of an inactive cardholder are inactive');
     });
 
+    it("keeps a card's BIN when given, clears it when a later write leaves it out, refuses any other length", async () => {
+      const card = { externalId: uniq('k'), last4: '1111', network: 'visa' };
+      const [external, holder] = [uniq('household'), uniq('c')];
+      const body = (bin?: string) =>
+        groupBody({ externalId: external, cardholders: [{ externalId: holder, cards: [{ ...card, ...(bin ? { bin } : {}) }] }] });
+      const bins = (res: any) => res.body.cardholders[0].cards.map((c: any) => c.bin);
+      assert.deepEqual(bins(await issuer.call('POST', '/api/v2/chg', body('411111'))), ['411111']);
+      assert.deepEqual(bins(await issuer.call('POST', '/api/v2/chg', body('41111111'))), ['41111111']);
+      assert.deepEqual(bins(await issuer.call('POST', '/api/v2/chg', body())), [null]);
+      for (const bad of ['41111', '4111111', '411111111', '41111a'])
+        assertError(await issuer.call('POST', '/api/v2/chg', body(bad)), 400, 'invalid_body');
+    });
+
     it('updates the same externalId (200) keeping every assigned id', async () => {
       const body = groupBody();
       const created = await issuer.call('POST', '/api/v2/chg', body);
