@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import type { Logger } from '../../core/logger';
-import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../helpers/app';
+import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer, type TestResponse } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent } from '../helpers/events';
 
@@ -22,7 +22,7 @@ describe('card numbers in requests', () => {
   });
   after(() => app.close());
 
-  const refused = (res: Awaited<ReturnType<TestIssuer['call']>>, path: string) => {
+  const refused = (res: TestResponse, path: string) => {
     assertError(res, 422, 'pan_detected');
     assert.deepEqual(res.body.details, { errors: [{ path, message: 'holds a card number' }] });
     assert.doesNotMatch(res.text, DIGITS);
@@ -38,7 +38,9 @@ describe('card numbers in requests', () => {
     refused(await issuer.call('POST', '/api/v2/chg', keyed), '/settings/metadata/[card number]');
     // Not a card number: a Luhn failure, a UUID, a long reference.
     const fine = groupBody({
-      settings: { metadata: { a: '4111111111111112', b: '12345678-9012-3456-7890-123456789012', c: '41111111111111111111111110' } },
+      settings: {
+        metadata: { a: '4111111111111112', b: '12345678-9012-3456-7890-123456789012', c: '41111111111111111111111110' },
+      },
     });
     assert.equal((await issuer.call('POST', '/api/v2/chg', fine)).status, 201);
   });
@@ -61,7 +63,10 @@ describe('card numbers in requests', () => {
         [2, null, 'pan_detected', '/id'],
       ],
     );
-    const stored = await app.db.ingestedEvent.findMany({ where: { issuerId: issuer.id }, select: { externalId: true } });
+    const stored = await app.db.ingestedEvent.findMany({
+      where: { issuerId: issuer.id },
+      select: { externalId: true },
+    });
     assert.deepEqual(stored.map((e) => e.externalId).sort(), [good.id, atMid.id].sort());
   });
 

@@ -60,7 +60,10 @@ describe('cardholder group routes', () => {
       const card = { externalId: uniq('k'), last4: '1111', network: 'visa' };
       const [external, holder] = [uniq('household'), uniq('c')];
       const body = (bin?: string) =>
-        groupBody({ externalId: external, cardholders: [{ externalId: holder, cards: [{ ...card, ...(bin ? { bin } : {}) }] }] });
+        groupBody({
+          externalId: external,
+          cardholders: [{ externalId: holder, cards: [{ ...card, ...(bin ? { bin } : {}) }] }],
+        });
       const bins = (res: any) => res.body.cardholders[0].cards.map((c: any) => c.bin);
       assert.deepEqual(bins(await issuer.call('POST', '/api/v2/chg', body('411111'))), ['411111']);
       assert.deepEqual(bins(await issuer.call('POST', '/api/v2/chg', body('41111111'))), ['41111111']);

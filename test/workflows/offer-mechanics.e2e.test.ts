@@ -223,7 +223,11 @@ describe('offer mechanics', function () {
 
     // No history: the reward on a purchase of 2,500, weight 1,000.
     const newcomer = await shopperOf(stack, a.id, owner);
-    assert.deepEqual(await ranked(newcomer), [['b', 125], ['c', 75], ['a', 50]]);
+    assert.deepEqual(await ranked(newcomer), [
+      ['b', 125],
+      ['c', 75],
+      ['a', 50],
+    ]);
 
     const regular = await shopperOf(stack, a.id, owner);
     for (let i = 0; i < 3; i++) assert.equal((await buy(regular, a.id, 10_000)).status, 'matched');
@@ -233,13 +237,28 @@ describe('offer mechanics', function () {
     assert.deepEqual([row.purchases, row.spendMinor], [3, 30_000n]);
     // a: 200 on its typical 10,000, weight 1,000 + 2,000 x 0.3 = 1,600 -> 320. b: the category's
     // typical 10,000 at 5 % = 500, weight 1,000 + 1,000 x 0.3 -> 650. c: no fuel history -> 75.
-    const expected = [['b', 650], ['a', 320], ['c', 75]];
+    const expected = [
+      ['b', 650],
+      ['a', 320],
+      ['c', 75],
+    ];
     assert.deepEqual(await ranked(regular), expected);
     assert.deepEqual(await ranked(regular, 1), expected, 'page by page, the same order');
-    assert.deepEqual(await ranked(newcomer), [['b', 125], ['c', 75], ['a', 50]], "another group's purchases move nothing");
+    assert.deepEqual(
+      await ranked(newcomer),
+      [
+        ['b', 125],
+        ['c', 75],
+        ['a', 50],
+      ],
+      "another group's purchases move nothing",
+    );
 
     const plain = await regular.issuer.call('GET', `/api/v2/chg/${regular.chgId}/offers`);
-    assert.ok(plain.body.data.every((o: any) => !('relevance' in o)), 'relevance only in a ranked list');
+    assert.ok(
+      plain.body.data.every((o: any) => !('relevance' in o)),
+      'relevance only in a ranked list',
+    );
     await assertLedgerHealthy(stack.db);
   });
 });

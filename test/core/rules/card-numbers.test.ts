@@ -10,9 +10,16 @@ function withCheckDigit(body: string): string {
 
 describe('card numbers (core/rules/card-numbers.ts)', () => {
   it('checks Luhn as the card networks do', () => {
-    for (const pan of ['4111111111111111', '5555555555554444', '378282246310005', '6011111111111117', '4000056655665556'])
+    for (const pan of [
+      '4111111111111111',
+      '5555555555554444',
+      '378282246310005',
+      '6011111111111117',
+      '4000056655665556',
+    ])
       assert.equal(luhnValid(pan), true, pan);
-    for (const other of ['4111111111111112', '1234567890123', '', '41111x1111111111']) assert.equal(luhnValid(other), false, other);
+    for (const other of ['4111111111111112', '1234567890123', '', '41111x1111111111'])
+      assert.equal(luhnValid(other), false, other);
   });
 
   it('finds a card number alone, grouped by spaces or dashes, or among other words', () => {

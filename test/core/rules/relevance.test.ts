@@ -49,7 +49,10 @@ describe('relevance (core/rules/relevance.ts)', () => {
   });
 
   it("counts the category's purchases at other merchants, never the offer's own merchant twice", () => {
-    const habits = habitsOf([bought('mp_coffee', 'dining', 10, 30_000, 0), bought('mp_diner', 'dining', 10, 80_000, 0)], NOW);
+    const habits = habitsOf(
+      [bought('mp_coffee', 'dining', 10, 30_000, 0), bought('mp_diner', 'dining', 10, 80_000, 0)],
+      NOW,
+    );
     // At the coffee shop: its own history (full) and the diner's in the category (full).
     assert.equal(weightOf(offer(), habits), 4_000);
     // At a third dining merchant: both others are the category, 20 purchases (capped at 10), mean 5,500.
