@@ -406,7 +406,7 @@ export interface paths {
         put?: never;
         /**
          * Submit card authorization events
-         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
+         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, pan_detected, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
          */
         post: operations["ingestAuthorizations"];
         delete?: never;
@@ -426,7 +426,7 @@ export interface paths {
         put?: never;
         /**
          * Submit settled transaction events
-         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
+         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, pan_detected, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
          */
         post: operations["ingestSettledTransactions"];
         delete?: never;
@@ -2218,14 +2218,14 @@ export interface components {
              * @description Stable error class code; use it for durable handling.
              * @enum {integer}
              */
-            code: 40000 | 40100 | 40300 | 40400 | 40500 | 40800 | 40900 | 41300 | 41500 | 42900 | 43100 | 50000 | 50300;
+            code: 40000 | 40100 | 40300 | 40400 | 40500 | 40800 | 40900 | 41300 | 41500 | 42200 | 42900 | 43100 | 50000 | 50300;
             httpStatusCode: number;
             /** @description Error instance id; quote it to support. */
             uuid: string;
             /** @description Human-readable; must not drive decisions. */
             message: string;
             /** @enum {string} */
-            name?: "validation_failed" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+            name?: "validation_failed" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
             /** @description Machine-readable reason within the class. */
             reasonCode?: string;
             /** @description Validation errors (`errors`), or what the reason needs (a rate limit's `policy`, `limit`, `retryAfterSeconds`...). */
@@ -2344,6 +2344,8 @@ export interface components {
                     externalId: string;
                     /** @description Last four digits of the card number. */
                     last4: string;
+                    /** @description The first 6 or 8 digits of the card number (its BIN), optional: with last4, all of the number the service keeps. Leaving it out of a later write clears it, as for any field of the desired state. */
+                    bin?: string;
                     /** @enum {string} */
                     network: "visa" | "mastercard" | "amex" | "discover" | "other";
                     /**
@@ -2359,6 +2361,8 @@ export interface components {
             id: string;
             externalId: string;
             last4: string;
+            /** @description The first 6 or 8 digits, when given. */
+            bin: string | null;
             /** @enum {string} */
             network: "visa" | "mastercard" | "amex" | "discover" | "other";
             /** @enum {string} */
@@ -2748,6 +2752,8 @@ export interface components {
             status: "scheduled" | "active" | "ended";
             /** @description For an opt_in offer, whether the group has activated the merchant (the offer pays only then); null for an auto offer, which needs no activation. */
             activated: boolean | null;
+            /** @description Only in a group's list under sort=relevance: the offer's reward on the group's typical purchase at the merchant (minor units), times a weight from 1,000 to 4,000 thousandths by how often and how recently the group bought there (up to 2,000) and elsewhere in the merchant's category (up to 1,000); the formula is in the integration guide. */
+            relevance?: number;
         };
         /**
          * OfferPage
@@ -3018,16 +3024,16 @@ export interface components {
              * @description Stable error class code; use it for durable handling.
              * @enum {integer}
              */
-            code: 40000 | 40100 | 40300 | 40400 | 40500 | 40800 | 40900 | 41300 | 41500 | 42900 | 43100 | 50000 | 50300;
+            code: 40000 | 40100 | 40300 | 40400 | 40500 | 40800 | 40900 | 41300 | 41500 | 42200 | 42900 | 43100 | 50000 | 50300;
             httpStatusCode: number;
             /** @description Error instance id; quote it to support. */
             uuid: string;
             /** @description Human-readable; must not drive decisions. */
             message: string;
             /** @enum {string} */
-            name?: "validation_failed" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+            name?: "validation_failed" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
             /**
-             * @description Why this event was not accepted: invalid_event (The event breaks the schema; details.errors names the fields.); unknown_cardholder (No cardholder with that id for this issuer.); unknown_card (No card with that id for this issuer.); card_cardholder_mismatch (The card does not belong to the cardholder.); card_details_mismatch (cardLast4 or network is not what the card holds; details.errors names the field and the card's value.); id_conflict (The id was already received with other content.); unknown_related_transaction (A refund names no settled purchase of this issuer.); related_transaction_mismatch (A refund's card is in another cardholder group than the purchase it refunds.); currency_mismatch (A refund or settlement is in another currency than the purchase or authorization it names (or an authorization in another currency than its settlement): amounts in different currencies are never compared; nothing is stored.). Known values: invalid_event, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Clients must tolerate new values.
+             * @description Why this event was not accepted: invalid_event (The event breaks the schema; details.errors names the fields.); pan_detected (A field holds a card number (13 to 19 digits passing the Luhn check): details.errors names the field, never the value; nothing of the event is stored, and its id is not echoed when it is the field.); unknown_cardholder (No cardholder with that id for this issuer.); unknown_card (No card with that id for this issuer.); card_cardholder_mismatch (The card does not belong to the cardholder.); card_details_mismatch (cardLast4 or network is not what the card holds; details.errors names the field and the card's value.); id_conflict (The id was already received with other content.); unknown_related_transaction (A refund names no settled purchase of this issuer.); related_transaction_mismatch (A refund's card is in another cardholder group than the purchase it refunds.); currency_mismatch (A refund or settlement is in another currency than the purchase or authorization it names (or an authorization in another currency than its settlement): amounts in different currencies are never compared; nothing is stored.). Known values: invalid_event, pan_detected, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Clients must tolerate new values.
              * @example invalid_event
              */
             reasonCode?: string;
@@ -5408,6 +5414,8 @@ export interface components {
              * @enum {string}
              */
             status: "scheduled" | "active" | "ended";
+            /** @description Only in a group's list under sort=relevance: the offer's reward on the group's typical purchase at the merchant (minor units), times a weight from 1,000 to 4,000 thousandths by how often and how recently the group bought there (up to 2,000) and elsewhere in the merchant's category (up to 1,000); the formula is in the integration guide. */
+            relevance?: number;
             commission: {
                 /** @description Of the amount the reward is computed on (the purchase less its branded spend), per qualifying settled purchase. */
                 rateBps: number;
@@ -6295,6 +6303,34 @@ export interface components {
         };
     };
     responses: {
+        /** @description A card number (13 to 19 digits, spaces or dashes between them, passing the Luhn check) in a field of the body, in the query string or in the Idempotency-Key: `reasonCode` pan_detected, `details.errors` names where, never the value. Nothing was stored. */
+        UnprocessableContent: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 42200,
+                 *       "httpStatusCode": 422,
+                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *       "name": "unprocessable",
+                 *       "reasonCode": "pan_detected",
+                 *       "message": "A card number (13 to 19 digits passing the Luhn check) is not accepted in any field: send the last four digits at most.",
+                 *       "details": {
+                 *         "errors": [
+                 *           {
+                 *             "path": "/settings/metadata/note",
+                 *             "message": "holds a card number"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Unexpected failure; the body says nothing internal. Quote `uuid` to support. */
         InternalError: {
             headers: {
@@ -6442,6 +6478,37 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A card number (13 to 19 digits, spaces or dashes between them, passing the Luhn check) in a field of the body, in the query string or in the Idempotency-Key: `reasonCode` pan_detected, `details.errors` names where, never the value. Nothing was stored. */
+        UnprocessableContentIssuerKeyed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 42200,
+                 *       "httpStatusCode": 422,
+                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *       "name": "unprocessable",
+                 *       "reasonCode": "pan_detected",
+                 *       "message": "A card number (13 to 19 digits passing the Luhn check) is not accepted in any field: send the last four digits at most.",
+                 *       "details": {
+                 *         "errors": [
+                 *           {
+                 *             "path": "/settings/metadata/note",
+                 *             "message": "holds a card number"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` and `retryAfterSeconds`. Nothing was done; retry after Retry-After seconds. */
         RateLimitedIssuerKeyed: {
             headers: {
@@ -6583,6 +6650,36 @@ export interface components {
                  *       "name": "not_found",
                  *       "reasonCode": "chg_not_found",
                  *       "message": "No cardholder group with that id."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A card number (13 to 19 digits, spaces or dashes between them, passing the Luhn check) in a field of the body, in the query string or in the Idempotency-Key: `reasonCode` pan_detected, `details.errors` names where, never the value. Nothing was stored. */
+        UnprocessableContentIssuer: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 42200,
+                 *       "httpStatusCode": 422,
+                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *       "name": "unprocessable",
+                 *       "reasonCode": "pan_detected",
+                 *       "message": "A card number (13 to 19 digits passing the Luhn check) is not accepted in any field: send the last four digits at most.",
+                 *       "details": {
+                 *         "errors": [
+                 *           {
+                 *             "path": "/settings/metadata/note",
+                 *             "message": "holds a card number"
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -6801,6 +6898,37 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A card number (13 to 19 digits, spaces or dashes between them, passing the Luhn check) in a field of the body, in the query string or in the Idempotency-Key: `reasonCode` pan_detected, `details.errors` names where, never the value. Nothing was stored. */
+        UnprocessableContentIssuerKeyedEvents: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 42200,
+                 *       "httpStatusCode": 422,
+                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *       "name": "unprocessable",
+                 *       "reasonCode": "pan_detected",
+                 *       "message": "A card number (13 to 19 digits passing the Luhn check) is not accepted in any field: send the last four digits at most.",
+                 *       "details": {
+                 *         "errors": [
+                 *           {
+                 *             "path": "/settings/metadata/note",
+                 *             "message": "holds a card number"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Unexpected failure; the body says nothing internal. Quote `uuid` to support. */
         InternalErrorIssuerKeyedEvents: {
             headers: {
@@ -6953,6 +7081,35 @@ export interface components {
                  *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
                  *       "name": "unsupported_media_type",
                  *       "message": "Send the body as application/json."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A card number (13 to 19 digits, spaces or dashes between them, passing the Luhn check) in a field of the body, in the query string or in the Idempotency-Key: `reasonCode` pan_detected, `details.errors` names where, never the value. Nothing was stored. */
+        UnprocessableContentKeyed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 42200,
+                 *       "httpStatusCode": 422,
+                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *       "name": "unprocessable",
+                 *       "reasonCode": "pan_detected",
+                 *       "message": "A card number (13 to 19 digits passing the Luhn check) is not accepted in any field: send the last four digits at most.",
+                 *       "details": {
+                 *         "errors": [
+                 *           {
+                 *             "path": "/settings/metadata/note",
+                 *             "message": "holds a card number"
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -7142,6 +7299,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -7171,6 +7329,7 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -7201,6 +7360,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -7228,6 +7388,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -7257,6 +7418,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -7346,6 +7508,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -7405,6 +7568,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -7443,6 +7607,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -7488,6 +7653,7 @@ export interface operations {
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             404: components["responses"]["NotFoundIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -7535,6 +7701,7 @@ export interface operations {
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             404: components["responses"]["NotFoundIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -7584,6 +7751,7 @@ export interface operations {
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             404: components["responses"]["NotFoundIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -7658,6 +7826,7 @@ export interface operations {
             };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -7698,6 +7867,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -7711,7 +7881,7 @@ export interface operations {
                 merchantId?: string;
                 status?: "scheduled" | "active" | "ended";
                 type?: "cashback" | "branded";
-                sort?: "starts_at" | "ends_at" | "reward";
+                sort?: "starts_at" | "ends_at" | "reward" | "relevance";
             };
             header?: {
                 /**
@@ -7728,7 +7898,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of offers, in the order sort asks (by startsAt, then id, by default). */
+            /** @description A page of offers, in the order sort asks (by startsAt, then id, by default); under sort=relevance each carries its relevance. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7772,6 +7942,7 @@ export interface operations {
             };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -7812,6 +7983,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -7824,7 +7996,7 @@ export interface operations {
                 cursor?: string;
                 status?: "scheduled" | "active" | "ended";
                 type?: "cashback" | "branded";
-                sort?: "starts_at" | "ends_at" | "reward";
+                sort?: "starts_at" | "ends_at" | "reward" | "relevance";
             };
             header?: {
                 /**
@@ -7843,7 +8015,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of offers, in the order sort asks (by startsAt, then id, by default). */
+            /** @description A page of offers, in the order sort asks (by startsAt, then id, by default); under sort=relevance each carries its relevance. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7887,6 +8059,7 @@ export interface operations {
             };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -7929,6 +8102,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8014,6 +8188,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -8054,6 +8229,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8120,6 +8296,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -8167,6 +8344,7 @@ export interface operations {
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             404: components["responses"]["NotFoundIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -8211,6 +8389,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8253,6 +8432,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8323,6 +8503,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyedEvents"];
             413: components["responses"]["PayloadTooLargeIssuerKeyedEvents"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyedEvents"];
+            422: components["responses"]["UnprocessableContentIssuerKeyedEvents"];
             /** @description Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` and `retryAfterSeconds`. Nothing was done; retry after Retry-After seconds. On this route every event of the body also counts against the "events" policy (events per second): reasonCode event_rate_exceeded, or batch_exceeds_event_limit when the batch alone is larger than a window's quota (send smaller batches). Also on this operation: `backlog_full`: the issuer's events waiting to be processed have reached its backlog limit. */
             429: {
                 headers: {
@@ -8421,6 +8602,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyedEvents"];
             413: components["responses"]["PayloadTooLargeIssuerKeyedEvents"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyedEvents"];
+            422: components["responses"]["UnprocessableContentIssuerKeyedEvents"];
             /** @description Rate limit of this token exceeded: reasonCode request_rate_exceeded; `details` holds `policy`, `limit`, `windowSeconds` and `retryAfterSeconds`. Nothing was done; retry after Retry-After seconds. On this route every event of the body also counts against the "events" policy (events per second): reasonCode event_rate_exceeded, or batch_exceeds_event_limit when the batch alone is larger than a window's quota (send smaller batches). Also on this operation: `backlog_full`: the issuer's events waiting to be processed have reached its backlog limit. */
             429: {
                 headers: {
@@ -8482,6 +8664,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8522,6 +8705,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8573,6 +8757,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -8613,6 +8798,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8653,6 +8839,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8691,6 +8878,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8762,6 +8950,7 @@ export interface operations {
             };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8802,6 +8991,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8842,6 +9032,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8910,6 +9101,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -8980,6 +9172,7 @@ export interface operations {
             };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -9106,6 +9299,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -9146,6 +9340,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -9217,6 +9412,7 @@ export interface operations {
             };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -9313,6 +9509,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -9353,6 +9550,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -9419,6 +9617,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -9542,6 +9741,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             /** @description Database or workflow engine unreachable (`Retry-After` is set). Also on this operation: `workflow_engine_unavailable`: the run could not be started: nothing was paid, ask again later. */
@@ -9623,6 +9823,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -9685,6 +9886,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -9811,6 +10013,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -9845,6 +10048,7 @@ export interface operations {
             };
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -9935,6 +10139,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -9977,6 +10182,7 @@ export interface operations {
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             404: components["responses"]["NotFoundIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -10043,6 +10249,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -10143,6 +10350,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -10181,6 +10389,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -10224,6 +10433,7 @@ export interface operations {
             401: components["responses"]["UnauthorizedIssuerKeyed"];
             404: components["responses"]["NotFoundIssuerKeyed"];
             409: components["responses"]["ConflictIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -10305,6 +10515,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -10373,6 +10584,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -10447,6 +10659,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -10551,6 +10764,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -10619,6 +10833,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -10657,6 +10872,7 @@ export interface operations {
             400: components["responses"]["BadRequestIssuer"];
             401: components["responses"]["UnauthorizedIssuer"];
             404: components["responses"]["NotFoundIssuer"];
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -10753,6 +10969,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -10798,6 +11015,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["UnprocessableContentIssuer"];
             429: components["responses"]["RateLimitedIssuer"];
             500: components["responses"]["InternalErrorIssuer"];
             503: components["responses"]["UnavailableIssuer"];
@@ -10893,6 +11111,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -11000,6 +11219,7 @@ export interface operations {
             409: components["responses"]["ConflictIssuerKeyed"];
             413: components["responses"]["PayloadTooLargeIssuerKeyed"];
             415: components["responses"]["UnsupportedMediaTypeIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
             429: components["responses"]["RateLimitedIssuerKeyed"];
             500: components["responses"]["InternalErrorIssuerKeyed"];
             503: components["responses"]["UnavailableIssuerKeyed"];
@@ -11053,6 +11273,7 @@ export interface operations {
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -11088,6 +11309,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -11184,6 +11406,7 @@ export interface operations {
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -11234,6 +11457,7 @@ export interface operations {
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -11276,6 +11500,7 @@ export interface operations {
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -11337,6 +11562,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -11398,6 +11624,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -11470,6 +11697,7 @@ export interface operations {
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -11505,6 +11733,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -11581,6 +11810,7 @@ export interface operations {
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -11647,6 +11877,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -11723,6 +11954,7 @@ export interface operations {
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -11762,6 +11994,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -11840,6 +12073,7 @@ export interface operations {
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -11925,6 +12159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -12010,6 +12245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -12072,6 +12308,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -12137,6 +12374,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -12187,6 +12425,7 @@ export interface operations {
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -12229,6 +12468,7 @@ export interface operations {
             401: components["responses"]["UnauthorizedKeyed"];
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
@@ -12292,6 +12532,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -12327,6 +12568,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -12396,6 +12638,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             /** @description Database or workflow engine unreachable (`Retry-After` is set). Also on this operation: `workflow_engine_unavailable`: no worker applied the decision within 5 s (or Temporal is unreachable): nothing was done, the claim is still in review, and the decision will not be applied later; retry after Retry-After. */
             503: {
@@ -12485,6 +12728,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             /** @description Database or workflow engine unreachable (`Retry-After` is set). Also on this operation: `workflow_engine_unavailable`: no worker applied the decision within 5 s (or Temporal is unreachable): nothing was done, the claim is still in review, and the decision will not be applied later; retry after Retry-After. */
             503: {
@@ -12569,6 +12813,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -12662,6 +12907,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             /** @description Database or workflow engine unreachable (`Retry-After` is set). Also on this operation: `workflow_engine_unavailable`: the run could not be started: nothing was billed, ask again later. */
             503: {
@@ -12736,6 +12982,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -12793,6 +13040,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -12910,6 +13158,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
             503: components["responses"]["UnavailableKeyed"];
         };
