@@ -119,6 +119,7 @@ const exampleCard = {
   id: exampleId('card'),
   externalId: 'k-9001',
   last4: '4242',
+  bin: '424242',
   network: 'visa',
   status: 'active',
   deactivatedAt: null,

@@ -2411,6 +2411,7 @@ export interface components {
          *               "id": "card_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *               "externalId": "k-9001",
          *               "last4": "4242",
+         *               "bin": "424242",
          *               "network": "visa",
          *               "status": "active",
          *               "deactivatedAt": null

@@ -172,9 +172,9 @@ const CASES: Case[] = [
   },
   {
     name: 'unknown card field',
-    options: { body: withCard({ pan: '4242424242424242' }) },
+    options: { body: withCard({ expiry: '12/29' }) },
     status: 400,
-    errorPath: '/cardholders/0/cards/0/pan',
+    errorPath: '/cardholders/0/cards/0/expiry',
   },
   {
     name: 'cardholder repeated in the body',

@@ -1,5 +1,6 @@
 // Offer impressions over HTTP (API.md, Targeted offers, "Impressions"): the app reports what it
 // showed a group; an item for an offer the group is not shown is refused alone, the others stored.
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { assertError, newIssuer, startTestApp, type TestApp, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
@@ -122,7 +123,7 @@ describe('POST /api/v2/chg/{chgId}/offer-impressions', () => {
       ['duplicate', 'stored'],
     );
 
-    const keyed = { 'idempotency-key': `imp-${Date.now()}` };
+    const keyed = { 'idempotency-key': `imp-${randomUUID()}` };
     const later = { offerId: plain.offer.id, at: new Date(Date.now() - 30_000).toISOString() };
     const sent = await report(treated.id, [later], keyed);
     const resent = await report(treated.id, [later], keyed);

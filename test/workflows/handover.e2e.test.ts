@@ -1,6 +1,7 @@
 // The hand-over under faults, tried as an operator would: the real API process killed right
 // after answering 204 to 1,000 settled events, then the sweeper; and a repeated hand-over of
 // a purchase whose workflow has finished. Every purchase must end with exactly one run.
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { FINAL_STATUSES, startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
 import type { TestIssuer } from '../helpers/app';
@@ -70,7 +71,7 @@ describe('hand-over under faults', function () {
       await waitForReady(`http://127.0.0.1:${port}`, api);
       const batches = Array.from({ length: 10 }, (_, b) =>
         Array.from({ length: 100 }, (_, i) =>
-          settledEvent(card, { id: `kill-${b}-${i}-${Date.now()}`, amount: 1_000 + i, merchantId: merchant.id }),
+          settledEvent(card, { id: `kill-${b}-${i}-${randomUUID()}`, amount: 1_000 + i, merchantId: merchant.id }),
         ),
       );
       const statuses = await Promise.all(

@@ -1,5 +1,6 @@
 // Guarantees of the lifecycle beyond the happy path: crash safety, concurrency, the
 // sweeper, and a match trace that names the condition that failed.
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { FINAL_STATUSES, startStack, TEST_HANDOVER_MAX_IN_FLIGHT, type Stack } from '../helpers/stack';
 import { startTestApp, type TestIssuer } from '../helpers/app';
@@ -54,7 +55,7 @@ describe('TransactionLifecycle guarantees', function () {
   });
 
   it('yields 200 stored events, exactly 200 workflow runs and one posting each when 5 clients send the same 200 at once', async () => {
-    const prefix = `five-${Date.now()}-`;
+    const prefix = `five-${randomUUID()}-`;
     const batch = Array.from({ length: 200 }, (_, i) =>
       settledEvent(card, { id: `${prefix}${i}`, amount: 1_000, merchantId: merchant.id }),
     );
@@ -199,10 +200,10 @@ describe('TransactionLifecycle guarantees', function () {
           groupBody({
             cardholders: [
               {
-                externalId: `c-${Date.now()}`,
+                externalId: `c-${randomUUID()}`,
                 cards: [
-                  { externalId: `k1-${Date.now()}`, last4: '1111', network: 'visa' },
-                  { externalId: `k2-${Date.now()}`, last4: '2222', network: 'visa' },
+                  { externalId: `k1-${randomUUID()}`, last4: '1111', network: 'visa' },
+                  { externalId: `k2-${randomUUID()}`, last4: '2222', network: 'visa' },
                 ],
               },
             ],

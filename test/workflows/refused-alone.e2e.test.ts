@@ -2,6 +2,7 @@
 // the real hand-over, Temporal and PostgreSQL: amounts in different currencies are never
 // compared (a refund or settlement in another currency than the purchase or authorization it
 // names is currency_mismatch), and a string PostgreSQL cannot hold fails only its own event.
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { FINAL_STATUSES, startStack, type Stack } from '../helpers/stack';
 import type { TestIssuer } from '../helpers/app';
@@ -119,7 +120,7 @@ describe('events refused alone beside valid ones', function () {
   });
 
   it('refuses a late authorization in another currency than the settlement that named it', async () => {
-    const authId = `auth-late-${Date.now()}`;
+    const authId = `auth-late-${randomUUID()}`;
     const { row } = await settlePurchase(3_000, { authorizationId: authId });
     const late = authEvent(card, { id: authId, amount: 3_000, currency: 'gbp', merchantId: merchant.id });
     const res = await issuer.call('POST', '/api/v1/incoming-auth', late);
