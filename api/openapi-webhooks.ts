@@ -114,6 +114,11 @@ const FACT_WEBHOOK_EXAMPLES = {
     offerId: exampleId('ofr'),
     merchantId: exampleId('mp'),
   }),
+  // The issuer erased the group at the cardholder's request.
+  chg_erased: envelope('chg_erased', 14, EXAMPLE_EXPIRY, {
+    chgId: exampleId('chg'),
+    erasedAt: EXAMPLE_EXPIRY,
+  }),
 };
 
 const EXAMPLES: Record<WebhookType, object> = {

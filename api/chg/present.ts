@@ -16,6 +16,7 @@ export function presentGroup(group: GroupRow) {
     createdAt: group.createdAt.toISOString(),
     updatedAt: group.updatedAt.toISOString(),
     deactivatedAt: iso(group.deactivatedAt),
+    erasedAt: iso(group.erasedAt),
     cardholders: [...group.cardholders].sort(byPosition).map((ch) => ({
       id: ch.id,
       externalId: ch.externalId,

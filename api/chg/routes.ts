@@ -12,11 +12,13 @@ import {
   bulkResultSchema,
   groupInputSchema,
   groupSchema,
+  erasureSchema,
   type BulkEnvelope,
   type GroupInput,
 } from './schemas';
 import { checkGroupSemantics } from './semantics';
 import { presentGroup } from './present';
+import { eraseGroup, presentErasure } from './erase';
 import { deactivateCard, deactivateCardholder, deactivateGroup, readGroup, upsertGroup } from './store';
 
 const validateGroup = compileBody<GroupInput>(groupInputSchema);
@@ -66,6 +68,7 @@ export function chgRoutes(deps: AppDeps): RouteSpec[] {
     deactivateChgRoute(deps),
     deactivateCardholderRoute(deps),
     deactivateCardRoute(deps),
+    eraseChgRoute(deps),
   ];
 }
 
@@ -232,6 +235,39 @@ function deactivateCardRoute(deps: AppDeps): RouteSpec {
       ctx.body = presentGroup(
         await deactivateCard(db, issuerOf(ctx).id, params.chgId, params.cardholderId, params.cardId, clock.now()),
       );
+    },
+  });
+}
+
+function eraseChgRoute(deps: AppDeps): RouteSpec {
+  const { db, clock } = deps;
+  return defineRoute({
+    method: 'post',
+    path: '/api/v2/chg/{chgId}/erase',
+    operationId: 'eraseChg',
+    summary: "Erase a group's personal data, keeping its books",
+    description:
+      "In one transaction: the group's, its cardholders' and cards' externalId, last4, bin, settings and segments, and " +
+      "its claims' and adjustments' notes, are replaced by tombstones; the group and everything in it is deactivated. " +
+      'Ledger rows, balances, reward events and statements stay, under the same ids. Later events naming an erased ' +
+      'externalId are refused chg_erased; webhook chg_erased goes to your endpoints. Calling it again answers the ' +
+      'same erasure. Cannot be undone: an upsert with the old externalId creates a new group.',
+    tag: 'Cardholder groups',
+    auth: 'issuer',
+    params: { chgId: 'chg' },
+    responses: {
+      202: {
+        description: 'Erased (or erased already: the same record).',
+        schema: erasureSchema,
+        links: linksTo(['getChg'], { chgId: fromBody('/chgId') }),
+      },
+    },
+    errorStatuses: [404],
+    async handle(ctx, { params }) {
+      const issuer = issuerOf(ctx);
+      const who = { issuerId: issuer.id, tokenId: issuer.tokenId, requestId: (ctx.state.requestId as string) ?? null };
+      ctx.status = 202;
+      ctx.body = presentErasure(await eraseGroup(db, who, params.chgId, clock.now()));
     },
   });
 }

@@ -133,6 +133,7 @@ const exampleGroup = {
   createdAt: EXAMPLE_TIME,
   updatedAt: EXAMPLE_LATER,
   deactivatedAt: null,
+  erasedAt: null,
   cardholders: [
     { id: exampleId('ch'), externalId: 'c-1001', status: 'active', deactivatedAt: null, cards: [exampleCard] },
   ],
@@ -240,6 +241,7 @@ export const groupSchema = named(
       'createdAt',
       'updatedAt',
       'deactivatedAt',
+      'erasedAt',
       'cardholders',
     ],
     properties: {
@@ -257,6 +259,12 @@ export const groupSchema = named(
       createdAt: timestampSchema,
       updatedAt: timestampSchema,
       deactivatedAt: nullableTimestampSchema,
+      erasedAt: {
+        ...nullableTimestampSchema,
+        description:
+          "When the group was erased (POST .../erase): its, its cardholders' and cards' external ids read `erased <id>`, " +
+          'last4 `0000`, settings and segments empty.',
+      },
       cardholders: { type: 'array', items: cardholderSchema },
     },
   },
@@ -289,5 +297,46 @@ export const bulkResultSchema = named(
       { index: 0, status: 'updated', id: exampleId('chg') },
       { index: 1, status: 'created', id: exampleId('chg', 2) },
     ],
+  },
+);
+
+export const erasureSchema = named(
+  'Erasure',
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['chgId', 'status', 'erasedAt', 'tokenId', 'requestId', 'replaced'],
+    properties: {
+      chgId: idSchema('chg'),
+      status: { type: 'string', enum: ['erased'] },
+      erasedAt: { ...timestampSchema, description: 'When the erasure committed; the same on every later call.' },
+      tokenId: { type: 'string', description: 'The id of the API token that asked for it.' },
+      requestId: { type: ['string', 'null'], description: 'The X-Request-Id of the call that erased.' },
+      replaced: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['cardholders', 'cards', 'events', 'claims', 'adjustments'],
+        description: 'How many rows of each kind had personal fields replaced by tombstones.',
+        properties: {
+          cardholders: { type: 'integer', minimum: 0 },
+          cards: { type: 'integer', minimum: 0 },
+          events: {
+            type: 'integer',
+            minimum: 0,
+            description: "Stored events whose payloads held the issuer's card ids.",
+          },
+          claims: { type: 'integer', minimum: 0, description: 'Claims whose notes were cleared.' },
+          adjustments: { type: 'integer', minimum: 0, description: 'Adjustments whose notes were cleared.' },
+        },
+      },
+    },
+  },
+  {
+    chgId: exampleId('chg'),
+    status: 'erased',
+    erasedAt: EXAMPLE_LATER,
+    tokenId: exampleId('tok'),
+    requestId: 'req-7f3a',
+    replaced: { cardholders: 2, cards: 3, events: 41, claims: 1, adjustments: 0 },
   },
 );

@@ -4,6 +4,7 @@ import { isId } from '../../core/ids';
 import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
 import type { IngestedEvent } from './schemas';
+import { erasedDigest, isTombstone, type ErasedKind } from '../chg/erase';
 
 export interface ResolvedCard {
   chgId: string;
@@ -14,7 +15,7 @@ export interface ResolvedCard {
   network: string;
 }
 
-export type ResolutionFailure = 'unknown_cardholder' | 'unknown_card' | 'card_cardholder_mismatch';
+export type ResolutionFailure = 'unknown_cardholder' | 'unknown_card' | 'card_cardholder_mismatch' | 'chg_erased';
 export type Resolution = { ok: true; card: ResolvedCard } | { ok: false; reason: ResolutionFailure };
 
 /** The cards a batch names, loaded once; resolving one event is a lookup. */
@@ -87,6 +88,11 @@ export async function loadCardDirectory(db: Db, issuerId: string, events: Ingest
   ]);
   const cardholders = rows.filter((r) => r.kind === 'cardholder') as CardholderRow[];
   const cards = rows.filter((r) => r.kind === 'card') as CardRow[];
+  const answered = new Set(rows.flatMap((r) => [`${r.kind}:${r.id}`, `${r.kind}:${r.externalId}`]));
+  const erased = await erasedAmong(db, issuerId, {
+    cardholder: refs.filter((r) => !answered.has(`cardholder:${r}`)),
+    card: cardRefs.filter((r) => !answered.has(`card:${r}`)),
+  });
   const byId = new Map(cardholders.map((c) => [c.id, c]));
   // An externalId may have rows in several groups (it moved): all are kept, best first (the
   // active one, else the one touched last), so a preferred group can still pick its own.
@@ -102,8 +108,14 @@ export async function loadCardDirectory(db: Db, issuerId: string, events: Ingest
   return {
     resolve(event, preferChgId) {
       const own = byId.get(event.cardholderId);
+      // An erased group's rows keep our ids but not the issuer's: named by either, it is refused.
+      if (own && isTombstone(own.externalId)) return { ok: false, reason: 'chg_erased' };
       const named = own ? [own] : (byExternal.get(event.cardholderId) ?? []);
-      if (named.length === 0) return { ok: false, reason: 'unknown_cardholder' };
+      if (named.length === 0)
+        return {
+          ok: false,
+          reason: erased.has(`cardholder:${event.cardholderId}`) ? 'chg_erased' : 'unknown_cardholder',
+        };
       // The preferred group's record if the card is there too, else the best record as always
       // (a refund on a card issued after the move resolves to the new group, and is refused).
       const tried = [named.find((c) => preferChgId !== undefined && c.chgId === preferChgId), named[0]];
@@ -123,9 +135,29 @@ export async function loadCardDirectory(db: Db, issuerId: string, events: Ingest
           };
         }
       }
+      if (candidates.some((k) => isTombstone(k.externalId)) || erased.has(`card:${event.cardId}`))
+        return { ok: false, reason: 'chg_erased' };
       return { ok: false, reason: candidates.length > 0 ? 'card_cardholder_mismatch' : 'unknown_card' };
     },
   };
+}
+
+/**
+ * Which of the references no row answered are erased external ids (`kind:reference`). Read only
+ * when some reference is unknown, so a batch of known cards costs no second statement.
+ */
+async function erasedAmong(db: Db, issuerId: string, unknown: Record<'cardholder' | 'card', string[]>) {
+  const digests = new Map<string, string>();
+  for (const kind of ['cardholder', 'card'] as const)
+    for (const ref of unknown[kind])
+      digests.set(erasedDigest(issuerId, kind satisfies ErasedKind, ref), `${kind}:${ref}`);
+  if (digests.size === 0) return new Set<string>();
+  const found = await db.erasedExternalId.findMany({
+    where: { issuerId, digest: { in: [...digests.keys()] } },
+    select: { digest: true },
+  });
+  // The digest covers the kind, so it names one reference.
+  return new Set(found.map((f) => digests.get(f.digest)!));
 }
 
 function rank(c: CardholderRow): number {

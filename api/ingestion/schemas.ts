@@ -55,6 +55,9 @@ export const EVENT_FAILURE_REASONS = {
   unknown_cardholder: 'No cardholder with that id for this issuer.',
   unknown_card: 'No card with that id for this issuer.',
   card_cardholder_mismatch: 'The card does not belong to the cardholder.',
+  chg_erased:
+    'The cardholder or card belonged to a group that was erased (POST /api/v2/chg/{chgId}/erase): nothing of the ' +
+    'event is stored.',
   card_details_mismatch:
     "cardLast4 or network is not what the card holds; details.errors names the field and the card's value.",
   id_conflict: 'The id was already received with other content.',

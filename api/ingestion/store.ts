@@ -189,6 +189,16 @@ function validEvents(
   return valid;
 }
 
+/**
+ * The event as kept: the issuer's references to the card (its ids, its last four digits) give
+ * way to our ids, which the row's columns hold too. What the purchase is (amount, merchant,
+ * dates) stays as sent; an erasure then has nothing of the card to find in it (decision 0055).
+ */
+function storedPayload(event: IngestedEvent, card: ResolvedCard): Prisma.InputJsonValue {
+  const { cardLast4: _sent, ...rest } = event as IngestedEvent & { cardLast4?: string };
+  return { ...rest, cardholderId: card.cardholderId, cardId: card.cardId } as unknown as Prisma.InputJsonValue;
+}
+
 function newRow(
   issuerId: string,
   kind: EventKind,
@@ -206,7 +216,7 @@ function newRow(
     externalId: event.id,
     fingerprint: print,
     state: event.state,
-    payload: event as unknown as Prisma.InputJsonValue,
+    payload: storedPayload(event, card),
     chgId: card.chgId,
     cardholderId: card.cardholderId,
     cardId: card.cardId,

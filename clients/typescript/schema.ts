@@ -199,6 +199,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/chg/{chgId}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a group's personal data, keeping its books
+         * @description In one transaction: the group's, its cardholders' and cards' externalId, last4, bin, settings and segments, and its claims' and adjustments' notes, are replaced by tombstones; the group and everything in it is deactivated. Ledger rows, balances, reward events and statements stay, under the same ids. Later events naming an erased externalId are refused chg_erased; webhook chg_erased goes to your endpoints. Calling it again answers the same erasure. Cannot be undone: an upsert with the old externalId creates a new group.
+         */
+        post: operations["eraseChg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/chg/{chgId}/merchants": {
         parameters: {
             query?: never;
@@ -406,7 +426,7 @@ export interface paths {
         put?: never;
         /**
          * Submit card authorization events
-         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, pan_detected, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
+         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, pan_detected, unknown_cardholder, unknown_card, card_cardholder_mismatch, chg_erased, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
          */
         post: operations["ingestAuthorizations"];
         delete?: never;
@@ -426,7 +446,7 @@ export interface paths {
         put?: never;
         /**
          * Submit settled transaction events
-         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, pan_detected, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
+         * @description Accepts one event or an array of 1 to 1000. Accepted means stored durably before the response; processing follows asynchronously. Re-sending an event with the same id is a no-op; the same id with other content is a failure with reasonCode id_conflict. Failure reasons: invalid_event, pan_detected, unknown_cardholder, unknown_card, card_cardholder_mismatch, chg_erased, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Whatever is wrong inside one event (a bad field, a NUL or an unpaired surrogate in a string, a __proto__ key, nesting too deep) fails that event alone (invalid_event); a refund or settlement in another currency than the purchase or authorization it names fails with currency_mismatch, and so does an authorization in another currency than a settlement already stored for it. An event whose cardLast4 or network is not its card's, or a refund whose card is in another cardholder group than its purchase, is refused, never stored; an event already stored under that id is still answered as a re-submission. Rate limited in events per second, not only requests: every event of the body counts against the token's "events" policy (and the request against its "default" policy), valid or not, before anything is stored; a batch over the remaining quota is refused whole with 429 rate_limited (none of it stored), and a batch larger than a whole window's quota with reasonCode batch_exceeds_event_limit. While the issuer's events waiting to be processed number its backlog limit or more (GET /api/v2/ingestion/lag), a request is refused whole with 429 reasonCode backlog_full and Retry-After: 30; other issuers' requests are not affected.
          */
         post: operations["ingestSettledTransactions"];
         delete?: never;
@@ -1778,6 +1798,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    chg_erased: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chg_erased (sent to your webhook endpoint)
+         * @description Signed per Standard Webhooks (verify over the raw body before parsing). Success is any 2xx within 10 s. Otherwise it is retried after 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d, 1d (11 attempts), then marked failed; GET /api/v2/webhooks/{webhookId} shows every attempt and POST .../replay sends it again with the same webhookId and body. The body is byte-identical on every retry and replay. Answer 2xx to a webhookId you already processed.
+         */
+        post: operations["chg_erasedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2202,6 +2242,32 @@ export interface components {
              */
             test?: true;
         };
+        /** @description A group was erased (POST /api/v2/chg/{chgId}/erase): its, its cardholders' and cards' personal fields are tombstones, its ids, balances and history stay. Later events naming its external ids are refused chg_erased. */
+        ChgErasedWebhook: {
+            /** @description The same on every retry and replay (the webhook-id header): deduplicate by it. */
+            webhookId: string;
+            /** @constant */
+            type: "chg_erased";
+            /**
+             * Format: date-time
+             * @description When the effects it announces were committed.
+             */
+            createdAt: string;
+            data: {
+                /** @description The erased group: erase your own copy of its personal data. */
+                chgId: string;
+                /**
+                 * Format: date-time
+                 * @description When the erasure committed.
+                 */
+                erasedAt: string;
+            };
+            /**
+             * @description Only on test events (POST /api/v2/webhook-endpoints/{endpointId}/test): the published example, not a real fact.
+             * @constant
+             */
+            test?: true;
+        };
         /**
          * Error
          * @example {
@@ -2400,6 +2466,7 @@ export interface components {
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-17T15:09:26.000Z",
          *       "deactivatedAt": null,
+         *       "erasedAt": null,
          *       "cardholders": [
          *         {
          *           "id": "ch_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
@@ -2461,6 +2528,11 @@ export interface components {
             updatedAt: string;
             /** Format: date-time */
             deactivatedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the group was erased (POST .../erase): its, its cardholders' and cards' external ids read `erased <id>`, last4 `0000`, settings and segments empty.
+             */
+            erasedAt: string | null;
             cardholders: components["schemas"]["Cardholder"][];
         };
         /**
@@ -2543,6 +2615,48 @@ export interface components {
                 id?: string;
                 error?: components["schemas"]["Error"];
             }[];
+        };
+        /**
+         * Erasure
+         * @example {
+         *       "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "status": "erased",
+         *       "erasedAt": "2026-03-17T15:09:26.000Z",
+         *       "tokenId": "tok_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "requestId": "req-7f3a",
+         *       "replaced": {
+         *         "cardholders": 2,
+         *         "cards": 3,
+         *         "events": 41,
+         *         "claims": 1,
+         *         "adjustments": 0
+         *       }
+         *     }
+         */
+        Erasure: {
+            chgId: string;
+            /** @enum {string} */
+            status: "erased";
+            /**
+             * Format: date-time
+             * @description When the erasure committed; the same on every later call.
+             */
+            erasedAt: string;
+            /** @description The id of the API token that asked for it. */
+            tokenId: string;
+            /** @description The X-Request-Id of the call that erased. */
+            requestId: string | null;
+            /** @description How many rows of each kind had personal fields replaced by tombstones. */
+            replaced: {
+                cardholders: number;
+                cards: number;
+                /** @description Stored events whose payloads held the issuer's card ids. */
+                events: number;
+                /** @description Claims whose notes were cleared. */
+                claims: number;
+                /** @description Adjustments whose notes were cleared. */
+                adjustments: number;
+            };
         };
         /**
          * Merchant
@@ -3034,7 +3148,7 @@ export interface components {
             /** @enum {string} */
             name?: "validation_failed" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
             /**
-             * @description Why this event was not accepted: invalid_event (The event breaks the schema; details.errors names the fields.); pan_detected (A field holds a card number (13 to 19 digits passing the Luhn check): details.errors names the field, never the value; nothing of the event is stored, and its id is not echoed when it is the field.); unknown_cardholder (No cardholder with that id for this issuer.); unknown_card (No card with that id for this issuer.); card_cardholder_mismatch (The card does not belong to the cardholder.); card_details_mismatch (cardLast4 or network is not what the card holds; details.errors names the field and the card's value.); id_conflict (The id was already received with other content.); unknown_related_transaction (A refund names no settled purchase of this issuer.); related_transaction_mismatch (A refund's card is in another cardholder group than the purchase it refunds.); currency_mismatch (A refund or settlement is in another currency than the purchase or authorization it names (or an authorization in another currency than its settlement): amounts in different currencies are never compared; nothing is stored.). Known values: invalid_event, pan_detected, unknown_cardholder, unknown_card, card_cardholder_mismatch, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Clients must tolerate new values.
+             * @description Why this event was not accepted: invalid_event (The event breaks the schema; details.errors names the fields.); pan_detected (A field holds a card number (13 to 19 digits passing the Luhn check): details.errors names the field, never the value; nothing of the event is stored, and its id is not echoed when it is the field.); unknown_cardholder (No cardholder with that id for this issuer.); unknown_card (No card with that id for this issuer.); card_cardholder_mismatch (The card does not belong to the cardholder.); chg_erased (The cardholder or card belonged to a group that was erased (POST /api/v2/chg/{chgId}/erase): nothing of the event is stored.); card_details_mismatch (cardLast4 or network is not what the card holds; details.errors names the field and the card's value.); id_conflict (The id was already received with other content.); unknown_related_transaction (A refund names no settled purchase of this issuer.); related_transaction_mismatch (A refund's card is in another cardholder group than the purchase it refunds.); currency_mismatch (A refund or settlement is in another currency than the purchase or authorization it names (or an authorization in another currency than its settlement): amounts in different currencies are never compared; nothing is stored.). Known values: invalid_event, pan_detected, unknown_cardholder, unknown_card, card_cardholder_mismatch, chg_erased, card_details_mismatch, id_conflict, unknown_related_transaction, related_transaction_mismatch, currency_mismatch. Clients must tolerate new values.
              * @example invalid_event
              */
             reasonCode?: string;
@@ -4180,7 +4294,7 @@ export interface components {
              */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available" | "chg_erased")[];
         };
         /**
          * WebhookEndpoint
@@ -4209,7 +4323,7 @@ export interface components {
         WebhookEndpoint: {
             id: string;
             url: string;
-            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available")[];
+            enabledTypes: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available" | "chg_erased")[];
             description: string;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -4281,7 +4395,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available" | "chg_erased")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /** @description First delivery attempts per second sent to this endpoint at most; null (the default): bounded by concurrency only. */
@@ -4332,7 +4446,7 @@ export interface components {
             /** @description Absolute URI (RFC 3986: a non-ASCII host name in its punycode form, other characters percent-encoded) receiving POSTs; https (http allowed for sandbox issuers), no credentials; its host must be public (no loopback, private, link-local... address) and its port not one of fetch's bad ports. */
             url?: string;
             /** @description Webhook types sent to this endpoint; omitted means every type. */
-            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available")[];
+            enabledTypes?: ("qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available" | "chg_erased")[];
             /** @description The issuer's own note on what the endpoint is for; empty when not given. */
             description?: string;
             /**
@@ -4354,7 +4468,7 @@ export interface components {
              * @description The type whose published example (the webhooks section of /openapi.json) is sent; any type, enabled or not.
              * @enum {string}
              */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available" | "chg_erased";
         };
         /**
          * WebhookEndpointTestEvent
@@ -4430,7 +4544,7 @@ export interface components {
         Webhook: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available" | "chg_erased";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
@@ -4663,7 +4777,7 @@ export interface components {
         WebhookDetail: {
             webhookId: string;
             /** @enum {string} */
-            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available";
+            type: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available" | "chg_erased";
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed" | "skipped";
             attemptCount: number;
@@ -7758,6 +7872,52 @@ export interface operations {
             503: components["responses"]["UnavailableIssuerKeyed"];
         };
     };
+    eraseChg: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                chgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased (or erased already: the same record). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erasure"];
+                };
+            };
+            400: components["responses"]["BadRequestIssuerKeyed"];
+            401: components["responses"]["UnauthorizedIssuerKeyed"];
+            404: components["responses"]["NotFoundIssuerKeyed"];
+            409: components["responses"]["ConflictIssuerKeyed"];
+            422: components["responses"]["UnprocessableContentIssuerKeyed"];
+            429: components["responses"]["RateLimitedIssuerKeyed"];
+            500: components["responses"]["InternalErrorIssuerKeyed"];
+            503: components["responses"]["UnavailableIssuerKeyed"];
+        };
+    };
     listMerchants: {
         parameters: {
             query?: {
@@ -10775,7 +10935,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "delivering" | "delivered" | "failed" | "skipped";
-                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available";
+                type?: "qualified_auth" | "qualified_settlement" | "reward_available" | "reward_expiring" | "reward_expired" | "reward_clawed_back" | "authorization_lapsed" | "endpoint_disabled" | "reward_adjusted" | "claim_resolved" | "cashback_paid_out" | "payout_completed" | "offer_available" | "chg_erased";
                 limit?: number;
                 cursor?: string;
             };
@@ -13833,6 +13993,53 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["OfferAvailableWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeds and is not retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    chg_erasedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The webhookId (evt_...): the same on every retry and replay; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; reject a timestamp more than 5 minutes off. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, two during a secret rotation (the previous secret signs beside the new one for 24 hours). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "evt_6f1c2a9e-4b7d-4e21-9c3a-000000000014",
+                 *       "type": "chg_erased",
+                 *       "createdAt": "2027-03-14T15:09:26.000Z",
+                 *       "data": {
+                 *         "chgId": "chg_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *         "erasedAt": "2027-03-14T15:09:26.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChgErasedWebhook"];
             };
         };
         responses: {

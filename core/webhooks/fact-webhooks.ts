@@ -24,6 +24,7 @@ export const FACT_WEBHOOK_TYPES = [
   'cashback_paid_out',
   'payout_completed',
   'offer_available',
+  'chg_erased',
 ] as const;
 export type FactWebhookType = (typeof FACT_WEBHOOK_TYPES)[number];
 
@@ -151,6 +152,12 @@ export interface OfferAvailableData {
   merchantId: string;
 }
 
+/** A group was erased: its personal fields are tombstones; its ids, balances and history stay. */
+export interface ChgErasedData {
+  chgId: string;
+  erasedAt: string;
+}
+
 export type FactWebhookData =
   | RewardAvailableData
   | RewardExpiringData
@@ -162,7 +169,8 @@ export type FactWebhookData =
   | ClaimResolvedData
   | CashbackPaidOutData
   | PayoutCompletedData
-  | OfferAvailableData;
+  | OfferAvailableData
+  | ChgErasedData;
 
 /**
  * The idempotency key of a fact: at most one webhook record has it. Each names what happened
@@ -183,6 +191,7 @@ export const factKey = {
   cashbackPaidOut: (payoutId: string, chgId: string) => `cashback_paid_out:${payoutId}:${chgId}`,
   payoutCompleted: (payoutId: string) => `payout_completed:${payoutId}`,
   offerAvailable: (offerId: string, chgId: string) => `offer_available:${offerId}:${chgId}`,
+  chgErased: (chgId: string) => `chg_erased:${chgId}`,
 };
 
 const minor = (description: string) => ({ type: 'integer', minimum: 0, description });
@@ -312,6 +321,10 @@ export const FACT_WEBHOOK_DATA_SCHEMAS: Record<FactWebhookType, object> = {
     offerId: id('ofr', 'The offer (GET /api/v2/chg/{chgId}/offer/{offerId} shows it to this group).'),
     merchantId: id('mp'),
   }),
+  chg_erased: object({
+    chgId: id('chg', 'The erased group: erase your own copy of its personal data.'),
+    erasedAt: time('When the erasure committed.'),
+  }),
 };
 
 export const FACT_WEBHOOK_DESCRIPTIONS: Record<FactWebhookType, string> = {
@@ -338,4 +351,7 @@ export const FACT_WEBHOOK_DESCRIPTIONS: Record<FactWebhookType, string> = {
   offer_available:
     'A group was enrolled as treated in an auto offer (one in its audience qualifies without activating the merchant): show ' +
     'it in your app. One per group and offer; a group held out as the control never gets one.',
+  chg_erased:
+    "A group was erased (POST /api/v2/chg/{chgId}/erase): its, its cardholders' and cards' personal fields are tombstones, " +
+    'its ids, balances and history stay. Later events naming its external ids are refused chg_erased.',
 };
