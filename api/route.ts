@@ -158,8 +158,12 @@ export function mountRoutes(
 }
 
 /** A card number in the query string is refused before anything echoes its parameters (decision 0054). */
-function refuseCardNumbers(query: Record<string, unknown>): void {
+function refuseCardNumbers(query: Record<string, unknown>, schema: object | undefined): void {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
   for (const [name, value] of Object.entries(query)) {
+    // A parameter the schema types as a number is a quantity (an amount), not text: bodies' numbers
+    // are not screened either.
+    if (['integer', 'number'].includes(properties[name]?.type as string)) continue;
     const values = Array.isArray(value) ? (value as unknown[]) : [value];
     if (holdsCardNumber(name) || values.some((v) => typeof v === 'string' && holdsCardNumber(v)))
       throw errors.panDetected(holdsCardNumber(name) ? '/' : `/${name}`);
@@ -193,7 +197,7 @@ function readInput(ctx: Context, route: CompiledRoute): RouteInput<unknown, Reco
     }
   }
   const query: Record<string, unknown> = { ...ctx.query };
-  refuseCardNumbers(query);
+  refuseCardNumbers(query, route.spec.query);
   if (route.query) {
     assertValid(route.query, query, 'invalid_query', 'query string');
   } else if (Object.keys(query).length > 0) {

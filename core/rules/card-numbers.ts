@@ -11,6 +11,8 @@
 
 const MIN_DIGITS = 13;
 const MAX_DIGITS = 19;
+// Zeros pass the Luhn check, and no card number is all zeros: a placeholder, not an account.
+const NONZERO = /[1-9]/;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 /** The Luhn (mod 10) check of a string of digits. */
@@ -49,7 +51,7 @@ export function cardNumbersIn(text: string): Array<{ start: number; end: number 
       let hit = -1;
       for (let to = from; to < run.length && digits.length + run[to].digits.length <= MAX_DIGITS; to++) {
         digits += run[to].digits;
-        if (digits.length >= MIN_DIGITS && luhnValid(digits)) hit = to;
+        if (digits.length >= MIN_DIGITS && luhnValid(digits) && NONZERO.test(digits)) hit = to;
       }
       if (hit >= 0) {
         found.push({ start: run[from].start, end: run[hit].start + run[hit].digits.length });

@@ -6,6 +6,7 @@ import pino from 'pino';
 import type { Logger } from '../../core/logger';
 import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer, type TestResponse } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
+import { newId } from '../../core/ids';
 import { cardOf, settledEvent } from '../helpers/events';
 
 const PAN = '4111111111111111';
@@ -80,6 +81,12 @@ describe('card numbers in requests', () => {
       headers: { 'Idempotency-Key': `key-${PAN}` },
     });
     refused(keyed, '/headers/Idempotency-Key');
+    // A parameter typed as a number is an amount, whatever its digits.
+    const amount = await issuer.call(
+      'GET',
+      `/api/v2/chg/${chgId}/merchant/${newId('mp')}/spend-eligibility?amountMinor=${PAN}`,
+    );
+    assertError(amount, 404, 'merchant_not_found');
   });
 
   it('writes a path holding one with the number replaced, and replaces a request id holding one', async () => {

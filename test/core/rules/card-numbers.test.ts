@@ -37,8 +37,10 @@ describe('card numbers (core/rules/card-numbers.ts)', () => {
     assert.equal(cardNumbersIn('4111111111111111 and 5555555555554444').length, 2);
   });
 
-  it('lets through what is not one: Luhn failures, short or long runs, two separators, UUIDs, dates', () => {
+  it('lets through what is not one: Luhn failures, short or long runs, two separators, UUIDs, dates, zeros', () => {
     for (const text of [
+      '0000000000000000',
+      'AA-0000000-0000000-0000000',
       '4111111111111112',
       '411111111111',
       '41111111111111111111111110',
