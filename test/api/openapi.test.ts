@@ -78,6 +78,7 @@ describe('GET /openapi.json', () => {
     assert.deepEqual(Object.keys(doc.webhooks).sort(), [
       'authorization_lapsed',
       'cashback_paid_out',
+      'chg_erased',
       'claim_resolved',
       'endpoint_disabled',
       'offer_available',

@@ -63,6 +63,7 @@ describe('webhook API', function () {
           'cashback_paid_out',
           'payout_completed',
           'offer_available',
+          'chg_erased',
         ],
         'a new endpoint without enabledTypes gets every type',
       );
