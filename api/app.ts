@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps): Koa {
   return app;
 }
 
-/** Routes that validate their body item by item (a batch) screen each item on its own too. */
+/** Routes whose items fail alone (ingestion) screen each item on its own. */
 function itemValidatedPaths(routes: RouteSpec[]): Set<string> {
-  return new Set(routes.filter((r) => r.documentedBody && !r.path.includes('{')).map((r) => r.path));
+  return new Set(routes.filter((r) => r.itemsFailAlone).map((r) => r.path));
 }

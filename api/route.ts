@@ -72,6 +72,13 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
    * claimed. The handler checks each item against documentedBody.
    */
   envelope?: object;
+  /**
+   * Ingestion: each event of the body is accepted or refused on its own, so what the JSON screen
+   * finds unsafe in one (a card number, a string PostgreSQL cannot hold) is that event's failure
+   * (api/middleware/json-body.ts, unsafeItemsOf), not the whole request's. Every other route's
+   * body is refused whole.
+   */
+  itemsFailAlone?: boolean;
   responses: Record<number, ResponseSpec>;
   /**
    * Ingestion: how many events the parsed body offers, each counted against the token's

@@ -84,6 +84,7 @@ function eventRoutes(deps: AppDeps, backlog: () => BacklogGate): RouteSpec[] {
       auth: 'issuer',
       // Counted from the parsed body before validation: an array counts its items, anything else one.
       rateLimitEvents: (body: unknown) => (Array.isArray(body) ? body.length : 1),
+      itemsFailAlone: true,
       documentedBody: {
         oneOf: [schema, { type: 'array', minItems: 1, maxItems: MAX_EVENTS_PER_BATCH, items: schema }],
       },

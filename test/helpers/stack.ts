@@ -8,7 +8,7 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import { createWorker } from '../../worker/worker';
 import type { RelayOptions, WebhookRelay } from '../../worker/webhook-relay';
 import { startHandoverWatch, type HandoverWatch, type HandoverWatchOptions } from '../../worker/handover-watch';
-import { createLogger } from '../../core/logger';
+import { createLogger, type Logger } from '../../core/logger';
 import { createDb, type Db } from '../../prisma/client';
 import type { DatabaseTimeouts } from '../../prisma/bounded-client';
 import { createApiHandover } from '../../api/ingestion/handover-queue';
@@ -87,6 +87,8 @@ export async function startStack(
     database?: { url: string; timeouts?: DatabaseTimeouts };
     /** HANDOVER_MAX_IN_FLIGHT of the API's hand-over, the sweeper and the watch; TEST_HANDOVER_MAX_IN_FLIGHT when not given. */
     handoverMaxInFlight?: number;
+    /** The logger of the API, the worker and the relay; silent (or TEST_LOG_LEVEL) by default. */
+    logger?: Logger;
   } = {},
 ): Promise<Stack> {
   quietTemporalRuntime();
@@ -94,7 +96,7 @@ export async function startStack(
   const databaseUrl = options.database?.url ?? testDatabaseUrl();
   const databaseTimeouts = options.database?.timeouts;
   const db = createDb(databaseUrl, 10, databaseTimeouts);
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const clientConnection = await Connection.connect({ address: options.temporalAddress ?? testTemporalAddress() });
   const client = new Client({
     connection: clientConnection,
@@ -145,7 +147,7 @@ export async function startStack(
     options.handoverWatch &&
     startHandoverWatch({ db, clock, temporal: engine, logger, handoverMaxInFlight }, options.handoverWatch);
   const handover = createApiHandover({ temporal: engine, db, clock }, logger, handoverMaxInFlight);
-  const app = await startTestApp({ db, handover, temporal: engine, webhookDestinations, webhookSecretKeys });
+  const app = await startTestApp({ db, handover, temporal: engine, webhookDestinations, webhookSecretKeys, logger });
   return {
     app,
     db,
