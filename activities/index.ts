@@ -10,6 +10,7 @@ import { createSweepActivities } from './sweeper';
 import { createExpiryActivities } from './expiry';
 import { createNoticeActivities } from './notices';
 import { createWebhookActivities } from './webhooks';
+import { createRetentionActivities } from './webhooks/retention';
 import { createClaimActivities } from './claims';
 import { createPayoutActivities } from './payouts';
 import { createStatementActivities } from './statements';
@@ -46,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createExpiryActivities(deps),
     ...createNoticeActivities(deps),
     ...createWebhookActivities(deps),
+    ...createRetentionActivities(deps),
     ...createClaimActivities(deps),
     ...createPayoutActivities(deps),
     ...createStatementActivities(deps),

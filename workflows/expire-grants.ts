@@ -13,6 +13,7 @@ import { patched, proxyActivities } from '@temporalio/workflow';
 import type { ExpiryActivities } from '../activities/expiry';
 import type { NoticeActivities } from '../activities/notices';
 import { postingOptions } from './activity-options';
+import { runBatches } from './batches';
 import type { ExpireGrantsInput, ExpireGrantsResult } from './expire-grants-contract';
 
 const { expireDueGrants, sendDueRewardNotices } = proxyActivities<ExpiryActivities & NoticeActivities>(postingOptions);
@@ -30,15 +31,16 @@ export async function expireGrants(input: ExpireGrantsInput = {}): Promise<Expir
   const total: ExpireGrantsResult = { expired: 0, expiredMinor: 0, failed: 0, batches: 0 };
   if (patched(REWARD_NOTICES_PATCH))
     Object.assign(total, await sendNotices(atMs, batchSize, maxBatches, input.issuerId));
-  while (total.batches < maxBatches) {
-    const batch = await expireDueGrants({ atMs, batchSize, issuerId: input.issuerId });
-    total.batches += 1;
-    total.expired += batch.expired;
-    total.expiredMinor += batch.expiredMinor;
-    total.failed += batch.failed;
-    // A full batch in which every grant failed would return the same grants again.
-    if (!batch.more || batch.expired === 0) break;
-  }
+  total.batches = await runBatches(
+    maxBatches,
+    () => expireDueGrants({ atMs, batchSize, issuerId: input.issuerId }),
+    (batch) => {
+      total.expired += batch.expired;
+      total.expiredMinor += batch.expiredMinor;
+      total.failed += batch.failed;
+      return batch.expired;
+    },
+  );
   return total;
 }
 

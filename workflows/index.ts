@@ -3,6 +3,7 @@
 export { transactionLifecycle } from './transaction-lifecycle';
 export { handoverSweeper } from './handover-sweeper';
 export { expireGrants } from './expire-grants';
+export { webhookRetention } from './webhook-retention';
 export { webhookDelivery } from './webhook-delivery';
 export { claimResolution } from './claim-resolution';
 export { payoutRun } from './payout-run';

@@ -67,7 +67,7 @@ function updateIssuerRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/issuers/{issuerId}',
     operationId: 'updateIssuer',
     summary:
-      'Change an issuer name, availability delay, rate limits, ingestion backlog limit or when its failing webhook endpoints are disabled',
+      'Change an issuer name, availability delay, rate limits, ingestion backlog limit, webhook retention or when its failing webhook endpoints are disabled',
     tag,
     auth: 'operator',
     params: { issuerId: 'iss' },

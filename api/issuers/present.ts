@@ -17,6 +17,7 @@ export function presentIssuer(issuer: Issuer) {
     webhookEndpointDisableAfter: issuer.webhookEndpointDisableAfter,
     adjustmentLimitMinor: Number(issuer.adjustmentLimitMinor),
     cashbackHoldDays: issuer.cashbackHoldDays,
+    webhookRetentionDays: issuer.webhookRetentionDays,
     // Null means the deployment's INGESTION_BACKLOG_LIMIT.
     ingestionBacklogLimit: issuer.ingestionBacklogLimit,
     createdAt: issuer.createdAt.toISOString(),

@@ -4,6 +4,11 @@ import { named } from '../schemas/named';
 import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import type { Validated } from '../../core/validated';
 import { DEFAULT_CASHBACK_HOLD_DAYS, MAX_CASHBACK_HOLD_DAYS } from '../../core/rules/cashback';
+import {
+  DEFAULT_WEBHOOK_RETENTION_DAYS,
+  MAX_WEBHOOK_RETENTION_DAYS,
+  MIN_WEBHOOK_RETENTION_DAYS,
+} from '../../core/rules/webhook-retention';
 
 const issuerNameSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const delaySchema = {
@@ -62,6 +67,16 @@ const cashbackHoldDaysSchema = {
     `offer sets returnPeriodDays); ${DEFAULT_CASHBACK_HOLD_DAYS} by default, 0 allowed.`,
 } as const;
 
+const webhookRetentionDaysSchema = {
+  type: 'integer',
+  minimum: MIN_WEBHOOK_RETENTION_DAYS,
+  maximum: MAX_WEBHOOK_RETENTION_DAYS,
+  description:
+    "Days the issuer's webhook records (body, deliveries, attempts) are kept from their createdAt, then deleted by an " +
+    'hourly sweep; a webhook with a delivery still pending or retrying is kept until it ends. ' +
+    `${DEFAULT_WEBHOOK_RETENTION_DAYS} by default.`,
+} as const;
+
 export const issuerSchema = named(
   'Issuer',
   {
@@ -98,6 +113,7 @@ export const issuerSchema = named(
           'The largest single adjustment (credit or debit) its tokens may post; 400 adjustment_too_large above.',
       },
       cashbackHoldDays: cashbackHoldDaysSchema,
+      webhookRetentionDays: webhookRetentionDaysSchema,
       ingestionBacklogLimit: {
         type: ['integer', 'null'],
         description:
@@ -117,6 +133,7 @@ export const issuerSchema = named(
     webhookEndpointDisableAfter: null,
     adjustmentLimitMinor: 10000,
     cashbackHoldDays: 30,
+    webhookRetentionDays: 30,
     ingestionBacklogLimit: null,
     createdAt: EXAMPLE_TIME,
     updatedAt: EXAMPLE_TIME,
@@ -174,6 +191,7 @@ export const issuerChangesSchema = {
       description: 'The largest single adjustment its tokens may post (minor units); 10000 by default.',
     },
     cashbackHoldDays: cashbackHoldDaysSchema,
+    webhookRetentionDays: webhookRetentionDaysSchema,
     ingestionBacklogLimit: {
       type: ['integer', 'null'],
       minimum: 1,

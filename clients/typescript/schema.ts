@@ -1110,7 +1110,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change an issuer name, availability delay, rate limits, ingestion backlog limit or when its failing webhook endpoints are disabled */
+        /** Change an issuer name, availability delay, rate limits, ingestion backlog limit, webhook retention or when its failing webhook endpoints are disabled */
         patch: operations["updateIssuer"];
         trace?: never;
     };
@@ -4955,6 +4955,7 @@ export interface components {
          *       "webhookEndpointDisableAfter": null,
          *       "adjustmentLimitMinor": 10000,
          *       "cashbackHoldDays": 30,
+         *       "webhookRetentionDays": 30,
          *       "ingestionBacklogLimit": null,
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-14T15:09:26.000Z"
@@ -4979,6 +4980,8 @@ export interface components {
             adjustmentLimitMinor?: number;
             /** @description The return window: days a purchase's cashback stays on hold, from its createdAt, before it is payable (unless its offer sets returnPeriodDays); 30 by default, 0 allowed. */
             cashbackHoldDays?: number;
+            /** @description Days the issuer's webhook records (body, deliveries, attempts) are kept from their createdAt, then deleted by an hourly sweep; a webhook with a delivery still pending or retrying is kept until it ends. 30 by default. */
+            webhookRetentionDays?: number;
             /** @description Override of INGESTION_BACKLOG_LIMIT for this issuer: with this many of its events waiting to be processed, ingestion answers 429 backlog_full; null means the deployment's setting. */
             ingestionBacklogLimit?: number | null;
             /**
@@ -11516,6 +11519,8 @@ export interface operations {
                     adjustmentLimitMinor?: number;
                     /** @description The return window: days a purchase's cashback stays on hold, from its createdAt, before it is payable (unless its offer sets returnPeriodDays); 30 by default, 0 allowed. */
                     cashbackHoldDays?: number;
+                    /** @description Days the issuer's webhook records (body, deliveries, attempts) are kept from their createdAt, then deleted by an hourly sweep; a webhook with a delivery still pending or retrying is kept until it ends. 30 by default. */
+                    webhookRetentionDays?: number;
                     /** @description Events of this issuer waiting to be processed past which ingestion answers 429 backlog_full (other issuers unaffected); null for the deployment's INGESTION_BACKLOG_LIMIT. Takes effect within a second. */
                     ingestionBacklogLimit?: number | null;
                 };

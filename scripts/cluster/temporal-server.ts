@@ -12,6 +12,7 @@ import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { registerSearchAttributes } from '../../worker/register-search-attributes';
+import { CLOSED_WORKFLOW_RETENTION_DAYS } from '../../worker/namespace-retention';
 import { SEARCH_ATTRIBUTE_DECLARATIONS } from '../../workflows/search-attributes';
 import { stopChild } from '../lib/temporal-dev-server';
 import { toYaml } from './yaml';
@@ -237,7 +238,7 @@ export async function startTemporalServer(options: {
   db: TemporalDatabase;
   ports: TemporalPorts;
   namespace: string;
-  /** Days a closed workflow stays visible; a new namespace only. */
+  /** Days a closed workflow stays visible, production's unless given; a new namespace only. */
   retentionDays?: number;
   log?: (line: string) => void;
   /** Told the server's process as soon as it is spawned (for the caller's clean-up). */
@@ -268,7 +269,7 @@ export async function startTemporalServer(options: {
   try {
     const connection = await waitUntilServing(child, address);
     try {
-      await ensureNamespace(connection, options.namespace, options.retentionDays ?? 3);
+      await ensureNamespace(connection, options.namespace, options.retentionDays ?? CLOSED_WORKFLOW_RETENTION_DAYS);
       await registerSearchAttributes(connection, options.namespace);
       await waitForSearchAttributes(connection, options.namespace);
     } finally {

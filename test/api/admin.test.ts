@@ -77,6 +77,26 @@ describe('operator API: issuers, tokens, audit log', () => {
     assertError(await app.operator('GET', '/admin/v1/issuers/not-an-id'), 400, 'invalid_id');
   });
 
+  it('keeps webhooks 30 days unless the operator sets 1 to 3650, and refuses anything else naming the field', async () => {
+    const created = (await app.operator('POST', '/admin/v1/issuers', { name: 'Keeper', environment: 'sandbox' })).body;
+    assert.equal(created.webhookRetentionDays, 30);
+    const path = `/admin/v1/issuers/${created.id}`;
+    for (const days of [1, 3650, 7]) {
+      const patched = await app.operator('PATCH', path, { webhookRetentionDays: days });
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.body.webhookRetentionDays, days);
+    }
+    for (const days of [0, -1, 3651, 1.5, '30', null]) {
+      const refused = await app.operator('PATCH', path, { webhookRetentionDays: days });
+      assertError(refused, 400, 'invalid_body');
+      assert.ok(
+        refused.body.details.errors.some((e: { path: string }) => e.path === '/webhookRetentionDays'),
+        `${JSON.stringify(days)}: ${refused.text}`,
+      );
+    }
+    assert.equal((await app.operator('GET', path)).body.webhookRetentionDays, 7, 'a refused change changes nothing');
+  });
+
   it('answers 404 when revoking a token through another issuer', async () => {
     const a = (await app.operator('POST', '/admin/v1/issuers', { name: 'A', environment: 'sandbox' })).body;
     const b = (await app.operator('POST', '/admin/v1/issuers', { name: 'B', environment: 'sandbox' })).body;

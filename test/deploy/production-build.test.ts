@@ -28,7 +28,11 @@ import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { listMigrations } from '../../prisma/migrate';
 import { loadHistoryDir } from '../../scripts/lib/replay';
-import { EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID } from '../../worker/schedules';
+import {
+  EXPIRE_GRANTS_SCHEDULE_ID,
+  HANDOVER_SWEEPER_SCHEDULE_ID,
+  WEBHOOK_RETENTION_SCHEDULE_ID,
+} from '../../worker/schedules';
 import { testDatabaseUrl, testTemporalAddress, TEST_WEBHOOK_SECRET_KEYS } from '../helpers/env';
 import { freePort } from '../helpers/ports';
 import { quietTemporalRuntime } from '../helpers/stack';
@@ -273,7 +277,7 @@ describe('production build and deploy (docs/operating/deploy.md)', function () {
     const connection = await Connection.connect({ address: testTemporalAddress() });
     try {
       const client = new Client({ connection });
-      for (const id of [HANDOVER_SWEEPER_SCHEDULE_ID, EXPIRE_GRANTS_SCHEDULE_ID]) {
+      for (const id of [HANDOVER_SWEEPER_SCHEDULE_ID, EXPIRE_GRANTS_SCHEDULE_ID, WEBHOOK_RETENTION_SCHEDULE_ID]) {
         const handle = client.schedule.getHandle(id);
         const described = await handle.describe().catch(() => undefined);
         const action = described?.action as { taskQueue?: string } | undefined;

@@ -352,3 +352,64 @@ export function webhookLeftByDeadRelay(
     return webhookId;
   });
 }
+
+/** A delivery of an aged webhook: its endpoint (null: an attempt with no endpoint), status and attempts. */
+export interface AgedDelivery {
+  endpointId: string | null;
+  status?: 'pending' | 'delivering' | 'delivered' | 'failed' | 'skipped';
+  attempts: number;
+}
+
+/**
+ * A qualified_settlement webhook written `daysAgo` days before `now`, with these deliveries (a
+ * null endpoint writes attempts only, as for an issuer that had none) and their attempts. A
+ * `pending` one is claimed by a relay for a day, and every other is relayed, so no relay of the
+ * run takes any of them. Returns its id.
+ */
+export async function agedWebhook(
+  db: Db,
+  issuerId: string,
+  now: Date,
+  daysAgo: number,
+  deliveries: AgedDelivery[],
+): Promise<string> {
+  const at = new Date(now.getTime() - daysAgo * 86_400_000);
+  const id = newId('evt');
+  await db.$transaction(async (tx) => {
+    await tx.webhook.create({
+      data: {
+        ...{ id, issuerId, type: 'qualified_settlement', sourceEventId: `txn_${randomUUID()}` },
+        ...{ idempotencyKey: `aged:${id}`, data: settlementData() as object, deliveriesWritten: true },
+        ...{ createdAt: at, updatedAt: at },
+      },
+    });
+    for (const d of deliveries) {
+      if (d.endpointId !== null) {
+        const pending = d.status === 'pending';
+        await tx.webhookDelivery.create({
+          data: {
+            ...{ webhookId: id, endpointId: d.endpointId, issuerId, status: d.status, attemptCount: d.attempts },
+            relayedAt: pending ? null : at,
+            relayClaimedUntil: pending ? new Date(Date.now() + 86_400_000) : null,
+            ...{ createdAt: at, updatedAt: at },
+          },
+        });
+      }
+      for (let n = 1; n <= d.attempts; n++)
+        await tx.webhookAttempt.create({
+          data: {
+            ...{ id: `${id}/${d.endpointId ?? 'none'}/attempt/${n}`, webhookId: id, endpointId: d.endpointId },
+            ...{ attemptNumber: n, startedAt: at },
+            ...{
+              statusCode: 500,
+              latencyMs: 5,
+              outcome: 'failed',
+              errorClass: 'http_status',
+              error: 'http_status: 500',
+            },
+          },
+        });
+    }
+  });
+  return id;
+}

@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { startStack, type Stack } from '../helpers/stack';
 import { earnBranded, inTransaction, trialBalance } from '../../core/domain/ledger';
-import { EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID, ensureSchedules } from '../../worker/schedules';
+import {
+  EXPIRE_GRANTS_SCHEDULE_ID,
+  HANDOVER_SWEEPER_SCHEDULE_ID,
+  WEBHOOK_RETENTION_SCHEDULE_ID,
+  ensureSchedules,
+} from '../../worker/schedules';
 import { DEFAULT_EXPIRY_BATCH_SIZE } from '../../workflows/expire-grants';
 import type { ExpireGrantsResult } from '../../workflows/expire-grants-contract';
 import {
@@ -25,7 +30,7 @@ describe('Temporal Schedules', function () {
   });
   after(async () => {
     // The schedules are namespace-wide: leave none behind for the rest of the run.
-    for (const id of [EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID])
+    for (const id of [EXPIRE_GRANTS_SCHEDULE_ID, HANDOVER_SWEEPER_SCHEDULE_ID, WEBHOOK_RETENTION_SCHEDULE_ID])
       await stack.client.schedule
         .getHandle(id)
         .delete()
@@ -33,12 +38,13 @@ describe('Temporal Schedules', function () {
     await stack.stop();
   });
 
-  it('creates the sweeper (every minute) and the expiry (hourly), overlap SKIP, once however often the worker starts', async () => {
+  it('creates the sweeper (every minute), the expiry and the webhook retention (hourly), overlap SKIP, once however often the worker starts', async () => {
     await ensureSchedules(stack.client, stack.taskQueue);
     await ensureSchedules(stack.client, stack.taskQueue); // a second worker start
     const expected = {
       [HANDOVER_SWEEPER_SCHEDULE_ID]: ['handoverSweeper', 60_000],
       [EXPIRE_GRANTS_SCHEDULE_ID]: ['expireGrants', 3_600_000],
+      [WEBHOOK_RETENTION_SCHEDULE_ID]: ['webhookRetention', 3_600_000],
     } as const;
     for (const [id, [workflowType, everyMs]] of Object.entries(expected)) {
       const described = await stack.client.schedule.getHandle(id).describe();

@@ -18,7 +18,7 @@ import { newIssuer, startTestApp, type TestIssuer } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { authEvent, cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
-import { deliveryOf, firstEndpointId, startReceiver } from '../helpers/webhooks';
+import { agedWebhook, deliveryOf, firstEndpointId, insertEndpoint, startReceiver } from '../helpers/webhooks';
 import { webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
 import { startTimeSkipping } from '../helpers/time-skipping';
 import {
@@ -38,6 +38,7 @@ import { PAYOUT_WORKFLOW_TYPE, payoutWorkflowId } from '../../workflows/payout-r
 import { STATEMENT_RUN_WORKFLOW_TYPE, statementRunWorkflowId } from '../../workflows/statement-run-contract';
 import { ENROLMENT_RUN_WORKFLOW_TYPE, enrolmentRunWorkflowId } from '../../workflows/enrolment-run-contract';
 import { openEnrolmentRun } from '../../core/domain/enrolment-runs';
+import { WEBHOOK_RETENTION_WORKFLOW_TYPE } from '../../workflows/webhook-retention-contract';
 
 const DIR = join(__dirname, 'histories');
 const OVERWRITE = new Set((process.env.RECORD_HISTORIES_OVERWRITE ?? '').split(',').filter(Boolean));
@@ -256,6 +257,21 @@ describe('record workflow histories', function () {
       args: [{ runId, chunkSize: 2 }],
     });
     await save('statement-run', workflowId);
+  });
+
+  it('records a webhook retention run over one issuer in batches of two', async () => {
+    const keeper = await newIssuer(stack.app);
+    const endpointId = await insertEndpoint(stack.db, keeper.id, 'https://hooks.example.com/retention');
+    const now = new Date();
+    for (const daysAgo of [31, 32, 33])
+      await agedWebhook(stack.db, keeper.id, now, daysAgo, [{ endpointId, status: 'delivered', attempts: 1 }]);
+    const workflowId = `webhook-retention-${Date.now()}`;
+    await stack.client.workflow.start(WEBHOOK_RETENTION_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: stack.taskQueue,
+      args: [{ issuerId: keeper.id, batchSize: 2 }],
+    });
+    await save('webhook-retention', workflowId);
   });
 
   /** An issuer's five groups and a targeted offer of a merchant only it sees, with no run yet. */

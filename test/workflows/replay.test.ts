@@ -99,8 +99,9 @@ describe('workflow replay of recorded histories', function () {
       'statementRun',
       'transactionLifecycle',
       'webhookDelivery',
+      'webhookRetention',
     ]);
-    assert.ok(histories.length >= 8);
+    assert.ok(histories.length >= 9);
   });
 
   it('replays every history against the current code', async () => {
