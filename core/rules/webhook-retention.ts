@@ -1,6 +1,6 @@
 // How long webhook records are kept (API.md, "Card data and erasure"; decision 0056): an issuer's
 // `webhookRetentionDays`, counted from the webhook's createdAt, and only once every delivery of it
-// has ended. The bounds are the database's CHECK (migration 20261203110100_webhook_retention).
+// has ended. The bounds are the database's CHECK (migration 20261203120000_webhook_retention).
 
 export const DEFAULT_WEBHOOK_RETENTION_DAYS = 30;
 /**
