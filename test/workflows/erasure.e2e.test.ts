@@ -12,6 +12,8 @@ import { groupBody, uniq } from '../helpers/groups';
 import { activate, merchantWithOffer } from '../helpers/scenario';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { newId } from '../../core/ids';
+import { previewChunk } from '../../core/domain/statements';
+import { sqlTransaction } from '../../prisma/sql-transaction';
 import { configureEndpoint, startReceiver, waitFor, type Receiver } from '../helpers/webhooks';
 
 describe('erasure of a cardholder group (end to end)', function () {
@@ -79,7 +81,22 @@ describe('erasure of a cardholder group (end to end)', function () {
     const transfers = await stack.db.$queryRaw<Array<{ n: bigint }>>`
       SELECT count(*) AS n FROM ledger_transfer t JOIN ledger_account a ON a.id IN (t.debit_account_id, t.credit_account_id)
        WHERE a.chg_id = ${chgId}`;
-    return { summary: summary.body, activity: activity.body, accounts, transfers: transfers[0].n };
+    // What the merchant's statement for the month would bill, read as a billing run reads it.
+    const period = new Date().toISOString().slice(0, 7);
+    const chunk = await sqlTransaction(stack.db, (tx) =>
+      previewChunk(tx, { runId: 'erasure-test', period, afterAccountId: '', at: new Date(), issuerId: issuer.id }),
+    );
+    const statements = chunk.statements.map((s) => ({
+      merchantId: s.merchantId,
+      lines: s.lines,
+      totalDueMinor: s.totalDueMinor,
+      transferCount: s.transferCount,
+    }));
+    assert.ok(
+      statements.some((s) => s.merchantId === merchant.id && s.totalDueMinor > 0),
+      'a statement to compare',
+    );
+    return { summary: summary.body, activity: activity.body, accounts, transfers: transfers[0].n, statements };
   }
 
   /** Every stored row that still holds one of the strings, by table. */
@@ -155,7 +172,7 @@ describe('erasure of a cardholder group (end to end)', function () {
     ];
     assert.deepEqual(await holding(group.id, personal), []);
 
-    // The books: the same summary, activity, accounts and transfers, and a balanced ledger.
+    // The books: the same summary, activity, accounts, transfers and statement, and a balanced ledger.
     assert.deepEqual(await books(group.id), before);
     await assertLedgerHealthy(stack.db, issuer.id);
 
