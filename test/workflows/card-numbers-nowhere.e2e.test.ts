@@ -235,6 +235,15 @@ describe('card numbers reach nothing the service keeps (fuzz, end to end)', func
     if (template === '/api/v1/incoming-txn') return settledEvent(card) as Json;
     if (template === '/admin/v1/issuers' && method === 'post') return { name: 'Acme', environment: 'sandbox' };
     if (template === '/admin/v1/issuers/{issuerId}/tokens') return { label: 'ci' };
+    if (template === '/admin/v1/issuers/{issuerId}' && method === 'patch') return { webhookEndpointDisableAfter: '5d' };
+    if (template === '/api/v2/sandbox/transactions')
+      return {
+        cardId: card.cardId,
+        merchantId: ids.get('merchantId')!,
+        amount: 1_000,
+        outcome: 'settled',
+        mcc: '5999',
+      };
     const schema = resolved(operation.requestBody?.content?.['application/json']?.schema);
     return schema?.examples?.[0] ?? schema?.example;
   }
