@@ -20,6 +20,7 @@ import { buildOpenApi } from './openapi';
 import { healthRoutes } from './health/routes';
 import { chgRoutes } from './chg/routes';
 import { issuerAdminRoutes } from './issuers/admin-routes';
+import { operatorAdminRoutes } from './operators/admin-routes';
 import { auditAdminRoutes } from './audit/admin-routes';
 import { ingestionRoutes } from './ingestion/routes';
 import { catalogueAdminRoutes } from './catalogue/admin-routes';
@@ -73,6 +74,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...webhookEndpointRoutes(deps),
     ...webhookRoutes(deps),
     ...sandboxRoutes(deps),
+    ...operatorAdminRoutes(deps),
     ...issuerAdminRoutes(deps),
     ...auditAdminRoutes(deps),
     ...catalogueAdminRoutes(deps),

@@ -21,8 +21,8 @@ export interface AppDeps {
   db: Db;
   logger: Logger;
   clock: Clock;
-  config: Pick<Config, 'operatorToken' | 'metricsToken'> &
-    Partial<Pick<Config, 'ingestionBacklogLimit'>> & { operatorToken: string };
+  /** operatorToken: root's (OPERATOR_TOKEN); undefined when root is switched off (OPERATOR_ROOT=disabled). */
+  config: Pick<Config, 'operatorToken' | 'metricsToken'> & Partial<Pick<Config, 'ingestionBacklogLimit'>>;
   /** Where webhook endpoints may point, checked when one is saved (core/webhooks/destination-guard.ts). */
   webhookDestinations: WebhookDestinations;
   /** WEBHOOK_SECRET_KEYS: seals webhook signing secrets when they are made (core/webhooks/secret-sealing.ts). */

@@ -13,6 +13,7 @@ import { webhookComponents, webhooksSection } from './openapi-webhooks';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '../workflows/webhook-delivery-contract';
 import { CALLER_REQUEST_ID_PATTERN } from './middleware/request-id';
 import { IDEMPOTENCY_KEY_HEADER, KEYED_METHODS, REPLAYED_HEADER } from './middleware/idempotency';
+import { roleSentence, routeRole } from './operators/route-roles';
 
 // Statuses any route can answer, whatever it does.
 const SHARED_ERRORS: Record<number, string> = {
@@ -43,7 +44,7 @@ const IDEMPOTENCY_KEY_PARAMETER = {
     'and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong ' +
     'to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still ' +
     'runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the ' +
-    'same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, ' +
+    "same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, " +
     '`invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, ' +
     'a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. ' +
     'Malformed: 400 `invalid_idempotency_key`.',
@@ -108,7 +109,13 @@ export function buildOpenApi(routes: RouteSpec[], version: string, options: Open
           scheme: 'bearer',
           description: 'Issuer API token (rwd_sk_...), created by the operator.',
         },
-        OperatorToken: { type: 'http', scheme: 'bearer', description: 'The OPERATOR_TOKEN of the deployment.' },
+        OperatorToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            "A named operator's token (rwd_op_..., POST /admin/v1/operators), whose roles decide what it may change; or " +
+            "the deployment's OPERATOR_TOKEN, the break-glass account root with every role, unless OPERATOR_ROOT=disabled.",
+        },
       },
       schemas: components.schemas,
       responses: errorResponses.responses,
@@ -129,6 +136,8 @@ function operation(route: RouteSpec, components: SchemaComponents, errorResponse
     summary: route.summary,
     ...(describe(route) ? { description: describe(route) } : {}),
     tags: [route.tag],
+    // The role table (api/operators/route-roles.ts), shown on every operator operation.
+    ...(route.auth === 'operator' ? { 'x-required-role': routeRole(route) } : {}),
     security:
       route.auth === 'issuer' ? [{ IssuerApiToken: [] }] : route.auth === 'operator' ? [{ OperatorToken: [] }] : [],
     parameters: parameters(route, keyed, components),
@@ -227,6 +236,12 @@ const FOREIGN_CURSOR = 'a `cursor` that is not the `nextCursor` of a page of thi
 function ownReasonCodesOf(route: RouteSpec): Record<number, Record<string, string>> {
   const own = { ...route.reasonCodes };
   if (takesCursor(route)) own[400] = { invalid_query: FOREIGN_CURSOR, ...own[400] };
+  const role = route.auth === 'operator' ? routeRole(route) : 'any';
+  if (role !== 'any')
+    own[403] = {
+      forbidden_role: `the operator does not hold the role ${role} (\`details.requiredRole\`)`,
+      ...own[403],
+    };
   return own;
 }
 
@@ -238,7 +253,8 @@ function describe(route: RouteSpec): string | undefined {
   const cursor = takesCursor(route)
     ? `Pass \`nextCursor\` back unchanged: ${FOREIGN_CURSOR} is refused (400 invalid_query).`
     : undefined;
-  const text = [route.description, cursor].filter(Boolean).join(' ');
+  const role = route.auth === 'operator' ? roleSentence(routeRole(route)) : undefined;
+  const text = [route.description, cursor, role].filter(Boolean).join(' ');
   return text === '' ? undefined : text;
 }
 
@@ -340,7 +356,9 @@ function withHeaders(route: RouteSpec, keyed: boolean, responses: Record<string,
     if (status === 429 || status === 503 || (keyed && status === 409))
       headers['Retry-After'] = headerRef('Retry-After');
     // Any answer but a 5xx may be a replay; a 429 never is (the limit is checked before the key).
-    if (keyed && status < 500 && status !== 429) headers[REPLAYED_HEADER] = headerRef(REPLAYED_HEADER);
+    // Nor is an operator's 403: the role is checked before the key too (api/route.ts).
+    const beforeKey = status === 429 || (route.auth === 'operator' && status === 403);
+    if (keyed && status < 500 && !beforeKey) headers[REPLAYED_HEADER] = headerRef(REPLAYED_HEADER);
     out[key] = { ...response, headers };
   }
   return out;

@@ -12,6 +12,7 @@ import { assertValid, compileBody, compileQuery, type Validator } from './valida
 import type { AuthKind } from './middleware/auth';
 import { withIdempotency, type Idempotency } from './middleware/idempotency';
 import type { RateLimitedRoute } from './middleware/rate-limit';
+import { requireRole, routeRole } from './operators/route-roles';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -155,8 +156,12 @@ export function mountRoutes(
       query: spec.query ? compileQuery(spec.query) : undefined,
     };
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    // Read once here: an operator route the role table does not name is never mounted.
+    const role = spec.auth === 'operator' ? routeRole(spec) : undefined;
     router[spec.method](spec.operationId, koaPath, async (ctx: Context) => {
       await guards[spec.auth](ctx);
+      // Before the input is read or an Idempotency-Key claimed: a refused call does nothing.
+      if (role) requireRole(ctx, role);
       await rateLimit(ctx, spec);
       const input = readInput(ctx, compiled);
       await withIdempotency(idempotency, ctx, spec, input, () => spec.handle(ctx, input));

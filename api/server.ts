@@ -31,7 +31,9 @@ async function main(): Promise<void> {
   // Before anything runs SQL: with OTEL_* set, PostgreSQL's client is patched here (core/tracing.ts).
   const tracing = startTracing('rewards-api');
   collectProcessMetrics();
-  if (!config.operatorToken) throw new Error('OPERATOR_TOKEN is required for the API process');
+  // Root is the way in until named admins exist; a deployment that switched it off needs no token.
+  if (config.operatorRootEnabled && !config.operatorToken)
+    throw new Error('OPERATOR_TOKEN is required for the API process (or OPERATOR_ROOT=disabled)');
   const timeouts = databaseTimeouts(config, 'api');
   const db = createDb(config.databaseUrl, config.databasePoolSize, timeouts);
   await assertStoredSecretsOpen(db, config.webhookSecretKeys);
@@ -55,7 +57,7 @@ async function main(): Promise<void> {
     logger,
     clock: systemClock,
     config: {
-      operatorToken: config.operatorToken,
+      operatorToken: config.operatorRootEnabled ? config.operatorToken : undefined,
       metricsToken: config.metricsToken,
       ingestionBacklogLimit: config.ingestionBacklogLimit,
     },

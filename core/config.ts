@@ -52,6 +52,12 @@ export interface Config {
    */
   seedSandbox?: boolean;
   operatorToken?: string;
+  /**
+   * OPERATOR_ROOT: whether OPERATOR_TOKEN opens the operator API as the break-glass account
+   * `root` (every role). A deployment switches it off (`disabled`) once named admins exist;
+   * OPERATOR_TOKEN is then not needed.
+   */
+  operatorRootEnabled: boolean;
   /** When set, GET /metrics of the API needs it as a bearer token. */
   metricsToken?: string;
   logLevel: string;
@@ -190,6 +196,10 @@ function checkedSettings(env: NodeJS.ProcessEnv, { str, bool }: EnvReader, probl
   if (operatorToken !== undefined && operatorToken.length < 32) {
     problems.push('OPERATOR_TOKEN must be at least 32 characters');
   }
+  const operatorRoot = str('OPERATOR_ROOT') ?? 'enabled';
+  if (!['enabled', 'disabled'].includes(operatorRoot)) {
+    problems.push(`OPERATOR_ROOT must be enabled or disabled (got "${operatorRoot}")`);
+  }
   const metricsToken = str('METRICS_TOKEN');
   if (metricsToken !== undefined && metricsToken.length < 32) {
     problems.push('METRICS_TOKEN must be at least 32 characters');
@@ -215,6 +225,7 @@ function checkedSettings(env: NodeJS.ProcessEnv, { str, bool }: EnvReader, probl
   return {
     databaseUrl,
     operatorToken,
+    operatorRootEnabled: operatorRoot !== 'disabled',
     metricsToken,
     logLevel,
     temporal,
@@ -276,6 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalCli: read.str('TEMPORAL_CLI'),
     seedSandbox: checked.seedSandbox,
     operatorToken: checked.operatorToken,
+    operatorRootEnabled: checked.operatorRootEnabled,
     metricsToken: checked.metricsToken,
     logLevel: checked.logLevel,
     dataDir: read.str('DATA_DIR') ?? '.data',

@@ -139,6 +139,17 @@ export const errors = {
       },
     );
   },
+  /** An operator without the role a route needs (api/operators/route-roles.ts): refused before anything runs. */
+  forbiddenRole(requiredRole: string, heldRoles: readonly string[]): ApiError {
+    return new ApiError(
+      'forbidden',
+      `This operation needs the ${requiredRole} role; this operator holds ${heldRoles.join(', ')}.`,
+      {
+        reasonCode: 'forbidden_role',
+        details: { requiredRole, roles: [...heldRoles] },
+      },
+    );
+  },
   /** A sandbox-only route called with a production issuer's token (API.md, sandbox). */
   sandboxOnly(): ApiError {
     return new ApiError(

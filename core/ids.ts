@@ -31,6 +31,8 @@ export const ID_PREFIXES = [
   'stm',
   'stmrun',
   'stmpay',
+  'op',
+  'optok',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -9,7 +9,12 @@ export const auditEntrySchema = named(
     type: 'object',
     properties: {
       id: { type: 'string' },
-      actor: { type: 'string' },
+      actor: {
+        type: 'string',
+        description:
+          "Who: the operator's id (op_...), root (OPERATOR_TOKEN), cli:<user> (the admin CLI) or an issuer token's id " +
+          "(tok_..., the issuer's own postings). Entries written before operators had names say operator.",
+      },
       action: { type: 'string' },
       targetId: { type: ['string', 'null'] },
       details: { type: 'object', additionalProperties: true },
@@ -18,7 +23,7 @@ export const auditEntrySchema = named(
   },
   {
     id: exampleId('aud'),
-    actor: 'operator',
+    actor: exampleId('op'),
     action: 'token.create',
     targetId: exampleId('tok'),
     details: { issuerId: exampleId('iss'), label: 'production app servers' },

@@ -1,10 +1,12 @@
 // Authentication guards (API.md, Authentication). Issuer routes take an issuer API token;
-// /admin routes take the operator token. Every failure is the same 401 so that a caller
-// learns nothing about which tokens exist.
+// /admin routes take a named operator's token (rwd_op_...) or OPERATOR_TOKEN, the break-glass
+// account root, unless the deployment switched root off. Every failure is the same 401 so that a
+// caller learns nothing about which tokens exist.
 import type { Context } from 'koa';
 import { errors } from '../../core/errors';
 import type { Db } from '../../prisma/client';
-import { hashToken, isWellFormedToken, safeEqualHex } from '../../core/tokens';
+import { hashToken, isWellFormedOperatorToken, isWellFormedToken, safeEqualHex } from '../../core/tokens';
+import { OPERATOR_ROLES, ROOT_OPERATOR_ID, type AuthenticatedOperator, type OperatorRole } from '../operators/roles';
 import type { TokenCache } from './token-cache';
 import { addLogContext } from './request-id';
 import type { RateLimitOverrides } from './rate-limit';
@@ -49,19 +51,26 @@ export function requireStaticToken(ctx: Context, expected: string, what: string)
 
 export function createGuards(deps: {
   db: Db;
-  operatorToken: string;
+  /** OPERATOR_TOKEN; undefined when the deployment has switched root off (OPERATOR_ROOT=disabled). */
+  operatorToken: string | undefined;
   tokenCache?: TokenCache;
 }): Record<AuthKind, (ctx: Context) => Promise<void>> {
-  const operatorHash = hashToken(deps.operatorToken);
+  const rootHash = deps.operatorToken === undefined ? undefined : hashToken(deps.operatorToken);
   return {
     none: async () => undefined,
 
     async operator(ctx) {
       const token = bearer(ctx);
-      if (!safeEqualHex(hashToken(token), operatorHash)) {
-        throw errors.unauthenticated('invalid_token', 'The operator token is not valid.');
-      }
-      ctx.state.actor = 'operator';
+      const operator = isWellFormedOperatorToken(token)
+        ? await namedOperator(deps.db, hashToken(token))
+        : rootHash !== undefined && safeEqualHex(hashToken(token), rootHash)
+          ? { id: ROOT_OPERATOR_ID, roles: OPERATOR_ROLES }
+          : undefined;
+      if (!operator) throw errors.unauthenticated('invalid_token', 'The operator token is not valid.');
+      ctx.state.operator = operator;
+      // The audit log names the person (or root), not a shared token.
+      ctx.state.actor = operator.id;
+      addLogContext(ctx, { operatorId: operator.id });
     },
 
     async issuer(ctx) {
@@ -96,6 +105,17 @@ export function createGuards(deps: {
       authenticate(ctx, issuer);
     },
   };
+}
+
+/**
+ * A named operator's token, read on every call: never cached, so that disabling an operator or
+ * rotating their token refuses the old one at once in every API process (operator calls are few).
+ */
+async function namedOperator(db: Db, tokenHash: string): Promise<AuthenticatedOperator | undefined> {
+  const row = await db.operatorToken.findUnique({ where: { tokenHash }, include: { operator: true } });
+  if (!row || row.revokedAt !== null || row.operator.status !== 'active' || !safeEqualHex(row.tokenHash, tokenHash))
+    return undefined;
+  return { id: row.operator.id, roles: row.operator.roles as OperatorRole[] };
 }
 
 function authenticate(ctx: Context, issuer: AuthenticatedIssuer): void {

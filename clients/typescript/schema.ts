@@ -1079,6 +1079,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/operators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Named operators, oldest first (root is configuration, not listed)
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
+         */
+        get: operations["listOperators"];
+        put?: never;
+        /**
+         * Name an operator with roles; their token is shown once
+         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done).
+         */
+        post: operations["createOperator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/operators/{operatorId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change an operator's name or roles, or disable them (their token is refused at once)
+         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done).
+         */
+        patch: operations["updateOperator"];
+        trace?: never;
+    };
+    "/admin/v1/operators/{operatorId}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an operator's token: a new one, shown once; the old one is refused at once
+         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done).
+         */
+        post: operations["rotateOperatorToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the caller is: the operator (or root) and their roles
+         * @description Any operator role may call this (every role reads).
+         */
+        get: operations["getCurrentOperator"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/issuers": {
         parameters: {
             query?: never;
@@ -1088,7 +1172,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an issuer (environment fixed at creation) */
+        /**
+         * Create an issuer (environment fixed at creation)
+         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done).
+         */
         post: operations["createIssuer"];
         delete?: never;
         options?: never;
@@ -1103,14 +1190,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an issuer */
+        /**
+         * Read an issuer
+         * @description Any operator role may call this (every role reads).
+         */
         get: operations["getIssuer"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Change an issuer name, availability delay, rate limits, ingestion backlog limit, webhook retention or when its failing webhook endpoints are disabled */
+        /**
+         * Change an issuer name, availability delay, rate limits, ingestion backlog limit, webhook retention or when its failing webhook endpoints are disabled
+         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done).
+         */
         patch: operations["updateIssuer"];
         trace?: never;
     };
@@ -1123,7 +1216,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an API token for an issuer; the secret is shown once */
+        /**
+         * Create an API token for an issuer; the secret is shown once
+         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done).
+         */
         post: operations["createIssuerToken"];
         delete?: never;
         options?: never;
@@ -1141,7 +1237,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a token, effective at once */
+        /**
+         * Revoke a token, effective at once
+         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done).
+         */
         delete: operations["revokeIssuerToken"];
         options?: never;
         head?: never;
@@ -1157,7 +1256,7 @@ export interface paths {
         };
         /**
          * Operator audit log, newest first
-         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
          */
         get: operations["listAuditLog"];
         put?: never;
@@ -1177,13 +1276,13 @@ export interface paths {
         };
         /**
          * List the catalogue, by name then id
-         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
          */
         get: operations["listMerchantsAdmin"];
         put?: never;
         /**
          * Add a merchant to the catalogue
-         * @description issuerIds null (the default) makes the merchant visible to every issuer. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited.
+         * @description issuerIds null (the default) makes the merchant visible to every issuer. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["createMerchant"];
         delete?: never;
@@ -1199,7 +1298,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a merchant with its match rules and visibility */
+        /**
+         * Read a merchant with its match rules and visibility
+         * @description Any operator role may call this (every role reads).
+         */
         get: operations["getMerchantAdmin"];
         put?: never;
         post?: never;
@@ -1208,7 +1310,7 @@ export interface paths {
         head?: never;
         /**
          * Change a merchant (status: inactive deactivates it)
-         * @description Only the fields given change; inside brandedBalance and matchRules too. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited.
+         * @description Only the fields given change; inside brandedBalance and matchRules too. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
          */
         patch: operations["updateMerchant"];
         trace?: never;
@@ -1222,13 +1324,13 @@ export interface paths {
         };
         /**
          * A merchant's offers, by startsAt then id, with what their budgets have given
-         * @description Every offer of the merchant whatever its status, each with its commission and its budget's use in the current period (the current calendar month in UTC of a monthly budget), or in the month given as period (a sandbox issuer spends the month of its own clock). Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         * @description Every offer of the merchant whatever its status, each with its commission and its budget's use in the current period (the current calendar month in UTC of a monthly budget), or in the month given as period (a sandbox issuer spends the month of its own clock). Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
          */
         get: operations["listOffersAdmin"];
         put?: never;
         /**
          * Add an offer to a merchant
-         * @description The reward is either reward (percent or tiered) or the flat cashbackRateBps and brandedRateBps, at least one rate above 0; endsAt (exclusive) must not be before startsAt. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
+         * @description The reward is either reward (percent or tiered) or the flat cashbackRateBps and brandedRateBps, at least one rate above 0; endsAt (exclusive) must not be before startsAt. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["createOffer"];
         delete?: never;
@@ -1246,7 +1348,7 @@ export interface paths {
         };
         /**
          * Read an offer with its commission and what its budget has given
-         * @description The budget's use is the current period's (the current calendar month in UTC of a monthly budget), or the month given as period (a sandbox issuer spends the month of its own clock).
+         * @description The budget's use is the current period's (the current calendar month in UTC of a monthly budget), or the month given as period (a sandbox issuer spends the month of its own clock). Any operator role may call this (every role reads).
          */
         get: operations["getOfferAdmin"];
         put?: never;
@@ -1256,7 +1358,7 @@ export interface paths {
         head?: never;
         /**
          * Change an offer; endsAt = now ends it, status inactive withdraws it
-         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. A reward replaces the reward whole; the flat rates alone change a percent offer only. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited.
+         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. A reward replaces the reward whole; the flat rates alone change a percent offer only. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
          */
         patch: operations["updateOffer"];
         trace?: never;
@@ -1270,7 +1372,7 @@ export interface paths {
         };
         /**
          * An offer's lift: the treated arm's spend at the merchant against its holdout's
-         * @description Arms are the groups enrolled in the audience (treated or control); with issuerId, only that issuer’s groups. A group's spend is its settled purchases at the merchant from its entry into the offer (or `from`, the later) to `to`, each net of its refunds in the same currency dated before `to`. 400 invalid_query naming the field for a malformed parameter or a `to` not after `from`. The method: docs/decisions/0047-holdout-and-lift.md.
+         * @description Arms are the groups enrolled in the audience (treated or control); with issuerId, only that issuer’s groups. A group's spend is its settled purchases at the merchant from its entry into the offer (or `from`, the later) to `to`, each net of its refunds in the same currency dated before `to`. 400 invalid_query naming the field for a malformed parameter or a `to` not after `from`. The method: docs/decisions/0047-holdout-and-lift.md. Any operator role may call this (every role reads).
          */
         get: operations["getOfferLift"];
         put?: never;
@@ -1290,7 +1392,7 @@ export interface paths {
         };
         /**
          * A merchant's lift: its offers' arms added up
-         * @description Arms are the groups enrolled in the audience (treated or control); with issuerId, only that issuer’s groups. A group's spend is its settled purchases at the merchant from its entry into the offer (or `from`, the later) to `to`, each net of its refunds in the same currency dated before `to`. 400 invalid_query naming the field for a malformed parameter or a `to` not after `from`. Each arm adds up the enrolments of every offer of the merchant: a group enrolled in two offers counts once in each (its spend twice), so that each offer weighs by its groups; the interval, which takes groups as independent, is then narrower than it should be (docs/decisions/0047-holdout-and-lift.md). The window defaults to the merchant's earliest offer's startsAt (without offers, its creation) to now.
+         * @description Arms are the groups enrolled in the audience (treated or control); with issuerId, only that issuer’s groups. A group's spend is its settled purchases at the merchant from its entry into the offer (or `from`, the later) to `to`, each net of its refunds in the same currency dated before `to`. 400 invalid_query naming the field for a malformed parameter or a `to` not after `from`. Each arm adds up the enrolments of every offer of the merchant: a group enrolled in two offers counts once in each (its spend twice), so that each offer weighs by its groups; the interval, which takes groups as independent, is then narrower than it should be (docs/decisions/0047-holdout-and-lift.md). The window defaults to the merchant's earliest offer's startsAt (without offers, its creation) to now. Any operator role may call this (every role reads).
          */
         get: operations["getMerchantLift"];
         put?: never;
@@ -1310,7 +1412,7 @@ export interface paths {
         };
         /**
          * Trial balance of the ledger: every account, and the total of all entries (0)
-         * @description Without `limit` or `cursor`: every account in one answer (nextCursor null), as before pagination. With either: one page of accounts (limit 1..200, default 50) in the same order; follow nextCursor. totalMinor is always the total of the whole ledger (or issuer) when the page was read; pages are read at different moments, so compare account figures taken from one page, and totalMinor from any. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         * @description Without `limit` or `cursor`: every account in one answer (nextCursor null), as before pagination. With either: one page of accounts (limit 1..200, default 50) in the same order; follow nextCursor. totalMinor is always the total of the whole ledger (or issuer) when the page was read; pages are read at different moments, so compare account figures taken from one page, and totalMinor from any. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
          */
         get: operations["getTrialBalance"];
         put?: never;
@@ -1330,7 +1432,7 @@ export interface paths {
         };
         /**
          * One ledger account and its entries, newest first (an account statement)
-         * @description The account (kind, owner, normal side, balance) and a page of its entries, each with its transfer (kind, idempotency key, reward event, purchase) and the other account of the transfer. Entries are signed as in ledger-entries: debits negative, credits positive. The account and its page are one snapshot. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         * @description The account (kind, owner, normal side, balance) and a page of its entries, each with its transfer (kind, idempotency key, reward event, purchase) and the other account of the transfer. Entries are signed as in ledger-entries: debits negative, credits positive. The account and its page are one snapshot. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
          */
         get: operations["listLedgerAccountEntries"];
         put?: never;
@@ -1352,7 +1454,7 @@ export interface paths {
         put?: never;
         /**
          * Re-run the processing of a transaction (txn_) or an authorization preview (auth_) that ended unknown
-         * @description Only transactions whose status is unknown (processing failed for good) are reprocessed; others are a 409 not_reprocessable. The status goes back to pending and the purchase workflow re-runs the step; activities are idempotent, so nothing posts twice. Written to the operator audit log.
+         * @description Only transactions whose status is unknown (processing failed for good) are reprocessed; others are a 409 not_reprocessable. The status goes back to pending and the purchase workflow re-runs the step; activities are idempotent, so nothing posts twice. Written to the operator audit log. Needs the operator role `support` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["reprocessTransaction"];
         delete?: never;
@@ -1370,7 +1472,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver any issuer's webhook again (audited) */
+        /**
+         * Deliver any issuer's webhook again (audited)
+         * @description Needs the operator role `support` (403 `forbidden_role` otherwise; nothing is done).
+         */
         post: operations["adminReplayWebhook"];
         delete?: never;
         options?: never;
@@ -1387,7 +1492,7 @@ export interface paths {
         };
         /**
          * Claims of every issuer, oldest first (status=needs_review: the review queue)
-         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
          */
         get: operations["listClaimsAsOperator"];
         put?: never;
@@ -1405,7 +1510,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One claim with its evidence */
+        /**
+         * One claim with its evidence
+         * @description Any operator role may call this (every role reads).
+         */
         get: operations["getClaimAsOperator"];
         put?: never;
         post?: never;
@@ -1426,7 +1534,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a claim in review: post its missing_reward adjustment (and learn the descriptor)
-         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. The credit is the purchase's own reward: cashback is on hold until the purchase's return window ends, a refund of the purchase takes it back in proportion (to the issuer), and it repays first what the group owes. The computed reward shrinks in proportion with refunds processed since the review; a purchase refunded in full since then is refused. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again.
+         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. The credit is the purchase's own reward: cashback is on hold until the purchase's return window ends, a refund of the purchase takes it back in proportion (to the issuer), and it repays first what the group owes. The computed reward shrinks in proportion with refunds processed since the review; a purchase refunded in full since then is refused. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again. Needs the operator role `support` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["approveClaim"];
         delete?: never;
@@ -1446,7 +1554,7 @@ export interface paths {
         put?: never;
         /**
          * Reject a claim in review
-         * @description A 200 means the claim is rejected and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again.
+         * @description A 200 means the claim is rejected and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again. Needs the operator role `support` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["rejectClaim"];
         delete?: never;
@@ -1464,13 +1572,13 @@ export interface paths {
         };
         /**
          * Statements in the order they were issued, by period, merchant and issuer
-         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query).
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
          */
         get: operations["listStatements"];
         put?: never;
         /**
          * Bill every merchant for a period: one statement per (issuer, merchant) with transfers to bill
-         * @description Starts a statement run: one Temporal workflow (statements/<period>/<run id>, searchable by RewardsStatus) that bills every merchant receivable in chunks, each statement written once. A merchant already billed for the period (or a later one) gets no new statement: what reached it since goes on its next. A month may be billed once it has begun (400 period_not_started before): what is posted for it afterwards goes on the next statement. One run at a time (409 statement_run_in_progress). The same Idempotency-Key answers the same run. Follow it with GET /admin/v1/statement-runs/{runId}, then list the statements. A statement holds every transfer that moved the merchant's receivable (for that issuer) posted before the period's end and not on an earlier statement, up to the moment it was issued: a transfer posted later for the period, or dated in it but committed after its statement, goes on the next one, so an issued statement never changes and every transfer is on exactly one. totalDueMinor is that movement to the cent, payments excluded. Audited.
+         * @description Starts a statement run: one Temporal workflow (statements/<period>/<run id>, searchable by RewardsStatus) that bills every merchant receivable in chunks, each statement written once. A merchant already billed for the period (or a later one) gets no new statement: what reached it since goes on its next. A month may be billed once it has begun (400 period_not_started before): what is posted for it afterwards goes on the next statement. One run at a time (409 statement_run_in_progress). The same Idempotency-Key answers the same run. Follow it with GET /admin/v1/statement-runs/{runId}, then list the statements. A statement holds every transfer that moved the merchant's receivable (for that issuer) posted before the period's end and not on an earlier statement, up to the moment it was issued: a transfer posted later for the period, or dated in it but committed after its statement, goes on the next one, so an issued statement never changes and every transfer is on exactly one. totalDueMinor is that movement to the cent, payments excluded. Audited. Needs the operator role `finance` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["createStatementRun"];
         delete?: never;
@@ -1486,7 +1594,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One statement run: its status, how many statements it issued and their total */
+        /**
+         * One statement run: its status, how many statements it issued and their total
+         * @description Any operator role may call this (every role reads).
+         */
         get: operations["getStatementRun"];
         put?: never;
         post?: never;
@@ -1505,7 +1616,7 @@ export interface paths {
         };
         /**
          * One statement; format=csv streams one line per transfer on it
-         * @description A statement holds every transfer that moved the merchant's receivable (for that issuer) posted before the period's end and not on an earlier statement, up to the moment it was issued: a transfer posted later for the period, or dated in it but committed after its statement, goes on the next one, so an issued statement never changes and every transfer is on exactly one. totalDueMinor is that movement to the cent, payments excluded.
+         * @description A statement holds every transfer that moved the merchant's receivable (for that issuer) posted before the period's end and not on an earlier statement, up to the moment it was issued: a transfer posted later for the period, or dated in it but committed after its statement, goes on the next one, so an issued statement never changes and every transfer is on exactly one. totalDueMinor is that movement to the cent, payments excluded. Any operator role may call this (every role reads).
          */
         get: operations["getStatement"];
         put?: never;
@@ -1527,7 +1638,7 @@ export interface paths {
         put?: never;
         /**
          * Post a merchant's payment against a statement
-         * @description One ledger transfer, merchant_cash (debit) to the merchant’s receivable (credit), on the issuer’s clock, with the payment recorded on the statement: paid once payments cover totalDueMinor. At most what is still due (409 payment_exceeds_due, details.outstandingMinor); nothing is posted then. The same Idempotency-Key answers the same payment, even after the 24 h replay window; another request under it is 409 idempotency_key_reused. Audited.
+         * @description One ledger transfer, merchant_cash (debit) to the merchant’s receivable (credit), on the issuer’s clock, with the payment recorded on the statement: paid once payments cover totalDueMinor. At most what is still due (409 payment_exceeds_due, details.outstandingMinor); nothing is posted then. The same Idempotency-Key answers the same payment, even after the 24 h replay window; another request under it is 409 idempotency_key_reused. Audited. Needs the operator role `finance` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["payStatement"];
         delete?: never;
@@ -4937,6 +5048,141 @@ export interface components {
                 eventId: string;
             }[];
         };
+        /** OperatorInput */
+        OperatorInput: {
+            name: string;
+            /** @description Unique, compared without case (stored lower-case). */
+            email: string;
+            /** @description Each mutating /admin route needs one role; every role reads. `viewer`: reads only; `support`: claims, webhook redelivery and endpoint recovery, reprocessing; `finance`: payout and statement runs, statement payments; `catalogue`: merchants, offers, budgets, audiences; `admin`: operators, issuers, issuer tokens, limits. */
+            roles: ("viewer" | "support" | "finance" | "catalogue" | "admin")[];
+        };
+        /**
+         * OperatorWithToken
+         * @example {
+         *       "id": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "roles": [
+         *         "support",
+         *         "finance"
+         *       ],
+         *       "status": "active",
+         *       "createdAt": "2026-03-14T15:09:26.000Z",
+         *       "updatedAt": "2026-03-14T15:09:26.000Z",
+         *       "token": "rwd_op_KioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKio"
+         *     }
+         */
+        OperatorWithToken: {
+            id: string;
+            name: string;
+            email: string;
+            roles: ("viewer" | "support" | "finance" | "catalogue" | "admin")[];
+            /** @enum {string} */
+            status: "active" | "disabled";
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+            /** @description The secret (Authorization: Bearer). Returned once; only its hash is stored. */
+            token: string;
+        };
+        /**
+         * Operator
+         * @example {
+         *       "id": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "roles": [
+         *         "support",
+         *         "finance"
+         *       ],
+         *       "status": "active",
+         *       "createdAt": "2026-03-14T15:09:26.000Z",
+         *       "updatedAt": "2026-03-14T15:09:26.000Z"
+         *     }
+         */
+        Operator: {
+            id: string;
+            name: string;
+            email: string;
+            roles: ("viewer" | "support" | "finance" | "catalogue" | "admin")[];
+            /** @enum {string} */
+            status: "active" | "disabled";
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+        };
+        /**
+         * OperatorPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "name": "Ada Lovelace",
+         *           "email": "ada@example.com",
+         *           "roles": [
+         *             "support",
+         *             "finance"
+         *           ],
+         *           "status": "active",
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "updatedAt": "2026-03-14T15:09:26.000Z"
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        OperatorPage: {
+            data: components["schemas"]["Operator"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** OperatorChanges */
+        OperatorChanges: {
+            name?: string;
+            /** @description Replaces the roles. Each mutating /admin route needs one role; every role reads. `viewer`: reads only; `support`: claims, webhook redelivery and endpoint recovery, reprocessing; `finance`: payout and statement runs, statement payments; `catalogue`: merchants, offers, budgets, audiences; `admin`: operators, issuers, issuer tokens, limits. */
+            roles?: ("viewer" | "support" | "finance" | "catalogue" | "admin")[];
+            /**
+             * @description disabled: the token is revoked and refused at once (401). active again: rotate to give the operator a new token.
+             * @enum {string}
+             */
+            status?: "active" | "disabled";
+        };
+        /**
+         * CurrentOperator
+         * @example {
+         *       "id": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "root": false,
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "roles": [
+         *         "support",
+         *         "finance"
+         *       ]
+         *     }
+         */
+        CurrentOperator: {
+            /** @description The operator's id, or `root` for OPERATOR_TOKEN: the name the audit log gives the caller. */
+            id: string;
+            /** @description The break-glass account of OPERATOR_TOKEN, which holds every role. */
+            root: boolean;
+            name?: string;
+            email?: string;
+            roles: ("viewer" | "support" | "finance" | "catalogue" | "admin")[];
+        };
         /**
          * Issuer
          * @example {
@@ -7142,28 +7388,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). */
-        ConflictKeyed: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "Retry-After": components["headers"]["Retry-After"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": 40900,
-                 *       "httpStatusCode": 409,
-                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-                 *       "name": "conflict",
-                 *       "reasonCode": "idempotency_key_reused",
-                 *       "message": "This Idempotency-Key was used for another request."
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Body larger than 1 MiB. */
         PayloadTooLargeKeyed: {
             headers: {
@@ -7273,6 +7497,28 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). */
+        ConflictKeyed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 40900,
+                 *       "httpStatusCode": 409,
+                 *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                 *       "name": "conflict",
+                 *       "reasonCode": "idempotency_key_reused",
+                 *       "message": "This Idempotency-Key was used for another request."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. */
         BadRequest: {
             headers: {
@@ -7350,7 +7596,7 @@ export interface components {
          */
         RequestId: string;
         /**
-         * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+         * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
          * @example order-7d1f-retry-safe
          */
         IdempotencyKey: string;
@@ -7551,7 +7797,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7642,7 +7888,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7741,7 +7987,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7787,7 +8033,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7835,7 +8081,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7885,7 +8131,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8282,7 +8528,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8409,7 +8655,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8476,7 +8722,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8612,7 +8858,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8711,7 +8957,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8885,7 +9131,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9352,7 +9598,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key": string;
@@ -9592,7 +9838,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9797,7 +10043,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key": string;
@@ -10066,7 +10312,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key": string;
@@ -10228,7 +10474,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10319,7 +10565,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10429,7 +10675,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10569,7 +10815,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10613,7 +10859,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10695,7 +10941,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10764,7 +11010,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10839,7 +11085,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11052,7 +11298,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11195,7 +11441,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11291,7 +11537,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11389,6 +11635,369 @@ export interface operations {
             503: components["responses"]["UnavailableIssuerKeyed"];
         };
     };
+    listOperators: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of operators. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createOperator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorInput"];
+            };
+        };
+        responses: {
+            /** @description Created; `token` holds the secret, which is never shown again (rotate to get a new one). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequestKeyed"];
+            401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role admin (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `operator_email_taken`: another operator has this email. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
+            500: components["responses"]["InternalErrorKeyed"];
+            503: components["responses"]["UnavailableKeyed"];
+        };
+    };
+    updateOperator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example op_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                operatorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorChanges"];
+            };
+        };
+        responses: {
+            /** @description The updated operator. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operator"];
+                };
+            };
+            400: components["responses"]["BadRequestKeyed"];
+            401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role admin (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `operator_not_found`: no such operator. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `last_admin`: OPERATOR_ROOT is disabled and the change would leave no active operator with the admin role (name another first). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLargeKeyed"];
+            415: components["responses"]["UnsupportedMediaTypeKeyed"];
+            422: components["responses"]["UnprocessableContentKeyed"];
+            500: components["responses"]["InternalErrorKeyed"];
+            503: components["responses"]["UnavailableKeyed"];
+        };
+    };
+    rotateOperatorToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example op_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                operatorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operator with the new `token`. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorWithToken"];
+                };
+            };
+            400: components["responses"]["BadRequestKeyed"];
+            401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role admin (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `operator_not_found`: no such operator. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `operator_disabled`: the operator is disabled: set status active first. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["UnprocessableContentKeyed"];
+            500: components["responses"]["InternalErrorKeyed"];
+            503: components["responses"]["UnavailableKeyed"];
+        };
+    };
+    getCurrentOperator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentOperator"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     createIssuer: {
         parameters: {
             query?: never;
@@ -11399,7 +12008,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11434,6 +12043,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role admin (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
@@ -11488,7 +12107,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11568,6 +12187,16 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role admin (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
@@ -11587,7 +12216,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11619,6 +12248,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role admin (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
@@ -11638,7 +12277,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11664,6 +12303,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role admin (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
             422: components["responses"]["UnprocessableContentKeyed"];
@@ -11805,7 +12454,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11860,6 +12509,16 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role catalogue (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
@@ -11914,7 +12573,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11972,6 +12631,16 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role catalogue (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
@@ -12058,7 +12727,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12116,6 +12785,16 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role catalogue (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
@@ -12175,7 +12854,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12235,6 +12914,16 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role catalogue (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
@@ -12555,7 +13244,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12587,6 +13276,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role support (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
@@ -12606,7 +13305,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12632,6 +13331,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role support (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             409: components["responses"]["ConflictKeyed"];
             422: components["responses"]["UnprocessableContentKeyed"];
@@ -12749,7 +13458,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12779,6 +13488,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role support (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected, or another decision racing with this one resolved it first: only claims in review are decided, and of decisions racing on one claim exactly one succeeds; `branded_not_enabled`: a branded amount at a merchant without branded balance; `purchase_refunded`: the purchase was refunded in full since the claim was reviewed: nothing is posted; reject the claim. */
             409: {
@@ -12839,7 +13558,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12869,6 +13588,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role support (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFoundKeyed"];
             /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected, or another decision racing with this one resolved it first: only claims in review are decided, and of decisions racing on one claim exactly one succeeds. */
             409: {
@@ -12994,7 +13723,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key": string;
@@ -13049,6 +13778,16 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role finance (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `statement_run_in_progress`: another run is processing (details.runId). */
             409: {
                 headers: {
@@ -13221,7 +13960,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @description Required here (400 `idempotency_key_required` without it). Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
                  * @example order-7d1f-retry-safe
                  */
                 "Idempotency-Key": string;
@@ -13279,6 +14018,16 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role finance (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `statement_not_found`: no such statement. */
             404: {
                 headers: {

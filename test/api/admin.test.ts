@@ -118,7 +118,7 @@ describe('operator API: issuers, tokens, audit log', () => {
         ['issuer.create', created.id],
       ],
     );
-    assert.equal(page.body.data[0].actor, 'operator');
+    assert.equal(page.body.data[0].actor, 'root');
     // What changed, not only that something did.
     assert.deepEqual(
       page.body.data.map((e: any) => e.details),

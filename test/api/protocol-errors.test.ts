@@ -45,7 +45,7 @@ const asResponse = (r: { status: number; body: any }): TestResponse => ({
 describe('protocol-level errors, the bearer scheme and the metrics token', () => {
   let app: TestApp;
   before(async () => {
-    app = await startTestApp({ config: { operatorToken: 'unused', metricsToken: 'm'.repeat(40) } });
+    app = await startTestApp({ config: { metricsToken: 'm'.repeat(40) } });
   });
   after(() => app.close());
 

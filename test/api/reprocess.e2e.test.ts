@@ -78,7 +78,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
     const audit = await stack.app.operator('GET', '/admin/v1/audit-log?limit=20');
     const entry = audit.body.data.find((e: any) => e.action === 'transaction.reprocess' && e.targetId === row.id);
     assert.ok(entry, 'audited');
-    assert.equal(entry.actor, 'operator');
+    assert.equal(entry.actor, 'root');
     assert.equal(entry.details.reason, 'catalogue fixed');
 
     assertError(
@@ -123,7 +123,7 @@ describe('POST /admin/v1/transactions/{txnId}/reprocess', function () {
     const audits = await stack.db.operatorAuditLog.findMany({
       where: { action: 'transaction.reprocess', targetId: { in: auths.map((a) => a.id) } },
     });
-    assert.deepEqual(audits.map((a) => a.actor).sort(), ['cli:test', 'operator']);
+    assert.deepEqual(audits.map((a) => a.actor).sort(), ['cli:test', 'root']);
     await assert.rejects(
       transactionCommands[0].run(parseArgs(['chg_00000000-0000-0000-0000-000000000000']), {} as never),
       /is not a txn_ or auth_ id/,

@@ -307,7 +307,7 @@ describe('webhook API', function () {
       const audit = await stack.db.operatorAuditLog.findFirst({
         where: { action: 'webhook.replay', targetId: webhookId },
       });
-      assert.equal(audit?.actor, 'operator');
+      assert.equal(audit?.actor, 'root');
       assertError(
         await stack.app.operator('POST', `/admin/v1/webhooks/evt_${randomUUID()}/replay`),
         404,

@@ -50,7 +50,12 @@ export async function startTestApp(overrides: Partial<AppDeps> & { clock?: Clock
     db,
     logger: overrides.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     clock: overrides.clock ?? systemClock,
-    config: { operatorToken: OPERATOR_TOKEN, metricsToken: overrides.config?.metricsToken },
+    config: {
+      // Root unless a test switches it off by passing operatorToken: undefined.
+      operatorToken:
+        overrides.config && 'operatorToken' in overrides.config ? overrides.config.operatorToken : OPERATOR_TOKEN,
+      metricsToken: overrides.config?.metricsToken,
+    },
     webhookDestinations: overrides.webhookDestinations ?? testWebhookDestinations,
     webhookSecretKeys: overrides.webhookSecretKeys ?? testWebhookSecretKeys,
     handover: overrides.handover,
