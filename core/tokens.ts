@@ -2,29 +2,24 @@
 // A fast hash is right here (unlike passwords): the secret has 256 bits of entropy.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-const TOKEN_PREFIX = 'rwd_sk_';
-const TOKEN_FORMAT = /^rwd_sk_[A-Za-z0-9_-]{43}$/;
-
-export function generateToken(): string {
-  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+/** A kind of token: its prefix, then 32 random bytes in base64url (43 characters). */
+function tokenKind(prefix: string) {
+  const format = new RegExp(`^${prefix}[A-Za-z0-9_-]{43}$`);
+  return {
+    generate: (): string => prefix + randomBytes(32).toString('base64url'),
+    isWellFormed: (token: string): boolean => format.test(token),
+  };
 }
 
-export function isWellFormedToken(token: string): boolean {
-  return TOKEN_FORMAT.test(token);
-}
+const issuerTokens = tokenKind('rwd_sk_');
+export const generateToken = issuerTokens.generate;
+export const isWellFormedToken = issuerTokens.isWellFormed;
 
 // A named operator's token: the same secret, another prefix, so that neither kind of token is
 // ever looked up as the other and a leaked one says at a glance what it opens.
-const OPERATOR_TOKEN_PREFIX = 'rwd_op_';
-const OPERATOR_TOKEN_FORMAT = /^rwd_op_[A-Za-z0-9_-]{43}$/;
-
-export function generateOperatorToken(): string {
-  return OPERATOR_TOKEN_PREFIX + randomBytes(32).toString('base64url');
-}
-
-export function isWellFormedOperatorToken(token: string): boolean {
-  return OPERATOR_TOKEN_FORMAT.test(token);
-}
+const operatorTokens = tokenKind('rwd_op_');
+export const generateOperatorToken = operatorTokens.generate;
+export const isWellFormedOperatorToken = operatorTokens.isWellFormed;
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');

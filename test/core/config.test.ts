@@ -36,6 +36,13 @@ describe('core/config', () => {
     }
   });
 
+  it('keeps root (OPERATOR_TOKEN) on unless OPERATOR_ROOT=disabled, and refuses anything else', () => {
+    assert.equal(loadConfig({}).operatorRootEnabled, true);
+    assert.equal(loadConfig({ OPERATOR_ROOT: 'enabled' }).operatorRootEnabled, true);
+    assert.equal(loadConfig({ OPERATOR_ROOT: 'disabled' }).operatorRootEnabled, false);
+    assert.throws(() => loadConfig({ OPERATOR_ROOT: 'off' }), /OPERATOR_ROOT must be enabled or disabled/);
+  });
+
   it('turns TLS on with an API key (Temporal Cloud) unless told otherwise', () => {
     assert.equal(loadConfig({ TEMPORAL_API_KEY: 'k' }).temporalTls, true);
     assert.equal(loadConfig({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).temporalTls, false);

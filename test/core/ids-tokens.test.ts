@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { newId, isId, ID_PREFIXES, uuidV7 } from '../../core/ids';
-import { generateToken, hashToken, isWellFormedToken, safeEqualHex } from '../../core/tokens';
+import {
+  generateOperatorToken,
+  generateToken,
+  hashToken,
+  isWellFormedOperatorToken,
+  isWellFormedToken,
+  safeEqualHex,
+} from '../../core/tokens';
 
 describe('core/ids', () => {
   it('makes ids of every prefix that its own check accepts', () => {
@@ -44,6 +51,15 @@ describe('core/tokens', () => {
     assert.equal(tokens.size, 100);
     for (const t of tokens) assert.ok(isWellFormedToken(t));
     assert.equal(Buffer.from([...tokens][0].slice('rwd_sk_'.length), 'base64url').length, 32);
+  });
+
+  it('generates operator tokens of their own prefix, never taken for an issuer token nor the reverse', () => {
+    const operator = generateOperatorToken();
+    assert.match(operator, /^rwd_op_[A-Za-z0-9_-]{43}$/);
+    assert.ok(isWellFormedOperatorToken(operator));
+    assert.ok(!isWellFormedToken(operator));
+    assert.ok(!isWellFormedOperatorToken(generateToken()));
+    assert.notEqual(generateOperatorToken(), operator);
   });
 
   it('hashes deterministically and compares hashes in constant time', () => {
