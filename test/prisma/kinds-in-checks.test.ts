@@ -10,6 +10,7 @@ import { testDatabaseUrl } from '../helpers/env';
 import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
 import { ACCOUNT_KINDS, REWARD_EVENT_TYPES, TRANSFER_KINDS } from '../../core/ledger';
 import { ADJUSTMENT_REASON_CODES } from '../../core/rules/adjustments';
+import { OPERATOR_ROLES } from '../../api/operators/roles';
 
 /** Each code list beside the CHECK that must allow exactly its values. */
 const LISTS: Array<{ table: string; constraint: string; values: readonly string[] }> = [
@@ -18,6 +19,7 @@ const LISTS: Array<{ table: string; constraint: string; values: readonly string[
   { table: 'ledger_transfer', constraint: 'ledger_transfer_kind_check', values: TRANSFER_KINDS },
   { table: 'ledger_account', constraint: 'ledger_account_kind_check', values: ACCOUNT_KINDS },
   { table: 'adjustment', constraint: 'adjustment_reason_code_check', values: ADJUSTMENT_REASON_CODES },
+  { table: 'operator', constraint: 'operator_roles_check', values: OPERATOR_ROLES },
 ];
 
 /** The string literals a CHECK's definition allows (`type = ANY (ARRAY['a'::text, ...])`). */

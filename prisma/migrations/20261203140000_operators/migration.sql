@@ -13,7 +13,8 @@ CREATE TABLE "operator" (
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(),
     CONSTRAINT "operator_pkey" PRIMARY KEY ("id"),
     CONSTRAINT "operator_email_check" CHECK ("email" = lower("email") AND length("email") BETWEEN 3 AND 254),
-    -- At least one role, each a known one (api/operators/roles.ts), none twice.
+    -- At least one role, each a known one (api/operators/roles.ts), no NULL; that none is
+    -- listed twice is the API's check (uniqueItems), which a CHECK cannot state without a function.
     CONSTRAINT "operator_roles_check" CHECK (
         cardinality("roles") BETWEEN 1 AND 5
         AND "roles" <@ ARRAY['viewer', 'support', 'finance', 'catalogue', 'admin']::TEXT[]
