@@ -1,6 +1,7 @@
 // createApp(deps) builds the Koa application; api/server.ts listens. Middleware runs top
 // down: request id → access log → metrics → errors → body → 405 with Allow → routes. Within a route
-// (api/route.ts): auth guard → rate limit → input validation → Idempotency-Key → handler.
+// (api/route.ts): auth guard → role (operator routes) → rate limit → input validation → Idempotency-Key →
+// handler.
 import { tracingActive } from '../core/tracing';
 import { requestSpans } from './middleware/tracing';
 import Koa from 'koa';
@@ -15,6 +16,7 @@ import { jsonBody } from './middleware/json-body';
 import { methodNotAllowed } from './middleware/method-not-allowed';
 import { requestMetrics } from './middleware/metrics';
 import { createGuards } from './middleware/auth';
+import { createAuthorize } from './operators/route-roles';
 import { createIdempotency } from './middleware/idempotency';
 import { buildOpenApi } from './openapi';
 import { healthRoutes } from './health/routes';
@@ -98,7 +100,14 @@ export function createApp(deps: AppDeps): Koa {
   const guards = createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache });
   const limiter = deps.rateLimiter;
   const routes = allRoutes(deps);
-  mountRoutes(router, routes, guards, idempotency, limiter ? (ctx, route) => limiter.check(ctx, route) : undefined);
+  mountRoutes(
+    router,
+    routes,
+    guards,
+    idempotency,
+    limiter ? (ctx, route) => limiter.check(ctx, route) : undefined,
+    createAuthorize(deps.db, deps.clock),
+  );
   mountDocsAssets(router);
   if (tracingActive()) app.use(requestSpans());
   app.use(requestId(deps.logger));

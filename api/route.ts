@@ -12,7 +12,7 @@ import { assertValid, compileBody, compileQuery, type Validator } from './valida
 import type { AuthKind } from './middleware/auth';
 import { withIdempotency, type Idempotency } from './middleware/idempotency';
 import type { RateLimitedRoute } from './middleware/rate-limit';
-import { requireRole, routeRole } from './operators/route-roles';
+import { requireRole, routeRole, type Authorize } from './operators/route-roles';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -147,6 +147,7 @@ export function mountRoutes(
   guards: Record<AuthKind, (ctx: Context) => Promise<void>>,
   idempotency: Idempotency,
   rateLimit: (ctx: Context, route: RateLimitedRoute) => Promise<void> = async () => undefined,
+  authorize: Authorize = async (ctx, _operationId, role) => requireRole(ctx, role),
 ): void {
   for (const spec of specs) {
     const bodySchema = spec.body ?? spec.envelope;
@@ -160,8 +161,8 @@ export function mountRoutes(
     const role = spec.auth === 'operator' ? routeRole(spec) : undefined;
     router[spec.method](spec.operationId, koaPath, async (ctx: Context) => {
       await guards[spec.auth](ctx);
-      // Before the input is read or an Idempotency-Key claimed: a refused call does nothing.
-      if (role) requireRole(ctx, role);
+      // Before the input is read or an Idempotency-Key claimed: a refused call changes nothing.
+      if (role) await authorize(ctx, spec.operationId, role);
       await rateLimit(ctx, spec);
       const input = readInput(ctx, compiled);
       await withIdempotency(idempotency, ctx, spec, input, () => spec.handle(ctx, input));

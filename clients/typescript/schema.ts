@@ -5267,7 +5267,7 @@ export interface components {
          * AuditLogEntry
          * @example {
          *       "id": "aud_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-         *       "actor": "operator",
+         *       "actor": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *       "action": "token.create",
          *       "targetId": "tok_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *       "details": {
@@ -5279,6 +5279,7 @@ export interface components {
          */
         AuditLogEntry: {
             id?: string;
+            /** @description Who: the operator's id (op_...), root (OPERATOR_TOKEN), cli:<user> (the admin CLI) or an issuer token's id (tok_..., the issuer's own postings). Entries written before operators had names say operator. */
             actor?: string;
             action?: string;
             targetId?: string | null;
@@ -5297,7 +5298,7 @@ export interface components {
          *       "data": [
          *         {
          *           "id": "aud_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-         *           "actor": "operator",
+         *           "actor": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *           "action": "token.create",
          *           "targetId": "tok_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *           "details": {

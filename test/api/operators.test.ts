@@ -133,6 +133,15 @@ describe('operator accounts and roles', () => {
         assert.equal(res.body.details.requiredRole, needed);
         assert.deepEqual(res.body.details.roles, [role]);
         assert.deepEqual(await counts(app), before, `${role} refused on a ${needed} route changed something`);
+        const refusal = await app.db.operatorAuditLog.findFirst({
+          where: { actor: op.id, action: 'access.denied' },
+          orderBy: { createdAt: 'desc' },
+        });
+        assert.equal(
+          (refusal?.details as { requiredRole?: string } | undefined)?.requiredRole,
+          needed,
+          'the refusal is audited',
+        );
       }
     }
   });
