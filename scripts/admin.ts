@@ -8,6 +8,7 @@ import { workflowSettings } from '../core/workflow-engine';
 import { createDb } from '../prisma/client';
 import { parseArgs, UsageError, type Command } from './admin/command';
 import { issuerCommands } from './admin/issuer-commands';
+import { operatorCommands } from './admin/operator-commands';
 import { catalogueCommands } from './admin/catalogue-commands';
 import { webhookCommands } from './admin/webhook-commands';
 import { transactionCommands } from './admin/transaction-commands';
@@ -20,6 +21,7 @@ import { readDevWebhookSecretKeys } from './lib/webhook-secret-key';
 
 const COMMANDS: Command[] = [
   ...issuerCommands,
+  ...operatorCommands,
   ...catalogueCommands,
   ...webhookCommands,
   ...transactionCommands,
