@@ -2,7 +2,7 @@
 // need any role; a mutating route names the one role that may call it. The guard checks it
 // before the route validates its input or claims an Idempotency-Key (api/route.ts), so a refused
 // call does nothing; /openapi.json shows it on every operation (x-required-role). A route that
-// is missing here cannot be mounted (routeRole throws), and test/api/operator-roles.test.ts
+// is missing here cannot be mounted (routeRole throws), and test/api/operator-route-roles.test.ts
 // walks every route, so a new /admin route cannot slip in without a decision.
 import type { Context } from 'koa';
 import { errors } from '../../core/errors';
