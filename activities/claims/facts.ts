@@ -24,6 +24,7 @@ import type { IngestedEvent as EventPayload } from '../../core/domain/events';
 import { fromDbMinor } from '../../core/ledger';
 import type { Tx } from '../../core/domain/ledger';
 import type { BudgetState } from '../../core/rules/budget';
+import { redeemedByOfferJson } from '../../core/domain/redemptions';
 
 export interface ClaimEvidence {
   transaction: {
@@ -233,6 +234,7 @@ async function evaluateAt(
       cardholder_status: CatalogueStatus | null;
       card_status: CatalogueStatus | null;
       earned: Record<string, string>;
+      redeemed: Record<string, number>;
     }>
   >`
     SELECT
@@ -260,7 +262,8 @@ async function evaluateAt(
              FROM reward_event WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId} AND transaction_id = ${event.id}
               AND merchant_id = ${merchantId} AND offer_id IS NOT NULL
             GROUP BY offer_id) y
-         GROUP BY offer_id) x) AS earned`;
+         GROUP BY offer_id) x) AS earned,
+      ${redeemedByOfferJson({ issuerId: event.issuerId, chgId: event.chgId, merchantId, exceptTransactionId: event.id })} AS redeemed`;
   if (!row?.merchant_status) return null;
   const payload = event.payload as EventPayload;
   return evaluateEarn({
@@ -281,6 +284,7 @@ async function evaluateAt(
       at: event.eventCreatedAt,
     },
     earnedSoFarByOffer: Object.fromEntries(Object.entries(row.earned).map(([k, v]) => [k, fromDbMinor(v)])),
+    redeemedSoFarByOffer: row.redeemed,
     now: event.eventCreatedAt,
     stacking: { policy: row.stacking ?? 'best_of' },
   });

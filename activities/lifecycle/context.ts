@@ -32,6 +32,7 @@ import type { FundingTerms } from '../../core/rules/funding';
 import type { MerchantStacking } from '../../core/rules/stacking';
 import { lockPurchaseAccounts, type LockedAccount } from '../../core/domain/ledger/accounts';
 import type { KnownAccounts } from '../../core/domain/ledger/known-accounts';
+import { redeemedByOfferJson } from '../../core/domain/redemptions';
 import { ENDPOINTS_JSON, toEndpoint, type EndpointState, type JsonEndpoint } from '../webhooks/attempt-state';
 
 // Raw SQL only: the settle and preview steps run it on our pg pool (prisma/sql-transaction.ts),
@@ -105,6 +106,8 @@ export interface DecisionContext {
   earnOffers: EarnOffer[];
   activation: { status: CatalogueStatus; activatedAt: Date } | null;
   earnedSoFarByOffer: Record<string, number>;
+  /** The group's purchases keeping a reward from each offer that limits redemptions. */
+  redeemedSoFarByOffer: Record<string, number>;
   /** Each offer's own return window for cashback holds (null: the issuer's). */
   returnPeriodDaysByOffer: Record<string, number | null>;
   /** Who funds each offer's rewards and the merchant's commission on them. */
@@ -260,6 +263,7 @@ async function loadRest(
       earnOffers: [],
       activation: null,
       earnedSoFarByOffer: {},
+      redeemedSoFarByOffer: {},
       returnPeriodDaysByOffer: {},
       fundingByOffer: {},
       grants: [],
@@ -299,6 +303,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
       offers: JsonOffer[];
       activation: { status: CatalogueStatus; activatedAt: string } | null;
       earned: Record<string, string>;
+      redeemed: Record<string, number>;
       grants: Array<{ id: string; remainingMinor: string; availableAt: string; expiresAt: string; createdAt: string }>;
     }>
   >`
@@ -318,6 +323,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
                                    WHEN type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -amount_minor ELSE 0 END) AS net
            FROM reward_total WHERE issuer_id = ${p.issuerId} AND chg_id = ${p.chgId} AND merchant_id = ${p.merchantId} AND offer_id <> ''
           GROUP BY offer_id) x) AS earned,
+      ${redeemedByOfferJson(p)} AS redeemed,
       -- Grants that still hold value and had not expired at the purchase's date: what it may spend
       -- (those not yet available then are read too, for the spend decision's pending balance).
       (SELECT coalesce(jsonb_agg(jsonb_build_object('id', g.id, 'remainingMinor', g.remaining_minor::text, 'availableAt', g.available_at,
@@ -344,6 +350,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
     earnedSoFarByOffer: Object.fromEntries(
       Object.entries(row.earned).map(([offerId, net]) => [offerId, fromDbMinor(net)]),
     ),
+    redeemedSoFarByOffer: row.redeemed,
     grants: row.grants.map((g) => ({
       id: g.id,
       remainingMinor: fromDbMinor(g.remainingMinor),

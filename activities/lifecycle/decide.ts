@@ -46,6 +46,7 @@ export function decideReward(ctx: DecisionContext, processedAt: Date): RewardDec
             at: ctx.asOf,
           },
           earnedSoFarByOffer: ctx.earnedSoFarByOffer,
+          redeemedSoFarByOffer: ctx.redeemedSoFarByOffer,
           now: ctx.asOf,
           stacking: { policy: merchant.stacking },
         })

@@ -14,6 +14,7 @@ import { groupNotFound } from './scope';
 import { brandedBalanceUsable, withUsableBranded } from '../../core/rules/branded-rate';
 import type { MerchantStacking } from '../../core/rules/stacking';
 import { merchantOffersJson, withEnrolments, toEarnOffer, type JsonOffer } from '../../core/domain/merchant-offers';
+import { redeemedByOfferJson } from '../../core/domain/redemptions';
 
 export interface GroupMerchant {
   group: { id: string; status: CatalogueStatus };
@@ -30,6 +31,8 @@ export interface GroupMerchant {
   offers: EarnOffer[];
   activation: { status: CatalogueStatus; activatedAt: Date } | null;
   earnedSoFarByOffer: Record<string, number>;
+  /** The group's purchases keeping a reward from each offer that limits redemptions. */
+  redeemedSoFarByOffer: Record<string, number>;
   /** Grants at the merchant that hold value and have not expired, spending order (FIFO by expiry). */
   grants: Array<{ id: string; remainingMinor: number; availableAt: Date; expiresAt: Date }>;
   /** Totals over all those grants (the list may be cut at its limit). */
@@ -53,6 +56,7 @@ interface Row {
   offers: JsonOffer[] | null;
   activation: { status: CatalogueStatus; activatedAt: string } | null;
   earned: Record<string, string> | null;
+  redeemed: Record<string, number> | null;
   grants: Array<{ id: string; remainingMinor: string; availableAt: string; expiresAt: string }> | null;
   balance: { available: string; notYet: string; expiring30: string } | null;
 }
@@ -88,6 +92,7 @@ export async function loadGroupMerchant(
           GROUP BY offer_id) x)`
           : none
       } AS earned,
+      ${parts.earned ? redeemedByOfferJson({ issuerId, chgId, merchantId }) : none} AS redeemed,
       ${
         parts.grants
           ? Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', x.id, 'remainingMinor', x.remaining_minor::text,
@@ -141,6 +146,7 @@ function toGroupMerchant(
     earnedSoFarByOffer: Object.fromEntries(
       Object.entries(row.earned ?? {}).map(([offerId, net]) => [offerId, fromDbMinor(net)]),
     ),
+    redeemedSoFarByOffer: row.redeemed ?? {},
     grants: (row.grants ?? []).map((g) => ({
       id: g.id,
       remainingMinor: fromDbMinor(g.remainingMinor),

@@ -72,7 +72,7 @@ const CATALOGUE = `
     FROM catalogue_version v
     LEFT JOIN (
       SELECT o.id, o.merchant_id, o.title, o.description, o.cashback_rate_bps, o.branded_rate_bps,
-             o.min_spend_minor::text, o.max_reward_minor::text, o.max_reward_per_chg_minor::text,
+             o.min_spend_minor::text, o.max_reward_minor::text, o.max_reward_per_chg_minor::text, o.max_redemptions_per_chg,
              o.return_period_days, o.budget_minor::text, o.budget_period, o.funding_issuer_share_bps,
              o.activation, o.audience, o.holdout_bps, o.reward, o.priority, o.mccs, o.starts_at, o.ends_at, o.status,
              ${TARGETED} AS targeted,
@@ -93,6 +93,7 @@ interface CatalogueRow {
   min_spend_minor: string;
   max_reward_minor: string | null;
   max_reward_per_chg_minor: string | null;
+  max_redemptions_per_chg: number | null;
   return_period_days: number | null;
   budget_minor: string | null;
   budget_period: string | null;
@@ -140,6 +141,7 @@ function toCatalogueOffer(r: CatalogueRow): CatalogueOffer {
     minSpendMinor: BigInt(r.min_spend_minor),
     maxRewardMinor: bigintOrNull(r.max_reward_minor),
     maxRewardPerChgMinor: bigintOrNull(r.max_reward_per_chg_minor),
+    maxRedemptionsPerChg: r.max_redemptions_per_chg,
     returnPeriodDays: r.return_period_days,
     budgetMinor: bigintOrNull(r.budget_minor),
     budgetPeriod: r.budget_period,

@@ -87,6 +87,7 @@ export type PresentedOffer = Pick<
   | 'minSpendMinor'
   | 'maxRewardMinor'
   | 'maxRewardPerChgMinor'
+  | 'maxRedemptionsPerChg'
   | 'mccs'
   | 'startsAt'
   | 'endsAt'
@@ -113,6 +114,7 @@ export function presentOffer(o: PresentedOffer, now: Date) {
     minSpendMinor: fromDbMinor(o.minSpendMinor),
     maxRewardMinor: nullableMinor(o.maxRewardMinor),
     maxRewardPerChgMinor: nullableMinor(o.maxRewardPerChgMinor),
+    maxRedemptionsPerChg: o.maxRedemptionsPerChg,
     mccs: nullableList(o.mccs),
     startsAt: o.startsAt.toISOString(),
     endsAt: iso(o.endsAt),

@@ -116,6 +116,7 @@ const exampleOfferFields = {
   minSpendMinor: 1000,
   maxRewardMinor: 2500,
   maxRewardPerChgMinor: null,
+  maxRedemptionsPerChg: null,
   mccs: null,
   startsAt: EXAMPLE_TIME,
   endsAt: null,
@@ -300,6 +301,10 @@ const offerFields = {
   minSpendMinor: minorSchema,
   maxRewardMinor: orNull(minorSchema, 'Cap per transaction; null means none.'),
   maxRewardPerChgMinor: orNull(minorSchema, 'Cap per group over the life of the offer; null means none.'),
+  maxRedemptionsPerChg: orNull(
+    { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    'How many purchases of a group may earn from the offer (a purchase refunded in full gives its place back); null means no limit.',
+  ),
   mccs: orNull(
     { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: mccSchema },
     'Qualifying MCCs; null means any.',
@@ -449,6 +454,7 @@ export const offerSchema = named(
       'minSpendMinor',
       'maxRewardMinor',
       'maxRewardPerChgMinor',
+      'maxRedemptionsPerChg',
       'mccs',
       'startsAt',
       'endsAt',
@@ -474,6 +480,10 @@ export const offerSchema = named(
       minSpendMinor: { type: 'integer' },
       maxRewardMinor: { type: ['integer', 'null'] },
       maxRewardPerChgMinor: { type: ['integer', 'null'] },
+      maxRedemptionsPerChg: {
+        type: ['integer', 'null'],
+        description: 'How many purchases of a group may earn from the offer; null: no limit.',
+      },
       mccs: { type: ['array', 'null'], items: { type: 'string' } },
       startsAt: timestampSchema,
       endsAt: nullableTimestampSchema,

@@ -116,6 +116,7 @@ function offerData(input: OfferInput, existing: Offer | null) {
     minSpendMinor: bigOrNull(input.minSpendMinor) ?? undefined,
     maxRewardMinor: bigOrNull(input.maxRewardMinor),
     maxRewardPerChgMinor: bigOrNull(input.maxRewardPerChgMinor),
+    maxRedemptionsPerChg: input.maxRedemptionsPerChg,
     mccs: input.mccs ?? undefined,
     startsAt: input.startsAt === undefined ? undefined : toInstant(input.startsAt),
     endsAt: input.endsAt === undefined ? undefined : input.endsAt === null ? null : toInstant(input.endsAt),

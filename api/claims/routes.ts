@@ -22,7 +22,8 @@ const DECISION =
   'The claim is decided by its workflow (claim/<issuer>/<claim id>) from the stored transaction, its match trace and the rules at ' +
   'the purchase time: rejected with the reason the evidence proves (transaction_not_received, reward_pending, not_a_purchase, ' +
   'currency_not_supported, merchant_not_identified, purchase_refunded (refunded in full), already_rewarded, or the eligibility reason: merchant_not_activated, ' +
-  'no_active_offer, chg_inactive, merchant_inactive, below_min_spend, mcc_excluded, offer_cap_reached), or needs_review with ' +
+  'no_active_offer, chg_inactive, merchant_inactive, below_min_spend, mcc_excluded, offer_cap_reached, redemption_limit_reached), ' +
+  'or needs_review with ' +
   'the reward the rules give (a merchant the descriptor did not match, or less reward than the rules give), which an operator ' +
   'approves (posting a missing_reward adjustment) or rejects. Every end emits claim_resolved. ' +
   'Give exactly one of transactionId and externalId (400 invalid_body otherwise). With an Idempotency-Key the claim keeps ' +

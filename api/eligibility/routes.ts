@@ -42,7 +42,7 @@ function getEarnEligibilityRoute(deps: AppDeps): RouteSpec {
     async handle(ctx, { params: p, query }) {
       const at = query.at ? toInstant(query.at) : issuerNow(ctx, clock);
       // Budgets as they stand now, for the period `at` falls in: a purchase of that date draws from it.
-      const { group, merchant, offers, activation, earnedSoFarByOffer } = await loadGroupMerchant(
+      const { group, merchant, offers, activation, earnedSoFarByOffer, redeemedSoFarByOffer } = await loadGroupMerchant(
         db,
         issuerOf(ctx),
         p.chgId,
@@ -64,6 +64,7 @@ function getEarnEligibilityRoute(deps: AppDeps): RouteSpec {
             : { amountMinor: query.amountMinor, mcc: query.mcc, currency: REWARD_CURRENCY, at },
         // What the group kept per offer, as settlement reads it: per-group caps apply here too.
         earnedSoFarByOffer,
+        redeemedSoFarByOffer,
         now: at,
         stacking: { policy: merchant.stacking },
       });

@@ -22,6 +22,7 @@ export interface JsonOffer {
   minSpendMinor: string;
   maxRewardMinor: string | null;
   maxRewardPerChgMinor: string | null;
+  maxRedemptionsPerChg: number | null;
   mccs: string[] | null;
   startsAt: string;
   endsAt: string | null;
@@ -77,6 +78,7 @@ export function merchantOffersJson(
                        AND b.period = CASE WHEN o.budget_period = 'month' THEN ${budgetPeriodKey('month', budgetAt)} ELSE '' END)`;
   return Prisma.sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'cashbackRateBps', o.cashback_rate_bps, 'brandedRateBps', o.branded_rate_bps,
               'minSpendMinor', o.min_spend_minor::text, 'maxRewardMinor', o.max_reward_minor::text, 'maxRewardPerChgMinor', o.max_reward_per_chg_minor::text,
+              'maxRedemptionsPerChg', o.max_redemptions_per_chg,
               'mccs', o.mccs, 'startsAt', o.starts_at, 'endsAt', o.ends_at, 'status', o.status, 'returnPeriodDays', o.return_period_days,
               'budgetMinor', o.budget_minor::text, 'budgetPeriod', o.budget_period, 'budgetUsedMinor', ${used},
               'issuerShareBps', o.funding_issuer_share_bps, 'commissionRateBps', o.commission_rate_bps,
@@ -117,6 +119,7 @@ export function toEarnOffer(o: JsonOffer, budgetAt: Date | null = null): EarnOff
     brandedRateBps: o.brandedRateBps,
     maxRewardMinor: o.maxRewardMinor === null ? null : fromDbMinor(o.maxRewardMinor),
     maxRewardPerChgMinor: o.maxRewardPerChgMinor === null ? null : fromDbMinor(o.maxRewardPerChgMinor),
+    maxRedemptionsPerChg: o.maxRedemptionsPerChg ?? null,
     activation: o.activation,
     tiers: o.reward?.kind === 'tiered' ? o.reward.tiers : null,
     priority: o.priority,

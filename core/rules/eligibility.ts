@@ -17,6 +17,7 @@ export const EARN_REASONS = [
   'below_min_spend',
   'mcc_excluded',
   'offer_cap_reached',
+  'redemption_limit_reached',
   'offer_budget_exhausted',
   'not_in_audience',
   'holdout',
@@ -43,6 +44,8 @@ export interface EarnOffer extends RewardTerms {
   tiers?: Tier[] | null;
   /** Under the merchant's priority stacking, the highest wins (absent: 0). */
   priority?: number;
+  /** How many purchases of a group may keep a reward from the offer (absent or null: no limit). */
+  maxRedemptionsPerChg?: number | null;
 }
 
 /** What eligibility reads of a group's enrolment in a targeted offer (core/domain/enrolment.ts). */
@@ -74,6 +77,8 @@ export interface EarnInput {
   transaction?: EarnTransaction;
   /** Reward already earned by the group per offer id, for per-group caps. */
   earnedSoFarByOffer?: Record<string, number>;
+  /** The group's purchases that keep a reward from each offer (those with a redemption limit). */
+  redeemedSoFarByOffer?: Record<string, number>;
   /** The instant to evaluate at when there is no transaction. */
   now: Date;
   /** The merchant's: how its qualifying offers combine (absent: best_of). */
@@ -117,6 +122,7 @@ const REASON_OF: Record<string, EarnReason | undefined> = {
   min_spend: 'below_min_spend',
   mcc_allowed: 'mcc_excluded',
   cap_not_exhausted: 'offer_cap_reached',
+  redemptions_left: 'redemption_limit_reached',
   budget_not_exhausted: 'offer_budget_exhausted',
   in_audience: 'not_in_audience',
   treated: 'holdout',
@@ -204,6 +210,18 @@ function sharedConditions(input: EarnInput, at: Date): Condition[] {
   return conditions;
 }
 
+/**
+ * A redemption is a purchase that keeps a reward from the offer: one refunded in full gives its
+ * place back, as it gives its reward back.
+ */
+function redemptionCondition(limit: number, redeemed: number): Condition {
+  return {
+    name: 'redemptions_left',
+    passed: redeemed < limit,
+    detail: `${redeemed} of ${limit} redemptions per group used`,
+  };
+}
+
 function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, at: Date): OfferEvaluation {
   const tx = input.transaction;
   const earnedSoFar = input.earnedSoFarByOffer?.[offer.id] ?? 0;
@@ -232,6 +250,8 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
         ? 'no per-group cap'
         : `earned ${earnedSoFar} of the per-group cap ${offer.maxRewardPerChgMinor}`,
   });
+  const limit = offer.maxRedemptionsPerChg ?? null;
+  if (limit !== null) conditions.push(redemptionCondition(limit, input.redeemedSoFarByOffer?.[offer.id] ?? 0));
   if (offer.budget) conditions.push(budgetCondition(offer.budget));
   const eligible = conditions.every((c) => c.passed);
   const evaluation: OfferEvaluation = { offerId: offer.id, eligible, conditions };

@@ -4,7 +4,8 @@
 // the tier in its match trace, the eligibility preview agreeing; a refund takes back its share of
 // what the tier paid. Stacking: the merchant's policy picks the offer that applies, the trace
 // says of every qualifying offer why it applied or not, and a change of policy applies to the next
-// purchase. Ranking: a group's settled purchases order its offers by relevance, with each figure
+// purchase. Redemptions: past an offer's limit a group's purchases earn nothing from it, until a
+// full refund gives a place back. Ranking: a group's settled purchases order its offers by relevance, with each figure
 // recomputable by the formula. The books balance throughout.
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from '../helpers/stack';
@@ -189,6 +190,39 @@ describe('offer mechanics', function () {
       priority: 1.5,
     });
     assert.equal(badPriority.status, 400, badPriority.text);
+    await assertLedgerHealthy(stack.db, s.issuer.id);
+  });
+
+  it('stops rewarding a group past the redemption limit, and gives the place back when a purchase is refunded in full', async () => {
+    const merchant = await createMerchant(stack.app);
+    const limited = await createOffer(stack.app, merchant.id, {
+      cashbackRateBps: 500,
+      maxRedemptionsPerChg: 2,
+      startsAt: daysFromNow(-5),
+    });
+    assert.equal(limited.maxRedemptionsPerChg, 2);
+    const s = await shopperAt(merchant.id);
+    const listed = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/offers?merchantId=${merchant.id}`);
+    assert.equal(listed.body.data.find((o: any) => o.id === limited.id).maxRedemptionsPerChg, 2);
+
+    const first = await buy(s, merchant.id, 2_000);
+    const second = await buy(s, merchant.id, 3_000);
+    const third = await buy(s, merchant.id, 4_000);
+    assert.deepEqual([first.status, second.status, third.status], ['matched', 'matched', 'not_matched']);
+    assert.deepEqual((await trace(s, third.id)).earn.reasons, ['redemption_limit_reached']);
+    const preview = await s.issuer.call(
+      'GET',
+      `/api/v2/chg/${s.chgId}/merchant/${merchant.id}/eligibility?amountMinor=1000`,
+    );
+    assert.deepEqual([preview.body.eligible, preview.body.reasons], [false, ['redemption_limit_reached']]);
+
+    // A partial refund keeps the place; a full one gives it back.
+    await buy(s, merchant.id, 1_000, { state: 'refunded', relatedTransactionId: first.externalId });
+    assert.equal((await buy(s, merchant.id, 1_500)).status, 'not_matched');
+    await buy(s, merchant.id, 1_000, { state: 'refunded', relatedTransactionId: first.externalId });
+    const after = await buy(s, merchant.id, 5_000);
+    assert.deepEqual([after.status, await earned(s, after.id)], ['matched', 250]);
+    assert.equal((await buy(s, merchant.id, 100)).status, 'not_matched');
     await assertLedgerHealthy(stack.db, s.issuer.id);
   });
 

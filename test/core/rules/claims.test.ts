@@ -163,6 +163,10 @@ describe('decideClaim', () => {
         'offer_cap_reached',
         { offers: [offer('ofr_a', { maxRewardPerChgMinor: 1000 })], earnedSoFarByOffer: { ofr_a: 1000 } },
       ],
+      [
+        'redemption_limit_reached',
+        { offers: [offer('ofr_a', { maxRedemptionsPerChg: 2 })], redeemedSoFarByOffer: { ofr_a: 2 } },
+      ],
       ['offer_budget_exhausted', { offers: [offer('ofr_a', { budget: budgetState(5000, 5000, 'month', days(0)) })] }],
       [
         'not_in_audience',
