@@ -711,7 +711,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a missing or wrong reward for a purchase
-         * @description The claim is decided by its workflow (claim/<issuer>/<claim id>) from the stored transaction, its match trace and the rules at the purchase time: rejected with the reason the evidence proves (transaction_not_received, reward_pending, not_a_purchase, currency_not_supported, merchant_not_identified, purchase_refunded (refunded in full), already_rewarded, or the eligibility reason: merchant_not_activated, no_active_offer, chg_inactive, merchant_inactive, below_min_spend, mcc_excluded, offer_cap_reached), or needs_review with the reward the rules give (a merchant the descriptor did not match, or less reward than the rules give), which an operator approves (posting a missing_reward adjustment) or rejects. Every end emits claim_resolved. Give exactly one of transactionId and externalId (400 invalid_body otherwise). With an Idempotency-Key the claim keeps the key: the same request again answers the same claim, even after the API died between filing it and answering.
+         * @description The claim is decided by its workflow (claim/<issuer>/<claim id>) from the stored transaction, its match trace and the rules at the purchase time: rejected with the reason the evidence proves (transaction_not_received, reward_pending, not_a_purchase, currency_not_supported, merchant_not_identified, purchase_refunded (refunded in full), already_rewarded, or the eligibility reason: merchant_not_activated, no_active_offer, chg_inactive, merchant_inactive, below_min_spend, mcc_excluded, offer_cap_reached, redemption_limit_reached), or needs_review with the reward the rules give (a merchant the descriptor did not match, or less reward than the rules give), which an operator approves (posting a missing_reward adjustment) or rejects. Every end emits claim_resolved. Give exactly one of transactionId and externalId (400 invalid_body otherwise). With an Idempotency-Key the claim keeps the key: the same request again answers the same claim, even after the API died between filing it and answering.
          */
         post: operations["fileClaim"];
         delete?: never;
@@ -2865,6 +2865,7 @@ export interface components {
          *       "minSpendMinor": 1000,
          *       "maxRewardMinor": 2500,
          *       "maxRewardPerChgMinor": null,
+         *       "maxRedemptionsPerChg": null,
          *       "mccs": null,
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
@@ -2907,6 +2908,8 @@ export interface components {
             minSpendMinor: number;
             maxRewardMinor: number | null;
             maxRewardPerChgMinor: number | null;
+            /** @description How many purchases of a group may earn from the offer; null: no limit. */
+            maxRedemptionsPerChg: number | null;
             mccs: string[] | null;
             /**
              * Format: date-time
@@ -2995,6 +2998,7 @@ export interface components {
          *           "minSpendMinor": 1000,
          *           "maxRewardMinor": 2500,
          *           "maxRewardPerChgMinor": null,
+         *           "maxRedemptionsPerChg": null,
          *           "mccs": null,
          *           "startsAt": "2026-03-14T15:09:26.000Z",
          *           "endsAt": null,
@@ -4140,7 +4144,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_in_audience" | "holdout" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "redemption_limit_reached" | "offer_budget_exhausted" | "not_in_audience" | "holdout" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
@@ -5531,6 +5535,7 @@ export interface components {
          *       "minSpendMinor": 1000,
          *       "maxRewardMinor": 2500,
          *       "maxRewardPerChgMinor": null,
+         *       "maxRedemptionsPerChg": null,
          *       "mccs": null,
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
@@ -5570,6 +5575,8 @@ export interface components {
             maxRewardMinor?: number | null;
             /** @description Cap per group over the life of the offer; null means none. */
             maxRewardPerChgMinor?: number | null;
+            /** @description How many purchases of a group may earn from the offer (a purchase refunded in full gives its place back); null means no limit. */
+            maxRedemptionsPerChg?: number | null;
             /** @description Qualifying MCCs; null means any. */
             mccs?: string[] | null;
             /**
@@ -5656,6 +5663,7 @@ export interface components {
          *       "minSpendMinor": 1000,
          *       "maxRewardMinor": 2500,
          *       "maxRewardPerChgMinor": null,
+         *       "maxRedemptionsPerChg": null,
          *       "mccs": null,
          *       "startsAt": "2026-03-14T15:09:26.000Z",
          *       "endsAt": null,
@@ -5710,6 +5718,8 @@ export interface components {
             minSpendMinor: number;
             maxRewardMinor: number | null;
             maxRewardPerChgMinor: number | null;
+            /** @description How many purchases of a group may earn from the offer; null: no limit. */
+            maxRedemptionsPerChg: number | null;
             mccs: string[] | null;
             /**
              * Format: date-time
@@ -5825,6 +5835,7 @@ export interface components {
          *           "minSpendMinor": 1000,
          *           "maxRewardMinor": 2500,
          *           "maxRewardPerChgMinor": null,
+         *           "maxRedemptionsPerChg": null,
          *           "mccs": null,
          *           "startsAt": "2026-03-14T15:09:26.000Z",
          *           "endsAt": null,
@@ -5894,6 +5905,8 @@ export interface components {
             maxRewardMinor?: number | null;
             /** @description Cap per group over the life of the offer; null means none. */
             maxRewardPerChgMinor?: number | null;
+            /** @description How many purchases of a group may earn from the offer (a purchase refunded in full gives its place back); null means no limit. */
+            maxRedemptionsPerChg?: number | null;
             /** @description Qualifying MCCs; null means any. */
             mccs?: string[] | null;
             /**
@@ -6349,7 +6362,7 @@ export interface components {
              * @description rejected: why (automatic ones are proven by `evidence`); needs_review: merchant_not_recognised or reward_below_rules; approved: operator_approved.
              * @enum {string}
              */
-            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "offer_budget_exhausted" | "not_in_audience" | "holdout" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
+            reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "redemption_limit_reached" | "offer_budget_exhausted" | "not_in_audience" | "holdout" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
             /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
             computedReward?: {
                 cashbackMinor: number;
