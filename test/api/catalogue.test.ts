@@ -314,6 +314,7 @@ describe('issuer catalogue routes', () => {
         'funding',
         'holdoutBps',
         'id',
+        'maxRedemptionsPerChg',
         'maxRewardMinor',
         'maxRewardPerChgMinor',
         'mccs',
