@@ -1,4 +1,4 @@
-// Operator roles (API.md, "Operators with names"; docs/decisions/0058-operator-roles.md). Every
+// Operator roles (API.md, "Operators with names"; docs/decisions/0057-operator-roles.md). Every
 // role reads; each mutating /admin route needs one role, named in api/operators/route-roles.ts.
 // The database CHECKs the same list (migration 20261203140000_operators).
 export const OPERATOR_ROLES = ['viewer', 'support', 'finance', 'catalogue', 'admin'] as const;
