@@ -11,7 +11,7 @@ import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { issuerOfferStatus } from './present';
 import type { CatalogueOffer, IssuerCatalogue } from './issuer-catalogue';
 import { firstAfter, orderedOffers, type OfferPosition, type OfferSort, type OrderedOffers } from './offer-order';
-import { rankedOffers } from './ranked-offers';
+import { rankedOffers, type RelevanceLookup } from './ranked-offers';
 import type { MerchantHistory } from '../../core/rules/relevance';
 
 export interface GroupOfferQuery {
@@ -42,7 +42,7 @@ export interface GroupOfferPage {
   enrolmentPending: boolean;
   offers: ListedOffer[];
   /** Under sort=relevance: each offer's relevance to the group, by offer id. */
-  relevance?: Map<string, number>;
+  relevance?: RelevanceLookup;
 }
 
 // $1 issuer, $2 group, $3 the targeted offers within the page's reach (window below). One row, or

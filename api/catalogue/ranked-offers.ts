@@ -2,16 +2,52 @@
 // group from its purchase history (core/rules/relevance.ts), highest first, ties by the earliest
 // start, then id. Unlike the other orders it is the group's own, so it is ordered for each list:
 // a few hundred offers scored and sorted, against the group's history read in the list's one
-// statement (group-offers.ts, GROUP_RANKED_VIEW).
+// statement (group-offers.ts, GROUP_RANKED_VIEW). What does not depend on the group (each offer
+// in the formula's terms, where each id stands) is worked out once per held catalogue and issuer
+// delay, and what the history says of a merchant once per list, not once per offer.
 import { brandedBalanceUsable, withUsableBranded } from '../../core/rules/branded-rate';
-import { habitsOf, relevanceOf, type MerchantHistory, type RankedOffer } from '../../core/rules/relevance';
+import {
+  habitsOf,
+  merchantPullOf,
+  relevanceWithPull,
+  type MerchantHistory,
+  type MerchantPull,
+  type RankedOffer,
+} from '../../core/rules/relevance';
 import type { StoredReward, Tier } from '../../core/rules/reward-kinds';
 import type { CatalogueOffer } from './issuer-catalogue';
 import { byPosition, type OrderedOffers } from './offer-order';
 
-/** The relevance order, and each offer's relevance by id (the list shows it). */
+/** Each offer's relevance by id: the page's few are read, so no map of every offer is built. */
+export interface RelevanceLookup {
+  get(offerId: string): number | undefined;
+}
+
+/** The relevance order, and each offer's relevance (the list shows it). */
 export interface RankedOffers extends OrderedOffers {
-  relevance: Map<string, number>;
+  relevance: RelevanceLookup;
+}
+
+/** The group-independent half: the held offers in the formula's terms, and where each id stands. */
+interface RankingTerms {
+  terms: RankedOffer[];
+  indexById: Map<string, number>;
+}
+
+const termsByCatalogue = new WeakMap<readonly CatalogueOffer[], Map<number, RankingTerms>>();
+
+function rankingTerms(held: readonly CatalogueOffer[], issuerDelayDays: number): RankingTerms {
+  let byDelay = termsByCatalogue.get(held);
+  if (!byDelay) termsByCatalogue.set(held, (byDelay = new Map()));
+  let terms = byDelay.get(issuerDelayDays);
+  if (!terms) {
+    terms = {
+      terms: held.map((offer) => rankedTerms(offer, issuerDelayDays)),
+      indexById: new Map(held.map((offer, i) => [offer.id, i])),
+    };
+    byDelay.set(issuerDelayDays, terms);
+  }
+  return terms;
 }
 
 export function rankedOffers(
@@ -20,19 +56,23 @@ export function rankedOffers(
   now: Date,
   issuerDelayDays: number,
 ): RankedOffers {
+  const { terms, indexById } = rankingTerms(held, issuerDelayDays);
   const habits = habitsOf(history, now);
-  const relevance = new Map<string, number>();
-  const positioned = held.map((offer) => {
-    const score = relevanceOf(rankedTerms(offer, issuerDelayDays), habits);
-    relevance.set(offer.id, score);
-    return { offer, key: -score, tie: offer.startsAt.getTime(), id: offer.id };
+  const pulls = new Map<string, MerchantPull>();
+  const scores = new Array<number>(held.length);
+  const positioned = held.map((offer, i) => {
+    const t = terms[i];
+    let pull = pulls.get(t.merchantId);
+    if (!pull) pulls.set(t.merchantId, (pull = merchantPullOf(t.merchantId, t.category, habits)));
+    scores[i] = relevanceWithPull(t, pull);
+    return { offer, key: -scores[i], tie: offer.startsAt.getTime(), id: offer.id };
   });
   positioned.sort(byPosition);
   return {
     offers: positioned.map((p) => p.offer),
     keys: positioned.map((p) => p.key),
     ties: positioned.map((p) => p.tie),
-    relevance,
+    relevance: { get: (offerId) => scores[indexById.get(offerId) ?? -1] },
   };
 }
 

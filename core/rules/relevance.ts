@@ -27,6 +27,9 @@ export interface RankedOffer {
   maxRewardMinor: number | null;
 }
 
+/** Where an offer is sold: what the group's habits are read by. */
+type OfferPlace = Pick<RankedOffer, 'merchantId' | 'category'>;
+
 export const RELEVANCE = {
   /** A group with no purchase at the merchant or in its category: a purchase of this size, or the offer's minimum. */
   defaultPurchaseMinor: 2_500,
@@ -73,7 +76,7 @@ export function habitsOf(history: readonly MerchantHistory[], now: Date): GroupH
 const NO_HABIT: Habit = { purchases: 0, spendMinor: 0, daysSince: null };
 
 /** The group's purchases in the offer's category at merchants other than the offer's, together. */
-function elsewhereInCategory(habits: GroupHabits, offer: RankedOffer): Habit {
+function elsewhereInCategory(habits: GroupHabits, offer: OfferPlace): Habit {
   let sum = NO_HABIT;
   for (const h of habits.byCategory.get(offer.category) ?? [])
     if (h.merchantId !== offer.merchantId)
@@ -115,7 +118,7 @@ export function affinityOf(habit: Habit): number {
 }
 
 /** The weight of an offer for the group, in thousandths: 1,000 with no history, up to 4,000. */
-export function weightOf(offer: RankedOffer, habits: GroupHabits): number {
+export function weightOf(offer: OfferPlace, habits: GroupHabits): number {
   const merchant = affinityOf(habits.byMerchant.get(offer.merchantId) ?? NO_HABIT);
   const category = affinityOf(elsewhereInCategory(habits, offer));
   return (
@@ -129,4 +132,33 @@ export function weightOf(offer: RankedOffer, habits: GroupHabits): number {
 export function relevanceOf(offer: RankedOffer, habits: GroupHabits): number {
   const reward = rewardOnMinor(offer, typicalPurchaseMinor(offer, habits));
   return Math.floor((reward * weightOf(offer, habits)) / 1_000);
+}
+
+/**
+ * What the group's history says of every offer at one merchant: the typical purchase (null: none
+ * there or in the category, so the offer's own default) and the weight. The same figures as
+ * typicalPurchaseMinor and weightOf, read once per merchant when a list ranks many of its offers.
+ */
+export interface MerchantPull {
+  typicalMinor: number | null;
+  weight: number;
+}
+
+export function merchantPullOf(merchantId: string, category: string, habits: GroupHabits): MerchantPull {
+  const probe = { merchantId, category };
+  const here = habits.byMerchant.get(merchantId);
+  const elsewhere = elsewhereInCategory(habits, probe);
+  const typicalMinor =
+    here && here.purchases > 0
+      ? Math.floor(here.spendMinor / here.purchases)
+      : elsewhere.purchases > 0
+        ? Math.floor(elsewhere.spendMinor / elsewhere.purchases)
+        : null;
+  return { typicalMinor, weight: weightOf(probe, habits) };
+}
+
+/** relevanceOf, with the offer's merchant's pull already read. */
+export function relevanceWithPull(offer: RankedOffer, pull: MerchantPull): number {
+  const typical = pull.typicalMinor ?? Math.max(RELEVANCE.defaultPurchaseMinor, offer.minSpendMinor);
+  return Math.floor((rewardOnMinor(offer, typical) * pull.weight) / 1_000);
 }

@@ -3,7 +3,9 @@ import fc from 'fast-check';
 import {
   affinityOf,
   habitsOf,
+  merchantPullOf,
   relevanceOf,
+  relevanceWithPull,
   rewardOnMinor,
   typicalPurchaseMinor,
   weightOf,
@@ -110,6 +112,46 @@ describe('relevance (core/rules/relevance.ts)', () => {
         assert.ok(Number.isSafeInteger(r) && r >= 0);
         const recent = habitsOf(rows(Math.max(0, h.days - h.sooner)), NOW);
         assert.ok(relevanceOf(o, recent) >= r);
+      }),
+    );
+  });
+
+  it("reads the same relevance once per merchant as once per offer (the ranked list's shortcut)", () => {
+    const place = fc.record({
+      merchant: fc.constantFrom('mp_a', 'mp_b', 'mp_c'),
+      category: fc.constantFrom('dining', 'travel'),
+    });
+    const row = fc.record({
+      place,
+      purchases: fc.integer({ min: 0, max: 30 }),
+      mean: fc.integer({ min: 1, max: 50_000 }),
+      days: fc.integer({ min: 0, max: 200 }),
+    });
+    const offered = fc.record({
+      place,
+      minSpendMinor: fc.integer({ min: 0, max: 20_000 }),
+      rate: fc.integer({ min: 0, max: 5_000 }),
+      cap: fc.option(fc.integer({ min: 0, max: 2_000 })),
+    });
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 4 }), offered, (rows, o) => {
+        // One row per merchant, as chg_merchant_history keeps them.
+        const byMerchant = new Map(rows.map((r) => [r.place.merchant, r]));
+        const habits = habitsOf(
+          [...byMerchant.values()].map((r) =>
+            bought(r.place.merchant, r.place.category, r.purchases, r.purchases * r.mean, r.days),
+          ),
+          NOW,
+        );
+        const ranked = offer({
+          merchantId: o.place.merchant,
+          category: o.place.category,
+          minSpendMinor: o.minSpendMinor,
+          cashbackRateBps: o.rate,
+          maxRewardMinor: o.cap,
+        });
+        const pull = merchantPullOf(ranked.merchantId, ranked.category, habits);
+        assert.equal(relevanceWithPull(ranked, pull), relevanceOf(ranked, habits));
       }),
     );
   });
