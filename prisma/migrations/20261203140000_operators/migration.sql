@@ -1,4 +1,4 @@
--- Operators with names (API.md, "Operators with names"; docs/decisions/0058-operator-roles.md):
+-- Operators with names (API.md, "Operators with names"; docs/decisions/0057-operator-roles.md):
 -- each person who runs the operator API has an account, roles and a token of their own, so
 -- that the audit log names them and a route can refuse a role. OPERATOR_TOKEN stays as the
 -- break-glass account root, which is configuration, not a row.
