@@ -16,7 +16,7 @@ import { jsonBody } from './middleware/json-body';
 import { methodNotAllowed } from './middleware/method-not-allowed';
 import { requestMetrics } from './middleware/metrics';
 import { createGuards } from './middleware/auth';
-import { createAuthorize } from './operators/route-roles';
+import { createAuditCall } from './audit/operator-calls';
 import { createIdempotency } from './middleware/idempotency';
 import { buildOpenApi } from './openapi';
 import { healthRoutes } from './health/routes';
@@ -100,14 +100,10 @@ export function createApp(deps: AppDeps): Koa {
   const guards = createGuards({ db: deps.db, operatorToken: deps.config.operatorToken, tokenCache: deps.tokenCache });
   const limiter = deps.rateLimiter;
   const routes = allRoutes(deps);
-  mountRoutes(
-    router,
-    routes,
-    guards,
-    idempotency,
-    limiter ? (ctx, route) => limiter.check(ctx, route) : undefined,
-    createAuthorize(deps.db, deps.clock),
-  );
+  mountRoutes(router, routes, guards, idempotency, {
+    rateLimit: limiter ? (ctx, route) => limiter.check(ctx, route) : undefined,
+    auditCall: createAuditCall(deps.db, deps.clock),
+  });
   mountDocsAssets(router);
   if (tracingActive()) app.use(requestSpans());
   app.use(requestId(deps.logger));

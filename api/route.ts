@@ -13,6 +13,8 @@ import type { AuthKind } from './middleware/auth';
 import { withIdempotency, type Idempotency } from './middleware/idempotency';
 import type { RateLimitedRoute } from './middleware/rate-limit';
 import { requireRole, routeRole, type Authorize } from './operators/route-roles';
+import type { AuditCall } from './audit/operator-calls';
+import { routeAction } from './audit/route-actions';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -146,9 +148,15 @@ export function mountRoutes(
   specs: RouteSpec[],
   guards: Record<AuthKind, (ctx: Context) => Promise<void>>,
   idempotency: Idempotency,
-  rateLimit: (ctx: Context, route: RateLimitedRoute) => Promise<void> = async () => undefined,
-  authorize: Authorize = async (ctx, _operationId, role) => requireRole(ctx, role),
+  guarded: {
+    rateLimit?: (ctx: Context, route: RateLimitedRoute) => Promise<void>;
+    authorize?: Authorize;
+    /** Wraps a mutating operator call, so that it leaves its one row in the audit trail. */
+    auditCall?: AuditCall;
+  } = {},
 ): void {
+  const rateLimit = guarded.rateLimit ?? (async () => undefined);
+  const authorize: Authorize = guarded.authorize ?? (async (ctx, _operationId, role) => requireRole(ctx, role));
   for (const spec of specs) {
     const bodySchema = spec.body ?? spec.envelope;
     const compiled: CompiledRoute = {
@@ -159,13 +167,20 @@ export function mountRoutes(
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     // Read once here: an operator route the role table does not name is never mounted.
     const role = spec.auth === 'operator' ? routeRole(spec) : undefined;
+    // And its audit action: a mutating operator route the trail cannot name is never mounted.
+    const audited = spec.auth === 'operator' && spec.method !== 'get' ? routeAction(spec) : undefined;
+    const auditCall = guarded.auditCall;
     router[spec.method](spec.operationId, koaPath, async (ctx: Context) => {
+      // Who calls is known first: an unauthenticated call has no operator to write a row for.
       await guards[spec.auth](ctx);
-      // Before the input is read or an Idempotency-Key claimed: a refused call changes nothing.
-      if (role) await authorize(ctx, spec.operationId, role);
-      await rateLimit(ctx, spec);
-      const input = readInput(ctx, compiled);
-      await withIdempotency(idempotency, ctx, spec, input, () => spec.handle(ctx, input));
+      const call = async () => {
+        // Before the input is read or an Idempotency-Key claimed: a refused call changes nothing.
+        if (role) await authorize(ctx, spec.operationId, role);
+        await rateLimit(ctx, spec);
+        const input = readInput(ctx, compiled);
+        await withIdempotency(idempotency, ctx, spec, input, () => spec.handle(ctx, input));
+      };
+      await (audited && auditCall ? auditCall(ctx, audited, call) : call());
     });
   }
 }

@@ -2,6 +2,7 @@
 // transaction under the claim's row lock and answers from the stored claim when it finds its
 // work done, so a retry after a crash, or a worker killed mid-decision, ends with one outcome,
 // one adjustment and one claim_resolved.
+import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Claim, IngestedEvent } from '../../prisma/generated/client';
 import { holdDays, payableAt } from '../../core/rules/cashback';
@@ -248,7 +249,12 @@ async function reject(
       actor: op.actor,
       action: 'claim.reject',
       targetId: claim.id,
-      details: { reasonCode: op.reasonCode, note: op.note },
+      // The note's digest, not the note: the trail is append-only, and a note the operator wrote
+      // about a cardholder must go when their group is erased (the claim's own copy does).
+      details: {
+        reasonCode: op.reasonCode,
+        noteSha256: op.note ? createHash('sha256').update(op.note).digest('hex') : null,
+      },
     },
     at,
   );

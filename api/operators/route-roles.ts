@@ -6,10 +6,7 @@
 // walks every route, so a new /admin route cannot slip in without a decision.
 import type { Context } from 'koa';
 import { errors } from '../../core/errors';
-import type { Db } from '../../prisma/client';
-import type { Clock } from '../deps';
 import type { HttpMethod } from '../route';
-import { recordAudit } from '../audit/store';
 import type { AuthenticatedOperator, OperatorRole } from './roles';
 
 /** `any`: every role may call it (reads). */
@@ -18,6 +15,7 @@ export type RequiredRole = OperatorRole | 'any';
 export const ROUTE_ROLES: Record<string, RequiredRole> = {
   // Reads.
   listAuditLog: 'any',
+  verifyAuditLog: 'any',
   getTrialBalance: 'any',
   listLedgerAccountEntries: 'any',
   listClaimsAsOperator: 'any',
@@ -76,23 +74,6 @@ export function requireRole(ctx: Context, role: RequiredRole): void {
   const operator = ctx.state.operator as AuthenticatedOperator | undefined;
   if (!operator) throw new Error('requireRole called on a route without operator authentication');
   if (!operator.roles.includes(role)) throw errors.forbiddenRole(role, operator.roles);
-}
-
-/**
- * requireRole, and a refusal written to the operator audit log before it is answered (API.md:
- * "nothing done, the refusal audited"): who tried which operation, and what they lacked.
- */
-export function createAuthorize(db: Db, clock: Clock): Authorize {
-  return async (ctx, operationId, role) => {
-    try {
-      requireRole(ctx, role);
-    } catch (err) {
-      const operator = ctx.state.operator as AuthenticatedOperator;
-      const details = { operationId, method: ctx.method, path: ctx.path, requiredRole: role, roles: operator.roles };
-      await recordAudit(db, { actor: operator.id, action: 'access.denied', details }, clock.now());
-      throw err;
-    }
-  };
 }
 
 /** The sentence the API reference adds to an operation's description. */

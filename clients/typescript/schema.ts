@@ -1255,10 +1255,30 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Operator audit log, newest first
-         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
+         * The audit trail, newest first, filtered; or every matching row as NDJSON
+         * @description Every operator call that changes something, or was refused or failed, has one row (its outcome says how it ended); the service's own records and the issuers' customer-service postings are here too. Rows are append-only and hash-chained: GET /admin/v1/audit-log/verify checks the chain. Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
          */
         get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/audit-log/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check the audit trail: every hash recomputed, every link and place in the chain
+         * @description Reads the whole chain up to its head (rows appended meanwhile are left for the next check) and recomputes each row's hash: ok, or the first row where the chain breaks and why. The same check as `npm run audit:verify`. A million rows take seconds; it is a read and changes nothing. Any operator role may call this (every role reads).
+         */
+        get: operations["verifyAuditLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5271,30 +5291,60 @@ export interface components {
          * AuditLogEntry
          * @example {
          *       "id": "aud_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "seq": 42,
          *       "actor": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "operatorRoles": [
+         *         "admin"
+         *       ],
          *       "action": "token.create",
          *       "targetId": "tok_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "outcome": "done",
+         *       "statusCode": null,
+         *       "requestId": "req_0b3f5c1e-2d4a-4e6f-8a9b-1c2d3e4f5a6b",
+         *       "ip": "10.0.0.7",
+         *       "userAgent": "curl/8.5.0",
          *       "details": {
          *         "issuerId": "iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *         "label": "production app servers"
          *       },
-         *       "createdAt": "2026-03-14T15:09:26.000Z"
+         *       "createdAt": "2026-03-14T15:09:26.000Z",
+         *       "prevHash": "a3f1c2d4e5b6978812ab34cd56ef7890a3f1c2d4e5b6978812ab34cd56ef7890",
+         *       "hash": "a3f1c2d4e5b6978812ab34cd56ef7890a3f1c2d4e5b6978812ab34cd56ef7890"
          *     }
          */
         AuditLogEntry: {
-            id?: string;
-            /** @description Who: the operator's id (op_...), root (OPERATOR_TOKEN), cli:<user> (the admin CLI) or an issuer token's id (tok_..., the issuer's own postings). Entries written before operators had names say operator. */
-            actor?: string;
-            action?: string;
-            targetId?: string | null;
-            details?: {
+            id: string;
+            /** @description The row's place in the chain, from 1, without a gap. */
+            seq: number;
+            /** @description Who: the operator's id (op_...), root (OPERATOR_TOKEN), cli:<user> (the admin CLI), an issuer token's id (tok_..., the issuer's own postings) or the service's own name. Entries written before operators had names say operator. */
+            actor: string;
+            /** @description The roles the operator held at the call; null on rows that are not an operator call's. */
+            operatorRoles?: string[] | null;
+            action: string;
+            targetId: string | null;
+            /**
+             * @description An operator call's: done, denied (403 by role), failed (any other error answer) or pending (waiting for a second operator); null on the service's own rows and those written before the trail.
+             * @enum {string|null}
+             */
+            outcome: "done" | "denied" | "failed" | "pending" | null;
+            /** @description The HTTP status the call was answered with, when known. */
+            statusCode?: number | null;
+            requestId?: string | null;
+            ip?: string | null;
+            userAgent?: string | null;
+            /** @description What changed (the fields the call set), or for a call that failed, its reasonCode as error. */
+            details: {
                 [key: string]: unknown;
             };
             /**
              * Format: date-time
              * @description ISO 8601, UTC.
              */
-            createdAt?: string;
+            createdAt: string;
+            /** @description The previous row's hash; null on the first row. */
+            prevHash: string | null;
+            /** @description SHA-256 (hex) over the fields and prevHash (docs/decisions/0058-audit-trail.md says how). */
+            hash: string;
         };
         /**
          * AuditLogEntryPage
@@ -5302,14 +5352,25 @@ export interface components {
          *       "data": [
          *         {
          *           "id": "aud_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "seq": 42,
          *           "actor": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "operatorRoles": [
+         *             "admin"
+         *           ],
          *           "action": "token.create",
          *           "targetId": "tok_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "outcome": "done",
+         *           "statusCode": null,
+         *           "requestId": "req_0b3f5c1e-2d4a-4e6f-8a9b-1c2d3e4f5a6b",
+         *           "ip": "10.0.0.7",
+         *           "userAgent": "curl/8.5.0",
          *           "details": {
          *             "issuerId": "iss_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
          *             "label": "production app servers"
          *           },
-         *           "createdAt": "2026-03-14T15:09:26.000Z"
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "prevHash": "a3f1c2d4e5b6978812ab34cd56ef7890a3f1c2d4e5b6978812ab34cd56ef7890",
+         *           "hash": "a3f1c2d4e5b6978812ab34cd56ef7890a3f1c2d4e5b6978812ab34cd56ef7890"
          *         }
          *       ],
          *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
@@ -5319,6 +5380,29 @@ export interface components {
             data: components["schemas"]["AuditLogEntry"][];
             /** @description Pass as ?cursor= for the next page; null on the last page. */
             nextCursor: string | null;
+        };
+        /**
+         * AuditChainVerdict
+         * @example {
+         *       "ok": true,
+         *       "rows": 1204,
+         *       "headHash": "a3f1c2d4e5b6978812ab34cd56ef7890a3f1c2d4e5b6978812ab34cd56ef7890"
+         *     }
+         */
+        AuditChainVerdict: {
+            ok: boolean;
+            /** @description Rows checked before the first break (all of them when ok). */
+            rows: number;
+            /** @description The first row where the chain breaks. */
+            firstBrokenId?: string;
+            firstBrokenSeq?: number;
+            /**
+             * @description edited: the row's fields no longer give its hash; link: its prevHash is not the row before's (a row inserted, or the one before replaced); gap: a place skipped (a row deleted); head: the chain ends before the head the database keeps (its last rows deleted, or a row added past it).
+             * @enum {string}
+             */
+            reason?: "edited" | "link" | "gap" | "head";
+            /** @description The last row's hash: written down elsewhere, it proves later that nothing up to it changed. */
+            headHash: string | null;
         };
         /**
          * MerchantInput
@@ -12339,6 +12423,13 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                actor?: string;
+                action?: string;
+                targetId?: string;
+                outcome?: "done" | "denied" | "failed" | "pending";
+                from?: string;
+                to?: string;
+                format?: "json" | "ndjson";
             };
             header?: {
                 /**
@@ -12352,7 +12443,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of entries. */
+            /** @description A page of entries (format=json), or every matching entry a line (format=ndjson). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12360,9 +12451,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuditLogEntryPage"];
+                    "application/x-ndjson": components["schemas"]["AuditLogEntry"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: from not before to. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12388,6 +12480,37 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    verifyAuditLog: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verdict. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditChainVerdict"];
                 };
             };
             401: components["responses"]["Unauthorized"];

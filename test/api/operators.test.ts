@@ -134,13 +134,15 @@ describe('operator accounts and roles', () => {
         assert.deepEqual(res.body.details.roles, [role]);
         assert.deepEqual(await counts(app), before, `${role} refused on a ${needed} route changed something`);
         const refusal = await app.db.operatorAuditLog.findFirst({
-          where: { actor: op.id, action: 'access.denied' },
-          orderBy: { createdAt: 'desc' },
+          where: { actor: op.id, outcome: 'denied' },
+          orderBy: { seq: 'desc' },
         });
+        assert.equal(refusal?.statusCode, 403, 'the refusal is audited');
+        assert.deepEqual(refusal?.operatorRoles, [role]);
         assert.equal(
           (refusal?.details as { requiredRole?: string } | undefined)?.requiredRole,
           needed,
-          'the refusal is audited',
+          'the refusal says what the operator lacked',
         );
       }
     }

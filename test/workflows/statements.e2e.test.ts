@@ -211,12 +211,23 @@ describe('merchant statements', function () {
         `${shop.issuer.id}:merchant_receivable:${shop.merchantId}`,
       ],
     );
-    const audited = await stack.db.operatorAuditLog.findMany({ where: { targetId: { in: [statement.id, done.id] } } });
-    assert.deepEqual(audited.map((a) => a.action).sort(), [
-      'statement.payment',
-      'statement.payment',
-      'statement_run.create',
-    ]);
+    // One row per call: the two payments and the run done, the replay answered again, the two refused.
+    const audited = await stack.db.operatorAuditLog.findMany({
+      where: { targetId: { in: [statement.id, done.id] } },
+      orderBy: { seq: 'asc' },
+    });
+    assert.deepEqual(
+      audited.map((a) => `${a.action} ${a.outcome}${a.statusCode ? ` ${a.statusCode}` : ''}`),
+      [
+        'statement_run.create done',
+        'statement.payment done',
+        'statement.payment done 201',
+        'statement.payment failed 409',
+        'statement.payment failed 409',
+        'statement.payment done',
+      ],
+    );
+    assert.deepEqual(audited[2].details, { replayed: true });
     await assertLedgerHealthy(stack.db, shop.issuer.id);
   });
 
