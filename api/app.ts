@@ -24,6 +24,8 @@ import { chgRoutes } from './chg/routes';
 import { issuerAdminRoutes } from './issuers/admin-routes';
 import { operatorAdminRoutes } from './operators/admin-routes';
 import { auditAdminRoutes } from './audit/admin-routes';
+import { approvalAdminRoutes } from './approvals/admin-routes';
+import { createApprovalGate } from './approvals/gate';
 import { ingestionRoutes } from './ingestion/routes';
 import { catalogueAdminRoutes } from './catalogue/admin-routes';
 import { catalogueRoutes } from './catalogue/routes';
@@ -79,6 +81,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
     ...operatorAdminRoutes(deps),
     ...issuerAdminRoutes(deps),
     ...auditAdminRoutes(deps),
+    ...approvalAdminRoutes(deps),
     ...catalogueAdminRoutes(deps),
     ...liftAdminRoutes(deps),
     ...ledgerAdminRoutes(deps),
@@ -103,6 +106,7 @@ export function createApp(deps: AppDeps): Koa {
   mountRoutes(router, routes, guards, idempotency, {
     rateLimit: limiter ? (ctx, route) => limiter.check(ctx, route) : undefined,
     auditCall: createAuditCall(deps.db, deps.clock),
+    approvalGate: createApprovalGate(deps.db, deps.clock),
   });
   mountDocsAssets(router);
   if (tracingActive()) app.use(requestSpans());

@@ -239,7 +239,10 @@ function ownReasonCodesOf(route: RouteSpec): Record<number, Record<string, strin
   const role = route.auth === 'operator' ? routeRole(route) : 'any';
   if (role !== 'any')
     own[403] = {
-      forbidden_role: `the operator does not hold the role ${role} (\`details.requiredRole\`)`,
+      forbidden_role:
+        role === 'approval'
+          ? 'the operator does not hold the role of the call the approval holds (`details.requiredRole`)'
+          : `the operator does not hold the role ${role} (\`details.requiredRole\`)`,
       ...own[403],
     };
   return own;
@@ -254,7 +257,10 @@ function describe(route: RouteSpec): string | undefined {
     ? `Pass \`nextCursor\` back unchanged: ${FOREIGN_CURSOR} is refused (400 invalid_query).`
     : undefined;
   const role = route.auth === 'operator' ? roleSentence(routeRole(route)) : undefined;
-  const text = [route.description, cursor, role].filter(Boolean).join(' ');
+  const fourEyes = route.fourEyes
+    ? `Four eyes: ${route.fourEyes.when} is held for a second operator (202 with an approval; nothing done until another operator approves it).`
+    : undefined;
+  const text = [route.description, cursor, role, fourEyes].filter(Boolean).join(' ');
   return text === '' ? undefined : text;
 }
 

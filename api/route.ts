@@ -15,6 +15,8 @@ import type { RateLimitedRoute } from './middleware/rate-limit';
 import { requireRole, routeRole, type Authorize } from './operators/route-roles';
 import type { AuditCall } from './audit/operator-calls';
 import { routeAction } from './audit/route-actions';
+import { APPROVABLE_ROUTES, type ApprovalGate } from './approvals/gate';
+import type { FourEyesReason } from '../core/rules/four-eyes';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -88,6 +90,15 @@ export interface RouteSpec<B = unknown, Q = Record<string, unknown>> {
    * events rate limit (api/middleware/rate-limit.ts). Runs before the body is validated.
    */
   rateLimitEvents?(body: unknown): number;
+  /**
+   * Four eyes (API.md, "Operators with names"): when the call needs a second operator, and the
+   * rule that says so for one call (core/rules/four-eyes.ts). Such a call is answered 202 with an
+   * approval and carried out only once another operator approves it (api/approvals/).
+   */
+  fourEyes?: {
+    when: string;
+    check(ctx: Context, input: RouteInput<unknown, Record<string, unknown>>): Promise<FourEyesReason | undefined>;
+  };
   /** The Idempotency-Key header is required here (a posting that must never run twice). */
   idempotencyKeyRequired?: boolean;
   /** Error statuses this route can answer besides the ones every route shares. */
@@ -114,10 +125,17 @@ export function defineRoute<
   const BS extends JSONSchema | undefined = undefined,
   const QS extends JSONSchema | undefined = undefined,
 >(
-  spec: Omit<RouteSpec, 'body' | 'query' | 'handle'> & {
+  spec: Omit<RouteSpec, 'body' | 'query' | 'handle' | 'fourEyes'> & {
     body?: BS;
     query?: QS;
     handle(ctx: Context, input: RouteInput<InputOf<BS, unknown>, InputOf<QS, Record<string, unknown>>>): Promise<void>;
+    fourEyes?: {
+      when: string;
+      check(
+        ctx: Context,
+        input: RouteInput<InputOf<BS, unknown>, InputOf<QS, Record<string, unknown>>>,
+      ): Promise<FourEyesReason | undefined>;
+    };
   },
 ): RouteSpec {
   return spec as unknown as RouteSpec;
@@ -153,8 +171,13 @@ export function mountRoutes(
     authorize?: Authorize;
     /** Wraps a mutating operator call, so that it leaves its one row in the audit trail. */
     auditCall?: AuditCall;
+    /** Holds a four-eyes call for a second operator instead of running it. */
+    approvalGate?: ApprovalGate;
   } = {},
 ): void {
+  // What an approval is carried out by: the held call's own route (api/approvals/admin-routes.ts).
+  const approvable = new Map(specs.filter((s) => s.fourEyes).map((s) => [s.operationId, s]));
+  const gate = guarded.approvalGate;
   const rateLimit = guarded.rateLimit ?? (async () => undefined);
   const authorize: Authorize = guarded.authorize ?? (async (ctx, _operationId, role) => requireRole(ctx, role));
   for (const spec of specs) {
@@ -178,7 +201,15 @@ export function mountRoutes(
         if (role) await authorize(ctx, spec.operationId, role);
         await rateLimit(ctx, spec);
         const input = readInput(ctx, compiled);
-        await withIdempotency(idempotency, ctx, spec, input, () => spec.handle(ctx, input));
+        if (role) ctx.state[APPROVABLE_ROUTES] = approvable;
+        // Held inside the key's scope: the maker's retry gets the same approval back.
+        const hold = spec.fourEyes ? gate : undefined;
+        const handle = hold
+          ? async () => {
+              if (!(await hold(ctx, spec, input))) await spec.handle(ctx, input);
+            }
+          : () => spec.handle(ctx, input);
+        await withIdempotency(idempotency, ctx, spec, input, handle);
       };
       await (audited && auditCall ? auditCall(ctx, audited, call) : call());
     });

@@ -33,6 +33,7 @@ export const ID_PREFIXES = [
   'stmpay',
   'op',
   'optok',
+  'apr',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

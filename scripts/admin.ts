@@ -15,6 +15,7 @@ import { transactionCommands } from './admin/transaction-commands';
 import { claimCommands } from './admin/claim-commands';
 import { recoveryCommands } from './admin/recovery-commands';
 import { statementCommands } from './admin/statement-commands';
+import { approvalCommands } from './admin/approval-commands';
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporal } from '../core/temporal-connection';
 import { readDevWebhookSecretKeys } from './lib/webhook-secret-key';
@@ -28,6 +29,7 @@ const COMMANDS: Command[] = [
   ...claimCommands,
   ...recoveryCommands,
   ...statementCommands,
+  ...approvalCommands,
 ];
 
 function help(): string {

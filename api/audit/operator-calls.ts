@@ -14,7 +14,8 @@ import type { Clock } from '../deps';
 import type { AuthenticatedOperator } from '../operators/roles';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 
-export type Outcome = 'done' | 'denied' | 'failed' | 'pending';
+export const AUDIT_OUTCOMES = ['done', 'denied', 'failed', 'pending'] as const;
+export type Outcome = (typeof AUDIT_OUTCOMES)[number];
 
 /** What the trail calls a mutating operator route's action, and the path parameter it acts on. */
 export interface AuditedAction {
@@ -24,11 +25,11 @@ export interface AuditedAction {
 
 export type AuditCall = (ctx: Context, audited: AuditedAction, run: () => Promise<void>) => Promise<void>;
 
-/** 403 is the role's refusal; any other error status, a failure; 202, a change waiting for its approval. */
-export function outcomeOf(status: number): Outcome {
+/** 403 is the role's refusal; any other error status, a failure; a call held for its approval, pending. */
+export function outcomeOf(status: number, held = false): Outcome {
   if (status === 403) return 'denied';
   if (status >= 400) return 'failed';
-  if (status === 202) return 'pending';
+  if (held) return 'pending';
   return 'done';
 }
 
@@ -63,10 +64,18 @@ export function createAuditCall(db: Db, clock: Clock): AuditCall {
     const answered =
       ctx.status >= 400 ? (ctx.body as { reasonCode?: string; name?: string; details?: object }) : undefined;
     const replayed = ctx.response.get(REPLAYED_HEADER) === 'true' ? { replayed: true } : {};
+    // Held for a second operator (api/approvals/gate.ts): the row names the approval.
+    const held = ctx.status === 202 ? (ctx.body as { approvalId?: string; reason?: string }) : undefined;
+    const approval = held?.approvalId ? { approvalId: held.approvalId, reason: held.reason } : undefined;
     const details = answered
       ? { error: answered.reasonCode ?? answered.name, ...answered.details, ...replayed }
-      : replayed;
-    await closeCall(db, call, { ...audited, targetId, status: ctx.status, details }, clock.now());
+      : { ...approval, ...replayed };
+    await closeCall(
+      db,
+      call,
+      { ...audited, targetId, status: ctx.status, held: approval !== undefined, details },
+      clock.now(),
+    );
   };
 }
 
@@ -74,6 +83,7 @@ interface Ending {
   action: string;
   targetId: string | null;
   status: number;
+  held?: boolean;
   details: Record<string, unknown>;
 }
 
@@ -84,7 +94,7 @@ async function closeCall(db: Db, call: OperatorCall, end: Ending, now: Date): Pr
     INSERT INTO operator_audit_log (id, actor, action, target_id, details, created_at, operator_roles,
                                     outcome, status_code, request_id, ip, user_agent)
     SELECT ${call.id}, ${call.operatorId}, ${end.action}, ${end.targetId}, ${JSON.stringify(end.details)}::jsonb,
-           ${now}, ${[...call.roles]}::text[], ${outcomeOf(end.status)}, ${end.status}, ${call.requestId},
+           ${now}, ${[...call.roles]}::text[], ${outcomeOf(end.status, end.held)}, ${end.status}, ${call.requestId},
            ${call.ip}, ${call.userAgent}
      WHERE NOT EXISTS (SELECT 1 FROM operator_audit_log WHERE id = ${call.id})`;
 }

@@ -21,6 +21,8 @@ export const ROUTE_ACTIONS: Record<string, string> = {
   updateIssuer: 'issuer.update',
   createIssuerToken: 'token.create',
   revokeIssuerToken: 'token.revoke',
+  approveApproval: 'approval.approve',
+  rejectApproval: 'approval.reject',
 };
 
 /** The route's action, and the path parameter naming its target (the last one, if any). */

@@ -1,4 +1,6 @@
 // Operator catalogue API (API.md, Operator API): merchants and their offers.
+import { BUDGET_RAISE_LIMIT_MINOR, budgetRaiseReason } from '../../core/rules/four-eyes';
+import { PENDING_APPROVAL } from '../approvals/schemas';
 import { fromBody, fromPath, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { decodeCursor, pageSchema, paginationQueryProperties, toPage } from '../pagination';
@@ -220,8 +222,22 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     auth: 'operator',
     params: { merchantId: 'mp', offerId: 'ofr' },
     body: offerPatchSchema,
-    responses: { 200: offerResponse },
+    responses: { 200: offerResponse, 202: PENDING_APPROVAL },
     errorStatuses: [404],
+    fourEyes: {
+      when: `budgetMinor raised by more than ${BUDGET_RAISE_LIMIT_MINOR} minor units, or removed`,
+      async check(_ctx, { params, body }) {
+        if (body.budgetMinor === undefined) return undefined;
+        const offer = await db.offer.findFirst({
+          where: { id: params.offerId, merchantId: params.merchantId },
+          select: { budgetMinor: true },
+        });
+        // No such offer: the handler answers 404, nothing to hold.
+        if (!offer) return undefined;
+        const before = offer.budgetMinor === null ? null : Number(offer.budgetMinor);
+        return budgetRaiseReason(before, body.budgetMinor as number | null);
+      },
+    },
     reasonCodes: {
       400: {
         invalid_body:

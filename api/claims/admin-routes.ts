@@ -1,12 +1,19 @@
 // The operator's side of claims (API.md, Claims): the review queue and the decision on a claim
 // in review, handed to the claim's workflow, which posts the adjustment and answers.
+import { PENDING_APPROVAL } from '../approvals/schemas';
 import { fromBody, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import { pageSchema } from '../pagination';
 import type { AppDeps } from '../deps';
 import { exampleOf, named } from '../schemas/named';
 import { adminClaimListQuerySchema, approveBodySchema, claimSchema, rejectBodySchema } from './schemas';
-import { DECISION_WAIT_MS, decideClaimAsOperator, findClaimAsOperator, listClaimsAsOperator } from './store';
+import {
+  claimApprovalHold,
+  DECISION_WAIT_MS,
+  decideClaimAsOperator,
+  findClaimAsOperator,
+  listClaimsAsOperator,
+} from './store';
 import { presentClaimForOperator } from './present';
 import { exampleId } from '../schemas/examples';
 
@@ -109,16 +116,11 @@ function approveRoute(deps: AppDeps): RouteSpec {
     auth: 'operator',
     params,
     body: approveBodySchema,
-    responses: { 200: { description: 'The approved claim.', schema: operatorClaimSchema } },
+    responses: { 200: { description: 'The approved claim.', schema: operatorClaimSchema }, 202: PENDING_APPROVAL },
     errorStatuses: [404, 409, 503],
-    reasonCodes: {
-      409: {
-        ...DECIDED,
-        branded_not_enabled: 'a branded amount at a merchant without branded balance',
-        purchase_refunded:
-          'the purchase was refunded in full since the claim was reviewed: nothing is posted; reject the claim',
-      },
-      503: NOT_APPLIED,
+    fourEyes: {
+      when: "an approval posting more than the claim's issuer's approvalThresholdMinor (amountMinor, else the computed reward)",
+      check: (_ctx, { params, body }) => claimApprovalHold(db, params.claimId, body.amountMinor),
     },
     async handle(ctx, { params, body }) {
       const claim = await decideClaimAsOperator(db, deps.temporal, params.claimId, {

@@ -1,6 +1,7 @@
 // Claims for the routes: filing one (its row, then its workflow), reading them, and handing an
 // operator's decision to the claim's workflow as its `resolve` update. The deciding is the
 // workflow's (workflows/claim-resolution.ts, activities/claims).
+import { claimApprovalReason, type FourEyesReason } from '../../core/rules/four-eyes';
 import { randomUUID } from 'node:crypto';
 import {
   WorkflowExecutionAlreadyStartedError,
@@ -322,4 +323,27 @@ function typedFailure(cause: unknown): { type: string; message?: string; details
     if (typeof current.type === 'string') return current as { type: string; message?: string; details?: unknown[] };
   }
   return undefined;
+}
+
+/**
+ * Whether approving the claim needs a second operator (four eyes): more than its issuer's
+ * approvalThresholdMinor, counting amountMinor when the operator names one, else the computed
+ * reward. A claim missing or decided holds nothing: the decision itself answers 404 or 409.
+ */
+export async function claimApprovalHold(
+  db: Db,
+  claimId: string,
+  amountMinor: number | undefined,
+): Promise<FourEyesReason | undefined> {
+  const claim = await db.claim.findUnique({
+    where: { id: claimId },
+    select: { status: true, issuerId: true, computedCashbackMinor: true, computedBrandedMinor: true },
+  });
+  if (!claim || claim.status !== 'needs_review') return undefined;
+  const issuer = await db.issuer.findUniqueOrThrow({
+    where: { id: claim.issuerId },
+    select: { approvalThresholdMinor: true },
+  });
+  const computed = Number(claim.computedCashbackMinor ?? 0n) + Number(claim.computedBrandedMinor ?? 0n);
+  return claimApprovalReason(amountMinor ?? computed, Number(issuer.approvalThresholdMinor));
 }

@@ -18,6 +18,7 @@ export function presentIssuer(issuer: Issuer) {
     adjustmentLimitMinor: Number(issuer.adjustmentLimitMinor),
     cashbackHoldDays: issuer.cashbackHoldDays,
     webhookRetentionDays: issuer.webhookRetentionDays,
+    approvalThresholdMinor: Number(issuer.approvalThresholdMinor),
     // Null means the deployment's INGESTION_BACKLOG_LIMIT.
     ingestionBacklogLimit: issuer.ingestionBacklogLimit,
     createdAt: issuer.createdAt.toISOString(),

@@ -3,6 +3,7 @@ import { idSchema, timestampSchema } from '../schemas/common';
 import { named } from '../schemas/named';
 import { EXAMPLE_TIME, exampleId } from '../schemas/examples';
 import type { Validated } from '../../core/validated';
+import { DEFAULT_APPROVAL_THRESHOLD_MINOR } from '../../core/rules/four-eyes';
 import { DEFAULT_CASHBACK_HOLD_DAYS, MAX_CASHBACK_HOLD_DAYS } from '../../core/rules/cashback';
 import {
   DEFAULT_WEBHOOK_RETENTION_DAYS,
@@ -77,6 +78,15 @@ const webhookRetentionDaysSchema = {
     `${DEFAULT_WEBHOOK_RETENTION_DAYS} by default.`,
 } as const;
 
+const approvalThresholdSchema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: 100_000_000_000,
+  description:
+    'A claim approval posting more than this (minor units) waits for a second operator (four eyes); ' +
+    `${DEFAULT_APPROVAL_THRESHOLD_MINOR} by default, 0 holds every claim approval.`,
+} as const;
+
 export const issuerSchema = named(
   'Issuer',
   {
@@ -114,6 +124,7 @@ export const issuerSchema = named(
       },
       cashbackHoldDays: cashbackHoldDaysSchema,
       webhookRetentionDays: webhookRetentionDaysSchema,
+      approvalThresholdMinor: approvalThresholdSchema,
       ingestionBacklogLimit: {
         type: ['integer', 'null'],
         description:
@@ -134,6 +145,7 @@ export const issuerSchema = named(
     adjustmentLimitMinor: 10000,
     cashbackHoldDays: 30,
     webhookRetentionDays: 30,
+    approvalThresholdMinor: 50000,
     ingestionBacklogLimit: null,
     createdAt: EXAMPLE_TIME,
     updatedAt: EXAMPLE_TIME,
@@ -192,6 +204,7 @@ export const issuerChangesSchema = {
     },
     cashbackHoldDays: cashbackHoldDaysSchema,
     webhookRetentionDays: webhookRetentionDaysSchema,
+    approvalThresholdMinor: approvalThresholdSchema,
     ingestionBacklogLimit: {
       type: ['integer', 'null'],
       minimum: 1,

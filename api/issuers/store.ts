@@ -51,7 +51,14 @@ export async function updateIssuer(
   return db.$transaction(async (tx) => {
     const found = await tx.issuer.findUnique({ where: { id: issuerId } });
     if (!found) throw errors.notFound('issuer_not_found', `No issuer ${issuerId}.`);
-    const { rateLimit, expiryNoticeDays, webhookEndpointDisableAfter, adjustmentLimitMinor, ...plain } = changes;
+    const {
+      rateLimit,
+      expiryNoticeDays,
+      webhookEndpointDisableAfter,
+      adjustmentLimitMinor,
+      approvalThresholdMinor,
+      ...plain
+    } = changes;
     const issuer = await tx.issuer.update({
       where: { id: issuerId },
       data: {
@@ -60,6 +67,7 @@ export async function updateIssuer(
         ...rateLimitColumns(rateLimit),
         ...disableAfterColumn(webhookEndpointDisableAfter),
         ...(adjustmentLimitMinor === undefined ? {} : { adjustmentLimitMinor: BigInt(adjustmentLimitMinor) }),
+        ...(approvalThresholdMinor === undefined ? {} : { approvalThresholdMinor: BigInt(approvalThresholdMinor) }),
         updatedAt: now,
       },
     });

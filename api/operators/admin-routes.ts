@@ -1,10 +1,11 @@
 // Operator API (API.md, "Operators with names"): named operators, their roles and tokens, and
 // who the caller is. Which role each route needs is in api/operators/route-roles.ts.
+import { PENDING_APPROVAL } from '../approvals/schemas';
 import { fromBody, fromPath, linksTo } from '../links';
 import { defineRoute, type RouteSpec } from '../route';
 import type { AppDeps } from '../deps';
 import { pageSchema, paginationQueryProperties } from '../pagination';
-import { createOperator, getOperator, listOperators, rotateOperatorToken, updateOperator } from './store';
+import { createOperator, getOperator, listOperators, newAdminHold, rotateOperatorToken, updateOperator } from './store';
 import {
   currentOperatorSchema,
   operatorChangesSchema,
@@ -39,8 +40,13 @@ function createRoute(deps: AppDeps): RouteSpec {
         schema: operatorWithTokenSchema,
         links: linksTo(['updateOperator', 'rotateOperatorToken'], { operatorId: fromBody('/id') }),
       },
+      202: PENDING_APPROVAL,
     },
     errorStatuses: [409],
+    fourEyes: {
+      when: 'an operator named with the admin role while an active admin exists',
+      check: (_ctx, { body }) => newAdminHold(db, [], body.roles),
+    },
     reasonCodes: { 409: { operator_email_taken: 'another operator has this email' } },
     async handle(ctx, { body }) {
       const { operator, secret } = await createOperator(db, body, ctx.state.actor, clock.now());
@@ -85,8 +91,16 @@ function updateRoute(deps: AppDeps): RouteSpec {
     auth: 'operator',
     params,
     body: operatorChangesSchema,
-    responses: { 200: { description: 'The updated operator.', schema: operatorSchema } },
+    responses: { 200: { description: 'The updated operator.', schema: operatorSchema }, 202: PENDING_APPROVAL },
     errorStatuses: [404, 409],
+    fourEyes: {
+      when: 'roles that make the operator an admin, while an active admin exists',
+      async check(_ctx, { params, body }) {
+        if (body.roles === undefined) return undefined;
+        const operator = await db.operator.findUnique({ where: { id: params.operatorId }, select: { roles: true } });
+        return operator ? newAdminHold(db, operator.roles, body.roles) : undefined;
+      },
+    },
     reasonCodes: {
       404: NOT_FOUND,
       409: {

@@ -9,8 +9,11 @@ import { errors } from '../../core/errors';
 import type { HttpMethod } from '../route';
 import type { AuthenticatedOperator, OperatorRole } from './roles';
 
-/** `any`: every role may call it (reads). */
-export type RequiredRole = OperatorRole | 'any';
+/**
+ * `any`: every role may call it (reads). `approval`: the role of the call an approval holds,
+ * which the route checks itself once it has read the approval (api/approvals/store.ts).
+ */
+export type RequiredRole = OperatorRole | 'any' | 'approval';
 
 export const ROUTE_ROLES: Record<string, RequiredRole> = {
   // Reads.
@@ -31,6 +34,11 @@ export const ROUTE_ROLES: Record<string, RequiredRole> = {
   listStatements: 'any',
   getStatement: 'any',
   listOperators: 'any',
+  listApprovals: 'any',
+  getApproval: 'any',
+  // The second operator of four eyes: whoever holds the held call's role, but its maker.
+  approveApproval: 'approval',
+  rejectApproval: 'approval',
   getCurrentOperator: 'any',
   // Support: claims, redelivery, reprocessing.
   approveClaim: 'support',
@@ -62,6 +70,7 @@ export function routeRole(route: { operationId: string; method: HttpMethod }): R
   // Every role reads (API.md): a GET that needed one would lock viewers out of it.
   if (route.method === 'get' && role !== 'any') throw new Error(`${route.operationId}: a read must need any role`);
   if (route.method !== 'get' && role === 'any') throw new Error(`${route.operationId}: a change must need a role`);
+  if (route.method === 'get' && role === 'approval') throw new Error(`${route.operationId}: a read must need any role`);
   return role;
 }
 
@@ -70,7 +79,7 @@ export type Authorize = (ctx: Context, operationId: string, role: RequiredRole) 
 
 /** Refuses, with 403 forbidden_role, an operator who does not hold the route's role. */
 export function requireRole(ctx: Context, role: RequiredRole): void {
-  if (role === 'any') return;
+  if (role === 'any' || role === 'approval') return;
   const operator = ctx.state.operator as AuthenticatedOperator | undefined;
   if (!operator) throw new Error('requireRole called on a route without operator authentication');
   if (!operator.roles.includes(role)) throw errors.forbiddenRole(role, operator.roles);
@@ -78,6 +87,8 @@ export function requireRole(ctx: Context, role: RequiredRole): void {
 
 /** The sentence the API reference adds to an operation's description. */
 export function roleSentence(role: RequiredRole): string {
+  if (role === 'approval')
+    return 'Needs the role of the call the approval holds, and another operator than the one who asked (403 `forbidden_role`, 409 `same_operator` otherwise; nothing is done).';
   return role === 'any'
     ? 'Any operator role may call this (every role reads).'
     : `Needs the operator role \`${role}\` (403 \`forbidden_role\` otherwise; nothing is done).`;

@@ -2,6 +2,7 @@
 // in the same transaction, under the caller's name. A token is stored as its SHA-256 hash, like
 // an issuer's (core/tokens.ts); the guard reads it on every call (api/middleware/auth.ts), so a
 // revoked token or a disabled operator is refused from the commit on.
+import { newAdminReason, type FourEyesReason } from '../../core/rules/four-eyes';
 import { errors } from '../../core/errors';
 import { classifyFailure } from '../../core/failures';
 import { newId } from '../../core/ids';
@@ -153,4 +154,20 @@ export async function rotateOperatorToken(
     await recordAudit(tx, { actor, action: 'operator.token.rotate', targetId: operatorId }, now);
     return { operator, secret };
   });
+}
+
+/**
+ * Whether naming an admin needs a second operator (four eyes): an operator who is to hold admin
+ * and does not, while an active admin exists to be the second pair of eyes. The first admin (or
+ * the way back in once none is left) goes through: there is no one to approve it.
+ */
+export async function newAdminHold(
+  db: Db,
+  rolesBefore: readonly string[],
+  rolesAfter: readonly string[] | undefined,
+): Promise<FourEyesReason | undefined> {
+  const reason = newAdminReason(rolesBefore, rolesAfter);
+  if (reason === undefined) return undefined;
+  const admins = await db.operator.count({ where: { status: 'active', roles: { has: 'admin' } } });
+  return admins > 0 ? reason : undefined;
 }

@@ -1,6 +1,8 @@
 // Merchant statements (API.md, "Funded offers", Statements): the operator bills every merchant for
 // a period with one run, reads the statements (JSON, or csv with one line per transfer), and posts
 // the merchants' payments. Merchant billing is the operator's: issuers see none of it.
+import { statementPaymentReason } from '../../core/rules/four-eyes';
+import { PENDING_APPROVAL } from '../approvals/schemas';
 import type { Context } from 'koa';
 import { requiredIdempotencyKey } from '../middleware/idempotency';
 import { fromBody, linksTo } from '../links';
@@ -195,8 +197,17 @@ function payRoute(deps: AppDeps): RouteSpec {
         schema: statementPaymentSchema,
         links: linksTo(['getStatement'], { statementId: fromBody('/statementId') }),
       },
+      202: PENDING_APPROVAL,
     },
     errorStatuses: [404, 409],
+    fourEyes: {
+      when: 'every payment',
+      async check(_ctx, { params }) {
+        // No such statement: the handler answers 404, nothing to hold.
+        const found = await deps.db.statement.findUnique({ where: { id: params.statementId }, select: { id: true } });
+        return found ? statementPaymentReason() : undefined;
+      },
+    },
     reasonCodes: {
       400: { idempotency_key_required: 'the request has no Idempotency-Key header' },
       404: { statement_not_found: 'no such statement' },

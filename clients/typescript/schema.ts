@@ -1094,7 +1094,7 @@ export interface paths {
         put?: never;
         /**
          * Name an operator with roles; their token is shown once
-         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done).
+         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done). Four eyes: an operator named with the admin role while an active admin exists is held for a second operator (202 with an approval; nothing done until another operator approves it).
          */
         post: operations["createOperator"];
         delete?: never;
@@ -1118,7 +1118,7 @@ export interface paths {
         head?: never;
         /**
          * Change an operator's name or roles, or disable them (their token is refused at once)
-         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done).
+         * @description Needs the operator role `admin` (403 `forbidden_role` otherwise; nothing is done). Four eyes: roles that make the operator an admin, while an active admin exists is held for a second operator (202 with an approval; nothing done until another operator approves it).
          */
         patch: operations["updateOperator"];
         trace?: never;
@@ -1287,6 +1287,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Approvals, oldest first: status=pending is the queue waiting for a second operator
+         * @description Pass `nextCursor` back unchanged: a `cursor` that is not the `nextCursor` of a page of this list is refused (400 invalid_query). Any operator role may call this (every role reads).
+         */
+        get: operations["listApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/approvals/{approvalId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One approval: what it holds, who asked and decided, and what carrying it out answered
+         * @description Any operator role may call this (every role reads).
+         */
+        get: operations["getApproval"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/approvals/{approvalId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a held call as the second operator: it is carried out, once
+         * @description By an operator other than the one who asked, holding the role the held call needs. The call runs now with the request as the maker sent it (their Idempotency-Key included), on this operator's word; its answer is the approval's result (status approved), or its error (status failed: e.g. a payment now exceeding what is due). Of two operators approving at once, one carries it out and the other gets 409 approval_not_pending. Needs the role of the call the approval holds, and another operator than the one who asked (403 `forbidden_role`, 409 `same_operator` otherwise; nothing is done).
+         */
+        post: operations["approveApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/approvals/{approvalId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a held call as the second operator: it is never carried out
+         * @description Needs the role of the call the approval holds, and another operator than the one who asked (403 `forbidden_role`, 409 `same_operator` otherwise; nothing is done).
+         */
+        post: operations["rejectApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/merchants": {
         parameters: {
             query?: never;
@@ -1378,7 +1458,7 @@ export interface paths {
         head?: never;
         /**
          * Change an offer; endsAt = now ends it, status inactive withdraws it
-         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. A reward replaces the reward whole; the flat rates alone change a percent offer only. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
+         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. A reward replaces the reward whole; the flat rates alone change a percent offer only. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done). Four eyes: budgetMinor raised by more than 1000000 minor units, or removed is held for a second operator (202 with an approval; nothing done until another operator approves it).
          */
         patch: operations["updateOffer"];
         trace?: never;
@@ -1554,7 +1634,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a claim in review: post its missing_reward adjustment (and learn the descriptor)
-         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. The credit is the purchase's own reward: cashback is on hold until the purchase's return window ends, a refund of the purchase takes it back in proportion (to the issuer), and it repays first what the group owes. The computed reward shrinks in proportion with refunds processed since the review; a purchase refunded in full since then is refused. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again. Needs the operator role `support` (403 `forbidden_role` otherwise; nothing is done).
+         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. The credit is the purchase's own reward: cashback is on hold until the purchase's return window ends, a refund of the purchase takes it back in proportion (to the issuer), and it repays first what the group owes. The computed reward shrinks in proportion with refunds processed since the review; a purchase refunded in full since then is refused. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again. Needs the operator role `support` (403 `forbidden_role` otherwise; nothing is done). Four eyes: an approval posting more than the claim's issuer's approvalThresholdMinor (amountMinor, else the computed reward) is held for a second operator (202 with an approval; nothing done until another operator approves it).
          */
         post: operations["approveClaim"];
         delete?: never;
@@ -1658,7 +1738,7 @@ export interface paths {
         put?: never;
         /**
          * Post a merchant's payment against a statement
-         * @description One ledger transfer, merchant_cash (debit) to the merchant’s receivable (credit), on the issuer’s clock, with the payment recorded on the statement: paid once payments cover totalDueMinor. At most what is still due (409 payment_exceeds_due, details.outstandingMinor); nothing is posted then. The same Idempotency-Key answers the same payment, even after the 24 h replay window; another request under it is 409 idempotency_key_reused. Audited. Needs the operator role `finance` (403 `forbidden_role` otherwise; nothing is done).
+         * @description One ledger transfer, merchant_cash (debit) to the merchant’s receivable (credit), on the issuer’s clock, with the payment recorded on the statement: paid once payments cover totalDueMinor. At most what is still due (409 payment_exceeds_due, details.outstandingMinor); nothing is posted then. The same Idempotency-Key answers the same payment, even after the 24 h replay window; another request under it is 409 idempotency_key_reused. Audited. Needs the operator role `finance` (403 `forbidden_role` otherwise; nothing is done). Four eyes: every payment is held for a second operator (202 with an approval; nothing done until another operator approves it).
          */
         post: operations["payStatement"];
         delete?: never;
@@ -5117,6 +5197,26 @@ export interface components {
             token: string;
         };
         /**
+         * PendingApproval
+         * @example {
+         *       "approvalId": "apr_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "status": "pending",
+         *       "reason": "statement_payment",
+         *       "requiredRole": "finance"
+         *     }
+         */
+        PendingApproval: {
+            approvalId: string;
+            /** @enum {string} */
+            status: "pending";
+            /**
+             * @description Why it needs a second operator.
+             * @enum {string}
+             */
+            reason?: "claim_above_threshold" | "statement_payment" | "budget_raise" | "new_admin";
+            requiredRole?: string;
+        };
+        /**
          * Operator
          * @example {
          *       "id": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
@@ -5226,6 +5326,7 @@ export interface components {
          *       "adjustmentLimitMinor": 10000,
          *       "cashbackHoldDays": 30,
          *       "webhookRetentionDays": 30,
+         *       "approvalThresholdMinor": 50000,
          *       "ingestionBacklogLimit": null,
          *       "createdAt": "2026-03-14T15:09:26.000Z",
          *       "updatedAt": "2026-03-14T15:09:26.000Z"
@@ -5252,6 +5353,8 @@ export interface components {
             cashbackHoldDays?: number;
             /** @description Days the issuer's webhook records (body, deliveries, attempts) are kept from their createdAt, then deleted by an hourly sweep; a webhook with a delivery still pending or retrying is kept until it ends. 30 by default. */
             webhookRetentionDays?: number;
+            /** @description A claim approval posting more than this (minor units) waits for a second operator (four eyes); 50000 by default, 0 holds every claim approval. */
+            approvalThresholdMinor?: number;
             /** @description Override of INGESTION_BACKLOG_LIMIT for this issuer: with this many of its events waiting to be processed, ingestion answers 429 backlog_full; null means the deployment's setting. */
             ingestionBacklogLimit?: number | null;
             /**
@@ -5403,6 +5506,110 @@ export interface components {
             reason?: "edited" | "link" | "gap" | "head";
             /** @description The last row's hash: written down elsewhere, it proves later that nothing up to it changed. */
             headHash: string | null;
+        };
+        /**
+         * Approval
+         * @example {
+         *       "approvalId": "apr_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "status": "pending",
+         *       "action": "statement.payment",
+         *       "operationId": "payStatement",
+         *       "requiredRole": "finance",
+         *       "targetId": "stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "reason": "statement_payment",
+         *       "request": {
+         *         "params": {
+         *           "statementId": "stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *         },
+         *         "body": {
+         *           "amountMinor": 182500,
+         *           "reference": "wire 2026-11"
+         *         }
+         *       },
+         *       "makerId": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *       "checkerId": null,
+         *       "result": null,
+         *       "createdAt": "2026-03-14T15:09:26.000Z",
+         *       "decidedAt": null
+         *     }
+         */
+        Approval: {
+            approvalId: string;
+            /**
+             * @description pending: waiting for a second operator; approving: approved, being carried out; approved: carried out (result is its answer); failed: carried out and refused (result is the error); rejected: never carried out.
+             * @enum {string}
+             */
+            status: "pending" | "approving" | "approved" | "failed" | "rejected";
+            /** @description The audit trail's name of the call (e.g. statement.payment). */
+            action: string;
+            /** @description The operation that waits (as /openapi.json names it). */
+            operationId: string;
+            /** @description The role the second operator must hold: the operation’s own. */
+            requiredRole: string;
+            targetId?: string | null;
+            /**
+             * @description Why it needs a second operator.
+             * @enum {string}
+             */
+            reason: "claim_above_threshold" | "statement_payment" | "budget_raise" | "new_admin";
+            /** @description What the call would do: its path parameters and body as the maker sent them. */
+            request?: {
+                [key: string]: unknown;
+            };
+            /** @description Who asked (an operator id, or root). */
+            makerId: string;
+            /** @description Who approved or rejected it. */
+            checkerId?: string | null;
+            /** @description Once carried out: the call's answer, statusCode and body. */
+            result?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            decidedAt?: string | null;
+        };
+        /**
+         * ApprovalPage
+         * @example {
+         *       "data": [
+         *         {
+         *           "approvalId": "apr_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "status": "pending",
+         *           "action": "statement.payment",
+         *           "operationId": "payStatement",
+         *           "requiredRole": "finance",
+         *           "targetId": "stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "reason": "statement_payment",
+         *           "request": {
+         *             "params": {
+         *               "statementId": "stm_6f1c2a9e-4b7d-4e21-9c3a-000000000001"
+         *             },
+         *             "body": {
+         *               "amountMinor": 182500,
+         *               "reference": "wire 2026-11"
+         *             }
+         *           },
+         *           "makerId": "op_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+         *           "checkerId": null,
+         *           "result": null,
+         *           "createdAt": "2026-03-14T15:09:26.000Z",
+         *           "decidedAt": null
+         *         }
+         *       ],
+         *       "nextCursor": "WyIyMDI2LTAzLTE0VDE1OjA5OjI2LjAwMFoiLCJuZXh0Il0"
+         *     }
+         */
+        ApprovalPage: {
+            data: components["schemas"]["Approval"][];
+            /** @description Pass as ?cursor= for the next page; null on the last page. */
+            nextCursor: string | null;
         };
         /**
          * MerchantInput
@@ -11830,6 +12037,17 @@ export interface operations {
                     "application/json": components["schemas"]["OperatorWithToken"];
                 };
             };
+            /** @description Held for a second operator (four eyes): nothing is done yet. Another operator with the role approves it at POST /admin/v1/approvals/{approvalId}/approve, which carries it out. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApproval"];
+                };
+            };
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
             /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role admin (`details.requiredRole`). */
@@ -11907,6 +12125,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Operator"];
+                };
+            };
+            /** @description Held for a second operator (four eyes): nothing is done yet. Another operator with the role approves it at POST /admin/v1/approvals/{approvalId}/approve, which carries it out. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApproval"];
                 };
             };
             400: components["responses"]["BadRequestKeyed"];
@@ -12238,6 +12467,8 @@ export interface operations {
                     cashbackHoldDays?: number;
                     /** @description Days the issuer's webhook records (body, deliveries, attempts) are kept from their createdAt, then deleted by an hourly sweep; a webhook with a delivery still pending or retrying is kept until it ends. 30 by default. */
                     webhookRetentionDays?: number;
+                    /** @description A claim approval posting more than this (minor units) waits for a second operator (four eyes); 50000 by default, 0 holds every claim approval. */
+                    approvalThresholdMinor?: number;
                     /** @description Events of this issuer waiting to be processed past which ingestion answers 429 backlog_full (other issuers unaffected); null for the deployment's INGESTION_BACKLOG_LIMIT. Takes effect within a second. */
                     ingestionBacklogLimit?: number | null;
                 };
@@ -12517,6 +12748,312 @@ export interface operations {
             422: components["responses"]["UnprocessableContent"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    listApprovals: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "pending" | "approving" | "approved" | "failed" | "rejected";
+            };
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of approvals. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPage"];
+                };
+            };
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query or invalid_id; `details.errors` lists JSON pointers. Also on this operation: `invalid_query`: a `cursor` that is not the `nextCursor` of a page of this list. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40000,
+                     *       "httpStatusCode": 400,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "validation_failed",
+                     *       "reasonCode": "invalid_body",
+                     *       "message": "The request body is invalid.",
+                     *       "details": {
+                     *         "errors": [
+                     *           {
+                     *             "path": "/cardholders/0/cards/0/last4",
+                     *             "message": "must match pattern \"^[0-9]{4}$\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getApproval: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example apr_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                approvalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approval. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `approval_not_found`: no such approval. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["UnprocessableContent"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    approveApproval: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example apr_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                approvalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approval, carried out (result). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            400: components["responses"]["BadRequestKeyed"];
+            401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role of the call the approval holds (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `approval_not_found`: no such approval. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `approval_not_pending`: decided already (details.status): two operators deciding at once, one wins; `same_operator`: the operator who asked cannot decide: a second one must. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["UnprocessableContentKeyed"];
+            500: components["responses"]["InternalErrorKeyed"];
+            503: components["responses"]["UnavailableKeyed"];
+        };
+    };
+    rejectApproval: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request, echoed in the X-Request-Id of the answer and written to our logs. A value matching `^[A-Za-z0-9._:-]{1,128}$` is echoed as sent; any other value (empty, too long, other characters) is never refused but replaced by an id we make (`req_...`), as when the header is absent.
+                 * @example checkout-5c41a9
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes a retry safe: the first request under a key runs, and the same request sent again under it (same method, path and body) gets the first answer (status, headers, body) with `Idempotent-Replayed: true`, without running again. Keys belong to the token and are kept 24 hours. Another request under a used key: 409 `idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_use` (retry after `Retry-After`). A request refused before it starts claims no key, so the same key may carry a corrected request: 401, an operator's 403 `forbidden_role`, 413, 415, 429 and a 400 for the body, query or path (`invalid_json`, `invalid_body`, `invalid_query`, `invalid_id`). Answers of a request that ran are kept and replayed, 4xx included (a 404, a 409 conflict with stored state, a 400 such as `offer_not_active`); 5xx answers are not, so a retry runs again. Malformed: 400 `invalid_idempotency_key`.
+                 * @example order-7d1f-retry-safe
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example apr_6f1c2a9e-4b7d-4e21-9c3a-000000000001 */
+                approvalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approval, rejected. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            400: components["responses"]["BadRequestKeyed"];
+            401: components["responses"]["UnauthorizedKeyed"];
+            /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role of the call the approval holds (`details.requiredRole`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found; another issuer's ids are answered exactly like missing ones. Also on this operation: `approval_not_found`: no such approval. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40400,
+                     *       "httpStatusCode": 404,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "not_found",
+                     *       "reasonCode": "chg_not_found",
+                     *       "message": "No cardholder group with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `approval_not_pending`: decided already (details.status): two operators deciding at once, one wins; `same_operator`: the operator who asked cannot decide: a second one must. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["UnprocessableContentKeyed"];
+            500: components["responses"]["InternalErrorKeyed"];
+            503: components["responses"]["UnavailableKeyed"];
         };
     };
     listMerchantsAdmin: {
@@ -13019,6 +13556,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminOffer"];
+                };
+            };
+            /** @description Held for a second operator (four eyes): nothing is done yet. Another operator with the role approves it at POST /admin/v1/approvals/{approvalId}/approve, which carries it out. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApproval"];
                 };
             };
             /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered offer; tiers' minimums not ascending. */
@@ -13623,6 +14171,17 @@ export interface operations {
                     "application/json": components["schemas"]["OperatorClaim"];
                 };
             };
+            /** @description Held for a second operator (four eyes): nothing is done yet. Another operator with the role approves it at POST /admin/v1/approvals/{approvalId}/approve, which carries it out. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApproval"];
+                };
+            };
             400: components["responses"]["BadRequestKeyed"];
             401: components["responses"]["UnauthorizedKeyed"];
             /** @description Not allowed here (`reasonCode` says why). Also on this operation: `forbidden_role`: the operator does not hold the role support (`details.requiredRole`). */
@@ -13636,53 +14195,12 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFoundKeyed"];
-            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `claim_not_in_review`: the claim is open (being decided), approved or rejected, or another decision racing with this one resolved it first: only claims in review are decided, and of decisions racing on one claim exactly one succeeds; `branded_not_enabled`: a branded amount at a merchant without branded balance; `purchase_refunded`: the purchase was refunded in full since the claim was reviewed: nothing is posted; reject the claim. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": 40900,
-                     *       "httpStatusCode": 409,
-                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-                     *       "name": "conflict",
-                     *       "reasonCode": "idempotency_key_reused",
-                     *       "message": "This Idempotency-Key was used for another request."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            409: components["responses"]["ConflictKeyed"];
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
             422: components["responses"]["UnprocessableContentKeyed"];
             500: components["responses"]["InternalErrorKeyed"];
-            /** @description Database or workflow engine unreachable (`Retry-After` is set). Also on this operation: `workflow_engine_unavailable`: no worker applied the decision within 5 s (or Temporal is unreachable): nothing was done, the claim is still in review, and the decision will not be applied later; retry after Retry-After. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": 50300,
-                     *       "httpStatusCode": 503,
-                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
-                     *       "name": "unavailable",
-                     *       "reasonCode": "database_unavailable",
-                     *       "message": "The database is unreachable; retry shortly."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: components["responses"]["UnavailableKeyed"];
         };
     };
     rejectClaim: {
@@ -14123,6 +14641,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StatementPayment"];
+                };
+            };
+            /** @description Held for a second operator (four eyes): nothing is done yet. Another operator with the role approves it at POST /admin/v1/approvals/{approvalId}/approve, which carries it out. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApproval"];
                 };
             };
             /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `idempotency_key_required`: the request has no Idempotency-Key header. */

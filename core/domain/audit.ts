@@ -30,6 +30,8 @@ export interface OperatorCall {
   userAgent: string | null;
   /** The handler wrote the call's row (in its transaction, which may yet roll back). */
   written: boolean;
+  /** The approval this call carries out (four eyes): the change's entries name it and its maker. */
+  approval?: { id: string; makerId: string };
 }
 
 export const operatorCall = new AsyncLocalStorage<OperatorCall>();
@@ -44,7 +46,10 @@ export async function recordAudit(db: Db | Prisma.TransactionClient, entry: Audi
       actor: entry.actor,
       action: entry.action,
       targetId: entry.targetId ?? null,
-      details: (entry.details ?? {}) as Prisma.InputJsonValue,
+      details: {
+        ...entry.details,
+        ...(call?.approval ? { approvalId: call.approval.id, makerId: call.approval.makerId } : {}),
+      } as Prisma.InputJsonValue,
       createdAt: now,
       ...(ownRow
         ? {

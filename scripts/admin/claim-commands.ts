@@ -3,7 +3,13 @@
 import { isId } from '../../core/ids';
 import { OPERATOR_REJECTIONS } from '../../core/rules/claims';
 import { BALANCE_TYPES, type BalanceType } from '../../core/rules/adjustments';
-import { decideClaimAsOperator, findClaimAsOperator, listClaimsAsOperator } from '../../api/claims/store';
+import {
+  claimApprovalHold,
+  decideClaimAsOperator,
+  findClaimAsOperator,
+  listClaimsAsOperator,
+} from '../../api/claims/store';
+import { holdForApproval } from './approval-commands';
 import { presentClaimForOperator } from '../../api/claims/present';
 import { DEFAULT_PAGE_LIMIT } from '../../api/pagination';
 import { required, UsageError, type Command } from './command';
@@ -52,13 +58,20 @@ export const claimCommands: Command[] = [
       const balance = args.flags.balance;
       if (balance !== undefined && !(BALANCE_TYPES as readonly string[]).includes(balance))
         throw new UsageError('--balance is cashback or branded');
-      const claim = await decideClaimAsOperator(ctx.db, await ctx.temporal(), id, {
-        decision: 'approve',
-        actor: ctx.actor,
+      const choice = {
         ...(amount(args.flags.amount) !== undefined ? { amountMinor: amount(args.flags.amount) } : {}),
         ...(balance ? { balanceType: balance as BalanceType } : {}),
         learnDescriptor: args.flags['learn-descriptor'] === 'yes',
         ...(args.flags.note ? { note: args.flags.note } : {}),
+      };
+      // Above the issuer's approvalThresholdMinor, a second person approves it (approval:approve).
+      const reason = await claimApprovalHold(ctx.db, id, choice.amountMinor);
+      if (reason)
+        return holdForApproval(ctx, { operationId: 'approveClaim', reason, params: { claimId: id }, body: choice });
+      const claim = await decideClaimAsOperator(ctx.db, await ctx.temporal(), id, {
+        decision: 'approve',
+        actor: ctx.actor,
+        ...choice,
       });
       ctx.print(presentClaimForOperator(claim));
     },

@@ -1,10 +1,11 @@
 // Admin CLI commands for named operators. They call the same functions as the operator API, so
 // both paths validate and audit alike. With shell and database access they are also the way back
 // when root is switched off (OPERATOR_ROOT=disabled) and no admin can sign in.
-import { createOperator, rotateOperatorToken } from '../../api/operators/store';
+import { createOperator, newAdminHold, rotateOperatorToken } from '../../api/operators/store';
 import { presentOperatorWithToken } from '../../api/operators/present';
 import { OPERATOR_ROLES, type OperatorRole } from '../../api/operators/roles';
 import { isId } from '../../core/ids';
+import { holdForApproval } from './approval-commands';
 import { required, UsageError, type Command } from './command';
 
 function roles(value: string | undefined): OperatorRole[] {
@@ -24,12 +25,12 @@ export const operatorCommands: Command[] = [
       const { name, email } = args.flags;
       if (!name || !email || !/^[^@\s]+@[^@\s]+$/.test(email))
         throw new UsageError('--name and an --email are required');
-      const { operator, secret } = await createOperator(
-        ctx.db,
-        { name, email, roles: roles(args.flags.roles) },
-        ctx.actor,
-        ctx.now,
-      );
+      const input = { name, email, roles: roles(args.flags.roles) };
+      // A new admin waits for a second person while an active admin exists to be one; with none
+      // (root switched off, the last admin gone) this is the way back in, and goes through.
+      const reason = await newAdminHold(ctx.db, [], input.roles);
+      if (reason) return holdForApproval(ctx, { operationId: 'createOperator', reason, params: {}, body: input });
+      const { operator, secret } = await createOperator(ctx.db, input, ctx.actor, ctx.now);
       ctx.print(presentOperatorWithToken(operator, secret));
     },
   },

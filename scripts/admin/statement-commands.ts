@@ -3,14 +3,10 @@
 // same functions as the operator API, so both paths validate, post and audit alike.
 import { randomUUID } from 'node:crypto';
 import { isId } from '../../core/ids';
-import {
-  createStatementRun,
-  findStatement,
-  findStatementRun,
-  listStatements,
-  payStatement,
-} from '../../api/statements/store';
-import { presentStatement, presentStatementPayment, presentStatementRun } from '../../api/statements/present';
+import { createStatementRun, findStatement, findStatementRun, listStatements } from '../../api/statements/store';
+import { presentStatement, presentStatementRun } from '../../api/statements/present';
+import { statementPaymentReason } from '../../core/rules/four-eyes';
+import { holdForApproval } from './approval-commands';
 import { statementCsvStream } from '../../api/statements/csv';
 import { DEFAULT_PAGE_LIMIT } from '../../api/pagination';
 import { required, UsageError, type Command } from './command';
@@ -80,7 +76,8 @@ export const statementCommands: Command[] = [
   {
     name: 'statement:pay',
     usage: 'statement:pay <statementId> --amount <minor> --reference <bank reference> [--key <idempotency key>]',
-    summary: "Post a merchant's payment against a statement (once per key: by default the statement and reference)",
+    summary:
+      "Hold a merchant's payment against a statement for a second person (approval:approve posts it, once per key: by default the statement and reference)",
     async run(args, ctx) {
       const statementId = typed('stm', required(args, 0, 'statementId'));
       const amountMinor = Number(args.flags.amount);
@@ -90,13 +87,15 @@ export const statementCommands: Command[] = [
       if (!reference) throw new UsageError('--reference is required');
       // The same command run twice (a retry after a lost answer) posts the payment once.
       const idempotencyKey = args.flags.key ?? `cli:statement-payment:${statementId}:${reference}`;
-      const { payment, statement } = await payStatement(
-        ctx.db,
-        { actor: ctx.actor, idempotencyKey, at: ctx.now },
-        statementId,
-        { amountMinor, reference },
-      );
-      ctx.print(presentStatementPayment(payment, statement));
+      await findStatement(ctx.db, statementId);
+      // Every payment waits for a second person (four eyes): `approval:approve` posts it.
+      await holdForApproval(ctx, {
+        operationId: 'payStatement',
+        reason: statementPaymentReason(),
+        params: { statementId },
+        body: { amountMinor, reference },
+        idempotencyKey,
+      });
     },
   },
 ];

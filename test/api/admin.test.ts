@@ -97,6 +97,20 @@ describe('operator API: issuers, tokens, audit log', () => {
     assert.equal((await app.operator('GET', path)).body.webhookRetentionDays, 7, 'a refused change changes nothing');
   });
 
+  it('holds claim approvals above 50,000 unless the operator sets another threshold, 0 holding every one', async () => {
+    const created = (await app.operator('POST', '/admin/v1/issuers', { name: 'Careful', environment: 'sandbox' })).body;
+    assert.equal(created.approvalThresholdMinor, 50_000);
+    const path = `/admin/v1/issuers/${created.id}`;
+    for (const minor of [0, 1_000_000])
+      assert.equal(
+        (await app.operator('PATCH', path, { approvalThresholdMinor: minor })).body.approvalThresholdMinor,
+        minor,
+      );
+    for (const minor of [-1, 1.5, null])
+      assertError(await app.operator('PATCH', path, { approvalThresholdMinor: minor }), 400);
+    assert.equal((await app.operator('GET', path)).body.approvalThresholdMinor, 1_000_000);
+  });
+
   it('answers 404 when revoking a token through another issuer', async () => {
     const a = (await app.operator('POST', '/admin/v1/issuers', { name: 'A', environment: 'sandbox' })).body;
     const b = (await app.operator('POST', '/admin/v1/issuers', { name: 'B', environment: 'sandbox' })).body;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, assertError, newIssuer, type TestApp } from '../helpers/app';
 import { createGroup, createMerchant, createOffer, daysFromNow, walkPages } from '../helpers/catalogue';
 import { uniq } from '../helpers/groups';
+import { nameOperator } from '../helpers/operators';
 
 describe('operator catalogue API', () => {
   let app: TestApp;
@@ -202,10 +203,14 @@ describe('operator catalogue API', () => {
       [patched.body.commission, patched.body.funding, patched.body.budget],
       [{ rateBps: 150, flatMinor: 0 }, { issuerShareBps: 2500 }, budgetUse(50_000, 0, 'lifetime')],
     );
-    const unlimited = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, {
+    // Removing a budget is a raise without bound: held for a second operator (four eyes).
+    const held = await app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`, {
       budgetMinor: null,
     });
-    assert.equal(unlimited.body.budget, null);
+    assert.equal(held.status, 202, held.text);
+    const second = await nameOperator(app, ['catalogue']);
+    const unlimited = await second.call('POST', `/admin/v1/approvals/${held.body.approvalId}/approve`);
+    assert.equal(unlimited.body.result.body.budget, null);
     const all = await walkPages(operator, `/admin/v1/merchants/${merchant.id}/offers`, 1);
     assert.deepEqual(
       all.map((o) => o.id),

@@ -7,29 +7,7 @@ import { startTestApp, assertError, type TestApp, type TestResponse } from '../h
 import { uniq } from '../helpers/groups';
 import { OPERATOR_ROLES, type OperatorRole } from '../../api/operators/roles';
 import { createOperator } from '../../api/operators/store';
-
-interface NamedOperator {
-  id: string;
-  token: string;
-  call<T = any>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers?: Record<string, string>,
-  ): Promise<TestResponse<T>>;
-}
-
-async function nameOperator(app: TestApp, roles: OperatorRole[]): Promise<NamedOperator> {
-  const email = `${uniq('op').toLowerCase()}@example.com`;
-  const res = await app.operator('POST', '/admin/v1/operators', { name: `Operator ${email}`, email, roles });
-  assert.equal(res.status, 201, res.text);
-  const token = res.body.token as string;
-  return {
-    id: res.body.id,
-    token,
-    call: (method, path, body, headers) => app.request(method, path, { token, body, headers }),
-  };
-}
+import { nameOperator, type NamedOperator } from '../helpers/operators';
 
 /** One mutating route of each role, and what it answers when the role lets it through. */
 const ROUTE_OF_ROLE: Record<

@@ -35,7 +35,7 @@ const codeSpans = (text: string) =>
   new Set([...text.replace(/^\s*```[\s\S]*?^\s*```/gm, '').matchAll(/`([^`\n]+)`/g)].map((m) => m[1]));
 
 /** Prefixes of records only the operator sees: issuers, their tokens, the audit log, merchant statements, operators. */
-const OPERATOR_ONLY = new Set(['iss', 'tok', 'aud', 'stm', 'stmrun', 'stmpay', 'op', 'optok']);
+const OPERATOR_ONLY = new Set(['iss', 'tok', 'aud', 'stm', 'stmrun', 'stmpay', 'op', 'optok', 'apr']);
 
 describe('lists in the integration guide', () => {
   it('names every id prefix an issuer meets in Conventions, and no other', () => {

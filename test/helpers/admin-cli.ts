@@ -5,11 +5,16 @@ import { parseArgs } from '../../scripts/admin/command';
 import type { Stack } from './stack';
 import { testWebhookSecretKeys } from './env';
 
-export async function runAdminCommand(stack: Stack, command: Command, argv: string[]): Promise<unknown[]> {
+export async function runAdminCommand(
+  stack: Stack,
+  command: Command,
+  argv: string[],
+  actor = 'cli:test',
+): Promise<unknown[]> {
   const printed: unknown[] = [];
   await command.run(parseArgs(argv), {
     db: stack.db,
-    actor: 'cli:test',
+    actor,
     now: new Date(),
     print: (v) => printed.push(v),
     temporal: async () => stack.engine,

@@ -11,6 +11,8 @@ import { WEBHOOK_TYPES } from '../../core/webhooks/payloads';
 import { ACCOUNT_KINDS, REWARD_EVENT_TYPES, TRANSFER_KINDS } from '../../core/ledger';
 import { ADJUSTMENT_REASON_CODES } from '../../core/rules/adjustments';
 import { OPERATOR_ROLES } from '../../api/operators/roles';
+import { APPROVAL_STATUSES } from '../../api/approvals/schemas';
+import { AUDIT_OUTCOMES } from '../../api/audit/operator-calls';
 
 /** Each code list beside the CHECK that must allow exactly its values. */
 const LISTS: Array<{ table: string; constraint: string; values: readonly string[] }> = [
@@ -20,6 +22,8 @@ const LISTS: Array<{ table: string; constraint: string; values: readonly string[
   { table: 'ledger_account', constraint: 'ledger_account_kind_check', values: ACCOUNT_KINDS },
   { table: 'adjustment', constraint: 'adjustment_reason_code_check', values: ADJUSTMENT_REASON_CODES },
   { table: 'operator', constraint: 'operator_roles_check', values: OPERATOR_ROLES },
+  { table: 'approval', constraint: 'approval_status_check', values: APPROVAL_STATUSES },
+  { table: 'operator_audit_log', constraint: 'operator_audit_log_outcome_check', values: AUDIT_OUTCOMES },
 ];
 
 /** The string literals a CHECK's definition allows (`type = ANY (ARRAY['a'::text, ...])`). */

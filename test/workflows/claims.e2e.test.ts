@@ -18,6 +18,7 @@ import { assertLedgerHealthy } from '../helpers/ledger';
 import { insertEndpoint, startReceiver, storedSecrets, waitFor, type Receiver } from '../helpers/webhooks';
 import { FACT_WEBHOOK_DATA_SCHEMAS } from '../../core/webhooks/fact-webhooks';
 import Ajv from 'ajv';
+import { nameOperator } from '../helpers/operators';
 import { runAdminCommand } from '../helpers/admin-cli';
 import { claimCommands } from '../../scripts/admin/claim-commands';
 import addFormats from 'ajv-formats';
@@ -200,6 +201,30 @@ describe('claims (end to end, production issuer)', function () {
     const auth = authEvent(card, { merchantDescriptor: `${brand} COFFEE` });
     assert.equal((await issuer.call('POST', '/api/v1/incoming-auth', auth)).status, 204);
     await rejectedWith(await fileClaim({ externalId: auth.id }), 'reward_pending');
+  });
+
+  it("holds an approval above the issuer's threshold until a second operator with support approves it", async () => {
+    const patch = (approvalThresholdMinor: number) =>
+      stack.app.operator('PATCH', `/admin/v1/issuers/${issuer.id}`, { approvalThresholdMinor });
+    assert.equal((await patch(100)).body.approvalThresholdMinor, 100);
+    try {
+      const missed = await purchase(`${word().toUpperCase()} ROASTERY`);
+      const claim = await fileClaim({ transactionId: missed, merchantId: merchant.id });
+      assert.deepEqual((await decided(claim.id)).computedReward, { cashbackMinor: 125, brandedMinor: 0 });
+      const held = await stack.app.operator('POST', `/admin/v1/claims/${claim.id}/approve`, {});
+      assert.deepEqual(
+        [held.status, held.body.reason, held.body.requiredRole],
+        [202, 'claim_above_threshold', 'support'],
+      );
+      assert.equal((await decided(claim.id)).status, 'needs_review', 'nothing done');
+      const support = await nameOperator(stack.app, ['support']);
+      const approved = await support.call('POST', `/admin/v1/approvals/${held.body.approvalId}/approve`);
+      assert.equal(approved.status, 200, approved.text);
+      assert.deepEqual([approved.body.result.statusCode, approved.body.result.body.status], [200, 'approved']);
+      assert.equal(approved.body.result.body.adjustmentIds.length, 1);
+    } finally {
+      await patch(50_000);
+    }
   });
 
   it('reviews a missed descriptor, approves it learning the descriptor, and the next purchase matches on its own', async () => {

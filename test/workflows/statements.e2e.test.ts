@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startStack, type Stack } from '../helpers/stack';
-import { assertError, newIssuer, OPERATOR_TOKEN as OPERATOR, type TestIssuer } from '../helpers/app';
+import { assertError, newIssuer, OPERATOR_TOKEN as OPERATOR, type TestIssuer, type TestResponse } from '../helpers/app';
 import { groupBody } from '../helpers/groups';
 import { cardOf, settledEvent } from '../helpers/events';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
@@ -19,6 +19,8 @@ import { previewChunk } from '../../core/domain/statements';
 import { sqlTransaction } from '../../prisma/sql-transaction';
 import { runAdminCommand } from '../helpers/admin-cli';
 import { statementCommands } from '../../scripts/admin/statement-commands';
+import { approvalCommands } from '../../scripts/admin/approval-commands';
+import { nameOperator, type NamedOperator } from '../helpers/operators';
 
 const FINAL = ['matched', 'not_matched', 'reversed', 'unknown'];
 /** Longer than any test here takes, from its first purchase to its last run. */
@@ -142,12 +144,27 @@ describe('merchant statements', function () {
     return { header, rows: lines.map((l) => l.split(',')) };
   }
 
-  const pay = (statementId: string, body: unknown, key = randomUUID()) =>
-    stack.app.request('POST', `/admin/v1/statements/${statementId}/payments`, {
+  /**
+   * A payment by root, held for a second operator (four eyes) and approved by a named one with
+   * finance: what the payment call answered, as carrying it out answered it.
+   */
+  const pay = async (statementId: string, body: unknown, key = randomUUID()): Promise<TestResponse> => {
+    const held = await stack.app.request('POST', `/admin/v1/statements/${statementId}/payments`, {
       token: OPERATOR,
       body,
       headers: { 'Idempotency-Key': key },
     });
+    if (held.status !== 202) return held;
+    finance ??= await nameOperator(stack.app, ['finance']);
+    const approved = await finance.call('POST', `/admin/v1/approvals/${held.body.approvalId}/approve`);
+    // The same held call sent again (its 202 replayed under its key): what carrying it out answered.
+    const approval =
+      approved.status === 409 ? await finance.call('GET', `/admin/v1/approvals/${held.body.approvalId}`) : approved;
+    assert.equal(approval.status, 200, approval.text);
+    const { statusCode, body: answered } = approval.body.result;
+    return { status: statusCode, body: answered, text: JSON.stringify(answered), headers: approval.headers };
+  };
+  let finance: NamedOperator | undefined;
 
   it("bills the receivable's movement to the cent, lists each transfer in the csv, and is paid by payments", async () => {
     const shop = await fundedMerchant();
@@ -211,23 +228,29 @@ describe('merchant statements', function () {
         `${shop.issuer.id}:merchant_receivable:${shop.merchantId}`,
       ],
     );
-    // One row per call: the two payments and the run done, the replay answered again, the two refused.
+    // One row per call: each payment held (pending), the replay of the first answered again, the
+    // reused key refused; and each payment posted on a second operator's word (the change's own
+    // row, naming the approval), the one that exceeded what was due posting nothing.
     const audited = await stack.db.operatorAuditLog.findMany({
       where: { targetId: { in: [statement.id, done.id] } },
       orderBy: { seq: 'asc' },
     });
     assert.deepEqual(
-      audited.map((a) => `${a.action} ${a.outcome}${a.statusCode ? ` ${a.statusCode}` : ''}`),
+      audited.map((a) => `${a.action} ${a.outcome ?? '-'}${a.statusCode ? ` ${a.statusCode}` : ''}`),
       [
         'statement_run.create done',
-        'statement.payment done',
-        'statement.payment done 201',
+        'statement.payment pending 202',
+        'statement.payment -',
+        'statement.payment pending 202',
         'statement.payment failed 409',
-        'statement.payment failed 409',
-        'statement.payment done',
+        'statement.payment pending 202',
+        'statement.payment pending 202',
+        'statement.payment -',
       ],
     );
-    assert.deepEqual(audited[2].details, { replayed: true });
+    assert.equal((audited[3].details as { replayed?: boolean }).replayed, true);
+    assert.equal(audited[2].actor, finance!.id);
+    assert.equal((audited[2].details as { makerId?: string }).makerId, 'root');
     await assertLedgerHealthy(stack.db, shop.issuer.id);
   });
 
@@ -303,7 +326,7 @@ describe('merchant statements', function () {
   });
 
   it('runs, reads and pays statements from the admin CLI as the routes do', async () => {
-    const command = (name: string) => statementCommands.find((c) => c.name === name)!;
+    const command = (name: string) => [...statementCommands, ...approvalCommands].find((c) => c.name === name)!;
     const shop = await fundedMerchant();
     await send(shop, 8_000);
     const [started] = (await runAdminCommand(stack, command('statement:run'), [period])) as any[];
@@ -321,11 +344,31 @@ describe('merchant statements', function () {
     const statement = listed[0];
     assert.equal(statement.totalDueMinor, await receivableOf(shop.issuer.id, shop.merchantId));
     const payArgs = [statement.id, '--amount', String(statement.totalDueMinor), '--reference', 'WIRE 77'];
-    const [paid] = (await runAdminCommand(stack, command('statement:pay'), payArgs)) as any[];
+    // Held for a second person: another shell user approves it, and it is posted then.
+    const [held] = (await runAdminCommand(stack, command('statement:pay'), payArgs)) as any[];
+    assert.deepEqual([held.status, held.reason], ['pending', 'statement_payment']);
+    assert.equal(await receivableOf(shop.issuer.id, shop.merchantId), statement.totalDueMinor, 'nothing posted yet');
+    await assert.rejects(
+      runAdminCommand(stack, command('approval:approve'), [held.approvalId]),
+      (err: any) => err.reasonCode === 'same_operator',
+    );
+    const [approved] = (await runAdminCommand(
+      stack,
+      command('approval:approve'),
+      [held.approvalId],
+      'cli:second',
+    )) as any[];
+    const paid = approved.result.body;
     assert.equal(paid.statement.status, 'paid');
-    // The same command again (its answer lost) posts nothing more.
+    // The same command again (its answer lost), approved again: its key posts nothing more.
     const [again] = (await runAdminCommand(stack, command('statement:pay'), payArgs)) as any[];
-    assert.equal(again.id, paid.id);
+    const [twice] = (await runAdminCommand(
+      stack,
+      command('approval:approve'),
+      [again.approvalId],
+      'cli:second',
+    )) as any[];
+    assert.equal(twice.result.body.id, paid.id);
     assert.equal(await receivableOf(shop.issuer.id, shop.merchantId), 0);
     await assert.rejects(runAdminCommand(stack, command('statement:run'), ['2026-13']), /not a period/);
   });
