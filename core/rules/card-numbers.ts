@@ -30,10 +30,19 @@ export function luhnValid(digits: string): boolean {
 const isDigit = (code: number) => code >= 48 && code <= 57;
 const isSeparator = (code: number) => code === 32 || code === 45;
 
-/** Enough digits for a card number at all: the check every string pays, a loop over its characters. */
+/**
+ * A run long enough for a card number at all: digits joined by single spaces or dashes, 13 of
+ * them. The check every string pays, one loop over its characters with nothing allocated; a
+ * timestamp (its date 8 digits, its time apart) or a UUID (letters between its digits) ends here.
+ */
 function mayHoldOne(text: string): boolean {
-  let digits = 0;
-  for (let i = 0; i < text.length; i++) if (isDigit(text.charCodeAt(i)) && ++digits >= MIN_DIGITS) return true;
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (isDigit(code)) {
+      if (++run >= MIN_DIGITS) return true;
+    } else if (!(run > 0 && isSeparator(code) && i + 1 < text.length && isDigit(text.charCodeAt(i + 1)))) run = 0;
+  }
   return false;
 }
 
