@@ -49,6 +49,8 @@ import { webhookAdminRoutes } from './webhooks/admin-routes';
 import { sandboxRoutes } from './sandbox/routes';
 import { docsRoutes } from './docs/routes';
 import { mountDocsAssets } from './docs/assets';
+import { consoleRoutes } from './console/routes';
+import { mountConsoleAssets } from './console/assets';
 
 export const API_VERSION = '2.0.0';
 
@@ -63,6 +65,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
   routes.push(
     ...healthRoutes(deps, openApi),
     ...docsRoutes(),
+    ...consoleRoutes(),
     ...chgRoutes(deps),
     ...catalogueRoutes(deps),
     ...impressionRoutes(deps),
@@ -109,6 +112,7 @@ export function createApp(deps: AppDeps): Koa {
     approvalGate: createApprovalGate(deps.db, deps.clock),
   });
   mountDocsAssets(router);
+  mountConsoleAssets(router);
   if (tracingActive()) app.use(requestSpans());
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.logger));

@@ -18,7 +18,7 @@ const DIST = join(ROOT, 'dist');
 /** The processes `npm run migrate`, `start:api`, `start:worker` and the admin CLI run. */
 const ENTRY_POINTS = ['prisma/migrate-cli.js', 'api/server.js', 'worker/main.js', 'scripts/admin.js'];
 /** Read at run time relative to the compiled file that reads them (prisma/migrate.ts, api/catalogue/import.ts). */
-const ASSETS = ['prisma/migrations', 'scripts/catalogue'];
+const ASSETS = ['prisma/migrations', 'scripts/catalogue', 'api/console/static'];
 
 const { ensurePrismaClient } = require('./bootstrap.js') as { ensurePrismaClient(): void };
 
