@@ -195,6 +195,11 @@ describe('production build and deploy (docs/operating/deploy.md)', function () {
     const api = startService(app, STEPS.api, baseEnv);
     services.push(api);
     await waitForReady(apiUrl, [api, worker]);
+    // The console's files are copied beside the compiled code: the page and its script are served.
+    const page = await fetch(`${apiUrl}/console`);
+    assert.equal(page.status, 200);
+    const script = /<script src="([^"]+)"/.exec(await page.text())?.[1];
+    assert.equal((await fetch(`${apiUrl}${script}`)).status, 200, `the console's script ${script}`);
 
     const operator = (method: string, path: string, body?: unknown) => call(apiUrl, method, path, OPERATOR_TOKEN, body);
     const issuer = await expectStatus(
