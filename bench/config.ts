@@ -93,6 +93,8 @@ export interface BenchConfig {
   targetingLiftPurchases: number;
   /** Ledger transfers of the month the statement phase bills, and the issuers and merchants they are spread over. */
   statementTransfers: number;
+  /** Rows of the audit trail the audit phase chains and verifies. */
+  auditRows: number;
   statementIssuers: number;
   statementMerchants: number;
   drainTimeoutSeconds: number;
@@ -170,6 +172,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     targetingGroups: int('BENCH_TARGETING_GROUPS', 1_000_000, 1000, 10_000_000),
     targetingLiftPurchases: int('BENCH_TARGETING_LIFT_PURCHASES', 200_000, 100, 10_000_000),
     statementTransfers: int('BENCH_STATEMENT_TRANSFERS', 1_000_000, 1000, 10_000_000),
+    auditRows: int('BENCH_AUDIT_ROWS', 1_000_000, 1000, 10_000_000),
     statementIssuers: int('BENCH_STATEMENT_ISSUERS', 10, 1, 1000),
     statementMerchants: int('BENCH_STATEMENT_MERCHANTS', 100, 1, 10_000),
     drainTimeoutSeconds: int('BENCH_DRAIN_TIMEOUT_SECONDS', 400, 10, 1800),

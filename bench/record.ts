@@ -132,6 +132,7 @@ export const SOLO_PHASES = [
   'budgets',
   'statements',
   'targeting',
+  'audit',
 ] as const;
 export type SoloPhase = (typeof SOLO_PHASES)[number];
 

@@ -18,7 +18,8 @@
 //      where the budget row is locked
 //   8. end to end at half the sustained rate
 //   9. history: a short and a long group, for the summary
-// and, between 16 and 17, targeting: the lifecycle at a targeted offer beside its untargeted twin,
+// and, after 13, the audit trail: audited operator calls, what the trail adds to one, and a
+// chain of 1,000,000 rows verified (bench/audit.ts); between 16 and 17, targeting: the lifecycle at a targeted offer beside its untargeted twin,
 // a group's offer list over 500 targeted offers, an enrolment run over 1,000,000 groups and the
 // lift report over them (bench/targeting.ts).
 // The floor runs first, on an empty server: the lifecycle then runs beside the floor's
@@ -39,7 +40,7 @@
 // their enrolments and the report's purchases would grow the tables every earlier phase reads.
 // `npm run bench -- --only fairness` runs that phase alone on a fresh stack, `--only tracing`,
 // `--only payouts` and `--only statements` too (BENCH_STATEMENT_TRANSFERS smaller for a quick look),
-// `--only ingestion`, `--only issuer-fairness`, `--only budgets` and `--only targeting` after the
+// `--only audit`, `--only ingestion`, `--only issuer-fairness`, `--only budgets` and `--only targeting` after the
 // fixtures (BENCH_TARGETING_GROUPS smaller for a quick look),
 // `--only overload` after the fixtures and the sustained phase (whose rate it doubles), and
 // `--only reads` after the fixtures, the sustained and the history phases (whose purchases it
@@ -70,6 +71,7 @@ import { runIssuerFairness, STRAGGLERS_MS, type IssuerFairnessResult } from './i
 import { loadConfig } from '../core/config';
 import { budgetShare, measureBudgets, type BudgetResult } from './budgets';
 import { measureStatements, type StatementResult } from './statements';
+import { measureAudit, type AuditResult } from './audit';
 import { describeMachine } from './machine';
 import { measurePayouts, type PayoutResult } from './payouts';
 import { measureTargeting, type TargetingResult } from './targeting';
@@ -182,6 +184,8 @@ async function phasesAsked(run: PhaseContext, only: string | undefined): Promise
       return targetingRows(await targetingPhase(await withFixture(run)));
     case 'statements':
       return statementRows(await statementPhase(run));
+    case 'audit':
+      return auditRows(await auditPhase(run));
     default:
       return everyPhase(run);
   }
@@ -294,6 +298,8 @@ async function runPhases(run: Run) {
   // transfers would grow first; before the fairness phases and the ingestion, which leave work behind.
   const payouts = await timed('payouts', () => payoutPhase(run));
   const statements = await timed('statements', () => statementPhase(run));
+  // After the statements, for the same reason: its million chained rows grow only the audit table.
+  const audit = await timed('audit', () => auditPhase(run));
   const fairness = await timed('fairness', () => fairnessPhase(run));
   const overload = await timed('overload', () => overloadPhase(run, lifecycle.steadyPerSecond));
   const issuerFairness = await timed('issuerFairness', () => issuerFairnessPhase(run));
@@ -308,6 +314,7 @@ async function runPhases(run: Run) {
     cost,
     budgets,
     statements,
+    audit,
     halfRate,
     e2eHalf,
     histories,
@@ -487,6 +494,20 @@ async function statementPhase({ stack, config, phases, loads }: PhaseContext): P
   phases.statements = statements;
   log(`statements: ${statements.statements} statements in ${statements.seconds.toFixed(1)} s`);
   return statements;
+}
+
+async function auditPhase({ stack, config, phases, loads }: PhaseContext): Promise<AuditResult> {
+  log(`audit: audited calls, the trail's statements, then ${config.auditRows} rows chained and verified`);
+  loads.audit = load1m();
+  const audit = await measureAudit({
+    apiUrl: stack.apiUrl,
+    operatorToken: stack.operatorToken,
+    databaseUrl: stack.databaseUrl,
+    rows: config.auditRows,
+    log,
+  });
+  phases.audit = audit;
+  return audit;
 }
 
 async function costPhase({ stack, fixture, receiver, config, runId, phases }: Run): Promise<CostResult> {
@@ -775,6 +796,7 @@ function reportRows(config: BenchConfig, results: PhaseResults, { loads, deaths 
     ...of('cost', costRows(results.cost)),
     ...of('budgets', budgetRows(results.budgets)),
     ...of('statements', statementRows(results.statements)),
+    ...of('audit', auditRows(results.audit)),
     ...of('notices', noticeRows(results.notices, loads)),
     ...of('payouts', payoutRows(results.payouts)),
     ...of('fairness', fairnessRows(results.fairness)),
@@ -1190,6 +1212,31 @@ function statementRows(s: StatementResult): Row[] {
       unit: 'minor',
       target: { op: '<=', value: 0 },
       note: `billed ${s.totalDueMinor}; ${s.differenceMinor} minor units and ${s.transferCountDifference} transfers off`,
+    },
+  ];
+}
+
+function auditRows(a: AuditResult): Row[] {
+  return [
+    {
+      figure: 'Audit: an audited operator call (PATCH a merchant), p99',
+      value: a.callP99Ms,
+      unit: 'ms',
+      note: `${a.calls} calls one after another, p50 ${a.callP50Ms.toFixed(1)} ms`,
+    },
+    {
+      figure: 'Audit: what the trail adds to a call (its row and the closing statement), p99',
+      value: a.trailP99Ms,
+      unit: 'ms',
+      target: { op: '<=', value: 5 },
+      note: `${a.trailSamples} samples on the same PostgreSQL, p50 ${a.trailP50Ms.toFixed(2)} ms; nothing turns the trail off, so the same call without it cannot run on this build`,
+    },
+    {
+      figure: `Audit: verifying a chain of ${a.rows.toLocaleString('en-US')} rows`,
+      value: a.verifySeconds,
+      unit: 's',
+      target: { op: '<=', value: 60 },
+      note: `${a.verifiedRows} rows verified, ok ${a.ok}; the rows hashed here and inserted in ${a.seedSeconds.toFixed(0)} s`,
     },
   ];
 }

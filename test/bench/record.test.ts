@@ -90,9 +90,10 @@ describe('bench/record', () => {
     assert.deepEqual(parseBenchArgs(['--only', 'budgets']), { record: false, only: 'budgets' });
     assert.deepEqual(parseBenchArgs(['--only', 'statements']), { record: false, only: 'statements' });
     assert.deepEqual(parseBenchArgs(['--only', 'targeting']), { record: false, only: 'targeting' });
+    assert.deepEqual(parseBenchArgs(['--only', 'audit']), { record: false, only: 'audit' });
     assert.throws(
       () => parseBenchArgs(['--only', 'floor']),
-      /--only takes fairness, tracing, ingestion, reads, overload, issuer-fairness, payouts, budgets, statements, targeting \(got floor\)/,
+      /--only takes fairness, tracing, ingestion, reads, overload, issuer-fairness, payouts, budgets, statements, targeting, audit \(got floor\)/,
     );
     assert.throws(() => parseBenchArgs(['--only']), /got nothing/);
     assert.throws(() => parseBenchArgs(['--record', '--only', 'fairness']), /--record keeps whole runs only/);
