@@ -4,6 +4,7 @@
 import { defineRoute, type RouteSpec } from '../route';
 import { consoleAssets } from './assets';
 import { CONSOLE_CSP, consolePage } from './page';
+import { serveHtmlPage } from '../html-page';
 
 export function consoleRoutes(): RouteSpec[] {
   return [
@@ -20,17 +21,12 @@ export function consoleRoutes(): RouteSpec[] {
       responses: { 200: { description: 'An HTML page.', mediaType: 'text/html' } },
       async handle(ctx) {
         const assets = consoleAssets();
-        ctx.set('Cache-Control', 'no-cache');
-        ctx.set('Content-Security-Policy', CONSOLE_CSP);
-        ctx.set('X-Content-Type-Options', 'nosniff');
-        ctx.set('X-Frame-Options', 'DENY');
-        ctx.set('Referrer-Policy', 'no-referrer');
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.body = consolePage({
+        const page = consolePage({
           script: assets.url('console.js'),
           css: assets.url('console.css'),
           icon: assets.url('icon.svg'),
         });
+        serveHtmlPage(ctx, CONSOLE_CSP, page, { 'X-Frame-Options': 'DENY' });
       },
     }),
   ];

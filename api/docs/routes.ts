@@ -3,6 +3,7 @@
 import { defineRoute, type RouteSpec } from '../route';
 import { docsAssets } from './assets';
 import { DOCS_CSP, docsPage } from './page';
+import { serveHtmlPage } from '../html-page';
 
 export function docsRoutes(): RouteSpec[] {
   return [
@@ -18,19 +19,18 @@ export function docsRoutes(): RouteSpec[] {
       responses: { 200: { description: 'An HTML page.', mediaType: 'text/html' } },
       async handle(ctx) {
         const assets = docsAssets();
-        ctx.set('Cache-Control', 'no-cache');
-        ctx.set('Content-Security-Policy', DOCS_CSP);
-        ctx.set('X-Content-Type-Options', 'nosniff');
-        ctx.set('Referrer-Policy', 'no-referrer');
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.body = docsPage(
-          {
-            css: assets.url('swagger-ui.css'),
-            bundle: assets.url('swagger-ui-bundle.js'),
-            script: assets.url('docs.js'),
-            icon: assets.url('favicon-32x32.png'),
-          },
-          'Issuer Rewards Service: API reference',
+        serveHtmlPage(
+          ctx,
+          DOCS_CSP,
+          docsPage(
+            {
+              css: assets.url('swagger-ui.css'),
+              bundle: assets.url('swagger-ui-bundle.js'),
+              script: assets.url('docs.js'),
+              icon: assets.url('favicon-32x32.png'),
+            },
+            'Issuer Rewards Service: API reference',
+          ),
         );
       },
     }),
