@@ -83,7 +83,11 @@ export const approvalListQuerySchema = {
   additionalProperties: false,
   properties: {
     ...paginationQueryProperties,
-    status: { type: 'string', enum: APPROVAL_STATUSES, description: 'Only approvals in this status (pending: the queue).' },
+    status: {
+      type: 'string',
+      enum: APPROVAL_STATUSES,
+      description: 'Only approvals in this status (pending: the queue).',
+    },
   },
 } as const;
 

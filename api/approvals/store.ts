@@ -65,9 +65,13 @@ export async function takeApproval(
       approval.decidedAt !== null &&
       now.getTime() - approval.decidedAt.getTime() > STALLED_MS;
     if (approval.status !== 'pending' && !stalled)
-      throw errors.conflict('approval_not_pending', `Approval ${approvalId} is ${approval.status}: it was decided already.`, {
-        status: approval.status,
-      });
+      throw errors.conflict(
+        'approval_not_pending',
+        `Approval ${approvalId} is ${approval.status}: it was decided already.`,
+        {
+          status: approval.status,
+        },
+      );
     if (approval.makerId === checker.id)
       throw errors.conflict('same_operator', 'A second operator must decide this: the one who asked cannot.', {
         makerId: approval.makerId,
@@ -89,7 +93,12 @@ export async function takeApproval(
         actor: checker.id,
         action: decision === 'approve' ? 'approval.approve' : 'approval.reject',
         targetId: approvalId,
-        details: { operationId: approval.operationId, reason: approval.reason, makerId: approval.makerId, targetId: approval.targetId },
+        details: {
+          operationId: approval.operationId,
+          reason: approval.reason,
+          makerId: approval.makerId,
+          targetId: approval.targetId,
+        },
       },
       now,
     );
@@ -116,7 +125,11 @@ export async function completeApproval(
 
 export async function listApprovals(
   db: Db,
-  q: { status?: string; keyset: { where: Prisma.ApprovalWhereInput; orderBy: Prisma.ApprovalOrderByWithRelationInput[] }; take: number },
+  q: {
+    status?: string;
+    keyset: { where: Prisma.ApprovalWhereInput; orderBy: Prisma.ApprovalOrderByWithRelationInput[] };
+    take: number;
+  },
 ): Promise<Approval[]> {
   return db.approval.findMany({
     where: { AND: [q.status ? { status: q.status } : {}, q.keyset.where] },
