@@ -1,12 +1,42 @@
 // The targeting phase's rows (bench/targeting.ts measures, bench/run.ts runs the phase), apart so
 // that their unit test needs no stack. The bars are DESIGN.md's, Quality bars, "Targeting".
 import type { Row } from './report';
-import { targetingShare, type TargetingResult } from './targeting';
+import { cumulativeShare, targetingShare, type TargetingResult } from './targeting';
 
 /** How far the control's share may stray from the offer's holdoutBps, in percentage points. */
 export const HOLDOUT_SHARE_TOLERANCE_PP = 0.2;
 
+/** The lifecycle at cumulative offers beside the percent twin's, when the run had that side. */
+function cumulativeRows(t: TargetingResult): Row[] {
+  const share = cumulativeShare(t.rounds);
+  if (share === null) return [];
+  const mean = (side: 'cumulative' | 'untargeted') =>
+    t.rounds.reduce((s, r) => s + r[side]!.steadyPerSecond, 0) / t.rounds.length;
+  const perRound = t.rounds
+    .map((r) => `${r.untargeted.steadyPerSecond.toFixed(1)} → ${r.cumulative!.steadyPerSecond.toFixed(1)}`)
+    .join(', ');
+  return [
+    {
+      figure: 'Offer mechanics: lifecycle at a percent offer with cumulative offers beside it (steady 10-90%)',
+      value: mean('cumulative'),
+      floor: mean('untargeted'),
+      unit: 'events/s',
+      note: `mean of ${t.rounds.length} rounds, spend X get Y and the Nth purchase (both repeatable) beside a 5 % offer; percent twin → cumulative: ${perRound}`,
+    },
+    {
+      figure: 'Offer mechanics: cumulative / percent lifecycle',
+      value: share,
+      unit: '%',
+      target: { op: '>=', value: 90 },
+    },
+  ];
+}
+
 export function targetingRows(t: TargetingResult): Row[] {
+  return [...ownRows(t), ...cumulativeRows(t)];
+}
+
+function ownRows(t: TargetingResult): Row[] {
   const { rounds, list, enrolment, lift, drain } = t;
   const mean = (side: 'targeted' | 'untargeted') =>
     rounds.reduce((s, r) => s + r[side].steadyPerSecond, 0) / rounds.length;

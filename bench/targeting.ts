@@ -14,6 +14,10 @@
 //      control's share of the audience against the offer's holdoutBps;
 //   4. the lift report over those groups, with settled purchases written straight into the
 //      database for a share of them (treated groups buying 5 % more, so the report has a lift to find).
+// The lifecycle's rounds have a third side (DESIGN.md, Quality bars, Offer mechanics): the same
+// purchases at a merchant whose percent offer has cumulative offers beside it (spend X get Y and
+// the Nth purchase, both repeatable), so each purchase also moves two progress rows and some reach
+// completions; compared with the untargeted twin's percent offer alone.
 import pg from 'pg';
 import { caller, type Fixture } from './fixtures';
 import { pendingAfterDrain, runLifecycleDrain, type DrainResult } from './sustained';
@@ -36,6 +40,8 @@ const SEEDED_LIFT_PERCENT = 5;
 export interface TargetingRound {
   targeted: DrainResult;
   untargeted: DrainResult;
+  /** At a percent offer with cumulative offers beside it (absent in runs recorded before it). */
+  cumulative?: DrainResult;
 }
 
 export interface TargetingResult {
@@ -86,6 +92,12 @@ export interface TargetingOptions {
   log: (line: string) => void;
 }
 
+/** The cumulative offers beside the cumulative side's percent offer: purchases of the drains complete some of both. */
+const CUMULATIVE_REWARDS = [
+  { kind: 'spend_x_get_y', spendMinor: 5_000, rewardMinor: 300, balanceType: 'cashback', repeatable: true },
+  { kind: 'nth_purchase', purchases: 3, rewardMinor: 200, balanceType: 'cashback', repeatable: true },
+];
+
 /** The audience every targeted offer of the phase has: no excluded segment, and new at the merchant. */
 const AUDIENCE = { excludeSegments: ['staff'], merchantHistory: { kind: 'new', lookbackDays: 365 } };
 
@@ -124,8 +136,8 @@ async function createOffer(o: TargetingOptions, merchantId: string, fields: Reco
   const operator = caller(o.stack.apiUrl, o.stack.operatorToken);
   const offer = await operator('POST', `/admin/v1/merchants/${merchantId}/offers`, {
     title: 'Bench targeting',
-    cashbackRateBps: 500,
-    brandedRateBps: 0,
+    // A reward given whole has no flat rates.
+    ...('reward' in fields ? {} : { cashbackRateBps: 500, brandedRateBps: 0 }),
     startsAt: new Date(Date.now() - 10 * DAY_MS).toISOString(),
     ...fields,
   });
@@ -162,6 +174,9 @@ async function lifecycleRounds(o: TargetingOptions, db: pg.Client) {
   });
   const twin = await createMerchant(o, 'Bench untargeted twin', only);
   await createOffer(o, twin, {});
+  const cumulative = await createMerchant(o, 'Bench cumulative', only);
+  await createOffer(o, cumulative, {});
+  for (const reward of CUMULATIVE_REWARDS) await createOffer(o, cumulative, { reward });
   await enrolled(db, [targetedOffer], o.timeoutMs);
   const { rows } = await db.query<{ chg_id: string }>(
     `SELECT chg_id FROM offer_enrolment WHERE offer_id = $1 AND arm = 'treated'`,
@@ -169,16 +184,19 @@ async function lifecycleRounds(o: TargetingOptions, db: pg.Client) {
   );
   const treated = new Set(rows.map((r) => r.chg_id));
   const groups = o.fixture.groups.filter((g) => treated.has(g.chgId));
-  for (const g of groups) await issuer('PUT', `/api/v2/chg/${g.chgId}/merchant/${twin}/activation`, {});
+  for (const g of groups)
+    for (const m of [twin, cumulative]) await issuer('PUT', `/api/v2/chg/${g.chgId}/merchant/${m}/activation`, {});
+  const merchantOf = { targeted: targetedMerchant, untargeted: twin, cumulative };
   const rounds: TargetingRound[] = [];
   for (let round = 1; round <= o.rounds; round++) {
     // Alternated order, as in the budget phase: each drain runs a little slower than the one before.
-    const sides = round % 2 === 1 ? (['untargeted', 'targeted'] as const) : (['targeted', 'untargeted'] as const);
+    const order = ['untargeted', 'targeted', 'cumulative'] as const;
+    const sides = round % 2 === 1 ? order : [...order].reverse();
     const result: Partial<TargetingRound> = {};
     for (const side of sides) {
       result[side] = await runLifecycleDrain({
         apiUrl: o.stack.apiUrl,
-        fixture: { ...o.fixture, groups, merchantIds: [side === 'targeted' ? targetedMerchant : twin] },
+        fixture: { ...o.fixture, groups, merchantIds: [merchantOf[side]] },
         receiver: o.receiver,
         backlog: o.backlog,
         timeoutMs: o.timeoutMs,
@@ -359,7 +377,15 @@ async function liftReport(o: TargetingOptions, db: pg.Client, offerId: string): 
 }
 
 /** The targeted drains' mean steady rate as a share of the untargeted ones'. */
+const meanOf = (rounds: readonly TargetingRound[], side: keyof TargetingRound) =>
+  rounds.reduce((s, r) => s + r[side]!.steadyPerSecond, 0) / rounds.length;
+
 export function targetingShare(rounds: readonly TargetingRound[]): number {
-  const mean = (side: keyof TargetingRound) => rounds.reduce((s, r) => s + r[side].steadyPerSecond, 0) / rounds.length;
-  return (mean('targeted') / mean('untargeted')) * 100;
+  return (meanOf(rounds, 'targeted') / meanOf(rounds, 'untargeted')) * 100;
+}
+
+/** The lifecycle at cumulative offers as a share of the percent twin's; null in runs without that side. */
+export function cumulativeShare(rounds: readonly TargetingRound[]): number | null {
+  if (rounds.some((r) => !r.cumulative)) return null;
+  return (meanOf(rounds, 'cumulative') / meanOf(rounds, 'untargeted')) * 100;
 }

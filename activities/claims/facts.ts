@@ -160,7 +160,8 @@ function earnedOnMinor(event: IngestedEvent, trace: RecordedTrace | null): numbe
  * What the purchase keeps of its own reward: what it earned and what credits that name it gave
  * (an approved claim's, a goodwill credit's), less what its refunds took back of each, the value
  * of spent branded balance taken from cashback counted as branded. A debit that names the purchase
- * (a correction) is left out: a claim is about a missing reward, never about undoing a debit.
+ * (a correction) is left out: a claim is about a missing reward, never about undoing a debit. A
+ * cumulative offer's completion the purchase reached is not its own reward, and is left out too.
  */
 async function keptReward(tx: Tx, event: IngestedEvent): Promise<{ cashback: number; branded: number }> {
   const [row] = await tx.$queryRaw<{ cashback: string; branded: string }[]>`
@@ -180,7 +181,7 @@ async function keptReward(tx: Tx, event: IngestedEvent): Promise<{ cashback: num
              ELSE 0 END), 0)::text AS branded
       FROM reward_event
      WHERE issuer_id = ${event.issuerId} AND chg_id = ${event.chgId}
-       AND transaction_id = ${event.id}`;
+       AND transaction_id = ${event.id} AND completion IS NULL`;
   return { cashback: fromDbMinor(row.cashback), branded: fromDbMinor(row.branded) };
 }
 

@@ -33,6 +33,8 @@ import type { MerchantStacking } from '../../core/rules/stacking';
 import { lockPurchaseAccounts, type LockedAccount } from '../../core/domain/ledger/accounts';
 import type { KnownAccounts } from '../../core/domain/ledger/known-accounts';
 import { redeemedByOfferJson } from '../../core/domain/redemptions';
+import { progressByOfferJson } from '../../core/domain/offer-progress';
+import type { StoredProgress } from '../../core/rules/progress';
 import { ENDPOINTS_JSON, toEndpoint, type EndpointState, type JsonEndpoint } from '../webhooks/attempt-state';
 
 // Raw SQL only: the settle and preview steps run it on our pg pool (prisma/sql-transaction.ts),
@@ -108,6 +110,9 @@ export interface DecisionContext {
   earnedSoFarByOffer: Record<string, number>;
   /** The group's purchases keeping a reward from each offer that limits redemptions. */
   redeemedSoFarByOffer: Record<string, number>;
+  /** The group's progress on each of the merchant's cumulative offers it has moved (read under
+   *  the group's account locks, which every step moving progress takes first). */
+  progressByOffer: Record<string, StoredProgress>;
   /** Each offer's own return window for cashback holds (null: the issuer's). */
   returnPeriodDaysByOffer: Record<string, number | null>;
   /** Who funds each offer's rewards and the merchant's commission on them. */
@@ -264,6 +269,7 @@ async function loadRest(
       activation: null,
       earnedSoFarByOffer: {},
       redeemedSoFarByOffer: {},
+      progressByOffer: {},
       returnPeriodDaysByOffer: {},
       fundingByOffer: {},
       grants: [],
@@ -304,6 +310,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
       activation: { status: CatalogueStatus; activatedAt: string } | null;
       earned: Record<string, string>;
       redeemed: Record<string, number>;
+      progress: Record<string, { measure: string; rewarded: number }>;
       grants: Array<{ id: string; remainingMinor: string; availableAt: string; expiresAt: string; createdAt: string }>;
     }>
   >`
@@ -324,6 +331,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
            FROM reward_total WHERE issuer_id = ${p.issuerId} AND chg_id = ${p.chgId} AND merchant_id = ${p.merchantId} AND offer_id <> ''
           GROUP BY offer_id) x) AS earned,
       ${redeemedByOfferJson(p)} AS redeemed,
+      ${progressByOfferJson(p)} AS progress,
       -- Grants that still hold value and had not expired at the purchase's date: what it may spend
       -- (those not yet available then are read too, for the spend decision's pending balance).
       (SELECT coalesce(jsonb_agg(jsonb_build_object('id', g.id, 'remainingMinor', g.remaining_minor::text, 'availableAt', g.available_at,
@@ -351,6 +359,12 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
       Object.entries(row.earned).map(([offerId, net]) => [offerId, fromDbMinor(net)]),
     ),
     redeemedSoFarByOffer: row.redeemed,
+    progressByOffer: Object.fromEntries(
+      Object.entries(row.progress).map(([offerId, v]) => [
+        offerId,
+        { measure: fromDbMinor(v.measure), rewarded: v.rewarded },
+      ]),
+    ),
     grants: row.grants.map((g) => ({
       id: g.id,
       remainingMinor: fromDbMinor(g.remainingMinor),

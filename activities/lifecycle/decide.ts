@@ -9,6 +9,7 @@ import { fromDbMinor } from '../../core/ledger';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import type { DecisionContext } from './context';
 import type { BudgetUse } from '../../core/domain/budgets';
+import { progressOnSettlement, type ProgressStep } from '../../core/rules/progress';
 
 export interface RewardDecision {
   status: 'matched' | 'not_matched';
@@ -16,6 +17,8 @@ export interface RewardDecision {
   earn: EarnDecision | null;
   spend: SpendDecision | null;
   settlement: SettlementDecision;
+  /** Each cumulative offer the purchase counts towards: what it adds and the completions it earns. */
+  progress: ProgressStep[];
   trace: Record<string, unknown>;
 }
 
@@ -107,11 +110,32 @@ function concluded(
     earnedSoFarByOffer: ctx.earnedSoFarByOffer,
     stacking: ctx.merchant ? { policy: ctx.merchant.stacking } : undefined,
   });
-  const rewarded = settlement.spentMinor > 0 || settlement.cashbackMinor + settlement.brandedMinor > 0;
+  const progress = progressOf(ctx, earn, amountMinor);
+  const completed = progress.some((p) => p.completions.some((c) => c.amountMinor > 0));
+  const rewarded = settlement.spentMinor > 0 || settlement.cashbackMinor + settlement.brandedMinor > 0 || completed;
   const status = rewarded ? 'matched' : 'not_matched';
-  const trace = decisionTrace(ctx, processedAt, { amountMinor, currencyOk, earn, spend, settlement, status });
+  const trace = decisionTrace(ctx, processedAt, { amountMinor, currencyOk, earn, spend, settlement, progress, status });
   const merchantId = ctx.merchant?.id ?? ctx.match.merchantId ?? null;
-  return { status, merchantId, earn, spend, settlement, trace };
+  return { status, merchantId, earn, spend, settlement, progress, trace };
+}
+
+/**
+ * The cumulative offers the purchase qualified for, each moved by its whole amount (however it was
+ * paid, as the minimum spend), from the group's progress read under its locks.
+ */
+function progressOf(ctx: DecisionContext, earn: EarnDecision | null, amountMinor: number): ProgressStep[] {
+  if (!earn) return [];
+  return earn.cumulativeOfferIds.map((offerId) => {
+    const offer = ctx.earnOffers.find((o) => o.id === offerId)!;
+    const terms = {
+      offerId,
+      reward: offer.cumulative!,
+      minSpendMinor: offer.minSpendMinor,
+      maxRedemptionsPerChg: offer.maxRedemptionsPerChg ?? null,
+      maxRewardMinor: offer.maxRewardMinor,
+    };
+    return progressOnSettlement(terms, amountMinor, ctx.progressByOffer[offerId]);
+  });
 }
 
 /**
@@ -135,9 +159,12 @@ export function budgetUseOf(ctx: DecisionContext, settlement: SettlementDecision
 function decisionTrace(
   ctx: DecisionContext,
   processedAt: Date,
-  d: Pick<RewardDecision, 'earn' | 'spend' | 'settlement' | 'status'> & { amountMinor: number; currencyOk: boolean },
+  d: Pick<RewardDecision, 'earn' | 'spend' | 'settlement' | 'progress' | 'status'> & {
+    amountMinor: number;
+    currencyOk: boolean;
+  },
 ): Record<string, unknown> {
-  const { amountMinor, currencyOk, earn, spend, settlement, status } = d;
+  const { amountMinor, currencyOk, earn, spend, settlement, progress, status } = d;
   const listed = ctx.offers.find((o) => o.id === settlement.winningOfferId);
   // A tiered offer's rates are its tier's, the one the whole purchase reached.
   const winning = listed && termsAt(listed, amountMinor);
@@ -175,6 +202,17 @@ function decisionTrace(
       formula: 'floor(eligibleAmountMinor x rateBps / 10000) per component, then caps (branded trimmed first)',
     },
     spend: spend && { ...spend, spentMinor: settlement.spentMinor },
+    // Each cumulative offer the purchase counted towards (outside stacking): what it added to the
+    // group's measure, the progress before and after, and the completions it earned.
+    progress: progress.map((p) => ({
+      offerId: p.offerId,
+      contribution: p.contribution,
+      measureBefore: p.before.measure,
+      measureAfter: p.after.measure,
+      completionsBefore: p.before.rewarded,
+      completionsAfter: p.after.rewarded,
+      completions: p.completions,
+    })),
     // Each budgeted offer's budget as read for the purchase's period, and what the reward takes
     // from the winner's: a refund gives it back to that period, a claim judges on what was left.
     budgets: Object.fromEntries(ctx.earnOffers.filter((o) => o.budget).map((o) => [o.id, o.budget])),

@@ -22,6 +22,13 @@ import { ensureAndLockAccounts, lockAccounts } from '../../core/domain/ledger/ac
 import { splitClawback, type ClawbackSplit } from '../../core/rules/cashback';
 import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
 import { lockEvent } from './context';
+import {
+  progressAccounts,
+  progressDue,
+  undoProgress,
+  type ProgressDue,
+  type ProgressUndone,
+} from './completion-clawback';
 import { issuerClockAt } from '../issuer-clock';
 import { storedOutcome } from './stored-outcome';
 import { recordFactWebhooks } from '../../core/domain/webhook-records';
@@ -54,12 +61,19 @@ export async function clawBackRefund(deps: LifecycleDeps, input: StepInput): Pro
     // Ingestion refuses such a refund; one stored before that rule claws back nothing rather
     // than read one currency's minor units as another's.
     if (refund.currency !== purchase.currency) return recordCurrencyMismatch(tx, refund, purchase, at);
+    const history = await purchaseHistory(tx, purchase, refund.id);
+    const netAmountMinor = Math.max(
+      0,
+      fromDbMinor(purchase.amountMinor) - history.refundedBeforeMinor - fromDbMinor(refund.amountMinor),
+    );
     const refundCase: RefundCase = {
       refund,
       purchase,
       at,
-      history: await purchaseHistory(tx, purchase, refund.id),
+      history,
       credits: await claimCreditsOf(tx, purchase),
+      netAmountMinor,
+      progress: await progressDue(tx, purchase, netAmountMinor),
     };
     const returns = returnsDue(refundCase);
     const clawed = await postClawbacks(tx, refundCase, returns);
@@ -80,6 +94,10 @@ interface RefundCase {
   history: PurchaseHistory;
   /** What approved claims credited to the purchase. */
   credits: ClaimCredits;
+  /** The purchase's amount less every refund of it, this one included. */
+  netAmountMinor: number;
+  /** The cumulative offers whose measure the refund lowers (./completion-clawback.ts). */
+  progress: ProgressDue[];
 }
 
 interface Clawed {
@@ -99,6 +117,8 @@ interface Clawed {
   budgetReturnedMinor?: number;
   /** The issuer's share and the commission returned with this refund's clawback. */
   returned?: Returns;
+  /** The cumulative offers' progress it lowered, and the completions it took back. */
+  progress: ProgressUndone[];
 }
 
 /** What a refund returns of a funded offer's transfers: the issuer's share and the commission. */
@@ -184,7 +204,11 @@ async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<
           ...(returns.commissionMinor > 0 ? [accounts.commission(purchase.issuerId, posting.merchantId)] : []),
         ]
       : [];
-  const toLock = [...ownAccounts, ...claimCreditAccounts(purchase, claimsDue)];
+  const toLock = [
+    ...ownAccounts,
+    ...claimCreditAccounts(purchase, claimsDue),
+    ...progressAccounts(purchase, rc.progress),
+  ];
   if (toLock.length > 0) await ensureAndLockAccounts(tx, toLock, rc.at);
   const cashback = await clawBackCashback(tx, rc, posting, cashbackDue, rewardEventIds, 'cashback');
   const brandedClawed = brandedDue > 0 ? await clawBackGrants(tx, rc, posting, brandedDue, rewardEventIds) : 0;
@@ -199,6 +223,7 @@ async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<
   // The hold covers the purchase's cashback and its claims' cashback credits alike.
   const heldTakenMinor = cashbackDue + claimsDue.cashbackMinor;
   if (heldTakenMinor > 0) await releaseHold(tx, purchase.id, heldTakenMinor, rc.at);
+  const progress = await undoProgress(tx, rc, rc.progress, rewardEventIds);
   return {
     cashbackDue,
     cashbackClawed: cashback.fromBalanceMinor,
@@ -209,6 +234,7 @@ async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<
     shortfallOwed: shortfall.owedMinor,
     rewardEventIds,
     claims,
+    progress,
   };
 }
 
@@ -319,9 +345,12 @@ async function recordClawbackWebhook(
           clawed.cashbackOwed +
           clawed.shortfallFromCashback +
           clawed.shortfallOwed +
-          takenFromCashback(clawed.claims),
-        brandedAmountMinor: clawed.brandedClawed + clawed.claims.brandedDrawnMinor,
-        owedMinor: clawed.cashbackOwed + clawed.shortfallOwed + owedOf(clawed.claims),
+          takenFromCashback(clawed.claims) +
+          completionsClawed(clawed, 'cashbackMinor'),
+        brandedAmountMinor:
+          clawed.brandedClawed + clawed.claims.brandedDrawnMinor + completionsClawed(clawed, 'brandedMinor'),
+        owedMinor:
+          clawed.cashbackOwed + clawed.shortfallOwed + owedOf(clawed.claims) + completionsClawed(clawed, 'owedMinor'),
         rewardEventIds: clawed.rewardEventIds,
       },
     },
@@ -335,6 +364,9 @@ const takenFromCashback = (c: ClaimCreditsTaken) =>
   c.brandedShortfall.fromBalanceMinor +
   c.brandedShortfall.owedMinor;
 const owedOf = (c: ClaimCreditsTaken) => c.cashback.owedMinor + c.brandedShortfall.owedMinor;
+/** What the refund took back of cumulative offers' completions, by part. */
+const completionsClawed = (c: Clawed, part: 'cashbackMinor' | 'brandedMinor' | 'owedMinor') =>
+  c.progress.reduce((sum, p) => sum + p.clawed.reduce((s, x) => s + x[part], 0), 0);
 
 type Posting = ReturnType<typeof postingOf>;
 
@@ -434,6 +466,8 @@ async function recordRefundOutcome(tx: Tx, rc: RefundCase, clawed: Clawed): Prom
       formula:
         'due = floor(credit x (refunded so far - refunded when credited) / (purchase - refunded when credited)) - taken before',
     },
+    // Each cumulative offer the purchase counted towards whose measure this refund lowered.
+    progress: clawed.progress,
     budgetReturnedMinor: clawed.budgetReturnedMinor ?? 0,
     funding: {
       issuerShareReturnedMinor: clawed.returned?.issuerShareMinor ?? 0,
@@ -494,8 +528,10 @@ type PurchaseHistory = Awaited<ReturnType<typeof purchaseHistory>>;
 
 async function purchaseHistory(tx: Tx, purchase: IngestedEvent, refundId: string) {
   const purchaseId = purchase.id;
+  // A cumulative offer's completion the purchase reached is not its own reward: refunds take it
+  // back only when the group's measure falls below it (./completion-clawback.ts).
   const events = await tx.rewardEvent.findMany({
-    where: { transactionId: purchaseId },
+    where: { transactionId: purchaseId, completion: null },
     orderBy: { occurredAt: 'asc' },
   });
   const sum = (type: string, shortfall = false) =>

@@ -34,6 +34,8 @@ export interface RewardPosting {
     rewardGrantId?: string | null;
     sourceEventId?: string | null;
     description: string;
+    /** The completion of a cumulative offer it earns or claws back. */
+    completion?: number | null;
   };
   transfer: { idempotencyKey: string; kind: TransferKind };
 }
@@ -49,7 +51,7 @@ export interface LinkedPosting {
  */
 export function linkPosting(p: RewardPosting): LinkedPosting {
   const rewardEventId = newId('brevt');
-  const { rewardGrantId = null, sourceEventId = null, ...event } = p.event;
+  const { rewardGrantId = null, sourceEventId = null, completion = null, ...event } = p.event;
   const eventAmountMinor = NEGATIVE_REWARD_EVENT_TYPES.includes(event.type) ? -p.amountMinor : p.amountMinor;
   return {
     rewardEvent: {
@@ -57,6 +59,7 @@ export function linkPosting(p: RewardPosting): LinkedPosting {
       ...event,
       rewardGrantId,
       sourceEventId,
+      completion,
       amountMinor: eventAmountMinor,
       ...p.common,
     },

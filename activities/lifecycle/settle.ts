@@ -16,11 +16,13 @@ import { addAccompanying, addPosting, type RewardPosting } from './reward-postin
 import { ensureUsedAccounts } from '../../core/domain/ledger/accounts';
 import { commissionOf, issuerShareOf, NO_FUNDING_TERMS } from '../../core/rules/funding';
 import type { SettlementDecision } from '../../core/rules/settlement';
+import { completedOf, type ProgressStep } from '../../core/rules/progress';
+import { progressWriteCtes } from '../../core/domain/offer-progress';
 import { webhookWrite } from '../../core/domain/webhook-records';
 import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
 import { lockEventWithContext, type DecisionContext } from './context';
 import type { QualifiedSettlementData } from '../../core/webhooks/payloads';
-import { budgetUseOf, decideReward, redecideAfterDraw } from './decide';
+import { budgetUseOf, decideReward, redecideAfterDraw, type RewardDecision } from './decide';
 import { BudgetRaceLost } from '../../core/domain/budgets';
 import { budgetRetries } from '../../core/metrics';
 import { storedOutcome } from './stored-outcome';
@@ -65,33 +67,10 @@ async function settleOnce(deps: LifecycleDeps, input: StepInput): Promise<StepOu
     const { decision, batch, rewardEventIds, rewardGrantIds } = planSettlement(ctx, at);
     lockedAccountIds = await accountsToWrite(tx, ctx, batch, at, deps);
     const status = rewardEventIds.length > 0 ? 'matched' : 'not_matched';
-    const { cashbackMinor, brandedMinor, spentMinor } = decision.settlement;
     const trace = { ...decision.trace, outcome: status, rewardEventIds, rewardGrantIds };
     const webhook =
       status === 'matched'
-        ? webhookWrite(
-            {
-              issuerId: event.issuerId,
-              type: 'qualified_settlement',
-              sourceEventId: event.id,
-              at,
-              data: {
-                chgId: event.chgId,
-                transactionId: event.id,
-                externalId: event.externalId,
-                authorizationId: ctx.authorizationId,
-                merchantId: ctx.merchant!.id,
-                rewardEventIds,
-                rewardGrantIds,
-                currency: 'usd',
-                earnedAmountMinor: cashbackMinor + brandedMinor,
-                cashbackAmountMinor: cashbackMinor,
-                brandedAmountMinor: brandedMinor,
-                spentAmountMinor: spentMinor,
-              } satisfies QualifiedSettlementData,
-            },
-            deps.relay?.claimMs,
-          )
+        ? webhookWrite(qualifiedSettlement(ctx, decision, { at, rewardEventIds, rewardGrantIds }), deps.relay?.claimMs)
         : undefined;
     const history = merchantHistoryCte(ctx);
     await writeBatch(tx, batch, ctx.accounts, {
@@ -102,6 +81,12 @@ async function settleOnce(deps: LifecycleDeps, input: StepInput): Promise<StepOu
            WHERE id = ${event.id})`,
         ...(webhook ? [webhook.cte] : []),
         ...(history ? [history] : []),
+        ...progressWriteCtes(decision.progress, {
+          issuerId: event.issuerId,
+          chgId: event.chgId,
+          transactionId: event.id,
+          at,
+        }),
       ],
       select: webhook ? [webhook.select] : [],
     });
@@ -126,6 +111,38 @@ async function settleOnce(deps: LifecycleDeps, input: StepInput): Promise<StepOu
   // Test seam for crash safety: lets a test fail the activity after its commit.
   await deps.faults?.afterCommit?.('settleTransaction', input.eventId);
   return outcome;
+}
+
+/** The qualified_settlement webhook of a rewarded purchase: its own reward and its completions'. */
+function qualifiedSettlement(
+  ctx: DecisionContext,
+  decision: RewardDecision,
+  p: { at: Date; rewardEventIds: string[]; rewardGrantIds: string[] },
+) {
+  const { event } = ctx;
+  const completed = completedOf(decision.progress);
+  const cashbackMinor = decision.settlement.cashbackMinor + completed.cashbackMinor;
+  const brandedMinor = decision.settlement.brandedMinor + completed.brandedMinor;
+  return {
+    issuerId: event.issuerId,
+    type: 'qualified_settlement' as const,
+    sourceEventId: event.id,
+    at: p.at,
+    data: {
+      chgId: event.chgId,
+      transactionId: event.id,
+      externalId: event.externalId,
+      authorizationId: ctx.authorizationId,
+      merchantId: ctx.merchant!.id,
+      rewardEventIds: p.rewardEventIds,
+      rewardGrantIds: p.rewardGrantIds,
+      currency: 'usd',
+      earnedAmountMinor: cashbackMinor + brandedMinor,
+      cashbackAmountMinor: cashbackMinor,
+      brandedAmountMinor: brandedMinor,
+      spentAmountMinor: decision.settlement.spentMinor,
+    } satisfies QualifiedSettlementData,
+  };
 }
 
 /**
@@ -156,6 +173,17 @@ interface SettlementPlan {
   rewardGrantIds: string[];
   common: RewardPosting['common'];
   key: (what: string) => string;
+  /** What the group still owes once the cashback planned so far has repaid its part. */
+  owedLeftMinor: number;
+}
+
+/** One reward the settlement posts: the purchase's own (from the winning offer), or a completion's. */
+interface Earning {
+  amountMinor: number;
+  offerId: string | null;
+  /** Before every key of the reward's rows: '' for the purchase's own. */
+  prefix: string;
+  completion: number | null;
 }
 
 /** The decision and every posting it makes, in the order the money moves. */
@@ -174,6 +202,7 @@ function planSettlement(ctx: DecisionContext, at: Date) {
     rewardGrantIds,
     common: { chgId: event.chgId, merchantId: merchant.id, transactionId: event.id },
     key: (what: string) => `settle:${event.id}:${what}`,
+    owedLeftMinor: ctx.accounts.get(accounts.chgCashbackOwed(event.issuerId, event.chgId).id)?.balanceMinor ?? 0,
   };
   if (decision.settlement.spentMinor > 0) {
     // Branded balance first, FIFO by expiry, from grants read under the branded account's lock.
@@ -182,14 +211,35 @@ function planSettlement(ctx: DecisionContext, at: Date) {
     if (drawnMinor !== decision.settlement.spentMinor) decision = redecideAfterDraw(ctx, decision, drawnMinor, at);
     if (drawnMinor > 0) addSpend(plan, allocations, drawnMinor);
   }
+  const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;
+  const own = { offerId: winningOfferId, prefix: '', completion: null };
   const earnEvents = {
-    cashback: addCashback(plan, decision.settlement),
-    branded: addBranded(plan, decision.settlement),
+    cashback: addCashback(plan, { ...own, amountMinor: cashbackMinor }),
+    branded: addBranded(plan, { ...own, amountMinor: brandedMinor }),
   };
-  if (decision.settlement.winningOfferId)
-    addFunding(batch, ctx, decision.settlement, { common: plan.common, key: plan.key, earnEvents });
+  if (winningOfferId) addFunding(batch, ctx, decision.settlement, { common: plan.common, key: plan.key, earnEvents });
   batch.budgetUse = budgetUseOf(ctx, decision.settlement);
+  for (const step of decision.progress) addCompletions(plan, step);
   return { decision, batch, rewardEventIds, rewardGrantIds };
+}
+
+/**
+ * The rewards of the completions the purchase reached on a cumulative offer (core/rules/progress.ts),
+ * each posted like the purchase's own reward of its balance type, marked with its completion so
+ * that a refund which takes the measure back below it finds it.
+ */
+function addCompletions(plan: SettlementPlan, step: ProgressStep): void {
+  for (const c of step.completions) {
+    if (c.amountMinor <= 0) continue;
+    const earning = {
+      amountMinor: c.amountMinor,
+      offerId: step.offerId,
+      prefix: `completion:${step.offerId}:${c.completion}:`,
+      completion: c.completion,
+    };
+    if (c.balanceType === 'cashback') addCashback(plan, earning);
+    else addBranded(plan, earning);
+  }
 }
 
 function addSpend(plan: SettlementPlan, allocations: Allocation[], drawnMinor: number): void {
@@ -210,35 +260,34 @@ function addSpend(plan: SettlementPlan, allocations: Allocation[], drawnMinor: n
   );
 }
 
-/** The cashback earned, on hold for its return window, repaying first what the group owes. Its event id. */
-function addCashback(plan: SettlementPlan, settlement: SettlementDecision): string | undefined {
-  const { ctx, batch, common, key } = plan;
-  const { event } = ctx;
-  const { cashbackMinor, winningOfferId } = settlement;
-  if (cashbackMinor <= 0) return undefined;
+/** Cashback earned, on hold for its return window, repaying first what the group owes. Its event id. */
+function addCashback(plan: SettlementPlan, earning: Earning): string | undefined {
+  const { ctx, batch, common } = plan;
+  const { amountMinor, offerId, prefix, completion } = earning;
+  const key = (what: string) => plan.key(prefix + what);
+  if (amountMinor <= 0) return undefined;
   const { transfer, rewardEvent } = addPosting(batch, plan.rewardEventIds, {
     common,
-    amountMinor: cashbackMinor,
+    amountMinor,
     event: {
       idempotencyKey: key('cashback_earned'),
       type: 'cashback_earned',
-      offerId: winningOfferId,
+      offerId,
       description: `Cashback at ${plan.merchant.name}`,
+      completion,
     },
     transfer: { idempotencyKey: key('earn_cashback'), kind: 'earn_cashback' },
   });
   // On hold for the return window, counted from the purchase's own date.
-  const days = holdDays(ctx.returnPeriodDaysByOffer[winningOfferId!], ctx.issuer.cashbackHoldDays);
-  batch.holds.push({
-    transactionId: event.id,
-    chgId: event.chgId,
-    earnTransferId: transfer.id,
-    amountMinor: cashbackMinor,
-    payableAt: payableAt(ctx.asOf, days),
-  });
-  const owedMinor = ctx.accounts.get(accounts.chgCashbackOwed(event.issuerId, event.chgId).id)?.balanceMinor ?? 0;
-  const repaidMinor = repaymentOf(cashbackMinor, owedMinor);
+  holdCashback(
+    plan,
+    transfer.id,
+    amountMinor,
+    holdDays(ctx.returnPeriodDaysByOffer[offerId!], ctx.issuer.cashbackHoldDays),
+  );
+  const repaidMinor = repaymentOf(amountMinor, plan.owedLeftMinor);
   if (repaidMinor > 0) {
+    plan.owedLeftMinor -= repaidMinor;
     addPosting(batch, plan.rewardEventIds, {
       common,
       amountMinor: repaidMinor,
@@ -254,25 +303,49 @@ function addCashback(plan: SettlementPlan, settlement: SettlementDecision): stri
   return rewardEvent.id;
 }
 
-/** The branded balance earned, as a grant dated from the purchase. Its event id. */
-function addBranded(plan: SettlementPlan, settlement: SettlementDecision): string | undefined {
-  const { ctx, merchant, key } = plan;
+/**
+ * The purchase's one hold: its own cashback and its completions' together, payable when the
+ * longest of their return windows ends.
+ */
+function holdCashback(plan: SettlementPlan, earnTransferId: string, amountMinor: number, days: number): void {
+  const { event, asOf } = plan.ctx;
+  const payable = payableAt(asOf, days);
+  const held = plan.batch.holds.find((h) => h.transactionId === event.id);
+  if (!held) {
+    plan.batch.holds.push({
+      transactionId: event.id,
+      chgId: event.chgId,
+      earnTransferIds: [earnTransferId],
+      amountMinor,
+      payableAt: payable,
+    });
+    return;
+  }
+  held.earnTransferIds.push(earnTransferId);
+  held.amountMinor += amountMinor;
+  if (payable > held.payableAt) held.payableAt = payable;
+}
+
+/** Branded balance earned, as a grant dated from the purchase. Its event id. */
+function addBranded(plan: SettlementPlan, earning: Earning): string | undefined {
+  const { ctx, merchant } = plan;
   const { event } = ctx;
-  const { brandedMinor, winningOfferId } = settlement;
-  if (brandedMinor <= 0) return undefined;
+  const { amountMinor, offerId, prefix, completion } = earning;
+  if (amountMinor <= 0) return undefined;
   const delayDays = Math.max(ctx.issuer.brandedAvailabilityDelayDays, merchant.brandedAvailabilityDelayDays);
   const grantId = newId('rg');
   const { transfer, rewardEvent } = addPosting(plan.batch, plan.rewardEventIds, {
     common: plan.common,
-    amountMinor: brandedMinor,
+    amountMinor,
     event: {
-      idempotencyKey: key('branded_earned'),
+      idempotencyKey: plan.key(`${prefix}branded_earned`),
       type: 'branded_earned',
-      offerId: winningOfferId,
+      offerId,
       rewardGrantId: grantId,
       description: `${merchant.name} balance earned`,
+      completion,
     },
-    transfer: { idempotencyKey: key('earn_branded'), kind: 'earn_branded' },
+    transfer: { idempotencyKey: plan.key(`${prefix}earn_branded`), kind: 'earn_branded' },
   });
   plan.batch.grants.push({
     id: grantId,
@@ -281,7 +354,7 @@ function addBranded(plan: SettlementPlan, settlement: SettlementDecision): strin
     accountId: accounts.chgBranded(event.issuerId, event.chgId, merchant.id).id,
     earnTransferId: transfer.id,
     sourceTransactionId: event.id,
-    amountMinor: brandedMinor,
+    amountMinor,
     // Dated from the purchase, not from its processing: a late step gives the same dates.
     availableAt: new Date(ctx.asOf.getTime() + delayDays * DAY_MS),
     expiresAt: new Date(ctx.asOf.getTime() + merchant.brandedExpiryDays * DAY_MS),

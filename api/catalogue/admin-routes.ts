@@ -171,8 +171,10 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     operationId: 'createOffer',
     summary: 'Add an offer to a merchant',
     description:
-      'The reward is either reward (percent or tiered) or the flat cashbackRateBps and brandedRateBps, at least one rate ' +
-      'above 0; endsAt (exclusive) must not be before startsAt. ' +
+      'The reward is either reward (percent, tiered, spend_x_get_y or nth_purchase) or the flat cashbackRateBps and ' +
+      'brandedRateBps, at least one rate above 0 unless the reward is cumulative; endsAt (exclusive) must not be before ' +
+      'startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no budget, funding, commission or ' +
+      'maxRewardPerChgMinor. ' +
       OFFER_FUNDING_RULES +
       ' Audited.',
     tag,
@@ -192,7 +194,7 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     reasonCodes: {
       400: {
         invalid_body:
-          "both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0",
+          "both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor",
       },
     },
     async handle(ctx, { params, body }) {
@@ -215,7 +217,8 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     description:
       "Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before " +
       'startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. A ' +
-      'reward replaces the reward whole; the flat rates alone change a percent offer only. ' +
+      'reward replaces the reward whole; the flat rates alone change a percent offer only. A cumulative offer keeps ' +
+      'its reward and maxRedemptionsPerChg once a group has progress (409 offer_in_progress). ' +
       OFFER_FUNDING_RULES +
       ' Audited.',
     tag,
@@ -223,7 +226,7 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     params: { merchantId: 'mp', offerId: 'ofr' },
     body: offerPatchSchema,
     responses: { 200: offerResponse, 202: PENDING_APPROVAL },
-    errorStatuses: [404],
+    errorStatuses: [404, 409],
     fourEyes: {
       when: `budgetMinor raised by more than ${BUDGET_RAISE_LIMIT_MINOR} minor units, or removed`,
       async check(_ctx, { params, body }) {
@@ -241,7 +244,10 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     reasonCodes: {
       400: {
         invalid_body:
-          "endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered offer; tiers' minimums not ascending",
+          "endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor",
+      },
+      409: {
+        offer_in_progress: 'the reward or maxRedemptionsPerChg of a cumulative offer on which groups have progress',
       },
     },
     async handle(ctx, { params, body }) {

@@ -43,19 +43,27 @@ export interface GroupOfferPage {
   offers: ListedOffer[];
   /** Under sort=relevance: each offer's relevance to the group, by offer id. */
   relevance?: RelevanceLookup;
+  /** The group's measure on each cumulative offer it has progress on, by offer id. */
+  measures: Map<string, number>;
 }
+
+// The group's progress on cumulative offers, as `<offer id> <measure>` joined by commas: an
+// index-only read of offer_progress_chg_idx, nothing for a group without any.
+const PROGRESS_COLUMN = `(SELECT string_agg(p.offer_id || ' ' || p.measure, ',')
+              FROM offer_progress p WHERE p.chg_id = g.id) AS progress`;
 
 // $1 issuer, $2 group, $3 the targeted offers within the page's reach (window below). One row, or
 // none when the group is not the issuer's. Each enrolment comes as `<offer id> <arm or ->`, joined
 // by commas (an id has neither): the page's few dozen, however many offers the group is enrolled in.
 export const GROUP_OFFER_VIEW: HotStatement = {
-  name: 'group_offer_view_v2',
+  name: 'group_offer_view_v3',
   text: `
     SELECT cv.version::text AS catalogue_version,
            (SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
               FROM offer_enrolment e WHERE e.chg_id = g.id AND e.offer_id = ANY ($3::text[])) AS enrolled,
            (SELECT string_agg(a.merchant_id, ',')
-              FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated
+              FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated,
+           ${PROGRESS_COLUMN}
       -- By its primary key alone (decision 0010): the issuer is checked on the one row found.
       FROM (SELECT g0.id, g0.issuer_id FROM cardholder_group g0 WHERE g0.id = $2 OFFSET 0) g
       CROSS JOIN catalogue_version cv
@@ -66,19 +74,21 @@ interface ViewRow {
   catalogue_version: string;
   enrolled: string | null;
   activated: string | null;
+  progress: string | null;
 }
 
 // The ranked list's view ($1 issuer, $2 group): as GROUP_OFFER_VIEW, with the group's enrolments in
 // every offer (the order, and so the page's reach, is known only once the history is read) and its
 // purchase history by merchant, each as [merchant id, category, purchases, spend, latest in ms].
 export const GROUP_RANKED_VIEW: HotStatement = {
-  name: 'group_ranked_view_v1',
+  name: 'group_ranked_view_v2',
   text: `
     SELECT cv.version::text AS catalogue_version,
            (SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
               FROM offer_enrolment e WHERE e.chg_id = g.id) AS enrolled,
            (SELECT string_agg(a.merchant_id, ',')
               FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated,
+           ${PROGRESS_COLUMN},
            -- Each merchant's category by its key: a few rows, never a scan of the merchants.
            (SELECT json_agg(json_build_array(h.merchant_id,
                                              (SELECT m.category FROM merchant m WHERE m.id = h.merchant_id),
@@ -112,13 +122,14 @@ export async function readGroupOfferPage(
     const ordered = orderedOffers(held.offers, sort, q.issuerDelayDays);
     const reach = windowOf(ordered, q, size);
     const [view] = await hotQuery<ViewRow>(db, GROUP_OFFER_VIEW, [q.issuerId, q.chgId, reach.targeted]);
-    if (!view) return { groupFound: false, enrolmentPending: false, offers: [] };
+    if (!view) return notFound();
     const version = BigInt(view.catalogue_version);
     if (held.version < version) {
       held = await catalogue.atLeast(db, q.issuerId, version);
       continue;
     }
     const page = pageOf(ordered, q, reach.end, armsOf(view.enrolled), new Set(splitIds(view.activated)));
+    page.measures = measuresOf(view.progress);
     // A page the window left short, with offers beyond it: a wider window.
     if (page.enrolmentPending || page.offers.length === q.take || reach.end === ordered.offers.length) return page;
     size *= 4;
@@ -129,7 +140,7 @@ export async function readGroupOfferPage(
 async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQuery): Promise<GroupOfferPage> {
   let held = catalogue.held(q.issuerId) ?? (await catalogue.atLeast(db, q.issuerId, 0n));
   const [view] = await hotQuery<RankedViewRow>(db, GROUP_RANKED_VIEW, [q.issuerId, q.chgId]);
-  if (!view) return { groupFound: false, enrolmentPending: false, offers: [] };
+  if (!view) return notFound();
   const version = BigInt(view.catalogue_version);
   if (held.version < version) held = await catalogue.atLeast(db, q.issuerId, version);
   const history: MerchantHistory[] = (view.history ?? []).map(([merchantId, category, purchases, spend, lastMs]) => ({
@@ -142,10 +153,27 @@ async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQ
   const ranked = rankedOffers(held.offers, history, q.now, q.issuerDelayDays);
   const arms = armsOf(view.enrolled);
   const page = pageOf(ranked, q, ranked.offers.length, arms, new Set(splitIds(view.activated)));
-  return { ...page, relevance: ranked.relevance };
+  return { ...page, relevance: ranked.relevance, measures: measuresOf(view.progress) };
 }
 
+const notFound = (): GroupOfferPage => ({
+  groupFound: false,
+  enrolmentPending: false,
+  offers: [],
+  measures: new Map(),
+});
+
 const splitIds = (ids: string | null) => (ids ? ids.split(',') : []);
+
+/** Offer id -> the group's measure on it. */
+function measuresOf(progress: string | null): Map<string, number> {
+  const measures = new Map<string, number>();
+  for (const pair of splitIds(progress)) {
+    const space = pair.indexOf(' ');
+    measures.set(pair.slice(0, space), Number(pair.slice(space + 1)));
+  }
+  return measures;
+}
 
 /** Offer id -> arm ('-' for a group stored outside the audience). */
 function armsOf(enrolled: string | null): Map<string, string> {
@@ -193,12 +221,13 @@ function pageOf(
     if (o.targeted && arms.get(o.id) !== 'treated') {
       // Only an offer within the page's reach can change the page: one the group was never
       // evaluated for, while it is live, is enrolled first (the caller reads the page again).
-      if (!arms.has(o.id) && isLive(o, q.now)) return { groupFound: true, enrolmentPending: true, offers: [] };
+      if (!arms.has(o.id) && isLive(o, q.now))
+        return { groupFound: true, enrolmentPending: true, offers: [], measures: new Map() };
       continue;
     }
     if (matches(o, q)) page.push({ offer: o, activated: activated.has(o.merchantId) });
   }
-  return { groupFound: true, enrolmentPending: false, offers: page };
+  return { groupFound: true, enrolmentPending: false, offers: page, measures: new Map() };
 }
 
 /** Live as a purchase sees the catalogue: the offer's own status and window (not its merchant's). */

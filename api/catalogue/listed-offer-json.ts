@@ -7,6 +7,7 @@
 // group has activated the merchant.
 import { issuerOfferStatus, presentIssuerOffer } from './present';
 import type { CatalogueOffer } from './issuer-catalogue';
+import type { Progress } from '../../core/rules/reward-kinds';
 
 const texts = new WeakMap<CatalogueOffer, Map<string, Buffer>>();
 
@@ -29,6 +30,11 @@ export function listedOfferJson(
 /** A listed offer's text with its relevance to the group first (sort=relevance): the group's, so never kept. */
 export function withRelevance(text: Buffer, relevance: number): Buffer {
   return Buffer.concat([Buffer.from(`{"relevance":${relevance},`), text.subarray(1)]);
+}
+
+/** A listed offer's text with the group's progress on it first (a cumulative offer): the group's, so never kept. */
+export function withProgress(text: Buffer, progress: Progress): Buffer {
+  return Buffer.concat([Buffer.from(`{"progress":${JSON.stringify(progress)},`), text.subarray(1)]);
 }
 
 const PAGE_START = Buffer.from('{"data":[');

@@ -4,7 +4,13 @@ import type { Audience } from '../../core/rules/audience';
 import type { Activation, Merchant, Offer } from '../../prisma/generated/client';
 import { fromDbMinor } from '../../core/ledger';
 import { brandedBalanceUsable, usableReward } from '../../core/rules/branded-rate';
-import type { RewardKind, StoredReward } from '../../core/rules/reward-kinds';
+import {
+  isCumulative,
+  progressOf,
+  type Progress,
+  type RewardKind,
+  type StoredReward,
+} from '../../core/rules/reward-kinds';
 import type { MerchantStacking } from '../../core/rules/stacking';
 import { offerStatusAt, type CatalogueStatus } from '../../core/rules/offer-status';
 import { budgetState, type BudgetPeriod } from '../../core/rules/budget';
@@ -203,4 +209,14 @@ export function presentIssuerOffer(
     // An auto offer needs no activation: there is nothing to say.
     activated: o.activation === 'opt_in' ? group.merchantActivated : null,
   };
+}
+
+/** A group's progress on a cumulative offer, from its measure (none yet: 0); null for other kinds. */
+export function groupProgressOf(
+  o: Pick<PresentedOffer, 'reward' | 'maxRedemptionsPerChg'>,
+  measure: number | undefined,
+): Progress | null {
+  const stored = o.reward as StoredReward | null;
+  if (!stored || !isCumulative(stored)) return null;
+  return progressOf(stored, measure ?? 0, o.maxRedemptionsPerChg);
 }

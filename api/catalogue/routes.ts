@@ -10,13 +10,20 @@ import { errors } from '../../core/errors';
 import type { Prisma } from '../../prisma/generated/client';
 import { idSchema } from '../schemas/common';
 import { merchantSchema, offerSchema } from './schemas';
-import { presentIssuerOffer, presentMerchant, type OfferMerchant, type PresentedOffer } from './present';
+import {
+  groupProgressOf,
+  presentIssuerOffer,
+  presentMerchant,
+  type OfferMerchant,
+  type PresentedOffer,
+} from './present';
+import { fromDbMinor } from '../../core/ledger';
 import { groupNotFound, requireGroup, requireVisibleMerchant, visibleTo } from './scope';
 import { enrolBeforeShowing, requireShownOffer } from './targeting';
 import { readGroupOfferPage, type ListedOffer } from './group-offers';
 import { IssuerCatalogue } from './issuer-catalogue';
 import { OFFER_SORTS, sortKeyOf, type OfferPosition, type OfferSort } from './offer-order';
-import { listedOfferJson, offerPageJson, withRelevance } from './listed-offer-json';
+import { listedOfferJson, offerPageJson, withProgress, withRelevance } from './listed-offer-json';
 import type { Validated } from '../../core/validated';
 import { issuerNow, shiftedNow } from '../sandbox/issuer-clock';
 
@@ -123,7 +130,9 @@ async function listOffers(
   return offerPageJson(
     data.map((o) => {
       const json = listedOfferJson(o.offer, group(o), now);
-      return relevance ? withRelevance(json, relevance.get(o.offer.id)!) : json;
+      const progress = groupProgressOf(o.offer, page.measures.get(o.offer.id));
+      const shown = progress ? withProgress(json, progress) : json;
+      return relevance ? withRelevance(shown, relevance.get(o.offer.id)!) : shown;
     }),
     nextCursor,
   );
@@ -166,7 +175,13 @@ async function presentShownOffer(
     issuerDelayDays: issuer.brandedAvailabilityDelayDays,
     merchantActivated: activation?.status === 'active',
   };
-  return presentIssuerOffer(offer, group, now);
+  const presented = presentIssuerOffer(offer, group, now);
+  if (!groupProgressOf(offer, 0)) return presented;
+  const stored = await db.offerProgress.findUnique({
+    where: { offerId_chgId: { offerId: offer.id, chgId } },
+    select: { measure: true },
+  });
+  return { progress: groupProgressOf(offer, stored ? fromDbMinor(stored.measure) : 0), ...presented };
 }
 
 export function catalogueRoutes(deps: AppDeps): RouteSpec[] {

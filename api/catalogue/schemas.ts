@@ -282,13 +282,53 @@ const tieredRewardSchema = {
     },
   },
 } as const;
-/** What a purchase earns: percent (the flat rates) or tiered. A body gives either this or the flat rates. */
+const balanceTypeSchema = {
+  type: 'string',
+  enum: ['cashback', 'branded'],
+  description: "The balance a completion's reward is paid to.",
+} as const;
+const repeatableSchema = {
+  type: 'boolean',
+  description:
+    'false: one completion per group; true: a reward for each further completion, up to maxRedemptionsPerChg.',
+} as const;
+const spendXGetYRewardSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'spendMinor', 'rewardMinor', 'balanceType', 'repeatable'],
+  description:
+    "rewardMinor (Y) when the group's net qualifying spend during the offer reaches spendMinor (X); repeatable: Y for each further X. A refund that takes the spend back below a completed X claws its Y back.",
+  properties: {
+    kind: { const: 'spend_x_get_y' },
+    spendMinor: { ...minorSchema, minimum: 1, description: 'X: the spend one completion takes.' },
+    rewardMinor: { ...minorSchema, minimum: 1, description: 'Y: the reward of one completion.' },
+    balanceType: balanceTypeSchema,
+    repeatable: repeatableSchema,
+  },
+} as const;
+const nthPurchaseRewardSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'purchases', 'balanceType', 'repeatable'],
+  description:
+    "The group's Nth qualifying purchase during the offer earns rewardMinor, or rateBps of its own amount (exactly one of the two). A refund that takes a purchase below the offer's minimum spend takes it out of the count.",
+  properties: {
+    kind: { const: 'nth_purchase' },
+    purchases: { type: 'integer', minimum: 1, maximum: 1000, description: 'N: the purchases one completion takes.' },
+    rewardMinor: { ...minorSchema, minimum: 1, description: 'The reward of one completion.' },
+    rateBps: { ...bpsSchema, minimum: 1, description: "Or: this share of the completing purchase's amount." },
+    balanceType: balanceTypeSchema,
+    repeatable: repeatableSchema,
+  },
+} as const;
+
+/** What a purchase earns: percent (the flat rates), tiered, or a cumulative kind. A body gives either this or the flat rates. */
 const rewardSchema = {
   type: 'object',
   required: ['kind'],
-  properties: { kind: { type: 'string', enum: ['percent', 'tiered'] } },
+  properties: { kind: { type: 'string', enum: ['percent', 'tiered', 'spend_x_get_y', 'nth_purchase'] } },
   discriminator: { propertyName: 'kind' },
-  oneOf: [percentRewardSchema, tieredRewardSchema],
+  oneOf: [percentRewardSchema, tieredRewardSchema, spendXGetYRewardSchema, nthPurchaseRewardSchema],
   description:
     'What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both.',
 } as const;
@@ -510,6 +550,19 @@ export const offerSchema = named(
         description:
           'For an opt_in offer, whether the group has activated the merchant (the offer pays only then); null for an ' +
           'auto offer, which needs no activation.',
+      },
+      progress: {
+        type: 'object',
+        required: ['current', 'target', 'completions'],
+        description:
+          "A cumulative offer's progress for the group (spend_x_get_y in minor units, nth_purchase in purchases): " +
+          'towards the next completion (the target itself once no further completion can be earned), and the ' +
+          'completions rewarded. Only on the offers of a group, for the two cumulative kinds.',
+        properties: {
+          current: { type: 'integer', minimum: 0 },
+          target: { type: 'integer', minimum: 1 },
+          completions: { type: 'integer', minimum: 0 },
+        },
       },
       relevance: {
         type: 'integer',

@@ -11,7 +11,8 @@ import { cursorDate, decodeCursor, toPage } from '../pagination';
 import { recordAudit } from '../audit/store';
 import { toInstant } from '../../core/timestamp';
 import type { MerchantInput, OfferInput } from './schemas';
-import { rewardColumns } from './offer-reward';
+import { checkCumulativeTerms, rewardColumns, type MergedTerms } from './offer-reward';
+import { isCumulative, type StoredReward } from '../../core/rules/reward-kinds';
 
 type Tx = Prisma.TransactionClient;
 
@@ -152,8 +153,10 @@ function checkOffer(offer: {
   brandedRateBps: number;
   startsAt: Date;
   endsAt: Date | null;
+  /** A cumulative kind pays per completion, no rate on a purchase. */
+  cumulative: boolean;
 }): void {
-  if (offer.cashbackRateBps === 0 && offer.brandedRateBps === 0) {
+  if (!offer.cumulative && offer.cashbackRateBps === 0 && offer.brandedRateBps === 0) {
     throw errors.validation('invalid_body', 'An offer needs a cashback or a branded rate.', [
       { path: '/cashbackRateBps', message: 'cashbackRateBps and brandedRateBps cannot both be 0' },
     ]);
@@ -163,6 +166,39 @@ function checkOffer(offer: {
       { path: '/endsAt', message: 'must not be before startsAt' },
     ]);
   }
+}
+
+/** A column as it will be stored: the body's value when it gives one, else the stored row's. */
+const mergedOf = <T>(given: T | undefined, stored: T | undefined, absent: T): T =>
+  given !== undefined ? given : stored !== undefined ? stored : absent;
+
+function mergedTerms(data: ReturnType<typeof offerData>, existing: Offer | null): MergedTerms {
+  const reward = data.reward === undefined ? existing?.reward : data.reward === Prisma.DbNull ? null : data.reward;
+  return {
+    reward: (reward ?? null) as MergedTerms['reward'],
+    maxRewardPerChgMinor: mergedOf(data.maxRewardPerChgMinor, existing?.maxRewardPerChgMinor, null),
+    budgetMinor: mergedOf(data.budgetMinor, existing?.budgetMinor, null),
+    fundingIssuerShareBps: mergedOf(data.fundingIssuerShareBps, existing?.fundingIssuerShareBps, 0),
+    commissionRateBps: mergedOf(data.commissionRateBps, existing?.commissionRateBps, 0),
+    commissionFlatMinor: mergedOf(data.commissionFlatMinor, existing?.commissionFlatMinor, 0n),
+  };
+}
+
+/**
+ * A cumulative offer's reward and redemption limit are what its groups' progress and rewarded
+ * completions were counted by: once a group has progress, changing them would leave rewards that
+ * no longer equal the completions (docs/decisions/0060-cumulative-offers.md). Start a new offer.
+ */
+async function refuseProgressChange(tx: Tx, existing: Offer, input: OfferInput): Promise<void> {
+  const cumulative = (r: unknown) => r !== null && r !== undefined && isCumulative(r as StoredReward);
+  if (!cumulative(existing.reward) && !cumulative(input.reward)) return;
+  if (input.reward === undefined && input.maxRedemptionsPerChg === undefined) return;
+  const progress = await tx.offerProgress.findFirst({ where: { offerId: existing.id }, select: { chgId: true } });
+  if (progress)
+    throw errors.conflict(
+      'offer_in_progress',
+      'Groups have progress on this offer: its reward and maxRedemptionsPerChg cannot change. End it and create another.',
+    );
 }
 
 /** Creates an offer of the merchant, or with `id` of an existing one, updates it (import, PATCH). */
@@ -182,12 +218,16 @@ export async function saveOffer(
     checkAudience(input);
     const data = offerData(input, existing);
     const offerId = existing?.id ?? id ?? newId('ofr');
+    const merged = mergedTerms(data, existing);
+    checkCumulativeTerms(merged);
     checkOffer({
       cashbackRateBps: data.cashbackRateBps ?? existing?.cashbackRateBps ?? 0,
       brandedRateBps: data.brandedRateBps ?? existing?.brandedRateBps ?? 0,
       startsAt: data.startsAt ?? existing?.startsAt ?? now,
       endsAt: data.endsAt === undefined ? (existing?.endsAt ?? null) : data.endsAt,
+      cumulative: merged.reward !== null && isCumulative(merged.reward as StoredReward),
     });
+    if (existing) await refuseProgressChange(tx, existing, input);
     if (existing) {
       await tx.offer.update({ where: { id: offerId }, data: { ...data, updatedAt: now } });
       if (input.mccs === null) await tx.$executeRaw`UPDATE "offer" SET "mccs" = NULL WHERE "id" = ${offerId}`;

@@ -1450,7 +1450,7 @@ export interface paths {
         put?: never;
         /**
          * Add an offer to a merchant
-         * @description The reward is either reward (percent or tiered) or the flat cashbackRateBps and brandedRateBps, at least one rate above 0; endsAt (exclusive) must not be before startsAt. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
+         * @description The reward is either reward (percent, tiered, spend_x_get_y or nth_purchase) or the flat cashbackRateBps and brandedRateBps, at least one rate above 0 unless the reward is cumulative; endsAt (exclusive) must not be before startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no budget, funding, commission or maxRewardPerChgMinor. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["createOffer"];
         delete?: never;
@@ -1478,7 +1478,7 @@ export interface paths {
         head?: never;
         /**
          * Change an offer; endsAt = now ends it, status inactive withdraws it
-         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. A reward replaces the reward whole; the flat rates alone change a percent offer only. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done). Four eyes: budgetMinor raised by more than 1000000 minor units, or removed is held for a second operator (202 with an approval; nothing done until another operator approves it).
+         * @description Activations made through the offer stay valid and serve the merchant's other offers. endsAt must not be before startsAt, the one given or the one stored. Only the fields given change; inside funding and commission too. A reward replaces the reward whole; the flat rates alone change a percent offer only. A cumulative offer keeps its reward and maxRedemptionsPerChg once a group has progress (409 offer_in_progress). budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done). Four eyes: budgetMinor raised by more than 1000000 minor units, or removed is held for a second operator (202 with an approval; nothing done until another operator approves it).
          */
         patch: operations["updateOffer"];
         trace?: never;
@@ -3071,7 +3071,7 @@ export interface components {
             /** @description What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both. */
             reward: {
                 /** @enum {string} */
-                kind: "percent" | "tiered";
+                kind: "percent" | "tiered" | "spend_x_get_y" | "nth_purchase";
             } & ({
                 /** @constant */
                 kind: "percent";
@@ -3091,6 +3091,36 @@ export interface components {
                     /** @description Basis points (1/100 of a percent). */
                     brandedRateBps: number;
                 }[];
+            } | {
+                /** @constant */
+                kind: "spend_x_get_y";
+                /** @description X: the spend one completion takes. */
+                spendMinor: number;
+                /** @description Y: the reward of one completion. */
+                rewardMinor: number;
+                /**
+                 * @description The balance a completion's reward is paid to.
+                 * @enum {string}
+                 */
+                balanceType: "cashback" | "branded";
+                /** @description false: one completion per group; true: a reward for each further completion, up to maxRedemptionsPerChg. */
+                repeatable: boolean;
+            } | {
+                /** @constant */
+                kind: "nth_purchase";
+                /** @description N: the purchases one completion takes. */
+                purchases: number;
+                /** @description The reward of one completion. */
+                rewardMinor?: number;
+                /** @description Or: this share of the completing purchase's amount. */
+                rateBps?: number;
+                /**
+                 * @description The balance a completion's reward is paid to.
+                 * @enum {string}
+                 */
+                balanceType: "cashback" | "branded";
+                /** @description false: one completion per group; true: a reward for each further completion, up to maxRedemptionsPerChg. */
+                repeatable: boolean;
             });
             /** @description Under its merchant's priority stacking, the highest wins (0, the default). */
             priority: number;
@@ -3101,6 +3131,12 @@ export interface components {
             status: "scheduled" | "active" | "ended";
             /** @description For an opt_in offer, whether the group has activated the merchant (the offer pays only then); null for an auto offer, which needs no activation. */
             activated: boolean | null;
+            /** @description A cumulative offer's progress for the group (spend_x_get_y in minor units, nth_purchase in purchases): towards the next completion (the target itself once no further completion can be earned), and the completions rewarded. Only on the offers of a group, for the two cumulative kinds. */
+            progress?: {
+                current: number;
+                target: number;
+                completions: number;
+            };
             /** @description Only in a group's list under sort=relevance: the offer's reward on the group's typical purchase at the merchant (minor units), times a weight from 1,000 to 4,000 thousandths by how often and how recently the group bought there (up to 2,000) and elsewhere in the merchant's category (up to 1,000); the formula is in the integration guide. */
             relevance?: number;
         };
@@ -5938,7 +5974,7 @@ export interface components {
             /** @description What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both. */
             reward?: {
                 /** @enum {string} */
-                kind: "percent" | "tiered";
+                kind: "percent" | "tiered" | "spend_x_get_y" | "nth_purchase";
             } & ({
                 /** @constant */
                 kind: "percent";
@@ -5958,6 +5994,36 @@ export interface components {
                     /** @description Basis points (1/100 of a percent). */
                     brandedRateBps: number;
                 }[];
+            } | {
+                /** @constant */
+                kind: "spend_x_get_y";
+                /** @description X: the spend one completion takes. */
+                spendMinor: number;
+                /** @description Y: the reward of one completion. */
+                rewardMinor: number;
+                /**
+                 * @description The balance a completion's reward is paid to.
+                 * @enum {string}
+                 */
+                balanceType: "cashback" | "branded";
+                /** @description false: one completion per group; true: a reward for each further completion, up to maxRedemptionsPerChg. */
+                repeatable: boolean;
+            } | {
+                /** @constant */
+                kind: "nth_purchase";
+                /** @description N: the purchases one completion takes. */
+                purchases: number;
+                /** @description The reward of one completion. */
+                rewardMinor?: number;
+                /** @description Or: this share of the completing purchase's amount. */
+                rateBps?: number;
+                /**
+                 * @description The balance a completion's reward is paid to.
+                 * @enum {string}
+                 */
+                balanceType: "cashback" | "branded";
+                /** @description false: one completion per group; true: a reward for each further completion, up to maxRedemptionsPerChg. */
+                repeatable: boolean;
             });
             /** @description Under its merchant's priority stacking, the highest wins (0, the default). */
             priority?: number;
@@ -6072,7 +6138,7 @@ export interface components {
             /** @description What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both. */
             reward: {
                 /** @enum {string} */
-                kind: "percent" | "tiered";
+                kind: "percent" | "tiered" | "spend_x_get_y" | "nth_purchase";
             } & ({
                 /** @constant */
                 kind: "percent";
@@ -6092,6 +6158,36 @@ export interface components {
                     /** @description Basis points (1/100 of a percent). */
                     brandedRateBps: number;
                 }[];
+            } | {
+                /** @constant */
+                kind: "spend_x_get_y";
+                /** @description X: the spend one completion takes. */
+                spendMinor: number;
+                /** @description Y: the reward of one completion. */
+                rewardMinor: number;
+                /**
+                 * @description The balance a completion's reward is paid to.
+                 * @enum {string}
+                 */
+                balanceType: "cashback" | "branded";
+                /** @description false: one completion per group; true: a reward for each further completion, up to maxRedemptionsPerChg. */
+                repeatable: boolean;
+            } | {
+                /** @constant */
+                kind: "nth_purchase";
+                /** @description N: the purchases one completion takes. */
+                purchases: number;
+                /** @description The reward of one completion. */
+                rewardMinor?: number;
+                /** @description Or: this share of the completing purchase's amount. */
+                rateBps?: number;
+                /**
+                 * @description The balance a completion's reward is paid to.
+                 * @enum {string}
+                 */
+                balanceType: "cashback" | "branded";
+                /** @description false: one completion per group; true: a reward for each further completion, up to maxRedemptionsPerChg. */
+                repeatable: boolean;
             });
             /** @description Under its merchant's priority stacking, the highest wins (0, the default). */
             priority: number;
@@ -6100,6 +6196,12 @@ export interface components {
              * @enum {string}
              */
             status: "scheduled" | "active" | "ended";
+            /** @description A cumulative offer's progress for the group (spend_x_get_y in minor units, nth_purchase in purchases): towards the next completion (the target itself once no further completion can be earned), and the completions rewarded. Only on the offers of a group, for the two cumulative kinds. */
+            progress?: {
+                current: number;
+                target: number;
+                completions: number;
+            };
             /** @description Only in a group's list under sort=relevance: the offer's reward on the group's typical purchase at the merchant (minor units), times a weight from 1,000 to 4,000 thousandths by how often and how recently the group bought there (up to 2,000) and elsewhere in the merchant's category (up to 1,000); the formula is in the integration guide. */
             relevance?: number;
             commission: {
@@ -6268,7 +6370,7 @@ export interface components {
             /** @description What a qualifying purchase earns. Give either reward or the flat cashbackRateBps and brandedRateBps (a percent reward), not both. */
             reward?: {
                 /** @enum {string} */
-                kind: "percent" | "tiered";
+                kind: "percent" | "tiered" | "spend_x_get_y" | "nth_purchase";
             } & ({
                 /** @constant */
                 kind: "percent";
@@ -6288,6 +6390,36 @@ export interface components {
                     /** @description Basis points (1/100 of a percent). */
                     brandedRateBps: number;
                 }[];
+            } | {
+                /** @constant */
+                kind: "spend_x_get_y";
+                /** @description X: the spend one completion takes. */
+                spendMinor: number;
+                /** @description Y: the reward of one completion. */
+                rewardMinor: number;
+                /**
+                 * @description The balance a completion's reward is paid to.
+                 * @enum {string}
+                 */
+                balanceType: "cashback" | "branded";
+                /** @description false: one completion per group; true: a reward for each further completion, up to maxRedemptionsPerChg. */
+                repeatable: boolean;
+            } | {
+                /** @constant */
+                kind: "nth_purchase";
+                /** @description N: the purchases one completion takes. */
+                purchases: number;
+                /** @description The reward of one completion. */
+                rewardMinor?: number;
+                /** @description Or: this share of the completing purchase's amount. */
+                rateBps?: number;
+                /**
+                 * @description The balance a completion's reward is paid to.
+                 * @enum {string}
+                 */
+                balanceType: "cashback" | "branded";
+                /** @description false: one completion per group; true: a reward for each further completion, up to maxRedemptionsPerChg. */
+                repeatable: boolean;
             });
             /** @description Under its merchant's priority stacking, the highest wins (0, the default). */
             priority?: number;
@@ -13479,7 +13611,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminOffer"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13619,7 +13751,7 @@ export interface operations {
                     "application/json": components["schemas"]["PendingApproval"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered offer; tiers' minimums not ascending. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13660,7 +13792,28 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFoundKeyed"];
-            409: components["responses"]["ConflictKeyed"];
+            /** @description Conflict (`reasonCode` says which): with stored state, or with an earlier request under the same Idempotency-Key (idempotency_key_reused: another request; idempotency_key_in_use: still running, see `Retry-After`). Also on this operation: `offer_in_progress`: the reward or maxRedemptionsPerChg of a cumulative offer on which groups have progress. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 40900,
+                     *       "httpStatusCode": 409,
+                     *       "uuid": "err_6f1c2a9e-4b7d-4e21-9c3a-000000000001",
+                     *       "name": "conflict",
+                     *       "reasonCode": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used for another request."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLargeKeyed"];
             415: components["responses"]["UnsupportedMediaTypeKeyed"];
             422: components["responses"]["UnprocessableContentKeyed"];

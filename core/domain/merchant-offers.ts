@@ -9,7 +9,7 @@ import type { CatalogueStatus } from '../rules/offer-status';
 import { budgetPeriodKey, budgetState, type BudgetPeriod } from '../rules/budget';
 import type { FundingTerms } from '../rules/funding';
 import type { Audience } from '../rules/audience';
-import type { StoredReward } from '../rules/reward-kinds';
+import { isCumulative, type StoredReward } from '../rules/reward-kinds';
 import type { Targeting } from '../rules/eligibility';
 import { enrol, enrolmentsForRead, isTargeted, type EnrollingGroup, type OfferActivation } from './enrolment';
 import type { SqlTx } from '../../prisma/sql-transaction';
@@ -122,6 +122,7 @@ export function toEarnOffer(o: JsonOffer, budgetAt: Date | null = null): EarnOff
     maxRedemptionsPerChg: o.maxRedemptionsPerChg ?? null,
     activation: o.activation,
     tiers: o.reward?.kind === 'tiered' ? o.reward.tiers : null,
+    cumulative: o.reward && isCumulative(o.reward) ? o.reward : null,
     priority: o.priority,
   };
 }

@@ -86,6 +86,7 @@ export async function payGroups(tx: SqlTx, input: PayGroupsInput): Promise<PaidG
       offerId: null,
       sourceEventId: null,
       description: 'Cashback paid out',
+      completion: null,
       ...common,
     });
     paid.push({ chgId: g.account.chgId, amountMinor: g.amountMinor, rewardEventId, transferId });

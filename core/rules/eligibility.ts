@@ -6,7 +6,7 @@ import { offerStatusAt, type CatalogueStatus } from './offer-status';
 import { computeOfferReward, type OfferReward, type RewardTerms } from './reward';
 import { assertMinor } from '../money';
 import type { BudgetState } from './budget';
-import { lowestTierMinor, ratesFor, type Tier } from './reward-kinds';
+import { lowestTierMinor, ratesFor, type CumulativeReward, type Tier } from './reward-kinds';
 import { stackOffers, type StackingPolicy, type StackOutcome } from './stacking';
 
 export const EARN_REASONS = [
@@ -44,8 +44,12 @@ export interface EarnOffer extends RewardTerms {
   tiers?: Tier[] | null;
   /** Under the merchant's priority stacking, the highest wins (absent: 0). */
   priority?: number;
-  /** How many purchases of a group may keep a reward from the offer (absent or null: no limit). */
+  /** How many purchases of a group may keep a reward from the offer (absent or null: no limit);
+   *  of a cumulative offer, how many completions. */
   maxRedemptionsPerChg?: number | null;
+  /** A cumulative offer's reward (spend X get Y, Nth purchase): a qualifying purchase moves the
+   *  group's progress instead of earning on its own (core/rules/progress.ts). Absent or null: none. */
+  cumulative?: CumulativeReward | null;
 }
 
 /** What eligibility reads of a group's enrolment in a targeted offer (core/domain/enrolment.ts). */
@@ -103,6 +107,8 @@ export interface EarnDecision {
   at: Date;
   reasons: EarnReason[];
   eligibleOfferIds: string[];
+  /** The cumulative offers among them: the purchase counts towards each, outside stacking. */
+  cumulativeOfferIds: string[];
   winningOfferId?: string;
   estimatedRewardMinor?: number;
   /** With a transaction: each qualifying offer, what it gives and why it applied or not. */
@@ -140,17 +146,21 @@ export function evaluateEarn(input: EarnInput): EarnDecision {
   const shared = sharedConditions(input, at);
   const offers = input.offers.map((offer) => evaluateOffer(offer, shared, input, at));
   const qualifying = offers.filter((o) => o.eligible);
+  const cumulative = new Set(input.offers.filter((o) => o.cumulative).map((o) => o.id));
   const decision: EarnDecision = {
     eligible: qualifying.length > 0,
     at,
     reasons: [],
     eligibleOfferIds: qualifying.map((o) => o.offerId),
+    cumulativeOfferIds: qualifying.filter((o) => cumulative.has(o.offerId)).map((o) => o.offerId),
     offers,
   };
   if (decision.eligible) {
-    if (tx) {
+    // A cumulative offer rewards a completion, not the purchase: it does not stack with the others.
+    const perPurchase = qualifying.filter((o) => !cumulative.has(o.offerId));
+    if (tx && perPurchase.length > 0) {
       const stacking = combineOffers(
-        qualifying.map((o) => ({ offerId: o.offerId, reward: o.reward! })),
+        perPurchase.map((o) => ({ offerId: o.offerId, reward: o.reward! })),
         input.offers,
         input.stacking ?? BEST_OF,
         tx.eligibleAmountMinor ?? tx.amountMinor,
@@ -241,6 +251,9 @@ function evaluateOffer(offer: EarnOffer, shared: Condition[], input: EarnInput, 
       detail: `currency ${tx.currency}`,
     });
   }
+  // A cumulative offer's limits are on its completions (core/rules/progress.ts): a purchase past
+  // them still counts towards the progress the group sees.
+  if (offer.cumulative) return { offerId: offer.id, eligible: conditions.every((c) => c.passed), conditions };
   const capLeft = offer.maxRewardPerChgMinor === null ? null : offer.maxRewardPerChgMinor - earnedSoFar;
   conditions.push({
     name: 'cap_not_exhausted',

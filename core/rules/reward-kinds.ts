@@ -147,3 +147,15 @@ export function completionRewardMinor(reward: CumulativeReward, amountMinor: num
     throw new RangeError(`rate ${rate} bps is outside 0..10000`);
   return Number((BigInt(amountMinor) * BigInt(rate)) / 10_000n);
 }
+
+/**
+ * What one purchase adds to a cumulative offer's measure at its net amount (after its refunds so
+ * far): the net amount itself (spend X get Y) or 1 (Nth purchase) while the net amount reaches the
+ * offer's minimum spend and is above 0; nothing below it.
+ */
+export function contributionOf(reward: CumulativeReward, netAmountMinor: number, minSpendMinor: number): number {
+  assertMinor(netAmountMinor, 'netAmountMinor');
+  assertMinor(minSpendMinor, 'minSpendMinor');
+  if (netAmountMinor <= 0 || netAmountMinor < minSpendMinor) return 0;
+  return reward.kind === 'spend_x_get_y' ? netAmountMinor : 1;
+}

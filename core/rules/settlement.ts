@@ -34,8 +34,9 @@ export function decideSettlement(input: {
   const eligibleAmountMinor = input.amountMinor - spentMinor;
   const stacking = input.stacking ?? { policy: 'best_of' };
   if (stacking.policy === 'stack') throw new RangeError('stack is not a settlement policy yet');
+  // A cumulative offer rewards completions (core/rules/progress.ts), never the purchase itself.
   const qualifying = input.offers
-    .filter((offer) => input.earn?.eligibleOfferIds.includes(offer.id))
+    .filter((offer) => !offer.cumulative && input.earn?.eligibleOfferIds.includes(offer.id))
     .map((offer) => ({
       offerId: offer.id,
       // Eligible means the purchase reached the offer's minimum, so a tiered offer has its tier.

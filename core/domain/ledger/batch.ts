@@ -67,6 +67,8 @@ export interface BatchRewardEvent {
   offerId: string | null;
   sourceEventId: string | null;
   description: string;
+  /** The completion of a cumulative offer it earns (null: any other event). */
+  completion: number | null;
 }
 
 export interface BatchGrant {
@@ -91,8 +93,9 @@ export interface BatchDraw {
 export interface BatchHold {
   transactionId: string;
   chgId: string;
-  /** The earn_cashback transfer of the same batch that credits it. */
-  earnTransferId: string;
+  /** The earn_cashback transfers of the same batch that credit it: the purchase's own, and the
+   *  completions of cumulative offers it reached. */
+  earnTransferIds: string[];
   amountMinor: number;
   payableAt: Date;
 }
@@ -238,10 +241,12 @@ function planBatch(batch: PostingBatch, locked: ReadonlyMap<string, LockedAccoun
   for (const d of batch.draws) requirePositiveMinor(d.amountMinor);
   for (const h of batch.holds) {
     requirePositiveMinor(h.amountMinor);
-    const earn = batch.transfers.find((t) => t.id === h.earnTransferId);
+    const earns = h.earnTransferIds.map((id) => batch.transfers.find((t) => t.id === id));
     assert(
-      earn?.kind === 'earn_cashback' && earn.amountMinor === h.amountMinor && earn.transactionId === h.transactionId,
-      `the hold of ${h.transactionId} is not the cashback its earn credits`,
+      earns.length > 0 &&
+        earns.every((t) => t?.kind === 'earn_cashback' && t.transactionId === h.transactionId) &&
+        earns.reduce((sum, t) => sum + t!.amountMinor, 0) === h.amountMinor,
+      `the hold of ${h.transactionId} is not the cashback its earns credit`,
     );
   }
   return plan;
@@ -294,12 +299,13 @@ function ledgerCtes(batch: PostingBatch, plan: BatchPlan, locked: ReadonlyMap<st
        WHERE ${AFTER_ACCOUNT_LOCKS}
        ORDER BY x.n)`,
     Prisma.sql`reward_events AS (
-      INSERT INTO reward_event (id, issuer_id, chg_id, type, amount_minor, currency, merchant_id, transaction_id, reward_grant_id, offer_id, source_event_id, idempotency_key, description, occurred_at, created_at)
-      SELECT x.id, ${issuerId}, x.chg, x.type, x.amount, 'usd', x.merchant, x.txn, x.grant_id, x.offer, x.source, x.key, x.description, ${at}, ${at}
+      INSERT INTO reward_event (id, issuer_id, chg_id, type, amount_minor, currency, merchant_id, transaction_id, reward_grant_id, offer_id, source_event_id, idempotency_key, description, completion, occurred_at, created_at)
+      SELECT x.id, ${issuerId}, x.chg, x.type, x.amount, 'usd', x.merchant, x.txn, x.grant_id, x.offer, x.source, x.key, x.description, x.completion, ${at}, ${at}
         FROM unnest(${text(e.map((r) => r.id))}, ${text(e.map((r) => r.chgId))}, ${text(e.map((r) => r.type))}, ${bigints(e.map((r) => r.amountMinor))},
                     ${text(e.map((r) => r.merchantId))}, ${text(e.map((r) => r.transactionId))}, ${text(e.map((r) => r.rewardGrantId))}, ${text(e.map((r) => r.offerId))},
-                    ${text(e.map((r) => r.sourceEventId))}, ${text(e.map((r) => r.idempotencyKey))}, ${text(e.map((r) => r.description))})
-             AS x(id, chg, type, amount, merchant, txn, grant_id, offer, source, key, description))`,
+                    ${text(e.map((r) => r.sourceEventId))}, ${text(e.map((r) => r.idempotencyKey))}, ${text(e.map((r) => r.description))},
+                    ${text(e.map((r) => (r.completion === null ? null : String(r.completion))))}::int[])
+             AS x(id, chg, type, amount, merchant, txn, grant_id, offer, source, key, description, completion))`,
     // The group's running totals, in the same statement as the events they count.
     ...(e.length > 0
       ? [
@@ -322,7 +328,7 @@ function ledgerCtes(batch: PostingBatch, plan: BatchPlan, locked: ReadonlyMap<st
       INSERT INTO cashback_hold (transaction_id, issuer_id, chg_id, amount_minor, remaining_minor, payable_at, created_at, updated_at)
       SELECT x.txn, ${issuerId}, x.chg, x.amount, x.amount, x.payable, ${at}, ${at}
         FROM unnest(${text(h.map((r) => r.transactionId))}, ${text(h.map((r) => r.chgId))}, ${bigints(h.map((r) => r.amountMinor))},
-                    ${times(h.map((r) => r.payableAt))}, ${text(h.map((r) => r.earnTransferId))}) AS x(txn, chg, amount, payable, earn)
+                    ${times(h.map((r) => r.payableAt))}, ${text(h.map((r) => r.earnTransferIds[0]))}) AS x(txn, chg, amount, payable, earn)
         JOIN transfers ON transfers.id = x.earn)`,
     Prisma.sql`draws AS (
       INSERT INTO reward_grant_draw (issuer_id, grant_id, transfer_id, amount_minor, created_at)

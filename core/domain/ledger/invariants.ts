@@ -117,7 +117,8 @@ const CHECKS: Check[] = [
     // Budgets are the offer's across every issuer: this one is checked whole whatever issuer is
     // asked about (docs/decisions/0039-offer-budgets.md). Each purchase's match trace names the
     // budget period it drew on; what its purchases kept (earned less clawed back) is what the
-    // period has used.
+    // period has used. A cumulative offer's completion a purchase reached is not the purchase's own
+    // reward, and draws on no budget.
     name: 'offer budget used equals what its purchases kept',
     query: () => Prisma.sql`
       WITH uses AS (
@@ -129,6 +130,7 @@ const CHECKS: Check[] = [
                                              WHEN r.type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -r.amount_minor
                                              ELSE 0 END) AS net
           FROM uses u JOIN reward_event r ON r.transaction_id = u.id AND r.issuer_id = (SELECT issuer_id FROM ingested_event WHERE id = u.id)
+         WHERE r.completion IS NULL
          GROUP BY 1, 2)
       SELECT coalesce(b.offer_id, k.offer_id) || ' ' || coalesce(nullif(coalesce(b.period, k.period), ''), 'lifetime') AS subject,
              'used ' || coalesce(b.used_minor::text, 'no row') || ', kept ' || coalesce(k.net::text, 'nothing') AS detail

@@ -32,6 +32,8 @@ export interface RecordRewardEventInput {
   /** Cashback taken back for branded value a refund could not take from its grants: a
    *  cashback_clawed_back (an earned reward's) or a negative cashback_adjusted (a claim credit's). */
   coversBrandedShortfall?: boolean;
+  /** The completion of a cumulative offer the event earns or claws back (1 for the first). */
+  completion?: number | null;
 }
 
 export interface RewardEvent {
@@ -80,6 +82,7 @@ export async function recordRewardEvent(
     occurredAt: input.occurredAt,
     createdAt: input.occurredAt,
     coversBrandedShortfall: input.coversBrandedShortfall ?? false,
+    completion: input.completion ?? null,
   };
   const inserted = await tx.rewardEvent.createMany({ data: [data], skipDuplicates: true });
   if (inserted.count === 1) {

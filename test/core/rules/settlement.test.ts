@@ -26,6 +26,7 @@ const earn = (eligibleOfferIds: string[]): EarnDecision => ({
   at: new Date(),
   reasons: [],
   eligibleOfferIds,
+  cumulativeOfferIds: [],
   offers: [],
 });
 const spend = (eligible: boolean, availableBalanceMinor: number) => ({

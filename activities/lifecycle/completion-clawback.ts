@@ -1,0 +1,249 @@
+// A refund's part on cumulative offers (API.md, Offer mechanics, Refunds undo progress): the
+// refunded purchase adds less to the group's measure (its net amount, or nothing once it falls
+// below the offer's minimum), and each completion the measure no longer reaches gives its reward
+// back, the latest first, whichever purchase earned it. A completion's reward comes back whole,
+// by the same rules as a purchase's own: cashback from the group's balance as far as it reaches
+// and the rest owed; branded balance from the completion's grant, what that no longer holds from
+// cashback; the completing purchase's hold shrinks by its cashback. The progress rows move in the
+// same transaction, under the group's account locks, so progress never disagrees with the ledger.
+import { newId } from '../../core/ids';
+import { accounts, fromDbMinor, type AccountRef } from '../../core/ledger';
+import { clawBackBranded, recordRewardEvent } from '../../core/domain/ledger';
+import { lockAccounts } from '../../core/domain/ledger/accounts';
+import { splitClawback } from '../../core/rules/cashback';
+import { contributionOf, isCumulative, type CumulativeReward } from '../../core/rules/reward-kinds';
+import { progressOnRefund, type CumulativeTerms, type StoredProgress } from '../../core/rules/progress';
+import { contributionsOf, storedProgress, writeRefundProgress } from '../../core/domain/offer-progress';
+import { postNow } from './reward-posting';
+import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
+
+type Tx = Prisma.TransactionClient;
+
+/** A cumulative offer whose measure the refund lowers. */
+export interface ProgressDue {
+  terms: CumulativeTerms;
+  contributed: number;
+}
+
+/** What the refund took back of one completion, by the balance each part came from. */
+export interface CompletionClawed {
+  offerId: string;
+  completion: number;
+  /** From the group's cashback (a cashback reward, or branded value its grant no longer held), owed included. */
+  cashbackMinor: number;
+  /** From the completion's grant. */
+  brandedMinor: number;
+  /** Of the cashback part: what the group could not give, owed. */
+  owedMinor: number;
+}
+
+export interface ProgressUndone {
+  offerId: string;
+  contributionBefore: number;
+  contributionAfter: number;
+  before: StoredProgress;
+  after: StoredProgress;
+  clawed: CompletionClawed[];
+}
+
+/**
+ * The cumulative offers the purchase counts towards that its net amount after this refund adds
+ * less to. Read before any account lock: only this purchase's settlement and refunds (which hold
+ * its event's lock) write its contributions.
+ */
+export async function progressDue(tx: Tx, purchase: IngestedEvent, netAmountMinor: number): Promise<ProgressDue[]> {
+  const contributions = await contributionsOf(tx, purchase.id);
+  if (contributions.length === 0) return [];
+  const offers = await tx.offer.findMany({ where: { id: { in: contributions.map((c) => c.offerId) } } });
+  const due: ProgressDue[] = [];
+  for (const c of contributions) {
+    const offer = offers.find((o) => o.id === c.offerId)!;
+    const reward = offer.reward as CumulativeReward | null;
+    if (!reward || !isCumulative(reward)) continue;
+    const terms: CumulativeTerms = {
+      offerId: offer.id,
+      reward,
+      minSpendMinor: fromDbMinor(offer.minSpendMinor),
+      maxRedemptionsPerChg: offer.maxRedemptionsPerChg,
+      maxRewardMinor: offer.maxRewardMinor === null ? null : fromDbMinor(offer.maxRewardMinor),
+    };
+    if (contributionOf(reward, netAmountMinor, terms.minSpendMinor) < c.contributed)
+      due.push({ terms, contributed: c.contributed });
+  }
+  return due;
+}
+
+/** The accounts a completion's clawback may touch: to lock with the refund's others, in one order. */
+export function progressAccounts(purchase: IngestedEvent, due: readonly ProgressDue[]): AccountRef[] {
+  if (due.length === 0 || !purchase.merchantId) return [];
+  const branded = due.some((d) => d.terms.reward.balanceType === 'branded');
+  return [
+    ...(branded ? [accounts.chgBranded(purchase.issuerId, purchase.chgId, purchase.merchantId)] : []),
+    accounts.chgCashback(purchase.issuerId, purchase.chgId),
+    accounts.chgCashbackOwed(purchase.issuerId, purchase.chgId),
+    accounts.merchantReceivable(purchase.issuerId, purchase.merchantId),
+  ];
+}
+
+interface RefundRef {
+  refund: IngestedEvent;
+  purchase: IngestedEvent;
+  at: Date;
+  netAmountMinor: number;
+}
+
+/** Lowers each measure and claws back the completions it no longer reaches. Accounts locked by the caller. */
+export async function undoProgress(
+  tx: Tx,
+  ref: RefundRef,
+  due: readonly ProgressDue[],
+  rewardEventIds: string[],
+): Promise<ProgressUndone[]> {
+  const undone: ProgressUndone[] = [];
+  for (const d of due) {
+    const stored = await storedProgress(tx, d.terms.offerId, ref.purchase.chgId);
+    const step = progressOnRefund(d.terms, { contributed: d.contributed, netAmountMinor: ref.netAmountMinor, stored });
+    const clawed: CompletionClawed[] = [];
+    for (const c of step.completions)
+      clawed.push(await clawBackCompletion(tx, ref, d.terms.offerId, c.completion, rewardEventIds));
+    await writeRefundProgress(tx, {
+      offerId: d.terms.offerId,
+      chgId: ref.purchase.chgId,
+      transactionId: ref.purchase.id,
+      contributedAfter: step.contributedAfter,
+      after: step.after,
+      at: ref.at,
+    });
+    undone.push({
+      offerId: d.terms.offerId,
+      contributionBefore: d.contributed,
+      contributionAfter: step.contributedAfter,
+      before: step.before,
+      after: step.after,
+      clawed,
+    });
+  }
+  return undone;
+}
+
+interface StandingCompletion {
+  type: 'cashback_earned' | 'branded_earned';
+  /** Earned less what refunds took back of it before: all of it, or 0 (a completion that paid 0). */
+  standingMinor: number;
+  transactionId: string;
+  merchantId: string;
+  rewardGrantId: string | null;
+}
+
+/** The completion's latest earn, and how much of what it earned still stands. */
+async function standingCompletion(
+  tx: Tx,
+  p: { offerId: string; chgId: string; completion: number },
+): Promise<StandingCompletion | null> {
+  const events = await tx.rewardEvent.findMany({
+    where: { offerId: p.offerId, chgId: p.chgId, completion: p.completion },
+    orderBy: [{ occurredAt: 'asc' }, { id: 'asc' }],
+  });
+  const earns = events.filter((e) => e.type === 'cashback_earned' || e.type === 'branded_earned');
+  const latest = earns.at(-1);
+  if (!latest) return null;
+  const earned = earns.reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
+  const clawed = events
+    .filter((e) => e.type === 'cashback_clawed_back' || e.type === 'branded_clawed_back')
+    .reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
+  return {
+    type: latest.type as StandingCompletion['type'],
+    standingMinor: Math.max(0, earned - clawed),
+    transactionId: latest.transactionId!,
+    merchantId: latest.merchantId!,
+    rewardGrantId: latest.rewardGrantId,
+  };
+}
+
+async function clawBackCompletion(
+  tx: Tx,
+  ref: RefundRef,
+  offerId: string,
+  completion: number,
+  rewardEventIds: string[],
+): Promise<CompletionClawed> {
+  const none = { offerId, completion, cashbackMinor: 0, brandedMinor: 0, owedMinor: 0 };
+  const standing = await standingCompletion(tx, { offerId, chgId: ref.purchase.chgId, completion });
+  if (!standing || standing.standingMinor === 0) return none;
+  const { issuerId, chgId } = ref.purchase;
+  const posting = {
+    base: { issuerId, chgId, transactionId: standing.transactionId, at: ref.at },
+    common: { chgId, merchantId: standing.merchantId, transactionId: standing.transactionId },
+    key: (what: string) => `refund:${ref.refund.id}:completion:${offerId}:${completion}:${what}`,
+  };
+  const event = { offerId, completion, sourceEventId: ref.refund.id };
+  let brandedMinor = 0;
+  let fromCashback = standing.standingMinor;
+  if (standing.type === 'branded_earned') {
+    const rewardEventId = newId('brevt');
+    const draw = await clawBackBranded(tx, {
+      ...posting.base,
+      merchantId: standing.merchantId,
+      idempotencyKey: posting.key('clawback_branded'),
+      rewardEventId,
+      maxAmountMinor: standing.standingMinor,
+      grantIds: standing.rewardGrantId ? [standing.rewardGrantId] : [],
+    });
+    brandedMinor = draw.drawnMinor;
+    fromCashback -= brandedMinor;
+    if (brandedMinor > 0) {
+      await recordRewardEvent(tx, {
+        ...posting.base,
+        ...event,
+        id: rewardEventId,
+        merchantId: standing.merchantId,
+        idempotencyKey: posting.key('branded_clawed_back'),
+        type: 'branded_clawed_back',
+        amountMinor: brandedMinor,
+        rewardGrantId: standing.rewardGrantId,
+        description: 'Balance reversed: a refund took the offer back below its goal',
+        occurredAt: ref.at,
+      });
+      rewardEventIds.push(rewardEventId);
+    }
+  }
+  const shortfall = standing.type === 'branded_earned';
+  const cashbackAccount = accounts.chgCashback(issuerId, chgId).id;
+  const balance = (await lockAccounts(tx, [cashbackAccount])).get(cashbackAccount)!.balanceMinor;
+  const split = splitClawback(fromCashback, balance);
+  const parts = [
+    { amountMinor: split.fromBalanceMinor, kind: 'clawback_cashback', suffix: '' },
+    { amountMinor: split.owedMinor, kind: 'clawback_cashback_owed', suffix: '_owed' },
+  ] as const;
+  for (const part of parts) {
+    if (part.amountMinor <= 0) continue;
+    await postNow(
+      tx,
+      rewardEventIds,
+      posting.base,
+      {
+        common: posting.common,
+        amountMinor: part.amountMinor,
+        event: {
+          ...event,
+          idempotencyKey: posting.key(`cashback_clawed_back${part.suffix}`),
+          type: 'cashback_clawed_back',
+          description: shortfall
+            ? 'Spent or expired balance reversed: a refund took the offer back below its goal'
+            : 'Cashback reversed: a refund took the offer back below its goal',
+        },
+        transfer: { idempotencyKey: posting.key(part.kind), kind: part.kind },
+      },
+      shortfall ? { coversBrandedShortfall: true } : {},
+    );
+  }
+  if (!shortfall) await releaseCompletionHold(tx, standing.transactionId, fromCashback, ref.at);
+  return { offerId, completion, cashbackMinor: fromCashback, brandedMinor, owedMinor: split.owedMinor };
+}
+
+/** The completing purchase's hold shrinks by the completion's cashback taken back. */
+async function releaseCompletionHold(tx: Tx, transactionId: string, amountMinor: number, at: Date): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE cashback_hold SET remaining_minor = remaining_minor - LEAST(remaining_minor, ${amountMinor}), updated_at = ${at}
+     WHERE transaction_id = ${transactionId}`;
+}
