@@ -98,6 +98,23 @@ async function act(method, path, body, headers) {
   return answer;
 }
 
+/** A form choosing the merchant the offers and statements tabs show (empty: none). */
+function merchantPicker(id, label) {
+  return el(
+    'form',
+    {
+      id,
+      onsubmit: (event) => {
+        event.preventDefault();
+        state.merchantId = event.target.elements.merchantId.value.trim() || null;
+        void render();
+      },
+    },
+    el('input', { name: 'merchantId', placeholder: 'merchant id (mp_...)', value: state.merchantId ?? '' }),
+    el('button', { type: 'submit', text: label }),
+  );
+}
+
 const VIEWS = {
   async claims() {
     const page = await api('GET', '/admin/v1/claims?status=needs_review&limit=100');
@@ -162,10 +179,14 @@ const VIEWS = {
   },
 
   async statements() {
-    const page = await api('GET', '/admin/v1/statements?limit=100');
+    // A merchant's statements when one is picked (a merchant calling about its payment); else the
+    // first page of all of them.
+    const query = state.merchantId ? `&merchantId=${encodeURIComponent(state.merchantId)}` : '';
+    const page = await api('GET', `/admin/v1/statements?limit=100${query}`);
     if (page.status !== 200) return [el('p', { text: `HTTP ${page.status}` })];
     return [
       el('h2', { text: 'Statements' }),
+      merchantPicker('statement-merchant-picker', 'Show statements'),
       table(
         [
           ['Statement', (s) => s.id],
@@ -182,19 +203,7 @@ const VIEWS = {
   },
 
   async offers() {
-    const picker = el(
-      'form',
-      {
-        id: 'merchant-picker',
-        onsubmit: (event) => {
-          event.preventDefault();
-          state.merchantId = event.target.elements.merchantId.value.trim() || null;
-          void render();
-        },
-      },
-      el('input', { name: 'merchantId', placeholder: 'merchant id (mp_...)', value: state.merchantId ?? '' }),
-      el('button', { type: 'submit', text: 'Show offers' }),
-    );
+    const picker = merchantPicker('merchant-picker', 'Show offers');
     if (state.merchantId) return [el('h2', { text: 'Offers' }), picker, ...(await offersOf(state.merchantId))];
     const merchants = await api('GET', '/admin/v1/merchants?limit=100');
     if (merchants.status !== 200) return [el('p', { text: `HTTP ${merchants.status}` })];
