@@ -9,8 +9,7 @@
 import { newId } from '../../core/ids';
 import { accounts, fromDbMinor, type AccountRef } from '../../core/ledger';
 import { clawBackBranded, recordRewardEvent } from '../../core/domain/ledger';
-import { lockAccounts } from '../../core/domain/ledger/accounts';
-import { splitClawback } from '../../core/rules/cashback';
+import { takeFromCashback } from './cashback-clawback';
 import { contributionOf, isCumulative, type CumulativeReward } from '../../core/rules/reward-kinds';
 import { progressOnRefund, type CumulativeTerms, type StoredProgress } from '../../core/rules/progress';
 import { contributionsOf, storedProgress, writeRefundProgress } from '../../core/domain/offer-progress';
@@ -209,34 +208,30 @@ async function clawBackCompletion(
   }
   const shortfall = standing.type === 'branded_earned';
   const cashbackAccount = accounts.chgCashback(issuerId, chgId).id;
-  const balance = (await lockAccounts(tx, [cashbackAccount])).get(cashbackAccount)!.balanceMinor;
-  const split = splitClawback(fromCashback, balance);
-  const parts = [
-    { amountMinor: split.fromBalanceMinor, kind: 'clawback_cashback', suffix: '' },
-    { amountMinor: split.owedMinor, kind: 'clawback_cashback_owed', suffix: '_owed' },
-  ] as const;
-  for (const part of parts) {
-    if (part.amountMinor <= 0) continue;
-    await postNow(
+  const split = await takeFromCashback(tx, cashbackAccount, fromCashback, (amountMinor, owed) =>
+    postNow(
       tx,
       rewardEventIds,
       posting.base,
       {
         common: posting.common,
-        amountMinor: part.amountMinor,
+        amountMinor,
         event: {
           ...event,
-          idempotencyKey: posting.key(`cashback_clawed_back${part.suffix}`),
+          idempotencyKey: posting.key(owed ? 'cashback_clawed_back_owed' : 'cashback_clawed_back'),
           type: 'cashback_clawed_back',
           description: shortfall
             ? 'Spent or expired balance reversed: a refund took the offer back below its goal'
             : 'Cashback reversed: a refund took the offer back below its goal',
         },
-        transfer: { idempotencyKey: posting.key(part.kind), kind: part.kind },
+        transfer: {
+          idempotencyKey: posting.key(owed ? 'clawback_cashback_owed' : 'clawback_cashback'),
+          kind: owed ? 'clawback_cashback_owed' : 'clawback_cashback',
+        },
       },
       shortfall ? { coversBrandedShortfall: true } : {},
-    );
-  }
+    ),
+  );
   if (!shortfall) await releaseCompletionHold(tx, standing.transactionId, fromCashback, ref.at);
   return { offerId, completion, cashbackMinor: fromCashback, brandedMinor, owedMinor: split.owedMinor };
 }

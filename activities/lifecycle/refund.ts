@@ -18,8 +18,9 @@ import { postAccompanying, postNow } from './reward-posting';
 import { returnDue } from '../../core/rules/funding';
 import { clawbackDue } from '../../core/rules/settlement';
 import { ACCOMPANYING_KINDS, accounts, fromDbMinor, type AccompanyingKind } from '../../core/ledger';
-import { ensureAndLockAccounts, lockAccounts } from '../../core/domain/ledger/accounts';
-import { splitClawback, type ClawbackSplit } from '../../core/rules/cashback';
+import { ensureAndLockAccounts } from '../../core/domain/ledger/accounts';
+import type { ClawbackSplit } from '../../core/rules/cashback';
+import { takeFromCashback } from './cashback-clawback';
 import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
 import { lockEvent } from './context';
 import {
@@ -251,40 +252,32 @@ async function clawBackCashback(
   rewardEventIds: string[],
   what: 'cashback' | 'shortfall',
 ): Promise<ClawbackSplit> {
-  if (dueMinor <= 0) return { fromBalanceMinor: 0, owedMinor: 0 };
-  const balance = (await lockAccounts(tx, [posting.cashbackAccountId])).get(posting.cashbackAccountId)!.balanceMinor;
-  const split = splitClawback(dueMinor, balance);
   const shortfall = what === 'shortfall';
-  const parts = [
-    { amountMinor: split.fromBalanceMinor, kind: 'clawback_cashback', suffix: '' },
-    { amountMinor: split.owedMinor, kind: 'clawback_cashback_owed', suffix: '_owed' },
-  ] as const;
-  for (const part of parts) {
-    if (part.amountMinor <= 0) continue;
+  return takeFromCashback(tx, posting.cashbackAccountId, dueMinor, (amountMinor, owed) => {
+    const [suffix, kind] = owed ? (['_owed', 'clawback_cashback_owed'] as const) : (['', 'clawback_cashback'] as const);
     // The keys of the parts taken from the balance are those of the releases before money could be owed.
     const [eventKey, transferKey] = shortfall
-      ? [`branded_shortfall_from_cashback${part.suffix}`, `clawback_cashback_for_branded${part.suffix}`]
-      : [`cashback_clawed_back${part.suffix}`, `${part.kind}`];
-    await postNow(
+      ? [`branded_shortfall_from_cashback${suffix}`, `clawback_cashback_for_branded${suffix}`]
+      : [`cashback_clawed_back${suffix}`, kind];
+    return postNow(
       tx,
       rewardEventIds,
       posting.base,
       {
         common: posting.common,
-        amountMinor: part.amountMinor,
+        amountMinor,
         event: {
           idempotencyKey: posting.key(eventKey),
           type: 'cashback_clawed_back',
           offerId: shortfall ? history.branded.offerId : history.cashback.offerId,
           sourceEventId: refund.id,
-          description: describeClawback(shortfall, part.suffix !== ''),
+          description: describeClawback(shortfall, owed),
         },
-        transfer: { idempotencyKey: posting.key(transferKey), kind: part.kind },
+        transfer: { idempotencyKey: posting.key(transferKey), kind },
       },
       shortfall ? { coversBrandedShortfall: true } : {},
     );
-  }
-  return split;
+  });
 }
 
 function describeClawback(shortfall: boolean, owed: boolean): string {
