@@ -29,11 +29,14 @@ import { presentAdminMerchant, presentAdminOffer } from './present';
 import { beginEnrolmentRun, type EnrolmentRunReason } from '../../core/domain/enrolment-runs';
 
 const tag = 'Operator catalogue';
-// Balance available only once expired could never be spent (api/catalogue/store.ts).
-const BRANDED_DELAY_RULE =
-  'brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry).';
-const BRANDED_DELAY_REASON = {
+// Balance available only once expired could never be spent; offers never stack without a ceiling
+// (api/catalogue/store.ts).
+const MERCHANT_RULES =
+  'brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry); ' +
+  'stacking stack needs a stackCapBps, given or stored (400 stack_cap_required).';
+const MERCHANT_REASONS = {
   availability_not_before_expiry: 'the branded availability delay is not below the expiry, as given or as stored',
+  stack_cap_required: 'stacking is stack and no stackCapBps is given or stored',
 };
 
 const merchantResponse = { description: 'The merchant.', schema: adminMerchantSchema };
@@ -73,11 +76,11 @@ function createMerchantRoute(deps: AppDeps): RouteSpec {
     operationId: 'createMerchant',
     summary: 'Add a merchant to the catalogue',
     description:
-      'issuerIds null (the default) makes the merchant visible to every issuer. ' + BRANDED_DELAY_RULE + ' Audited.',
+      'issuerIds null (the default) makes the merchant visible to every issuer. ' + MERCHANT_RULES + ' Audited.',
     tag,
     auth: 'operator',
     body: merchantCreateSchema,
-    reasonCodes: { 400: BRANDED_DELAY_REASON },
+    reasonCodes: { 400: MERCHANT_REASONS },
     responses: {
       201: {
         ...merchantResponse,
@@ -149,14 +152,14 @@ function updateMerchantRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/merchants/{merchantId}',
     operationId: 'updateMerchant',
     summary: 'Change a merchant (status: inactive deactivates it)',
-    description: `Only the fields given change; inside brandedBalance and matchRules too. ${BRANDED_DELAY_RULE} Audited.`,
+    description: `Only the fields given change; inside brandedBalance and matchRules too. ${MERCHANT_RULES} Audited.`,
     tag,
     auth: 'operator',
     params: { merchantId: 'mp' },
     body: merchantPatchSchema,
     responses: { 200: merchantResponse },
     errorStatuses: [404],
-    reasonCodes: { 400: BRANDED_DELAY_REASON },
+    reasonCodes: { 400: MERCHANT_REASONS },
     async handle(ctx, { params, body }) {
       ctx.body = presentAdminMerchant(await updateMerchant(db, params.merchantId, body, ctx.state.actor, clock.now()));
     },
