@@ -134,28 +134,37 @@ function progressOf(ctx: DecisionContext, earn: EarnDecision | null, amountMinor
       minSpendMinor: offer.minSpendMinor,
       maxRedemptionsPerChg: offer.maxRedemptionsPerChg ?? null,
       maxRewardMinor: offer.maxRewardMinor,
+      budgetRemainingMinor: offer.budget?.remainingMinor ?? null,
     };
     return progressOnSettlement(terms, amountMinor, ctx.progressByOffer[offerId]);
   });
 }
 
 /**
- * What the settlement takes from the budgets of the offers applied: each one's whole reward, from
- * the purchase's period, as the decision read the budget. None for an offer without a budget.
+ * What the settlement takes from the budgets of the offers applied and of the cumulative offers
+ * whose completions it reached: each one's whole reward, from the purchase's period, as the
+ * decision read the budget. None for an offer without a budget.
  */
-export function budgetUsesOf(ctx: DecisionContext, settlement: SettlementDecision): BudgetUse[] {
-  return settlement.applied.flatMap(({ offerId, reward }) => {
+export function budgetUsesOf(
+  ctx: DecisionContext,
+  { settlement, progress }: Pick<RewardDecision, 'settlement' | 'progress'>,
+): BudgetUse[] {
+  const rewards = [
+    ...settlement.applied.map(({ offerId, reward }) => ({
+      offerId,
+      amountMinor: reward.totalMinor,
+      cappedByBudget: reward.cappedBy === 'budget',
+    })),
+    ...progress.map((step) => ({
+      offerId: step.offerId,
+      amountMinor: step.completions.reduce((sum, c) => sum + c.amountMinor, 0),
+      cappedByBudget: step.cappedByBudget ?? false,
+    })),
+  ];
+  return rewards.flatMap(({ offerId, amountMinor, cappedByBudget }) => {
     const budget = ctx.earnOffers.find((o) => o.id === offerId)?.budget;
-    if (!budget || reward.totalMinor === 0) return [];
-    return [
-      {
-        offerId,
-        periodKey: budget.periodKey,
-        amountMinor: reward.totalMinor,
-        usedMinor: budget.usedMinor,
-        cappedByBudget: reward.cappedBy === 'budget',
-      },
-    ];
+    if (!budget || amountMinor === 0) return [];
+    return [{ offerId, periodKey: budget.periodKey, amountMinor, usedMinor: budget.usedMinor, cappedByBudget }];
   });
 }
 
@@ -232,8 +241,8 @@ function decisionTrace(
     // from the applied offers' budgets: a refund gives it back to that period, a claim judges on
     // what was left. budgetUse: the first of them, as read before offers stacked.
     budgets: Object.fromEntries(ctx.earnOffers.filter((o) => o.budget).map((o) => [o.id, o.budget])),
-    budgetUse: budgetUsesOf(ctx, settlement)[0] ?? null,
-    budgetUses: budgetUsesOf(ctx, settlement),
+    budgetUse: budgetUsesOf(ctx, d)[0] ?? null,
+    budgetUses: budgetUsesOf(ctx, d),
     outcome: status,
   };
 }

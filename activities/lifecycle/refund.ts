@@ -341,15 +341,33 @@ function describeClawback(shortfall: boolean, owed: boolean): string {
  * what the purchase earned, which is what it took from the budget.
  */
 async function giveBudgetBack(tx: Tx, { purchase, at }: RefundCase, clawed: Clawed): Promise<number> {
-  let returned = 0;
+  const returns = new Map<string, { offerId: string; periodKey: string; amountMinor: number }>();
+  const add = (use: { offerId: string; periodKey: string }, amountMinor: number) => {
+    if (amountMinor === 0) return;
+    const key = `${use.offerId} ${use.periodKey}`;
+    const entry = returns.get(key) ?? { ...use, amountMinor: 0 };
+    entry.amountMinor += amountMinor;
+    returns.set(key, entry);
+  };
   for (const use of budgetUsesOf(purchase)) {
     const offer = clawed.offers.find((o) => o.offerId === use.offerId);
-    const amountMinor = offer ? offer.cashbackDueMinor + offer.brandedDueMinor : 0;
-    if (amountMinor === 0) continue;
-    await returnBudget(tx, { offerId: use.offerId, periodKey: use.periodKey, amountMinor, at });
-    returned += amountMinor;
+    add(use, offer ? offer.cashbackDueMinor + offer.brandedDueMinor : 0);
   }
-  return returned;
+  // A completion taken back returns to the budget of the purchase that had earned it, whichever it is.
+  for (const c of clawed.progress.flatMap((p) => p.clawed)) {
+    const amountMinor = c.cashbackMinor + c.brandedMinor;
+    if (amountMinor === 0 || !c.transactionId) continue;
+    const earner =
+      c.transactionId === purchase.id
+        ? purchase
+        : await tx.ingestedEvent.findUnique({ where: { id: c.transactionId } });
+    const use = earner && budgetUsesOf(earner).find((u) => u.offerId === c.offerId);
+    if (use) add(use, amountMinor);
+  }
+  // In the order the settlements lock budget rows: by offer, then period.
+  const ordered = [...returns.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+  for (const r of ordered) await returnBudget(tx, { ...r, at });
+  return ordered.reduce((sum, r) => sum + r.amountMinor, 0);
 }
 
 /** The budgets the purchase's settlement drew on, in the order of its trace (one before offers stacked). */
@@ -618,10 +636,9 @@ async function purchaseHistory(tx: Tx, purchase: IngestedEvent, refundId: string
   const purchaseId = purchase.id;
   // A cumulative offer's completion the purchase reached is not its own reward: refunds take it
   // back only when the group's measure falls below it (./completion-clawback.ts).
-  const events = await tx.rewardEvent.findMany({
-    where: { transactionId: purchaseId, completion: null },
-    orderBy: { occurredAt: 'asc' },
-  });
+  const all = await tx.rewardEvent.findMany({ where: { transactionId: purchaseId }, orderBy: { occurredAt: 'asc' } });
+  const events = all.filter((e) => e.completion === null);
+  const completionEventIds = all.filter((e) => e.completion !== null).map((e) => e.id);
   const sum = sumOf(events);
   // A refund stored in another currency took nothing back (recordCurrencyMismatch): counting its
   // amount would make the next refund take back more than its share.
@@ -637,10 +654,18 @@ async function purchaseHistory(tx: Tx, purchase: IngestedEvent, refundId: string
     },
     select: { amountMinor: true },
   });
-  // The funded offer's transfers of the purchase, charged and returned so far.
+  // The funded offers' transfers of the purchase, charged and returned so far: its own reward's,
+  // not its completions' (a completion returns its issuer's share whole when it comes back).
   const accompanying = await tx.ledgerTransfer.groupBy({
     by: ['kind'],
-    where: { issuerId: purchase.issuerId, transactionId: purchaseId, kind: { in: [...ACCOMPANYING_KINDS] } },
+    where: {
+      issuerId: purchase.issuerId,
+      transactionId: purchaseId,
+      kind: { in: [...ACCOMPANYING_KINDS] },
+      ...(completionEventIds.length > 0
+        ? { OR: [{ rewardEventId: null }, { rewardEventId: { notIn: completionEventIds } }] }
+        : {}),
+    },
     _sum: { amountMinor: true },
   });
   const charged = (...kinds: AccompanyingKind[]) =>

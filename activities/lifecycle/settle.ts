@@ -230,7 +230,7 @@ function planSettlement(ctx: DecisionContext, at: Date) {
       commissionOnMinor,
     });
   });
-  batch.budgetUses = budgetUsesOf(ctx, decision.settlement);
+  batch.budgetUses = budgetUsesOf(ctx, decision);
   for (const step of decision.progress) addCompletions(plan, step);
   return { decision, batch, rewardEventIds, rewardGrantIds };
 }
@@ -243,14 +243,27 @@ function planSettlement(ctx: DecisionContext, at: Date) {
 function addCompletions(plan: SettlementPlan, step: ProgressStep): void {
   for (const c of step.completions) {
     if (c.amountMinor <= 0) continue;
-    const earning = {
-      amountMinor: c.amountMinor,
-      offerId: step.offerId,
-      prefix: `completion:${step.offerId}:${c.completion}:`,
-      completion: c.completion,
-    };
-    if (c.balanceType === 'cashback') addCashback(plan, earning);
-    else addBranded(plan, earning);
+    const prefix = `completion:${step.offerId}:${c.completion}:`;
+    const earning = { amountMinor: c.amountMinor, offerId: step.offerId, prefix, completion: c.completion };
+    const cashback = c.balanceType === 'cashback';
+    const eventId = cashback ? addCashback(plan, earning) : addBranded(plan, earning);
+    // The issuer's share of a funded cumulative offer is of each completion's reward, with it.
+    addFunding(
+      plan.batch,
+      plan.ctx,
+      {
+        offerId: step.offerId,
+        reward: cashback
+          ? { cashbackMinor: c.amountMinor, brandedMinor: 0 }
+          : { cashbackMinor: 0, brandedMinor: c.amountMinor },
+      },
+      {
+        common: plan.common,
+        key: (what) => plan.key(prefix + what),
+        earnEvents: cashback ? { cashback: eventId } : { branded: eventId },
+        commissionOnMinor: 0,
+      },
+    );
   }
 }
 
@@ -384,7 +397,7 @@ function addBranded(plan: SettlementPlan, earning: Earning): string | undefined 
 function addFunding(
   batch: PostingBatch,
   ctx: DecisionContext,
-  { offerId, reward }: AppliedReward,
+  { offerId, reward }: { offerId: string; reward: Pick<AppliedReward['reward'], 'cashbackMinor' | 'brandedMinor'> },
   p: {
     common: RewardPosting['common'];
     key: (what: string) => string;

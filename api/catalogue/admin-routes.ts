@@ -176,8 +176,8 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     description:
       'The reward is either reward (percent, tiered, spend_x_get_y or nth_purchase) or the flat cashbackRateBps and ' +
       'brandedRateBps, at least one rate above 0 unless the reward is cumulative; endsAt (exclusive) must not be before ' +
-      'startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no budget, funding, commission or ' +
-      'maxRewardPerChgMinor. ' +
+      'startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no commission or maxRewardPerChgMinor; its ' +
+      "budget pays its completions as far as it reaches, and an issuer's share is of each completion's reward. " +
       OFFER_FUNDING_RULES +
       ' Audited.',
     tag,
@@ -197,7 +197,7 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     reasonCodes: {
       400: {
         invalid_body:
-          "both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor",
+          "both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a commission or maxRewardPerChgMinor",
       },
     },
     async handle(ctx, { params, body }) {
@@ -247,7 +247,7 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     reasonCodes: {
       400: {
         invalid_body:
-          "endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor",
+          "endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a commission or maxRewardPerChgMinor",
       },
       409: {
         offer_in_progress: 'the reward or maxRedemptionsPerChg of a cumulative offer on which groups have progress',

@@ -1450,7 +1450,7 @@ export interface paths {
         put?: never;
         /**
          * Add an offer to a merchant
-         * @description The reward is either reward (percent, tiered, spend_x_get_y or nth_purchase) or the flat cashbackRateBps and brandedRateBps, at least one rate above 0 unless the reward is cumulative; endsAt (exclusive) must not be before startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no budget, funding, commission or maxRewardPerChgMinor. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
+         * @description The reward is either reward (percent, tiered, spend_x_get_y or nth_purchase) or the flat cashbackRateBps and brandedRateBps, at least one rate above 0 unless the reward is cumulative; endsAt (exclusive) must not be before startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no commission or maxRewardPerChgMinor; its budget pays its completions as far as it reaches, and an issuer's share is of each completion's reward. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["createOffer"];
         delete?: never;
@@ -13624,7 +13624,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminOffer"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a commission or maxRewardPerChgMinor. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13764,7 +13764,7 @@ export interface operations {
                     "application/json": components["schemas"]["PendingApproval"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a commission or maxRewardPerChgMinor. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -118,8 +118,8 @@ const CHECKS: Check[] = [
     // asked about (docs/decisions/0039-offer-budgets.md). Each purchase's match trace names the
     // budget periods it drew on (one per budgeted offer applied; `budgetUse` alone before offers
     // stacked); what its purchases kept of each offer (earned less clawed back) is what the period
-    // has used. A cumulative offer's completion a purchase reached is not the purchase's own reward,
-    // and draws on no budget.
+    // has used. A cumulative offer's completions count with the purchase that earned them, which
+    // took them from the offer's budget (the clawback of one is posted with that purchase).
     name: 'offer budget used equals what its purchases kept',
     query: () => Prisma.sql`
       WITH uses AS (
@@ -136,7 +136,6 @@ const CHECKS: Check[] = [
                                              ELSE 0 END) AS net
           FROM uses u JOIN reward_event r ON r.transaction_id = u.id AND r.offer_id = u.offer_id
                                          AND r.issuer_id = (SELECT issuer_id FROM ingested_event WHERE id = u.id)
-         WHERE r.completion IS NULL
          GROUP BY 1, 2)
       SELECT coalesce(b.offer_id, k.offer_id) || ' ' || coalesce(nullif(coalesce(b.period, k.period), ''), 'lifetime') AS subject,
              'used ' || coalesce(b.used_minor::text, 'no row') || ', kept ' || coalesce(k.net::text, 'nothing') AS detail
