@@ -121,7 +121,7 @@ interface Clawed {
   /** The cumulative offers' progress it lowered, and the completions it took back. */
   progress: ProgressUndone[];
   /** What was due of each offer's reward (a budget gets its offer's back). */
-  offers: Array<{ offerId: string; cashbackDueMinor: number; brandedDueMinor: number }>;
+  offers: Array<{ offerId: string | null; cashbackDueMinor: number; brandedDueMinor: number }>;
 }
 
 /** What a refund returns of a funded offer's transfers: the issuer's share and the commission. */
@@ -296,7 +296,7 @@ async function clawBackCashback(
   tx: Tx,
   { refund }: RefundCase,
   posting: Posting,
-  offer: { offerId: string; cashbackDue: number },
+  offer: { offerId: string | null; cashbackDue: number },
   rewardEventIds: string[],
   what: 'cashback' | 'shortfall',
 ): Promise<ClawbackSplit> {
@@ -459,7 +459,7 @@ async function clawBackGrants(
   tx: Tx,
   { refund, at }: RefundCase,
   posting: Posting,
-  offer: { offerId: string; brandedDue: number; grantIds: string[] },
+  offer: { offerId: string | null; brandedDue: number; grantIds: string[] },
   rewardEventIds: string[],
 ): Promise<number> {
   const rewardEventId = newId('brevt');
@@ -615,7 +615,8 @@ const sumOf =
  * unless the merchant's offers stack): a refund claws each back in share.
  */
 function offersOf(events: OwnEvent[]) {
-  const ids = [...new Set(events.filter((e) => EARNED.includes(e.type) && e.offerId).map((e) => e.offerId!))].sort();
+  // By offer id; an earn without one (none is written so) still comes back, as its own.
+  const ids = [...new Set(events.filter((e) => EARNED.includes(e.type)).map((e) => e.offerId))].sort();
   return ids.map((offerId) => {
     const own = events.filter((e) => e.offerId === offerId);
     const sum = sumOf(own);
