@@ -1,39 +1,48 @@
 // The targeting phase's rows (bench/targeting.ts measures, bench/run.ts runs the phase), apart so
 // that their unit test needs no stack. The bars are DESIGN.md's, Quality bars, "Targeting".
 import type { Row } from './report';
-import { cumulativeShare, targetingShare, type TargetingResult } from './targeting';
+import { mechanicsShare, targetingShare, type TargetingResult } from './targeting';
 
 /** How far the control's share may stray from the offer's holdoutBps, in percentage points. */
 export const HOLDOUT_SHARE_TOLERANCE_PP = 0.2;
 
-/** The lifecycle at cumulative offers beside the percent twin's, when the run had that side. */
-function cumulativeRows(t: TargetingResult): Row[] {
-  const share = cumulativeShare(t.rounds);
+/** What each offer mechanics side of the rounds has beside the percent twin's offer. */
+const MECHANICS = {
+  cumulative: {
+    figure: 'Offer mechanics: lifecycle at a percent offer with cumulative offers beside it (steady 10-90%)',
+    share: 'Offer mechanics: cumulative / percent lifecycle',
+    beside: 'spend X get Y and the Nth purchase (both repeatable) beside a 5 % offer',
+  },
+  stacked: {
+    figure: 'Offer mechanics: lifecycle at a merchant stacking three percent offers (steady 10-90%)',
+    share: 'Offer mechanics: stacked / percent lifecycle',
+    beside: '5 %, 3 % (budgeted) and 2 % stacked under a 10 % cap, each purchase earning from all three',
+  },
+} as const;
+
+/** An offer mechanics side's lifecycle beside the percent twin's, when the run had that side. */
+function mechanicsRows(t: TargetingResult, side: keyof typeof MECHANICS): Row[] {
+  const share = mechanicsShare(t.rounds, side);
   if (share === null) return [];
-  const mean = (side: 'cumulative' | 'untargeted') =>
-    t.rounds.reduce((s, r) => s + r[side]!.steadyPerSecond, 0) / t.rounds.length;
+  const mean = (of: typeof side | 'untargeted') =>
+    t.rounds.reduce((s, r) => s + r[of]!.steadyPerSecond, 0) / t.rounds.length;
   const perRound = t.rounds
-    .map((r) => `${r.untargeted.steadyPerSecond.toFixed(1)} → ${r.cumulative!.steadyPerSecond.toFixed(1)}`)
+    .map((r) => `${r.untargeted.steadyPerSecond.toFixed(1)} → ${r[side]!.steadyPerSecond.toFixed(1)}`)
     .join(', ');
   return [
     {
-      figure: 'Offer mechanics: lifecycle at a percent offer with cumulative offers beside it (steady 10-90%)',
-      value: mean('cumulative'),
+      figure: MECHANICS[side].figure,
+      value: mean(side),
       floor: mean('untargeted'),
       unit: 'events/s',
-      note: `mean of ${t.rounds.length} rounds, spend X get Y and the Nth purchase (both repeatable) beside a 5 % offer; percent twin → cumulative: ${perRound}`,
+      note: `mean of ${t.rounds.length} rounds, ${MECHANICS[side].beside}; percent twin → ${side}: ${perRound}`,
     },
-    {
-      figure: 'Offer mechanics: cumulative / percent lifecycle',
-      value: share,
-      unit: '%',
-      target: { op: '>=', value: 90 },
-    },
+    { figure: MECHANICS[side].share, value: share, unit: '%', target: { op: '>=', value: 90 } },
   ];
 }
 
 export function targetingRows(t: TargetingResult): Row[] {
-  return [...ownRows(t), ...cumulativeRows(t)];
+  return [...ownRows(t), ...mechanicsRows(t, 'cumulative'), ...mechanicsRows(t, 'stacked')];
 }
 
 function ownRows(t: TargetingResult): Row[] {

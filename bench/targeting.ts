@@ -14,10 +14,12 @@
 //      control's share of the audience against the offer's holdoutBps;
 //   4. the lift report over those groups, with settled purchases written straight into the
 //      database for a share of them (treated groups buying 5 % more, so the report has a lift to find).
-// The lifecycle's rounds have a third side (DESIGN.md, Quality bars, Offer mechanics): the same
+// The lifecycle's rounds have two more sides (DESIGN.md, Quality bars, Offer mechanics): the same
 // purchases at a merchant whose percent offer has cumulative offers beside it (spend X get Y and
 // the Nth purchase, both repeatable), so each purchase also moves two progress rows and some reach
-// completions; compared with the untargeted twin's percent offer alone.
+// completions; and at a merchant stacking three percent offers (one with a budget), so each purchase
+// posts three offers' rewards and takes from a budget; each compared with the untargeted twin's
+// percent offer alone.
 import pg from 'pg';
 import { caller, type Fixture } from './fixtures';
 import { pendingAfterDrain, runLifecycleDrain, type DrainResult } from './sustained';
@@ -42,6 +44,8 @@ export interface TargetingRound {
   untargeted: DrainResult;
   /** At a percent offer with cumulative offers beside it (absent in runs recorded before it). */
   cumulative?: DrainResult;
+  /** At a merchant stacking three percent offers (absent in runs recorded before it). */
+  stacked?: DrainResult;
 }
 
 export interface TargetingResult {
@@ -98,6 +102,14 @@ const CUMULATIVE_REWARDS = [
   { kind: 'nth_purchase', purchases: 3, rewardMinor: 200, balanceType: 'cashback', repeatable: true },
 ];
 
+/** The stacked side's merchant: its three offers, 5 %, 3 % (budgeted) and 2 %, all apply under a 10 % cap. */
+const STACK_CAP_BPS = 1000;
+const STACKED_OFFERS = [
+  { cashbackRateBps: 500, priority: 2 },
+  { cashbackRateBps: 300, priority: 1, budgetMinor: 1_000_000_000_000 },
+  { cashbackRateBps: 200, priority: 0 },
+];
+
 /** The audience every targeted offer of the phase has: no excluded segment, and new at the merchant. */
 const AUDIENCE = { excludeSegments: ['staff'], merchantHistory: { kind: 'new', lookbackDays: 365 } };
 
@@ -121,13 +133,19 @@ export async function measureTargeting(o: TargetingOptions): Promise<TargetingRe
 }
 
 /** A dining merchant with cashback only, seen by these issuers alone (null: every issuer). */
-async function createMerchant(o: TargetingOptions, name: string, issuerIds: string[] | null): Promise<string> {
+async function createMerchant(
+  o: TargetingOptions,
+  name: string,
+  issuerIds: string[] | null,
+  fields: Record<string, unknown> = {},
+): Promise<string> {
   const operator = caller(o.stack.apiUrl, o.stack.operatorToken);
   const merchant = await operator('POST', '/admin/v1/merchants', {
     name,
     category: 'dining',
     issuerIds,
     brandedBalance: { enabled: false, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+    ...fields,
   });
   return merchant.id as string;
 }
@@ -177,6 +195,8 @@ async function lifecycleRounds(o: TargetingOptions, db: pg.Client) {
   const cumulative = await createMerchant(o, 'Bench cumulative', only);
   await createOffer(o, cumulative, {});
   for (const reward of CUMULATIVE_REWARDS) await createOffer(o, cumulative, { reward });
+  const stacked = await createMerchant(o, 'Bench stacked', only, { stacking: 'stack', stackCapBps: STACK_CAP_BPS });
+  for (const fields of STACKED_OFFERS) await createOffer(o, stacked, fields);
   await enrolled(db, [targetedOffer], o.timeoutMs);
   const { rows } = await db.query<{ chg_id: string }>(
     `SELECT chg_id FROM offer_enrolment WHERE offer_id = $1 AND arm = 'treated'`,
@@ -185,12 +205,13 @@ async function lifecycleRounds(o: TargetingOptions, db: pg.Client) {
   const treated = new Set(rows.map((r) => r.chg_id));
   const groups = o.fixture.groups.filter((g) => treated.has(g.chgId));
   for (const g of groups)
-    for (const m of [twin, cumulative]) await issuer('PUT', `/api/v2/chg/${g.chgId}/merchant/${m}/activation`, {});
-  const merchantOf = { targeted: targetedMerchant, untargeted: twin, cumulative };
+    for (const m of [twin, cumulative, stacked])
+      await issuer('PUT', `/api/v2/chg/${g.chgId}/merchant/${m}/activation`, {});
+  const merchantOf = { targeted: targetedMerchant, untargeted: twin, cumulative, stacked };
   const rounds: TargetingRound[] = [];
   for (let round = 1; round <= o.rounds; round++) {
     // Alternated order, as in the budget phase: each drain runs a little slower than the one before.
-    const order = ['untargeted', 'targeted', 'cumulative'] as const;
+    const order = ['untargeted', 'targeted', 'cumulative', 'stacked'] as const;
     const sides = round % 2 === 1 ? order : [...order].reverse();
     const result: Partial<TargetingRound> = {};
     for (const side of sides) {
@@ -384,8 +405,8 @@ export function targetingShare(rounds: readonly TargetingRound[]): number {
   return (meanOf(rounds, 'targeted') / meanOf(rounds, 'untargeted')) * 100;
 }
 
-/** The lifecycle at cumulative offers as a share of the percent twin's; null in runs without that side. */
-export function cumulativeShare(rounds: readonly TargetingRound[]): number | null {
-  if (rounds.some((r) => !r.cumulative)) return null;
-  return (meanOf(rounds, 'cumulative') / meanOf(rounds, 'untargeted')) * 100;
+/** The lifecycle of an offer mechanics side as a share of the percent twin's; null in runs without that side. */
+export function mechanicsShare(rounds: readonly TargetingRound[], side: 'cumulative' | 'stacked'): number | null {
+  if (rounds.some((r) => !r[side])) return null;
+  return (meanOf(rounds, side) / meanOf(rounds, 'untargeted')) * 100;
 }

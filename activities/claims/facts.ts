@@ -12,7 +12,7 @@ import {
 } from '../../core/rules/claims';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import { brandedBalanceUsable, withUsableBranded } from '../../core/rules/branded-rate';
-import type { MerchantStacking } from '../../core/rules/stacking';
+import { stackingPolicy, type MerchantStacking } from '../../core/rules/stacking';
 import {
   KEPT_OF_OFFER,
   merchantOffersJson,
@@ -227,7 +227,7 @@ async function evaluateAt(
     Array<{
       merchant_status: CatalogueStatus | null;
       branded: { brandedEnabled: boolean; brandedAvailabilityDelayDays: number; brandedExpiryDays: number } | null;
-      stacking: MerchantStacking | null;
+      stacking: { stacking: MerchantStacking; stackCapBps: number | null } | null;
       issuer_delay_days: number;
       offers: JsonOffer[];
       activation: { status: CatalogueStatus; activatedAt: string } | null;
@@ -243,7 +243,7 @@ async function evaluateAt(
           AND (m.issuer_ids IS NULL OR ${event.issuerId} = ANY (m.issuer_ids))) AS merchant_status,
       (SELECT jsonb_build_object('brandedEnabled', m.branded_enabled, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
               'brandedExpiryDays', m.branded_expiry_days) FROM merchant m WHERE m.id = ${merchantId}) AS branded,
-      (SELECT m.stacking FROM merchant m WHERE m.id = ${merchantId}) AS stacking,
+      (SELECT jsonb_build_object('stacking', m.stacking, 'stackCapBps', m.stack_cap_bps) FROM merchant m WHERE m.id = ${merchantId}) AS stacking,
       (SELECT i.branded_availability_delay_days FROM issuer i WHERE i.id = ${event.issuerId}) AS issuer_delay_days,
       ${merchantOffersJson(merchantId, event.eventCreatedAt, event.chgId)} AS offers,
       (SELECT jsonb_build_object('status', a.status, 'activatedAt', a.activated_at)
@@ -287,7 +287,7 @@ async function evaluateAt(
     earnedSoFarByOffer: Object.fromEntries(Object.entries(row.earned).map(([k, v]) => [k, fromDbMinor(v)])),
     redeemedSoFarByOffer: row.redeemed,
     now: event.eventCreatedAt,
-    stacking: { policy: row.stacking ?? 'best_of' },
+    stacking: row.stacking ? stackingPolicy(row.stacking.stacking, row.stacking.stackCapBps) : undefined,
   });
 }
 

@@ -8,10 +8,10 @@
 // longer hold (spent, expired) from cashback, then owed. The cardholder sees each as a negative
 // adjustment of the refund (its source event).
 import { newId } from '../../core/ids';
-import { lockAccounts } from '../../core/domain/ledger/accounts';
 import { postTransfer, recordRewardEvent, reverseBrandedCredit } from '../../core/domain/ledger';
 import { accounts, fromDbMinor, type TransferKind } from '../../core/ledger';
-import { splitClawback, type ClawbackSplit } from '../../core/rules/cashback';
+import type { ClawbackSplit } from '../../core/rules/cashback';
+import { takeFromCashback } from './cashback-clawback';
 import { claimCreditsDue, type ClaimCredit } from '../../core/rules/settlement';
 import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
 
@@ -154,41 +154,35 @@ async function fromCashback(
   rewardEventIds: string[],
   shortfall: boolean,
 ): Promise<ClawbackSplit> {
-  if (dueMinor <= 0) return { fromBalanceMinor: 0, owedMinor: 0 };
   const accountId = accounts.chgCashback(p.purchase.issuerId, p.purchase.chgId).id;
-  const balance = (await lockAccounts(tx, [accountId])).get(accountId)!.balanceMinor;
-  const split = splitClawback(dueMinor, balance);
   const what = shortfall ? 'claim_branded_shortfall' : 'claim_cashback';
-  const parts: Array<{ amountMinor: number; kind: TransferKind; suffix: string }> = [
-    { amountMinor: split.fromBalanceMinor, kind: 'adjust_debit_cashback', suffix: '' },
-    { amountMinor: split.owedMinor, kind: 'adjust_debit_cashback_owed', suffix: '_owed' },
-  ];
-  for (const part of parts) {
-    if (part.amountMinor <= 0) continue;
+  return takeFromCashback(tx, accountId, dueMinor, async (amountMinor, owed) => {
+    const [suffix, kind]: [string, TransferKind] = owed
+      ? ['_owed', 'adjust_debit_cashback_owed']
+      : ['', 'adjust_debit_cashback'];
     const rewardEventId = newId('brevt');
     await recordRewardEvent(tx, {
       ...base(p),
       id: rewardEventId,
-      idempotencyKey: p.key(`${what}_reversed${part.suffix}`),
+      idempotencyKey: p.key(`${what}_reversed${suffix}`),
       type: 'cashback_adjusted',
-      amountMinor: -part.amountMinor,
+      amountMinor: -amountMinor,
       merchantId: p.merchantId,
       sourceEventId: p.refund.id,
       coversBrandedShortfall: shortfall,
-      description: describe(shortfall, part.suffix !== ''),
+      description: describe(shortfall, owed),
       occurredAt: p.at,
     });
     await postTransfer(tx, {
       ...base(p),
-      idempotencyKey: p.key(`${what}_${part.kind}`),
-      kind: part.kind,
+      idempotencyKey: p.key(`${what}_${kind}`),
+      kind,
       merchantId: p.merchantId,
-      amountMinor: part.amountMinor,
+      amountMinor,
       rewardEventId,
     });
     rewardEventIds.push(rewardEventId);
-  }
-  return split;
+  });
 }
 
 function describe(shortfall: boolean, owed: boolean): string {

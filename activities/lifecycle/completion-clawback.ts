@@ -9,12 +9,11 @@
 import { newId } from '../../core/ids';
 import { accounts, fromDbMinor, type AccountRef } from '../../core/ledger';
 import { clawBackBranded, recordRewardEvent } from '../../core/domain/ledger';
-import { lockAccounts } from '../../core/domain/ledger/accounts';
-import { splitClawback } from '../../core/rules/cashback';
+import { takeFromCashback } from './cashback-clawback';
 import { contributionOf, isCumulative, type CumulativeReward } from '../../core/rules/reward-kinds';
 import { progressOnRefund, type CumulativeTerms, type StoredProgress } from '../../core/rules/progress';
 import { contributionsOf, storedProgress, writeRefundProgress } from '../../core/domain/offer-progress';
-import { postNow } from './reward-posting';
+import { postAccompanying, postNow, type RewardPosting } from './reward-posting';
 import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
 
 type Tx = Prisma.TransactionClient;
@@ -23,6 +22,8 @@ type Tx = Prisma.TransactionClient;
 export interface ProgressDue {
   terms: CumulativeTerms;
   contributed: number;
+  /** The offer is funded in part by the issuer: a completion's clawback returns its share. */
+  issuerShare: boolean;
 }
 
 /** What the refund took back of one completion, by the balance each part came from. */
@@ -35,6 +36,10 @@ export interface CompletionClawed {
   brandedMinor: number;
   /** Of the cashback part: what the group could not give, owed. */
   owedMinor: number;
+  /** The purchase that had earned it (its budget use gets the clawback back). */
+  transactionId: string | null;
+  /** The issuer's share of it returned (a funded offer). */
+  issuerShareReturnedMinor: number;
 }
 
 export interface ProgressUndone {
@@ -68,7 +73,7 @@ export async function progressDue(tx: Tx, purchase: IngestedEvent, netAmountMino
       maxRewardMinor: offer.maxRewardMinor === null ? null : fromDbMinor(offer.maxRewardMinor),
     };
     if (contributionOf(reward, netAmountMinor, terms.minSpendMinor) < c.contributed)
-      due.push({ terms, contributed: c.contributed });
+      due.push({ terms, contributed: c.contributed, issuerShare: offer.fundingIssuerShareBps > 0 });
   }
   return due;
 }
@@ -82,6 +87,7 @@ export function progressAccounts(purchase: IngestedEvent, due: readonly Progress
     accounts.chgCashback(purchase.issuerId, purchase.chgId),
     accounts.chgCashbackOwed(purchase.issuerId, purchase.chgId),
     accounts.merchantReceivable(purchase.issuerId, purchase.merchantId),
+    ...(due.some((d) => d.issuerShare) ? [accounts.issuerFunding(purchase.issuerId)] : []),
   ];
 }
 
@@ -127,12 +133,16 @@ export async function undoProgress(
 }
 
 interface StandingCompletion {
+  offerId: string;
+  completion: number;
   type: 'cashback_earned' | 'branded_earned';
   /** Earned less what refunds took back of it before: all of it, or 0 (a completion that paid 0). */
   standingMinor: number;
   transactionId: string;
   merchantId: string;
   rewardGrantId: string | null;
+  /** Every event of the completion, earned and clawed back, whoever earned it. */
+  eventIds: string[];
 }
 
 /** The completion's latest earn, and how much of what it earned still stands. */
@@ -152,11 +162,14 @@ async function standingCompletion(
     .filter((e) => e.type === 'cashback_clawed_back' || e.type === 'branded_clawed_back')
     .reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
   return {
+    offerId: p.offerId,
+    completion: p.completion,
     type: latest.type as StandingCompletion['type'],
     standingMinor: Math.max(0, earned - clawed),
     transactionId: latest.transactionId!,
     merchantId: latest.merchantId!,
     rewardGrantId: latest.rewardGrantId,
+    eventIds: events.map((e) => e.id),
   };
 }
 
@@ -167,7 +180,15 @@ async function clawBackCompletion(
   completion: number,
   rewardEventIds: string[],
 ): Promise<CompletionClawed> {
-  const none = { offerId, completion, cashbackMinor: 0, brandedMinor: 0, owedMinor: 0 };
+  const none = {
+    offerId,
+    completion,
+    cashbackMinor: 0,
+    brandedMinor: 0,
+    owedMinor: 0,
+    transactionId: null,
+    issuerShareReturnedMinor: 0,
+  };
   const standing = await standingCompletion(tx, { offerId, chgId: ref.purchase.chgId, completion });
   if (!standing || standing.standingMinor === 0) return none;
   const { issuerId, chgId } = ref.purchase;
@@ -177,68 +198,123 @@ async function clawBackCompletion(
     key: (what: string) => `refund:${ref.refund.id}:completion:${offerId}:${completion}:${what}`,
   };
   const event = { offerId, completion, sourceEventId: ref.refund.id };
-  let brandedMinor = 0;
-  let fromCashback = standing.standingMinor;
-  if (standing.type === 'branded_earned') {
-    const rewardEventId = newId('brevt');
-    const draw = await clawBackBranded(tx, {
-      ...posting.base,
-      merchantId: standing.merchantId,
-      idempotencyKey: posting.key('clawback_branded'),
-      rewardEventId,
-      maxAmountMinor: standing.standingMinor,
-      grantIds: standing.rewardGrantId ? [standing.rewardGrantId] : [],
-    });
-    brandedMinor = draw.drawnMinor;
-    fromCashback -= brandedMinor;
-    if (brandedMinor > 0) {
-      await recordRewardEvent(tx, {
-        ...posting.base,
-        ...event,
-        id: rewardEventId,
-        merchantId: standing.merchantId,
-        idempotencyKey: posting.key('branded_clawed_back'),
-        type: 'branded_clawed_back',
-        amountMinor: brandedMinor,
-        rewardGrantId: standing.rewardGrantId,
-        description: 'Balance reversed: a refund took the offer back below its goal',
-        occurredAt: ref.at,
-      });
-      rewardEventIds.push(rewardEventId);
-    }
-  }
+  const firstEvent = rewardEventIds.length;
+  const brandedMinor =
+    standing.type === 'branded_earned' ? await clawBackGrant(tx, ref, posting, standing, rewardEventIds) : 0;
+  const fromCashback = standing.standingMinor - brandedMinor;
   const shortfall = standing.type === 'branded_earned';
   const cashbackAccount = accounts.chgCashback(issuerId, chgId).id;
-  const balance = (await lockAccounts(tx, [cashbackAccount])).get(cashbackAccount)!.balanceMinor;
-  const split = splitClawback(fromCashback, balance);
-  const parts = [
-    { amountMinor: split.fromBalanceMinor, kind: 'clawback_cashback', suffix: '' },
-    { amountMinor: split.owedMinor, kind: 'clawback_cashback_owed', suffix: '_owed' },
-  ] as const;
-  for (const part of parts) {
-    if (part.amountMinor <= 0) continue;
-    await postNow(
+  const split = await takeFromCashback(tx, cashbackAccount, fromCashback, (amountMinor, owed) =>
+    postNow(
       tx,
       rewardEventIds,
       posting.base,
       {
         common: posting.common,
-        amountMinor: part.amountMinor,
+        amountMinor,
         event: {
           ...event,
-          idempotencyKey: posting.key(`cashback_clawed_back${part.suffix}`),
+          idempotencyKey: posting.key(owed ? 'cashback_clawed_back_owed' : 'cashback_clawed_back'),
           type: 'cashback_clawed_back',
           description: shortfall
             ? 'Spent or expired balance reversed: a refund took the offer back below its goal'
             : 'Cashback reversed: a refund took the offer back below its goal',
         },
-        transfer: { idempotencyKey: posting.key(part.kind), kind: part.kind },
+        transfer: {
+          idempotencyKey: posting.key(owed ? 'clawback_cashback_owed' : 'clawback_cashback'),
+          kind: owed ? 'clawback_cashback_owed' : 'clawback_cashback',
+        },
       },
       shortfall ? { coversBrandedShortfall: true } : {},
-    );
-  }
+    ),
+  );
   if (!shortfall) await releaseCompletionHold(tx, standing.transactionId, fromCashback, ref.at);
-  return { offerId, completion, cashbackMinor: fromCashback, brandedMinor, owedMinor: split.owedMinor };
+  const issuerShareReturnedMinor = await returnIssuerShare(tx, posting, standing.eventIds, rewardEventIds[firstEvent]);
+  return {
+    offerId,
+    completion,
+    cashbackMinor: fromCashback,
+    brandedMinor,
+    owedMinor: split.owedMinor,
+    transactionId: standing.transactionId,
+    issuerShareReturnedMinor,
+  };
+}
+
+type CompletionPosting = {
+  base: { issuerId: string; chgId: string; transactionId: string; at: Date };
+  common: RewardPosting['common'];
+  key: (what: string) => string;
+};
+
+/** A branded completion's value back from its grant, as far as the grant still holds it. */
+async function clawBackGrant(
+  tx: Tx,
+  ref: RefundRef,
+  posting: CompletionPosting,
+  standing: StandingCompletion,
+  rewardEventIds: string[],
+): Promise<number> {
+  const event = { offerId: standing.offerId, completion: standing.completion, sourceEventId: ref.refund.id };
+  const rewardEventId = newId('brevt');
+  const draw = await clawBackBranded(tx, {
+    ...posting.base,
+    merchantId: standing.merchantId,
+    idempotencyKey: posting.key('clawback_branded'),
+    rewardEventId,
+    maxAmountMinor: standing.standingMinor,
+    grantIds: standing.rewardGrantId ? [standing.rewardGrantId] : [],
+  });
+  const brandedMinor = draw.drawnMinor;
+  if (brandedMinor > 0) {
+    await recordRewardEvent(tx, {
+      ...posting.base,
+      ...event,
+      id: rewardEventId,
+      merchantId: standing.merchantId,
+      idempotencyKey: posting.key('branded_clawed_back'),
+      type: 'branded_clawed_back',
+      amountMinor: brandedMinor,
+      rewardGrantId: standing.rewardGrantId,
+      description: 'Balance reversed: a refund took the offer back below its goal',
+      occurredAt: ref.at,
+    });
+    rewardEventIds.push(rewardEventId);
+  }
+  return brandedMinor;
+}
+
+/**
+ * What stands of the issuer's share of the completion's reward (charged with its earns, less what
+ * clawbacks before returned), returned whole with its clawback's first event: the completion
+ * comes back whole.
+ */
+async function returnIssuerShare(
+  tx: Tx,
+  posting: { base: { issuerId: string; at: Date }; common: RewardPosting['common']; key: (what: string) => string },
+  eventIds: string[],
+  rewardEventId: string | undefined,
+): Promise<number> {
+  if (!rewardEventId) return 0;
+  const rows = await tx.ledgerTransfer.groupBy({
+    by: ['kind'],
+    where: {
+      rewardEventId: { in: eventIds },
+      kind: { in: ['issuer_share_cashback', 'issuer_share_branded', 'issuer_share_returned'] },
+    },
+    _sum: { amountMinor: true },
+  });
+  const sum = (...kinds: string[]) =>
+    rows.filter((r) => kinds.includes(r.kind)).reduce((s, r) => s + fromDbMinor(r._sum.amountMinor ?? 0n), 0);
+  const dueMinor = sum('issuer_share_cashback', 'issuer_share_branded') - sum('issuer_share_returned');
+  if (dueMinor <= 0) return 0;
+  await postAccompanying(tx, posting.base, {
+    common: posting.common,
+    amountMinor: dueMinor,
+    rewardEventId,
+    transfer: { idempotencyKey: posting.key('issuer_share_returned'), kind: 'issuer_share_returned' },
+  });
+  return dueMinor;
 }
 
 /** The completing purchase's hold shrinks by the completion's cashback taken back. */

@@ -71,6 +71,8 @@ export interface ContextMerchant {
   brandedExpiryDays: number;
   /** How its qualifying offers combine. */
   stacking: MerchantStacking;
+  /** Under stack, the cap on the offers applied together (bps of the amount). */
+  stackCapBps: number | null;
 }
 
 /** A branded grant that can be spent now or later, with its FIFO key. */
@@ -317,7 +319,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
     SELECT
       (SELECT jsonb_build_object('id', m.id, 'name', m.name, 'status', m.status, 'brandedEnabled', m.branded_enabled,
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
-              'brandedExpiryDays', m.branded_expiry_days, 'stacking', m.stacking)
+              'brandedExpiryDays', m.branded_expiry_days, 'stacking', m.stacking, 'stackCapBps', m.stack_cap_bps)
          FROM merchant m WHERE m.id = ${p.merchantId}) AS merchant,
       -- With what each budgeted offer has used in the purchase's period (read, not locked).
       ${merchantOffersJson(p.merchantId, p.asOf, p.chgId)} AS offers,

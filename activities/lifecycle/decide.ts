@@ -1,6 +1,7 @@
 // Turns a decision context into the reward decision and its match trace: the record issuer
 // support reads to answer "why no cashback?" (API.md, match-trace). The trace is written
 // when the event is processed and never recomputed.
+import { stackingPolicy } from '../../core/rules/stacking';
 import { evaluateEarn, REWARD_CURRENCY, termsAt, type EarnDecision } from '../../core/rules/eligibility';
 import { tierOf } from '../../core/rules/reward-kinds';
 import { evaluateSpend, type SpendDecision } from '../../core/rules/spend-eligibility';
@@ -51,7 +52,7 @@ export function decideReward(ctx: DecisionContext, processedAt: Date): RewardDec
           earnedSoFarByOffer: ctx.earnedSoFarByOffer,
           redeemedSoFarByOffer: ctx.redeemedSoFarByOffer,
           now: ctx.asOf,
-          stacking: { policy: merchant.stacking },
+          stacking: stackingPolicy(merchant.stacking, merchant.stackCapBps),
         })
       : null;
   const spend =
@@ -108,7 +109,7 @@ function concluded(
     spend,
     offers: ctx.earnOffers,
     earnedSoFarByOffer: ctx.earnedSoFarByOffer,
-    stacking: ctx.merchant ? { policy: ctx.merchant.stacking } : undefined,
+    stacking: ctx.merchant ? stackingPolicy(ctx.merchant.stacking, ctx.merchant.stackCapBps) : undefined,
   });
   const progress = progressOf(ctx, earn, amountMinor);
   const completed = progress.some((p) => p.completions.some((c) => c.amountMinor > 0));
@@ -133,26 +134,38 @@ function progressOf(ctx: DecisionContext, earn: EarnDecision | null, amountMinor
       minSpendMinor: offer.minSpendMinor,
       maxRedemptionsPerChg: offer.maxRedemptionsPerChg ?? null,
       maxRewardMinor: offer.maxRewardMinor,
+      budgetRemainingMinor: offer.budget?.remainingMinor ?? null,
     };
     return progressOnSettlement(terms, amountMinor, ctx.progressByOffer[offerId]);
   });
 }
 
 /**
- * What the settlement takes from the winning offer's budget: its whole reward, from the purchase's
- * period, as the decision read the budget. None when the offer has no budget or nothing is earned.
+ * What the settlement takes from the budgets of the offers applied and of the cumulative offers
+ * whose completions it reached: each one's whole reward, from the purchase's period, as the
+ * decision read the budget. None for an offer without a budget.
  */
-export function budgetUseOf(ctx: DecisionContext, settlement: SettlementDecision): BudgetUse | undefined {
-  const budget = ctx.earnOffers.find((o) => o.id === settlement.winningOfferId)?.budget;
-  const amountMinor = settlement.cashbackMinor + settlement.brandedMinor;
-  if (!budget || amountMinor === 0) return undefined;
-  return {
-    offerId: settlement.winningOfferId!,
-    periodKey: budget.periodKey,
-    amountMinor,
-    usedMinor: budget.usedMinor,
-    cappedByBudget: settlement.reward?.cappedBy === 'budget',
-  };
+export function budgetUsesOf(
+  ctx: DecisionContext,
+  { settlement, progress }: Pick<RewardDecision, 'settlement' | 'progress'>,
+): BudgetUse[] {
+  const rewards = [
+    ...settlement.applied.map(({ offerId, reward }) => ({
+      offerId,
+      amountMinor: reward.totalMinor,
+      cappedByBudget: reward.cappedBy === 'budget',
+    })),
+    ...progress.map((step) => ({
+      offerId: step.offerId,
+      amountMinor: step.completions.reduce((sum, c) => sum + c.amountMinor, 0),
+      cappedByBudget: step.cappedByBudget ?? false,
+    })),
+  ];
+  return rewards.flatMap(({ offerId, amountMinor, cappedByBudget }) => {
+    const budget = ctx.earnOffers.find((o) => o.id === offerId)?.budget;
+    if (!budget || amountMinor === 0) return [];
+    return [{ offerId, periodKey: budget.periodKey, amountMinor, usedMinor: budget.usedMinor, cappedByBudget }];
+  });
 }
 
 /** The match trace the issuer reads back: every check, the arithmetic and the outcome. */
@@ -186,8 +199,19 @@ function decisionTrace(
     earn: earn && { eligible: earn.eligible, reasons: earn.reasons, offers: earn.offers },
     winningOfferId: settlement.winningOfferId,
     // Every qualifying offer with what it would give and why it applied or not (lower_value,
-    // lower_priority), by the merchant's policy.
-    stacking: ctx.merchant && { policy: ctx.merchant.stacking, offers: settlement.stacking },
+    // lower_priority, stack_cap), by the merchant's policy; and what each offer applied pays. The
+    // arithmetic below is the first-applied offer's.
+    stacking: ctx.merchant && {
+      policy: ctx.merchant.stacking,
+      ...(ctx.merchant.stacking === 'stack' ? { stackCapBps: ctx.merchant.stackCapBps } : {}),
+      offers: settlement.stacking,
+      applied: settlement.applied.map(({ offerId, reward }) => ({
+        offerId,
+        cashbackMinor: reward.cashbackMinor,
+        brandedMinor: reward.brandedMinor,
+        cappedBy: reward.cappedBy,
+      })),
+    },
     arithmetic: {
       amountMinor,
       spentMinor: settlement.spentMinor,
@@ -213,10 +237,12 @@ function decisionTrace(
       completionsAfter: p.after.rewarded,
       completions: p.completions,
     })),
-    // Each budgeted offer's budget as read for the purchase's period, and what the reward takes
-    // from the winner's: a refund gives it back to that period, a claim judges on what was left.
+    // Each budgeted offer's budget as read for the purchase's period, and what the rewards take
+    // from the applied offers' budgets: a refund gives it back to that period, a claim judges on
+    // what was left. budgetUse: the first of them, as read before offers stacked.
     budgets: Object.fromEntries(ctx.earnOffers.filter((o) => o.budget).map((o) => [o.id, o.budget])),
-    budgetUse: budgetUseOf(ctx, settlement) ?? null,
+    budgetUse: budgetUsesOf(ctx, d)[0] ?? null,
+    budgetUses: budgetUsesOf(ctx, d),
     outcome: status,
   };
 }

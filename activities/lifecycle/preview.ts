@@ -31,7 +31,7 @@ export async function previewAuthorization(deps: LifecycleDeps, input: StepInput
     const status = decision.status === 'matched' ? 'previewed' : 'not_matched';
     const preview = { cashbackMinor, brandedMinor, spentMinor, earnedAmountMinor: cashbackMinor + brandedMinor };
     // A preview takes nothing from a budget: only its settlement will (budgets shows what was left).
-    const trace = { ...decision.trace, budgetUse: null, outcome: status, preview };
+    const trace = { ...decision.trace, budgetUse: null, budgetUses: [], outcome: status, preview };
     const webhook =
       status === 'previewed'
         ? webhookWrite(

@@ -18,9 +18,10 @@ import { postAccompanying, postNow } from './reward-posting';
 import { returnDue } from '../../core/rules/funding';
 import { clawbackDue } from '../../core/rules/settlement';
 import { ACCOMPANYING_KINDS, accounts, fromDbMinor, type AccompanyingKind } from '../../core/ledger';
-import { ensureAndLockAccounts, lockAccounts } from '../../core/domain/ledger/accounts';
-import { splitClawback, type ClawbackSplit } from '../../core/rules/cashback';
-import type { IngestedEvent, Prisma } from '../../prisma/generated/client';
+import { ensureAndLockAccounts } from '../../core/domain/ledger/accounts';
+import type { ClawbackSplit } from '../../core/rules/cashback';
+import { takeFromCashback } from './cashback-clawback';
+import type { IngestedEvent, Prisma, RewardEvent } from '../../prisma/generated/client';
 import { lockEvent } from './context';
 import {
   progressAccounts,
@@ -119,6 +120,8 @@ interface Clawed {
   returned?: Returns;
   /** The cumulative offers' progress it lowered, and the completions it took back. */
   progress: ProgressUndone[];
+  /** What was due of each offer's reward (a budget gets its offer's back). */
+  offers: Array<{ offerId: string | null; cashbackDueMinor: number; brandedDueMinor: number }>;
 }
 
 /** What a refund returns of a funded offer's transfers: the issuer's share and the commission. */
@@ -186,8 +189,15 @@ async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<
   };
   const due = (earned: number, clawed: number) =>
     clawbackDue({ ...refunds, earnedMinor: earned, clawedBackBeforeMinor: clawed });
-  const cashbackDue = due(history.cashback.earned, history.cashback.clawed);
-  const brandedDue = due(history.branded.earned, history.branded.clawed);
+  // Each offer's reward comes back in share on its own (offers stack), so that each keeps what its
+  // own caps and budget count, and a full refund takes back exactly what each gave.
+  const offers = history.offers.map((o) => ({
+    ...o,
+    cashbackDue: due(o.cashback.earned, o.cashback.clawed),
+    brandedDue: due(o.branded.earned, o.branded.clawed),
+  }));
+  const cashbackDue = offers.reduce((sum, o) => sum + o.cashbackDue, 0);
+  const brandedDue = offers.reduce((sum, o) => sum + o.brandedDue, 0);
   const claimsDue = claimCreditsDueOf(rc.credits, refunds);
   const posting = postingOf(rc);
   const rewardEventIds: string[] = [];
@@ -210,9 +220,7 @@ async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<
     ...progressAccounts(purchase, rc.progress),
   ];
   if (toLock.length > 0) await ensureAndLockAccounts(tx, toLock, rc.at);
-  const cashback = await clawBackCashback(tx, rc, posting, cashbackDue, rewardEventIds, 'cashback');
-  const brandedClawed = brandedDue > 0 ? await clawBackGrants(tx, rc, posting, brandedDue, rewardEventIds) : 0;
-  const shortfall = await clawBackCashback(tx, rc, posting, brandedDue - brandedClawed, rewardEventIds, 'shortfall');
+  const { cashback, brandedClawed, shortfall } = await clawBackOwnRewards(tx, rc, posting, offers, rewardEventIds);
   const claims = await takeBackClaimCredits(
     tx,
     { refund: rc.refund, purchase, at: rc.at, merchantId: purchase.merchantId ?? '', key: posting.key },
@@ -235,8 +243,49 @@ async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<
     rewardEventIds,
     claims,
     progress,
+    offers: offers.map((o) => ({ offerId: o.offerId, cashbackDueMinor: o.cashbackDue, brandedDueMinor: o.brandedDue })),
   };
 }
+
+type OfferDue = PurchaseHistory['offers'][number] & { cashbackDue: number; brandedDue: number };
+
+/** Each offer's own reward back in share: cashback, then branded balance, then the shortfall from cashback. */
+async function clawBackOwnRewards(
+  tx: Tx,
+  rc: RefundCase,
+  posting: Posting,
+  offers: OfferDue[],
+  rewardEventIds: string[],
+) {
+  const own = { cashback: noSplit(), brandedClawed: 0, shortfall: noSplit() };
+  for (const offer of offers) {
+    // A purchase of one offer keeps the keys its clawbacks always had; stacked offers' are apart.
+    const offerPosting = {
+      ...posting,
+      key: (what: string) => posting.key(offers.length > 1 ? `offer:${offer.offerId}:${what}` : what),
+    };
+    const cashback = await clawBackCashback(tx, rc, offerPosting, offer, rewardEventIds, 'cashback');
+    const brandedClawed = offer.brandedDue > 0 ? await clawBackGrants(tx, rc, offerPosting, offer, rewardEventIds) : 0;
+    const shortfall = await clawBackCashback(
+      tx,
+      rc,
+      offerPosting,
+      { ...offer, cashbackDue: offer.brandedDue - brandedClawed },
+      rewardEventIds,
+      'shortfall',
+    );
+    own.cashback = addSplit(own.cashback, cashback);
+    own.brandedClawed += brandedClawed;
+    own.shortfall = addSplit(own.shortfall, shortfall);
+  }
+  return own;
+}
+
+const noSplit = (): ClawbackSplit => ({ fromBalanceMinor: 0, owedMinor: 0 });
+const addSplit = (a: ClawbackSplit, b: ClawbackSplit): ClawbackSplit => ({
+  fromBalanceMinor: a.fromBalanceMinor + b.fromBalanceMinor,
+  owedMinor: a.owedMinor + b.owedMinor,
+});
 
 /**
  * Cashback back from the group's balance as far as it reaches, the rest owed by the group; for
@@ -245,46 +294,38 @@ async function postClawbacks(tx: Tx, rc: RefundCase, returns: Returns): Promise<
  */
 async function clawBackCashback(
   tx: Tx,
-  { refund, history }: RefundCase,
+  { refund }: RefundCase,
   posting: Posting,
-  dueMinor: number,
+  offer: { offerId: string | null; cashbackDue: number },
   rewardEventIds: string[],
   what: 'cashback' | 'shortfall',
 ): Promise<ClawbackSplit> {
-  if (dueMinor <= 0) return { fromBalanceMinor: 0, owedMinor: 0 };
-  const balance = (await lockAccounts(tx, [posting.cashbackAccountId])).get(posting.cashbackAccountId)!.balanceMinor;
-  const split = splitClawback(dueMinor, balance);
   const shortfall = what === 'shortfall';
-  const parts = [
-    { amountMinor: split.fromBalanceMinor, kind: 'clawback_cashback', suffix: '' },
-    { amountMinor: split.owedMinor, kind: 'clawback_cashback_owed', suffix: '_owed' },
-  ] as const;
-  for (const part of parts) {
-    if (part.amountMinor <= 0) continue;
+  return takeFromCashback(tx, posting.cashbackAccountId, offer.cashbackDue, (amountMinor, owed) => {
+    const [suffix, kind] = owed ? (['_owed', 'clawback_cashback_owed'] as const) : (['', 'clawback_cashback'] as const);
     // The keys of the parts taken from the balance are those of the releases before money could be owed.
     const [eventKey, transferKey] = shortfall
-      ? [`branded_shortfall_from_cashback${part.suffix}`, `clawback_cashback_for_branded${part.suffix}`]
-      : [`cashback_clawed_back${part.suffix}`, `${part.kind}`];
-    await postNow(
+      ? [`branded_shortfall_from_cashback${suffix}`, `clawback_cashback_for_branded${suffix}`]
+      : [`cashback_clawed_back${suffix}`, kind];
+    return postNow(
       tx,
       rewardEventIds,
       posting.base,
       {
         common: posting.common,
-        amountMinor: part.amountMinor,
+        amountMinor,
         event: {
           idempotencyKey: posting.key(eventKey),
           type: 'cashback_clawed_back',
-          offerId: shortfall ? history.branded.offerId : history.cashback.offerId,
+          offerId: offer.offerId,
           sourceEventId: refund.id,
-          description: describeClawback(shortfall, part.suffix !== ''),
+          description: describeClawback(shortfall, owed),
         },
-        transfer: { idempotencyKey: posting.key(transferKey), kind: part.kind },
+        transfer: { idempotencyKey: posting.key(transferKey), kind },
       },
       shortfall ? { coversBrandedShortfall: true } : {},
     );
-  }
-  return split;
+  });
 }
 
 function describeClawback(shortfall: boolean, owed: boolean): string {
@@ -300,11 +341,42 @@ function describeClawback(shortfall: boolean, owed: boolean): string {
  * what the purchase earned, which is what it took from the budget.
  */
 async function giveBudgetBack(tx: Tx, { purchase, at }: RefundCase, clawed: Clawed): Promise<number> {
-  const use = (purchase.matchTrace as { budgetUse?: { offerId: string; periodKey: string } | null } | null)?.budgetUse;
-  const returned = clawed.cashbackDue + clawed.brandedDue;
-  if (!use || returned === 0) return 0;
-  await returnBudget(tx, { offerId: use.offerId, periodKey: use.periodKey, amountMinor: returned, at });
-  return returned;
+  const returns = new Map<string, { offerId: string; periodKey: string; amountMinor: number }>();
+  const add = (use: { offerId: string; periodKey: string }, amountMinor: number) => {
+    if (amountMinor === 0) return;
+    const key = `${use.offerId} ${use.periodKey}`;
+    const entry = returns.get(key) ?? { ...use, amountMinor: 0 };
+    entry.amountMinor += amountMinor;
+    returns.set(key, entry);
+  };
+  for (const use of budgetUsesOf(purchase)) {
+    const offer = clawed.offers.find((o) => o.offerId === use.offerId);
+    add(use, offer ? offer.cashbackDueMinor + offer.brandedDueMinor : 0);
+  }
+  // A completion taken back returns to the budget of the purchase that had earned it, whichever it is.
+  for (const c of clawed.progress.flatMap((p) => p.clawed)) {
+    const amountMinor = c.cashbackMinor + c.brandedMinor;
+    if (amountMinor === 0 || !c.transactionId) continue;
+    const earner =
+      c.transactionId === purchase.id
+        ? purchase
+        : await tx.ingestedEvent.findUnique({ where: { id: c.transactionId } });
+    const use = earner && budgetUsesOf(earner).find((u) => u.offerId === c.offerId);
+    if (use) add(use, amountMinor);
+  }
+  // In the order the settlements lock budget rows: by offer, then period.
+  const ordered = [...returns.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+  for (const r of ordered) await returnBudget(tx, { ...r, at });
+  return ordered.reduce((sum, r) => sum + r.amountMinor, 0);
+}
+
+/** The budgets the purchase's settlement drew on, in the order of its trace (one before offers stacked). */
+function budgetUsesOf(purchase: IngestedEvent): Array<{ offerId: string; periodKey: string }> {
+  type Use = { offerId: string; periodKey: string };
+  const trace = purchase.matchTrace as { budgetUse?: Use | null; budgetUses?: Use[] } | null;
+  // Sorted by offer id, the order the settlement took the budget rows' locks in.
+  const uses = trace?.budgetUses ?? (trace?.budgetUse ? [trace.budgetUse] : []);
+  return [...uses].sort((a, b) => (a.offerId < b.offerId ? -1 : a.offerId > b.offerId ? 1 : 0));
 }
 
 /** The purchase's cashback on hold shrinks by what the refund takes back of it. */
@@ -385,9 +457,9 @@ function postingOf({ refund, purchase, at }: RefundCase) {
 /** Branded balance back from the grants the purchase created, as far as they still hold it. */
 async function clawBackGrants(
   tx: Tx,
-  { refund, at, history }: RefundCase,
+  { refund, at }: RefundCase,
   posting: Posting,
-  dueMinor: number,
+  offer: { offerId: string | null; brandedDue: number; grantIds: string[] },
   rewardEventIds: string[],
 ): Promise<number> {
   const rewardEventId = newId('brevt');
@@ -396,15 +468,15 @@ async function clawBackGrants(
     merchantId: posting.merchantId,
     idempotencyKey: posting.key('clawback_branded'),
     rewardEventId,
-    maxAmountMinor: dueMinor,
-    grantIds: history.grantIds,
+    maxAmountMinor: offer.brandedDue,
+    grantIds: offer.grantIds,
   });
   if (draw.drawnMinor > 0) {
     await recordRewardEvent(tx, {
       ...posting.base,
       id: rewardEventId,
       merchantId: posting.merchantId,
-      offerId: history.branded.offerId,
+      offerId: offer.offerId,
       sourceEventId: refund.id,
       idempotencyKey: posting.key('branded_clawed_back'),
       type: 'branded_clawed_back',
@@ -466,6 +538,8 @@ async function recordRefundOutcome(tx: Tx, rc: RefundCase, clawed: Clawed): Prom
       formula:
         'due = floor(credit x (refunded so far - refunded when credited) / (purchase - refunded when credited)) - taken before',
     },
+    // What was due of each offer's own reward (several when the merchant's offers stacked).
+    offers: clawed.offers,
     // Each cumulative offer the purchase counted towards whose measure this refund lowered.
     progress: clawed.progress,
     budgetReturnedMinor: clawed.budgetReturnedMinor ?? 0,
@@ -526,18 +600,47 @@ async function recordCurrencyMismatch(
 
 type PurchaseHistory = Awaited<ReturnType<typeof purchaseHistory>>;
 
+type OwnEvent = Pick<RewardEvent, 'type' | 'offerId' | 'amountMinor' | 'coversBrandedShortfall' | 'rewardGrantId'>;
+
+/** The amount of the events of a type (those covering a branded shortfall, or the others). */
+const sumOf =
+  (events: OwnEvent[]) =>
+  (type: string, shortfall = false) =>
+    events
+      .filter((e) => e.type === type && e.coversBrandedShortfall === shortfall)
+      .reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
+
+/**
+ * What each offer gave the purchase and what refunds took back of it, by offer id (one offer,
+ * unless the merchant's offers stack): a refund claws each back in share.
+ */
+function offersOf(events: OwnEvent[]) {
+  // By offer id; an earn without one (none is written so) still comes back, as its own.
+  const ids = [...new Set(events.filter((e) => EARNED.includes(e.type)).map((e) => e.offerId))].sort();
+  return ids.map((offerId) => {
+    const own = events.filter((e) => e.offerId === offerId);
+    const sum = sumOf(own);
+    return {
+      offerId,
+      cashback: { earned: sum('cashback_earned'), clawed: sum('cashback_clawed_back') },
+      branded: {
+        earned: sum('branded_earned'),
+        clawed: sum('branded_clawed_back') + sum('cashback_clawed_back', true),
+      },
+      grantIds: own.filter((e) => e.type === 'branded_earned' && e.rewardGrantId).map((e) => e.rewardGrantId!),
+    };
+  });
+}
+const EARNED = ['cashback_earned', 'branded_earned'];
+
 async function purchaseHistory(tx: Tx, purchase: IngestedEvent, refundId: string) {
   const purchaseId = purchase.id;
   // A cumulative offer's completion the purchase reached is not its own reward: refunds take it
   // back only when the group's measure falls below it (./completion-clawback.ts).
-  const events = await tx.rewardEvent.findMany({
-    where: { transactionId: purchaseId, completion: null },
-    orderBy: { occurredAt: 'asc' },
-  });
-  const sum = (type: string, shortfall = false) =>
-    events
-      .filter((e) => e.type === type && e.coversBrandedShortfall === shortfall)
-      .reduce((s, e) => s + fromDbMinor(e.amountMinor), 0);
+  const all = await tx.rewardEvent.findMany({ where: { transactionId: purchaseId }, orderBy: { occurredAt: 'asc' } });
+  const events = all.filter((e) => e.completion === null);
+  const completionEventIds = all.filter((e) => e.completion !== null).map((e) => e.id);
+  const sum = sumOf(events);
   // A refund stored in another currency took nothing back (recordCurrencyMismatch): counting its
   // amount would make the next refund take back more than its share.
   const refunds = await tx.ingestedEvent.findMany({
@@ -552,10 +655,18 @@ async function purchaseHistory(tx: Tx, purchase: IngestedEvent, refundId: string
     },
     select: { amountMinor: true },
   });
-  // The funded offer's transfers of the purchase, charged and returned so far.
+  // The funded offers' transfers of the purchase, charged and returned so far: its own reward's,
+  // not its completions' (a completion returns its issuer's share whole when it comes back).
   const accompanying = await tx.ledgerTransfer.groupBy({
     by: ['kind'],
-    where: { issuerId: purchase.issuerId, transactionId: purchaseId, kind: { in: [...ACCOMPANYING_KINDS] } },
+    where: {
+      issuerId: purchase.issuerId,
+      transactionId: purchaseId,
+      kind: { in: [...ACCOMPANYING_KINDS] },
+      ...(completionEventIds.length > 0
+        ? { OR: [{ rewardEventId: null }, { rewardEventId: { notIn: completionEventIds } }] }
+        : {}),
+    },
     _sum: { amountMinor: true },
   });
   const charged = (...kinds: AccompanyingKind[]) =>
@@ -569,17 +680,12 @@ async function purchaseHistory(tx: Tx, purchase: IngestedEvent, refundId: string
       commissionCharged: charged('commission_charged'),
       commissionReturned: charged('commission_returned'),
     },
-    cashback: {
-      earned: sum('cashback_earned'),
-      clawed: sum('cashback_clawed_back'),
-      offerId: events.find((e) => e.type === 'cashback_earned')?.offerId ?? null,
-    },
+    cashback: { earned: sum('cashback_earned'), clawed: sum('cashback_clawed_back') },
     branded: {
       earned: sum('branded_earned'),
       clawed: sum('branded_clawed_back') + sum('cashback_clawed_back', true),
-      offerId: events.find((e) => e.type === 'branded_earned')?.offerId ?? null,
     },
-    grantIds: events.filter((e) => e.type === 'branded_earned' && e.rewardGrantId).map((e) => e.rewardGrantId!),
+    offers: offersOf(events),
     refundedBeforeMinor: refunds.reduce((s, r) => s + fromDbMinor(r.amountMinor), 0),
   };
 }

@@ -15,14 +15,14 @@ import { accountsOf, emptyBatch, writeBatch, type PostingBatch } from '../../cor
 import { addAccompanying, addPosting, type RewardPosting } from './reward-posting';
 import { ensureUsedAccounts } from '../../core/domain/ledger/accounts';
 import { commissionOf, issuerShareOf, NO_FUNDING_TERMS } from '../../core/rules/funding';
-import type { SettlementDecision } from '../../core/rules/settlement';
+import type { AppliedReward } from '../../core/rules/settlement';
 import { completedOf, type ProgressStep } from '../../core/rules/progress';
 import { progressWriteCtes } from '../../core/domain/offer-progress';
 import { webhookWrite } from '../../core/domain/webhook-records';
 import { writtenOutboxRows, type OutboxRow } from '../webhooks/outbox';
 import { lockEventWithContext, type DecisionContext } from './context';
 import type { QualifiedSettlementData } from '../../core/webhooks/payloads';
-import { budgetUseOf, decideReward, redecideAfterDraw, type RewardDecision } from './decide';
+import { budgetUsesOf, decideReward, redecideAfterDraw, type RewardDecision } from './decide';
 import { BudgetRaceLost } from '../../core/domain/budgets';
 import { budgetRetries } from '../../core/metrics';
 import { storedOutcome } from './stored-outcome';
@@ -177,7 +177,7 @@ interface SettlementPlan {
   owedLeftMinor: number;
 }
 
-/** One reward the settlement posts: the purchase's own (from the winning offer), or a completion's. */
+/** One reward the settlement posts: the purchase's own (from each offer applied), or a completion's. */
 interface Earning {
   amountMinor: number;
   offerId: string | null;
@@ -211,14 +211,26 @@ function planSettlement(ctx: DecisionContext, at: Date) {
     if (drawnMinor !== decision.settlement.spentMinor) decision = redecideAfterDraw(ctx, decision, drawnMinor, at);
     if (drawnMinor > 0) addSpend(plan, allocations, drawnMinor);
   }
-  const { cashbackMinor, brandedMinor, winningOfferId } = decision.settlement;
-  const own = { offerId: winningOfferId, prefix: '', completion: null };
-  const earnEvents = {
-    cashback: addCashback(plan, { ...own, amountMinor: cashbackMinor }),
-    branded: addBranded(plan, { ...own, amountMinor: brandedMinor }),
-  };
-  if (winningOfferId) addFunding(batch, ctx, decision.settlement, { common: plan.common, key: plan.key, earnEvents });
-  batch.budgetUse = budgetUseOf(ctx, decision.settlement);
+  const { applied: offers, eligibleAmountMinor } = decision.settlement;
+  // One sale, one commission: the merchant pays that of the first-ranked offer which charges one.
+  const charging = offers.find((a) => commissionOf(eligibleAmountMinor, termsOf(ctx, a.offerId)) > 0);
+  offers.forEach((applied, i) => {
+    // The first offer's rows keep the keys a purchase's one reward always had.
+    const prefix = i === 0 ? '' : `offer:${applied.offerId}:`;
+    const own = { offerId: applied.offerId, prefix, completion: null };
+    const earnEvents = {
+      cashback: addCashback(plan, { ...own, amountMinor: applied.reward.cashbackMinor }),
+      branded: addBranded(plan, { ...own, amountMinor: applied.reward.brandedMinor }),
+    };
+    const commissionOnMinor = applied === charging ? eligibleAmountMinor : 0;
+    addFunding(batch, ctx, applied, {
+      common: plan.common,
+      key: (what) => plan.key(prefix + what),
+      earnEvents,
+      commissionOnMinor,
+    });
+  });
+  batch.budgetUses = budgetUsesOf(ctx, decision);
   for (const step of decision.progress) addCompletions(plan, step);
   return { decision, batch, rewardEventIds, rewardGrantIds };
 }
@@ -231,14 +243,27 @@ function planSettlement(ctx: DecisionContext, at: Date) {
 function addCompletions(plan: SettlementPlan, step: ProgressStep): void {
   for (const c of step.completions) {
     if (c.amountMinor <= 0) continue;
-    const earning = {
-      amountMinor: c.amountMinor,
-      offerId: step.offerId,
-      prefix: `completion:${step.offerId}:${c.completion}:`,
-      completion: c.completion,
-    };
-    if (c.balanceType === 'cashback') addCashback(plan, earning);
-    else addBranded(plan, earning);
+    const prefix = `completion:${step.offerId}:${c.completion}:`;
+    const earning = { amountMinor: c.amountMinor, offerId: step.offerId, prefix, completion: c.completion };
+    const cashback = c.balanceType === 'cashback';
+    const eventId = cashback ? addCashback(plan, earning) : addBranded(plan, earning);
+    // The issuer's share of a funded cumulative offer is of each completion's reward, with it.
+    addFunding(
+      plan.batch,
+      plan.ctx,
+      {
+        offerId: step.offerId,
+        reward: cashback
+          ? { cashbackMinor: c.amountMinor, brandedMinor: 0 }
+          : { cashbackMinor: 0, brandedMinor: c.amountMinor },
+      },
+      {
+        common: plan.common,
+        key: (what) => plan.key(prefix + what),
+        earnEvents: cashback ? { cashback: eventId } : { branded: eventId },
+        commissionOnMinor: 0,
+      },
+    );
   }
 }
 
@@ -364,25 +389,26 @@ function addBranded(plan: SettlementPlan, earning: Earning): string | undefined 
 }
 
 /**
- * A funded offer's transfers beside the reward's own (core/rules/funding.ts): the issuer's share
+ * A funded offer's transfers beside its reward's own (core/rules/funding.ts): the issuer's share
  * of each component moved from the merchant's receivable to the issuer's funding account, with
- * that component's earn event; the merchant's commission on the amount rewarded on, with the
- * cashback earn event (else the branded one).
+ * that component's earn event; the merchant's commission on `commissionOnMinor` (the amount
+ * rewarded on, or 0), with the cashback earn event (else the branded one).
  */
 function addFunding(
   batch: PostingBatch,
   ctx: DecisionContext,
-  settlement: SettlementDecision,
+  { offerId, reward }: { offerId: string; reward: Pick<AppliedReward['reward'], 'cashbackMinor' | 'brandedMinor'> },
   p: {
     common: RewardPosting['common'];
     key: (what: string) => string;
     earnEvents: { cashback?: string; branded?: string };
+    commissionOnMinor: number;
   },
 ): void {
-  const terms = ctx.fundingByOffer[settlement.winningOfferId!] ?? NO_FUNDING_TERMS;
+  const terms = termsOf(ctx, offerId);
   const shares = [
-    { event: p.earnEvents.cashback, reward: settlement.cashbackMinor, kind: 'issuer_share_cashback' },
-    { event: p.earnEvents.branded, reward: settlement.brandedMinor, kind: 'issuer_share_branded' },
+    { event: p.earnEvents.cashback, reward: reward.cashbackMinor, kind: 'issuer_share_cashback' },
+    { event: p.earnEvents.branded, reward: reward.brandedMinor, kind: 'issuer_share_branded' },
   ] as const;
   for (const share of shares) {
     const amountMinor = share.event ? issuerShareOf(share.reward, terms.issuerShareBps) : 0;
@@ -394,7 +420,7 @@ function addFunding(
         transfer: { idempotencyKey: p.key(share.kind), kind: share.kind },
       });
   }
-  const commissionMinor = commissionOf(settlement.eligibleAmountMinor, terms);
+  const commissionMinor = p.commissionOnMinor > 0 ? commissionOf(p.commissionOnMinor, terms) : 0;
   const commissionEvent = p.earnEvents.cashback ?? p.earnEvents.branded;
   if (commissionMinor > 0 && commissionEvent)
     addAccompanying(batch, {
@@ -404,6 +430,8 @@ function addFunding(
       transfer: { idempotencyKey: p.key('commission_charged'), kind: 'commission_charged' },
     });
 }
+
+const termsOf = (ctx: DecisionContext, offerId: string) => ctx.fundingByOffer[offerId] ?? NO_FUNDING_TERMS;
 
 /** Up to `amountMinor` from the grants available at the purchase's date, the one expiring first first. */
 function drawAvailable(ctx: DecisionContext, amountMinor: number): Allocation[] {

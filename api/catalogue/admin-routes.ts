@@ -29,11 +29,14 @@ import { presentAdminMerchant, presentAdminOffer } from './present';
 import { beginEnrolmentRun, type EnrolmentRunReason } from '../../core/domain/enrolment-runs';
 
 const tag = 'Operator catalogue';
-// Balance available only once expired could never be spent (api/catalogue/store.ts).
-const BRANDED_DELAY_RULE =
-  'brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry).';
-const BRANDED_DELAY_REASON = {
+// Balance available only once expired could never be spent; offers never stack without a ceiling
+// (api/catalogue/store.ts).
+const MERCHANT_RULES =
+  'brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry); ' +
+  'stacking stack needs a stackCapBps, given or stored (400 stack_cap_required).';
+const MERCHANT_REASONS = {
   availability_not_before_expiry: 'the branded availability delay is not below the expiry, as given or as stored',
+  stack_cap_required: 'stacking is stack and no stackCapBps is given or stored',
 };
 
 const merchantResponse = { description: 'The merchant.', schema: adminMerchantSchema };
@@ -73,11 +76,11 @@ function createMerchantRoute(deps: AppDeps): RouteSpec {
     operationId: 'createMerchant',
     summary: 'Add a merchant to the catalogue',
     description:
-      'issuerIds null (the default) makes the merchant visible to every issuer. ' + BRANDED_DELAY_RULE + ' Audited.',
+      'issuerIds null (the default) makes the merchant visible to every issuer. ' + MERCHANT_RULES + ' Audited.',
     tag,
     auth: 'operator',
     body: merchantCreateSchema,
-    reasonCodes: { 400: BRANDED_DELAY_REASON },
+    reasonCodes: { 400: MERCHANT_REASONS },
     responses: {
       201: {
         ...merchantResponse,
@@ -149,14 +152,14 @@ function updateMerchantRoute(deps: AppDeps): RouteSpec {
     path: '/admin/v1/merchants/{merchantId}',
     operationId: 'updateMerchant',
     summary: 'Change a merchant (status: inactive deactivates it)',
-    description: `Only the fields given change; inside brandedBalance and matchRules too. ${BRANDED_DELAY_RULE} Audited.`,
+    description: `Only the fields given change; inside brandedBalance and matchRules too. ${MERCHANT_RULES} Audited.`,
     tag,
     auth: 'operator',
     params: { merchantId: 'mp' },
     body: merchantPatchSchema,
     responses: { 200: merchantResponse },
     errorStatuses: [404],
-    reasonCodes: { 400: BRANDED_DELAY_REASON },
+    reasonCodes: { 400: MERCHANT_REASONS },
     async handle(ctx, { params, body }) {
       ctx.body = presentAdminMerchant(await updateMerchant(db, params.merchantId, body, ctx.state.actor, clock.now()));
     },
@@ -173,8 +176,8 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     description:
       'The reward is either reward (percent, tiered, spend_x_get_y or nth_purchase) or the flat cashbackRateBps and ' +
       'brandedRateBps, at least one rate above 0 unless the reward is cumulative; endsAt (exclusive) must not be before ' +
-      'startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no budget, funding, commission or ' +
-      'maxRewardPerChgMinor. ' +
+      'startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no commission or maxRewardPerChgMinor; its ' +
+      "budget pays its completions as far as it reaches, and an issuer's share is of each completion's reward. " +
       OFFER_FUNDING_RULES +
       ' Audited.',
     tag,
@@ -194,7 +197,7 @@ function createOfferRoute(deps: AppDeps): RouteSpec {
     reasonCodes: {
       400: {
         invalid_body:
-          "both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor",
+          "both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a commission or maxRewardPerChgMinor",
       },
     },
     async handle(ctx, { params, body }) {
@@ -244,7 +247,7 @@ function updateOfferRoute(deps: AppDeps): RouteSpec {
     reasonCodes: {
       400: {
         invalid_body:
-          "endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor",
+          "endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a commission or maxRewardPerChgMinor",
       },
       409: {
         offer_in_progress: 'the reward or maxRedemptionsPerChg of a cumulative offer on which groups have progress',

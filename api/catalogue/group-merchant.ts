@@ -26,6 +26,7 @@ export interface GroupMerchant {
     brandedAvailabilityDelayDays: number;
     brandedExpiryDays: number;
     stacking: MerchantStacking;
+    stackCapBps: number | null;
   };
   /** The merchant's offers as they earn: the effective branded rate (core/rules/branded-rate.ts). */
   offers: EarnOffer[];
@@ -74,7 +75,7 @@ export async function loadGroupMerchant(
     SELECT g.status AS group_status,
       (SELECT jsonb_build_object('id', m.id, 'status', m.status, 'brandedEnabled', m.branded_enabled,
               'brandedSpendMinimumMinor', m.branded_spend_minimum_minor::text, 'brandedAvailabilityDelayDays', m.branded_availability_delay_days,
-              'brandedExpiryDays', m.branded_expiry_days, 'stacking', m.stacking)
+              'brandedExpiryDays', m.branded_expiry_days, 'stacking', m.stacking, 'stackCapBps', m.stack_cap_bps)
          FROM merchant m WHERE m.id = ${merchantId} AND (m.issuer_ids IS NULL OR ${issuerId} = ANY(m.issuer_ids))) AS merchant,
       ${parts.offers ? merchantOffersJson(merchantId, budgetAtOf(parts), chgId) : none} AS offers,
       ${

@@ -74,9 +74,10 @@ export interface MergedTerms {
 }
 
 /**
- * What a cumulative offer cannot have yet: a per-group cap on amounts (its limit is
- * maxRedemptionsPerChg, on completions), a budget, an issuer's share or a commission (each is
- * accounted per purchase, and a completion's reward is not one purchase's).
+ * What a cumulative offer cannot have: a per-group cap on amounts (its limit is
+ * maxRedemptionsPerChg, on completions), or a commission (charged on the amount a purchase is
+ * rewarded on, and a completion's reward is not one purchase's). A budget and an issuer's share
+ * apply to each completion's reward.
  */
 export function checkCumulativeTerms(terms: MergedTerms): void {
   if (!terms.reward || !isCumulative(terms.reward as StoredReward)) return;
@@ -86,8 +87,6 @@ export function checkCumulativeTerms(terms: MergedTerms): void {
       on: terms.maxRewardPerChgMinor !== null,
       message: 'a per-group cap on amounts (maxRedemptionsPerChg limits completions)',
     },
-    { path: '/budgetMinor', on: terms.budgetMinor !== null, message: 'a budget' },
-    { path: '/funding/issuerShareBps', on: terms.fundingIssuerShareBps > 0, message: "an issuer's share" },
     {
       path: '/commission',
       on: terms.commissionRateBps > 0 || terms.commissionFlatMinor > 0n,

@@ -55,6 +55,7 @@ export function presentMerchant(m: Merchant, activation: Activation | null | und
     websiteUrl: m.websiteUrl,
     brandedBalance: brandedBalance(m),
     stacking: m.stacking as MerchantStacking,
+    stackCapBps: m.stackCapBps,
     activation: presentActivationSummary(activation),
   };
 }
@@ -71,6 +72,7 @@ export function presentAdminMerchant(m: Merchant) {
     issuerIds: nullableList(m.issuerIds),
     brandedBalance: brandedBalance(m),
     stacking: m.stacking as MerchantStacking,
+    stackCapBps: m.stackCapBps,
     matchRules: {
       descriptorPatterns: m.matchDescriptorPatterns,
       acquirerMerchantIds: m.matchAcquirerMerchantIds,

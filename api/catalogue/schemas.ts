@@ -65,10 +65,16 @@ const stackingSchema = {
   type: 'string',
   enum: MERCHANT_STACKING,
   description:
-    "How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) " +
-    'or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists ' +
-    'every qualifying offer with why it applied or not (lower_value, lower_priority).',
+    "How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most), " +
+    'priority (the highest offer priority, ties to the most), or stack (every qualifying offer under its own caps, by ' +
+    'priority then value, their sum capped at stackCapBps of the amount). The match trace lists every qualifying offer ' +
+    'with why it applied or not (lower_value, lower_priority, stack_cap).',
 } as const;
+const stackCapSchema = orNull(
+  { type: 'integer', minimum: 0, maximum: 10_000 },
+  'Under stack (required with it), what the offers applied together may give a purchase, in bps of its amount. ' +
+    'Read only under stack (null by default).',
+);
 const prioritySchema = {
   type: 'integer',
   minimum: -1000,
@@ -89,6 +95,7 @@ const merchantFields = {
   brandedBalance: brandedBalanceInput,
   matchRules: matchRulesInput,
   stacking: stackingSchema,
+  stackCapBps: stackCapSchema,
 } as const;
 
 // The sandbox catalogue's Blue Bottle Coffee (README walk-through): 5% cashback from $10, 3% branded balance.
@@ -107,6 +114,7 @@ const exampleMerchantFields = {
   websiteUrl: 'https://bluebottlecoffee.com',
   brandedBalance: exampleBrandedBalance,
   stacking: 'best_of',
+  stackCapBps: null,
 } as const;
 const exampleOfferFields = {
   title: '5% back, 3% in Blue Bottle balance',
@@ -418,7 +426,18 @@ export const merchantSchema = named(
   'Merchant',
   {
     type: 'object',
-    required: ['id', 'name', 'category', 'status', 'logoUrl', 'websiteUrl', 'brandedBalance', 'stacking', 'activation'],
+    required: [
+      'id',
+      'name',
+      'category',
+      'status',
+      'logoUrl',
+      'websiteUrl',
+      'brandedBalance',
+      'stacking',
+      'stackCapBps',
+      'activation',
+    ],
     properties: {
       id: idSchema('mp'),
       name: { type: 'string' },
@@ -428,6 +447,7 @@ export const merchantSchema = named(
       websiteUrl: { type: ['string', 'null'] },
       brandedBalance: brandedBalanceSchema,
       stacking: stackingSchema,
+      stackCapBps: stackCapSchema,
       activation: activationSummarySchema,
     },
   },
@@ -450,6 +470,7 @@ export const adminMerchantSchema = named(
       'issuerIds',
       'brandedBalance',
       'stacking',
+      'stackCapBps',
       'matchRules',
       'createdAt',
       'updatedAt',

@@ -36,6 +36,7 @@ function merchantData(input: MerchantInput) {
     matchAcquirerMerchantIds: r.acquirerMerchantIds,
     matchMccs: r.mccs,
     stacking: input.stacking,
+    stackCapBps: input.stackCapBps,
   };
 }
 
@@ -57,6 +58,7 @@ export async function saveMerchant(
   return db.$transaction(async (tx) => {
     const existing = id ? await tx.merchant.findUnique({ where: { id } }) : null;
     const merchantId = existing?.id ?? id ?? newId('mp');
+    requireStackCap(input, existing);
     if (existing) {
       await tx.merchant.update({ where: { id: merchantId }, data: { ...merchantData(input), updatedAt: now } });
     } else {
@@ -90,6 +92,16 @@ export async function saveMerchant(
     );
     return { merchant: saved, created: !existing };
   });
+}
+
+/** A merchant that stacks its offers names the cap on them (the database refuses one without). */
+function requireStackCap(input: MerchantInput, existing: Merchant | null): void {
+  const stacking = input.stacking ?? existing?.stacking ?? 'best_of';
+  const capBps = input.stackCapBps !== undefined ? input.stackCapBps : (existing?.stackCapBps ?? null);
+  if (stacking === 'stack' && capBps === null)
+    throw errors.validation('stack_cap_required', 'A merchant whose offers stack needs a stackCapBps.', [
+      { path: '/stackCapBps', message: 'required when stacking is stack' },
+    ]);
 }
 
 export async function getMerchant(db: Db | Tx, merchantId: string): Promise<Merchant> {

@@ -1,5 +1,6 @@
 // Earn and spend eligibility of a merchant for a group (SPEC.md 4.2, API.md), decided by
 // the pure rules in core/rules so the transaction workflow decides the same way.
+import { stackingPolicy } from '../../core/rules/stacking';
 import { defineRoute, type RouteSpec } from '../route';
 import { issuerOf } from '../middleware/auth';
 import type { AppDeps } from '../deps';
@@ -66,7 +67,7 @@ function getEarnEligibilityRoute(deps: AppDeps): RouteSpec {
         earnedSoFarByOffer,
         redeemedSoFarByOffer,
         now: at,
-        stacking: { policy: merchant.stacking },
+        stacking: stackingPolicy(merchant.stacking, merchant.stackCapBps),
       });
       ctx.body = {
         merchantId: merchant.id,

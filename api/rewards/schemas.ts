@@ -88,10 +88,13 @@ export const matchTraceSchema = named(
         additionalProperties: true,
         description:
           'merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, ' +
-          'eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic (the rates paid; ' +
-          "for a tiered offer, tier: the one the whole purchase reached; cappedBy: transaction, chg or budget); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's " +
-          "budget for the purchase's period as it was read; budgetUse {offerId, periodKey, amountMinor}: what the reward took " +
-          'from it (a refund gives its clawback back there); outcome; rewardEventIds. A refund: what it clawed back, ' +
+          'eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId (the offer applied first); stacking ' +
+          '{policy, stackCapBps (under stack), offers [{offerId, appliedMinor, reason}], applied [{offerId, cashbackMinor, ' +
+          'brandedMinor, cappedBy}]}; arithmetic (the rates of the offer applied first; ' +
+          "for a tiered offer, tier: the one the whole purchase reached; cappedBy: transaction, chg, budget or stack); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's " +
+          "budget for the purchase's period as it was read; budgetUses [{offerId, periodKey, amountMinor}]: what the reward of each " +
+          'offer applied took from its budget (a refund gives its clawback back there; budgetUse: the first); outcome; ' +
+          'rewardEventIds. A refund: what it clawed back (offers: what was due of each offer), ' +
           'budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}.',
       },
     },

@@ -1402,7 +1402,7 @@ export interface paths {
         put?: never;
         /**
          * Add a merchant to the catalogue
-         * @description issuerIds null (the default) makes the merchant visible to every issuer. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
+         * @description issuerIds null (the default) makes the merchant visible to every issuer. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry); stacking stack needs a stackCapBps, given or stored (400 stack_cap_required). Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["createMerchant"];
         delete?: never;
@@ -1430,7 +1430,7 @@ export interface paths {
         head?: never;
         /**
          * Change a merchant (status: inactive deactivates it)
-         * @description Only the fields given change; inside brandedBalance and matchRules too. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry). Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
+         * @description Only the fields given change; inside brandedBalance and matchRules too. brandedBalance.availabilityDelayDays must be below expiryDays, as given or as stored (400 availability_not_before_expiry); stacking stack needs a stackCapBps, given or stored (400 stack_cap_required). Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
          */
         patch: operations["updateMerchant"];
         trace?: never;
@@ -1450,7 +1450,7 @@ export interface paths {
         put?: never;
         /**
          * Add an offer to a merchant
-         * @description The reward is either reward (percent, tiered, spend_x_get_y or nth_purchase) or the flat cashbackRateBps and brandedRateBps, at least one rate above 0 unless the reward is cumulative; endsAt (exclusive) must not be before startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no budget, funding, commission or maxRewardPerChgMinor. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
+         * @description The reward is either reward (percent, tiered, spend_x_get_y or nth_purchase) or the flat cashbackRateBps and brandedRateBps, at least one rate above 0 unless the reward is cumulative; endsAt (exclusive) must not be before startsAt. A cumulative offer (spend_x_get_y, nth_purchase) has no commission or maxRewardPerChgMinor; its budget pays its completions as far as it reaches, and an issuer's share is of each completion's reward. budgetMinor caps the reward (cashback and branded) the offer gives across every group of every issuer, per calendar month (UTC) of the purchase date with budgetPeriod month, else for its life; funding.issuerShareBps is the issuer’s share of each reward (the merchant funds the rest); commission (rateBps of the amount rewarded on, plus flatMinor) is what the merchant owes per qualifying settled purchase. Lowering budgetMinor below what was used stops the offer for the period. Audited. Needs the operator role `catalogue` (403 `forbidden_role` otherwise; nothing is done).
          */
         post: operations["createOffer"];
         delete?: never;
@@ -2905,6 +2905,7 @@ export interface components {
          *         "expiryDays": 365
          *       },
          *       "stacking": "best_of",
+         *       "stackCapBps": null,
          *       "activation": {
          *         "status": "active",
          *         "activatedAt": "2026-03-14T15:09:26.000Z",
@@ -2928,10 +2929,12 @@ export interface components {
                 expiryDays: number;
             };
             /**
-             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority).
+             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most), priority (the highest offer priority, ties to the most), or stack (every qualifying offer under its own caps, by priority then value, their sum capped at stackCapBps of the amount). The match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority, stack_cap).
              * @enum {string}
              */
-            stacking: "best_of" | "priority";
+            stacking: "best_of" | "priority" | "stack";
+            /** @description Under stack (required with it), what the offers applied together may give a purchase, in bps of its amount. Read only under stack (null by default). */
+            stackCapBps: number | null;
             activation: {
                 /** @enum {string} */
                 status: "active" | "inactive" | "not_activated";
@@ -2958,6 +2961,7 @@ export interface components {
          *             "expiryDays": 365
          *           },
          *           "stacking": "best_of",
+         *           "stackCapBps": null,
          *           "activation": {
          *             "status": "active",
          *             "activatedAt": "2026-03-14T15:09:26.000Z",
@@ -3678,7 +3682,7 @@ export interface components {
             /** Format: date-time */
             processedAt?: string | null;
             failureReason?: string | null;
-            /** @description merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId; arithmetic (the rates paid; for a tiered offer, tier: the one the whole purchase reached; cappedBy: transaction, chg or budget); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's budget for the purchase's period as it was read; budgetUse {offerId, periodKey, amountMinor}: what the reward took from it (a refund gives its clawback back there); outcome; rewardEventIds. A refund: what it clawed back, budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}. */
+            /** @description merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId (the offer applied first); stacking {policy, stackCapBps (under stack), offers [{offerId, appliedMinor, reason}], applied [{offerId, cashbackMinor, brandedMinor, cappedBy}]}; arithmetic (the rates of the offer applied first; for a tiered offer, tier: the one the whole purchase reached; cappedBy: transaction, chg, budget or stack); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's budget for the purchase's period as it was read; budgetUses [{offerId, periodKey, amountMinor}]: what the reward of each offer applied took from its budget (a refund gives its clawback back there; budgetUse: the first); outcome; rewardEventIds. A refund: what it clawed back (offers: what was due of each offer), budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}. */
             trace: {
                 [key: string]: unknown;
             } | null;
@@ -5682,6 +5686,7 @@ export interface components {
          *         "expiryDays": 365
          *       },
          *       "stacking": "best_of",
+         *       "stackCapBps": null,
          *       "issuerIds": null,
          *       "matchRules": {
          *         "descriptorPatterns": [
@@ -5723,10 +5728,12 @@ export interface components {
                 mccs?: string[];
             };
             /**
-             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority).
+             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most), priority (the highest offer priority, ties to the most), or stack (every qualifying offer under its own caps, by priority then value, their sum capped at stackCapBps of the amount). The match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority, stack_cap).
              * @enum {string}
              */
-            stacking?: "best_of" | "priority";
+            stacking?: "best_of" | "priority" | "stack";
+            /** @description Under stack (required with it), what the offers applied together may give a purchase, in bps of its amount. Read only under stack (null by default). */
+            stackCapBps?: number | null;
         };
         /**
          * AdminMerchant
@@ -5744,6 +5751,7 @@ export interface components {
          *         "expiryDays": 365
          *       },
          *       "stacking": "best_of",
+         *       "stackCapBps": null,
          *       "issuerIds": null,
          *       "matchRules": {
          *         "descriptorPatterns": [
@@ -5774,10 +5782,12 @@ export interface components {
                 expiryDays: number;
             };
             /**
-             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority).
+             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most), priority (the highest offer priority, ties to the most), or stack (every qualifying offer under its own caps, by priority then value, their sum capped at stackCapBps of the amount). The match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority, stack_cap).
              * @enum {string}
              */
-            stacking: "best_of" | "priority";
+            stacking: "best_of" | "priority" | "stack";
+            /** @description Under stack (required with it), what the offers applied together may give a purchase, in bps of its amount. Read only under stack (null by default). */
+            stackCapBps: number | null;
             issuerIds: string[] | null;
             matchRules: {
                 descriptorPatterns?: string[];
@@ -5813,6 +5823,7 @@ export interface components {
          *             "expiryDays": 365
          *           },
          *           "stacking": "best_of",
+         *           "stackCapBps": null,
          *           "issuerIds": null,
          *           "matchRules": {
          *             "descriptorPatterns": [
@@ -5867,10 +5878,12 @@ export interface components {
                 mccs?: string[];
             };
             /**
-             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most) or priority (the highest offer priority, ties to the most). One offer applies to a purchase; the match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority).
+             * @description How the merchant's offers that qualify for one purchase combine: best_of (the default: the offer giving the most), priority (the highest offer priority, ties to the most), or stack (every qualifying offer under its own caps, by priority then value, their sum capped at stackCapBps of the amount). The match trace lists every qualifying offer with why it applied or not (lower_value, lower_priority, stack_cap).
              * @enum {string}
              */
-            stacking?: "best_of" | "priority";
+            stacking?: "best_of" | "priority" | "stack";
+            /** @description Under stack (required with it), what the offers applied together may give a purchase, in bps of its amount. Read only under stack (null by default). */
+            stackCapBps?: number | null;
         };
         /**
          * OfferInput
@@ -13335,7 +13348,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMerchant"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `availability_not_before_expiry`: the branded availability delay is not below the expiry, as given or as stored. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `availability_not_before_expiry`: the branded availability delay is not below the expiry, as given or as stored; `stack_cap_required`: stacking is stack and no stackCapBps is given or stored. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13457,7 +13470,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminMerchant"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `availability_not_before_expiry`: the branded availability delay is not below the expiry, as given or as stored. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `availability_not_before_expiry`: the branded availability delay is not below the expiry, as given or as stored; `stack_cap_required`: stacking is stack and no stackCapBps is given or stored. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13611,7 +13624,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminOffer"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: both rates 0, or endsAt before startsAt; no reward; reward with flat rates; tiers' minimums not ascending, or every tier 0; a cumulative offer with a commission or maxRewardPerChgMinor. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13751,7 +13764,7 @@ export interface operations {
                     "application/json": components["schemas"]["PendingApproval"];
                 };
             };
-            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a budget, funding, a commission or maxRewardPerChgMinor. */
+            /** @description Invalid input: `reasonCode` is invalid_body, invalid_json, invalid_query, invalid_id or invalid_idempotency_key; `details.errors` lists JSON pointers. Also on this operation: `invalid_body`: endsAt before startsAt, as given or as stored; reward with flat rates; flat rates on a tiered or cumulative offer; tiers' minimums not ascending; a cumulative offer with a commission or maxRewardPerChgMinor. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -36,12 +36,11 @@ export class BudgetRaceLost extends Error {
 }
 
 /**
- * The CTE `budget_use` that records `use` in the caller's write statement, returning one row when
- * it did. `after` is a boolean SQL expression that makes the statement take its other row locks
+ * The CTE `name` that records `use` in the caller's write statement, returning one row when it did. `after` is a boolean SQL expression that makes the statement take its other row locks
  * first (it reads their CTE to the end): the budget row is locked last, so that its lock is held
  * for the shortest time and in the same order by every writer.
  */
-export function budgetUseCte(use: BudgetUse, at: Date, after: Prisma.Sql): Prisma.Sql {
+export function budgetUseCte(use: BudgetUse, at: Date, after: Prisma.Sql, name = 'budget_use'): Prisma.Sql {
   assertMinor(use.amountMinor, 'amountMinor');
   assertMinor(use.usedMinor, 'usedMinor');
   const limit = Prisma.sql`(SELECT o.budget_minor FROM offer o WHERE o.id = ${use.offerId})`;
@@ -49,7 +48,7 @@ export function budgetUseCte(use: BudgetUse, at: Date, after: Prisma.Sql): Prism
   // A new row means the period had used nothing (rows are never deleted), which is what a decision
   // that found no row read: only an existing row can have moved, and the conflict arm checks it.
   // A proposed row that does not fit proposes nothing, and a row that exists would not fit either.
-  return Prisma.sql`budget_use AS (
+  return Prisma.sql`${Prisma.raw(name)} AS (
     INSERT INTO offer_budget AS b (offer_id, period, used_minor, updated_at)
     SELECT ${use.offerId}, ${use.periodKey}, ${amount}, ${at}
      WHERE ${after} AND ${amount} <= ${limit}

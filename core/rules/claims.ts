@@ -4,6 +4,7 @@
 import { EARN_REASONS, type EarnDecision, type EarnReason } from './eligibility';
 import type { BalanceType } from './adjustments';
 import { netOfRefunds } from './settlement';
+import { trimmed, type OfferReward } from './reward';
 
 export const CLAIM_REASONS = ['missing_reward', 'wrong_amount'] as const;
 export type ClaimReason = (typeof CLAIM_REASONS)[number];
@@ -129,15 +130,20 @@ export function decideClaim(facts: ClaimFacts): ClaimDecision {
       ineligible[0],
       `not eligible at ${merchantId}: ${ineligible.join(', ')} (see evidence.matchTrace / evidence.rules)`,
     );
-  const winner = facts.evaluation?.offers.find((o) => o.offerId === facts.evaluation?.winningOfferId);
-  if (!winner?.reward) return reject('no_active_offer', `no offer of ${merchantId} gives a reward for this purchase`);
+  const winningOfferId = facts.evaluation?.winningOfferId;
+  if (!winningOfferId || !facts.evaluation?.offers.some((o) => o.offerId === winningOfferId && o.reward))
+    return reject('no_active_offer', `no offer of ${merchantId} gives a reward for this purchase`);
   // The rules' reward is on the whole purchase, as its settlement earns; its refunds so far take
-  // their share of it, as they would have of an earned reward. Compared with what it keeps.
+  // their share of it, as they would have of an earned reward (of each offer applied, as refunds
+  // claw back each). Compared with what it keeps.
   const refunds = { purchaseAmountMinor: txn.amountMinor, refundedMinor: txn.refundedMinor };
+  const applied = appliedRewards(facts.evaluation);
+  const net = (part: 'cashbackMinor' | 'brandedMinor') =>
+    applied.reduce((sum, a) => sum + netOfRefunds(a.reward[part], refunds), 0);
   const computed = {
-    offerId: winner.offerId,
-    cashbackMinor: netOfRefunds(winner.reward.cashbackMinor, refunds),
-    brandedMinor: netOfRefunds(winner.reward.brandedMinor, refunds),
+    offerId: winningOfferId,
+    cashbackMinor: net('cashbackMinor'),
+    brandedMinor: net('brandedMinor'),
   };
   const kept = aboutMatched
     ? { cashback: txn.keptCashbackMinor, branded: txn.keptBrandedMinor }
@@ -146,21 +152,40 @@ export function decideClaim(facts: ClaimFacts): ClaimDecision {
     cashbackMinor: Math.max(0, computed.cashbackMinor - kept.cashback),
     brandedMinor: Math.max(0, computed.brandedMinor - kept.branded),
   };
-  const net = txn.refundedMinor > 0 ? ` net of refunds of ${txn.refundedMinor}` : '';
+  const netOf = txn.refundedMinor > 0 ? ` net of refunds of ${txn.refundedMinor}` : '';
   if (missing.cashbackMinor + missing.brandedMinor === 0)
     return reject(
       'already_rewarded',
-      `the purchase kept ${kept.cashback} cashback and ${kept.branded} branded${net}; the rules give ${computed.cashbackMinor} and ${computed.brandedMinor}`,
+      `the purchase kept ${kept.cashback} cashback and ${kept.branded} branded${netOf}; the rules give ${computed.cashbackMinor} and ${computed.brandedMinor}`,
     );
   return {
     outcome: 'needs_review',
     reasonCode: aboutMatched ? 'reward_below_rules' : 'merchant_not_recognised',
     detail: aboutMatched
-      ? `the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${net}; the purchase kept ${kept.cashback} and ${kept.branded}`
-      : `the descriptor was not recognised as ${merchantId}; there the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${net}`,
+      ? `the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${netOf}; the purchase kept ${kept.cashback} and ${kept.branded}`
+      : `the descriptor was not recognised as ${merchantId}; there the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${netOf}`,
     computed,
     missing,
   };
+}
+
+/**
+ * Each offer's reward as the merchant's stacking applies it to the purchase, the first-ranked first:
+ * one offer under best_of and priority, every one the cap leaves room for under stack (cut short
+ * as the settlement cuts it, branded first).
+ */
+function appliedRewards(evaluation: EarnDecision | null): Array<{ offerId: string; reward: OfferReward }> {
+  if (!evaluation) return [];
+  const rewardOf = (offerId: string) => evaluation.offers.find((o) => o.offerId === offerId)?.reward;
+  return (evaluation.stacking ?? [])
+    .filter((o) => o.appliedMinor > 0 && rewardOf(o.offerId))
+    .map((o) => {
+      const reward = rewardOf(o.offerId)!;
+      return {
+        offerId: o.offerId,
+        reward: o.reason === 'stack_cap' ? trimmed(reward, o.appliedMinor, 'stack') : reward,
+      };
+    });
 }
 
 /** Where a claim stands, as the workflow and the operator's update see it. */

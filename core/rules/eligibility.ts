@@ -166,7 +166,8 @@ export function evaluateEarn(input: EarnInput): EarnDecision {
         tx.eligibleAmountMinor ?? tx.amountMinor,
       );
       decision.winningOfferId = stacking[0].offerId;
-      decision.estimatedRewardMinor = stacking[0].appliedMinor;
+      // Under stack every applied offer adds its part; under the others only the first gives anything.
+      decision.estimatedRewardMinor = stacking.reduce((sum, o) => sum + o.appliedMinor, 0);
       decision.stacking = stacking;
     }
     return decision;

@@ -26,6 +26,8 @@ export interface CumulativeTerms {
   maxRedemptionsPerChg: number | null;
   /** Cap per transaction, applied to each completion's reward; null: none. */
   maxRewardMinor: number | null;
+  /** What is left of the offer's budget for the purchase's period; null or absent: no budget. */
+  budgetRemainingMinor?: number | null;
 }
 
 export interface Completion {
@@ -42,6 +44,8 @@ export interface ProgressStep {
   after: StoredProgress;
   /** Completions this purchase earns (settlement) or takes back (refund, the latest first). */
   completions: Completion[];
+  /** A settlement's: the offer's budget paid less than the completions' rewards. */
+  cappedByBudget?: boolean;
 }
 
 const NONE: StoredProgress = { measure: 0, rewarded: 0 };
@@ -60,10 +64,19 @@ export function progressOnSettlement(
     completionRewardMinor(terms.reward, amountMinor),
     terms.maxRewardMinor ?? Number.MAX_SAFE_INTEGER,
   );
+  // A budget pays the completions in order as far as it reaches: one it cannot pay in full gets
+  // what is left, and counts all the same (the group reached it; the merchant's money ran out).
+  let budgetLeft = terms.budgetRemainingMinor ?? Number.MAX_SAFE_INTEGER;
+  if (terms.budgetRemainingMinor != null) assertMinor(terms.budgetRemainingMinor, 'budgetRemainingMinor');
+  let cappedByBudget = false;
   const completions: Completion[] = [];
-  for (let k = before.rewarded + 1; k <= rewarded; k++)
-    completions.push({ completion: k, amountMinor: reward, balanceType: terms.reward.balanceType });
-  return { offerId: terms.offerId, contribution, before, after: { measure, rewarded }, completions };
+  for (let k = before.rewarded + 1; k <= rewarded; k++) {
+    const amountMinor = Math.min(reward, budgetLeft);
+    cappedByBudget ||= amountMinor < reward;
+    budgetLeft -= amountMinor;
+    completions.push({ completion: k, amountMinor, balanceType: terms.reward.balanceType });
+  }
+  return { offerId: terms.offerId, contribution, before, after: { measure, rewarded }, completions, cappedByBudget };
 }
 
 /**

@@ -19,8 +19,9 @@ export interface OfferReward {
   totalMinor: number;
   /** What the rates alone would give, before any cap. */
   uncappedMinor: number;
-  /** The cap that bit, if one did: the offer's per-transaction or per-group cap, or what is left of its budget. */
-  cappedBy: 'transaction' | 'chg' | 'budget' | null;
+  /** The cap that bit, if one did: the offer's per-transaction or per-group cap, what is left of its
+   *  budget, or the merchant's stack cap on the offers applied together. */
+  cappedBy: 'transaction' | 'chg' | 'budget' | 'stack' | null;
 }
 
 const BPS_DENOMINATOR = 10_000n;
@@ -44,8 +45,8 @@ export function computeOfferReward(
 ): OfferReward {
   assertMinor(eligibleAmountMinor, 'eligibleAmountMinor');
   assertMinor(earnedSoFarForChgMinor, 'earnedSoFarForChgMinor');
-  let cashbackMinor = component(eligibleAmountMinor, offer.cashbackRateBps);
-  let brandedMinor = component(eligibleAmountMinor, offer.brandedRateBps);
+  const cashbackMinor = component(eligibleAmountMinor, offer.cashbackRateBps);
+  const brandedMinor = component(eligibleAmountMinor, offer.brandedRateBps);
   const uncappedMinor = cashbackMinor + brandedMinor;
 
   let limit = uncappedMinor;
@@ -70,17 +71,22 @@ export function computeOfferReward(
       cappedBy = 'budget';
     }
   }
-  // When a cap bites, the branded component gives way first: cashback is the reward the
-  // cardholder can use anywhere and the one the offer headline promises, while branded
-  // balance is restricted to one merchant, so trimming it first keeps the most useful part.
-  const excess = uncappedMinor - limit;
-  const brandedCut = Math.min(brandedMinor, excess);
-  brandedMinor -= brandedCut;
-  cashbackMinor -= excess - brandedCut;
+  return trimmed({ cashbackMinor, brandedMinor, totalMinor: uncappedMinor, uncappedMinor, cappedBy }, limit);
+}
 
-  const reward = { cashbackMinor, brandedMinor, totalMinor: cashbackMinor + brandedMinor, uncappedMinor, cappedBy };
-  assertMinor(reward.cashbackMinor, 'cashbackMinor');
-  assertMinor(reward.brandedMinor, 'brandedMinor');
-  if (reward.totalMinor > limit) throw new Error('reward exceeds its cap');
-  return reward;
+/**
+ * The reward cut to `limitMinor` in all (unchanged when it is within it). When a cap bites, the
+ * branded component gives way first: cashback is the reward the cardholder can use anywhere and the
+ * one the offer headline promises, while branded balance is restricted to one merchant, so trimming
+ * it first keeps the most useful part.
+ */
+export function trimmed(reward: OfferReward, limitMinor: number, cappedBy = reward.cappedBy): OfferReward {
+  assertMinor(limitMinor, 'limitMinor');
+  const excess = Math.max(0, reward.totalMinor - limitMinor);
+  if (excess === 0) return { ...reward };
+  const brandedCut = Math.min(reward.brandedMinor, excess);
+  const brandedMinor = reward.brandedMinor - brandedCut;
+  const cashbackMinor = reward.cashbackMinor - (excess - brandedCut);
+  assertMinor(cashbackMinor, 'cashbackMinor');
+  return { ...reward, cashbackMinor, brandedMinor, totalMinor: cashbackMinor + brandedMinor, cappedBy };
 }

@@ -3,17 +3,28 @@
 // purchase reaches the merchant's spend minimum: min(available, amount)); earn then applies
 // to the amount left after spend. The offer still qualifies on the full purchase amount —
 // the cardholder made a qualifying purchase, however it was paid.
-import { computeOfferReward, type OfferReward } from './reward';
+import { computeOfferReward, trimmed, type OfferReward } from './reward';
 import { combineOffers, termsAt, type EarnDecision, type EarnOffer } from './eligibility';
 import type { StackingPolicy, StackOutcome } from './stacking';
 import type { SpendDecision } from './spend-eligibility';
 import { assertMinor } from '../money';
 
+/** One offer's reward the purchase earns, as the merchant's stacking applied it. */
+export interface AppliedReward {
+  offerId: string;
+  reward: OfferReward;
+}
+
 export interface SettlementDecision {
   spentMinor: number;
   eligibleAmountMinor: number;
+  /** The offer applied first (under best_of and priority, the only one); null when nothing is earned. */
   winningOfferId: string | null;
+  /** The first-ranked offer's reward, even at 0 (its caps say why). */
   reward: OfferReward | null;
+  /** Every offer that gives the purchase something, in the order the policy ranked them: one,
+   *  except under `stack`. Their sums are cashbackMinor and brandedMinor. */
+  applied: AppliedReward[];
   cashbackMinor: number;
   brandedMinor: number;
   /** Each qualifying offer, what it would give the purchase and why it applied or not. */
@@ -26,14 +37,13 @@ export function decideSettlement(input: {
   spend: SpendDecision | null;
   offers: EarnOffer[];
   earnedSoFarByOffer: Record<string, number>;
-  /** The merchant's (absent: best_of). One offer applies: stacking several is not a policy yet. */
+  /** The merchant's (absent: best_of). */
   stacking?: StackingPolicy;
 }): SettlementDecision {
   assertMinor(input.amountMinor, 'amountMinor');
   const spentMinor = input.spend?.eligible ? Math.min(input.spend.availableBalanceMinor, input.amountMinor) : 0;
   const eligibleAmountMinor = input.amountMinor - spentMinor;
   const stacking = input.stacking ?? { policy: 'best_of' };
-  if (stacking.policy === 'stack') throw new RangeError('stack is not a settlement policy yet');
   // A cumulative offer rewards completions (core/rules/progress.ts), never the purchase itself.
   const qualifying = input.offers
     .filter((offer) => !offer.cumulative && input.earn?.eligibleOfferIds.includes(offer.id))
@@ -48,14 +58,25 @@ export function decideSettlement(input: {
       ),
     }));
   const outcomes = qualifying.length > 0 ? combineOffers(qualifying, input.offers, stacking, eligibleAmountMinor) : [];
-  const best = outcomes.length > 0 ? qualifying.find((q) => q.offerId === outcomes[0].offerId)! : null;
+  // What each offer gives once stacked: the stack cap cuts an offer short as any cap does, branded first.
+  const applied = outcomes
+    .filter((o) => o.appliedMinor > 0)
+    .map((o) => {
+      const reward = qualifying.find((q) => q.offerId === o.offerId)!.reward;
+      return {
+        offerId: o.offerId,
+        reward: o.reason === 'stack_cap' ? trimmed(reward, o.appliedMinor, 'stack') : reward,
+      };
+    });
+  const first = outcomes.length > 0 ? qualifying.find((q) => q.offerId === outcomes[0].offerId)! : null;
   const decision: SettlementDecision = {
     spentMinor,
     eligibleAmountMinor,
-    winningOfferId: best && best.reward.totalMinor > 0 ? best.offerId : null,
-    reward: best?.reward ?? null,
-    cashbackMinor: best?.reward.cashbackMinor ?? 0,
-    brandedMinor: best?.reward.brandedMinor ?? 0,
+    winningOfferId: applied[0]?.offerId ?? null,
+    reward: applied[0]?.reward ?? first?.reward ?? null,
+    applied,
+    cashbackMinor: applied.reduce((sum, a) => sum + a.reward.cashbackMinor, 0),
+    brandedMinor: applied.reduce((sum, a) => sum + a.reward.brandedMinor, 0),
     stacking: outcomes,
   };
   if (decision.spentMinor + decision.eligibleAmountMinor !== input.amountMinor)

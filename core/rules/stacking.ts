@@ -8,9 +8,16 @@ import { assertMinor } from '../money';
 
 export type StackingPolicy = { policy: 'best_of' } | { policy: 'priority' } | { policy: 'stack'; stackCapBps: number };
 
-/** The policies a merchant can have today: each applies one offer to a purchase. */
-export const MERCHANT_STACKING = ['best_of', 'priority'] as const;
+/** The policies a merchant can have: best_of and priority apply one offer to a purchase, stack several. */
+export const MERCHANT_STACKING = ['best_of', 'priority', 'stack'] as const;
 export type MerchantStacking = (typeof MERCHANT_STACKING)[number];
+
+/** The merchant's policy as stored: `stack` with its cap (the database requires one with it). */
+export function stackingPolicy(stacking: MerchantStacking, stackCapBps: number | null): StackingPolicy {
+  if (stacking !== 'stack') return { policy: stacking };
+  if (stackCapBps === null) throw new RangeError('stack needs a stackCapBps');
+  return { policy: 'stack', stackCapBps };
+}
 
 export interface StackCandidate {
   offerId: string;

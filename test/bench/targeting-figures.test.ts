@@ -80,6 +80,23 @@ describe('bench/targeting-figures', () => {
     assert.match(lift.note!, /liftBps 498, ci95Bps \[380, 610\]/);
   });
 
+  it('compares each offer mechanics side with the percent twin of the same rounds, when the run had it', () => {
+    const plain = byFigure(targetingRows(result(10)));
+    assert.equal(plain.has('Offer mechanics: stacked / percent lifecycle'), false, 'a run before the side has no row');
+    const withSides = result(10);
+    withSides.rounds = withSides.rounds.map((r, i) => ({ ...r, cumulative: drain(45 + i), stacked: drain(44 - i) }));
+    const rows = byFigure(targetingRows(withSides));
+    const stacked = rows.get('Offer mechanics: stacked / percent lifecycle')!;
+    assert.equal(stacked.value.toFixed(2), ((43.5 / 49) * 100).toFixed(2));
+    assert.deepEqual([stacked.target, met(stacked)], [{ op: '>=', value: 90 }, false]);
+    const cumulative = rows.get('Offer mechanics: cumulative / percent lifecycle')!;
+    assert.equal(cumulative.value.toFixed(2), ((45.5 / 49) * 100).toFixed(2));
+    assert.match(
+      rows.get('Offer mechanics: lifecycle at a merchant stacking three percent offers (steady 10-90%)')!.note!,
+      /percent twin → stacked: 50\.0 → 44\.0, 48\.0 → 43\.0/,
+    );
+  });
+
   it('measures the control share off the holdout either way, and fails it past 0.2 points', () => {
     const figure = 'Targeting: control share off holdoutBps over 1,000,000 groups';
     const above = byFigure(targetingRows(result(10.15))).get(figure)!;

@@ -215,6 +215,64 @@ describe('cumulative offers', function () {
     await assertLedgerHealthy(stack.db, s.issuer.id);
   });
 
+  it("takes each completion from the offer's budget with the issuer's share, and a clawback returns both", async () => {
+    const merchant = await createMerchant(stack.app);
+    const offer = await createOffer(stack.app, merchant.id, {
+      reward: { kind: 'spend_x_get_y', spendMinor: 5_000, rewardMinor: 400, balanceType: 'cashback', repeatable: true },
+      budgetMinor: 1_000,
+      funding: { issuerShareBps: 5_000 },
+      startsAt: daysFromNow(-5),
+    });
+    const s = await shopperOf(stack, merchant.id);
+    const funding = async () =>
+      Number(
+        (await stack.db.ledgerAccount.findUnique({ where: { id: `${s.issuer.id}:issuer_funding` } }))?.balanceMinor ??
+          0n,
+      );
+    const used = async () =>
+      (await stack.app.operator('GET', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`)).body.budget.usedMinor;
+
+    const big = await buy(s, merchant.id, 12_000);
+    assert.deepEqual(await kept(s, offer.id), [
+      [1, 400],
+      [2, 400],
+    ]);
+    assert.deepEqual([await used(), await funding()], [800, 400]);
+    // The budget has 200 left: the third completion gets it; the fourth gets nothing and counts.
+    const edge = await buy(s, merchant.id, 6_000);
+    assert.deepEqual((await trace(s, edge.id)).budgetUses, [
+      { offerId: offer.id, periodKey: '', amountMinor: 200, usedMinor: 800, cappedByBudget: true },
+    ]);
+    const past = await buy(s, merchant.id, 5_000);
+    assert.equal(past.status, 'not_matched', 'a completion the budget cannot pay rewards nothing');
+    assert.deepEqual(await progress(s, offer.id), { current: 3_000, target: 5_000, completions: 4 });
+    assert.deepEqual([await used(), await funding()], [1_000, 500]);
+
+    // The big purchase refunded in full: the measure (11,000) reaches 2, so the fourth and third
+    // completions come back, the third to the budget of the purchase that earned it, with its share.
+    const back = await refund(s, merchant.id, 12_000, big);
+    const refundTrace = await trace(s, back.id);
+    assert.deepEqual(
+      refundTrace.progress[0].clawed.map((c: any) => [
+        c.completion,
+        c.cashbackMinor,
+        c.transactionId,
+        c.issuerShareReturnedMinor,
+      ]),
+      [
+        [4, 0, null, 0],
+        [3, 200, edge.id, 100],
+      ],
+    );
+    assert.equal(refundTrace.budgetReturnedMinor, 200);
+    assert.deepEqual(await kept(s, offer.id), [
+      [1, 400],
+      [2, 400],
+    ]);
+    assert.deepEqual([await used(), await funding()], [800, 400]);
+    await assertLedgerHealthy(stack.db, s.issuer.id);
+  });
+
   it('refuses what a cumulative offer cannot have, and a change of its reward once groups have progress', async () => {
     const merchant = await createMerchant(stack.app);
     const path = `/admin/v1/merchants/${merchant.id}/offers`;
@@ -227,9 +285,8 @@ describe('cumulative offers', function () {
     };
     const base = { title: 'Spend', startsAt: daysFromNow(-1), reward };
     for (const [extra, field] of [
-      [{ budgetMinor: 100_000 }, '/budgetMinor'],
       [{ maxRewardPerChgMinor: 1_000 }, '/maxRewardPerChgMinor'],
-      [{ funding: { issuerShareBps: 5_000 } }, '/funding/issuerShareBps'],
+      [{ commission: { rateBps: 100, flatMinor: 0 } }, '/commission'],
       [{ reward: { ...reward, kind: 'nth_purchase', purchases: 2, rewardMinor: 1, rateBps: 5 } }, '/reward'],
     ] as const) {
       const res = await stack.app.operator('POST', path, { ...base, ...extra });

@@ -12,7 +12,9 @@ import { startStack, type Stack } from '../helpers/stack';
 import { buyAt, shopperAt as shopperOf, type Shopper } from '../helpers/shoppers';
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
-import { newIssuer } from '../helpers/app';
+import { assertError, newIssuer } from '../helpers/app';
+import { ACCOMPANYING_KINDS } from '../../core/ledger';
+import type { Prisma } from '../../prisma/generated/client';
 
 const TIERS = [
   { minSpendMinor: 2_000, cashbackRateBps: 200, brandedRateBps: 0 },
@@ -38,6 +40,19 @@ describe('offer mechanics', function () {
   const earned = async (s: Shopper, txnId: string) => (await detail(s, txnId)).earnedAmountMinor;
   const trace = async (s: Shopper, txnId: string) =>
     (await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/transaction/${txnId}/match-trace`)).body.trace;
+  const budgetOf = async (merchantId: string, offerId: string) =>
+    (await stack.app.operator('GET', `/admin/v1/merchants/${merchantId}/offers/${offerId}`)).body.budget;
+  /** Reward events [type, offer, amount] and their accompanying transfers [kind, amount], sorted. */
+  const rowsOf = async (where: Prisma.RewardEventWhereInput) => {
+    const events = await stack.db.rewardEvent.findMany({ where });
+    const transfers = await stack.db.ledgerTransfer.findMany({
+      where: { rewardEventId: { in: events.map((e) => e.id) }, kind: { in: [...ACCOMPANYING_KINDS] } },
+    });
+    return [
+      ...events.map((e) => [e.type, e.offerId, Number(e.amountMinor)]),
+      ...transfers.map((t) => [t.kind, Number(t.amountMinor)]),
+    ].sort((x, y) => String(x[0]).localeCompare(String(y[0])) || String(x[1]).localeCompare(String(y[1])));
+  };
 
   it('pays each purchase at the tier its whole amount reaches, says which in the trace, and claws back in share', async () => {
     // Branded balance earned becomes spendable only after the test's purchases, so none draws on it.
@@ -166,6 +181,7 @@ describe('offer mechanics', function () {
         { offerId: favoured.id, appliedMinor: 300, reason: 'applied' },
         { offerId: rich.id, appliedMinor: 0, reason: 'lower_priority' },
       ],
+      applied: [{ offerId: favoured.id, cashbackMinor: 300, brandedMinor: 0, cappedBy: null }],
     });
     const preview = await s.issuer.call(
       'GET',
@@ -183,13 +199,108 @@ describe('offer mechanics', function () {
     ]);
     assert.equal(await earned(s, first.id), 300, 'a purchase already decided stays as it was');
 
-    const bad = await stack.app.operator('PATCH', `/admin/v1/merchants/${merchant.id}`, { stacking: 'stack' });
+    const bad = await stack.app.operator('PATCH', `/admin/v1/merchants/${merchant.id}`, { stacking: 'stacked' });
     assert.equal(bad.status, 400, bad.text);
     assert.equal(bad.body.details.errors[0].path, '/stacking');
     const badPriority = await stack.app.operator('PATCH', `/admin/v1/merchants/${merchant.id}/offers/${rich.id}`, {
       priority: 1.5,
     });
     assert.equal(badPriority.status, 400, badPriority.text);
+    await assertLedgerHealthy(stack.db, s.issuer.id);
+  });
+
+  it("stacks the merchant's offers under its cap, each with its own budget, funding and clawback", async () => {
+    const merchant = await createMerchant(stack.app, {
+      brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 30, expiryDays: 365 },
+    });
+    const uncapped = await stack.app.operator('PATCH', `/admin/v1/merchants/${merchant.id}`, { stacking: 'stack' });
+    assertError(uncapped, 400, 'stack_cap_required');
+    assert.equal(uncapped.body.details.errors[0].path, '/stackCapBps');
+    const tooHigh = await stack.app.operator('PATCH', `/admin/v1/merchants/${merchant.id}`, { stackCapBps: 10_001 });
+    assert.equal(tooHigh.status, 400, tooHigh.text);
+    const set = await stack.app.operator('PATCH', `/admin/v1/merchants/${merchant.id}`, {
+      stacking: 'stack',
+      stackCapBps: 800,
+    });
+    assert.deepEqual([set.status, set.body.stacking, set.body.stackCapBps], [200, 'stack', 800], set.text);
+    const budgeted = await createOffer(stack.app, merchant.id, {
+      cashbackRateBps: 500,
+      priority: 2,
+      budgetMinor: 10_000,
+      startsAt: daysFromNow(-5),
+    });
+    const funded = await createOffer(stack.app, merchant.id, {
+      cashbackRateBps: 200,
+      brandedRateBps: 200,
+      priority: 1,
+      funding: { issuerShareBps: 5000 },
+      commission: { rateBps: 100, flatMinor: 0 },
+      startsAt: daysFromNow(-5),
+    });
+    const crowded = await createOffer(stack.app, merchant.id, { cashbackRateBps: 300, startsAt: daysFromNow(-5) });
+    const s = await shopperAt(merchant.id);
+    const seen = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/merchant/${merchant.id}`);
+    assert.deepEqual([seen.body.stacking, seen.body.stackCapBps], ['stack', 800], seen.text);
+    const preview = await s.issuer.call(
+      'GET',
+      `/api/v2/chg/${s.chgId}/merchant/${merchant.id}/eligibility?amountMinor=10000`,
+    );
+    assert.deepEqual([preview.body.winningOfferId, preview.body.estimatedRewardMinor], [budgeted.id, 800]);
+
+    // 8 % of 10,000 = 800: the budgeted offer's 500, the funded one's 400 cut to 300 (branded
+    // first: 200 cashback, 100 branded), the third nothing.
+    const purchase = await buy(s, merchant.id, 10_000);
+    assert.equal(await earned(s, purchase.id), 800);
+    const t = await trace(s, purchase.id);
+    assert.deepEqual(t.stacking, {
+      policy: 'stack',
+      stackCapBps: 800,
+      offers: [
+        { offerId: budgeted.id, appliedMinor: 500, reason: 'applied' },
+        { offerId: funded.id, appliedMinor: 300, reason: 'stack_cap' },
+        { offerId: crowded.id, appliedMinor: 0, reason: 'stack_cap' },
+      ],
+      applied: [
+        { offerId: budgeted.id, cashbackMinor: 500, brandedMinor: 0, cappedBy: null },
+        { offerId: funded.id, cashbackMinor: 200, brandedMinor: 100, cappedBy: 'stack' },
+      ],
+    });
+    assert.deepEqual(t.budgetUses, [
+      { offerId: budgeted.id, periodKey: '', amountMinor: 500, usedMinor: 0, cappedByBudget: false },
+    ]);
+    const own = { transactionId: purchase.id, type: { in: ['cashback_earned', 'branded_earned'] } };
+    const [first, second] = [budgeted.id, funded.id].sort();
+    assert.deepEqual(await rowsOf(own), [
+      ['branded_earned', funded.id, 100],
+      ['cashback_earned', first, first === budgeted.id ? 500 : 200],
+      ['cashback_earned', second, second === budgeted.id ? 500 : 200],
+      // The funded offer's share of each part, and its commission: the budgeted offer, ranked
+      // first, charges none.
+      ['commission_charged', 100],
+      ['issuer_share_branded', 50],
+      ['issuer_share_cashback', 100],
+    ]);
+    const commission = await stack.db.ledgerTransfer.findFirstOrThrow({
+      where: { transactionId: purchase.id, kind: 'commission_charged' },
+    });
+    const charged = await stack.db.rewardEvent.findUniqueOrThrow({ where: { id: commission.rewardEventId! } });
+    assert.equal(charged.offerId, funded.id);
+    assert.equal((await budgetOf(merchant.id, budgeted.id)).usedMinor, 500);
+
+    // Half refunded: each offer gives back half of its own; the budget gets its offer's half.
+    const half = await buy(s, merchant.id, 5_000, { state: 'refunded', relatedTransactionId: purchase.externalId });
+    assert.deepEqual(await rowsOf({ sourceEventId: half.id }), [
+      ['branded_clawed_back', funded.id, 50],
+      ['cashback_clawed_back', first, first === budgeted.id ? 250 : 100],
+      ['cashback_clawed_back', second, second === budgeted.id ? 250 : 100],
+      ['commission_returned', 50],
+      ['issuer_share_returned', 75],
+    ]);
+    assert.equal((await budgetOf(merchant.id, budgeted.id)).usedMinor, 250);
+    const rest = await buy(s, merchant.id, 5_000, { state: 'refunded', relatedTransactionId: purchase.externalId });
+    assert.equal((await trace(s, rest.id)).budgetReturnedMinor, 250);
+    assert.equal((await budgetOf(merchant.id, budgeted.id)).usedMinor, 0);
+    assert.equal((await detail(s, purchase.id)).status, 'reversed');
     await assertLedgerHealthy(stack.db, s.issuer.id);
   });
 

@@ -16,8 +16,9 @@
 //     are locked here in id order before any balance moves, and every entry is inserted after
 //     the balances, so each entry's id is taken while its account's row is locked: an account's
 //     entry ids grow in commit order, which statements rely on (docs/decisions/0040-merchant-statements.md);
-//   - an offer budget's use, when the batch has one, is recorded last, after every account's
-//     lock (core/domain/budgets.ts), and only if it still fits: else the statement's work is
+//   - each offer budget's use (several when a merchant's offers stack) is recorded last, after
+//     every account's lock, in offer id order (core/domain/budgets.ts), and only if it still fits:
+//     else the statement's work is
 //     thrown away with BudgetRaceLost and the caller decides again.
 // Further CTEs of the caller (the event's outcome, its webhook) join the same statement.
 import { Prisma } from '../../../prisma/generated/client';
@@ -108,8 +109,8 @@ export interface PostingBatch {
   grants: BatchGrant[];
   draws: BatchDraw[];
   holds: BatchHold[];
-  /** The offer budget the batch's rewards draw on, if any. */
-  budgetUse?: BudgetUse;
+  /** The offer budgets the batch's rewards draw on: one per budgeted offer that rewards. */
+  budgetUses: BudgetUse[];
 }
 
 export const emptyBatch = (issuerId: string, at: Date): PostingBatch => ({
@@ -120,6 +121,7 @@ export const emptyBatch = (issuerId: string, at: Date): PostingBatch => ({
   grants: [],
   draws: [],
   holds: [],
+  budgetUses: [],
 });
 
 /** Every account the batch's transfers debit or credit. */
@@ -155,11 +157,16 @@ export async function writeBatch(
   also: AlsoWrite = { ctes: [] },
 ): Promise<void> {
   const plan = planBatch(batch, locked);
-  const budget = batch.budgetUse ? [budgetUseCte(batch.budgetUse, batch.at, AFTER_ACCOUNT_LOCKS)] : [];
+  // Budget rows locked in one order by every writer, so that two stacked settlements cannot deadlock.
+  const uses = [...batch.budgetUses].sort((a, b) => (a.offerId < b.offerId ? -1 : a.offerId > b.offerId ? 1 : 0));
+  const budget = uses.map((use, i) => budgetUseCte(use, batch.at, AFTER_ACCOUNT_LOCKS, `budget_use_${i}`));
   const ctes = [...ledgerCtes(batch, plan, locked), ...budget, ...also.ctes];
   const extra = also.select?.length ? Prisma.sql`, ${Prisma.join(also.select)}` : Prisma.empty;
-  const budgetCount = budget.length > 0 ? Prisma.sql`(SELECT count(*)::int FROM budget_use)` : Prisma.sql`0`;
-  let counts: Array<{ transfers: number; balances: number; drawn: number; budget: number }>;
+  const budgetCount =
+    uses.length > 0
+      ? Prisma.sql`ARRAY[${Prisma.join(uses.map((_, i) => Prisma.raw(`(SELECT count(*)::int FROM budget_use_${i})`)))}]`
+      : Prisma.sql`ARRAY[]::int[]`;
+  let counts: Array<{ transfers: number; balances: number; drawn: number; budget: number[] }>;
   try {
     counts = await tx.$queryRaw`
       WITH ${Prisma.join(ctes, ',\n')}
@@ -175,7 +182,8 @@ export async function writeBatch(
   }
   const [written] = counts;
   // The budget's row moved under the decision: the caller's transaction rolls back and decides again.
-  if (batch.budgetUse && written.budget !== 1) throw new BudgetRaceLost(batch.budgetUse);
+  const lost = uses.find((_, i) => written.budget[i] !== 1);
+  if (lost) throw new BudgetRaceLost(lost);
   assert(
     written.transfers === batch.transfers.length,
     `wrote ${written.transfers} of ${batch.transfers.length} transfers`,

@@ -116,21 +116,26 @@ const CHECKS: Check[] = [
   {
     // Budgets are the offer's across every issuer: this one is checked whole whatever issuer is
     // asked about (docs/decisions/0039-offer-budgets.md). Each purchase's match trace names the
-    // budget period it drew on; what its purchases kept (earned less clawed back) is what the
-    // period has used. A cumulative offer's completion a purchase reached is not the purchase's own
-    // reward, and draws on no budget.
+    // budget periods it drew on (one per budgeted offer applied; `budgetUse` alone before offers
+    // stacked); what its purchases kept of each offer (earned less clawed back) is what the period
+    // has used. A cumulative offer's completions count with the purchase that earned them, which
+    // took them from the offer's budget (the clawback of one is posted with that purchase).
     name: 'offer budget used equals what its purchases kept',
     query: () => Prisma.sql`
       WITH uses AS (
-        SELECT e.id, e.match_trace->'budgetUse'->>'offerId' AS offer_id, e.match_trace->'budgetUse'->>'periodKey' AS period
+        SELECT e.id, u->>'offerId' AS offer_id, u->>'periodKey' AS period
           FROM ingested_event e
-         WHERE e.kind = 'settled' AND jsonb_typeof(e.match_trace->'budgetUse') = 'object'),
+         CROSS JOIN LATERAL jsonb_array_elements(
+                 CASE WHEN jsonb_typeof(e.match_trace->'budgetUses') = 'array' THEN e.match_trace->'budgetUses'
+                      WHEN jsonb_typeof(e.match_trace->'budgetUse') = 'object' THEN jsonb_build_array(e.match_trace->'budgetUse')
+                      ELSE '[]'::jsonb END) u
+         WHERE e.kind = 'settled'),
       kept AS (
         SELECT u.offer_id, u.period, sum(CASE WHEN r.type IN ('cashback_earned', 'branded_earned') THEN r.amount_minor
                                              WHEN r.type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -r.amount_minor
                                              ELSE 0 END) AS net
-          FROM uses u JOIN reward_event r ON r.transaction_id = u.id AND r.issuer_id = (SELECT issuer_id FROM ingested_event WHERE id = u.id)
-         WHERE r.completion IS NULL
+          FROM uses u JOIN reward_event r ON r.transaction_id = u.id AND r.offer_id = u.offer_id
+                                         AND r.issuer_id = (SELECT issuer_id FROM ingested_event WHERE id = u.id)
          GROUP BY 1, 2)
       SELECT coalesce(b.offer_id, k.offer_id) || ' ' || coalesce(nullif(coalesce(b.period, k.period), ''), 'lifetime') AS subject,
              'used ' || coalesce(b.used_minor::text, 'no row') || ', kept ' || coalesce(k.net::text, 'nothing') AS detail

@@ -1,12 +1,15 @@
 // Property: offers of every kind at one merchant (a percent offer with a budget, a tiered offer,
-// spend X get Y and the Nth purchase, their terms drawn), a group's random purchases, partial and
-// full refunds in any order, and payouts of what is payable (so that a refund after one leaves the
-// group owing): after every step, for each cumulative offer, the group's progress is what its
-// purchases net of refunds add up to, the completions whose reward stands are
-// min(maxRedemptions, completions(measure)) of them, each paying Y (or the rate of the purchase
-// that reached it), and the stored progress says the same as the ledger's events; the issuer's
-// trial balance is 0, no liability is below zero, and the budget is never overspent. At least
-// 10,000 steps per run, through the real settlement and refund activities on PostgreSQL.
+// spend X get Y and the Nth purchase, their terms drawn; the merchant's stacking drawn, so the
+// percent and tiered offers apply one at a time or stacked under a cap; spend X get Y with a budget
+// and an issuer's share, or without), a group's random purchases, partial and full refunds in any
+// order, and payouts of what is payable (so that a refund after one leaves the group owing): after
+// every step, for each cumulative offer, the group's progress is what its purchases net of refunds
+// add up to, the completions whose reward stands are min(maxRedemptions, completions(measure)) of
+// them, each paying Y (or the rate of the purchase that reached it; under a budget, what the budget
+// had left, so at most Y, and together what the budget has used), and the stored progress says the
+// same as the ledger's events; the issuer's share stands for the standing completions alone; the
+// issuer's trial balance is 0, no liability is below zero, and no budget is ever overspent. At
+// least 10,000 steps per run, through the real settlement and refund activities on PostgreSQL.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestApp, newIssuer, type TestApp, type TestIssuer } from '../../helpers/app';
@@ -22,6 +25,7 @@ import { rewardsSummary } from '../../../api/balances/summary';
 import { trialBalance } from '../../../core/domain/trial-balance';
 import { isLiability } from '../../../core/ledger';
 import { contributionOf, rewardedCompletions, type CumulativeReward } from '../../../core/rules/reward-kinds';
+import { issuerShareOf } from '../../../core/rules/funding';
 import type { LifecycleDeps } from '../../../activities/lifecycle/deps';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
@@ -35,6 +39,10 @@ interface Terms {
   nthMin: number;
   spendMax: number | null;
   nthMax: number | null;
+  /** The spend offer's budget (null: none) and issuer's share. */
+  spendBudget: number | null;
+  spendIssuerShareBps: number;
+  stacking: { stacking: 'best_of' | 'priority' } | { stacking: 'stack'; stackCapBps: number };
 }
 
 const termsArb: fc.Arbitrary<Terms> = fc.record({
@@ -65,6 +73,12 @@ const termsArb: fc.Arbitrary<Terms> = fc.record({
   nthMin: fc.integer({ min: 0, max: 3_000 }),
   spendMax: fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }),
   nthMax: fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }),
+  spendBudget: fc.option(fc.integer({ min: 1, max: 6_000 }), { nil: null }),
+  spendIssuerShareBps: fc.constantFrom(0, 2_500, 10_000),
+  stacking: fc.oneof(
+    fc.record({ stacking: fc.constantFrom('best_of' as const, 'priority' as const) }),
+    fc.record({ stacking: fc.constant('stack' as const), stackCapBps: fc.integer({ min: 0, max: 600 }) }),
+  ),
 });
 
 type Step =
@@ -104,6 +118,7 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
         issuer = await newIssuer(app);
         const merchant = await createMerchant(app, {
           brandedBalance: { enabled: true, spendMinimumMinor: 0, availabilityDelayDays: 0, expiryDays: 365 },
+          ...terms.stacking,
         });
         const start = new Date(Date.now() - 60_000).toISOString();
         const common = { startsAt: start, returnPeriodDays: 0 };
@@ -116,12 +131,16 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
         await createOffer(app, merchant.id, {
           ...common,
           reward: { kind: 'tiered', tiers: [{ minSpendMinor: 5_000, cashbackRateBps: 300, brandedRateBps: 100 }] },
+          priority: 1,
         });
         const spendOffer = await createOffer(app, merchant.id, {
           ...common,
           reward: terms.spend,
           minSpendMinor: terms.spendMin,
           maxRedemptionsPerChg: terms.spendMax,
+          budgetMinor: terms.spendBudget,
+          budgetPeriod: null,
+          funding: { issuerShareBps: terms.spendIssuerShareBps },
         });
         const nthOffer = await createOffer(app, merchant.id, {
           ...common,
@@ -136,8 +155,22 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
         );
         const card = cardOf(group);
         const cumulative = [
-          { offerId: spendOffer.id, reward: terms.spend as CumulativeReward, min: terms.spendMin, max: terms.spendMax },
-          { offerId: nthOffer.id, reward: terms.nth as CumulativeReward, min: terms.nthMin, max: terms.nthMax },
+          {
+            offerId: spendOffer.id,
+            reward: terms.spend as CumulativeReward,
+            min: terms.spendMin,
+            max: terms.spendMax,
+            budget: terms.spendBudget,
+            issuerShareBps: terms.spendIssuerShareBps,
+          },
+          {
+            offerId: nthOffer.id,
+            reward: terms.nth as CumulativeReward,
+            min: terms.nthMin,
+            max: terms.nthMax,
+            budget: null,
+            issuerShareBps: 0,
+          },
         ];
         const purchases: Array<{ externalId: string; amount: number; refunded: number }> = [];
         for (const [index, step] of sequence.entries()) {
@@ -174,8 +207,9 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
               );
           }
           steps++;
-          for (const offer of cumulative) await checkCumulative(offer, group.id, purchases);
-          await checkBooks(budgeted.id);
+          let issuerShare = 0;
+          for (const offer of cumulative) issuerShare += await checkCumulative(offer, group.id, purchases);
+          await checkBooks([budgeted.id, spendOffer.id], issuerShare);
         }
         await assertLedgerHealthy(app.db, issuer.id);
       }),
@@ -193,12 +227,22 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
     return row.id;
   }
 
-  /** The model's measure and completions against the stored progress and the ledger's completion events. */
+  /**
+   * The model's measure and completions against the stored progress and the ledger's completion
+   * events; the issuer's share the standing completions carry.
+   */
   async function checkCumulative(
-    offer: { offerId: string; reward: CumulativeReward; min: number; max: number | null },
+    offer: {
+      offerId: string;
+      reward: CumulativeReward;
+      min: number;
+      max: number | null;
+      budget: number | null;
+      issuerShareBps: number;
+    },
     chgId: string,
     purchases: ReadonlyArray<{ amount: number; refunded: number }>,
-  ): Promise<void> {
+  ): Promise<number> {
     const measure = purchases.reduce(
       (sum, p) => sum + contributionOf(offer.reward, p.amount - p.refunded, offer.min),
       0,
@@ -206,9 +250,15 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
     const expected = rewardedCompletions(offer.reward, measure, offer.max);
     // One statement: the stored progress, and what stands of each completion (earned less clawed back).
     const [row] = await app.db.$queryRaw<
-      Array<{ measure: string | null; rewarded: number | null; kept: Array<[number, string]> | null }>
+      Array<{
+        measure: string | null;
+        rewarded: number | null;
+        kept: Array<[number, string]> | null;
+        used: string | null;
+      }>
     >`
       SELECT (SELECT measure::text FROM offer_progress WHERE offer_id = ${offer.offerId} AND chg_id = ${chgId}) AS measure,
+             (SELECT used_minor::text FROM offer_budget WHERE offer_id = ${offer.offerId}) AS used,
              (SELECT rewarded FROM offer_progress WHERE offer_id = ${offer.offerId} AND chg_id = ${chgId}) AS rewarded,
              (SELECT json_agg(json_build_array(k.completion, k.net::text)) FROM (
                 SELECT completion, sum(CASE WHEN type LIKE '%_earned' THEN amount_minor ELSE -amount_minor END) AS net
@@ -223,7 +273,20 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
     const completions = Array.from({ length: expected }, (_, i) => i + 1);
     const keptNumbers = kept.map(([k]) => k).sort((a, b) => a - b);
     for (const [, amount] of kept) assert.ok(amount > 0, `a completion keeps ${amount}`);
-    if (offer.reward.rewardMinor !== undefined) {
+    if (offer.budget !== null) {
+      // The budget pays completions as far as it reaches: each at most Y, together what it has used.
+      const total = kept.reduce((sum, [, amount]) => sum + amount, 0);
+      assert.equal(total, Number(row.used ?? 0), 'the budget used is what the standing completions keep');
+      assert.ok(total <= offer.budget, `the budget of ${offer.budget} gave ${total}`);
+      assert.ok(
+        keptNumbers.every((k) => completions.includes(k)),
+        `the standing completions ${keptNumbers}`,
+      );
+      for (const [, amount] of kept) assert.ok(amount <= offer.reward.rewardMinor!, 'none pays more than Y');
+      // Unpaid completions are those the budget could not reach: with money left, every one pays Y.
+      if (total + offer.reward.rewardMinor! <= offer.budget)
+        assert.deepEqual(keptNumbers, completions, 'with the budget not reached, every completion stands');
+    } else if (offer.reward.rewardMinor !== undefined) {
       assert.deepEqual(keptNumbers, completions, `the standing completions of ${offer.reward.kind}`);
       for (const [, amount] of kept) assert.equal(amount, offer.reward.rewardMinor, 'each pays Y');
     } else {
@@ -233,15 +296,24 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
         `the standing completions ${keptNumbers} of ${offer.reward.kind}, of ${expected}`,
       );
     }
+    return kept.reduce((sum, [, amount]) => sum + issuerShareOf(amount, offer.issuerShareBps), 0);
   }
 
-  /** Trial balance 0, no liability below zero, the budget never overspent. */
-  async function checkBooks(budgetedOfferId: string): Promise<void> {
+  /**
+   * Trial balance 0, no liability below zero, no budget overspent, and the issuer's funding what
+   * the standing completions' shares add up to (no other offer is funded).
+   */
+  async function checkBooks(budgetedOfferIds: string[], issuerShareMinor: number): Promise<void> {
     const books = await trialBalance(app.db, { issuerId: issuer.id });
     assert.equal(books.totalMinor, 0, 'trial balance');
     for (const account of books.accounts)
       if (isLiability(account.kind)) assert.ok(account.balanceMinor >= 0, `${account.id} = ${account.balanceMinor}`);
-    const budget = await app.db.offerBudget.findMany({ where: { offerId: budgetedOfferId } });
-    for (const b of budget) assert.ok(Number(b.usedMinor) <= BUDGET, `budget used ${b.usedMinor}`);
+    const funding = books.accounts.find((a) => a.kind === 'issuer_funding');
+    assert.equal(Math.abs(funding?.balanceMinor ?? 0), issuerShareMinor, "the issuer's share");
+    const budgets = await app.db.offerBudget.findMany({
+      where: { offerId: { in: budgetedOfferIds } },
+      include: { offer: { select: { budgetMinor: true } } },
+    });
+    for (const b of budgets) assert.ok(b.usedMinor <= b.offer.budgetMinor!, `budget used ${b.usedMinor}`);
   }
 });

@@ -62,6 +62,22 @@ describe('cumulative progress (core/rules/progress.ts)', () => {
     assert.equal(past.after.measure, 60_000);
   });
 
+  it('pays completions in order as far as the budget reaches, each counted all the same', () => {
+    const step = progressOnSettlement({ ...spendTerms(), budgetRemainingMinor: 2_500 }, 40_000, undefined);
+    assert.deepEqual(
+      step.completions.map((c) => [c.completion, c.amountMinor]),
+      [
+        [1, 1_000],
+        [2, 1_000],
+        [3, 500],
+        [4, 0],
+      ],
+    );
+    assert.deepEqual([step.after.rewarded, step.cappedByBudget], [4, true]);
+    const roomy = progressOnSettlement({ ...spendTerms(), budgetRemainingMinor: 4_000 }, 40_000, undefined);
+    assert.deepEqual([roomy.completions.map((c) => c.amountMinor), roomy.cappedByBudget], [[1_000, 1_000, 1_000, 1_000], false]);
+  });
+
   it("pays an Nth purchase's rate on its own amount, under the per-transaction cap", () => {
     const terms = { ...nthTerms({ rewardMinor: undefined, rateBps: 1_000 }), maxRewardMinor: 700 };
     let stored: StoredProgress | undefined;

@@ -103,7 +103,43 @@ describe('core/rules/settlement', () => {
         [bestOf.winningOfferId, bestOf.stacking.map((o) => o.reason)],
         ['a', ['applied', 'lower_value']],
       );
-      assert.throws(() => decideSettlement({ ...input, stacking: { policy: 'stack', stackCapBps: 100 } }), RangeError);
+    });
+
+    it('stacks every qualifying offer under the cap, the one cut short trimmed branded first', () => {
+      const input = {
+        amountMinor: 10_000,
+        earn: earn(['a', 'b', 'c']),
+        spend: null,
+        offers: [
+          offer('a', { cashbackRateBps: 300, priority: 2 }),
+          offer('b', { cashbackRateBps: 200, brandedRateBps: 200, priority: 1 }),
+          offer('c', { cashbackRateBps: 100 }),
+        ],
+        earnedSoFarByOffer: {},
+      };
+      // 6 % of 10,000 = 600: a gives 300, b's 400 is cut to 300 (branded trimmed first: 200 cashback,
+      // 100 branded), c gets nothing.
+      const d = decideSettlement({ ...input, stacking: { policy: 'stack', stackCapBps: 600 } });
+      assert.deepEqual(
+        d.applied.map((a) => [a.offerId, a.reward.cashbackMinor, a.reward.brandedMinor, a.reward.cappedBy]),
+        [
+          ['a', 300, 0, null],
+          ['b', 200, 100, 'stack'],
+        ],
+      );
+      assert.deepEqual([d.winningOfferId, d.cashbackMinor, d.brandedMinor], ['a', 500, 100]);
+      assert.deepEqual(
+        d.stacking.map((o) => [o.offerId, o.appliedMinor, o.reason]),
+        [
+          ['a', 300, 'applied'],
+          ['b', 300, 'stack_cap'],
+          ['c', 0, 'stack_cap'],
+        ],
+      );
+      const roomy = decideSettlement({ ...input, stacking: { policy: 'stack', stackCapBps: 10_000 } });
+      assert.deepEqual([roomy.cashbackMinor, roomy.brandedMinor, roomy.applied.length], [600, 200, 3]);
+      const none = decideSettlement({ ...input, stacking: { policy: 'stack', stackCapBps: 0 } });
+      assert.deepEqual([none.winningOfferId, none.applied, none.cashbackMinor], [null, [], 0]);
     });
 
     it('spends at most the purchase amount, leaving nothing to earn on', () => {
