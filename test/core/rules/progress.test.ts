@@ -75,7 +75,10 @@ describe('cumulative progress (core/rules/progress.ts)', () => {
     );
     assert.deepEqual([step.after.rewarded, step.cappedByBudget], [4, true]);
     const roomy = progressOnSettlement({ ...spendTerms(), budgetRemainingMinor: 4_000 }, 40_000, undefined);
-    assert.deepEqual([roomy.completions.map((c) => c.amountMinor), roomy.cappedByBudget], [[1_000, 1_000, 1_000, 1_000], false]);
+    assert.deepEqual(
+      [roomy.completions.map((c) => c.amountMinor), roomy.cappedByBudget],
+      [[1_000, 1_000, 1_000, 1_000], false],
+    );
   });
 
   it("pays an Nth purchase's rate on its own amount, under the per-transaction cap", () => {
