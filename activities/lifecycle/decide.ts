@@ -178,6 +178,7 @@ function decisionTrace(
   },
 ): Record<string, unknown> {
   const { amountMinor, currencyOk, earn, spend, settlement, progress, status } = d;
+  const budgetUses = budgetUsesOf(ctx, d);
   const listed = ctx.offers.find((o) => o.id === settlement.winningOfferId);
   // A tiered offer's rates are its tier's, the one the whole purchase reached.
   const winning = listed && termsAt(listed, amountMinor);
@@ -241,8 +242,8 @@ function decisionTrace(
     // from the applied offers' budgets: a refund gives it back to that period, a claim judges on
     // what was left. budgetUse: the first of them, as read before offers stacked.
     budgets: Object.fromEntries(ctx.earnOffers.filter((o) => o.budget).map((o) => [o.id, o.budget])),
-    budgetUse: budgetUsesOf(ctx, d)[0] ?? null,
-    budgetUses: budgetUsesOf(ctx, d),
+    budgetUse: budgetUses[0] ?? null,
+    budgetUses,
     outcome: status,
   };
 }
