@@ -3,11 +3,12 @@
 // match trace, the reward it kept, and the rules of the merchant in question evaluated at the
 // purchase's time. The evidence stored with the claim is this, so the decision can be checked.
 import type { Claim, IngestedEvent } from '../../prisma/generated/client';
-import { evaluateEarn, type EarnDecision, type EarnReason } from '../../core/rules/eligibility';
+import { evaluateEarn, type EarnDecision, type EarnOffer, type EarnReason } from '../../core/rules/eligibility';
 import {
   merchantInQuestion,
   type ClaimFacts,
   type ClaimedTransaction,
+  type ClaimProgress,
   type ClaimReason,
 } from '../../core/rules/claims';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
@@ -25,6 +26,7 @@ import { fromDbMinor } from '../../core/ledger';
 import type { Tx } from '../../core/domain/ledger';
 import type { BudgetState } from '../../core/rules/budget';
 import { redeemedByOfferJson } from '../../core/domain/redemptions';
+import { cumulativeTermsOf } from '../../core/rules/progress';
 
 export interface ClaimEvidence {
   transaction: {
@@ -95,12 +97,14 @@ export async function loadClaimFacts(tx: Tx, claim: Claim): Promise<{ facts: Cla
   // At the matched merchant, each budget as the settlement found it: what was left then is what the
   // purchase could get, whatever refunds have given back since.
   const recordedBudgets = merchantId === transaction?.matchedMerchantId ? (trace?.budgets ?? {}) : {};
-  const evaluation =
+  const evaluated =
     event && merchantId
       ? await evaluateAt(tx, event, merchantId, { activeThen, eligibleAmountMinor, recordedBudgets })
       : null;
+  const evaluation = evaluated?.decision ?? null;
+  const progress = evaluated && event ? await progressFacts(tx, event, evaluated) : [];
   return {
-    facts: { ...partial, evaluation },
+    facts: { ...partial, evaluation, progress },
     evidence: {
       transaction: event && {
         id: event.id,
@@ -222,7 +226,7 @@ async function evaluateAt(
     eligibleAmountMinor,
     recordedBudgets,
   }: { activeThen: boolean; eligibleAmountMinor: number; recordedBudgets: Record<string, BudgetState> },
-): Promise<EarnDecision | null> {
+): Promise<{ decision: EarnDecision; offers: EarnOffer[] } | null> {
   const [row] = await tx.$queryRaw<
     Array<{
       merchant_status: CatalogueStatus | null;
@@ -267,9 +271,10 @@ async function evaluateAt(
       ${redeemedByOfferJson({ issuerId: event.issuerId, chgId: event.chgId, merchantId, exceptTransactionId: event.id })} AS redeemed`;
   if (!row?.merchant_status) return null;
   const payload = event.payload as EventPayload;
-  return evaluateEarn({
+  const offers = await offersAsSettled(tx, event, merchantId, row, recordedBudgets);
+  const decision = evaluateEarn({
     merchant: { id: merchantId, status: row.merchant_status },
-    offers: await offersAsSettled(tx, event, merchantId, row, recordedBudgets),
+    offers,
     activation: row.activation && {
       status: row.activation.status,
       activatedAt: new Date(row.activation.activatedAt),
@@ -288,6 +293,34 @@ async function evaluateAt(
     redeemedSoFarByOffer: row.redeemed,
     now: event.eventCreatedAt,
     stacking: row.stacking ? stackingPolicy(row.stacking.stacking, row.stacking.stackCapBps) : undefined,
+  });
+  return { decision, offers };
+}
+
+/**
+ * The cumulative offers the rules let the purchase count towards: each one's terms (its budget as
+ * the purchase's period stands), the group's progress now, and whether the purchase counts already.
+ */
+async function progressFacts(
+  tx: Tx,
+  event: IngestedEvent,
+  { decision, offers }: { decision: EarnDecision; offers: EarnOffer[] },
+): Promise<ClaimProgress[]> {
+  const ids = decision.cumulativeOfferIds;
+  if (ids.length === 0) return [];
+  const rows = await tx.$queryRaw<
+    Array<{ offer_id: string; measure: bigint | null; rewarded: number | null; counted: boolean }>
+  >`
+    SELECT x.offer_id, p.measure, p.rewarded,
+           EXISTS (SELECT 1 FROM offer_contribution c WHERE c.transaction_id = ${event.id} AND c.offer_id = x.offer_id) AS counted
+      FROM unnest(${ids}::text[]) AS x(offer_id)
+      LEFT JOIN offer_progress p ON p.offer_id = x.offer_id AND p.chg_id = ${event.chgId}`;
+  return rows.map((r) => {
+    return {
+      terms: cumulativeTermsOf(offers.find((o) => o.id === r.offer_id)!),
+      stored: { measure: r.measure === null ? 0 : fromDbMinor(r.measure), rewarded: r.rewarded ?? 0 },
+      counted: r.counted,
+    };
   });
 }
 

@@ -29,6 +29,8 @@ import { ApiError, errors } from '../../core/errors';
 import type { Db } from '../../prisma/client';
 import { findClaimedEvent, loadClaimFacts } from './facts';
 import { learnMatchRule } from './learn';
+import { countClaimedPurchase } from './progress';
+import { completedOf, type ProgressStep } from '../../core/rules/progress';
 import { issuerClockAt } from '../issuer-clock';
 import type { LifecycleDeps } from '../lifecycle/deps';
 
@@ -77,7 +79,12 @@ export function createClaimActivities(deps: ClaimActivityDeps) {
         const { facts, evidence } = await loadClaimFacts(tx, claim);
         const decision = decide(facts);
         const at = clock.now();
-        const evidenceJson = { ...evidence, detail: decision.detail } as unknown as Prisma.InputJsonValue;
+        // A claim in review keeps the progress it found missing: approval counts the purchase towards those offers.
+        const evidenceJson = {
+          ...evidence,
+          detail: decision.detail,
+          ...(decision.outcome === 'needs_review' ? { progress: decision.progress } : {}),
+        } as unknown as Prisma.InputJsonValue;
         if (decision.outcome === 'needs_review') {
           const updated = await tx.claim.update({
             where: { id: claim.id },
@@ -174,18 +181,102 @@ async function approve(
       `The purchase of claim ${claim.id} has been refunded in full since the claim was reviewed: it keeps no reward. Reject the claim.`,
       { transactionId: purchase.id, refundedMinor: refunds.receivedMinor },
     );
-  const amounts: Array<[BalanceType, number]> =
-    op.amountMinor !== undefined
-      ? [[op.balanceType ?? 'cashback', op.amountMinor]]
-      : [
-          ['cashback', sinceReview(claim, fromDbMinor(claim.computedCashbackMinor ?? 0n), purchase, refunds)],
-          ['branded', sinceReview(claim, fromDbMinor(claim.computedBrandedMinor ?? 0n), purchase, refunds)],
-        ];
-  const adjustmentIds: string[] = [];
   // Postings follow a sandbox issuer's clock, like its purchases' (activities/issuer-clock.ts).
   const issuerAt = await issuerClockAt(tx, claim.issuerId, at);
+  // The cumulative offers first: they lock every account the claim's credit touches too.
+  const reviewed = progressInReview(claim);
+  const counted =
+    purchase && refunds && merchantId
+      ? await countClaimedPurchase(tx, {
+          claimId: claim.id,
+          purchase,
+          merchantId,
+          offerIds: reviewed.offerIds,
+          netAmountMinor: fromDbMinor(purchase.amountMinor) - refunds.processedMinor,
+          at: issuerAt,
+        })
+      : null;
+  const adjustmentIds = await postCredits(tx, claim, op, {
+    purchase,
+    refunds,
+    merchantId,
+    amounts: creditAmounts(claim, op, reviewed.completedMinor, purchase, refunds),
+    issuerAt,
+    at,
+  });
+  let learned = null;
+  if (op.learnDescriptor && event && merchantId)
+    learned = await learnMatchRule(tx, {
+      merchantId,
+      payload: event.payload as EventPayload,
+      claimId: claim.id,
+      actor: op.actor,
+      at,
+    });
+  await recordAudit(
+    tx,
+    {
+      actor: op.actor,
+      action: 'claim.approve',
+      targetId: claim.id,
+      details: { adjustmentIds, learned, completionEventIds: counted?.rewardEventIds ?? [] },
+    },
+    at,
+  );
+  return tx.claim.update({
+    where: { id: claim.id },
+    data: {
+      status: 'approved',
+      reasonCode: OPERATOR_APPROVED,
+      decisionId: op.decisionId ?? null,
+      adjustmentIds,
+      resolutionNote: op.note ?? null,
+      resolvedBy: op.actor,
+      resolvedAt: at,
+      updatedAt: at,
+    },
+  });
+}
+
+/**
+ * The purchase's own reward to credit: what the review computed, less the completions it expected
+ * (countClaimedPurchase posted those as the rules give them now), brought to the refunds since.
+ * An operator's amount replaces it.
+ */
+function creditAmounts(
+  claim: Claim,
+  op: Extract<OperatorDecision, { decision: 'approve' }>,
+  completedMinor: Record<BalanceType, number>,
+  purchase: IngestedEvent | null,
+  refunds: { processedMinor: number } | null,
+): Array<[BalanceType, number]> {
+  if (op.amountMinor !== undefined) return [[op.balanceType ?? 'cashback', op.amountMinor]];
+  const own = (computed: bigint | null, type: BalanceType) =>
+    sinceReview(claim, Math.max(0, fromDbMinor(computed ?? 0n) - completedMinor[type]), purchase, refunds);
+  return [
+    ['cashback', own(claim.computedCashbackMinor, 'cashback')],
+    ['branded', own(claim.computedBrandedMinor, 'branded')],
+  ];
+}
+
+/** The approval's missing_reward adjustments, funded by the issuer: ids of those posted. */
+async function postCredits(
+  tx: Tx,
+  claim: Claim,
+  op: Extract<OperatorDecision, { decision: 'approve' }>,
+  p: {
+    purchase: IngestedEvent | null;
+    refunds: { processedMinor: number } | null;
+    merchantId: string | null;
+    amounts: Array<[BalanceType, number]>;
+    issuerAt: Date;
+    at: Date;
+  },
+): Promise<string[]> {
+  const { purchase, refunds, merchantId } = p;
+  const adjustmentIds: string[] = [];
   const holdUntil = purchase ? await purchaseHoldEnds(tx, purchase, claim) : undefined;
-  for (const [balanceType, amountMinor] of amounts) {
+  for (const [balanceType, amountMinor] of p.amounts) {
     if (amountMinor === 0 || !BALANCE_TYPES.includes(balanceType)) continue;
     const { adjustment } = await postAdjustment(tx, {
       issuerId: claim.issuerId,
@@ -203,38 +294,12 @@ async function approve(
         : {}),
       actor: op.actor,
       idempotencyKey: `claim:${claim.id}:${balanceType}`,
-      at: issuerAt,
-      recordedAt: at,
+      at: p.issuerAt,
+      recordedAt: p.at,
     });
     adjustmentIds.push(adjustment.id);
   }
-  let learned = null;
-  if (op.learnDescriptor && event && merchantId)
-    learned = await learnMatchRule(tx, {
-      merchantId,
-      payload: event.payload as EventPayload,
-      claimId: claim.id,
-      actor: op.actor,
-      at,
-    });
-  await recordAudit(
-    tx,
-    { actor: op.actor, action: 'claim.approve', targetId: claim.id, details: { adjustmentIds, learned } },
-    at,
-  );
-  return tx.claim.update({
-    where: { id: claim.id },
-    data: {
-      status: 'approved',
-      reasonCode: OPERATOR_APPROVED,
-      decisionId: op.decisionId ?? null,
-      adjustmentIds,
-      resolutionNote: op.note ?? null,
-      resolvedBy: op.actor,
-      resolvedAt: at,
-      updatedAt: at,
-    },
-  });
+  return adjustmentIds;
 }
 
 async function reject(
@@ -275,6 +340,14 @@ async function reject(
 async function lockPurchase(tx: Tx, eventId: string): Promise<IngestedEvent> {
   await tx.$queryRaw`SELECT id FROM ingested_event WHERE id = ${eventId} FOR UPDATE`;
   return tx.ingestedEvent.findUniqueOrThrow({ where: { id: eventId } });
+}
+
+/** The progress the review found missing (its evidence's): the offers, and what their completions paid. */
+function progressInReview(claim: Claim): { offerIds: string[]; completedMinor: Record<BalanceType, number> } {
+  const steps = (claim.evidence as { progress?: unknown } | null)?.progress;
+  const list = Array.isArray(steps) ? (steps as ProgressStep[]) : [];
+  const { cashbackMinor, brandedMinor } = completedOf(list);
+  return { offerIds: list.map((s) => s.offerId), completedMinor: { cashback: cashbackMinor, branded: brandedMinor } };
 }
 
 /** What refunds took of the purchase: those whose clawback was processed, and every one received. */

@@ -21,6 +21,9 @@ type Tx = Prisma.TransactionClient;
 /** A cumulative offer whose measure the refund lowers. */
 export interface ProgressDue {
   terms: CumulativeTerms;
+  /** The offer's merchant: the purchase's, or the one an approved claim counted it at (the
+   *  matcher missed it, and the purchase names none). */
+  merchantId: string;
   contributed: number;
   /** The offer is funded in part by the issuer: a completion's clawback returns its share. */
   issuerShare: boolean;
@@ -73,21 +76,28 @@ export async function progressDue(tx: Tx, purchase: IngestedEvent, netAmountMino
       maxRewardMinor: offer.maxRewardMinor === null ? null : fromDbMinor(offer.maxRewardMinor),
     };
     if (contributionOf(reward, netAmountMinor, terms.minSpendMinor) < c.contributed)
-      due.push({ terms, contributed: c.contributed, issuerShare: offer.fundingIssuerShareBps > 0 });
+      due.push({
+        terms,
+        merchantId: offer.merchantId,
+        contributed: c.contributed,
+        issuerShare: offer.fundingIssuerShareBps > 0,
+      });
   }
   return due;
 }
 
 /** The accounts a completion's clawback may touch: to lock with the refund's others, in one order. */
 export function progressAccounts(purchase: IngestedEvent, due: readonly ProgressDue[]): AccountRef[] {
-  if (due.length === 0 || !purchase.merchantId) return [];
-  const branded = due.some((d) => d.terms.reward.balanceType === 'branded');
+  if (due.length === 0) return [];
+  const { issuerId, chgId } = purchase;
+  const merchants = [...new Set(due.map((d) => d.merchantId))];
+  const branded = [...new Set(due.filter((d) => d.terms.reward.balanceType === 'branded').map((d) => d.merchantId))];
   return [
-    ...(branded ? [accounts.chgBranded(purchase.issuerId, purchase.chgId, purchase.merchantId)] : []),
-    accounts.chgCashback(purchase.issuerId, purchase.chgId),
-    accounts.chgCashbackOwed(purchase.issuerId, purchase.chgId),
-    accounts.merchantReceivable(purchase.issuerId, purchase.merchantId),
-    ...(due.some((d) => d.issuerShare) ? [accounts.issuerFunding(purchase.issuerId)] : []),
+    ...branded.map((m) => accounts.chgBranded(issuerId, chgId, m)),
+    accounts.chgCashback(issuerId, chgId),
+    accounts.chgCashbackOwed(issuerId, chgId),
+    ...merchants.map((m) => accounts.merchantReceivable(issuerId, m)),
+    ...(due.some((d) => d.issuerShare) ? [accounts.issuerFunding(issuerId)] : []),
   ];
 }
 

@@ -304,7 +304,16 @@ async function loadRest(
   };
 }
 
-async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string; merchantId: string; asOf: Date }) {
+/**
+ * The merchant's terms for the group's purchase as of its date: the merchant, its offers (with
+ * each budget's use in the purchase's period), the activation, what the group kept and redeemed
+ * per offer, its progress and its branded grants. A settlement stores a targeted offer's first
+ * enrolment of the group (`storeEnrolments`); a claim's approval reads it as it would be decided.
+ */
+export async function loadMerchantDetails(
+  tx: Tx,
+  p: { issuerId: string; chgId: string; merchantId: string; asOf: Date; storeEnrolments?: boolean },
+) {
   const [row] = await tx.$queryRaw<
     Array<{
       merchant: (Omit<ContextMerchant, 'brandedSpendMinimumMinor'> & { brandedSpendMinimumMinor: string }) | null;
@@ -346,7 +355,7 @@ async function loadMerchantDetails(tx: Tx, p: { issuerId: string; chgId: string;
     tx,
     row.offers,
     row.offers.map((o) => toEarnOffer(o, p.asOf)),
-    { ...p, at: p.asOf, store: true },
+    { issuerId: p.issuerId, chgId: p.chgId, merchantId: p.merchantId, at: p.asOf, store: p.storeEnrolments ?? true },
   );
   return {
     merchant: row.merchant && {

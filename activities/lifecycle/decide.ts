@@ -10,7 +10,7 @@ import { fromDbMinor } from '../../core/ledger';
 import type { CatalogueStatus } from '../../core/rules/offer-status';
 import type { DecisionContext } from './context';
 import type { BudgetUse } from '../../core/domain/budgets';
-import { progressOnSettlement, type ProgressStep } from '../../core/rules/progress';
+import { cumulativeTermsOf, progressOnSettlement, type ProgressStep } from '../../core/rules/progress';
 
 export interface RewardDecision {
   status: 'matched' | 'not_matched';
@@ -126,18 +126,13 @@ function concluded(
  */
 function progressOf(ctx: DecisionContext, earn: EarnDecision | null, amountMinor: number): ProgressStep[] {
   if (!earn) return [];
-  return earn.cumulativeOfferIds.map((offerId) => {
-    const offer = ctx.earnOffers.find((o) => o.id === offerId)!;
-    const terms = {
-      offerId,
-      reward: offer.cumulative!,
-      minSpendMinor: offer.minSpendMinor,
-      maxRedemptionsPerChg: offer.maxRedemptionsPerChg ?? null,
-      maxRewardMinor: offer.maxRewardMinor,
-      budgetRemainingMinor: offer.budget?.remainingMinor ?? null,
-    };
-    return progressOnSettlement(terms, amountMinor, ctx.progressByOffer[offerId]);
-  });
+  return earn.cumulativeOfferIds.map((offerId) =>
+    progressOnSettlement(
+      cumulativeTermsOf(ctx.earnOffers.find((o) => o.id === offerId)!),
+      amountMinor,
+      ctx.progressByOffer[offerId],
+    ),
+  );
 }
 
 /**
@@ -146,8 +141,8 @@ function progressOf(ctx: DecisionContext, earn: EarnDecision | null, amountMinor
  * decision read the budget. None for an offer without a budget.
  */
 export function budgetUsesOf(
-  ctx: DecisionContext,
-  { settlement, progress }: Pick<RewardDecision, 'settlement' | 'progress'>,
+  ctx: Pick<DecisionContext, 'earnOffers'>,
+  { settlement, progress }: { settlement: Pick<RewardDecision['settlement'], 'applied'>; progress: ProgressStep[] },
 ): BudgetUse[] {
   const rewards = [
     ...settlement.applied.map(({ offerId, reward }) => ({

@@ -370,12 +370,22 @@ async function giveBudgetBack(tx: Tx, { purchase, at }: RefundCase, clawed: Claw
   return ordered.reduce((sum, r) => sum + r.amountMinor, 0);
 }
 
-/** The budgets the purchase's settlement drew on, in the order of its trace (one before offers stacked). */
+/**
+ * The budgets the purchase drew on: its settlement's (one before offers stacked), and those of the
+ * completions approved claims posted for it.
+ */
 function budgetUsesOf(purchase: IngestedEvent): Array<{ offerId: string; periodKey: string }> {
   type Use = { offerId: string; periodKey: string };
-  const trace = purchase.matchTrace as { budgetUse?: Use | null; budgetUses?: Use[] } | null;
+  const trace = purchase.matchTrace as {
+    budgetUse?: Use | null;
+    budgetUses?: Use[];
+    claims?: Array<{ budgetUses?: Use[] }>;
+  } | null;
   // Sorted by offer id, the order the settlement took the budget rows' locks in.
-  const uses = trace?.budgetUses ?? (trace?.budgetUse ? [trace.budgetUse] : []);
+  const uses = [
+    ...(trace?.budgetUses ?? (trace?.budgetUse ? [trace.budgetUse] : [])),
+    ...(trace?.claims ?? []).flatMap((c) => c.budgetUses ?? []),
+  ];
   return [...uses].sort((a, b) => (a.offerId < b.offerId ? -1 : a.offerId > b.offerId ? 1 : 0));
 }
 
@@ -387,14 +397,11 @@ async function releaseHold(tx: Tx, purchaseId: string, clawedMinor: number, at: 
 }
 
 /** The reward_clawed_back event, in the refund's transaction, when it took anything back. */
-async function recordClawbackWebhook(
-  tx: Tx,
-  { refund, purchase, at, credits }: RefundCase,
-  clawed: Clawed,
-): Promise<void> {
-  // A purchase the descriptor matched to no merchant has only its claims' credits to take back:
-  // they name the merchant the claim was about.
-  const merchantId = purchase.merchantId ?? credits.merchantId;
+async function recordClawbackWebhook(tx: Tx, rc: RefundCase, clawed: Clawed): Promise<void> {
+  const { refund, purchase, at, credits } = rc;
+  // A purchase the descriptor matched to no merchant has only what approved claims gave it to
+  // take back: their credits and the completions they posted name the merchant the claim was about.
+  const merchantId = purchase.merchantId ?? credits.merchantId ?? rc.progress[0]?.merchantId ?? null;
   if (clawed.rewardEventIds.length === 0 || !merchantId) return;
   await recordFactWebhooks(tx, [
     {

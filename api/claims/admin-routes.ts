@@ -109,6 +109,9 @@ function approveRoute(deps: AppDeps): RouteSpec {
       "The credit is the purchase's own reward: cashback is on hold until the purchase's return window ends, a refund of the " +
       'purchase takes it back in proportion (to the issuer), and it repays first what the group owes. The computed reward ' +
       'shrinks in proportion with refunds processed since the review; a purchase refunded in full since then is refused. ' +
+      "A purchase the review found missing from a cumulative offer's progress (evidence.progress) is counted towards it, " +
+      "and the completions its net amount reaches as the group stands now are posted as the purchase's own completions " +
+      "(the merchant's, from the offer's budget, taken back by the purchase's refunds); amountMinor replaces only the purchase's own reward. " +
       "learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). " +
       'A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. ' +
       BOUNDED,

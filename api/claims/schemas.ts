@@ -78,13 +78,13 @@ export const claimSchema = named(
         additionalProperties: false,
         required: ['cashbackMinor', 'brandedMinor'],
         description:
-          'In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount.',
+          "In review: what the rules give that the purchase did not get, with the completions of cumulative offers it would reach (evidence.progress); an approval posts it unless the operator gives another amount, which replaces the purchase's own reward (completions follow the rules).",
         properties: { cashbackMinor: minor, brandedMinor: minor },
       },
       evidence: {
         type: 'object',
         description:
-          'What the decision saw: the transaction, its recorded match trace, the reward it kept and the rules of the merchant in question at the purchase time.',
+          "What the decision saw: the transaction, its recorded match trace, the reward it kept and the rules of the merchant in question at the purchase time; in review, `progress`: each cumulative offer the purchase does not count towards yet, what it would add and the completions that reaches (an approval counts it, and posts them as the purchase's own).",
       },
       adjustmentIds: { type: 'array', items: idSchema('adj'), description: 'What the approval posted.' },
       resolutionNote: noteSchema,
@@ -136,7 +136,8 @@ export const approveBodySchema = named(
         type: 'integer',
         minimum: 1,
         maximum: 100_000_000,
-        description: 'Post this amount instead of the computed reward, as one adjustment of balanceType.',
+        description:
+          "Post this amount instead of the purchase's own computed reward, as one adjustment of balanceType (completions of cumulative offers follow the rules).",
       },
       balanceType: { type: 'string', enum: BALANCE_TYPES, description: 'With amountMinor; cashback when absent.' },
       learnDescriptor: {

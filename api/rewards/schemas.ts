@@ -94,7 +94,9 @@ export const matchTraceSchema = named(
           "for a tiered offer, tier: the one the whole purchase reached; cappedBy: transaction, chg, budget or stack); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's " +
           "budget for the purchase's period as it was read; budgetUses [{offerId, periodKey, amountMinor}]: what the reward of each " +
           'offer applied took from its budget (a refund gives its clawback back there; budgetUse: the first); outcome; ' +
-          'rewardEventIds. A refund: what it clawed back (offers: what was due of each offer), ' +
+          'rewardEventIds; claims [{claimId, progress, budgetUses, rewardEventIds}]: what approved claims counted the purchase ' +
+          "towards (cumulative offers it was missing from) and the completions they posted as the purchase's own. " +
+          'A refund: what it clawed back (offers: what was due of each offer), ' +
           'budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}.',
       },
     },

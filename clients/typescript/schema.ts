@@ -1654,7 +1654,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a claim in review: post its missing_reward adjustment (and learn the descriptor)
-         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. The credit is the purchase's own reward: cashback is on hold until the purchase's return window ends, a refund of the purchase takes it back in proportion (to the issuer), and it repays first what the group owes. The computed reward shrinks in proportion with refunds processed since the review; a purchase refunded in full since then is refused. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again. Needs the operator role `support` (403 `forbidden_role` otherwise; nothing is done). Four eyes: an approval posting more than the claim's issuer's approvalThresholdMinor (amountMinor, else the computed reward) is held for a second operator (202 with an approval; nothing done until another operator approves it).
+         * @description Posts the computed reward (a cashback and/or a branded adjustment at the merchant), or amountMinor of balanceType, as missing_reward adjustments funded by the issuer and linked to the transaction; not bound by the issuer's adjustmentLimitMinor. The credit is the purchase's own reward: cashback is on hold until the purchase's return window ends, a refund of the purchase takes it back in proportion (to the issuer), and it repays first what the group owes. The computed reward shrinks in proportion with refunds processed since the review; a purchase refunded in full since then is refused. A purchase the review found missing from a cumulative offer's progress (evidence.progress) is counted towards it, and the completions its net amount reaches as the group stands now are posted as the purchase's own completions (the merchant's, from the offer's budget, taken back by the purchase's refunds); amountMinor replaces only the purchase's own reward. learnDescriptor adds the purchase's acquirer merchant id or descriptor to the merchant's match rules (audited). A 200 means the claim is approved, its adjustments posted and claim_resolved recorded. Answers within about 5 s whatever the workers do: the outcome once the claim's workflow has applied the decision, or 503 workflow_engine_unavailable (Retry-After) when it did not in that time, and then nothing was done and never will be. Of approve and reject calls racing on one claim exactly one succeeds; the others get 409 claim_not_in_review. With an Idempotency-Key, a retry of a decision that succeeded replays its answer; after a 503 the same key runs the decision again. Needs the operator role `support` (403 `forbidden_role` otherwise; nothing is done). Four eyes: an approval posting more than the claim's issuer's approvalThresholdMinor (amountMinor, else the computed reward) is held for a second operator (202 with an approval; nothing done until another operator approves it).
          */
         post: operations["approveClaim"];
         delete?: never;
@@ -3682,7 +3682,7 @@ export interface components {
             /** Format: date-time */
             processedAt?: string | null;
             failureReason?: string | null;
-            /** @description merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId (the offer applied first); stacking {policy, stackCapBps (under stack), offers [{offerId, appliedMinor, reason}], applied [{offerId, cashbackMinor, brandedMinor, cappedBy}]}; arithmetic (the rates of the offer applied first; for a tiered offer, tier: the one the whole purchase reached; cappedBy: transaction, chg, budget or stack); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's budget for the purchase's period as it was read; budgetUses [{offerId, periodKey, amountMinor}]: what the reward of each offer applied took from its budget (a refund gives its clawback back there; budgetUse: the first); outcome; rewardEventIds. A refund: what it clawed back (offers: what was due of each offer), budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}. */
+            /** @description merchantMatch {merchantId, rule, detail}; checks [{name, passed, detail}]; earn {eligible, reasons, offers: [{offerId, eligible, conditions: [{name, passed, detail}], reward}]}; winningOfferId (the offer applied first); stacking {policy, stackCapBps (under stack), offers [{offerId, appliedMinor, reason}], applied [{offerId, cashbackMinor, brandedMinor, cappedBy}]}; arithmetic (the rates of the offer applied first; for a tiered offer, tier: the one the whole purchase reached; cappedBy: transaction, chg, budget or stack); spend; budgets {offerId: {limitMinor, usedMinor, remainingMinor, periodKey, period}}: each budgeted offer's budget for the purchase's period as it was read; budgetUses [{offerId, periodKey, amountMinor}]: what the reward of each offer applied took from its budget (a refund gives its clawback back there; budgetUse: the first); outcome; rewardEventIds; claims [{claimId, progress, budgetUses, rewardEventIds}]: what approved claims counted the purchase towards (cumulative offers it was missing from) and the completions they posted as the purchase's own. A refund: what it clawed back (offers: what was due of each offer), budgetReturnedMinor and funding {issuerShareReturnedMinor, commissionReturnedMinor}. */
             trace: {
                 [key: string]: unknown;
             } | null;
@@ -4305,12 +4305,12 @@ export interface components {
              * @enum {string}
              */
             reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "redemption_limit_reached" | "offer_budget_exhausted" | "not_in_audience" | "holdout" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
-            /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
+            /** @description In review: what the rules give that the purchase did not get, with the completions of cumulative offers it would reach (evidence.progress); an approval posts it unless the operator gives another amount, which replaces the purchase's own reward (completions follow the rules). */
             computedReward?: {
                 cashbackMinor: number;
                 brandedMinor: number;
             };
-            /** @description What the decision saw: the transaction, its recorded match trace, the reward it kept and the rules of the merchant in question at the purchase time. */
+            /** @description What the decision saw: the transaction, its recorded match trace, the reward it kept and the rules of the merchant in question at the purchase time; in review, `progress`: each cumulative offer the purchase does not count towards yet, what it would add and the completions that reaches (an approval counts it, and posts them as the purchase's own). */
             evidence?: Record<string, never>;
             /** @description What the approval posted. */
             adjustmentIds: string[];
@@ -6819,12 +6819,12 @@ export interface components {
              * @enum {string}
              */
             reasonCode?: "transaction_not_received" | "reward_pending" | "not_a_purchase" | "currency_not_supported" | "merchant_not_identified" | "purchase_refunded" | "already_rewarded" | "merchant_not_activated" | "no_active_offer" | "chg_inactive" | "merchant_inactive" | "below_min_spend" | "mcc_excluded" | "offer_cap_reached" | "redemption_limit_reached" | "offer_budget_exhausted" | "not_in_audience" | "holdout" | "not_eligible" | "duplicate" | "fraud_suspected" | "insufficient_evidence" | "other" | "merchant_not_recognised" | "reward_below_rules" | "operator_approved";
-            /** @description In review: what the rules give that the purchase did not get; an approval posts it unless the operator gives another amount. */
+            /** @description In review: what the rules give that the purchase did not get, with the completions of cumulative offers it would reach (evidence.progress); an approval posts it unless the operator gives another amount, which replaces the purchase's own reward (completions follow the rules). */
             computedReward?: {
                 cashbackMinor: number;
                 brandedMinor: number;
             };
-            /** @description What the decision saw: the transaction, its recorded match trace, the reward it kept and the rules of the merchant in question at the purchase time. */
+            /** @description What the decision saw: the transaction, its recorded match trace, the reward it kept and the rules of the merchant in question at the purchase time; in review, `progress`: each cumulative offer the purchase does not count towards yet, what it would add and the completions that reaches (an approval counts it, and posts them as the purchase's own). */
             evidence?: Record<string, never>;
             /** @description What the approval posted. */
             adjustmentIds: string[];
@@ -6889,7 +6889,7 @@ export interface components {
          *     }
          */
         ClaimApproval: {
-            /** @description Post this amount instead of the computed reward, as one adjustment of balanceType. */
+            /** @description Post this amount instead of the purchase's own computed reward, as one adjustment of balanceType (completions of cumulative offers follow the rules). */
             amountMinor?: number;
             /**
              * @description With amountMinor; cashback when absent.

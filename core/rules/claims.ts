@@ -5,6 +5,13 @@ import { EARN_REASONS, type EarnDecision, type EarnReason } from './eligibility'
 import type { BalanceType } from './adjustments';
 import { netOfRefunds } from './settlement';
 import { trimmed, type OfferReward } from './reward';
+import {
+  completedOf,
+  progressOnSettlement,
+  type CumulativeTerms,
+  type ProgressStep,
+  type StoredProgress,
+} from './progress';
 
 export const CLAIM_REASONS = ['missing_reward', 'wrong_amount'] as const;
 export type ClaimReason = (typeof CLAIM_REASONS)[number];
@@ -61,12 +68,24 @@ export interface ClaimedTransaction {
   keptBrandedMinor: number;
 }
 
+/** A cumulative offer the rules let the purchase count towards, and where the group stands on it. */
+export interface ClaimProgress {
+  terms: CumulativeTerms;
+  /** The group's progress now: adding the purchase to it reaches what adding it then would have
+   *  (the completions a measure reaches do not depend on the order of its purchases). */
+  stored: StoredProgress;
+  /** The purchase counts towards it already (its settlement, or a claim approved before, moved it). */
+  counted: boolean;
+}
+
 export interface ClaimFacts {
   reason: ClaimReason;
   claimedMerchantId: string | null;
   transaction: ClaimedTransaction | null;
   /** The rules for the merchant in question (the claimed one, else the matched one) at the purchase's time. */
   evaluation: EarnDecision | null;
+  /** The cumulative offers among the evaluation's qualifying ones (absent: none). */
+  progress?: ClaimProgress[];
 }
 
 export interface ComputedReward {
@@ -83,8 +102,12 @@ export type ClaimDecision =
       detail: string;
       /** What the rules give for the purchase, net of the refunds it has had so far. */
       computed: ComputedReward;
-      /** What is missing: the rules' reward less what the purchase kept, per balance type. */
+      /** What is missing: the rules' reward less what the purchase kept, per balance type, with
+       *  the rewards of the completions its missing progress reaches. */
       missing: { cashbackMinor: number; brandedMinor: number };
+      /** The cumulative offers the purchase does not count towards yet: what it would add, and
+       *  the completions that reaches as the group stands now. Approval moves them. */
+      progress: ProgressStep[];
     };
 
 const reject = (reasonCode: AutomaticRejection, detail: string): ClaimDecision => ({
@@ -131,42 +154,71 @@ export function decideClaim(facts: ClaimFacts): ClaimDecision {
       `not eligible at ${merchantId}: ${ineligible.join(', ')} (see evidence.matchTrace / evidence.rules)`,
     );
   const winningOfferId = facts.evaluation?.winningOfferId;
-  if (!winningOfferId || !facts.evaluation?.offers.some((o) => o.offerId === winningOfferId && o.reward))
+  const ownReward = !!winningOfferId && facts.evaluation!.offers.some((o) => o.offerId === winningOfferId && o.reward);
+  const progress = facts.progress ?? [];
+  if (!ownReward && progress.length === 0)
     return reject('no_active_offer', `no offer of ${merchantId} gives a reward for this purchase`);
   // The rules' reward is on the whole purchase, as its settlement earns; its refunds so far take
   // their share of it, as they would have of an earned reward (of each offer applied, as refunds
   // claw back each). Compared with what it keeps.
   const refunds = { purchaseAmountMinor: txn.amountMinor, refundedMinor: txn.refundedMinor };
-  const applied = appliedRewards(facts.evaluation);
+  const applied = ownReward ? appliedRewards(facts.evaluation) : [];
   const net = (part: 'cashbackMinor' | 'brandedMinor') =>
     applied.reduce((sum, a) => sum + netOfRefunds(a.reward[part], refunds), 0);
+  const steps = missingProgress(progress, txn.amountMinor - txn.refundedMinor);
+  const completed = completedOf(steps);
   const computed = {
-    offerId: winningOfferId,
-    cashbackMinor: net('cashbackMinor'),
-    brandedMinor: net('brandedMinor'),
+    offerId: ownReward ? winningOfferId! : (steps[0]?.offerId ?? progress[0].terms.offerId),
+    cashbackMinor: net('cashbackMinor') + completed.cashbackMinor,
+    brandedMinor: net('brandedMinor') + completed.brandedMinor,
   };
   const kept = aboutMatched
     ? { cashback: txn.keptCashbackMinor, branded: txn.keptBrandedMinor }
     : { cashback: 0, branded: 0 };
   const missing = {
-    cashbackMinor: Math.max(0, computed.cashbackMinor - kept.cashback),
-    brandedMinor: Math.max(0, computed.brandedMinor - kept.branded),
+    cashbackMinor: Math.max(0, net('cashbackMinor') - kept.cashback) + completed.cashbackMinor,
+    brandedMinor: Math.max(0, net('brandedMinor') - kept.branded) + completed.brandedMinor,
   };
   const netOf = txn.refundedMinor > 0 ? ` net of refunds of ${txn.refundedMinor}` : '';
-  if (missing.cashbackMinor + missing.brandedMinor === 0)
+  const counts = progressDetail(steps, progress);
+  if (missing.cashbackMinor + missing.brandedMinor === 0 && steps.length === 0)
     return reject(
       'already_rewarded',
-      `the purchase kept ${kept.cashback} cashback and ${kept.branded} branded${netOf}; the rules give ${computed.cashbackMinor} and ${computed.brandedMinor}`,
+      `the purchase kept ${kept.cashback} cashback and ${kept.branded} branded${netOf}; the rules give ${computed.cashbackMinor} and ${computed.brandedMinor}${counts}`,
     );
   return {
     outcome: 'needs_review',
     reasonCode: aboutMatched ? 'reward_below_rules' : 'merchant_not_recognised',
     detail: aboutMatched
-      ? `the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${netOf}; the purchase kept ${kept.cashback} and ${kept.branded}`
-      : `the descriptor was not recognised as ${merchantId}; there the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${netOf}`,
+      ? `the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${netOf}; the purchase kept ${kept.cashback} and ${kept.branded}${counts}`
+      : `the descriptor was not recognised as ${merchantId}; there the rules give ${computed.cashbackMinor} cashback and ${computed.brandedMinor} branded${netOf}${counts}`,
     computed,
     missing,
+    progress: steps,
   };
+}
+
+/**
+ * The cumulative offers the purchase does not count towards yet: its net amount moves the group's
+ * progress as the settlement's would have, and the completions that reaches are missing too.
+ */
+function missingProgress(progress: readonly ClaimProgress[], netAmountMinor: number): ProgressStep[] {
+  return progress
+    .filter((p) => !p.counted)
+    .map((p) => progressOnSettlement(p.terms, netAmountMinor, p.stored))
+    .filter((step) => step.contribution > 0);
+}
+
+/** What the purchase adds to the cumulative offers, or that it counts towards them already. */
+function progressDetail(steps: readonly ProgressStep[], progress: readonly ClaimProgress[]): string {
+  const adds = steps.map((step) => {
+    const paid = step.completions.reduce((sum, c) => sum + c.amountMinor, 0);
+    const reached =
+      step.completions.length > 0 ? `, reaching ${step.completions.length} completion(s) worth ${paid}` : '';
+    return `; it would add ${step.contribution} to offer ${step.offerId} (${step.before.measure} to ${step.after.measure})${reached}`;
+  });
+  const counted = progress.filter((p) => p.counted).map((p) => `; it counts towards offer ${p.terms.offerId} already`);
+  return [...adds, ...counted].join('');
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type BalanceType,
   type CumulativeReward,
 } from './reward-kinds';
+import type { EarnOffer } from './eligibility';
 
 export interface StoredProgress {
   measure: number;
@@ -46,6 +47,19 @@ export interface ProgressStep {
   completions: Completion[];
   /** A settlement's: the offer's budget paid less than the completions' rewards. */
   cappedByBudget?: boolean;
+}
+
+/** A cumulative offer's terms as the earn rules hold it, its budget as the purchase's period stands. */
+export function cumulativeTermsOf(offer: EarnOffer): CumulativeTerms {
+  if (!offer.cumulative) throw new RangeError(`offer ${offer.id} is not cumulative`);
+  return {
+    offerId: offer.id,
+    reward: offer.cumulative,
+    minSpendMinor: offer.minSpendMinor,
+    maxRedemptionsPerChg: offer.maxRedemptionsPerChg ?? null,
+    maxRewardMinor: offer.maxRewardMinor,
+    budgetRemainingMinor: offer.budget?.remainingMinor ?? null,
+  };
 }
 
 const NONE: StoredProgress = { measure: 0, rewarded: 0 };

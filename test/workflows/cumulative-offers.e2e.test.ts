@@ -11,6 +11,7 @@ import { buyAt, shopperAt as shopperOf, type Shopper } from '../helpers/shoppers
 import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { assertError } from '../helpers/app';
+import { waitFor } from '../helpers/webhooks';
 
 describe('cumulative offers', function () {
   this.timeout(180_000);
@@ -270,6 +271,88 @@ describe('cumulative offers', function () {
       [2, 400],
     ]);
     assert.deepEqual([await used(), await funding()], [800, 400]);
+    await assertLedgerHealthy(stack.db, s.issuer.id);
+  });
+
+  it('counts a purchase the matcher missed once its claim is approved: the completion it reaches, taken back by its refund', async () => {
+    const merchant = await createMerchant(stack.app);
+    const offer = await createOffer(stack.app, merchant.id, {
+      reward: { kind: 'nth_purchase', purchases: 2, rewardMinor: 400, balanceType: 'cashback', repeatable: true },
+      budgetMinor: 10_000,
+      funding: { issuerShareBps: 5_000 },
+      startsAt: daysFromNow(-5),
+    });
+    const s = await shopperOf(stack, merchant.id);
+    const claimOf = async (transactionId: string, statuses: string[]) => {
+      const filed = await s.issuer.call('POST', `/api/v2/chg/${s.chgId}/claims`, {
+        transactionId,
+        reason: 'missing_reward',
+        merchantId: merchant.id,
+      });
+      assert.equal(filed.status, 202, filed.text);
+      return waitFor(`claim ${filed.body.id} decided`, async () => {
+        const res = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/claims/${filed.body.id}`);
+        return statuses.includes(res.body.status) ? res.body : undefined;
+      });
+    };
+    const first = await buy(s, merchant.id, 2_000);
+    // The second purchase's descriptor names no merchant the rules know: nothing matched it.
+    const missed = await buy(s, merchant.id, 3_000, {
+      merchantId: undefined,
+      merchantDescriptor: `NOWHERE ${s.chgId}`,
+    });
+    assert.deepEqual([first.status, missed.status], ['not_matched', 'not_matched']);
+    assert.deepEqual(await progress(s, offer.id), { current: 1, target: 2, completions: 0 });
+
+    const review = await claimOf(missed.id, ['needs_review', 'rejected']);
+    assert.deepEqual(
+      [review.status, review.reasonCode],
+      ['needs_review', 'merchant_not_recognised'],
+      JSON.stringify(review),
+    );
+    assert.deepEqual(review.computedReward, { cashbackMinor: 400, brandedMinor: 0 });
+    assert.deepEqual(
+      review.evidence.progress.map((p: any) => [p.offerId, p.contribution, p.after, p.completions]),
+      [[offer.id, 1, { measure: 2, rewarded: 1 }, [{ completion: 1, amountMinor: 400, balanceType: 'cashback' }]]],
+    );
+    const approved = await stack.app.operator('POST', `/admin/v1/claims/${review.id}/approve`, {});
+    assert.equal(approved.status, 200, approved.text);
+    assert.deepEqual(approved.body.adjustmentIds, [], "the completion is the merchant offer's reward, not a credit");
+    assert.deepEqual(await kept(s, offer.id), [[1, 400]]);
+    assert.deepEqual(await progress(s, offer.id), { current: 0, target: 2, completions: 1 });
+    const completion = await stack.db.rewardEvent.findFirstOrThrow({ where: { chgId: s.chgId, offerId: offer.id } });
+    assert.deepEqual(
+      [completion.transactionId, completion.merchantId, completion.completion],
+      [missed.id, merchant.id, 1],
+    );
+    const hold = await stack.db.cashbackHold.findUniqueOrThrow({ where: { transactionId: missed.id } });
+    assert.equal(Number(hold.amountMinor), 400, 'on hold with the purchase, for its return window');
+    assert.deepEqual(
+      (await trace(s, missed.id)).claims.map((c: any) => [c.claimId, c.budgetUses.length, c.rewardEventIds.length]),
+      [[review.id, 1, 1]],
+      "the purchase's trace names what the claim counted",
+    );
+    const offerNow = (await stack.app.operator('GET', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`)).body;
+    assert.equal(offerNow.budget.usedMinor, 400);
+    // A second claim for the purchase finds it counted.
+    const again = await claimOf(missed.id, ['rejected', 'needs_review']);
+    assert.deepEqual([again.status, again.reasonCode], ['rejected', 'already_rewarded']);
+
+    // Refunded in full: the purchase no longer counts, and the completion it earned comes back,
+    // to the budget and with the issuer's share, as a settled purchase's would.
+    const back = await refund(s, merchant.id, 3_000, missed);
+    assert.equal(back.status, 'matched');
+    assert.deepEqual(await kept(s, offer.id), []);
+    assert.deepEqual(await progress(s, offer.id), { current: 1, target: 2, completions: 0 });
+    const returned = (await trace(s, back.id)).progress[0];
+    assert.deepEqual(
+      returned.clawed.map((c: any) => [c.completion, c.cashbackMinor, c.transactionId, c.issuerShareReturnedMinor]),
+      [[1, 400, missed.id, 200]],
+    );
+    assert.equal(
+      (await stack.app.operator('GET', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`)).body.budget.usedMinor,
+      0,
+    );
     await assertLedgerHealthy(stack.db, s.issuer.id);
   });
 

@@ -337,7 +337,13 @@ function ledgerCtes(batch: PostingBatch, plan: BatchPlan, locked: ReadonlyMap<st
       SELECT x.txn, ${issuerId}, x.chg, x.amount, x.amount, x.payable, ${at}, ${at}
         FROM unnest(${text(h.map((r) => r.transactionId))}, ${text(h.map((r) => r.chgId))}, ${bigints(h.map((r) => r.amountMinor))},
                     ${times(h.map((r) => r.payableAt))}, ${text(h.map((r) => r.earnTransferIds[0]))}) AS x(txn, chg, amount, payable, earn)
-        JOIN transfers ON transfers.id = x.earn)`,
+        JOIN transfers ON transfers.id = x.earn
+      -- An approved claim's completions join the hold the purchase may have, to the later end.
+      ON CONFLICT (transaction_id) DO UPDATE
+         SET amount_minor = cashback_hold.amount_minor + EXCLUDED.amount_minor,
+             remaining_minor = cashback_hold.remaining_minor + EXCLUDED.remaining_minor,
+             payable_at = greatest(cashback_hold.payable_at, EXCLUDED.payable_at),
+             updated_at = EXCLUDED.updated_at)`,
     Prisma.sql`draws AS (
       INSERT INTO reward_grant_draw (issuer_id, grant_id, transfer_id, amount_minor, created_at)
       SELECT ${issuerId}, x.grant_id, x.transfer, x.amount, ${at}

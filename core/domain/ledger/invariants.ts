@@ -119,16 +119,21 @@ const CHECKS: Check[] = [
     // budget periods it drew on (one per budgeted offer applied; `budgetUse` alone before offers
     // stacked); what its purchases kept of each offer (earned less clawed back) is what the period
     // has used. A cumulative offer's completions count with the purchase that earned them, which
-    // took them from the offer's budget (the clawback of one is posted with that purchase).
+    // took them from the offer's budget (the clawback of one is posted with that purchase); those an
+    // approved claim posted are named in the trace's `claims`.
     name: 'offer budget used equals what its purchases kept',
     query: () => Prisma.sql`
       WITH uses AS (
-        SELECT e.id, u->>'offerId' AS offer_id, u->>'periodKey' AS period
+        SELECT DISTINCT e.id, u->>'offerId' AS offer_id, u->>'periodKey' AS period
           FROM ingested_event e
          CROSS JOIN LATERAL jsonb_array_elements(
-                 CASE WHEN jsonb_typeof(e.match_trace->'budgetUses') = 'array' THEN e.match_trace->'budgetUses'
-                      WHEN jsonb_typeof(e.match_trace->'budgetUse') = 'object' THEN jsonb_build_array(e.match_trace->'budgetUse')
-                      ELSE '[]'::jsonb END) u
+                 (CASE WHEN jsonb_typeof(e.match_trace->'budgetUses') = 'array' THEN e.match_trace->'budgetUses'
+                       WHEN jsonb_typeof(e.match_trace->'budgetUse') = 'object' THEN jsonb_build_array(e.match_trace->'budgetUse')
+                       ELSE '[]'::jsonb END)
+                 || CASE WHEN jsonb_typeof(e.match_trace->'claims') = 'array'
+                         THEN coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(e.match_trace->'claims') c,
+                                               jsonb_array_elements(coalesce(c->'budgetUses', '[]'::jsonb)) x), '[]'::jsonb)
+                         ELSE '[]'::jsonb END) u
          WHERE e.kind = 'settled'),
       kept AS (
         SELECT u.offer_id, u.period, sum(CASE WHEN r.type IN ('cashback_earned', 'branded_earned') THEN r.amount_minor

@@ -2,9 +2,9 @@
 // spend X get Y and the Nth purchase, their terms drawn; the merchant's stacking drawn, so the
 // percent and tiered offers apply one at a time or stacked under a cap; spend X get Y with a budget
 // and an issuer's share, or without), a group's random purchases, partial and full refunds in any
-// order, and payouts of what is payable (so that a refund after one leaves the group owing): after
-// every step, for each cumulative offer, the group's progress is what its purchases net of refunds
-// add up to, the completions whose reward stands are min(maxRedemptions, completions(measure)) of
+// order, purchases the matcher misses counted by an approved claim, and payouts of what is payable
+// (so that a refund after one leaves the group owing): after every step, for each cumulative offer,
+// the group's progress is what its purchases net of refunds add up to, the completions whose reward stands are min(maxRedemptions, completions(measure)) of
 // them, each paying Y (or the rate of the purchase that reached it; under a budget, what the budget
 // had left, so at most Y, and together what the budget has used), and the stored progress says the
 // same as the ledger's events; the issuer's share stands for the standing completions alone; the
@@ -20,6 +20,7 @@ import { assertLedgerHealthy } from '../../helpers/ledger';
 import { createLogger } from '../../../core/logger';
 import { settleTransaction } from '../../../activities/lifecycle/settle';
 import { clawBackRefund } from '../../../activities/lifecycle/refund';
+import { createClaimActivities } from '../../../activities/claims';
 import { payGroupNow } from '../../../api/payouts/store';
 import { rewardsSummary } from '../../../api/balances/summary';
 import { trialBalance } from '../../../core/domain/trial-balance';
@@ -82,7 +83,10 @@ const termsArb: fc.Arbitrary<Terms> = fc.record({
 });
 
 type Step =
-  { kind: 'purchase'; amount: number } | { kind: 'refund'; purchase: number; percent: number } | { kind: 'payout' };
+  | { kind: 'purchase'; amount: number }
+  | { kind: 'claimed'; amount: number }
+  | { kind: 'refund'; purchase: number; percent: number }
+  | { kind: 'payout' };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -98,6 +102,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'payout' as const }) },
+  // A purchase the matcher misses, counted by its claim's approval.
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('claimed' as const), amount: fc.integer({ min: 1, max: 12_000 }) }),
+  },
 );
 
 describe('cumulative offers under random purchases, refunds and payouts (property)', function () {
@@ -105,6 +114,7 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
   let app: TestApp;
   let issuer: TestIssuer;
   let steps = 0;
+  let approvedClaims = 0;
   before(async () => {
     app = await startTestApp();
   });
@@ -184,6 +194,17 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
             });
             await settleTransaction(deps, { eventId: await ingest(event) });
             purchases.push({ externalId: event.id, amount: step.amount, refunded: 0 });
+          } else if (step.kind === 'claimed') {
+            const event = settledEvent(card, {
+              amount: step.amount,
+              merchantDescriptor: `UNKNOWN SHOP ${index}`,
+              createdAt: now,
+              settledAt: now,
+            });
+            const eventId = await ingest(event);
+            await settleTransaction(deps, { eventId });
+            await claimApproved(group.id, eventId, merchant.id, index);
+            purchases.push({ externalId: event.id, amount: step.amount, refunded: 0 });
           } else if (step.kind === 'refund' && purchases.length > 0) {
             const purchase = purchases[step.purchase % purchases.length];
             const left = purchase.amount - purchase.refunded;
@@ -216,7 +237,33 @@ describe('cumulative offers under random purchases, refunds and payouts (propert
       { numRuns: RUNS, seed: 20261203, endOnFailure: true },
     );
     assert.ok(steps >= 10_000, `${steps} steps`);
+    assert.ok(approvedClaims > RUNS, `${approvedClaims} claims approved: missed purchases were counted`);
   });
+
+  /** A claim for the missed purchase at the merchant, decided and, when in review, approved. */
+  async function claimApproved(chgId: string, transactionId: string, merchantId: string, index: number) {
+    const claims = createClaimActivities({ db: app.db, clock: { now: () => new Date() } });
+    const claimId = `clm_property_${chgId}_${index}`;
+    await app.db.claim.create({
+      data: {
+        id: claimId,
+        issuerId: issuer.id,
+        chgId,
+        transactionId,
+        reason: 'missing_reward',
+        merchantId,
+        workflowId: `claim/${issuer.id}/${claimId}`,
+      },
+    });
+    const decided = await claims.decideClaim({ claimId });
+    if (decided.status === 'needs_review')
+      assert.equal(
+        (await claims.resolveClaim({ claimId, operator: { decision: 'approve', actor: 'property' } })).status,
+        'approved',
+      );
+    else assert.equal(decided.status, 'rejected', `claim ${claimId}: ${decided.status}`);
+    if (decided.status === 'needs_review') approvedClaims++;
+  }
 
   async function ingest(event: Record<string, unknown>): Promise<string> {
     const res = await issuer.call('POST', '/api/v1/incoming-txn', event);

@@ -416,4 +416,110 @@ describe('decideClaim', () => {
       assert.equal(rejected(decideClaim(facts({ evaluation: preview }))), 'no_active_offer');
     });
   });
+
+  describe('cumulative offers', () => {
+    // A merchant with one offer: every third qualifying purchase earns 300 cashback.
+    const nth = offer('ofr_n', {
+      cashbackRateBps: 0,
+      cumulative: { kind: 'nth_purchase', purchases: 3, rewardMinor: 300, balanceType: 'cashback', repeatable: true },
+    });
+    const evaluation = rules({ offers: [nth] });
+    const terms = {
+      offerId: 'ofr_n',
+      reward: nth.cumulative!,
+      minSpendMinor: 0,
+      maxRedemptionsPerChg: null,
+      maxRewardMinor: null,
+    };
+    /** A purchase the matcher missed, claimed at mp_1 where the group has made `measure` purchases. */
+    const missed = (measure: number, over: Partial<ClaimFacts> = {}) =>
+      facts({
+        claimedMerchantId: 'mp_1',
+        transaction: txn({ matchedMerchantId: null, recordedEarn: null, rewardStatus: 'not_matched' }),
+        evaluation,
+        progress: [{ terms, stored: { measure, rewarded: Math.floor(measure / 3) }, counted: false }],
+        ...over,
+      });
+
+    it('reviews a missed purchase that reaches a completion: its reward is missing, with the progress it adds', () => {
+      assert.deepEqual(evaluation.cumulativeOfferIds, ['ofr_n']);
+      const d = review(decideClaim(missed(2)));
+      assert.equal(d.reasonCode, 'merchant_not_recognised');
+      assert.deepEqual(d.computed, { offerId: 'ofr_n', cashbackMinor: 300, brandedMinor: 0 });
+      assert.deepEqual(d.missing, { cashbackMinor: 300, brandedMinor: 0 });
+      assert.equal(d.progress.length, 1);
+      assert.deepEqual(
+        [d.progress[0].before, d.progress[0].after],
+        [
+          { measure: 2, rewarded: 0 },
+          { measure: 3, rewarded: 1 },
+        ],
+      );
+      assert.match(d.detail, /it would add 1 to offer ofr_n \(2 to 3\), reaching 1 completion\(s\) worth 300/);
+    });
+
+    it('reviews a missed purchase that only moves progress: nothing to credit, a purchase to count', () => {
+      const d = review(decideClaim(missed(0)));
+      assert.deepEqual(d.missing, { cashbackMinor: 0, brandedMinor: 0 });
+      assert.deepEqual(d.progress[0].after, { measure: 1, rewarded: 0 });
+    });
+
+    it('rejects already_rewarded a purchase that counts towards the offer already, naming it', () => {
+      const d = decideClaim(
+        facts({ progress: [{ terms, stored: { measure: 3, rewarded: 1 }, counted: true }], evaluation }),
+      );
+      assert.equal(rejected(d), 'already_rewarded');
+      assert.match((d as { detail: string }).detail, /counts towards offer ofr_n already/);
+    });
+
+    it("pays what the offer's budget has left, as the settlement would", () => {
+      const d = review(
+        decideClaim(
+          missed(2, {
+            progress: [
+              { terms: { ...terms, budgetRemainingMinor: 120 }, stored: { measure: 2, rewarded: 0 }, counted: false },
+            ],
+          }),
+        ),
+      );
+      assert.deepEqual(d.missing, { cashbackMinor: 120, brandedMinor: 0 });
+      assert.equal(d.progress[0].cappedByBudget, true);
+    });
+
+    it('counts the spend net of refunds processed: spend X get Y on what the purchase still is', () => {
+      const spend = offer('ofr_s', {
+        cashbackRateBps: 0,
+        cumulative: {
+          kind: 'spend_x_get_y',
+          spendMinor: 5_000,
+          rewardMinor: 500,
+          balanceType: 'branded',
+          repeatable: false,
+        },
+      });
+      const d = review(
+        decideClaim(
+          missed(0, {
+            transaction: txn({
+              matchedMerchantId: null,
+              recordedEarn: null,
+              refundedMinor: 1_000,
+              refundsReceivedMinor: 1_000,
+            }),
+            evaluation: rules({ offers: [spend] }),
+            progress: [
+              {
+                terms: { ...terms, offerId: 'ofr_s', reward: spend.cumulative! },
+                stored: { measure: 3_000, rewarded: 0 },
+                counted: false,
+              },
+            ],
+          }),
+        ),
+      );
+      // 2500 less 1000 refunded adds 1500: 4500 of 5000, no completion yet.
+      assert.deepEqual(d.progress[0].after, { measure: 4_500, rewarded: 0 });
+      assert.deepEqual(d.missing, { cashbackMinor: 0, brandedMinor: 0 });
+    });
+  });
 });
