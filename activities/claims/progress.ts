@@ -155,10 +155,9 @@ async function stepsDue(
   return steps;
 }
 
-async function issuerTerms(tx: Tx, issuerId: string) {
-  const [row] = await tx.$queryRaw<Array<{ cashbackHoldDays: number; brandedAvailabilityDelayDays: number }>>(
-    Prisma.sql`SELECT cashback_hold_days AS "cashbackHoldDays", branded_availability_delay_days AS "brandedAvailabilityDelayDays"
-                 FROM issuer WHERE id = ${issuerId}`,
-  );
-  return row;
+function issuerTerms(tx: Tx, issuerId: string) {
+  return tx.issuer.findUniqueOrThrow({
+    where: { id: issuerId },
+    select: { cashbackHoldDays: true, brandedAvailabilityDelayDays: true },
+  });
 }
