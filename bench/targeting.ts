@@ -25,6 +25,7 @@ import { caller, type Fixture } from './fixtures';
 import { pendingAfterDrain, runLifecycleDrain, type DrainResult } from './sustained';
 import { runReads, type ReadResult } from './reads';
 import { actionsOf } from './payouts';
+import { cpuBetween, cpuSnapshot, CPU_GROUPS, type CpuGroup } from './cpu';
 import type { Receiver } from './receiver';
 import type { BenchStack } from './stack';
 import { enrolmentRunWorkflowId } from '../workflows/enrolment-run-contract';
@@ -38,6 +39,9 @@ const LIST_WARM_UP_SECONDS = 5;
 const OFFERS_PER_MERCHANT = 5;
 /** The spend the seeded treated purchases carry above the control's, in per cent. */
 const SEEDED_LIFT_PERCENT = 5;
+
+/** Reads of a list, and the CPU milliseconds each read cost by group of processes (absent in runs recorded before it). */
+export type ListReads = ReadResult & { cpuMsPerRead?: Record<CpuGroup, number> };
 
 export interface TargetingRound {
   targeted: DrainResult;
@@ -55,7 +59,7 @@ export interface TargetingResult {
   fixtureGroups: number;
   drain: { pending: number; trialBalanceMinor: number };
   /** The first page; `ranked`, the same by relevance (sort=relevance). */
-  list: ReadResult & { offers: number; enrolSeconds: number; ranked: ReadResult };
+  list: ListReads & { offers: number; enrolSeconds: number; ranked: ListReads };
   enrolment: {
     groups: number;
     seedSeconds: number;
@@ -119,7 +123,16 @@ export async function measureTargeting(o: TargetingOptions): Promise<TargetingRe
   try {
     const lifecycle = await lifecycleRounds(o, db);
     const list = await offerList(o, db);
-    o.log(`targeting: offer list over ${list.offers} offers, p99 ${list.p99Ms.toFixed(1)} ms`);
+    const cpu = (reads: ListReads) =>
+      Object.entries(reads.cpuMsPerRead ?? {})
+        .map(([group, ms]) => `${group} ${ms.toFixed(2)}`)
+        .join(', ');
+    o.log(
+      `targeting: offer list over ${list.offers} offers, p99 ${list.p99Ms.toFixed(1)} ms; CPU ms per read ${cpu(list)}`,
+    );
+    o.log(
+      `targeting: the same by relevance, p99 ${list.ranked.p99Ms.toFixed(1)} ms; CPU ms per read ${cpu(list.ranked)}`,
+    );
     const { enrolment, offerId } = await enrolMillion(o, db);
     o.log(
       `targeting: ${enrolment.groups} groups enrolled in ${enrolment.seconds.toFixed(1)} s, ${enrolment.actionsPerThousandGroups.toFixed(2)} actions per 1,000`,
@@ -273,11 +286,23 @@ async function offerList(o: TargetingOptions, db: pg.Client): Promise<TargetingR
       seconds,
       connections: o.readConnections,
     });
+  // Where a read's CPU goes (the API, PostgreSQL, the bench's client): what a faster list must cut.
+  const roots = { api: o.stack.api.pid!, worker: o.stack.worker.pid!, bench: process.pid };
+  const measured = async (query = ''): Promise<ListReads> => {
+    const before = cpuSnapshot(roots);
+    const reads = await read(o.readSeconds, query);
+    const spent = cpuBetween(before, cpuSnapshot(roots));
+    const perRead = (group: CpuGroup) => (spent[group] * 1000) / Math.max(1, reads.requests);
+    return {
+      ...reads,
+      cpuMsPerRead: Object.fromEntries(CPU_GROUPS.map((g) => [g, perRead(g)])) as Record<CpuGroup, number>,
+    };
+  };
   await read(LIST_WARM_UP_SECONDS);
-  const list = await read(o.readSeconds);
+  const list = await measured();
   // The same lists by relevance: each ranked by the group's own history, read in the same statement.
   await read(LIST_WARM_UP_SECONDS, '?sort=relevance');
-  const ranked = await read(o.readSeconds, '?sort=relevance');
+  const ranked = await measured('?sort=relevance');
   return { ...list, ranked, offers: offerIds.length, enrolSeconds };
 }
 

@@ -2,7 +2,8 @@
 // one named statement reads what is the group's own (that it is the issuer's, its enrolments in
 // the targeted offers within the page's reach, its activations) and the catalogue's version; the
 // offers come from the issuer's catalogue held in memory for that version (issuer-catalogue.ts,
-// decision 0050), and the page is cut here. The filters are the presented offer's own rules, so a filter and the
+// decision 0050), and the page is cut here (a page by relevance may need a second statement:
+// readRankedPage). The filters are the presented offer's own rules, so a filter and the
 // status or rate it shows cannot disagree: `status` as an issuer sees it (present.ts,
 // issuerOfferStatus), `type` by the rate it pays (core/rules/branded-rate.ts).
 import type { Db } from '../../prisma/client';
@@ -11,7 +12,7 @@ import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { issuerOfferStatus } from './present';
 import type { CatalogueOffer, IssuerCatalogue } from './issuer-catalogue';
 import { firstAfter, orderedOffers, type OfferPosition, type OfferSort, type OrderedOffers } from './offer-order';
-import { rankedOffers, type RelevanceLookup } from './ranked-offers';
+import { rankedOffers, unrankedOffers, type RelevanceLookup } from './ranked-offers';
 import type { MerchantHistory } from '../../core/rules/relevance';
 
 export interface GroupOfferQuery {
@@ -77,15 +78,28 @@ interface ViewRow {
   progress: string | null;
 }
 
-// The ranked list's view ($1 issuer, $2 group): as GROUP_OFFER_VIEW, with the group's enrolments in
-// every offer (the order, and so the page's reach, is known only once the history is read) and its
-// purchase history by merchant, each as [merchant id, category, purchases, spend, latest in ms].
+// The ranked list's view ($1 issuer, $2 group, $3 the targeted offers the page would reach for a
+// group without history): as GROUP_OFFER_VIEW, with the group's purchase history by merchant,
+// each as [merchant id, category, purchases, spend, latest in ms]. The order, and so the page's
+// reach, is known only once the history is read, so the enrolments read are a guess: those $3
+// names and those in every offer of a merchant the group has bought at (its history lifts them
+// most). Offers the history brings into the page beyond both (by its category) are read after
+// (GROUP_ENROLMENTS). Reading every enrolment of the group instead (500 for 500 targeted offers)
+// cost the list more than all the rest of the statement.
 export const GROUP_RANKED_VIEW: HotStatement = {
-  name: 'group_ranked_view_v2',
+  name: 'group_ranked_view_v3',
   text: `
     SELECT cv.version::text AS catalogue_version,
            (SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
-              FROM offer_enrolment e WHERE e.chg_id = g.id) AS enrolled,
+              FROM offer_enrolment e
+             WHERE e.chg_id = g.id
+               -- One probe of the group's index per offer: the offers named, then those of its merchants.
+               AND e.offer_id = ANY ($3::text[] || ARRAY(
+                     SELECT o.id FROM chg_merchant_history h
+                     -- Each merchant's offers by its index, never all the offers: a join the planner
+                     -- may not reorder (OFFSET 0).
+                     CROSS JOIN LATERAL (SELECT o0.id FROM offer o0 WHERE o0.merchant_id = h.merchant_id OFFSET 0) o
+                      WHERE h.chg_id = g.id))) AS enrolled,
            (SELECT string_agg(a.merchant_id, ',')
               FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated,
            ${PROGRESS_COLUMN},
@@ -98,6 +112,16 @@ export const GROUP_RANKED_VIEW: HotStatement = {
       FROM (SELECT g0.id, g0.issuer_id FROM cardholder_group g0 WHERE g0.id = $2 OFFSET 0) g
       CROSS JOIN catalogue_version cv
      WHERE g.issuer_id = $1 AND cv.id = 1`,
+};
+
+// The group's enrolments in the given offers ($1 group, $2 offers), as GROUP_OFFER_VIEW's column:
+// the targeted offers a ranked page reaches beyond the guess its view read. The view has checked
+// that the group is the issuer's.
+export const GROUP_ENROLMENTS: HotStatement = {
+  name: 'group_enrolments_v1',
+  text: `
+    SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',') AS enrolled
+      FROM offer_enrolment e WHERE e.chg_id = $1 AND e.offer_id = ANY ($2::text[])`,
 };
 
 interface RankedViewRow extends ViewRow {
@@ -121,7 +145,7 @@ export async function readGroupOfferPage(
   for (;;) {
     const ordered = orderedOffers(held.offers, sort, q.issuerDelayDays);
     const reach = windowOf(ordered, q, size);
-    const [view] = await hotQuery<ViewRow>(db, GROUP_OFFER_VIEW, [q.issuerId, q.chgId, reach.targeted]);
+    const [view] = await hotQuery<ViewRow>(db, GROUP_OFFER_VIEW, [q.issuerId, q.chgId, idsOf(reach.targeted)]);
     if (!view) return notFound();
     const version = BigInt(view.catalogue_version);
     if (held.version < version) {
@@ -136,24 +160,49 @@ export async function readGroupOfferPage(
   }
 }
 
-/** The page by relevance: the group's history orders the whole catalogue, so every enrolment is read. */
+/**
+ * The page by relevance: ordered by the group's history, read with the enrolments the page is
+ * guessed to reach (the reach of a group without history: exact unless the history moves other
+ * offers into the page); any it reaches beyond the guess are read next.
+ */
 async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQuery): Promise<GroupOfferPage> {
   let held = catalogue.held(q.issuerId) ?? (await catalogue.atLeast(db, q.issuerId, 0n));
-  const [view] = await hotQuery<RankedViewRow>(db, GROUP_RANKED_VIEW, [q.issuerId, q.chgId]);
-  if (!view) return notFound();
-  const version = BigInt(view.catalogue_version);
-  if (held.version < version) held = await catalogue.atLeast(db, q.issuerId, version);
-  const history: MerchantHistory[] = (view.history ?? []).map(([merchantId, category, purchases, spend, lastMs]) => ({
+  let size = q.take + WINDOW_SLACK;
+  for (;;) {
+    // A cursor stands in the group's own order, which the order without history cannot place.
+    const guess = q.after ? [] : idsOf(windowOf(unrankedOffers(held.offers, q.issuerDelayDays), q, size).targeted);
+    const [view] = await hotQuery<RankedViewRow>(db, GROUP_RANKED_VIEW, [q.issuerId, q.chgId, guess]);
+    if (!view) return notFound();
+    const version = BigInt(view.catalogue_version);
+    if (held.version < version) {
+      held = await catalogue.atLeast(db, q.issuerId, version);
+      continue;
+    }
+    const ranked = rankedOffers(held.offers, historyOf(view), q.now, q.issuerDelayDays);
+    const reach = windowOf(ranked, q, size);
+    const arms = armsOf(view.enrolled);
+    const history = new Set(view.history?.map(([merchantId]) => merchantId));
+    const guessed = new Set(guess);
+    const beyond = idsOf(reach.targeted.filter((o) => !guessed.has(o.id) && !history.has(o.merchantId)));
+    if (beyond.length > 0) {
+      const [more] = await hotQuery<{ enrolled: string | null }>(db, GROUP_ENROLMENTS, [q.chgId, beyond]);
+      for (const [offerId, arm] of armsOf(more.enrolled)) arms.set(offerId, arm);
+    }
+    const page = pageOf(ranked, q, reach.end, arms, new Set(splitIds(view.activated)));
+    if (page.enrolmentPending || page.offers.length === q.take || reach.end === ranked.offers.length)
+      return { ...page, relevance: ranked.relevance, measures: measuresOf(view.progress) };
+    size *= 4;
+  }
+}
+
+function historyOf(view: RankedViewRow): MerchantHistory[] {
+  return (view.history ?? []).map(([merchantId, category, purchases, spend, lastMs]) => ({
     merchantId,
     category,
     purchases,
     spendMinor: Number(spend),
     lastPurchaseAt: new Date(Number(lastMs)),
   }));
-  const ranked = rankedOffers(held.offers, history, q.now, q.issuerDelayDays);
-  const arms = armsOf(view.enrolled);
-  const page = pageOf(ranked, q, ranked.offers.length, arms, new Set(splitIds(view.activated)));
-  return { ...page, relevance: ranked.relevance, measures: measuresOf(view.progress) };
 }
 
 const notFound = (): GroupOfferPage => ({
@@ -164,6 +213,7 @@ const notFound = (): GroupOfferPage => ({
 });
 
 const splitIds = (ids: string | null) => (ids ? ids.split(',') : []);
+const idsOf = (offers: readonly CatalogueOffer[]) => offers.map((o) => o.id);
 
 /** Offer id -> the group's measure on it. */
 function measuresOf(progress: string | null): Map<string, number> {
@@ -193,15 +243,19 @@ const ofMerchant = (o: CatalogueOffer, q: GroupOfferQuery) =>
  * past the last), and the targeted ones among them and before them whose enrolment decides
  * whether the page shows them.
  */
-function windowOf(ordered: OrderedOffers, q: GroupOfferQuery, size: number): { targeted: string[]; end: number } {
+function windowOf(
+  ordered: OrderedOffers,
+  q: GroupOfferQuery,
+  size: number,
+): { targeted: CatalogueOffer[]; end: number } {
   const { offers } = ordered;
-  const targeted: string[] = [];
+  const targeted: CatalogueOffer[] = [];
   let passed = 0;
   let i = q.after ? firstAfter(ordered, q.after) : 0;
   for (; i < offers.length && passed < size; i++) {
     const o = offers[i];
     if (!ofMerchant(o, q)) continue;
-    if (o.targeted) targeted.push(o.id);
+    if (o.targeted) targeted.push(o);
     if (matches(o, q)) passed++;
   }
   return { targeted, end: i };

@@ -8,7 +8,7 @@ import { freshDatabase } from '../helpers/databases';
 import { migrate } from '../../prisma/migrate';
 import { REWARD_DETAIL, REWARD_OVERVIEWS } from '../../api/rewards/reward-detail';
 import { CARD_DIRECTORY } from '../../api/ingestion/resolve';
-import { GROUP_OFFER_VIEW, GROUP_RANKED_VIEW } from '../../api/catalogue/group-offers';
+import { GROUP_ENROLMENTS, GROUP_OFFER_VIEW, GROUP_RANKED_VIEW } from '../../api/catalogue/group-offers';
 
 interface PlanNode {
   'Node Type': string;
@@ -93,13 +93,27 @@ describe('generic plans of the hot statements', function () {
   });
 
   it("reads a group's ranked view by the group's keys alone: its enrolments, activations and history by its id", async () => {
-    const plan = await genericPlan(GROUP_RANKED_VIEW.text, ['iss_x', 'chg_x']);
+    const plan = await genericPlan(GROUP_RANKED_VIEW.text, ['iss_x', 'chg_x', '{ofr_x,ofr_y}']);
     assert.deepEqual(indexesOn(plan, 'cardholder_group'), ['cardholder_group_pkey'], JSON.stringify(plan));
+    // Only the guessed reach's enrolments, as the plain view reads the page's.
     assert.deepEqual(indexesOn(plan, 'offer_enrolment'), ['offer_enrolment_chg_id_offer_id_idx'], JSON.stringify(plan));
-    // The group's history rows by the primary key's leading column, each merchant's category by its key.
-    assert.deepEqual(indexesOn(plan, 'chg_merchant_history'), ['chg_merchant_history_pkey'], JSON.stringify(plan));
+    assert.match(JSON.stringify(scansOf(plan, 'offer_enrolment')), /offer_id = ANY/);
+    // The group's history rows by the primary key's leading column (twice: for the offers of its
+    // merchants, and for the history itself), each merchant's category and offers by its key.
+    assert.deepEqual(
+      indexesOn(plan, 'chg_merchant_history'),
+      ['chg_merchant_history_pkey', 'chg_merchant_history_pkey'],
+      JSON.stringify(plan),
+    );
+    assert.deepEqual(indexesOn(plan, 'offer'), ['offer_merchant_id_idx'], JSON.stringify(plan));
     for (const relation of ['activation', 'merchant'])
       for (const scan of scansOf(plan, relation)) assert.notEqual(scan['Node Type'], 'Seq Scan', JSON.stringify(scan));
+  });
+
+  it("reads the enrolments a ranked page reaches beyond its guess by the group's index", async () => {
+    const plan = await genericPlan(GROUP_ENROLMENTS.text, ['chg_x', '{ofr_x,ofr_y}']);
+    assert.deepEqual(indexesOn(plan, 'offer_enrolment'), ['offer_enrolment_chg_id_offer_id_idx'], JSON.stringify(plan));
+    assert.match(JSON.stringify(scansOf(plan, 'offer_enrolment')), /offer_id = ANY/);
   });
 
   it("resolves an ingestion batch's cards and cardholders by primary key or by the issuer's ids, never by issuer alone", async () => {

@@ -406,4 +406,80 @@ describe('offer mechanics', function () {
     );
     await assertLedgerHealthy(stack.db);
   });
+  it("reads the enrolments of targeted offers a group's history brings into a ranked page", async () => {
+    // Twenty dining offers pay most to a group without history. For a group that buys fuel, the
+    // offers of its fuel merchant come first (their enrolments read with the group's view), then
+    // another fuel merchant's, lifted by the category alone from past where the page would reach
+    // without history (their enrolments read after the view).
+    const owner = await newIssuer(stack.app, 'sandbox');
+    const issuerIds = [owner.id];
+    const dining = await createMerchant(stack.app, { category: 'dining', issuerIds });
+    const fuel = await createMerchant(stack.app, { category: 'fuel', issuerIds });
+    const nearbyFuel = await createMerchant(stack.app, { category: 'fuel', issuerIds });
+    const start = { startsAt: daysFromNow(-5) };
+    const auto = { activation: 'auto', ...start };
+    const nobody = { audience: { segments: ['nobody-has-this'] }, ...start };
+    const filler: string[] = [];
+    for (let i = 0; i < 20; i++)
+      filler.push((await createOffer(stack.app, dining.id, { cashbackRateBps: 500, ...start })).id);
+    const treated = await createOffer(stack.app, fuel.id, { cashbackRateBps: 300, ...auto });
+    const outside = await createOffer(stack.app, fuel.id, { cashbackRateBps: 900, ...nobody });
+    const nearby = await createOffer(stack.app, nearbyFuel.id, { cashbackRateBps: 350, ...auto });
+    const nearbyOutside = await createOffer(stack.app, nearbyFuel.id, { cashbackRateBps: 900, ...nobody });
+    const s = await shopperOf(stack, fuel.id, owner);
+    for (let i = 0; i < 3; i++) assert.equal((await buy(s, fuel.id, 10_000)).status, 'matched');
+    // Live after the purchases: the group has no enrolment in them until its list is read.
+    const later = await createOffer(stack.app, fuel.id, { cashbackRateBps: 400, ...auto });
+    const nearbyLater = await createOffer(stack.app, nearbyFuel.id, { cashbackRateBps: 320, ...auto });
+    const targeted = [treated, outside, nearby, nearbyOutside, later, nearbyLater].map((o) => o.id);
+    const arms = async () =>
+      Object.fromEntries(
+        (await stack.db.offerEnrolment.findMany({ where: { chgId: s.chgId, offerId: { in: targeted } } })).map((e) => [
+          e.offerId,
+          e.arm,
+        ]),
+      );
+    const before = await arms();
+    assert.deepEqual([before[later.id], before[nearbyLater.id]], [undefined, undefined]);
+
+    const ranked = async (limit: number) => {
+      const pages: any[] = [];
+      let cursor: string | null = null;
+      do {
+        const query = `sort=relevance&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const res: any = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/offers?${query}`);
+        assert.equal(res.status, 200, res.text);
+        pages.push(...res.body.data);
+        cursor = res.body.nextCursor;
+      } while (cursor);
+      // Offers of merchants every issuer sees, which other tests create, are left out.
+      return pages.filter((o) => mine.has(o.id)).map((o) => [o.id, o.relevance]);
+    };
+    // Fuel: 3 purchases today. At its merchant, weight 1,600 on the typical 10,000: 4 % -> 640,
+    // 3 % -> 480; at the other, weight 1,300: 3.5 % -> 455, 3.2 % -> 416. An offer whose audience
+    // the group is outside is never shown, however much it would pay.
+    const expected = [
+      [later.id, 640],
+      [treated.id, 480],
+      [nearby.id, 455],
+      [nearbyLater.id, 416],
+      ...filler.map((id) => [id, 125]),
+    ];
+    const mine = new Set([...filler, ...targeted]);
+    const first = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/offers?sort=relevance&limit=4`);
+    assert.deepEqual(
+      first.body.data.map((o: any) => [o.id, o.relevance]),
+      expected.slice(0, 4),
+    );
+    assert.deepEqual(await arms(), {
+      [treated.id]: 'treated',
+      [outside.id]: null,
+      [nearby.id]: 'treated',
+      [nearbyOutside.id]: null,
+      [later.id]: 'treated',
+      [nearbyLater.id]: 'treated',
+    });
+    assert.deepEqual(await ranked(3), expected, 'page by page, the same order');
+    assert.deepEqual(await ranked(50), expected);
+  });
 });
