@@ -1,7 +1,7 @@
 // The targeting phase's rows (bench/targeting.ts measures, bench/run.ts runs the phase), apart so
 // that their unit test needs no stack. The bars are DESIGN.md's, Quality bars, "Targeting".
 import type { Row } from './report';
-import { mechanicsShare, targetingShare, type ListReads, type TargetingResult } from './targeting';
+import { cpuPerReadNote, mechanicsShare, targetingShare, type TargetingResult } from './targeting';
 
 /** How far the control's share may stray from the offer's holdoutBps, in percentage points. */
 export const HOLDOUT_SHARE_TOLERANCE_PP = 0.2;
@@ -73,14 +73,14 @@ function ownRows(t: TargetingResult): Row[] {
       value: list.p99Ms,
       unit: 'ms',
       target: { op: '<=', value: 50 },
-      note: `first page, ${Math.round(list.requestsPerSecond)} req/s, p50 ${list.p50Ms.toFixed(1)} ms, ${list.errors} errors of ${list.requests}; the offers created and enrolled by their runs in ${list.enrolSeconds.toFixed(0)} s${cpuNote(list)}`,
+      note: `first page, ${Math.round(list.requestsPerSecond)} req/s, p50 ${list.p50Ms.toFixed(1)} ms, ${list.errors} errors of ${list.requests}; the offers created and enrolled by their runs in ${list.enrolSeconds.toFixed(0)} s${cpuPerReadNote(list)}`,
     },
     {
       figure: `Targeting: a group's offer list by relevance over ${list.offers} live targeted offers, p99`,
       value: list.ranked.p99Ms,
       unit: 'ms',
       target: { op: '<=', value: 50 },
-      note: `first page of sort=relevance, ${Math.round(list.ranked.requestsPerSecond)} req/s, p50 ${list.ranked.p50Ms.toFixed(1)} ms, ${list.ranked.errors} errors of ${list.ranked.requests}${cpuNote(list.ranked)}`,
+      note: `first page of sort=relevance, ${Math.round(list.ranked.requestsPerSecond)} req/s, p50 ${list.ranked.p50Ms.toFixed(1)} ms, ${list.ranked.errors} errors of ${list.ranked.requests}${cpuPerReadNote(list.ranked)}`,
     },
     {
       figure: `Targeting: enrolment run over ${million} groups`,
@@ -110,12 +110,4 @@ function ownRows(t: TargetingResult): Row[] {
       note: `slowest of ${lift.callsSeconds.length} calls (${lift.callsSeconds.map((s) => s.toFixed(2)).join(', ')} s) over ${lift.purchases} seeded purchases (treated 5 % larger): liftBps ${lift.liftBps}, ci95Bps [${interval}]`,
     },
   ];
-}
-
-/** CPU per read by group of processes, where the run measured it. */
-function cpuNote(reads: ListReads): string {
-  const cpu = reads.cpuMsPerRead;
-  if (!cpu) return '';
-  const parts = Object.entries(cpu).map(([group, ms]) => `${group} ${ms.toFixed(2)}`);
-  return `; CPU ms per read: ${parts.join(', ')}`;
 }

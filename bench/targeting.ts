@@ -43,6 +43,15 @@ const SEEDED_LIFT_PERCENT = 5;
 /** Reads of a list, and the CPU milliseconds each read cost by group of processes (absent in runs recorded before it). */
 export type ListReads = ReadResult & { cpuMsPerRead?: Record<CpuGroup, number> };
 
+/** A list's CPU per read by group, as a note's tail (nothing for a run that did not measure it). */
+export function cpuPerReadNote(reads: ListReads): string {
+  const cpu = reads.cpuMsPerRead;
+  if (!cpu) return '';
+  return `; CPU ms per read: ${Object.entries(cpu)
+    .map(([group, ms]) => `${group} ${ms.toFixed(2)}`)
+    .join(', ')}`;
+}
+
 export interface TargetingRound {
   targeted: DrainResult;
   untargeted: DrainResult;
@@ -123,16 +132,8 @@ export async function measureTargeting(o: TargetingOptions): Promise<TargetingRe
   try {
     const lifecycle = await lifecycleRounds(o, db);
     const list = await offerList(o, db);
-    const cpu = (reads: ListReads) =>
-      Object.entries(reads.cpuMsPerRead ?? {})
-        .map(([group, ms]) => `${group} ${ms.toFixed(2)}`)
-        .join(', ');
-    o.log(
-      `targeting: offer list over ${list.offers} offers, p99 ${list.p99Ms.toFixed(1)} ms; CPU ms per read ${cpu(list)}`,
-    );
-    o.log(
-      `targeting: the same by relevance, p99 ${list.ranked.p99Ms.toFixed(1)} ms; CPU ms per read ${cpu(list.ranked)}`,
-    );
+    o.log(`targeting: offer list over ${list.offers} offers, p99 ${list.p99Ms.toFixed(1)} ms${cpuPerReadNote(list)}`);
+    o.log(`targeting: the same by relevance, p99 ${list.ranked.p99Ms.toFixed(1)} ms${cpuPerReadNote(list.ranked)}`);
     const { enrolment, offerId } = await enrolMillion(o, db);
     o.log(
       `targeting: ${enrolment.groups} groups enrolled in ${enrolment.seconds.toFixed(1)} s, ${enrolment.actionsPerThousandGroups.toFixed(2)} actions per 1,000`,
