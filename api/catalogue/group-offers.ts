@@ -10,7 +10,7 @@ import type { Db } from '../../prisma/client';
 import { hotQuery, type HotStatement } from '../../prisma/hot';
 import { effectiveBrandedRateBps } from '../../core/rules/branded-rate';
 import { issuerOfferStatus } from './present';
-import type { CatalogueOffer, IssuerCatalogue } from './issuer-catalogue';
+import { TARGETED, type CatalogueOffer, type IssuerCatalogue } from './issuer-catalogue';
 import { firstAfter, orderedOffers, type OfferPosition, type OfferSort, type OrderedOffers } from './offer-order';
 import { rankedOffers, unrankedOffers, type RelevanceLookup } from './ranked-offers';
 import type { MerchantHistory } from '../../core/rules/relevance';
@@ -82,7 +82,7 @@ interface ViewRow {
 // group without history): as GROUP_OFFER_VIEW, with the group's purchase history by merchant,
 // each as [merchant id, category, purchases, spend, latest in ms]. The order, and so the page's
 // reach, is known only once the history is read, so the enrolments read are a guess: those $3
-// names and those in every offer of a merchant the group has bought at (its history lifts them
+// names and those in every targeted offer of a merchant the group has bought at (its history lifts them
 // most). Offers the history brings into the page beyond both (by its category) are read after
 // (GROUP_ENROLMENTS). Reading every enrolment of the group instead (500 for 500 targeted offers)
 // cost the list more than all the rest of the statement.
@@ -93,12 +93,14 @@ export const GROUP_RANKED_VIEW: HotStatement = {
            (SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
               FROM offer_enrolment e
              WHERE e.chg_id = g.id
-               -- One probe of the group's index per offer: the offers named, then those of its merchants.
+               -- One probe of the group's index per offer: the offers named, then the targeted ones of
+               -- its merchants (only a targeted offer has enrolments).
                AND e.offer_id = ANY ($3::text[] || ARRAY(
                      SELECT o.id FROM chg_merchant_history h
                      -- Each merchant's offers by its index, never all the offers: a join the planner
                      -- may not reorder (OFFSET 0).
-                     CROSS JOIN LATERAL (SELECT o0.id FROM offer o0 WHERE o0.merchant_id = h.merchant_id OFFSET 0) o
+                     CROSS JOIN LATERAL (SELECT o.id FROM offer o
+                                          WHERE o.merchant_id = h.merchant_id AND ${TARGETED} OFFSET 0) o
                       WHERE h.chg_id = g.id))) AS enrolled,
            (SELECT string_agg(a.merchant_id, ',')
               FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated,

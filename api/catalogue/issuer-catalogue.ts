@@ -63,7 +63,8 @@ export class IssuerCatalogue {
   }
 }
 
-const TARGETED = `(o.activation = 'auto' OR o.holdout_bps > 0 OR o.audience IS NOT NULL)`;
+/** Whether offer `o` is targeted (core/domain/enrolment.ts, isTargeted), in SQL. */
+export const TARGETED = `(o.activation = 'auto' OR o.holdout_bps > 0 OR o.audience IS NOT NULL)`;
 
 // The version and the offers in one statement: one snapshot. One row of NULL offer columns when
 // the issuer sees no offer.
