@@ -42,6 +42,19 @@ describe('offer mechanics', function () {
     (await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/transaction/${txnId}/match-trace`)).body.trace;
   const budgetOf = async (merchantId: string, offerId: string) =>
     (await stack.app.operator('GET', `/admin/v1/merchants/${merchantId}/offers/${offerId}`)).body.budget;
+  /** A group's whole offer list by relevance, read page by page at `limit` offers a page. */
+  const rankedList = async (s: Shopper, limit: number) => {
+    const pages: any[] = [];
+    let cursor: string | null = null;
+    do {
+      const query = `sort=relevance&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const res: any = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/offers?${query}`);
+      assert.equal(res.status, 200, res.text);
+      pages.push(...res.body.data);
+      cursor = res.body.nextCursor;
+    } while (cursor);
+    return pages;
+  };
   /** Reward events [type, offer, amount] and their accompanying transfers [kind, amount], sorted. */
   const rowsOf = async (where: Prisma.RewardEventWhereInput) => {
     const events = await stack.db.rewardEvent.findMany({ where });
@@ -353,18 +366,8 @@ describe('offer mechanics', function () {
       await createOffer(stack.app, c.id, { cashbackRateBps: 300, ...start }),
     ];
     const name = (id: string) => ['a', 'b', 'c'][offers.findIndex((o) => o.id === id)];
-    const ranked = async (s: Shopper, limit = 50) => {
-      const pages: any[] = [];
-      let cursor: string | null = null;
-      do {
-        const query = `sort=relevance&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-        const res: any = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/offers?${query}`);
-        assert.equal(res.status, 200, res.text);
-        pages.push(...res.body.data);
-        cursor = res.body.nextCursor;
-      } while (cursor);
-      return pages.filter((o) => name(o.id)).map((o) => [name(o.id), o.relevance]);
-    };
+    const ranked = async (s: Shopper, limit = 50) =>
+      (await rankedList(s, limit)).filter((o) => name(o.id)).map((o) => [name(o.id), o.relevance]);
 
     // No history: the reward on a purchase of 2,500, weight 1,000.
     const newcomer = await shopperOf(stack, a.id, owner);
@@ -442,19 +445,9 @@ describe('offer mechanics', function () {
     const before = await arms();
     assert.deepEqual([before[later.id], before[nearbyLater.id]], [undefined, undefined]);
 
-    const ranked = async (limit: number) => {
-      const pages: any[] = [];
-      let cursor: string | null = null;
-      do {
-        const query = `sort=relevance&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-        const res: any = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/offers?${query}`);
-        assert.equal(res.status, 200, res.text);
-        pages.push(...res.body.data);
-        cursor = res.body.nextCursor;
-      } while (cursor);
-      // Offers of merchants every issuer sees, which other tests create, are left out.
-      return pages.filter((o) => mine.has(o.id)).map((o) => [o.id, o.relevance]);
-    };
+    // Offers of merchants every issuer sees, which other tests create, are left out.
+    const ranked = async (limit: number) =>
+      (await rankedList(s, limit)).filter((o) => mine.has(o.id)).map((o) => [o.id, o.relevance]);
     // Fuel: 3 purchases today. At its merchant, weight 1,600 on the typical 10,000: 4 % -> 640,
     // 3 % -> 480; at the other, weight 1,300: 3.5 % -> 455, 3.2 % -> 416. An offer whose audience
     // the group is outside is never shown, however much it would pay.
