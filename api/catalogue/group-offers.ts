@@ -82,9 +82,9 @@ interface ViewRow {
 // group without history): as GROUP_OFFER_VIEW, with the group's purchase history by merchant,
 // each as [merchant id, category, purchases, spend, latest in ms]. The order, and so the page's
 // reach, is known only once the history is read, so the enrolments read are a guess: those $3
-// names and those in every targeted offer of a merchant the group has bought at (its history lifts them
-// most). Offers the history brings into the page beyond both (by its category) are read after
-// (GROUP_ENROLMENTS). Reading every enrolment of the group instead (500 for 500 targeted offers)
+// names and those in every targeted offer of a merchant the group has bought at (its history
+// lifts them most). Offers the history brings into the page beyond both (by its category) are read
+// after (GROUP_ENROLMENTS). Reading every enrolment of the group instead (500 for 500 targeted offers)
 // cost the list more than all the rest of the statement.
 export const GROUP_RANKED_VIEW: HotStatement = {
   name: 'group_ranked_view_v3',
