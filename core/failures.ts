@@ -1,7 +1,8 @@
 // Maps low-level failures (pg, Prisma driver adapter, Temporal gRPC) to the few kinds the
 // service reacts to. Kept in one function so every caller classifies the same way.
 
-export type FailureKind = 'database_unavailable' | 'workflow_engine_unavailable' | 'unique_violation';
+export type FailureKind =
+  'database_unavailable' | 'statement_timeout' | 'workflow_engine_unavailable' | 'unique_violation';
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
 // PostgreSQL SQLSTATEs of a server that is starting, stopping or out of connections.
@@ -29,6 +30,8 @@ export function classifyFailure(err: unknown): FailureKind | undefined {
     const name = typeof e.name === 'string' ? e.name : '';
     const message = typeof e.message === 'string' ? e.message : '';
     if (code === '23505' || code === 'P2002') return 'unique_violation';
+    // query_canceled: PostgreSQL ended a statement at statement_timeout (prisma/bounded-client.ts).
+    if (code === '57014') return 'statement_timeout';
     if (name === 'ServiceError' || name === 'GrpcError' || /TransportError|14 UNAVAILABLE/.test(message)) {
       return 'workflow_engine_unavailable';
     }

@@ -55,17 +55,26 @@ export async function armFigures(db: Db, scope: LiftScope): Promise<{ treated: A
   return { treated: toFigures(byArm.get('treated')), control: toFigures(byArm.get('control')) };
 }
 
-/** The statement armFigures runs (exported for EXPLAIN when sizing). */
+/**
+ * The statement armFigures runs (exported for EXPLAIN when sizing). Only the arms' group counts
+ * read every enrolment; spend, impressions and rewards start from the merchant's purchases, the
+ * offers' impressions and their rewards and look each group's enrolment up, so that the work
+ * beyond one count grows with the groups that bought or saw something, not with the audience (a
+ * join and a grouping of a million enrolled groups once ran past the statement time-out).
+ */
 export function armsQuery({ merchantId, offerIds, issuerId, from, to }: LiftScope): Prisma.Sql {
   const offers = Prisma.join(offerIds);
   const ofIssuer = (alias: string) =>
     issuerId === undefined ? Prisma.empty : Prisma.sql`AND ${Prisma.raw(alias)}.issuer_id = ${issuerId}`;
+  const inArm = (alias: string) =>
+    Prisma.sql`${Prisma.raw(alias)}.in_audience AND ${Prisma.raw(alias)}.arm IN ('treated', 'control')`;
   // Sums of bigint are numeric in PostgreSQL: read as text, so that nothing passes through a double.
   return Prisma.sql`
-    WITH enrolled AS (
-      SELECT e.offer_id, e.chg_id, e.issuer_id, e.arm, greatest(e.entered_at, ${from}) AS since
+    WITH arms AS (
+      SELECT e.arm, count(*)::int AS groups
         FROM offer_enrolment e
-       WHERE e.offer_id IN (${offers}) AND e.in_audience AND e.arm IN ('treated', 'control') ${ofIssuer('e')}
+       WHERE e.offer_id IN (${offers}) AND ${inArm('e')} ${ofIssuer('e')}
+       GROUP BY e.arm
     ),
     purchases AS (
       SELECT p.chg_id, p.issuer_id, p.event_created_at AS at,
@@ -78,40 +87,46 @@ export function armsQuery({ merchantId, offerIds, issuerId, from, to }: LiftScop
        WHERE p.merchant_id = ${merchantId} AND p.kind = 'settled' AND p.state = 'settled'
          AND p.event_created_at >= ${from} AND p.event_created_at < ${to} ${ofIssuer('p')}
     ),
-    per_group AS (
-      SELECT e.offer_id, e.chg_id, e.arm, coalesce(sum(pu.net), 0) AS spend,
-             count(*) FILTER (WHERE pu.net > 0) AS purchases
-        FROM enrolled e
-        LEFT JOIN purchases pu ON pu.chg_id = e.chg_id AND pu.issuer_id = e.issuer_id AND pu.at >= e.since
-       GROUP BY e.offer_id, e.chg_id, e.arm
+    per_buyer AS (
+      SELECT e.arm, e.offer_id, e.chg_id, sum(pu.net) AS spend, count(*) FILTER (WHERE pu.net > 0) AS purchases
+        FROM purchases pu
+        JOIN offer_enrolment e ON e.chg_id = pu.chg_id AND e.issuer_id = pu.issuer_id AND e.offer_id IN (${offers})
+                              AND ${inArm('e')} AND pu.at >= greatest(e.entered_at, ${from})
+       GROUP BY e.arm, e.offer_id, e.chg_id
+    ),
+    bought AS (
+      SELECT arm, (count(*) FILTER (WHERE spend > 0))::int AS purchasers, sum(purchases) AS purchases,
+             sum(spend) AS spend, sum(spend::numeric * spend) AS squares
+        FROM per_buyer GROUP BY arm
     ),
     shown AS (
-      SELECT i.offer_id, i.chg_id, count(*) AS n
+      SELECT e.arm, count(*) AS n
         FROM offer_impression i
+        JOIN offer_enrolment e ON e.offer_id = i.offer_id AND e.chg_id = i.chg_id AND ${inArm('e')}
        WHERE i.offer_id IN (${offers}) AND i.shown_at >= ${from} AND i.shown_at < ${to} ${ofIssuer('i')}
-       GROUP BY i.offer_id, i.chg_id
+       GROUP BY e.arm
     ),
     paid AS (
-      SELECT w.offer_id, w.chg_id,
+      SELECT e.arm,
              sum(CASE WHEN w.type IN ('cashback_earned', 'branded_earned') THEN w.amount_minor
                       WHEN w.type IN ('cashback_clawed_back', 'branded_clawed_back') THEN -w.amount_minor
                       ELSE 0 END) AS amount
         FROM reward_event w
+        JOIN offer_enrolment e ON e.offer_id = w.offer_id AND e.chg_id = w.chg_id AND ${inArm('e')}
        WHERE w.offer_id IN (${offers}) AND w.occurred_at >= ${from} AND w.occurred_at < ${to} ${ofIssuer('w')}
-       GROUP BY w.offer_id, w.chg_id
+       GROUP BY e.arm
     )
-    SELECT g.arm,
-           count(*)::int AS groups,
-           (count(*) FILTER (WHERE g.spend > 0))::int AS purchasers,
-           sum(g.purchases)::text AS purchases,
-           sum(g.spend)::text AS spend,
-           sum(g.spend::numeric * g.spend)::text AS squares,
-           coalesce(sum(s.n), 0)::text AS impressions,
-           coalesce(sum(pd.amount), 0)::text AS reward
-      FROM per_group g
-      LEFT JOIN shown s ON s.offer_id = g.offer_id AND s.chg_id = g.chg_id
-      LEFT JOIN paid pd ON pd.offer_id = g.offer_id AND pd.chg_id = g.chg_id
-     GROUP BY g.arm`;
+    SELECT a.arm, a.groups,
+           coalesce(b.purchasers, 0) AS purchasers,
+           coalesce(b.purchases, 0)::text AS purchases,
+           coalesce(b.spend, 0)::text AS spend,
+           coalesce(b.squares, 0)::text AS squares,
+           coalesce(s.n, 0)::text AS impressions,
+           coalesce(pd.amount, 0)::text AS reward
+      FROM arms a
+      LEFT JOIN bought b ON b.arm = a.arm
+      LEFT JOIN shown s ON s.arm = a.arm
+      LEFT JOIN paid pd ON pd.arm = a.arm`;
 }
 
 function toFigures(row: ArmRow | undefined): ArmFigures {

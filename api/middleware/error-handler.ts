@@ -45,6 +45,12 @@ function toApiError(err: unknown): ApiError {
   if (kind === 'database_unavailable') {
     return errors.unavailable('database_unavailable', 'The database is unreachable; retry shortly.');
   }
+  if (kind === 'statement_timeout') {
+    return errors.unavailable(
+      'database_unavailable',
+      'The database did not finish this request within its statement time-out; retry shortly.',
+    );
+  }
   if (kind === 'workflow_engine_unavailable') {
     return errors.unavailable('workflow_engine_unavailable', 'The workflow engine is unreachable; retry shortly.');
   }
