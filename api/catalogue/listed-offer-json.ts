@@ -27,23 +27,40 @@ export function listedOfferJson(
   return text;
 }
 
-/** A listed offer's text with its relevance to the group first (sort=relevance): the group's, so never kept. */
-export function withRelevance(text: Buffer, relevance: number): Buffer {
-  return Buffer.concat([Buffer.from(`{"relevance":${relevance},`), text.subarray(1)]);
+/**
+ * A listed offer's text as its parts, in order: the kept text, or the group's own fields before it.
+ * The parts are copied once, into the page: never joined per offer first.
+ */
+export type OfferText = Buffer | Buffer[];
+
+/** The text with `{"name":value,` first: the group's own, so never kept. */
+function withFieldFirst(text: OfferText, field: string): Buffer[] {
+  const [first, ...rest] = Array.isArray(text) ? text : [text];
+  // The field opens the object; the text goes on after its own opening brace.
+  return [Buffer.from(`{${field},`), first.subarray(1), ...rest];
 }
 
-/** A listed offer's text with the group's progress on it first (a cumulative offer): the group's, so never kept. */
-export function withProgress(text: Buffer, progress: Progress): Buffer {
-  return Buffer.concat([Buffer.from(`{"progress":${JSON.stringify(progress)},`), text.subarray(1)]);
+/** A listed offer's text with its relevance to the group first (sort=relevance). */
+export function withRelevance(text: OfferText, relevance: number): Buffer[] {
+  return withFieldFirst(text, `"relevance":${relevance}`);
+}
+
+/** A listed offer's text with the group's progress on it first (a cumulative offer). */
+export function withProgress(text: OfferText, progress: Progress): Buffer[] {
+  return withFieldFirst(text, `"progress":${JSON.stringify(progress)}`);
 }
 
 const PAGE_START = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
 
 /** A page of listed offers as API.md's list answer, from their texts (UTF-8 already: copied, not encoded). */
-export function offerPageJson(texts: Buffer[], nextCursor: string | null): Buffer {
+export function offerPageJson(texts: OfferText[], nextCursor: string | null): Buffer {
   const parts: Buffer[] = [PAGE_START];
-  texts.forEach((text, i) => parts.push(...(i === 0 ? [text] : [COMMA, text])));
+  texts.forEach((text, i) => {
+    if (i > 0) parts.push(COMMA);
+    if (Array.isArray(text)) parts.push(...text);
+    else parts.push(text);
+  });
   parts.push(Buffer.from(`],"nextCursor":${JSON.stringify(nextCursor)}}`));
   return Buffer.concat(parts);
 }

@@ -36,8 +36,8 @@ export const byPosition = (a: OfferPosition, b: OfferPosition): number =>
 /** The offers in one order, with each one's key (and tie, when the order has them) at the same index. */
 export interface OrderedOffers {
   offers: CatalogueOffer[];
-  keys: number[];
-  ties?: number[];
+  keys: ArrayLike<number>;
+  ties?: ArrayLike<number>;
 }
 
 const orders = new WeakMap<readonly CatalogueOffer[], Map<string, OrderedOffers>>();

@@ -1,13 +1,15 @@
 // A group's offers by relevance (`sort=relevance`, decision 0053): each offer's relevance to the
 // group from its purchase history (core/rules/relevance.ts), highest first, ties by the earliest
-// start, then id. Unlike the other orders it is the group's own, so it is ordered for each list:
-// a few hundred offers scored and sorted, against the group's history read with the group's view
-// (group-offers.ts, GROUP_RANKED_VIEW). What does not depend on the group (each offer
-// in the formula's terms, where each id stands) is worked out once per held catalogue and issuer
-// delay, and what the history says of a merchant once per list, not once per offer (of the
-// merchants the group never bought at, once per category: the history says the same of each).
+// start, then id. Unlike the other orders it is the group's own, so it is ordered for each list,
+// against the group's history read with the group's view (group-offers.ts, GROUP_RANKED_VIEW).
+// What does not depend on the group is worked out once per held catalogue and issuer delay: each
+// offer in the formula's terms, its score for a group without history, where each id stands, and
+// the offers of each merchant and each category. A history moves only the offers at its merchants
+// and in their categories, so only those are scored for the group, once per merchant's pull (at a
+// merchant the group never bought at, its category's, the same for each such merchant).
 import { brandedBalanceUsable, withUsableBranded } from '../../core/rules/branded-rate';
 import {
+  categoryPullOf,
   habitsOf,
   merchantPullOf,
   relevanceWithPull,
@@ -29,10 +31,20 @@ export interface RankedOffers extends OrderedOffers {
   relevance: RelevanceLookup;
 }
 
-/** The group-independent half: the held offers in the formula's terms, and where each id stands. */
+/**
+ * The group-independent half: the held offers in the formula's terms, where each id stands, each
+ * offer's score for a group without history, and the offers of each merchant and each category by
+ * index. A group's history changes the scores of the offers at its merchants and in its
+ * categories only: every other offer keeps the score without history.
+ */
 interface RankingTerms {
   terms: RankedOffer[];
   indexById: Map<string, number>;
+  baseScores: Float64Array;
+  /** Each offer's start in ms: the order's tie. */
+  startMs: Float64Array;
+  offersOfMerchant: Map<string, Uint32Array>;
+  offersOfCategory: Map<string, Uint32Array>;
   /** The order for a group without history, once asked for. */
   unranked?: RankedOffers;
 }
@@ -42,15 +54,32 @@ const termsByCatalogue = new WeakMap<readonly CatalogueOffer[], Map<number, Rank
 function rankingTerms(held: readonly CatalogueOffer[], issuerDelayDays: number): RankingTerms {
   let byDelay = termsByCatalogue.get(held);
   if (!byDelay) termsByCatalogue.set(held, (byDelay = new Map()));
-  let terms = byDelay.get(issuerDelayDays);
-  if (!terms) {
-    terms = {
-      terms: held.map((offer) => rankedTerms(offer, issuerDelayDays)),
+  let ranking = byDelay.get(issuerDelayDays);
+  if (!ranking) {
+    const terms = held.map((offer) => rankedTerms(offer, issuerDelayDays));
+    const none = habitsOf([], new Date(0));
+    ranking = {
+      terms,
       indexById: new Map(held.map((offer, i) => [offer.id, i])),
+      baseScores: Float64Array.from(terms, (t) => relevanceWithPull(t, categoryPullOf(t.category, none))),
+      startMs: Float64Array.from(held, (offer) => offer.startsAt.getTime()),
+      offersOfMerchant: indexesBy(terms, (t) => t.merchantId),
+      offersOfCategory: indexesBy(terms, (t) => t.category),
     };
-    byDelay.set(issuerDelayDays, terms);
+    byDelay.set(issuerDelayDays, ranking);
   }
-  return terms;
+  return ranking;
+}
+
+function indexesBy(terms: readonly RankedOffer[], keyOf: (t: RankedOffer) => string): Map<string, Uint32Array> {
+  const lists = new Map<string, number[]>();
+  terms.forEach((t, i) => {
+    const key = keyOf(t);
+    const list = lists.get(key);
+    if (list) list.push(i);
+    else lists.set(key, [i]);
+  });
+  return new Map([...lists].map(([key, list]) => [key, Uint32Array.from(list)]));
 }
 
 export function rankedOffers(
@@ -59,34 +88,24 @@ export function rankedOffers(
   now: Date,
   issuerDelayDays: number,
 ): RankedOffers {
-  const { terms, indexById } = rankingTerms(held, issuerDelayDays);
+  const ranking = rankingTerms(held, issuerDelayDays);
+  const { terms } = ranking;
   const habits = habitsOf(history, now);
-  const pulls = new Map<string, MerchantPull>();
-  const n = held.length;
-  const scores = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const t = terms[i];
-    const key = habits.byMerchant.has(t.merchantId) ? t.merchantId : `category ${t.category}`;
-    let pull = pulls.get(key);
-    if (!pull) pulls.set(key, (pull = merchantPullOf(t.merchantId, t.category, habits)));
-    scores[i] = relevanceWithPull(t, pull);
+  // The offers the history touches, and the pull each takes: the categories first, so that an
+  // offer at a merchant the group bought at then takes its merchant's pull.
+  const touched: Array<[Uint32Array, MerchantPull]> = [];
+  for (const category of habits.byCategory.keys()) {
+    const offers = ranking.offersOfCategory.get(category);
+    if (offers) touched.push([offers, categoryPullOf(category, habits)]);
   }
-  const order = relevanceOrder(scores);
-  const offers = new Array<CatalogueOffer>(n);
-  const keys = new Array<number>(n);
-  const ties = new Array<number>(n);
-  for (let k = 0; k < n; k++) {
-    const i = order[k];
-    offers[k] = held[i];
-    keys[k] = -scores[i];
-    ties[k] = held[i].startsAt.getTime();
+  for (const merchantId of habits.byMerchant.keys()) {
+    const offers = ranking.offersOfMerchant.get(merchantId);
+    if (offers) touched.push([offers, merchantPullOf(merchantId, terms[offers[0]].category, habits)]);
   }
-  return {
-    offers,
-    keys,
-    ties,
-    relevance: { get: (offerId) => scores[indexById.get(offerId) ?? -1] },
-  };
+  if (touched.length === 0) return unrankedOf(held, ranking);
+  const scores = ranking.baseScores.slice();
+  for (const [offers, pull] of touched) for (const i of offers) scores[i] = relevanceWithPull(terms[i], pull);
+  return ordered(held, ranking, scores);
 }
 
 /**
@@ -94,9 +113,32 @@ export function rankedOffers(
  * catalogue and issuer delay. A ranked page guesses its reach from it.
  */
 export function unrankedOffers(held: readonly CatalogueOffer[], issuerDelayDays: number): RankedOffers {
-  const terms = rankingTerms(held, issuerDelayDays);
-  if (!terms.unranked) terms.unranked = rankedOffers(held, [], new Date(0), issuerDelayDays);
-  return terms.unranked;
+  return unrankedOf(held, rankingTerms(held, issuerDelayDays));
+}
+
+function unrankedOf(held: readonly CatalogueOffer[], ranking: RankingTerms): RankedOffers {
+  ranking.unranked ??= ordered(held, ranking, ranking.baseScores);
+  return ranking.unranked;
+}
+
+function ordered(held: readonly CatalogueOffer[], ranking: RankingTerms, scores: Float64Array): RankedOffers {
+  const order = relevanceOrder(scores);
+  const n = held.length;
+  const offers = new Array<CatalogueOffer>(n);
+  const keys = new Float64Array(n);
+  const ties = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const i = order[k];
+    offers[k] = held[i];
+    keys[k] = -scores[i];
+    ties[k] = ranking.startMs[i];
+  }
+  return {
+    offers,
+    keys,
+    ties,
+    relevance: { get: (offerId) => scores[ranking.indexById.get(offerId) ?? -1] },
+  };
 }
 
 /**

@@ -27,8 +27,14 @@ export interface RankedOffer {
   maxRewardMinor: number | null;
 }
 
-/** Where an offer is sold: what the group's habits are read by. */
-type OfferPlace = Pick<RankedOffer, 'merchantId' | 'category'>;
+/** Where an offer is sold: what the group's habits are read by (merchant null: one it never bought at). */
+interface OfferPlace {
+  merchantId: string | null;
+  category: string;
+}
+
+const habitAt = (habits: GroupHabits, merchantId: string | null) =>
+  merchantId === null ? undefined : habits.byMerchant.get(merchantId);
 
 export const RELEVANCE = {
   /** A group with no purchase at the merchant or in its category: a purchase of this size, or the offer's minimum. */
@@ -119,7 +125,7 @@ export function affinityOf(habit: Habit): number {
 
 /** The weight of an offer for the group, in thousandths: 1,000 with no history, up to 4,000. */
 export function weightOf(offer: OfferPlace, habits: GroupHabits): number {
-  const merchant = affinityOf(habits.byMerchant.get(offer.merchantId) ?? NO_HABIT);
+  const merchant = affinityOf(habitAt(habits, offer.merchantId) ?? NO_HABIT);
   const category = affinityOf(elsewhereInCategory(habits, offer));
   return (
     RELEVANCE.baseWeight +
@@ -144,9 +150,14 @@ export interface MerchantPull {
   weight: number;
 }
 
-export function merchantPullOf(merchantId: string, category: string, habits: GroupHabits): MerchantPull {
+/** The pull at a merchant the group never bought at: its category's elsewhere, the same for each such merchant. */
+export function categoryPullOf(category: string, habits: GroupHabits): MerchantPull {
+  return merchantPullOf(null, category, habits);
+}
+
+export function merchantPullOf(merchantId: string | null, category: string, habits: GroupHabits): MerchantPull {
   const probe = { merchantId, category };
-  const here = habits.byMerchant.get(merchantId);
+  const here = habitAt(habits, merchantId);
   const elsewhere = elsewhereInCategory(habits, probe);
   const typicalMinor =
     here && here.purchases > 0
