@@ -2,6 +2,9 @@
 // purchase in the settlement's own statement: the ranked offer list reads it (core/rules/relevance.ts).
 // Every purchase the service identified a merchant for counts, rewarded or not, in the reward
 // currency only (a sum of amounts in several currencies would mean nothing).
+// Each change adds exactly one purchase to one row and no row is ever removed: the sum of a group's
+// purchases then changes with every change, which is how a ranked list knows the history it keeps
+// is still the group's (api/catalogue/kept-rankings.ts).
 import { Prisma } from '../../prisma/generated/client';
 import { REWARD_CURRENCY } from '../../core/rules/eligibility';
 import { fromDbMinor } from '../../core/ledger';

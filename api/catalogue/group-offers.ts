@@ -13,6 +13,7 @@ import { issuerOfferStatus } from './present';
 import { TARGETED, type CatalogueOffer, type IssuerCatalogue } from './issuer-catalogue';
 import { firstAfter, orderedOffers, type OfferPosition, type OfferSort, type OrderedOffers } from './offer-order';
 import { rankedOffers, unrankedOffers, type RelevanceLookup } from './ranked-offers';
+import { keepHistory, keptHistoryOf, keptRanking, NOTHING_KEPT } from './kept-rankings';
 import type { MerchantHistory } from '../../core/rules/relevance';
 
 export interface GroupOfferQuery {
@@ -78,41 +79,49 @@ interface ViewRow {
   progress: string | null;
 }
 
-// The ranked list's view ($1 issuer, $2 group, $3 the targeted offers the page would reach for a
-// group without history): as GROUP_OFFER_VIEW, with the group's purchase history by merchant,
-// each as [merchant id, category, purchases, spend, latest in ms]. The order, and so the page's
+// The ranked list's view ($1 issuer, $2 group, $3 the targeted offers the page would reach, $4 the
+// stamp of the group's history this process keeps, NOTHING_KEPT if none): as GROUP_OFFER_VIEW, with
+// the stamp of the group's purchase history (the sum of its purchases: it grows with every change,
+// kept-rankings.ts) and, only when that differs from $4, the history by merchant, each as
+// [merchant id, category, purchases, spend, latest in ms]. With a kept history $3 is the reach of
+// the order it gives, exact unless the history moved. Without one the order, and so the page's
 // reach, is known only once the history is read, so the enrolments read are a guess: those $3
-// names and those in every targeted offer of a merchant the group has bought at (its history
-// lifts them most). Offers the history brings into the page beyond both (by its category) are read
-// after (GROUP_ENROLMENTS). Reading every enrolment of the group instead (500 for 500 targeted offers)
-// cost the list more than all the rest of the statement.
+// names (the reach of a group without history) and those in every targeted offer of a merchant
+// the group has bought at (its history lifts them most). Offers a page reaches beyond what was
+// read are read after (GROUP_ENROLMENTS). Reading every enrolment of the group instead (500 for
+// 500 targeted offers) cost the list more than all the rest of the statement.
 export const GROUP_RANKED_VIEW: HotStatement = {
-  name: 'group_ranked_view_v3',
+  name: 'group_ranked_view_v4',
   text: `
     SELECT cv.version::text AS catalogue_version,
            (SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
               FROM offer_enrolment e
              WHERE e.chg_id = g.id
-               -- One probe of the group's index per offer: the offers named, then the targeted ones of
-               -- its merchants (only a targeted offer has enrolments).
+               -- One probe of the group's index per offer: the offers named, then (nothing kept) the
+               -- targeted ones of its merchants (only a targeted offer has enrolments).
                AND e.offer_id = ANY ($3::text[] || ARRAY(
                      SELECT o.id FROM chg_merchant_history h
                      -- Each merchant's offers by its index, never all the offers: a join the planner
                      -- may not reorder (OFFSET 0).
                      CROSS JOIN LATERAL (SELECT o.id FROM offer o
                                           WHERE o.merchant_id = h.merchant_id AND ${TARGETED} OFFSET 0) o
-                      WHERE h.chg_id = g.id))) AS enrolled,
+                      WHERE h.chg_id = g.id AND $4::bigint < 0))) AS enrolled,
            (SELECT string_agg(a.merchant_id, ',')
               FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated,
            ${PROGRESS_COLUMN},
+           hs.purchases::text AS history_stamp,
            -- Each merchant's category by its key: a few rows, never a scan of the merchants.
-           (SELECT json_agg(json_build_array(h.merchant_id,
-                                             (SELECT m.category FROM merchant m WHERE m.id = h.merchant_id),
-                                             h.purchases, h.spend_minor,
-                                             (extract(epoch FROM h.last_purchase_at) * 1000)::bigint))
-              FROM chg_merchant_history h WHERE h.chg_id = g.id) AS history
+           CASE WHEN hs.purchases <> $4::bigint THEN
+             (SELECT json_agg(json_build_array(h.merchant_id,
+                                               (SELECT m.category FROM merchant m WHERE m.id = h.merchant_id),
+                                               h.purchases, h.spend_minor,
+                                               (extract(epoch FROM h.last_purchase_at) * 1000)::bigint))
+                FROM chg_merchant_history h WHERE h.chg_id = g.id)
+           END AS history
       FROM (SELECT g0.id, g0.issuer_id FROM cardholder_group g0 WHERE g0.id = $2 OFFSET 0) g
       CROSS JOIN catalogue_version cv
+      CROSS JOIN LATERAL (SELECT coalesce(sum(h.purchases), 0) AS purchases
+                            FROM chg_merchant_history h WHERE h.chg_id = g.id) hs
      WHERE g.issuer_id = $1 AND cv.id = 1`,
 };
 
@@ -127,6 +136,8 @@ export const GROUP_ENROLMENTS: HotStatement = {
 };
 
 interface RankedViewRow extends ViewRow {
+  history_stamp: string;
+  /** Null when the stamp is the one sent (or the group has no history). */
   history: Array<[string, string, number, number, number]> | null;
 }
 
@@ -163,29 +174,50 @@ export async function readGroupOfferPage(
 }
 
 /**
- * The page by relevance: ordered by the group's history, read with the enrolments the page is
- * guessed to reach (the reach of a group without history: exact unless the history moves other
- * offers into the page); any it reaches beyond the guess are read next.
+ * The page by relevance: ordered by the group's history, read with the enrolments of the page's
+ * expected reach (that of the order from the history this process keeps, else of a group without
+ * history, with the targeted offers of the history's merchants); any it reaches beyond those are
+ * read next.
  */
 async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQuery): Promise<GroupOfferPage> {
   let held = catalogue.held(q.issuerId) ?? (await catalogue.atLeast(db, q.issuerId, 0n));
   let size = q.take + WINDOW_SLACK;
   for (;;) {
+    const kept = keptHistoryOf(held.offers, q.chgId);
+    const expected = kept
+      ? keptRanking(kept, held.offers, q.now, q.issuerDelayDays)
+      : unrankedOffers(held.offers, q.issuerDelayDays);
     // A cursor stands in the group's own order, which the order without history cannot place.
-    const guess = q.after ? [] : idsOf(windowOf(unrankedOffers(held.offers, q.issuerDelayDays), q, size).targeted);
-    const [view] = await hotQuery<RankedViewRow>(db, GROUP_RANKED_VIEW, [q.issuerId, q.chgId, guess]);
+    const guess = q.after && !kept ? [] : idsOf(windowOf(expected, q, size).targeted);
+    const stamp = kept?.stamp ?? NOTHING_KEPT;
+    const [view] = await hotQuery<RankedViewRow>(db, GROUP_RANKED_VIEW, [q.issuerId, q.chgId, guess, stamp]);
     if (!view) return notFound();
     const version = BigInt(view.catalogue_version);
     if (held.version < version) {
       held = await catalogue.atLeast(db, q.issuerId, version);
       continue;
     }
-    const ranked = rankedOffers(held.offers, historyOf(view), q.now, q.issuerDelayDays);
+    let ranked = expected;
+    // The enrolments read: the guess's, and (nothing kept) those at the history's merchants.
+    let readAt = new Set<string>();
+    if (view.history_stamp !== stamp) {
+      const history = historyOf(view);
+      if (!kept) readAt = new Set(history.map((h) => h.merchantId));
+      // Kept only when read at the held version itself: its merchants' categories are that version's.
+      ranked =
+        held.version === version
+          ? keptRanking(
+              keepHistory(held.offers, q.chgId, view.history_stamp, history),
+              held.offers,
+              q.now,
+              q.issuerDelayDays,
+            )
+          : rankedOffers(held.offers, history, q.now, q.issuerDelayDays);
+    }
     const reach = windowOf(ranked, q, size);
     const arms = armsOf(view.enrolled);
-    const history = new Set(view.history?.map(([merchantId]) => merchantId));
     const guessed = new Set(guess);
-    const beyond = idsOf(reach.targeted.filter((o) => !guessed.has(o.id) && !history.has(o.merchantId)));
+    const beyond = idsOf(reach.targeted.filter((o) => !guessed.has(o.id) && !readAt.has(o.merchantId)));
     if (beyond.length > 0) {
       const [more] = await hotQuery<{ enrolled: string | null }>(db, GROUP_ENROLMENTS, [q.chgId, beyond]);
       for (const [offerId, arm] of armsOf(more.enrolled)) arms.set(offerId, arm);

@@ -79,6 +79,24 @@ export function habitsOf(history: readonly MerchantHistory[], now: Date): GroupH
   return { byMerchant, byCategory };
 }
 
+/**
+ * The instants, from `fromMs` up to (not at) `untilMs`, at which habitsOf(history, ·) reads the
+ * same habits as at `now`: those at which every merchant's whole days since its latest purchase
+ * stay as they are now. A ranking worked out at `now` holds over them.
+ */
+export function habitsSpanOf(history: readonly MerchantHistory[], now: Date): { fromMs: number; untilMs: number } {
+  let fromMs = -Infinity;
+  let untilMs = Infinity;
+  for (const h of history) {
+    const last = h.lastPurchaseAt.getTime();
+    const days = Math.floor((now.getTime() - last) / DAY_MS);
+    // Before its first whole day has passed (a purchase later than now too) a merchant reads 0 days.
+    if (days > 0) fromMs = Math.max(fromMs, last + days * DAY_MS);
+    untilMs = Math.min(untilMs, last + (Math.max(0, days) + 1) * DAY_MS);
+  }
+  return { fromMs, untilMs };
+}
+
 const NO_HABIT: Habit = { purchases: 0, spendMinor: 0, daysSince: null };
 
 /** The group's purchases in the offer's category at merchants other than the offer's, together. */

@@ -472,4 +472,41 @@ describe('offer mechanics', function () {
     assert.deepEqual(await ranked(3), expected, 'page by page, the same order');
     assert.deepEqual(await ranked(50), expected);
   });
+  it("ranks again when the group's history moves or a day passes, reading the enrolments the new order reaches", async () => {
+    // Twenty dining offers pay most to a group without history; a grocery merchant's two targeted
+    // offers come after them. Purchases at the grocer lift its offers to the top of the page, past
+    // the reach the order read before them gave the enrolments.
+    const owner = await newIssuer(stack.app, 'sandbox');
+    const issuerIds = [owner.id];
+    const dining = await createMerchant(stack.app, { category: 'dining', issuerIds });
+    const grocer = await createMerchant(stack.app, { category: 'grocery', issuerIds });
+    const start = { startsAt: daysFromNow(-5) };
+    const filler: string[] = [];
+    for (let i = 0; i < 20; i++)
+      filler.push((await createOffer(stack.app, dining.id, { cashbackRateBps: 500, ...start })).id);
+    const auto = await createOffer(stack.app, grocer.id, { cashbackRateBps: 100, activation: 'auto', ...start });
+    const nobody = await createOffer(stack.app, grocer.id, {
+      cashbackRateBps: 900,
+      audience: { segments: ['nobody-has-this'] },
+      ...start,
+    });
+    const mine = new Set([...filler, auto.id, nobody.id]);
+    const s = await shopperOf(stack, grocer.id, owner);
+    const ranked = async (limit: number) =>
+      (await rankedList(s, limit)).filter((o) => mine.has(o.id)).map((o) => [o.id, o.relevance]);
+    const dinersFirst = [...filler.map((id) => [id, 125]), [auto.id, 25]];
+    assert.deepEqual(await ranked(4), dinersFirst);
+    assert.deepEqual(await ranked(4), dinersFirst, 'read again, the same');
+
+    for (let i = 0; i < 3; i++) await buy(s, grocer.id, 10_000);
+    // The grocer's 1 % on its typical 10,000, weight 1,000 + 2,000 x 0.3 = 1,600 -> 160; the
+    // offer whose audience the group is outside is never shown, however much it would pay.
+    assert.deepEqual(await ranked(4), [[auto.id, 160], ...filler.map((id) => [id, 125])]);
+    assert.deepEqual(await ranked(50), [[auto.id, 160], ...filler.map((id) => [id, 125])]);
+
+    // Thirty days on, the purchases count half: weight 1,000 + 2,000 x 0.15 = 1,300 -> 130.
+    const advanced = await s.issuer.call('POST', '/api/v2/sandbox/clock/advance', { days: 30 });
+    assert.equal(advanced.status, 200, advanced.text);
+    assert.deepEqual(await ranked(4), [[auto.id, 130], ...filler.map((id) => [id, 125])]);
+  });
 });

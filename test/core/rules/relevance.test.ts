@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import {
   affinityOf,
   habitsOf,
+  habitsSpanOf,
   merchantPullOf,
   relevanceOf,
   relevanceWithPull,
@@ -152,6 +153,36 @@ describe('relevance (core/rules/relevance.ts)', () => {
         });
         const pull = merchantPullOf(ranked.merchantId, ranked.category, habits);
         assert.equal(relevanceWithPull(ranked, pull), relevanceOf(ranked, habits));
+      }),
+    );
+  });
+  it('reads the same habits at every instant of its span, and other habits just outside it', () => {
+    const DAY = 24 * 60 * 60 * 1000;
+    const row = fc.record({
+      merchant: fc.constantFrom('mp_a', 'mp_b', 'mp_c'),
+      // Milliseconds before NOW (negative: a purchase dated after the clock reads 0 days).
+      agoMs: fc.integer({ min: -3 * DAY, max: 90 * DAY }),
+    });
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 4 }), fc.double({ min: 0, max: 1, noNaN: true }), (rows, at) => {
+        const byMerchant = new Map(rows.map((r) => [r.merchant, r]));
+        const history = [...byMerchant.values()].map((r) => ({
+          ...bought(r.merchant, 'dining', 2, 5_000, 0),
+          lastPurchaseAt: new Date(NOW.getTime() - r.agoMs),
+        }));
+        const { fromMs, untilMs } = habitsSpanOf(history, NOW);
+        assert.ok(fromMs <= NOW.getTime() && NOW.getTime() < untilMs);
+        const habitsAt = (ms: number) => habitsOf(history, new Date(ms));
+        const now = habitsAt(NOW.getTime());
+        if (history.length === 0) return assert.deepEqual([fromMs, untilMs], [-Infinity, Infinity]);
+        const low = Number.isFinite(fromMs) ? fromMs : NOW.getTime() - 5 * DAY;
+        assert.deepEqual(habitsAt(low + Math.floor(at * (untilMs - 1 - low))), now, 'within the span');
+        assert.deepEqual(habitsAt(untilMs - 1), now, 'up to its end');
+        assert.notDeepEqual(habitsAt(untilMs), now, 'not at its end');
+        if (Number.isFinite(fromMs)) {
+          assert.deepEqual(habitsAt(fromMs), now, 'from its start');
+          assert.notDeepEqual(habitsAt(fromMs - 1), now, 'not before it');
+        }
       }),
     );
   });
