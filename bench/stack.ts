@@ -233,9 +233,12 @@ function childProcesses(tempDir: string, log: (line: string) => void) {
   const profile = process.env.BENCH_PROFILE_DIR
     ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE_DIR)]
     : [];
+  // BENCH_NODE_FLAGS=<flags> passes more Node flags to each child (e.g. --trace-gc, which
+  // NODE_OPTIONS refuses): its lines go to the service log.
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
   return {
     spawn(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
-      const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, entry)], {
+      const child = spawn(process.execPath, [...profile, ...flags, '--import', 'tsx', join(ROOT, entry)], {
         cwd: ROOT,
         env,
         stdio: ['ignore', serviceLogFd, 'inherit', 'ipc'],

@@ -93,16 +93,17 @@ describe('generic plans of the hot statements', function () {
   });
 
   it("reads a group's ranked view by the group's keys alone: its enrolments, activations and history by its id", async () => {
-    const plan = await genericPlan(GROUP_RANKED_VIEW.text, ['iss_x', 'chg_x', '{ofr_x,ofr_y}']);
+    const plan = await genericPlan(GROUP_RANKED_VIEW.text, ['iss_x', 'chg_x', '{ofr_x,ofr_y}', '-1']);
     assert.deepEqual(indexesOn(plan, 'cardholder_group'), ['cardholder_group_pkey'], JSON.stringify(plan));
     // Only the guessed reach's enrolments, as the plain view reads the page's.
     assert.deepEqual(indexesOn(plan, 'offer_enrolment'), ['offer_enrolment_chg_id_offer_id_idx'], JSON.stringify(plan));
     assert.match(JSON.stringify(scansOf(plan, 'offer_enrolment')), /offer_id = ANY/);
-    // The group's history rows by the primary key's leading column (twice: for the offers of its
-    // merchants, and for the history itself), each merchant's category and offers by its key.
+    // The group's history rows by the primary key's leading column (three times: for their sum,
+    // for the offers of its merchants, and for the history itself), each merchant's category and
+    // offers by its key.
     assert.deepEqual(
       indexesOn(plan, 'chg_merchant_history'),
-      ['chg_merchant_history_pkey', 'chg_merchant_history_pkey'],
+      ['chg_merchant_history_pkey', 'chg_merchant_history_pkey', 'chg_merchant_history_pkey'],
       JSON.stringify(plan),
     );
     assert.deepEqual(indexesOn(plan, 'offer'), ['offer_merchant_id_idx'], JSON.stringify(plan));
