@@ -207,7 +207,7 @@ async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQ
       ranked =
         held.version === version
           ? keptRanking(
-              keepHistory(held.offers, q.chgId, view.history_stamp, history),
+              keepHistory(held.offers, q.issuerId, q.chgId, view.history_stamp, history),
               held.offers,
               q.now,
               q.issuerDelayDays,

@@ -6,9 +6,9 @@
 // as JSON) and sends the history only when it moved; the order is then the kept one, not worked
 // out again. A group read for the first time, or whose history moved, is read and ranked in full.
 //
-// Kept per held catalogue, as the offers' terms are (ranked-offers.ts): a new catalogue version
+// Kept with the held catalogue it was ranked against (ranked-offers.ts): a new catalogue version
 // (an offer or a merchant changed, a merchant's category too) is a new held array, and what was
-// kept for the old one goes with it. Besides the history, an order depends on the issuer's delay
+// kept for the old one is of no use. Besides the history, an order depends on the issuer's delay
 // and on each merchant's whole days since the latest purchase, so it is kept with the span of
 // instants over which those stay the same (core/rules/relevance.ts, habitsSpanOf).
 import { habitsSpanOf, type MerchantHistory } from '../../core/rules/relevance';
@@ -27,45 +27,57 @@ export interface KeptHistory {
 }
 
 /**
- * Offers' places in kept orders, per process and held catalogue: each kept order holds one per
- * offer (about 24 bytes), so about 24 MB, for 2,000 groups over 500 offers.
+ * Offers' places in kept orders, per process whatever the issuers: each kept order holds one per
+ * offer of its catalogue (about 24 bytes), so about 24 MB; 2,000 groups over 500 offers each.
  */
 const KEPT_OFFER_PLACES = 1_000_000;
-/** Groups kept whatever the catalogue's size. */
-const MIN_KEPT_GROUPS = 64;
 
-const keptByCatalogue = new WeakMap<readonly CatalogueOffer[], Map<string, KeptHistory>>();
+/** By group id, least recently read first (a Map iterates in insertion order), with the catalogue each was kept for. */
+const keptByGroup = new Map<string, { issuerId: string; held: readonly CatalogueOffer[]; entry: KeptHistory }>();
+let keptPlaces = 0;
+/** Each issuer's catalogue last kept for: what was kept for an older one is dropped, never left holding it. */
+const latestHeld = new Map<string, readonly CatalogueOffer[]>();
 
-/** The group's kept history under this catalogue, if any (and marks it as the latest used). */
+/** The group's kept history under this catalogue, if any (and marks it as the latest read). */
 export function keptHistoryOf(held: readonly CatalogueOffer[], chgId: string): KeptHistory | undefined {
-  const kept = keptByCatalogue.get(held);
-  const entry = kept?.get(chgId);
-  if (entry) {
-    // A Map iterates in insertion order: moved to the end, the group is the last to be dropped.
-    kept!.delete(chgId);
-    kept!.set(chgId, entry);
-  }
-  return entry;
+  const kept = keptByGroup.get(chgId);
+  if (!kept) return undefined;
+  forget(chgId);
+  // Kept for another catalogue version: of no use, as it may rank offers that changed.
+  if (kept.held !== held) return undefined;
+  keptByGroup.set(chgId, kept);
+  keptPlaces += held.length;
+  return kept.entry;
 }
 
-/** Keeps the group's history, read with this stamp, dropping the least recently used beyond the bound. */
+/** Keeps the group's history, read with this stamp, dropping the least recently read beyond the bound. */
 export function keepHistory(
   held: readonly CatalogueOffer[],
+  issuerId: string,
   chgId: string,
   stamp: string,
   history: readonly MerchantHistory[],
 ): KeptHistory {
-  let kept = keptByCatalogue.get(held);
-  if (!kept) keptByCatalogue.set(held, (kept = new Map()));
+  if (latestHeld.get(issuerId) !== held) {
+    latestHeld.set(issuerId, held);
+    for (const [id, kept] of keptByGroup) if (kept.issuerId === issuerId && kept.held !== held) forget(id);
+  }
   const entry: KeptHistory = { stamp, history };
-  kept.delete(chgId);
-  kept.set(chgId, entry);
-  const bound = Math.max(MIN_KEPT_GROUPS, Math.floor(KEPT_OFFER_PLACES / Math.max(1, held.length)));
-  for (const oldest of kept.keys()) {
-    if (kept.size <= bound) break;
-    kept.delete(oldest);
+  forget(chgId);
+  keptByGroup.set(chgId, { issuerId, held, entry });
+  keptPlaces += held.length;
+  for (const oldest of keptByGroup.keys()) {
+    if (keptPlaces <= KEPT_OFFER_PLACES || oldest === chgId) break;
+    forget(oldest);
   }
   return entry;
+}
+
+function forget(chgId: string): void {
+  const kept = keptByGroup.get(chgId);
+  if (!kept) return;
+  keptByGroup.delete(chgId);
+  keptPlaces -= kept.held.length;
 }
 
 /** The group's relevance order at `now` from its kept history: the kept order while it holds. */
