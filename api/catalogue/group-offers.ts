@@ -14,6 +14,7 @@ import { TARGETED, type CatalogueOffer, type IssuerCatalogue } from './issuer-ca
 import { firstAfter, orderedOffers, type OfferPosition, type OfferSort, type OrderedOffers } from './offer-order';
 import { rankedOffers, unrankedOffers, type RelevanceLookup } from './ranked-offers';
 import { keepHistory, keptHistoryOf, keptRanking, NOTHING_KEPT } from './kept-rankings';
+import { knownArmsOf, rememberArms } from './known-enrolments';
 import type { MerchantHistory } from '../../core/rules/relevance';
 
 export interface GroupOfferQuery {
@@ -54,15 +55,20 @@ export interface GroupOfferPage {
 const PROGRESS_COLUMN = `(SELECT string_agg(p.offer_id || ' ' || p.measure, ',')
               FROM offer_progress p WHERE p.chg_id = g.id) AS progress`;
 
-// $1 issuer, $2 group, $3 the targeted offers within the page's reach (window below). One row, or
-// none when the group is not the issuer's. Each enrolment comes as `<offer id> <arm or ->`, joined
-// by commas (an id has neither): the page's few dozen, however many offers the group is enrolled in.
-export const GROUP_OFFER_VIEW: HotStatement = {
-  name: 'group_offer_view_v3',
+// The group's enrolments among the offers named by the given parameter, as `<offer id> <arm or ->`
+// joined by commas (an id has neither): the few the page's reach has not read before
+// (known-enrolments.ts), however many offers the group is enrolled in.
+const enrolledAmong = (offers: string) => `(SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
+              FROM offer_enrolment e WHERE e.chg_id = g.id AND e.offer_id = ANY (${offers}::text[])) AS enrolled`;
+
+// $1 issuer, $2 group, then what `enrolled` names. One row, or none when the group is not the
+// issuer's. A statement either reads enrolments or does not (GROUP_OWN_VIEW): an empty array to a
+// statement that reads them would let PostgreSQL prefer planning it again on every call.
+const offerView = (name: string, enrolled: string): HotStatement => ({
+  name,
   text: `
     SELECT cv.version::text AS catalogue_version,
-           (SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
-              FROM offer_enrolment e WHERE e.chg_id = g.id AND e.offer_id = ANY ($3::text[])) AS enrolled,
+           ${enrolled},
            (SELECT string_agg(a.merchant_id, ',')
               FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated,
            ${PROGRESS_COLUMN}
@@ -70,7 +76,12 @@ export const GROUP_OFFER_VIEW: HotStatement = {
       FROM (SELECT g0.id, g0.issuer_id FROM cardholder_group g0 WHERE g0.id = $2 OFFSET 0) g
       CROSS JOIN catalogue_version cv
      WHERE g.issuer_id = $1 AND cv.id = 1`,
-};
+});
+
+/** The plain list's view, with the group's enrolments in $3, the targeted offers of the page's reach not read before. */
+export const GROUP_OFFER_VIEW = offerView('group_offer_view_v3', enrolledAmong('$3'));
+/** The same when every targeted offer of the reach has its enrolment read before (or there is none). */
+export const GROUP_OWN_VIEW = offerView('group_own_view_v1', 'NULL::text AS enrolled');
 
 interface ViewRow {
   catalogue_version: string;
@@ -79,39 +90,21 @@ interface ViewRow {
   progress: string | null;
 }
 
-// The ranked list's view ($1 issuer, $2 group, $3 the targeted offers the page would reach, $4 the
-// stamp of the group's history this process keeps, NOTHING_KEPT if none): as GROUP_OFFER_VIEW, with
-// the stamp of the group's purchase history (the sum of its purchases: it grows with every change,
-// kept-rankings.ts) and, only when that differs from $4, the history by merchant, each as
-// [merchant id, category, purchases, spend, latest in ms]. With a kept history $3 is the reach of
-// the order it gives, exact unless the history moved. Without one the order, and so the page's
-// reach, is known only once the history is read, so the enrolments read are a guess: those $3
-// names (the reach of a group without history) and those in every targeted offer of a merchant
-// the group has bought at (its history lifts them most). Offers a page reaches beyond what was
-// read are read after (GROUP_ENROLMENTS). Reading every enrolment of the group instead (500 for
-// 500 targeted offers) cost the list more than all the rest of the statement.
-export const GROUP_RANKED_VIEW: HotStatement = {
-  name: 'group_ranked_view_v4',
+// The ranked list's view: as the plain one's, with the stamp of the group's purchase history (the
+// sum of its purchases: it grows with every change, kept-rankings.ts) and, only when that differs
+// from the stamp sent (the one this process keeps, NOTHING_KEPT if none), the history by merchant,
+// each as [merchant id, category, purchases, spend, latest in ms].
+const rankedView = (name: string, enrolled: string, stamp: string): HotStatement => ({
+  name,
   text: `
     SELECT cv.version::text AS catalogue_version,
-           (SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
-              FROM offer_enrolment e
-             WHERE e.chg_id = g.id
-               -- One probe of the group's index per offer: the offers named, then (nothing kept) the
-               -- targeted ones of its merchants (only a targeted offer has enrolments).
-               AND e.offer_id = ANY ($3::text[] || ARRAY(
-                     SELECT o.id FROM chg_merchant_history h
-                     -- Each merchant's offers by its index, never all the offers: a join the planner
-                     -- may not reorder (OFFSET 0).
-                     CROSS JOIN LATERAL (SELECT o.id FROM offer o
-                                          WHERE o.merchant_id = h.merchant_id AND ${TARGETED} OFFSET 0) o
-                      WHERE h.chg_id = g.id AND $4::bigint < 0))) AS enrolled,
+           ${enrolled},
            (SELECT string_agg(a.merchant_id, ',')
               FROM activation a WHERE a.chg_id = g.id AND a.status = 'active') AS activated,
            ${PROGRESS_COLUMN},
            hs.purchases::text AS history_stamp,
            -- Each merchant's category by its key: a few rows, never a scan of the merchants.
-           CASE WHEN hs.purchases <> $4::bigint THEN
+           CASE WHEN hs.purchases <> ${stamp}::bigint THEN
              (SELECT json_agg(json_build_array(h.merchant_id,
                                                (SELECT m.category FROM merchant m WHERE m.id = h.merchant_id),
                                                h.purchases, h.spend_minor,
@@ -123,7 +116,36 @@ export const GROUP_RANKED_VIEW: HotStatement = {
       CROSS JOIN LATERAL (SELECT coalesce(sum(h.purchases), 0) AS purchases
                             FROM chg_merchant_history h WHERE h.chg_id = g.id) hs
      WHERE g.issuer_id = $1 AND cv.id = 1`,
-};
+});
+
+// Nothing kept ($1 issuer, $2 group, $3 the targeted offers a group without history would reach
+// not read before, $4 NOTHING_KEPT): the order, and so the page's reach, is known only once the
+// history is read, so the enrolments read are a guess: those $3 names and those in every targeted
+// offer of a merchant the group has bought at (its history lifts them most). Offers a page reaches
+// beyond what was read are read after (GROUP_ENROLMENTS). Reading every enrolment of the group
+// instead (500 for 500 targeted offers) cost the list more than all the rest of the statement.
+export const GROUP_RANKED_VIEW = rankedView(
+  'group_ranked_view_v4',
+  `(SELECT string_agg(e.offer_id || ' ' || coalesce(e.arm, '-'), ',')
+              FROM offer_enrolment e
+             WHERE e.chg_id = g.id
+               -- One probe of the group's index per offer: the offers named, then (nothing kept) the
+               -- targeted ones of its merchants (only a targeted offer has enrolments).
+               AND e.offer_id = ANY ($3::text[] || ARRAY(
+                     SELECT o.id FROM chg_merchant_history h
+                     -- Each merchant's offers by its index, never all the offers: a join the planner
+                     -- may not reorder (OFFSET 0).
+                     CROSS JOIN LATERAL (SELECT o.id FROM offer o
+                                          WHERE o.merchant_id = h.merchant_id AND ${TARGETED} OFFSET 0) o
+                      WHERE h.chg_id = g.id AND $4::bigint < 0))) AS enrolled`,
+  '$4',
+);
+
+/** A history kept ($4 its stamp): the enrolments of $3, the kept order's reach not read before (exact unless the history moved). */
+export const GROUP_RANKED_KEPT_VIEW = rankedView('group_ranked_kept_view_v1', enrolledAmong('$3'), '$4');
+
+/** A history kept ($3 its stamp) and every enrolment of its order's reach read before. */
+export const GROUP_RANKED_OWN_VIEW = rankedView('group_ranked_own_view_v1', 'NULL::text AS enrolled', '$3');
 
 // The group's enrolments in the given offers ($1 group, $2 offers), as GROUP_OFFER_VIEW's column:
 // the targeted offers a ranked page reaches beyond the guess its view read. The view has checked
@@ -158,14 +180,20 @@ export async function readGroupOfferPage(
   for (;;) {
     const ordered = orderedOffers(held.offers, sort, q.issuerDelayDays);
     const reach = windowOf(ordered, q, size);
-    const [view] = await hotQuery<ViewRow>(db, GROUP_OFFER_VIEW, [q.issuerId, q.chgId, idsOf(reach.targeted)]);
+    const unread = unreadIds(q.chgId, reach.targeted);
+    const [view] = await hotQuery<ViewRow>(
+      db,
+      unread.length > 0 ? GROUP_OFFER_VIEW : GROUP_OWN_VIEW,
+      unread.length > 0 ? [q.issuerId, q.chgId, unread] : [q.issuerId, q.chgId],
+    );
     if (!view) return notFound();
     const version = BigInt(view.catalogue_version);
     if (held.version < version) {
       held = await catalogue.atLeast(db, q.issuerId, version);
       continue;
     }
-    const page = pageOf(ordered, q, reach.end, armsOf(view.enrolled), new Set(splitIds(view.activated)));
+    const arms = rememberArms(q.chgId, armsOf(view.enrolled));
+    const page = pageOf(ordered, q, reach.end, arms, new Set(splitIds(view.activated)));
     page.measures = measuresOf(view.progress);
     // A page the window left short, with offers beyond it: a wider window.
     if (page.enrolmentPending || page.offers.length === q.take || reach.end === ordered.offers.length) return page;
@@ -188,9 +216,9 @@ async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQ
       ? keptRanking(kept, held.offers, q.now, q.issuerDelayDays)
       : unrankedOffers(held.offers, q.issuerDelayDays);
     // A cursor stands in the group's own order, which the order without history cannot place.
-    const guess = q.after && !kept ? [] : idsOf(windowOf(expected, q, size).targeted);
+    const guess = q.after && !kept ? [] : unreadIds(q.chgId, windowOf(expected, q, size).targeted);
     const stamp = kept?.stamp ?? NOTHING_KEPT;
-    const [view] = await hotQuery<RankedViewRow>(db, GROUP_RANKED_VIEW, [q.issuerId, q.chgId, guess, stamp]);
+    const [view] = await hotQuery<RankedViewRow>(db, ...rankedViewCall(q, kept !== undefined, guess, stamp));
     if (!view) return notFound();
     const version = BigInt(view.catalogue_version);
     if (held.version < version) {
@@ -215,18 +243,25 @@ async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQ
           : rankedOffers(held.offers, history, q.now, q.issuerDelayDays);
     }
     const reach = windowOf(ranked, q, size);
-    const arms = armsOf(view.enrolled);
+    let arms = rememberArms(q.chgId, armsOf(view.enrolled));
     const guessed = new Set(guess);
-    const beyond = idsOf(reach.targeted.filter((o) => !guessed.has(o.id) && !readAt.has(o.merchantId)));
+    const beyond = reach.targeted.filter((o) => !guessed.has(o.id) && !readAt.has(o.merchantId) && !arms.has(o.id));
     if (beyond.length > 0) {
-      const [more] = await hotQuery<{ enrolled: string | null }>(db, GROUP_ENROLMENTS, [q.chgId, beyond]);
-      for (const [offerId, arm] of armsOf(more.enrolled)) arms.set(offerId, arm);
+      const [more] = await hotQuery<{ enrolled: string | null }>(db, GROUP_ENROLMENTS, [q.chgId, idsOf(beyond)]);
+      arms = rememberArms(q.chgId, armsOf(more.enrolled));
     }
     const page = pageOf(ranked, q, reach.end, arms, new Set(splitIds(view.activated)));
     if (page.enrolmentPending || page.offers.length === q.take || reach.end === ranked.offers.length)
       return { ...page, relevance: ranked.relevance, measures: measuresOf(view.progress) };
     size *= 4;
   }
+}
+
+/** The ranked view to run and its parameters: the guess's when nothing is kept, else by what is still unread. */
+function rankedViewCall(q: GroupOfferQuery, kept: boolean, unread: string[], stamp: string): [HotStatement, unknown[]] {
+  if (!kept) return [GROUP_RANKED_VIEW, [q.issuerId, q.chgId, unread, stamp]];
+  if (unread.length > 0) return [GROUP_RANKED_KEPT_VIEW, [q.issuerId, q.chgId, unread, stamp]];
+  return [GROUP_RANKED_OWN_VIEW, [q.issuerId, q.chgId, stamp]];
 }
 
 function historyOf(view: RankedViewRow): MerchantHistory[] {
@@ -247,6 +282,12 @@ const notFound = (): GroupOfferPage => ({
 });
 
 const splitIds = (ids: string | null) => (ids ? ids.split(',') : []);
+
+/** The ids of the targeted offers whose enrolment of the group this process has not read yet. */
+function unreadIds(chgId: string, targeted: readonly CatalogueOffer[]): string[] {
+  const known = knownArmsOf(chgId);
+  return targeted.filter((o) => !known?.has(o.id)).map((o) => o.id);
+}
 const idsOf = (offers: readonly CatalogueOffer[]) => offers.map((o) => o.id);
 
 /** Offer id -> the group's measure on it. */
@@ -299,7 +340,7 @@ function pageOf(
   ordered: OrderedOffers,
   q: GroupOfferQuery,
   end: number,
-  arms: Map<string, string>,
+  arms: ReadonlyMap<string, string>,
   activated: Set<string>,
 ): GroupOfferPage {
   const page: ListedOffer[] = [];

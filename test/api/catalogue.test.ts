@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, newIssuer, assertError, type TestApp, type TestIssuer } from '../helpers/app';
 import { createGroup, createMerchant, createOffer, daysFromNow, walkPages } from '../helpers/catalogue';
 import { uniq } from '../helpers/groups';
+import { poolOf } from '../../prisma/client';
 
 describe('issuer catalogue routes', () => {
   let app: TestApp;
@@ -210,6 +211,70 @@ describe('issuer catalogue routes', () => {
       assert.equal(await app.db.offerEnrolment.count({ where: { chgId, offer: { merchantId: shop.id } } }), 40);
     });
 
+    it("asks for a group's enrolment in an offer once: a list read again asks only for offers it has not read", async () => {
+      const group = await createGroup(issuer);
+      const shop = await createMerchant(app);
+      // Outside each audience (the group carries no segment): enrolled when first met, never shown.
+      const hiddenIds = [];
+      for (let i = 0; i < 3; i++)
+        hiddenIds.push(
+          (await createOffer(app, shop.id, { startsAt: daysFromNow(-3), audience: { segments: ['vip'] } })).id,
+        );
+      const shown = (await createOffer(app, shop.id, { startsAt: daysFromNow(-2) })).id;
+      const path = `/api/v2/chg/${group}/merchant/${shop.id}/offers`;
+      // Any list the process reads takes up the catalogue's newest version: then the next starts from it.
+      const quiet = await createMerchant(app);
+      const catalogueTakenUp = async () =>
+        assert.equal((await issuer.call('GET', `/api/v2/chg/${group}/merchant/${quiet.id}/offers`)).status, 200);
+      const read = async (query = '') => {
+        const asked = await statementsDuring(app, async () => {
+          const res = await issuer.call('GET', `${path}${query}`);
+          assert.equal(res.status, 200, res.text);
+          assert.deepEqual(ids(res.body.data), [shown]);
+        });
+        return asked.filter((s) => s.name.startsWith('group_'));
+      };
+      await catalogueTakenUp();
+      // First read: the three asked for, none enrolled yet; enrolled, then asked for again.
+      const first = await read();
+      assert.deepEqual(
+        first.map((s) => [s.name, [...(s.values?.[2] as string[])].sort()]),
+        [
+          ['group_offer_view_v3', [...hiddenIds].sort()],
+          ['group_offer_view_v3', [...hiddenIds].sort()],
+        ],
+      );
+      // Read again, in any order: no enrolment asked for.
+      assert.deepEqual(
+        (await read()).map((s) => s.name),
+        ['group_own_view_v1'],
+      );
+      assert.deepEqual(
+        (await read('?sort=relevance')).map((s) => s.name),
+        ['group_ranked_view_v4'],
+      );
+      assert.deepEqual(
+        (await read('?sort=relevance')).map((s) => s.name),
+        ['group_ranked_own_view_v1'],
+      );
+      // A new targeted offer: only its enrolment is asked for (twice: before and after it is decided).
+      const added = (await createOffer(app, shop.id, { startsAt: daysFromNow(-1), audience: { segments: ['vip'] } }))
+        .id;
+      await catalogueTakenUp();
+      assert.deepEqual(
+        (await read()).map((s) => [s.name, s.values?.[2]]),
+        [
+          ['group_offer_view_v3', [added]],
+          ['group_offer_view_v3', [added]],
+        ],
+      );
+      // A new catalogue version: the group's order is worked out again, its enrolments still known.
+      assert.deepEqual(
+        (await read('?sort=relevance')).map((s) => [s.name, s.values?.[2]]),
+        [['group_ranked_view_v4', []]],
+      );
+    });
+
     it('lists offers of an inactive merchant as ended, never as active', async () => {
       const closing = await createMerchant(app);
       const offer = await createOffer(app, closing.id, { startsAt: daysFromNow(-1) });
@@ -408,3 +473,24 @@ describe('issuer catalogue routes', () => {
     assertError(await issuer.call('GET', `${base()}/offers?sort=relevant`), 400, 'invalid_query');
   });
 });
+
+/** The named statements the app's pool ran while `action` ran, with their parameters. */
+async function statementsDuring(
+  app: TestApp,
+  action: () => Promise<void>,
+): Promise<Array<{ name: string; values?: unknown[] }>> {
+  const pool = poolOf(app.db);
+  const query = pool.query;
+  const seen: Array<{ name: string; values?: unknown[] }> = [];
+  pool.query = function (this: unknown, ...args: unknown[]) {
+    const config = args[0] as { name?: string; values?: unknown[] };
+    if (typeof config === 'object' && config?.name) seen.push({ name: config.name, values: config.values });
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof pool.query;
+  try {
+    await action();
+  } finally {
+    pool.query = query;
+  }
+  return seen;
+}

@@ -8,7 +8,14 @@ import { freshDatabase } from '../helpers/databases';
 import { migrate } from '../../prisma/migrate';
 import { REWARD_DETAIL, REWARD_OVERVIEWS } from '../../api/rewards/reward-detail';
 import { CARD_DIRECTORY } from '../../api/ingestion/resolve';
-import { GROUP_ENROLMENTS, GROUP_OFFER_VIEW, GROUP_RANKED_VIEW } from '../../api/catalogue/group-offers';
+import {
+  GROUP_ENROLMENTS,
+  GROUP_OFFER_VIEW,
+  GROUP_OWN_VIEW,
+  GROUP_RANKED_KEPT_VIEW,
+  GROUP_RANKED_OWN_VIEW,
+  GROUP_RANKED_VIEW,
+} from '../../api/catalogue/group-offers';
 
 interface PlanNode {
   'Node Type': string;
@@ -109,6 +116,33 @@ describe('generic plans of the hot statements', function () {
     assert.deepEqual(indexesOn(plan, 'offer'), ['offer_merchant_id_idx'], JSON.stringify(plan));
     for (const relation of ['activation', 'merchant'])
       for (const scan of scansOf(plan, relation)) assert.notEqual(scan['Node Type'], 'Seq Scan', JSON.stringify(scan));
+  });
+
+  it("reads a group's own view, every enrolment of the page known, without touching its enrolments", async () => {
+    const plan = await genericPlan(GROUP_OWN_VIEW.text, ['iss_x', 'chg_x']);
+    assert.deepEqual(indexesOn(plan, 'cardholder_group'), ['cardholder_group_pkey'], JSON.stringify(plan));
+    assert.deepEqual(scansOf(plan, 'offer_enrolment'), [], JSON.stringify(plan));
+    for (const scan of scansOf(plan, 'activation'))
+      assert.notEqual(scan['Node Type'], 'Seq Scan', JSON.stringify(scan));
+  });
+
+  it('reads a kept ranked view with the enrolments named, or none, and the history by its key twice', async () => {
+    for (const [statement, parameters, enrolments] of [
+      [GROUP_RANKED_KEPT_VIEW, ['iss_x', 'chg_x', '{ofr_x}', '3'], ['offer_enrolment_chg_id_offer_id_idx']],
+      [GROUP_RANKED_OWN_VIEW, ['iss_x', 'chg_x', '3'], []],
+    ] as const) {
+      const plan = await genericPlan(statement.text, [...parameters]);
+      assert.deepEqual(indexesOn(plan, 'cardholder_group'), ['cardholder_group_pkey'], JSON.stringify(plan));
+      assert.deepEqual(indexesOn(plan, 'offer_enrolment'), enrolments, JSON.stringify(plan));
+      // Its sum and, when that moved, the history itself: no offers of its merchants (a guess
+      // only a group with nothing kept needs).
+      assert.deepEqual(
+        indexesOn(plan, 'chg_merchant_history'),
+        ['chg_merchant_history_pkey', 'chg_merchant_history_pkey'],
+        JSON.stringify(plan),
+      );
+      assert.deepEqual(scansOf(plan, 'offer'), [], JSON.stringify(plan));
+    }
   });
 
   it("reads the enrolments a ranked page reaches beyond its guess by the group's index", async () => {
