@@ -39,6 +39,12 @@ export const httpDuration =
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   });
 
+export const offerListPages = counter(
+  'rewards_offer_list_pages_total',
+  "A group's offer list pages sent, by whether the page kept from the same request's last read still held.",
+  ['source'] as const,
+);
+
 export const eventsIngested = counter(
   'rewards_events_ingested_total',
   'Ingested events by kind and outcome (accepted, failed).',

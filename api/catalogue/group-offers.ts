@@ -15,7 +15,9 @@ import { firstAfter, orderedOffers, type OfferPosition, type OfferSort, type Ord
 import { rankedOffers, unrankedOffers, type RelevanceLookup } from './ranked-offers';
 import { keepHistory, keptHistoryOf, keptRanking, NOTHING_KEPT } from './kept-rankings';
 import { knownArmsOf, rememberArms } from './known-enrolments';
+import { keptPageState, type KeptPage } from './kept-pages';
 import type { MerchantHistory } from '../../core/rules/relevance';
+import { statusSpanOf } from '../../core/rules/offer-status';
 
 export interface GroupOfferQuery {
   issuerId: string;
@@ -48,6 +50,8 @@ export interface GroupOfferPage {
   relevance?: RelevanceLookup;
   /** The group's measure on each cumulative offer it has progress on, by offer id. */
   measures: Map<string, number>;
+  /** What the page was made from, for keeping it (kept-pages.ts); absent when it must not be kept. */
+  madeFrom?: Omit<KeptPage, 'body'>;
 }
 
 // The group's progress on cumulative offers, as `<offer id> <measure>` joined by commas: an
@@ -180,12 +184,7 @@ export async function readGroupOfferPage(
   for (;;) {
     const ordered = orderedOffers(held.offers, sort, q.issuerDelayDays);
     const reach = windowOf(ordered, q, size);
-    const unread = unreadIds(q.chgId, reach.targeted);
-    const [view] = await hotQuery<ViewRow>(
-      db,
-      unread.length > 0 ? GROUP_OFFER_VIEW : GROUP_OWN_VIEW,
-      unread.length > 0 ? [q.issuerId, q.chgId, unread] : [q.issuerId, q.chgId],
-    );
+    const [view] = await hotQuery<ViewRow>(db, ...plainViewCall(q, unreadIds(q.chgId, reach.targeted)));
     if (!view) return notFound();
     const version = BigInt(view.catalogue_version);
     if (held.version < version) {
@@ -196,7 +195,8 @@ export async function readGroupOfferPage(
     const page = pageOf(ordered, q, reach.end, arms, new Set(splitIds(view.activated)));
     page.measures = measuresOf(view.progress);
     // A page the window left short, with offers beyond it: a wider window.
-    if (page.enrolmentPending || page.offers.length === q.take || reach.end === ordered.offers.length) return page;
+    if (page.enrolmentPending || page.offers.length === q.take || reach.end === ordered.offers.length)
+      return { ...page, madeFrom: madeFrom(held, view, q, page, reach.targeted, arms) };
     size *= 4;
   }
 }
@@ -226,21 +226,21 @@ async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQ
       continue;
     }
     let ranked = expected;
+    // The history the order comes from, when kept: the span the order holds over is kept with it.
+    let rankedBy = kept;
     // The enrolments read: the guess's, and (nothing kept) those at the history's merchants.
     let readAt = new Set<string>();
     if (view.history_stamp !== stamp) {
       const history = historyOf(view);
       if (!kept) readAt = new Set(history.map((h) => h.merchantId));
       // Kept only when read at the held version itself: its merchants' categories are that version's.
-      ranked =
+      rankedBy =
         held.version === version
-          ? keptRanking(
-              keepHistory(held.offers, q.issuerId, q.chgId, view.history_stamp, history),
-              held.offers,
-              q.now,
-              q.issuerDelayDays,
-            )
-          : rankedOffers(held.offers, history, q.now, q.issuerDelayDays);
+          ? keepHistory(held.offers, q.issuerId, q.chgId, view.history_stamp, history)
+          : undefined;
+      ranked = rankedBy
+        ? keptRanking(rankedBy, held.offers, q.now, q.issuerDelayDays)
+        : rankedOffers(held.offers, history, q.now, q.issuerDelayDays);
     }
     const reach = windowOf(ranked, q, size);
     let arms = rememberArms(q.chgId, armsOf(view.enrolled));
@@ -251,10 +251,29 @@ async function readRankedPage(db: Db, catalogue: IssuerCatalogue, q: GroupOfferQ
       arms = rememberArms(q.chgId, armsOf(more.enrolled));
     }
     const page = pageOf(ranked, q, reach.end, arms, new Set(splitIds(view.activated)));
-    if (page.enrolmentPending || page.offers.length === q.take || reach.end === ranked.offers.length)
-      return { ...page, relevance: ranked.relevance, measures: measuresOf(view.progress) };
+    if (page.enrolmentPending || page.offers.length === q.take || reach.end === ranked.offers.length) {
+      const order = rankedBy?.order;
+      const made = order && madeFrom(held, view, q, page, reach.targeted, arms);
+      return {
+        ...page,
+        relevance: ranked.relevance,
+        measures: measuresOf(view.progress),
+        madeFrom: made && {
+          ...made,
+          historyStamp: view.history_stamp,
+          fromMs: Math.max(made.fromMs, order.fromMs),
+          untilMs: Math.min(made.untilMs, order.untilMs),
+        },
+      };
+    }
     size *= 4;
   }
+}
+
+/** The plain view to run and its parameters: with the enrolments still unread, if any. */
+function plainViewCall(q: GroupOfferQuery, unread: string[]): [HotStatement, unknown[]] {
+  if (unread.length > 0) return [GROUP_OFFER_VIEW, [q.issuerId, q.chgId, unread]];
+  return [GROUP_OWN_VIEW, [q.issuerId, q.chgId]];
 }
 
 /** The ranked view to run and its parameters: the guess's when nothing is kept, else by what is still unread. */
@@ -272,6 +291,57 @@ function historyOf(view: RankedViewRow): MerchantHistory[] {
     spendMinor: Number(spend),
     lastPurchaseAt: new Date(Number(lastMs)),
   }));
+}
+
+/**
+ * What a page was made from, to keep it by: none for a page that sends the caller to enrol (it
+ * is read again) or one read against a catalogue other than the held one.
+ */
+function madeFrom(
+  held: { version: bigint; offers: readonly CatalogueOffer[] },
+  view: ViewRow,
+  q: GroupOfferQuery,
+  page: GroupOfferPage,
+  reach: readonly CatalogueOffer[],
+  arms: ReadonlyMap<string, string>,
+): Omit<KeptPage, 'body'> | undefined {
+  if (page.enrolmentPending || held.version !== BigInt(view.catalogue_version)) return undefined;
+  return {
+    issuerId: q.issuerId,
+    held: held.offers,
+    version: view.catalogue_version,
+    state: keptPageState(view),
+    unenrolled: reach.filter((o) => !arms.has(o.id)).map((o) => o.id),
+    ...statusSpanOf(held.offers, q.now),
+  };
+}
+
+/**
+ * Whether the page kept for the request is still the page: the statement making it would run,
+ * compared with what it was made from ('moved': make it again).
+ */
+export async function keptPageHolds(
+  db: Db,
+  q: GroupOfferQuery,
+  page: KeptPage,
+): Promise<'holds' | 'moved' | 'notFound'> {
+  // An offer the page's group had no enrolment in, enrolled since and read by another list.
+  const known = knownArmsOf(q.chgId);
+  if (known && page.unenrolled.some((id) => known.has(id))) return 'moved';
+  const unread = [...page.unenrolled];
+  const [view] = await hotQuery<RankedViewRow>(
+    db,
+    ...(page.historyStamp === undefined
+      ? plainViewCall(q, unread)
+      : rankedViewCall(q, true, unread, page.historyStamp)),
+  );
+  if (!view) return 'notFound';
+  const same =
+    view.catalogue_version === page.version &&
+    view.enrolled === null &&
+    keptPageState(view) === page.state &&
+    (page.historyStamp === undefined || view.history_stamp === page.historyStamp);
+  return same ? 'holds' : 'moved';
 }
 
 const notFound = (): GroupOfferPage => ({

@@ -20,7 +20,9 @@ import {
 import { fromDbMinor } from '../../core/ledger';
 import { groupNotFound, requireGroup, requireVisibleMerchant, visibleTo } from './scope';
 import { enrolBeforeShowing, requireShownOffer } from './targeting';
-import { readGroupOfferPage, type ListedOffer } from './group-offers';
+import { keptPageHolds, readGroupOfferPage, type GroupOfferQuery, type ListedOffer } from './group-offers';
+import { keepPage, keptPageKey, keptPageOf } from './kept-pages';
+import { offerListPages } from '../../core/metrics';
 import { IssuerCatalogue } from './issuer-catalogue';
 import { OFFER_SORTS, sortKeyOf, type OfferPosition, type OfferSort } from './offer-order';
 import { listedOfferJson, offerPageJson, withProgress, withRelevance } from './listed-offer-json';
@@ -93,27 +95,46 @@ async function listOffers(
   query: OfferListQuery,
 ): Promise<Buffer> {
   const now = shiftedNow(clock, issuer.clockOffsetMs);
-  const after = cursorPosition(query.cursor, query.sort);
-  const read = () =>
-    readGroupOfferPage(db, catalogue, {
-      issuerId: issuer.id,
-      chgId,
-      now,
-      merchantId: query.merchantId,
-      status: query.status,
-      type: query.type,
-      issuerDelayDays: issuer.brandedAvailabilityDelayDays,
-      sort: query.sort,
-      after,
-      take: query.limit + 1,
-    });
-  let page = await read();
+  const q: GroupOfferQuery = {
+    issuerId: issuer.id,
+    chgId,
+    now,
+    merchantId: query.merchantId,
+    status: query.status,
+    type: query.type,
+    issuerDelayDays: issuer.brandedAvailabilityDelayDays,
+    sort: query.sort,
+    after: cursorPosition(query.cursor, query.sort),
+    take: query.limit + 1,
+  };
+  // The same request read again: the page sent last time while what it was made from holds.
+  const key = keptPageKey([
+    chgId,
+    q.issuerDelayDays,
+    query.sort,
+    query.limit,
+    query.cursor,
+    query.merchantId,
+    query.status,
+    query.type,
+  ]);
+  const held = catalogue.held(issuer.id);
+  const kept = held && keptPageOf(key, held.offers, now);
+  if (kept) {
+    const holds = await keptPageHolds(db, q, kept);
+    if (holds === 'notFound') throw groupNotFound(chgId);
+    if (holds === 'holds') {
+      KEPT_PAGES_SENT.inc();
+      return kept.body;
+    }
+  }
+  let page = await readGroupOfferPage(db, catalogue, q);
   if (!page.groupFound) throw groupNotFound(chgId);
   // Rare: a live targeted offer the group was never evaluated for. Enrolled first, so that what
   // the list shows and what a purchase earns never disagree.
   if (page.enrolmentPending) {
     await enrolBeforeShowing(db, issuer.id, chgId, now, query.merchantId);
-    page = await read();
+    page = await readGroupOfferPage(db, catalogue, q);
   }
   const relevance = page.relevance;
   const { data, nextCursor } = toPage(page.offers, query.limit, ({ offer }) =>
@@ -127,7 +148,7 @@ async function listOffers(
     issuerDelayDays: issuer.brandedAvailabilityDelayDays,
     merchantActivated: o.activated,
   });
-  return offerPageJson(
+  const body = offerPageJson(
     data.map((o) => {
       const json = listedOfferJson(o.offer, group(o), now);
       const progress = groupProgressOf(o.offer, page.measures.get(o.offer.id));
@@ -136,7 +157,12 @@ async function listOffers(
     }),
     nextCursor,
   );
+  if (page.madeFrom) keepPage(key, { ...page.madeFrom, body });
+  MADE_PAGES_SENT.inc();
+  return body;
 }
+const KEPT_PAGES_SENT = offerListPages.labels('kept');
+const MADE_PAGES_SENT = offerListPages.labels('made');
 
 /**
  * Where the cursor says the last page ended. The default order's cursor is (startsAt, id), as it

@@ -17,3 +17,27 @@ export function offerStatusAt(offer: OfferWindow, at: Date): OfferStatus {
   if (at.getTime() < offer.startsAt.getTime()) return 'scheduled';
   return 'active';
 }
+
+/**
+ * The instants around `at` over which every window's status stays what it is at `at`:
+ * [fromMs, untilMs), bounded by the nearest window edges before and after it. A status
+ * changes only at an edge (startsAt, endsAt), so anything decided from the statuses at `at`
+ * holds over the whole span.
+ */
+export function statusSpanOf(
+  windows: Iterable<Pick<OfferWindow, 'startsAt' | 'endsAt'>>,
+  at: Date,
+): { fromMs: number; untilMs: number } {
+  const now = at.getTime();
+  let fromMs = -Infinity;
+  let untilMs = Infinity;
+  const edge = (ms: number) => {
+    if (ms <= now) fromMs = Math.max(fromMs, ms);
+    else untilMs = Math.min(untilMs, ms);
+  };
+  for (const w of windows) {
+    edge(w.startsAt.getTime());
+    if (w.endsAt !== null) edge(w.endsAt.getTime());
+  }
+  return { fromMs, untilMs };
+}
