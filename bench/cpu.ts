@@ -140,3 +140,28 @@ export async function machineQuiet(options: {
     if (quiet || waitedSeconds * 1000 >= options.maxMs) return { quiet, waitedSeconds, busyCores, byGroup };
   }
 }
+
+/**
+ * How quiet the machine must be before a measurement starts (busy cores over a window, every
+ * process counted; an idle stack polls at a few hundredths of a core), and how long to wait at most.
+ */
+const QUIET_BEFORE_MEASURING = { busyCores: 0.2, windowMs: 2_000, maxMs: 180_000 };
+
+/**
+ * Waits, before a measurement, for what earlier work left running (deliveries, timers, vacuum,
+ * workflows completing) to finish, so the measurement does not pay for it; logs what was still
+ * busy when it had to wait. Resolves with the wait, for the phase's result.
+ */
+export async function quietBeforeMeasuring(
+  roots: { api: number; worker: number; bench: number },
+  log: (line: string) => void,
+  tag: string,
+): Promise<Quiet> {
+  const quiet = await machineQuiet({ ...QUIET_BEFORE_MEASURING, roots });
+  if (quiet.quiet && quiet.waitedSeconds < (QUIET_BEFORE_MEASURING.windowMs * 1.5) / 1000) return quiet;
+  const groups = CPU_GROUPS.map((group) => `${group} ${quiet.byGroup![group].toFixed(2)}`).join(', ');
+  log(
+    `${tag}: ${quiet.quiet ? 'quiet' : 'still busy'} after ${quiet.waitedSeconds.toFixed(0)} s (${quiet.busyCores.toFixed(2)} cores busy: ${groups})`,
+  );
+  return quiet;
+}

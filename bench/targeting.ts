@@ -25,7 +25,7 @@ import { caller, type Fixture } from './fixtures';
 import { pendingAfterDrain, runLifecycleDrain, type DrainResult } from './sustained';
 import { runReads, type ReadResult } from './reads';
 import { actionsOf } from './payouts';
-import { cpuBetween, cpuSnapshot, CPU_GROUPS, type CpuGroup } from './cpu';
+import { cpuBetween, cpuSnapshot, CPU_GROUPS, quietBeforeMeasuring, type CpuGroup } from './cpu';
 import type { Receiver } from './receiver';
 import type { BenchStack } from './stack';
 import { enrolmentRunWorkflowId } from '../workflows/enrolment-run-contract';
@@ -299,9 +299,13 @@ async function offerList(o: TargetingOptions, db: pg.Client): Promise<TargetingR
       cpuMsPerRead: Object.fromEntries(CPU_GROUPS.map((g) => [g, perRead(g)])) as Record<CpuGroup, number>,
     };
   };
+  // Each list is measured on a machine the earlier work has left quiet (the offers' enrolment
+  // runs completing, vacuum, the lifecycle's deliveries): a list's p99 is its own, not theirs.
+  await quietBeforeMeasuring(roots, o.log, 'targeting: offer list');
   await read(LIST_WARM_UP_SECONDS);
   const list = await measured();
   // The same lists by relevance: each ranked by the group's own history, read in the same statement.
+  await quietBeforeMeasuring(roots, o.log, 'targeting: offer list by relevance');
   await read(LIST_WARM_UP_SECONDS, '?sort=relevance');
   const ranked = await measured('?sort=relevance');
   return { ...list, ranked, offers: offerIds.length, enrolSeconds };

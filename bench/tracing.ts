@@ -24,18 +24,11 @@ import type { BenchStack } from './stack';
 import type { Receiver } from './receiver';
 import { buildFixture, type Fixture } from './fixtures';
 import { countsBetween, sinkQuiet, startOtlpSink, type OtlpCounts, type OtlpSink } from './otlp-sink';
-import { CPU_GROUPS, cpuBetween, cpuSnapshot, machineCpuSeconds, machineQuiet, type CpuGroup } from './cpu';
+import { CPU_GROUPS, cpuBetween, cpuSnapshot, machineCpuSeconds, quietBeforeMeasuring, type CpuGroup } from './cpu';
 import { pendingAfterDrain, runLifecycleDrain, type DrainResult } from './sustained';
 
 /** Purchases through freshly started processes before a measured drain: JIT, pools, caches. */
 const WARM_UP = 200;
-/**
- * A measured drain starts once the machine is this quiet (busy cores over a window, every
- * process counted; an idle stack polls at a few hundredths of a core), or after the bound.
- */
-const QUIET_BUSY_CORES = 0.2;
-const QUIET_WINDOW_MS = 2_000;
-const QUIET_MAX_MS = 180_000;
 /** The batch span processors export every 5 s (OTEL_BSP_SCHEDULE_DELAY): quiet for longer means flushed. */
 const EXPORT_QUIET_MS = 6_000;
 /** The pause after every warm-up, either side: the traced one's last export, then quiet. */
@@ -147,36 +140,18 @@ async function drainSide(
   // one schedule delay, and the sink must then stay quiet (below) before the measured drain.
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   if (side === 'untraced') {
-    await quietMachine(options, tag);
+    await quietBeforeMeasuring(processRoots(options), options.log, `tracing: ${tag}`);
     options.onDrainStart(side, round);
     return measured(options, fixture, tag);
   }
   await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
-  await quietMachine(options, tag);
+  await quietBeforeMeasuring(processRoots(options), options.log, `tracing: ${tag}`);
   const before = sink.counts();
   options.onDrainStart(side, round);
   const result = await measured(options, fixture, tag);
   await sinkQuiet(sink, EXPORT_QUIET_MS, 60_000);
   totals.exported = sum(totals.exported, countsBetween(before, sink.counts()));
   return result;
-}
-
-/**
- * Waits, before a measured drain, for what the warm-up and earlier phases left (deliveries,
- * timers, vacuum) to finish, so neither side pays for it; says what was still busy when it waited.
- */
-async function quietMachine(options: Options, tag: string): Promise<void> {
-  const quiet = await machineQuiet({
-    busyCores: QUIET_BUSY_CORES,
-    windowMs: QUIET_WINDOW_MS,
-    maxMs: QUIET_MAX_MS,
-    roots: processRoots(options),
-  });
-  if (quiet.quiet && quiet.waitedSeconds < (QUIET_WINDOW_MS * 1.5) / 1000) return;
-  const groups = CPU_GROUPS.map((group) => `${group} ${quiet.byGroup![group].toFixed(2)}`).join(', ');
-  options.log(
-    `tracing: ${tag}: ${quiet.quiet ? 'quiet' : 'still busy'} after ${quiet.waitedSeconds.toFixed(0)} s (${quiet.busyCores.toFixed(2)} cores busy: ${groups})`,
-  );
 }
 
 /** The processes whose trees are the API's, the worker's and the bench's CPU groups, as they run now. */
