@@ -150,7 +150,7 @@ const QUIET_BEFORE_MEASURING = { busyCores: 0.2, windowMs: 2_000, maxMs: 180_000
 /**
  * Waits, before a measurement, for what earlier work left running (deliveries, timers, vacuum,
  * workflows completing) to finish, so the measurement does not pay for it; logs what was still
- * busy when it had to wait. Resolves with the wait, for the phase's result.
+ * busy when it had to wait.
  */
 export async function quietBeforeMeasuring(
   roots: { api: number; worker: number; bench: number },
