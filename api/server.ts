@@ -24,6 +24,7 @@ import { assertStoredSecretsOpen } from '../core/domain/webhook-secret-keys';
 import { createDraining } from './draining';
 import { temporalProbe } from './health/readiness';
 import { stopApi } from './shutdown';
+import { copyNodeFlags } from './copy-node-flags';
 
 async function main(): Promise<void> {
   const config = requireConnections(loadConfig());
@@ -93,8 +94,10 @@ async function main(): Promise<void> {
 }
 
 function primary(processes: number): void {
+  const config = loadConfig();
   // Before the first fork: the copies' rate-limit counters live here, shared over IPC.
-  startRateLimitPrimary(loadConfig().rateLimits);
+  startRateLimitPrimary(config.rateLimits);
+  cluster.setupPrimary({ execArgv: copyNodeFlags(process.execArgv, config.apiSemiSpaceMb) });
   const workers = Array.from({ length: processes }, () => cluster.fork());
   let ready = 0;
   for (const w of workers) {

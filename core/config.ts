@@ -28,6 +28,8 @@ export interface Config {
   host: string;
   /** API processes sharing the port (node:cluster); each has its own database pool. */
   apiProcesses: number;
+  /** The young generation's semi-space of each API copy, MB (api/copy-node-flags.ts); 0 is Node's own. */
+  apiSemiSpaceMb: number;
   databaseUrl?: string;
   databasePoolSize: number;
   /** Opening a database connection (prisma/bounded-client.ts). */
@@ -274,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // One API process per core (up to 8): a Node process runs its JavaScript on one core, so it
     // takes one per core for the API to use them all (docs/operating/deploy.md, "Sizing").
     apiProcesses: read.int('API_PROCESSES', Math.min(os.availableParallelism(), 8), 1, 64),
+    apiSemiSpaceMb: read.int('API_SEMI_SPACE_MB', 64, 0, 1024),
     host: read.str('HOST') ?? '0.0.0.0',
     databaseUrl: checked.databaseUrl,
     databasePoolSize: read.int('DATABASE_POOL_SIZE', 10, 1, 500),
