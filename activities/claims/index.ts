@@ -30,7 +30,7 @@ import type { Db } from '../../prisma/client';
 import { findClaimedEvent, loadClaimFacts } from './facts';
 import { learnMatchRule } from './learn';
 import { countClaimedPurchase } from './progress';
-import { completedOf, type ProgressStep } from '../../core/rules/progress';
+import { completedOf, reviewedProgress } from '../../core/rules/progress';
 import { issuerClockAt } from '../issuer-clock';
 import type { LifecycleDeps } from '../lifecycle/deps';
 
@@ -344,8 +344,7 @@ async function lockPurchase(tx: Tx, eventId: string): Promise<IngestedEvent> {
 
 /** The progress the review found missing (its evidence's): the offers, and what their completions paid. */
 function progressInReview(claim: Claim): { offerIds: string[]; completedMinor: Record<BalanceType, number> } {
-  const steps = (claim.evidence as { progress?: unknown } | null)?.progress;
-  const list = Array.isArray(steps) ? (steps as ProgressStep[]) : [];
+  const list = reviewedProgress(claim.evidence);
   const { cashbackMinor, brandedMinor } = completedOf(list);
   return { offerIds: list.map((s) => s.offerId), completedMinor: { cashback: cashbackMinor, branded: brandedMinor } };
 }

@@ -122,7 +122,9 @@ function approveRoute(deps: AppDeps): RouteSpec {
     responses: { 200: { description: 'The approved claim.', schema: operatorClaimSchema }, 202: PENDING_APPROVAL },
     errorStatuses: [404, 409, 503],
     fourEyes: {
-      when: "an approval posting more than the claim's issuer's approvalThresholdMinor (amountMinor, else the computed reward)",
+      when:
+        "an approval posting more than the claim's issuer's approvalThresholdMinor (the computed reward; with amountMinor, " +
+        'that amount plus the completions of cumulative offers the review found)',
       check: (_ctx, { params, body }) => claimApprovalHold(db, params.claimId, body.amountMinor),
     },
     async handle(ctx, { params, body }) {

@@ -2,6 +2,7 @@
 // operator's decision to the claim's workflow as its `resolve` update. The deciding is the
 // workflow's (workflows/claim-resolution.ts, activities/claims).
 import { claimApprovalReason, type FourEyesReason } from '../../core/rules/four-eyes';
+import { completedOf, reviewedProgress } from '../../core/rules/progress';
 import { randomUUID } from 'node:crypto';
 import {
   WorkflowExecutionAlreadyStartedError,
@@ -327,8 +328,8 @@ function typedFailure(cause: unknown): { type: string; message?: string; details
 
 /**
  * Whether approving the claim needs a second operator (four eyes): more than its issuer's
- * approvalThresholdMinor, counting amountMinor when the operator names one, else the computed
- * reward. A claim missing or decided holds nothing: the decision itself answers 404 or 409.
+ * approvalThresholdMinor, counting what the approval posts (core/rules/four-eyes.ts). A claim
+ * missing or decided holds nothing: the decision itself answers 404 or 409.
  */
 export async function claimApprovalHold(
   db: Db,
@@ -337,13 +338,20 @@ export async function claimApprovalHold(
 ): Promise<FourEyesReason | undefined> {
   const claim = await db.claim.findUnique({
     where: { id: claimId },
-    select: { status: true, issuerId: true, computedCashbackMinor: true, computedBrandedMinor: true },
+    select: { status: true, issuerId: true, computedCashbackMinor: true, computedBrandedMinor: true, evidence: true },
   });
   if (!claim || claim.status !== 'needs_review') return undefined;
   const issuer = await db.issuer.findUniqueOrThrow({
     where: { id: claim.issuerId },
     select: { approvalThresholdMinor: true },
   });
-  const computed = Number(claim.computedCashbackMinor ?? 0n) + Number(claim.computedBrandedMinor ?? 0n);
-  return claimApprovalReason(amountMinor ?? computed, Number(issuer.approvalThresholdMinor));
+  const completed = completedOf(reviewedProgress(claim.evidence));
+  return claimApprovalReason(
+    {
+      computedMinor: Number(claim.computedCashbackMinor ?? 0n) + Number(claim.computedBrandedMinor ?? 0n),
+      completionsMinor: completed.cashbackMinor + completed.brandedMinor,
+      amountMinor,
+    },
+    Number(issuer.approvalThresholdMinor),
+  );
 }

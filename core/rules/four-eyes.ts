@@ -9,9 +9,22 @@ export const BUDGET_RAISE_LIMIT_MINOR = 1_000_000;
 
 export type FourEyesReason = 'claim_above_threshold' | 'statement_payment' | 'budget_raise' | 'new_admin';
 
-/** A claim approval posting more than the issuer's threshold (what the operator names, else what was computed). */
-export function claimApprovalReason(amountMinor: number, thresholdMinor: number): FourEyesReason | undefined {
-  return amountMinor > thresholdMinor ? 'claim_above_threshold' : undefined;
+/**
+ * What approving a claim posts, as its review computed it. The computed reward counts the
+ * completions of cumulative offers the purchase reaches; an operator's amountMinor replaces only
+ * the purchase's own reward, so those completions are posted beside it.
+ */
+export interface ClaimApprovalPosting {
+  computedMinor: number;
+  completionsMinor: number;
+  amountMinor?: number;
+}
+
+/** A claim approval posting more than the issuer's threshold. */
+export function claimApprovalReason(posting: ClaimApprovalPosting, thresholdMinor: number): FourEyesReason | undefined {
+  const posted =
+    posting.amountMinor === undefined ? posting.computedMinor : posting.amountMinor + posting.completionsMinor;
+  return posted > thresholdMinor ? 'claim_above_threshold' : undefined;
 }
 
 /** Every statement payment: money the merchant paid is recorded on one person's word otherwise. */

@@ -122,6 +122,12 @@ export function progressOnRefund(
   };
 }
 
+/** The progress a claim's review found missing, from its evidence (none when it found none). */
+export function reviewedProgress(evidence: unknown): ProgressStep[] {
+  const steps = (evidence as { progress?: unknown } | null)?.progress;
+  return Array.isArray(steps) ? (steps as ProgressStep[]) : [];
+}
+
 /** What completions earned, by balance type (a settlement's webhook counts them with its own reward). */
 export function completedOf(steps: readonly ProgressStep[]): { cashbackMinor: number; brandedMinor: number } {
   const all = steps.flatMap((s) => s.completions);

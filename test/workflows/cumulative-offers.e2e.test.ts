@@ -12,6 +12,7 @@ import { createMerchant, createOffer, daysFromNow } from '../helpers/catalogue';
 import { assertLedgerHealthy } from '../helpers/ledger';
 import { assertError } from '../helpers/app';
 import { waitFor } from '../helpers/webhooks';
+import { nameOperator } from '../helpers/operators';
 
 describe('cumulative offers', function () {
   this.timeout(180_000);
@@ -53,6 +54,19 @@ describe('cumulative offers', function () {
   };
   const stored = (s: Shopper, offerId: string) =>
     stack.db.offerProgress.findUnique({ where: { offerId_chgId: { offerId, chgId: s.chgId } } });
+  /** A missing_reward claim for the purchase at the merchant, once it reaches one of `statuses`. */
+  const claimAt = async (s: Shopper, merchantId: string, transactionId: string, statuses: string[]) => {
+    const filed = await s.issuer.call('POST', `/api/v2/chg/${s.chgId}/claims`, {
+      transactionId,
+      reason: 'missing_reward',
+      merchantId,
+    });
+    assert.equal(filed.status, 202, filed.text);
+    return waitFor(`claim ${filed.body.id} decided`, async () => {
+      const res = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/claims/${filed.body.id}`);
+      return statuses.includes(res.body.status) ? res.body : undefined;
+    });
+  };
 
   it('spend X get Y: earns each completion on the purchase reaching it, up to the limit, and refunds take back the latest', async () => {
     const merchant = await createMerchant(stack.app);
@@ -283,18 +297,7 @@ describe('cumulative offers', function () {
       startsAt: daysFromNow(-5),
     });
     const s = await shopperOf(stack, merchant.id);
-    const claimOf = async (transactionId: string, statuses: string[]) => {
-      const filed = await s.issuer.call('POST', `/api/v2/chg/${s.chgId}/claims`, {
-        transactionId,
-        reason: 'missing_reward',
-        merchantId: merchant.id,
-      });
-      assert.equal(filed.status, 202, filed.text);
-      return waitFor(`claim ${filed.body.id} decided`, async () => {
-        const res = await s.issuer.call('GET', `/api/v2/chg/${s.chgId}/claims/${filed.body.id}`);
-        return statuses.includes(res.body.status) ? res.body : undefined;
-      });
-    };
+    const claimOf = (transactionId: string, statuses: string[]) => claimAt(s, merchant.id, transactionId, statuses);
     const first = await buy(s, merchant.id, 2_000);
     // The second purchase's descriptor names no merchant the rules know: nothing matched it.
     const missed = await buy(s, merchant.id, 3_000, {
@@ -353,6 +356,40 @@ describe('cumulative offers', function () {
       (await stack.app.operator('GET', `/admin/v1/merchants/${merchant.id}/offers/${offer.id}`)).body.budget.usedMinor,
       0,
     );
+    await assertLedgerHealthy(stack.db, s.issuer.id);
+  });
+
+  it("holds a claim's approval whose completions pass the issuer's threshold, whatever amountMinor names", async () => {
+    const merchant = await createMerchant(stack.app);
+    const offer = await createOffer(stack.app, merchant.id, {
+      reward: { kind: 'nth_purchase', purchases: 2, rewardMinor: 400, balanceType: 'cashback', repeatable: true },
+      startsAt: daysFromNow(-5),
+    });
+    const s = await shopperOf(stack, merchant.id);
+    await buy(s, merchant.id, 2_000);
+    const missed = await buy(s, merchant.id, 3_000, {
+      merchantId: undefined,
+      merchantDescriptor: `NOWHERE ${s.chgId}`,
+    });
+    const review = await claimAt(s, merchant.id, missed.id, ['needs_review', 'rejected']);
+    assert.equal(review.status, 'needs_review', JSON.stringify(review));
+    assert.deepEqual(review.computedReward, { cashbackMinor: 400, brandedMinor: 0 });
+    const patched = await stack.app.operator('PATCH', `/admin/v1/issuers/${s.issuer.id}`, {
+      approvalThresholdMinor: 300,
+    });
+    assert.equal(patched.status, 200, patched.text);
+
+    // The operator's 1 replaces the purchase's own reward only: the completion's 400 is posted
+    // beside it, so the approval posts 401, above the threshold.
+    const held = await stack.app.operator('POST', `/admin/v1/claims/${review.id}/approve`, { amountMinor: 1 });
+    assert.deepEqual([held.status, held.body.reason], [202, 'claim_above_threshold'], held.text);
+    assert.deepEqual(await kept(s, offer.id), [], 'nothing posted while held');
+    const support = await nameOperator(stack.app, ['support']);
+    const approved = await support.call('POST', `/admin/v1/approvals/${held.body.approvalId}/approve`);
+    assert.equal(approved.status, 200, approved.text);
+    assert.deepEqual([approved.body.result.statusCode, approved.body.result.body.status], [200, 'approved']);
+    assert.equal(approved.body.result.body.adjustmentIds.length, 1, "the operator's amount");
+    assert.deepEqual(await kept(s, offer.id), [[1, 400]]);
     await assertLedgerHealthy(stack.db, s.issuer.id);
   });
 

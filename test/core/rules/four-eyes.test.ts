@@ -9,9 +9,25 @@ import {
 
 describe('four eyes (core/rules/four-eyes.ts)', () => {
   it('holds a claim approval above the threshold, not one at it', () => {
-    assert.equal(claimApprovalReason(50_000, 50_000), undefined);
-    assert.equal(claimApprovalReason(50_001, 50_000), 'claim_above_threshold');
-    assert.equal(claimApprovalReason(1, 0), 'claim_above_threshold');
+    const computed = (computedMinor: number) => ({ computedMinor, completionsMinor: 0 });
+    assert.equal(claimApprovalReason(computed(50_000), 50_000), undefined);
+    assert.equal(claimApprovalReason(computed(50_001), 50_000), 'claim_above_threshold');
+    assert.equal(claimApprovalReason(computed(1), 0), 'claim_above_threshold');
+  });
+
+  it("counts the operator's amount in place of the purchase's own reward, beside the completions it reaches", () => {
+    const posting = { computedMinor: 60_000, completionsMinor: 40_000 };
+    assert.equal(claimApprovalReason({ ...posting, amountMinor: 10_000 }, 50_000), undefined, '10,000 + 40,000');
+    assert.equal(claimApprovalReason({ ...posting, amountMinor: 10_001 }, 50_000), 'claim_above_threshold');
+    assert.equal(
+      claimApprovalReason({ ...posting, amountMinor: 1 }, 30_000),
+      'claim_above_threshold',
+      'completions alone',
+    );
+    assert.equal(
+      claimApprovalReason({ computedMinor: 60_000, completionsMinor: 0, amountMinor: 5 }, 50_000),
+      undefined,
+    );
   });
 
   it('holds every statement payment', () => {

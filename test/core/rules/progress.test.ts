@@ -4,6 +4,7 @@ import { contributionOf, rewardedCompletions, type CumulativeReward } from '../.
 import {
   completedOf,
   progressOnRefund,
+  reviewedProgress,
   progressOnSettlement,
   type CumulativeTerms,
   type StoredProgress,
@@ -140,6 +141,13 @@ describe('cumulative progress (core/rules/progress.ts)', () => {
     const cash = progressOnSettlement(spendTerms(), 20_000, undefined);
     const branded = progressOnSettlement(nthTerms(), 2_000, { measure: 2, rewarded: 0 });
     assert.deepEqual(completedOf([cash, branded]), { cashbackMinor: 2_000, brandedMinor: 500 });
+  });
+
+  it("reads the progress a claim's review recorded, and none from evidence without it", () => {
+    const step = progressOnSettlement(spendTerms(), 20_000, undefined);
+    assert.deepEqual(reviewedProgress({ matchTrace: null, progress: [step] }), [step]);
+    for (const evidence of [null, {}, { progress: null }, { progress: 'no' }])
+      assert.deepEqual(reviewedProgress(evidence), []);
   });
 
   it('keeps rewarded completions equal to min(maxRedemptions, completions(measure)) through any purchases and refunds', () => {
